@@ -1,0 +1,234 @@
+// Package cluster runs a local Kubernetes cluster with real Operator Lifecycle
+// Manager as processes on loopback: etcd, kube-apiserver,
+// kube-controller-manager, kube-scheduler, kwok (fake nodes whose pods become
+// Running and Ready without a container runtime) and OLM's olm and catalog
+// operators. It needs no Docker engine and no kubelet; every binary is built
+// from its Go module by package toolchain.
+//
+// A cluster lives in a state directory (certificates, etcd data, logs, pid
+// files, kubeconfigs). Its components are daemons: they keep running after the
+// command that started them exits, until Down.
+package cluster
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"os"
+	"path/filepath"
+	"syscall"
+	"time"
+
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/clientcmd"
+
+	"github.com/chartpilot/chartpilot/cluster/pki"
+	"github.com/chartpilot/chartpilot/internal/atomicfile"
+)
+
+// ErrNotRunning is returned by Down when no component of the cluster is running.
+var ErrNotRunning = errors.New("no local cluster is running")
+
+// Options configure a cluster. The zero value is a cluster in the user's
+// state directory with ports chosen at its first start.
+type Options struct {
+	// StateDir holds everything the cluster writes. Defaults to
+	// $XDG_STATE_HOME/chartpilot/cluster (~/.local/state/chartpilot/cluster).
+	StateDir string
+	// CacheDir holds the built component binaries (see package toolchain).
+	CacheDir string
+	// Out receives progress lines; nil discards them.
+	Out io.Writer
+	// Ports to listen on, all on 127.0.0.1. A zero field takes the port the
+	// cluster used before, or a free one at its first start.
+	Ports Ports
+	// StartTimeout bounds the wait for each component to become healthy.
+	// Defaults to 90s.
+	StartTimeout time.Duration
+	// StopTimeout is the grace period between SIGTERM and SIGKILL. Defaults to 10s.
+	StopTimeout time.Duration
+}
+
+// Ports are the cluster's listening ports on 127.0.0.1.
+type Ports struct {
+	APIServer         int `json:"apiServer"`
+	Etcd              int `json:"etcd"`
+	EtcdPeer          int `json:"etcdPeer"`
+	ControllerManager int `json:"controllerManager"`
+	Scheduler         int `json:"scheduler"`
+	Kwok              int `json:"kwok"`
+}
+
+// OLM's operators serve health and metrics on fixed ports of every interface
+// (its server package hard-codes them): olm with TLS, catalog without.
+const (
+	olmHealthPort     = 8443
+	catalogHealthPort = 8080
+)
+
+// Cluster is a local cluster in a state directory.
+type Cluster struct {
+	opts  Options
+	state state
+}
+
+// state is what a cluster remembers between commands, in cluster.json.
+type state struct {
+	Ports Ports `json:"ports"`
+}
+
+// DefaultStateDir is where a cluster lives when Options.StateDir is empty.
+func DefaultStateDir() (string, error) {
+	if dir := os.Getenv("XDG_STATE_HOME"); dir != "" {
+		return filepath.Join(dir, "chartpilot", "cluster"), nil
+	}
+	home, err := os.UserHomeDir()
+	if err != nil {
+		return "", fmt.Errorf("locating the home directory for the cluster state: %w", err)
+	}
+	return filepath.Join(home, ".local", "state", "chartpilot", "cluster"), nil
+}
+
+// New returns the cluster of opts.StateDir; it starts nothing.
+func New(opts Options) (*Cluster, error) {
+	if opts.StateDir == "" {
+		dir, err := DefaultStateDir()
+		if err != nil {
+			return nil, err
+		}
+		opts.StateDir = dir
+	}
+	abs, err := filepath.Abs(opts.StateDir)
+	if err != nil {
+		return nil, err
+	}
+	opts.StateDir = abs
+	if opts.Out == nil {
+		opts.Out = io.Discard
+	}
+	if opts.StartTimeout == 0 {
+		opts.StartTimeout = 90 * time.Second
+	}
+	if opts.StopTimeout == 0 {
+		opts.StopTimeout = 10 * time.Second
+	}
+	c := &Cluster{opts: opts}
+	data, err := os.ReadFile(c.path("cluster.json"))
+	switch {
+	case err == nil:
+		if err := json.Unmarshal(data, &c.state); err != nil {
+			return nil, fmt.Errorf("reading %s: %w (remove the state with `chartpilot cluster down --wipe`)", c.path("cluster.json"), err)
+		}
+	case !errors.Is(err, os.ErrNotExist):
+		return nil, fmt.Errorf("reading cluster state: %w", err)
+	}
+	return c, nil
+}
+
+// StateDir is the cluster's state directory.
+func (c *Cluster) StateDir() string { return c.opts.StateDir }
+
+// KubeconfigPath is the admin kubeconfig, written by Up.
+func (c *Cluster) KubeconfigPath() string { return c.path("kubeconfig") }
+
+// Ports returns the ports the cluster uses (zero before its first start).
+func (c *Cluster) Ports() Ports { return c.state.Ports }
+
+// RESTConfig returns a client configuration for the cluster's admin.
+func (c *Cluster) RESTConfig() (*rest.Config, error) {
+	if _, err := os.Stat(c.KubeconfigPath()); err != nil {
+		return nil, fmt.Errorf("%w in %s (run `chartpilot cluster up`)", ErrNotRunning, c.opts.StateDir)
+	}
+	cfg, err := clientcmd.BuildConfigFromFlags("", c.KubeconfigPath())
+	if err != nil {
+		return nil, fmt.Errorf("loading %s: %w", c.KubeconfigPath(), err)
+	}
+	return cfg, nil
+}
+
+func (c *Cluster) path(elem ...string) string {
+	return filepath.Join(append([]string{c.opts.StateDir}, elem...)...)
+}
+
+func (c *Cluster) pki() pki.Set { return pki.Paths(c.path("pki")) }
+
+// resolvePorts fills each zero port from the options, then from a free port.
+func (c *Cluster) resolvePorts() error {
+	want := []struct {
+		opt   int
+		state *int
+	}{
+		{c.opts.Ports.APIServer, &c.state.Ports.APIServer},
+		{c.opts.Ports.Etcd, &c.state.Ports.Etcd},
+		{c.opts.Ports.EtcdPeer, &c.state.Ports.EtcdPeer},
+		{c.opts.Ports.ControllerManager, &c.state.Ports.ControllerManager},
+		{c.opts.Ports.Scheduler, &c.state.Ports.Scheduler},
+		{c.opts.Ports.Kwok, &c.state.Ports.Kwok},
+	}
+	for _, w := range want {
+		switch {
+		case w.opt != 0:
+			*w.state = w.opt
+		case *w.state == 0:
+			p, err := freePort()
+			if err != nil {
+				return err
+			}
+			*w.state = p
+		}
+	}
+	data, err := json.MarshalIndent(c.state, "", "  ")
+	if err != nil {
+		return err
+	}
+	return atomicfile.WriteFile(c.path("cluster.json"), append(data, '\n'), 0o644)
+}
+
+func freePort() (int, error) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return 0, fmt.Errorf("finding a free port on 127.0.0.1: %w", err)
+	}
+	defer l.Close()
+	return l.Addr().(*net.TCPAddr).Port, nil
+}
+
+// PortInUseError says that a component's port is taken by another process.
+type PortInUseError struct {
+	Component string
+	Addr      string
+}
+
+func (e *PortInUseError) Error() string {
+	return fmt.Sprintf("%s cannot start: %s is already in use by another process", e.Component, e.Addr)
+}
+
+func checkPortFree(component, addr string) error {
+	l, err := net.Listen("tcp", addr)
+	if err != nil {
+		if errors.Is(err, syscall.EADDRINUSE) {
+			return &PortInUseError{Component: component, Addr: addr}
+		}
+		return fmt.Errorf("%s cannot listen on %s: %w", component, addr, err)
+	}
+	return l.Close()
+}
+
+// lock takes the state directory's lock, so that two commands never start or
+// stop the same cluster at once. The lock dies with the process.
+func (c *Cluster) lock() (unlock func(), err error) {
+	if err := os.MkdirAll(c.opts.StateDir, 0o755); err != nil {
+		return nil, fmt.Errorf("creating %s: %w", c.opts.StateDir, err)
+	}
+	f, err := os.OpenFile(c.path("lock"), os.O_CREATE|os.O_RDWR, 0o644)
+	if err != nil {
+		return nil, err
+	}
+	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
+		f.Close()
+		return nil, fmt.Errorf("another chartpilot command is starting or stopping the cluster in %s", c.opts.StateDir)
+	}
+	return func() { _ = syscall.Flock(int(f.Fd()), syscall.LOCK_UN); f.Close() }, nil
+}

@@ -1,0 +1,210 @@
+package cluster
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"strconv"
+	"strings"
+)
+
+// component is one process of the cluster.
+type component struct {
+	name string
+	// addrs are what it listens on, checked to be free before it starts.
+	addrs []string
+	args  []string
+	env   []string
+	// health answers nil when the component serves.
+	health func(ctx context.Context) error
+}
+
+// Component names, in start order.
+const (
+	Etcd              = "etcd"
+	APIServer         = "kube-apiserver"
+	ControllerManager = "kube-controller-manager"
+	Scheduler         = "kube-scheduler"
+	Kwok              = "kwok"
+	OLM               = "olm"
+	Catalog           = "catalog"
+)
+
+// ComponentNames lists the cluster's components in start order.
+func ComponentNames() []string {
+	return []string{Etcd, APIServer, ControllerManager, Scheduler, Kwok, OLM, Catalog}
+}
+
+const (
+	// kwokNodeAnnotation marks the nodes kwok manages (and only those).
+	kwokNodeAnnotation = "kwok.x-k8s.io/node"
+	// podCIDR keeps every pod address on loopback.
+	podCIDR              = "127.100.0.1/16"
+	serviceCIDR          = "10.96.0.0/16"
+	serviceAccountIssuer = "https://kubernetes.default.svc.cluster.local"
+)
+
+func loopback(port int) string { return net.JoinHostPort("127.0.0.1", strconv.Itoa(port)) }
+
+// components describes every process; stages is kwok's stage file.
+func (c *Cluster) components(stages string) []component {
+	p := c.state.Ports
+	set := c.pki()
+	cert := func(name string) (string, string) { return set.Cert(name) }
+	apiCert, apiKey := cert(APIServer)
+	kcmCert, kcmKey := cert(ControllerManager + "-serving")
+	schedCert, schedKey := cert(Scheduler + "-serving")
+	olmCert, olmKey := cert(OLM + "-serving")
+	etcdURL := "http://" + loopback(p.Etcd)
+	peerURL := "http://" + loopback(p.EtcdPeer)
+
+	return []component{
+		{
+			name:  Etcd,
+			addrs: []string{loopback(p.Etcd), loopback(p.EtcdPeer)},
+			args: []string{
+				"--name=chartpilot",
+				"--data-dir=" + c.path("etcd"),
+				"--listen-client-urls=" + etcdURL,
+				"--advertise-client-urls=" + etcdURL,
+				"--listen-peer-urls=" + peerURL,
+				"--initial-advertise-peer-urls=" + peerURL,
+				"--initial-cluster=chartpilot=" + peerURL,
+				// A throwaway development cluster: durability is not worth the fsync latency.
+				"--unsafe-no-fsync=true",
+				"--log-level=warn",
+			},
+			health: func(ctx context.Context) error {
+				return c.probe(ctx, plainHTTP, etcdURL+"/health", `"health":"true"`)
+			},
+		},
+		{
+			name:  APIServer,
+			addrs: []string{loopback(p.APIServer)},
+			args: []string{
+				"--etcd-servers=" + etcdURL,
+				"--bind-address=127.0.0.1",
+				"--advertise-address=127.0.0.1",
+				"--secure-port=" + strconv.Itoa(p.APIServer),
+				"--tls-cert-file=" + apiCert,
+				"--tls-private-key-file=" + apiKey,
+				"--client-ca-file=" + set.CACert,
+				"--service-account-issuer=" + serviceAccountIssuer,
+				"--service-account-key-file=" + set.ServiceAccountPub,
+				"--service-account-signing-key-file=" + set.ServiceAccountKey,
+				"--service-cluster-ip-range=" + serviceCIDR,
+				"--authorization-mode=Node,RBAC",
+				"--allow-privileged=true",
+				// Endpoints may not hold loopback addresses; nothing here reaches
+				// the API server through the kubernetes Service anyway.
+				"--endpoint-reconciler-type=none",
+				"--profiling=false",
+			},
+			health: func(ctx context.Context) error {
+				return c.probe(ctx, clusterTLS, "https://"+loopback(p.APIServer)+"/readyz", "ok")
+			},
+		},
+		{
+			name:  ControllerManager,
+			addrs: []string{loopback(p.ControllerManager)},
+			args: []string{
+				"--kubeconfig=" + c.componentKubeconfig(ControllerManager),
+				"--authentication-kubeconfig=" + c.componentKubeconfig(ControllerManager),
+				"--authorization-kubeconfig=" + c.componentKubeconfig(ControllerManager),
+				"--bind-address=127.0.0.1",
+				"--secure-port=" + strconv.Itoa(p.ControllerManager),
+				"--tls-cert-file=" + kcmCert,
+				"--tls-private-key-file=" + kcmKey,
+				"--leader-elect=false",
+				"--use-service-account-credentials=true",
+				"--service-account-private-key-file=" + set.ServiceAccountKey,
+				"--root-ca-file=" + set.CACert,
+				"--cluster-signing-cert-file=" + set.CACert,
+				"--cluster-signing-key-file=" + set.CAKey,
+				// No cloud and no pod network to allocate: those controllers would only fail.
+				"--controllers=*,-cloud-node-lifecycle-controller,-node-ipam-controller,-node-route-controller,-service-lb-controller",
+				"--profiling=false",
+			},
+			health: func(ctx context.Context) error {
+				return c.probe(ctx, clusterTLS, "https://"+loopback(p.ControllerManager)+"/healthz", "ok")
+			},
+		},
+		{
+			name:  Scheduler,
+			addrs: []string{loopback(p.Scheduler)},
+			args: []string{
+				"--kubeconfig=" + c.componentKubeconfig(Scheduler),
+				"--authentication-kubeconfig=" + c.componentKubeconfig(Scheduler),
+				"--authorization-kubeconfig=" + c.componentKubeconfig(Scheduler),
+				"--bind-address=127.0.0.1",
+				"--secure-port=" + strconv.Itoa(p.Scheduler),
+				"--tls-cert-file=" + schedCert,
+				"--tls-private-key-file=" + schedKey,
+				"--leader-elect=false",
+				"--profiling=false",
+			},
+			health: func(ctx context.Context) error {
+				return c.probe(ctx, clusterTLS, "https://"+loopback(p.Scheduler)+"/healthz", "ok")
+			},
+		},
+		{
+			name:  Kwok,
+			addrs: []string{loopback(p.Kwok)},
+			args: []string{
+				"--kubeconfig=" + c.componentKubeconfig(Kwok),
+				"--config=" + stages,
+				"--manage-all-nodes=false",
+				"--manage-nodes-with-annotation-selector=" + kwokNodeAnnotation + "=fake",
+				"--cidr=" + podCIDR,
+				"--node-ip=127.0.0.1",
+				"--server-address=" + loopback(p.Kwok),
+			},
+			health: func(ctx context.Context) error {
+				return c.probe(ctx, plainHTTP, "http://"+loopback(p.Kwok)+"/healthz", "")
+			},
+		},
+		{
+			name:  OLM,
+			addrs: []string{fmt.Sprintf(":%d", olmHealthPort)},
+			args: []string{
+				"--namespace=" + OLMNamespace,
+				"--writeStatusName=",
+				"--tls-cert=" + olmCert,
+				"--tls-key=" + olmKey,
+			},
+			env: []string{"KUBECONFIG=" + c.componentKubeconfig(OLM)},
+			health: func(ctx context.Context) error {
+				return c.probe(ctx, clusterTLS, fmt.Sprintf("https://127.0.0.1:%d/healthz", olmHealthPort), "")
+			},
+		},
+		{
+			name:  Catalog,
+			addrs: []string{fmt.Sprintf(":%d", catalogHealthPort)},
+			args: []string{
+				"--kubeconfig=" + c.componentKubeconfig(Catalog),
+				"--namespace=" + OLMNamespace,
+				"--writeStatusName=",
+			},
+			health: func(ctx context.Context) error {
+				return c.probe(ctx, plainHTTP, fmt.Sprintf("http://127.0.0.1:%d/healthz", catalogHealthPort), "")
+			},
+		},
+	}
+}
+
+// Namespaces of OLM, as its upstream manifests name them.
+const (
+	OLMNamespace       = "olm"
+	OperatorsNamespace = "operators"
+)
+
+func (c *Cluster) componentKubeconfig(name string) string {
+	return c.path("kubeconfigs", name+".kubeconfig")
+}
+
+func (c *Cluster) pidFile(name string) string { return c.path("run", name+".pid") }
+
+// LogFile is where a component's output goes.
+func (c *Cluster) LogFile(name string) string { return c.path("logs", name+".log") }
+
+func hasText(body, want string) bool { return want == "" || strings.Contains(body, want) }

@@ -1,0 +1,264 @@
+// Package toolchain builds the local cluster's components (etcd, the Kubernetes
+// control plane, kubectl, kwok and OLM) from their Go modules and caches the
+// binaries, so that no binary is ever downloaded and a second run builds nothing.
+//
+// The versions live in the repository's tools module (tools/go.mod); a copy of
+// that module is embedded here so that an installed chartpilot can build the
+// same components anywhere the go command is available.
+package toolchain
+
+import (
+	"bufio"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"sync/atomic"
+	"time"
+)
+
+// ErrNoGo is returned when the go command, which builds the components, is missing.
+var ErrNoGo = errors.New("the go command is needed to build the local cluster's components")
+
+// Options configure Ensure.
+type Options struct {
+	// CacheDir holds the built binaries and assets. Defaults to
+	// $XDG_CACHE_HOME/chartpilot/toolchain (os.UserCacheDir).
+	CacheDir string
+	// Out receives progress lines; nil discards them.
+	Out io.Writer
+	// Go is the go command to build with. Defaults to "go" from PATH.
+	Go string
+	// Heartbeat is how often a long build reports that it is still going.
+	// Defaults to 30s.
+	Heartbeat time.Duration
+	// Only limits the build to these binaries (names as in Binaries); empty means all.
+	Only []string
+}
+
+func (o *Options) defaults() error {
+	if o.CacheDir == "" {
+		dir, err := os.UserCacheDir()
+		if err != nil {
+			return fmt.Errorf("locating the user cache directory: %w", err)
+		}
+		o.CacheDir = filepath.Join(dir, "chartpilot", "toolchain")
+	}
+	if o.Out == nil {
+		o.Out = io.Discard
+	}
+	if o.Go == "" {
+		o.Go = "go"
+	}
+	if o.Heartbeat == 0 {
+		o.Heartbeat = 30 * time.Second
+	}
+	return nil
+}
+
+// Installation says where the built components are.
+type Installation struct {
+	// BinDir holds every binary under its plain name (etcd, kube-apiserver,
+	// kubectl...): usable as envtest's KUBEBUILDER_ASSETS.
+	BinDir string
+	// OLMCRDs is a directory with OLM's CustomResourceDefinitions.
+	OLMCRDs string
+	// KwokStages is a file of kwok Stage documents (fast nodes and pods).
+	KwokStages string
+	// Versions maps each binary name to the version of the module it was built from.
+	Versions map[string]string
+}
+
+// Binary returns the path of the named binary.
+func (in *Installation) Binary(name string) string { return filepath.Join(in.BinDir, name) }
+
+// Ensure builds whatever is missing from the cache and returns the installation.
+// Binaries are keyed by the tools module's versions and the Go version, so a
+// version bump rebuilds and nothing else does.
+func Ensure(ctx context.Context, opts Options) (*Installation, error) {
+	if err := opts.defaults(); err != nil {
+		return nil, err
+	}
+	mod, err := loadModule()
+	if err != nil {
+		return nil, err
+	}
+	goVersion := runtime.Version()
+	root := filepath.Join(opts.CacheDir, mod.key(goVersion))
+	inst := &Installation{
+		BinDir:     filepath.Join(root, "bin"),
+		OLMCRDs:    filepath.Join(root, "olm-crds"),
+		KwokStages: filepath.Join(root, "kwok-stages.yaml"),
+		Versions:   map[string]string{},
+	}
+	var missing []Binary
+	for _, b := range selected(opts.Only) {
+		inst.Versions[b.Name] = mod.version(b.Module)
+		if _, err := os.Stat(inst.Binary(b.Name)); err != nil {
+			missing = append(missing, b)
+		}
+	}
+	_, crdErr := os.Stat(inst.OLMCRDs)
+	_, stageErr := os.Stat(inst.KwokStages)
+	if len(missing) == 0 && crdErr == nil && stageErr == nil {
+		return inst, nil
+	}
+
+	goPath, err := exec.LookPath(opts.Go)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %q not found in PATH", ErrNoGo, opts.Go)
+	}
+	src := filepath.Join(root, "src")
+	if err := mod.materialize(src); err != nil {
+		return nil, err
+	}
+	b := builder{goPath: goPath, src: src, out: opts.Out, heartbeat: opts.Heartbeat}
+	if len(missing) > 0 {
+		fmt.Fprintf(opts.Out, "building %d local cluster component(s) from their Go modules into %s (a cold build takes 10-20 minutes)\n", len(missing), inst.BinDir)
+	}
+	for i, bin := range missing {
+		start := time.Now()
+		fmt.Fprintf(opts.Out, "[%d/%d] building %s (%s %s)\n", i+1, len(missing), bin.Name, bin.Module, mod.version(bin.Module))
+		if err := b.build(ctx, bin, inst.Binary(bin.Name)); err != nil {
+			return nil, err
+		}
+		fmt.Fprintf(opts.Out, "[%d/%d] built %s in %s\n", i+1, len(missing), bin.Name, time.Since(start).Round(time.Second))
+	}
+	if crdErr != nil || stageErr != nil {
+		if err := b.copyAssets(ctx, inst); err != nil {
+			return nil, err
+		}
+	}
+	return inst, nil
+}
+
+// builder runs the go command in the materialized tools module.
+type builder struct {
+	goPath    string
+	src       string
+	out       io.Writer
+	heartbeat time.Duration
+}
+
+func (b builder) env() []string {
+	// CGO off: static binaries that need no C toolchain; GOFLAGS cleared so a
+	// user's -mod=vendor or tags cannot change what is built.
+	return append(os.Environ(), "CGO_ENABLED=0", "GOFLAGS=-mod=readonly", "GOWORK=off")
+}
+
+func (b builder) build(ctx context.Context, bin Binary, dest string) error {
+	if err := os.MkdirAll(filepath.Dir(dest), 0o755); err != nil {
+		return fmt.Errorf("creating %s: %w", filepath.Dir(dest), err)
+	}
+	// Build next to the destination and rename, so an interrupted build never
+	// leaves a truncated binary that a later run would trust.
+	tmp := dest + ".tmp-" + fmt.Sprint(os.Getpid())
+	defer os.Remove(tmp)
+	cmd := exec.CommandContext(ctx, b.goPath, "build", "-v", "-trimpath", "-ldflags=-s -w", "-o", tmp, bin.Package)
+	cmd.Dir = b.src
+	cmd.Env = b.env()
+	stderr, err := cmd.StderrPipe()
+	if err != nil {
+		return err
+	}
+	if err := cmd.Start(); err != nil {
+		return fmt.Errorf("building %s: %w", bin.Name, err)
+	}
+
+	// go build -v names each package it compiles: count them for progress and
+	// keep the last lines for the error message.
+	var compiled atomic.Int64
+	tail := newTail(20)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		sc := bufio.NewScanner(stderr)
+		for sc.Scan() {
+			line := sc.Text()
+			if !strings.Contains(line, " ") && !strings.HasPrefix(line, "#") {
+				compiled.Add(1)
+			}
+			tail.add(line)
+		}
+	}()
+	start := time.Now()
+	ticker := time.NewTicker(b.heartbeat)
+	defer ticker.Stop()
+	for waiting := true; waiting; {
+		select {
+		case <-done:
+			waiting = false
+		case <-ticker.C:
+			fmt.Fprintf(b.out, "      still building %s: %s, %d packages compiled\n", bin.Name, time.Since(start).Round(time.Second), compiled.Load())
+		}
+	}
+	if err := cmd.Wait(); err != nil {
+		if ctx.Err() != nil {
+			return fmt.Errorf("building %s: %w", bin.Name, ctx.Err())
+		}
+		return fmt.Errorf("building %s (%s): %w\n%s", bin.Name, bin.Package, err, tail.String())
+	}
+	if err := os.Rename(tmp, dest); err != nil {
+		return fmt.Errorf("installing %s: %w", dest, err)
+	}
+	return nil
+}
+
+// moduleDir asks the go command where a module of the tools module lives.
+func (b builder) moduleDir(ctx context.Context, module string) (string, error) {
+	cmd := exec.CommandContext(ctx, b.goPath, "list", "-m", "-f", "{{.Dir}}", module)
+	cmd.Dir = b.src
+	cmd.Env = b.env()
+	out, err := cmd.Output()
+	if err != nil {
+		var ee *exec.ExitError
+		if errors.As(err, &ee) {
+			return "", fmt.Errorf("locating module %s: %w: %s", module, err, strings.TrimSpace(string(ee.Stderr)))
+		}
+		return "", fmt.Errorf("locating module %s: %w", module, err)
+	}
+	dir := strings.TrimSpace(string(out))
+	if dir == "" {
+		// Not yet downloaded: go list -m leaves Dir empty until the module is in the cache.
+		dl := exec.CommandContext(ctx, b.goPath, "mod", "download", module)
+		dl.Dir, dl.Env = b.src, b.env()
+		if out, err := dl.CombinedOutput(); err != nil {
+			return "", fmt.Errorf("downloading module %s: %w: %s", module, err, strings.TrimSpace(string(out)))
+		}
+		return b.moduleDir(ctx, module)
+	}
+	return dir, nil
+}
+
+// tail keeps the last n lines written to it.
+type tail struct {
+	n     int
+	lines []string
+}
+
+func newTail(n int) *tail { return &tail{n: n} }
+
+func (t *tail) add(line string) {
+	t.lines = append(t.lines, line)
+	if len(t.lines) > t.n {
+		t.lines = t.lines[len(t.lines)-t.n:]
+	}
+}
+
+func (t *tail) String() string { return strings.Join(t.lines, "\n") }
+
+func hashOf(parts ...[]byte) string {
+	h := sha256.New()
+	for _, p := range parts {
+		h.Write(p)
+		h.Write([]byte{0})
+	}
+	return hex.EncodeToString(h.Sum(nil))[:12]
+}

@@ -1,0 +1,146 @@
+package cluster
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/chartpilot/chartpilot/cluster/pki"
+	"github.com/chartpilot/chartpilot/cluster/process"
+	"github.com/chartpilot/chartpilot/cluster/toolchain"
+)
+
+// Up builds whatever component is missing, starts every component that is not
+// already running, installs OLM's CRDs and namespaces, registers a kwok node
+// and returns once all of it is healthy. Running it again is harmless.
+//
+// When a component fails to start, Up stops it and returns an error with the
+// tail of its log; the components already running are left for Down.
+func (c *Cluster) Up(ctx context.Context) error {
+	start := time.Now()
+	unlock, err := c.lock()
+	if err != nil {
+		return err
+	}
+	defer unlock()
+
+	inst, err := toolchain.Ensure(ctx, toolchain.Options{CacheDir: c.opts.CacheDir, Out: c.opts.Out})
+	if err != nil {
+		return err
+	}
+	if err := c.resolvePorts(); err != nil {
+		return err
+	}
+	if _, err := pki.Ensure(c.path("pki"), pkiRequest()); err != nil {
+		return fmt.Errorf("generating certificates: %w", err)
+	}
+	if err := c.writeKubeconfigs(); err != nil {
+		return err
+	}
+
+	fmt.Fprintf(c.opts.Out, "starting the local cluster in %s\n", c.opts.StateDir)
+	for _, comp := range c.components(inst.KwokStages) {
+		if err := c.ensureRunning(ctx, inst.Binary(comp.name), comp); err != nil {
+			return err
+		}
+		if comp.name == APIServer {
+			if err := c.bootstrap(ctx, inst); err != nil {
+				return err
+			}
+		}
+	}
+	if err := c.waitNodeReady(ctx); err != nil {
+		return err
+	}
+	fmt.Fprintf(c.opts.Out, "local cluster ready in %s; kubeconfig: %s\n", time.Since(start).Round(100*time.Millisecond), c.KubeconfigPath())
+	return nil
+}
+
+func (c *Cluster) ensureRunning(ctx context.Context, binary string, comp component) error {
+	if pid, ok := process.Find(c.pidFile(comp.name)); ok {
+		if err := c.waitHealthy(ctx, comp, nil); err != nil {
+			return fmt.Errorf("%s (pid %d) is running but not healthy: %w; its log: %s", comp.name, pid, err, c.LogFile(comp.name))
+		}
+		fmt.Fprintf(c.opts.Out, "  %-24s already running (pid %d)\n", comp.name, pid)
+		return nil
+	}
+	for _, addr := range comp.addrs {
+		if err := checkPortFree(comp.name, addr); err != nil {
+			return err
+		}
+	}
+	began := time.Now()
+	d, err := process.Start(process.Spec{
+		Name:    comp.name,
+		Path:    binary,
+		Args:    comp.args,
+		Env:     comp.env,
+		Dir:     c.opts.StateDir,
+		LogFile: c.LogFile(comp.name),
+		PIDFile: c.pidFile(comp.name),
+	})
+	if err != nil {
+		return err
+	}
+	if err := c.waitHealthy(ctx, comp, d); err != nil {
+		_ = process.Stop(c.pidFile(comp.name), c.opts.StopTimeout)
+		return err
+	}
+	fmt.Fprintf(c.opts.Out, "  %-24s ready in %s (pid %d)\n", comp.name, time.Since(began).Round(10*time.Millisecond), d.PID())
+	return nil
+}
+
+// StartError says that a component exited or never became healthy; it
+// carries the tail of the component's log.
+type StartError struct {
+	Component string
+	Reason    string
+	Log       string
+	LogTail   string
+}
+
+func (e *StartError) Error() string {
+	msg := fmt.Sprintf("%s %s (log: %s)", e.Component, e.Reason, e.Log)
+	if e.LogTail == "" {
+		return msg
+	}
+	return msg + "\n" + indent(e.LogTail, "    ")
+}
+
+// waitHealthy polls the component's health until it answers, it exits (when
+// d is ours) or the start timeout passes.
+func (c *Cluster) waitHealthy(ctx context.Context, comp component, d *process.Daemon) error {
+	ctx, cancel := context.WithTimeout(ctx, c.opts.StartTimeout)
+	defer cancel()
+	var exited <-chan struct{}
+	if d != nil {
+		exited = d.Exited()
+	}
+	tick := time.NewTicker(100 * time.Millisecond)
+	defer tick.Stop()
+	var last error
+	for {
+		if last = comp.health(ctx); last == nil {
+			return nil
+		}
+		select {
+		case <-exited:
+			return &StartError{Component: comp.name, Reason: "exited during start (" + d.ExitError().Error() + ")",
+				Log: c.LogFile(comp.name), LogTail: process.LogTail(c.LogFile(comp.name), 15)}
+		case <-ctx.Done():
+			if errors.Is(ctx.Err(), context.Canceled) {
+				return ctx.Err()
+			}
+			return &StartError{Component: comp.name,
+				Reason: fmt.Sprintf("did not become healthy within %s: %v", c.opts.StartTimeout, last),
+				Log:    c.LogFile(comp.name), LogTail: process.LogTail(c.LogFile(comp.name), 15)}
+		case <-tick.C:
+		}
+	}
+}
+
+func indent(s, prefix string) string {
+	return prefix + strings.ReplaceAll(s, "\n", "\n"+prefix)
+}

@@ -1,0 +1,64 @@
+package atomicfile
+
+import (
+	"os"
+	"path/filepath"
+	"testing"
+)
+
+func TestWriteFile(t *testing.T) {
+	tests := []struct {
+		name string
+		// existing content, if any
+		before []byte
+		data   []byte
+		perm   os.FileMode
+	}{
+		{name: "new file in a new directory", data: []byte("a"), perm: 0o644},
+		{name: "replaces existing content", before: []byte("old content"), data: []byte("new"), perm: 0o600},
+		{name: "empty file", data: nil, perm: 0o644},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			dir := t.TempDir()
+			path := filepath.Join(dir, "sub", "f.txt")
+			if tt.before != nil {
+				if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+					t.Fatal(err)
+				}
+				if err := os.WriteFile(path, tt.before, 0o644); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if err := WriteFile(path, tt.data, tt.perm); err != nil {
+				t.Fatal(err)
+			}
+			got, err := os.ReadFile(path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if string(got) != string(tt.data) {
+				t.Errorf("content = %q, want %q", got, tt.data)
+			}
+			fi, _ := os.Stat(path)
+			if fi.Mode().Perm() != tt.perm {
+				t.Errorf("mode = %v, want %v", fi.Mode().Perm(), tt.perm)
+			}
+			entries, _ := os.ReadDir(filepath.Dir(path))
+			if len(entries) != 1 {
+				t.Errorf("directory holds %d entries, want only the file (no temporary left)", len(entries))
+			}
+		})
+	}
+}
+
+func TestWriteFileIntoAFileFails(t *testing.T) {
+	dir := t.TempDir()
+	blocker := filepath.Join(dir, "blocker")
+	if err := os.WriteFile(blocker, []byte("x"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := WriteFile(filepath.Join(blocker, "f"), []byte("y"), 0o644); err == nil {
+		t.Fatal("writing under a regular file succeeded")
+	}
+}

@@ -1,0 +1,283 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"text/tabwriter"
+	"time"
+
+	"github.com/spf13/cobra"
+	"k8s.io/cli-runtime/pkg/genericiooptions"
+
+	"github.com/chartpilot/chartpilot/cluster"
+	"github.com/chartpilot/chartpilot/cluster/toolchain"
+)
+
+// clusterFlags are shared by the cluster subcommands.
+type clusterFlags struct {
+	stateDir string
+	cacheDir string
+	timeout  time.Duration
+}
+
+func (f *clusterFlags) options(out io.Writer) cluster.Options {
+	return cluster.Options{StateDir: f.stateDir, CacheDir: f.cacheDir, Out: out, StartTimeout: f.timeout}
+}
+
+func (f *clusterFlags) cluster(out io.Writer) (*cluster.Cluster, error) {
+	return cluster.New(f.options(out))
+}
+
+func newClusterCommand(streams genericiooptions.IOStreams) *cobra.Command {
+	f := &clusterFlags{}
+	cmd := &cobra.Command{
+		Use:   "cluster",
+		Short: "Run a local Kubernetes cluster with real OLM, as processes on loopback",
+		Long: `A local cluster made of real processes on 127.0.0.1: etcd, kube-apiserver,
+kube-controller-manager, kube-scheduler, kwok (fake nodes: pods become Running
+and Ready without a container runtime) and OLM's olm and catalog operators.
+Every binary is built from its Go module on first use and cached; no Docker
+engine and no download is needed.`,
+	}
+	cmd.PersistentFlags().StringVar(&f.stateDir, "state-dir", "", "directory holding the cluster's state (default $XDG_STATE_HOME/chartpilot/cluster)")
+	cmd.PersistentFlags().StringVar(&f.cacheDir, "cache-dir", "", "directory caching the built component binaries (default $XDG_CACHE_HOME/chartpilot/toolchain)")
+	cmd.PersistentFlags().DurationVar(&f.timeout, "timeout", 90*time.Second, "how long each component may take to become healthy")
+	cmd.AddCommand(
+		newClusterUpCommand(streams, f),
+		newClusterDownCommand(streams, f),
+		newClusterStatusCommand(streams, f),
+		newClusterKubeconfigCommand(streams, f),
+		newClusterEnvCommand(streams, f),
+		newClusterBuildCommand(streams, f),
+		newClusterCheckCommand(streams, f),
+	)
+	return cmd
+}
+
+// signalContext is cancelled by Ctrl-C, so a long build or wait stops cleanly.
+func signalContext(parent context.Context) (context.Context, context.CancelFunc) {
+	return signal.NotifyContext(parent, os.Interrupt, syscall.SIGTERM)
+}
+
+func newClusterUpCommand(streams genericiooptions.IOStreams, f *clusterFlags) *cobra.Command {
+	var ports cluster.Ports
+	cmd := &cobra.Command{
+		Use:   "up",
+		Short: "Build what is missing, start every component and wait until the cluster and OLM are healthy",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			ctx, cancel := signalContext(cmd.Context())
+			defer cancel()
+			opts := f.options(streams.Out)
+			opts.Ports = ports
+			c, err := cluster.New(opts)
+			if err != nil {
+				return err
+			}
+			err = c.Up(ctx)
+			var inUse *cluster.PortInUseError
+			if errors.As(err, &inUse) {
+				return fmt.Errorf("%w (choose another port with the matching --*-port flag, or stop what uses it)", err)
+			}
+			return err
+		},
+	}
+	fl := cmd.Flags()
+	fl.IntVar(&ports.APIServer, "apiserver-port", 0, "kube-apiserver port (default: kept from the last start, else a free one)")
+	fl.IntVar(&ports.Etcd, "etcd-port", 0, "etcd client port")
+	fl.IntVar(&ports.EtcdPeer, "etcd-peer-port", 0, "etcd peer port")
+	fl.IntVar(&ports.ControllerManager, "controller-manager-port", 0, "kube-controller-manager port")
+	fl.IntVar(&ports.Scheduler, "scheduler-port", 0, "kube-scheduler port")
+	fl.IntVar(&ports.Kwok, "kwok-port", 0, "kwok health port")
+	return cmd
+}
+
+func newClusterDownCommand(streams genericiooptions.IOStreams, f *clusterFlags) *cobra.Command {
+	var opts cluster.DownOptions
+	var ignoreNotRunning bool
+	cmd := &cobra.Command{
+		Use:   "down",
+		Short: "Stop every component of the local cluster (and with --wipe delete its state)",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			c, err := f.cluster(streams.Out)
+			if err != nil {
+				return err
+			}
+			err = c.Down(cmd.Context(), opts)
+			if ignoreNotRunning && errors.Is(err, cluster.ErrNotRunning) {
+				fmt.Fprintln(streams.Out, err)
+				return nil
+			}
+			return err
+		},
+	}
+	cmd.Flags().BoolVar(&opts.Wipe, "wipe", false, "also delete the cluster's state: etcd data, certificates, logs and kubeconfigs")
+	cmd.Flags().BoolVar(&ignoreNotRunning, "ignore-not-running", false, "succeed when no cluster is running")
+	return cmd
+}
+
+func newClusterStatusCommand(streams genericiooptions.IOStreams, f *clusterFlags) *cobra.Command {
+	output := outputFlag()
+	cmd := &cobra.Command{
+		Use:   "status",
+		Short: "Show each component's process and health; exit 1 unless all are healthy",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			c, err := f.cluster(streams.Out)
+			if err != nil {
+				return err
+			}
+			st := c.Status(cmd.Context())
+			err = printData(streams.Out, output.String(), st, func(w io.Writer) error {
+				tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+				fmt.Fprintln(tw, "COMPONENT\tPID\tHEALTH\tLOG")
+				for _, s := range st {
+					health, pid := "healthy", fmt.Sprint(s.PID)
+					if !s.Running {
+						pid = "-"
+					}
+					if !s.Healthy {
+						health = firstLine(s.Error)
+					}
+					fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", s.Name, pid, health, s.Log)
+				}
+				return tw.Flush()
+			})
+			if err != nil {
+				return err
+			}
+			for _, s := range st {
+				if !s.Healthy {
+					return fmt.Errorf("local cluster in %s is not healthy: %s %s", c.StateDir(), s.Name, firstLine(s.Error))
+				}
+			}
+			return nil
+		},
+	}
+	cmd.Flags().VarP(output, "output", "o", "output format: text, json or yaml")
+	return cmd
+}
+
+func newClusterKubeconfigCommand(streams genericiooptions.IOStreams, f *clusterFlags) *cobra.Command {
+	var pathOnly bool
+	cmd := &cobra.Command{
+		Use:   "kubeconfig",
+		Short: "Print the local cluster's admin kubeconfig (or its path with --path)",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			c, err := f.cluster(streams.Out)
+			if err != nil {
+				return err
+			}
+			if _, err := c.RESTConfig(); err != nil {
+				return err
+			}
+			if pathOnly {
+				_, err := fmt.Fprintln(streams.Out, c.KubeconfigPath())
+				return err
+			}
+			data, err := os.ReadFile(c.KubeconfigPath())
+			if err != nil {
+				return err
+			}
+			_, err = streams.Out.Write(data)
+			return err
+		},
+	}
+	cmd.Flags().BoolVar(&pathOnly, "path", false, "print the kubeconfig's path instead of its content")
+	return cmd
+}
+
+func newClusterEnvCommand(streams genericiooptions.IOStreams, f *clusterFlags) *cobra.Command {
+	return &cobra.Command{
+		Use:   "env",
+		Short: "Print shell exports for KUBECONFIG and a PATH with the cluster's kubectl: eval \"$(chartpilot cluster env)\"",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			c, err := f.cluster(streams.Out)
+			if err != nil {
+				return err
+			}
+			if _, err := c.RESTConfig(); err != nil {
+				return err
+			}
+			inst, err := toolchain.Ensure(cmd.Context(), toolchain.Options{CacheDir: f.cacheDir, Out: streams.ErrOut})
+			if err != nil {
+				return err
+			}
+			fmt.Fprintf(streams.Out, "export KUBECONFIG=%s\n", shellQuote(c.KubeconfigPath()))
+			fmt.Fprintf(streams.Out, "export PATH=%s:\"$PATH\"\n", shellQuote(inst.BinDir))
+			return nil
+		},
+	}
+}
+
+func newClusterBuildCommand(streams genericiooptions.IOStreams, f *clusterFlags) *cobra.Command {
+	var only []string
+	cmd := &cobra.Command{
+		Use:   "build",
+		Short: "Build the cluster's components from their Go modules into the cache (cluster up does this when needed)",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			ctx, cancel := signalContext(cmd.Context())
+			defer cancel()
+			began := time.Now()
+			inst, err := toolchain.Ensure(ctx, toolchain.Options{CacheDir: f.cacheDir, Out: streams.Out, Only: only})
+			if err != nil {
+				return err
+			}
+			fmt.Fprintf(streams.Out, "components ready in %s (%s)\n", inst.BinDir, time.Since(began).Round(time.Second))
+			return nil
+		},
+	}
+	names := make([]string, 0, len(toolchain.Binaries()))
+	for _, b := range toolchain.Binaries() {
+		names = append(names, b.Name)
+	}
+	cmd.Flags().StringSliceVar(&only, "only", nil, "build only these components: "+strings.Join(names, ", "))
+	return cmd
+}
+
+func newClusterCheckCommand(streams genericiooptions.IOStreams, f *clusterFlags) *cobra.Command {
+	return &cobra.Command{
+		Use:   "check",
+		Short: "Prove the running cluster works: a Deployment becomes Available, OLM's APIs answer, an OperatorGroup and a CatalogSource are accepted",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			ctx, cancel := signalContext(cmd.Context())
+			defer cancel()
+			c, err := f.cluster(streams.Out)
+			if err != nil {
+				return err
+			}
+			began := time.Now()
+			if _, err := c.Check(ctx, streams.Out); err != nil {
+				return err
+			}
+			fmt.Fprintf(streams.Out, "cluster check passed in %s\n", time.Since(began).Round(10*time.Millisecond))
+			return nil
+		},
+	}
+}
+
+func firstLine(s string) string {
+	if i := strings.IndexByte(s, '\n'); i >= 0 {
+		return s[:i]
+	}
+	return s
+}
+
+func shellQuote(s string) string {
+	if s == filepath.Clean(s) && !strings.ContainsAny(s, " '\"$`\\") {
+		return s
+	}
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
+}

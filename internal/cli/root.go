@@ -1,0 +1,45 @@
+// Package cli holds chartpilot's cobra commands. Each command turns its flags
+// into the options of a library package and calls it; no logic lives here.
+package cli
+
+import (
+	"flag"
+
+	"github.com/spf13/cobra"
+	"k8s.io/cli-runtime/pkg/genericclioptions"
+	"k8s.io/cli-runtime/pkg/genericiooptions"
+	"k8s.io/klog/v2"
+)
+
+// NewRootCommand returns the chartpilot command tree writing to streams.
+func NewRootCommand(streams genericiooptions.IOStreams) *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "chartpilot",
+		Short: "Take a Helm chart to an operator that OLM installs and upgrades",
+		Long: `chartpilot takes a Helm chart to a Kubernetes operator that Operator Lifecycle
+Manager installs and upgrades through Subscriptions: the operator runtime,
+scaffolding with least-privilege RBAC, bundles, scorecard, catalogs, and a local
+cluster with real OLM to try all of it on one machine.`,
+		SilenceUsage:  true,
+		SilenceErrors: true,
+	}
+	cmd.SetIn(streams.In)
+	cmd.SetOut(streams.Out)
+	cmd.SetErr(streams.ErrOut)
+
+	// The kubectl conventions for reaching a cluster, for the commands that do.
+	kubeconfig, kubeContext, namespace := "", "", ""
+	configFlags := &genericclioptions.ConfigFlags{KubeConfig: &kubeconfig, Context: &kubeContext, Namespace: &namespace}
+	configFlags.AddFlags(cmd.PersistentFlags())
+
+	// -v is klog's verbosity, which the Kubernetes libraries log through.
+	klogFlags := flag.NewFlagSet("klog", flag.ContinueOnError)
+	klog.InitFlags(klogFlags)
+	cmd.PersistentFlags().AddGoFlag(klogFlags.Lookup("v"))
+
+	cmd.AddCommand(
+		newVersionCommand(streams),
+		newClusterCommand(streams),
+	)
+	return cmd
+}

@@ -1,0 +1,97 @@
+// Package version reports what chartpilot is built from: its own version, the
+// Kubernetes, Helm and OLM libraries linked into it (read from the binary's
+// build information, so they cannot drift from go.mod) and the versions of the
+// local cluster's components.
+package version
+
+import (
+	"fmt"
+	"io"
+	"runtime"
+	"runtime/debug"
+	"sort"
+
+	"github.com/chartpilot/chartpilot/cluster/toolchain"
+)
+
+// Info is chartpilot's version report.
+type Info struct {
+	Chartpilot string `json:"chartpilot"`
+	Revision   string `json:"revision,omitempty"`
+	Go         string `json:"go"`
+	// Libraries maps a module path to its version, for the modules in libraries.
+	Libraries []Module `json:"libraries"`
+	// Cluster maps each local cluster component to the version it is built from.
+	Cluster []Module `json:"cluster"`
+}
+
+// Module is a name and a version.
+type Module struct {
+	Name    string `json:"name"`
+	Version string `json:"version"`
+}
+
+// libraries are the dependencies whose versions matter to operator authors.
+var libraries = []string{
+	"k8s.io/client-go",
+	"sigs.k8s.io/controller-runtime",
+	"helm.sh/helm/v3",
+	"github.com/operator-framework/api",
+	"github.com/operator-framework/operator-registry",
+}
+
+// Get reads the version report.
+func Get() (Info, error) {
+	info := Info{Chartpilot: "(devel)", Go: runtime.Version()}
+	if bi, ok := debug.ReadBuildInfo(); ok {
+		if v := bi.Main.Version; v != "" {
+			info.Chartpilot = v
+		}
+		for _, s := range bi.Settings {
+			if s.Key == "vcs.revision" {
+				info.Revision = s.Value
+			}
+		}
+		deps := map[string]string{}
+		for _, d := range bi.Deps {
+			if d.Replace != nil {
+				d = d.Replace
+			}
+			deps[d.Path] = d.Version
+		}
+		for _, l := range libraries {
+			if v, ok := deps[l]; ok {
+				info.Libraries = append(info.Libraries, Module{Name: l, Version: v})
+			}
+		}
+	}
+	versions, err := toolchain.Versions()
+	if err != nil {
+		return info, err
+	}
+	for name, v := range versions {
+		info.Cluster = append(info.Cluster, Module{Name: name, Version: v})
+	}
+	sort.Slice(info.Cluster, func(i, j int) bool { return info.Cluster[i].Name < info.Cluster[j].Name })
+	return info, nil
+}
+
+// Text writes the report for people.
+func (i Info) Text(w io.Writer) error {
+	fmt.Fprintf(w, "chartpilot %s", i.Chartpilot)
+	if i.Revision != "" {
+		fmt.Fprintf(w, " (%s)", i.Revision)
+	}
+	fmt.Fprintf(w, ", built with %s\n", i.Go)
+	if len(i.Libraries) > 0 {
+		fmt.Fprintln(w, "libraries:")
+		for _, m := range i.Libraries {
+			fmt.Fprintf(w, "  %-50s %s\n", m.Name, m.Version)
+		}
+	}
+	fmt.Fprintln(w, "local cluster components:")
+	for _, m := range i.Cluster {
+		fmt.Fprintf(w, "  %-50s %s\n", m.Name, m.Version)
+	}
+	return nil
+}
