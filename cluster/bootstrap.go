@@ -51,6 +51,13 @@ func (c *Cluster) bootstrap(ctx context.Context, inst *toolchain.Installation) e
 	if err != nil {
 		return err
 	}
+	if err := registerNode(ctx, cs); err != nil {
+		return err
+	}
+	if c.state.WithoutOLM {
+		fmt.Fprintf(c.opts.Out, "  %-24s node %s registered in %s\n", "bootstrap", NodeName, time.Since(began).Round(10*time.Millisecond))
+		return nil
+	}
 	for _, ns := range []string{OLMNamespace, OperatorsNamespace} {
 		_, err := cs.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}, metav1.CreateOptions{})
 		if err != nil && !apierrors.IsAlreadyExists(err) {
@@ -62,9 +69,6 @@ func (c *Cluster) bootstrap(ctx context.Context, inst *toolchain.Installation) e
 		return err
 	}
 	if err := waitEstablished(ctx, dyn, names, c.opts.StartTimeout); err != nil {
-		return err
-	}
-	if err := registerNode(ctx, cs); err != nil {
 		return err
 	}
 	fmt.Fprintf(c.opts.Out, "  %-24s %d OLM CRDs established, namespaces %s and %s, node %s registered in %s\n",

@@ -49,6 +49,9 @@ type Options struct {
 	StartTimeout time.Duration
 	// StopTimeout is the grace period between SIGTERM and SIGKILL. Defaults to 10s.
 	StopTimeout time.Duration
+	// WithoutOLM starts Kubernetes alone: no OLM CRDs, no olm and catalog
+	// operators. The choice is remembered for Status.
+	WithoutOLM bool
 }
 
 // Ports are the cluster's listening ports on 127.0.0.1.
@@ -76,7 +79,8 @@ type Cluster struct {
 
 // state is what a cluster remembers between commands, in cluster.json.
 type state struct {
-	Ports Ports `json:"ports"`
+	Ports      Ports `json:"ports"`
+	WithoutOLM bool  `json:"withoutOLM,omitempty"`
 }
 
 // DefaultStateDir is where a cluster lives when Options.StateDir is empty.
@@ -179,6 +183,7 @@ func (c *Cluster) resolvePorts() error {
 			*w.state = p
 		}
 	}
+	c.state.WithoutOLM = c.opts.WithoutOLM
 	data, err := json.MarshalIndent(c.state, "", "  ")
 	if err != nil {
 		return err

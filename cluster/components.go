@@ -30,7 +30,7 @@ const (
 	Catalog           = "catalog"
 )
 
-// ComponentNames lists the cluster's components in start order.
+// ComponentNames lists every component a cluster may run, in start order.
 func ComponentNames() []string {
 	return []string{Etcd, APIServer, ControllerManager, Scheduler, Kwok, OLM, Catalog}
 }
@@ -42,16 +42,28 @@ const (
 	podCIDR              = "127.100.0.1/16"
 	serviceCIDR          = "10.96.0.0/16"
 	serviceAccountIssuer = "https://kubernetes.default.svc.cluster.local"
+	// frontProxyClient is the identity the API server proxies to extension API servers with.
+	frontProxyClient = "front-proxy-client"
 )
 
 func loopback(port int) string { return net.JoinHostPort("127.0.0.1", strconv.Itoa(port)) }
 
-// components describes every process; stages is kwok's stage file.
+// components describes the processes of this cluster, in start order;
+// stages is kwok's stage file.
 func (c *Cluster) components(stages string) []component {
+	all := c.allComponents(stages)
+	if c.state.WithoutOLM {
+		return all[:len(all)-2]
+	}
+	return all
+}
+
+func (c *Cluster) allComponents(stages string) []component {
 	p := c.state.Ports
 	set := c.pki()
 	cert := func(name string) (string, string) { return set.Cert(name) }
 	apiCert, apiKey := cert(APIServer)
+	proxyCert, proxyKey := cert(frontProxyClient)
 	kcmCert, kcmKey := cert(ControllerManager + "-serving")
 	schedCert, schedKey := cert(Scheduler + "-serving")
 	olmCert, olmKey := cert(OLM + "-serving")
@@ -99,6 +111,15 @@ func (c *Cluster) components(stages string) []component {
 				// the API server through the kubernetes Service anyway.
 				"--endpoint-reconciler-type=none",
 				"--profiling=false",
+				// The aggregation layer, so that extension API servers (OLM's
+				// packageserver, metrics-server) can be registered.
+				"--requestheader-client-ca-file=" + set.CACert,
+				"--requestheader-allowed-names=" + frontProxyClient,
+				"--requestheader-username-headers=X-Remote-User",
+				"--requestheader-group-headers=X-Remote-Group",
+				"--requestheader-extra-headers-prefix=X-Remote-Extra-",
+				"--proxy-client-cert-file=" + proxyCert,
+				"--proxy-client-key-file=" + proxyKey,
 			},
 			health: func(ctx context.Context) error {
 				return c.probe(ctx, clusterTLS, "https://"+loopback(p.APIServer)+"/readyz", "ok")

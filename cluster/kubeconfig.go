@@ -32,6 +32,7 @@ func pkiRequest() pki.Request {
 			{Name: Kwok, User: "chartpilot:kwok", Groups: masters},
 			{Name: OLM, User: "chartpilot:olm", Groups: masters},
 			{Name: Catalog, User: "chartpilot:catalog", Groups: masters},
+			{Name: frontProxyClient},
 		},
 		Servers: []pki.Serving{
 			{

@@ -14,6 +14,9 @@ type ComponentStatus struct {
 	PID     int  `json:"pid,omitempty"`
 	Running bool `json:"running"`
 	Healthy bool `json:"healthy"`
+	// RSSBytes and PeakRSSBytes are the process's resident memory now and at its peak.
+	RSSBytes     uint64 `json:"rssBytes,omitempty"`
+	PeakRSSBytes uint64 `json:"peakRSSBytes,omitempty"`
 	// Error says why it is not healthy.
 	Error string `json:"error,omitempty"`
 	Log   string `json:"log"`
@@ -31,6 +34,7 @@ func (c *Cluster) Status(ctx context.Context) []ComponentStatus {
 			out = append(out, st)
 			continue
 		}
+		st.RSSBytes, st.PeakRSSBytes, _ = process.Memory(pid)
 		pctx, cancel := context.WithTimeout(ctx, 3*time.Second)
 		if err := comp.health(pctx); err != nil {
 			st.Error = err.Error()

@@ -30,7 +30,7 @@ func (c *Cluster) Up(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	if err := c.resolvePorts(); err != nil {
+	if err := c.resolvePorts(); err != nil { // records the options in the state too
 		return err
 	}
 	if _, err := pki.Ensure(c.path("pki"), pkiRequest()); err != nil {
@@ -40,8 +40,22 @@ func (c *Cluster) Up(ctx context.Context) error {
 		return err
 	}
 
+	comps := c.components(inst.KwokStages)
+	// Every port of every component to start is checked first, so that a busy
+	// port fails Up before anything starts rather than half way.
+	for _, comp := range comps {
+		if _, running := process.Find(c.pidFile(comp.name)); running {
+			continue
+		}
+		for _, addr := range comp.addrs {
+			if err := checkPortFree(comp.name, addr); err != nil {
+				return err
+			}
+		}
+	}
+
 	fmt.Fprintf(c.opts.Out, "starting the local cluster in %s\n", c.opts.StateDir)
-	for _, comp := range c.components(inst.KwokStages) {
+	for _, comp := range comps {
 		if err := c.ensureRunning(ctx, inst.Binary(comp.name), comp); err != nil {
 			return err
 		}

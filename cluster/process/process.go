@@ -56,7 +56,7 @@ func Start(spec Spec) (*Daemon, error) {
 		return nil, fmt.Errorf("starting %s: %w", spec.Name, err)
 	}
 	defer log.Close() // the child holds its own descriptor
-	fmt.Fprintf(log, "\n=== %s started by chartpilot at %s: %s %s\n", spec.Name, time.Now().Format(time.RFC3339), spec.Path, strings.Join(spec.Args, " "))
+	fmt.Fprintf(log, "\n%s %s started at %s: %s %s\n", startMarker, spec.Name, time.Now().Format(time.RFC3339), spec.Path, strings.Join(spec.Args, " "))
 
 	cmd := exec.Command(spec.Path, spec.Args...)
 	cmd.Dir = spec.Dir
@@ -204,15 +204,56 @@ func groupAlive(pgid int) bool {
 	return false
 }
 
-// LogTail returns the last n lines of a log file, for error messages.
+// startMarker begins the line Start writes into the log before each start.
+const startMarker = "=== chartpilot:"
+
+// LogTail returns the last n non-empty lines that the latest start of a
+// daemon wrote to its log, for error messages.
 func LogTail(logFile string, n int) string {
 	data, err := os.ReadFile(logFile)
 	if err != nil {
 		return ""
 	}
-	lines := strings.Split(strings.TrimRight(string(data), "\n"), "\n")
+	var lines []string
+	for _, line := range strings.Split(string(data), "\n") {
+		switch {
+		case strings.HasPrefix(line, startMarker):
+			lines = lines[:0]
+		case strings.TrimSpace(line) != "":
+			lines = append(lines, line)
+		}
+	}
 	if len(lines) > n {
 		lines = lines[len(lines)-n:]
 	}
 	return strings.Join(lines, "\n")
+}
+
+// Memory returns a process's resident set size and its peak, in bytes.
+func Memory(pid int) (rss, peak uint64, err error) {
+	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+	if err != nil {
+		return 0, 0, err
+	}
+	for _, line := range strings.Split(string(data), "\n") {
+		key, value, ok := strings.Cut(line, ":")
+		if !ok {
+			continue
+		}
+		fields := strings.Fields(value)
+		if len(fields) != 2 || fields[1] != "kB" {
+			continue
+		}
+		kb, err := strconv.ParseUint(fields[0], 10, 64)
+		if err != nil {
+			continue
+		}
+		switch key {
+		case "VmRSS":
+			rss = kb << 10
+		case "VmHWM":
+			peak = kb << 10
+		}
+	}
+	return rss, peak, nil
 }

@@ -138,3 +138,38 @@ func waitFor(t *testing.T, cond func() bool) {
 
 func itoa(i int) string { return strconv.Itoa(i) }
 
+func TestLogTailShowsTheLatestStartOnly(t *testing.T) {
+	s := spec(t, `echo first run; exit 1`)
+	d, err := Start(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	<-d.Exited()
+	s.Args = []string{"-c", "echo second run; echo; echo done"}
+	if d, err = Start(s); err != nil {
+		t.Fatal(err)
+	}
+	<-d.Exited()
+	if got, want := LogTail(s.LogFile, 10), "second run\ndone"; got != want {
+		t.Errorf("LogTail = %q, want %q", got, want)
+	}
+	if got, want := LogTail(s.LogFile, 1), "done"; got != want {
+		t.Errorf("LogTail(1) = %q, want %q", got, want)
+	}
+	if got := LogTail(filepath.Join(t.TempDir(), "missing.log"), 5); got != "" {
+		t.Errorf("LogTail of a missing file = %q", got)
+	}
+}
+
+func TestMemory(t *testing.T) {
+	rss, peak, err := Memory(os.Getpid())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rss == 0 || peak < rss {
+		t.Errorf("Memory = rss %d, peak %d; want 0 < rss <= peak", rss, peak)
+	}
+	if _, _, err := Memory(999999999); err == nil {
+		t.Error("Memory of a missing process succeeded")
+	}
+}

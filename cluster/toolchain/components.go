@@ -45,6 +45,27 @@ func Binaries() []Binary {
 	}
 }
 
+// versionLDFlags stamps the Kubernetes binaries with their release, as the
+// Kubernetes build does: built from the module they would report
+// v0.0.0-master, which OLM cannot compare with a CSV's minKubeVersion.
+func versionLDFlags(module, version string) []string {
+	if module != kubernetesModule {
+		return nil
+	}
+	major, minor, _ := strings.Cut(strings.TrimPrefix(version, "v"), ".")
+	minor, _, _ = strings.Cut(minor, ".")
+	var flags []string
+	for _, pkg := range []string{"k8s.io/component-base/version", "k8s.io/client-go/pkg/version"} {
+		flags = append(flags,
+			"-X", pkg+".gitVersion="+version,
+			"-X", pkg+".gitMajor="+major,
+			"-X", pkg+".gitMinor="+minor,
+			"-X", pkg+".gitTreeState=clean",
+		)
+	}
+	return flags
+}
+
 // EnvtestBinaries are the ones envtest needs for an API server alone.
 var EnvtestBinaries = []string{"etcd", "kube-apiserver", "kubectl"}
 

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 
 	"golang.org/x/mod/modfile"
 
@@ -48,10 +49,14 @@ func (m module) version(path string) string {
 	return ""
 }
 
-// key names the cache entry: the module's requirements and the Go version,
-// since binaries built by another Go may differ.
+// key names the cache entry: the module's requirements, how each binary is
+// built, and the Go version, since binaries built by another Go may differ.
 func (m module) key(goVersion string) string {
-	return goVersion + "-" + hashOf(goMod, goSum)
+	var recipe strings.Builder
+	for _, b := range Binaries() {
+		fmt.Fprintf(&recipe, "%s %s %v\n", b.Name, b.Package, versionLDFlags(b.Module, m.version(b.Module)))
+	}
+	return goVersion + "-" + hashOf(goMod, goSum, []byte(recipe.String()))
 }
 
 // materialize writes the module where the go command can build it.

@@ -126,7 +126,7 @@ func Ensure(ctx context.Context, opts Options) (*Installation, error) {
 	for i, bin := range missing {
 		start := time.Now()
 		fmt.Fprintf(opts.Out, "[%d/%d] building %s (%s %s)\n", i+1, len(missing), bin.Name, bin.Module, mod.version(bin.Module))
-		if err := b.build(ctx, bin, inst.Binary(bin.Name)); err != nil {
+		if err := b.build(ctx, bin, mod.version(bin.Module), inst.Binary(bin.Name)); err != nil {
 			return nil, err
 		}
 		fmt.Fprintf(opts.Out, "[%d/%d] built %s in %s\n", i+1, len(missing), bin.Name, time.Since(start).Round(time.Second))
@@ -148,12 +148,13 @@ type builder struct {
 }
 
 func (b builder) env() []string {
-	// CGO off: static binaries that need no C toolchain; GOFLAGS cleared so a
-	// user's -mod=vendor or tags cannot change what is built.
-	return append(os.Environ(), "CGO_ENABLED=0", "GOFLAGS=-mod=readonly", "GOWORK=off")
+	// The module's go.sum is complete: never let the go command edit it, and
+	// never let a go.work around the cache directory take over. (cgo follows
+	// the go command's default: off where no C compiler is installed.)
+	return append(os.Environ(), "GOFLAGS="+strings.TrimSpace(os.Getenv("GOFLAGS")+" -mod=readonly"), "GOWORK=off")
 }
 
-func (b builder) build(ctx context.Context, bin Binary, dest string) error {
+func (b builder) build(ctx context.Context, bin Binary, version, dest string) error {
 	if err := os.MkdirAll(filepath.Dir(dest), 0o755); err != nil {
 		return fmt.Errorf("creating %s: %w", filepath.Dir(dest), err)
 	}
@@ -161,7 +162,8 @@ func (b builder) build(ctx context.Context, bin Binary, dest string) error {
 	// leaves a truncated binary that a later run would trust.
 	tmp := dest + ".tmp-" + fmt.Sprint(os.Getpid())
 	defer os.Remove(tmp)
-	cmd := exec.CommandContext(ctx, b.goPath, "build", "-v", "-trimpath", "-ldflags=-s -w", "-o", tmp, bin.Package)
+	ldflags := append([]string{"-s", "-w"}, versionLDFlags(bin.Module, version)...)
+	cmd := exec.CommandContext(ctx, b.goPath, "build", "-v", "-ldflags="+strings.Join(ldflags, " "), "-o", tmp, bin.Package)
 	cmd.Dir = b.src
 	cmd.Env = b.env()
 	stderr, err := cmd.StderrPipe()

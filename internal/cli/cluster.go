@@ -68,6 +68,7 @@ func signalContext(parent context.Context) (context.Context, context.CancelFunc)
 
 func newClusterUpCommand(streams genericiooptions.IOStreams, f *clusterFlags) *cobra.Command {
 	var ports cluster.Ports
+	withOLM := true
 	cmd := &cobra.Command{
 		Use:   "up",
 		Short: "Build what is missing, start every component and wait until the cluster and OLM are healthy",
@@ -77,6 +78,7 @@ func newClusterUpCommand(streams genericiooptions.IOStreams, f *clusterFlags) *c
 			defer cancel()
 			opts := f.options(streams.Out)
 			opts.Ports = ports
+			opts.WithoutOLM = !withOLM
 			c, err := cluster.New(opts)
 			if err != nil {
 				return err
@@ -96,6 +98,7 @@ func newClusterUpCommand(streams genericiooptions.IOStreams, f *clusterFlags) *c
 	fl.IntVar(&ports.ControllerManager, "controller-manager-port", 0, "kube-controller-manager port")
 	fl.IntVar(&ports.Scheduler, "scheduler-port", 0, "kube-scheduler port")
 	fl.IntVar(&ports.Kwok, "kwok-port", 0, "kwok health port")
+	fl.BoolVar(&withOLM, "olm", true, "run OLM (its CRDs and the olm and catalog operators); --olm=false runs Kubernetes alone")
 	return cmd
 }
 
@@ -136,10 +139,21 @@ func newClusterStatusCommand(streams genericiooptions.IOStreams, f *clusterFlags
 				return err
 			}
 			st := c.Status(cmd.Context())
+			running := 0
+			for _, s := range st {
+				if s.Running {
+					running++
+				}
+			}
+			if running == 0 {
+				return fmt.Errorf("%w in %s (start one with `chartpilot cluster up`)", cluster.ErrNotRunning, c.StateDir())
+			}
 			err = printData(streams.Out, output.String(), st, func(w io.Writer) error {
 				tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
-				fmt.Fprintln(tw, "COMPONENT\tPID\tHEALTH\tLOG")
+				fmt.Fprintln(tw, "COMPONENT\tPID\tMEMORY\tHEALTH\tLOG")
+				var total uint64
 				for _, s := range st {
+					total += s.RSSBytes
 					health, pid := "healthy", fmt.Sprint(s.PID)
 					if !s.Running {
 						pid = "-"
@@ -147,8 +161,9 @@ func newClusterStatusCommand(streams genericiooptions.IOStreams, f *clusterFlags
 					if !s.Healthy {
 						health = firstLine(s.Error)
 					}
-					fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", s.Name, pid, health, s.Log)
+					fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", s.Name, pid, mebibytes(s.RSSBytes), health, s.Log)
 				}
+				fmt.Fprintf(tw, "total\t\t%s\t\t\n", mebibytes(total))
 				return tw.Flush()
 			})
 			if err != nil {
@@ -266,6 +281,13 @@ func newClusterCheckCommand(streams genericiooptions.IOStreams, f *clusterFlags)
 			return nil
 		},
 	}
+}
+
+func mebibytes(b uint64) string {
+	if b == 0 {
+		return "-"
+	}
+	return fmt.Sprintf("%d MiB", b>>20)
 }
 
 func firstLine(s string) string {
