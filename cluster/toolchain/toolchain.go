@@ -90,7 +90,7 @@ func Ensure(ctx context.Context, opts Options) (*Installation, error) {
 	if err != nil {
 		return nil, err
 	}
-	goVersion := runtime.Version()
+	goVersion := goRuntimeVersion()
 	root := filepath.Join(opts.CacheDir, mod.key(goVersion))
 	inst := &Installation{
 		BinDir:     filepath.Join(root, "bin"),
@@ -264,3 +264,7 @@ func hashOf(parts ...[]byte) string {
 	}
 	return hex.EncodeToString(h.Sum(nil))[:12]
 }
+
+// goRuntimeVersion is the Go that built chartpilot, which the go command in
+// PATH normally is too.
+func goRuntimeVersion() string { return runtime.Version() }
