@@ -1,0 +1,214 @@
+package release
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"reflect"
+	"sort"
+	"strings"
+
+	"helm.sh/helm/v3/pkg/action"
+	helmrelease "helm.sh/helm/v3/pkg/release"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/client-go/dynamic"
+	"sigs.k8s.io/cli-utils/pkg/kstatus/status"
+)
+
+// Drift is one object of the release that differs in the cluster.
+type Drift struct {
+	// Object names it: "Kind namespace/name".
+	Object string
+	// Path is the first field that differs; empty when the object is gone.
+	Path string
+	// Deleted: the object is missing or being deleted.
+	Deleted bool
+
+	desired  *unstructured.Unstructured
+	live     *unstructured.Unstructured
+	resource dynamic.ResourceInterface
+}
+
+func (d Drift) String() string {
+	switch {
+	case d.Deleted && d.live != nil:
+		return d.Object + ": being deleted"
+	case d.Deleted:
+		return d.Object + ": deleted"
+	default:
+		return fmt.Sprintf("%s: %s changed", d.Object, d.Path)
+	}
+}
+
+// compare reads every object of the deployed revision from the cluster and
+// reports which were deleted or changed, and which are not ready.
+func (c *Client) compare(ctx context.Context, cfg *action.Configuration, rel *helmrelease.Release) (drift []Drift, notReady []string, err error) {
+	resources, err := cfg.KubeClient.Build(bytes.NewBufferString(rel.Manifest), false)
+	if err != nil {
+		return nil, nil, fmt.Errorf("reading the manifest of revision %d: %w", rel.Version, err)
+	}
+	for _, info := range resources {
+		desired, err := toUnstructured(info.Object)
+		if err != nil {
+			return nil, nil, err
+		}
+		id := fmt.Sprintf("%s %s", info.Mapping.GroupVersionKind.Kind, info.Name)
+		if info.Namespaced() {
+			id = fmt.Sprintf("%s %s/%s", info.Mapping.GroupVersionKind.Kind, info.Namespace, info.Name)
+		}
+		var ri dynamic.ResourceInterface = c.dynamic.Resource(info.Mapping.Resource)
+		if info.Namespaced() {
+			ri = c.dynamic.Resource(info.Mapping.Resource).Namespace(info.Namespace)
+		}
+		live, err := ri.Get(ctx, info.Name, metav1.GetOptions{})
+		d := Drift{Object: id, desired: desired, resource: ri}
+		switch {
+		case apierrors.IsNotFound(err):
+			d.Deleted = true
+			drift = append(drift, d)
+			continue
+		case err != nil:
+			return nil, nil, fmt.Errorf("reading %s: %w", id, err)
+		}
+		d.live = live
+		if live.GetDeletionTimestamp() != nil {
+			d.Deleted = true
+			drift = append(drift, d)
+			continue
+		}
+		if d.Path = firstDifference(desired.Object, live.Object, ""); d.Path != "" {
+			drift = append(drift, d)
+			continue
+		}
+		res, err := status.Compute(live)
+		if err == nil && res.Status != status.CurrentStatus {
+			notReady = append(notReady, fmt.Sprintf("%s: %s %s", id, res.Status, res.Message))
+		}
+	}
+	return drift, notReady, nil
+}
+
+func toUnstructured(obj runtime.Object) (*unstructured.Unstructured, error) {
+	if u, ok := obj.(*unstructured.Unstructured); ok {
+		return u, nil
+	}
+	m, err := runtime.DefaultUnstructuredConverter.ToUnstructured(obj)
+	if err != nil {
+		return nil, err
+	}
+	return &unstructured.Unstructured{Object: m}, nil
+}
+
+// ignoredPaths never count as drift: they are the server's or write-only.
+var ignoredPaths = map[string]bool{
+	".status":            true,
+	".stringData":        true, // folded into .data by the API server
+	".metadata.annotations.kubectl.kubernetes.io/last-applied-configuration": true,
+}
+
+// firstDifference returns the first path (in key order) where desired holds
+// a value that live does not. Fields only in live (defaults, other managers)
+// are not drift, nor are empty desired values the server fills in.
+func firstDifference(desired, live any, path string) string {
+	if ignoredPaths[path] {
+		return ""
+	}
+	switch d := desired.(type) {
+	case map[string]any:
+		l, ok := live.(map[string]any)
+		if !ok {
+			if len(d) == 0 {
+				return ""
+			}
+			return path
+		}
+		keys := make([]string, 0, len(d))
+		for k := range d {
+			keys = append(keys, k)
+		}
+		sort.Strings(keys)
+		for _, k := range keys {
+			if p := firstDifference(d[k], l[k], path+"."+k); p != "" {
+				return p
+			}
+		}
+		return ""
+	case []any:
+		l, ok := live.([]any)
+		if !ok {
+			if len(d) == 0 {
+				return ""
+			}
+			return path
+		}
+		if len(d) != len(l) {
+			return path
+		}
+		for i := range d {
+			if p := firstDifference(d[i], l[i], fmt.Sprintf("%s[%d]", path, i)); p != "" {
+				return p
+			}
+		}
+		return ""
+	case nil:
+		return ""
+	case string:
+		if d == "" {
+			return ""
+		}
+		if scalarEqual(d, live) {
+			return ""
+		}
+		return path
+	default:
+		if scalarEqual(d, live) {
+			return ""
+		}
+		return path
+	}
+}
+
+// scalarEqual compares leaves the way the API server may have rewritten
+// them: numbers of any Go type, quantities in any notation ("0.5" = "500m").
+func scalarEqual(desired, live any) bool {
+	if reflect.DeepEqual(desired, live) {
+		return true
+	}
+	dn, dok := number(desired)
+	ln, lok := number(live)
+	if dok && lok {
+		return dn == ln
+	}
+	ds, dok := desired.(string)
+	ls, lok := live.(string)
+	if dok && lok {
+		dq, err1 := resource.ParseQuantity(ds)
+		lq, err2 := resource.ParseQuantity(ls)
+		return err1 == nil && err2 == nil && dq.Cmp(lq) == 0
+	}
+	// An int in the chart that the API stores as a string, or back.
+	if dok || lok {
+		return strings.TrimSpace(fmt.Sprint(desired)) == strings.TrimSpace(fmt.Sprint(live))
+	}
+	return false
+}
+
+func number(v any) (float64, bool) {
+	switch n := v.(type) {
+	case int:
+		return float64(n), true
+	case int32:
+		return float64(n), true
+	case int64:
+		return float64(n), true
+	case float64:
+		return n, true
+	case float32:
+		return float64(n), true
+	}
+	return 0, false
+}

@@ -1,0 +1,108 @@
+package release
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+)
+
+// Performed is one action Reconcile ran.
+type Performed struct {
+	Action   string
+	Duration time.Duration
+	Err      error
+}
+
+// Result is what Reconcile did and what it saw last.
+type Result struct {
+	// State is the last observation: after the actions when they succeeded.
+	State State
+	// Actions ran in order.
+	Actions []Performed
+}
+
+// Changed reports whether any action ran.
+func (r Result) Changed() bool { return len(r.Actions) > 0 }
+
+// Reconcile brings the release to the request: observe, act, observe again,
+// until in sync. Each action runs at most once per call, so a release that
+// keeps failing costs one attempt per call and the caller's backoff decides
+// when the next comes.
+//
+// Contract with the caller: a nil error means the release is InSync (its
+// objects may still be getting ready: see Result.State.NotReady). An error
+// wraps one of this package's sentinels; the caller records it and retries
+// with backoff. Failures are remediated before Reconcile returns: a failed
+// upgrade is rolled back, a failed install uninstalled.
+func (c *Client) Reconcile(ctx context.Context, req *Request) (Result, error) {
+	var res Result
+	done := map[string]bool{}
+	run := func(a Action, st State) error {
+		if done[a.Name()] {
+			return fmt.Errorf("%w: %s needed again (%s)", ErrNotConverged, a.Name(), st.Reason)
+		}
+		done[a.Name()] = true
+		began := time.Now()
+		err := a.Run(ctx, req, st)
+		res.Actions = append(res.Actions, Performed{Action: a.Name(), Duration: time.Since(began), Err: err})
+		return err
+	}
+	// remediate runs a remediation after a failure (even if that action ran
+	// before in this call) and returns both errors.
+	remediate := func(cause error, a Action, st State) error {
+		if errors.Is(cause, ErrDryRunFailed) {
+			return cause
+		}
+		began := time.Now()
+		err := a.Run(ctx, req, st)
+		res.Actions = append(res.Actions, Performed{Action: a.Name(), Duration: time.Since(began), Err: err})
+		if err != nil {
+			return errors.Join(cause, err)
+		}
+		return cause
+	}
+
+	for range 6 {
+		st, err := c.Observe(ctx, req)
+		res.State = st
+		if err != nil {
+			return res, err
+		}
+		switch st.Status {
+		case InSync:
+			return res, nil
+		case Locked:
+			if err := run(unlock{c}, st); err != nil {
+				return res, err
+			}
+		case Absent:
+			if err := run(install{c}, st); err != nil {
+				return res, remediate(err, uninstallAction{c: c, remediation: true}, st)
+			}
+		case Failed:
+			if st.Deployed != nil {
+				if err := run(upgrade{c}, st); err != nil {
+					return res, remediate(err, rollback{c}, st)
+				}
+				continue
+			}
+			// A failed install leaves records (and maybe objects) that block
+			// a new install: clear them, then install from scratch.
+			if err := run(uninstallAction{c: c, remediation: true}, st); err != nil {
+				return res, err
+			}
+		case OutOfSync:
+			if err := run(upgrade{c}, st); err != nil {
+				return res, remediate(err, rollback{c}, st)
+			}
+		case Drifted:
+			if err := run(repair{}, st); err != nil {
+				return res, err
+			}
+		default:
+			return res, fmt.Errorf("unknown release state %q", st.Status)
+		}
+	}
+	return res, fmt.Errorf("%w: still %s after %d actions", ErrNotConverged, res.State.Status, len(res.Actions))
+}

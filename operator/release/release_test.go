@@ -1,0 +1,390 @@
+package release
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"helm.sh/helm/v3/pkg/chart"
+	"helm.sh/helm/v3/pkg/chart/loader"
+	helmrelease "helm.sh/helm/v3/pkg/release"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
+	"sigs.k8s.io/controller-runtime/pkg/envtest"
+
+	"github.com/chartpilot/chartpilot/cluster/clustertest"
+)
+
+// The package's tests share one real API server.
+var (
+	restConfig *rest.Config
+	appChart   *chart.Chart
+)
+
+func TestMain(m *testing.M) {
+	os.Exit(func() int {
+		assets, err := clustertest.EnvtestAssets(context.Background())
+		if err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			return 1
+		}
+		env := &envtest.Environment{BinaryAssetsDirectory: assets}
+		if restConfig, err = env.Start(); err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			return 1
+		}
+		defer env.Stop()
+		if appChart, err = loader.Load("testdata/charts/app"); err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			return 1
+		}
+		return m.Run()
+	}())
+}
+
+// fixture is one test's namespace and clients.
+type fixture struct {
+	t      *testing.T
+	ns     string
+	client *Client
+	cs     kubernetes.Interface
+}
+
+func newFixture(t *testing.T) *fixture {
+	t.Helper()
+	cs, err := kubernetes.NewForConfig(restConfig)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ns := fmt.Sprintf("t%d", time.Now().UnixNano())
+	if _, err := cs.CoreV1().Namespaces().Create(context.Background(), &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = cs.CoreV1().Namespaces().Delete(context.Background(), ns, metav1.DeleteOptions{}) })
+	c, err := NewClient(restConfig, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return &fixture{t: t, ns: ns, client: c, cs: cs}
+}
+
+// request for the app chart with values.
+func (f *fixture) request(vals map[string]any) *Request {
+	return &Request{Name: "app", Namespace: f.ns, Chart: appChart, Values: vals, RollbackForce: true, Timeout: time.Minute}
+}
+
+func (f *fixture) reconcile(req *Request) (Result, error) {
+	f.t.Helper()
+	return f.client.Reconcile(context.Background(), req)
+}
+
+func (f *fixture) mustReconcile(req *Request, wantActions ...string) Result {
+	f.t.Helper()
+	res, err := f.reconcile(req)
+	if err != nil {
+		f.t.Fatalf("Reconcile: %v (actions %v)", err, actionNames(res))
+	}
+	if got := actionNames(res); !slices.Equal(got, wantActions) {
+		f.t.Fatalf("actions %v, want %v", got, wantActions)
+	}
+	if res.State.Status != InSync {
+		f.t.Fatalf("state %s (%s), want InSync", res.State.Status, res.State.Reason)
+	}
+	return res
+}
+
+func (f *fixture) greeting() string {
+	f.t.Helper()
+	cm, err := f.cs.CoreV1().ConfigMaps(f.ns).Get(context.Background(), "app-config", metav1.GetOptions{})
+	if err != nil {
+		f.t.Fatalf("reading the release's ConfigMap: %v", err)
+	}
+	return cm.Data["greeting"]
+}
+
+func actionNames(res Result) []string {
+	var out []string
+	for _, a := range res.Actions {
+		out = append(out, a.Action)
+	}
+	return out
+}
+
+func TestInstallThenNoOp(t *testing.T) {
+	f := newFixture(t)
+	req := f.request(map[string]any{"greeting": "hi"})
+	res := f.mustReconcile(req, ActionInstall)
+	if f.greeting() != "hi" {
+		t.Errorf("greeting %q", f.greeting())
+	}
+	if got := res.State.Deployed.Labels[DigestLabel]; got != req.Digest() {
+		t.Errorf("digest label %q, want %q", got, req.Digest())
+	}
+	// Nothing changed: no Helm action at all.
+	f.mustReconcile(f.request(map[string]any{"greeting": "hi"}))
+}
+
+func TestUpgradeOnlyWhenValuesOrChartChange(t *testing.T) {
+	f := newFixture(t)
+	f.mustReconcile(f.request(map[string]any{"greeting": "hi"}), ActionInstall)
+	res := f.mustReconcile(f.request(map[string]any{"greeting": "bonjour"}), ActionUpgrade)
+	if f.greeting() != "bonjour" || res.State.Deployed.Version != 2 {
+		t.Errorf("greeting %q at revision %d", f.greeting(), res.State.Deployed.Version)
+	}
+	// A changed chart (same values) upgrades too.
+	changed := *appChart
+	changed.Metadata = &chart.Metadata{APIVersion: "v2", Name: "app", Version: "0.2.0"}
+	req := f.request(map[string]any{"greeting": "bonjour"})
+	req.Chart = &changed
+	f.mustReconcile(req, ActionUpgrade)
+	f.mustReconcile(req)
+}
+
+func TestDriftRepair(t *testing.T) {
+	tests := []struct {
+		name string
+		// drift changes the cluster behind Helm's back.
+		drift func(t *testing.T, f *fixture)
+		// want is part of the drift report.
+		want string
+	}{
+		{
+			name: "deleted object is recreated",
+			drift: func(t *testing.T, f *fixture) {
+				if err := f.cs.CoreV1().ConfigMaps(f.ns).Delete(context.Background(), "app-config", metav1.DeleteOptions{}); err != nil {
+					t.Fatal(err)
+				}
+			},
+			want: "ConfigMap " + "%s/app-config: deleted",
+		},
+		{
+			name: "edited field is restored",
+			drift: func(t *testing.T, f *fixture) {
+				cm, err := f.cs.CoreV1().ConfigMaps(f.ns).Get(context.Background(), "app-config", metav1.GetOptions{})
+				if err != nil {
+					t.Fatal(err)
+				}
+				cm.Data["greeting"] = "tampered"
+				if _, err := f.cs.CoreV1().ConfigMaps(f.ns).Update(context.Background(), cm, metav1.UpdateOptions{}); err != nil {
+					t.Fatal(err)
+				}
+			},
+			want: "ConfigMap %s/app-config: .data.greeting changed",
+		},
+		{
+			name: "edited service port is restored",
+			drift: func(t *testing.T, f *fixture) {
+				svc, err := f.cs.CoreV1().Services(f.ns).Get(context.Background(), "app", metav1.GetOptions{})
+				if err != nil {
+					t.Fatal(err)
+				}
+				svc.Spec.Ports[0].Port = 81
+				if _, err := f.cs.CoreV1().Services(f.ns).Update(context.Background(), svc, metav1.UpdateOptions{}); err != nil {
+					t.Fatal(err)
+				}
+			},
+			want: "Service %s/app: .spec.ports[0].port changed",
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			f := newFixture(t)
+			req := f.request(map[string]any{"greeting": "hi"})
+			f.mustReconcile(req, ActionInstall)
+			tt.drift(t, f)
+			st, err := f.client.Observe(context.Background(), req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			want := fmt.Sprintf(tt.want, f.ns)
+			var drift []string
+			for _, d := range st.Drift {
+				drift = append(drift, d.String())
+			}
+			if st.Status != Drifted || !slices.Contains(drift, want) {
+				t.Fatalf("observed %s %v, want Drifted with %q", st.Status, drift, want)
+			}
+			f.mustReconcile(req, ActionRepair)
+			if f.greeting() != "hi" {
+				t.Errorf("greeting %q after repair", f.greeting())
+			}
+			f.mustReconcile(req)
+		})
+	}
+}
+
+// Objects the server defaults or normalises are not drift: a Deployment with
+// cpu "0.5" (stored as 500m) stays in sync.
+func TestNoFalseDrift(t *testing.T) {
+	f := newFixture(t)
+	req := f.request(map[string]any{"withDeployment": true})
+	res := f.mustReconcile(req, ActionInstall)
+	// No controller runs on a bare API server: the Deployment never becomes ready.
+	if len(res.State.NotReady) == 0 || !strings.Contains(res.State.NotReady[0], "Deployment") {
+		t.Errorf("NotReady = %v, want the Deployment", res.State.NotReady)
+	}
+	f.mustReconcile(req)
+}
+
+func TestFailedUpgradeRollsBack(t *testing.T) {
+	f := newFixture(t)
+	f.mustReconcile(f.request(map[string]any{"greeting": "good"}), ActionInstall)
+
+	bad := f.request(map[string]any{"greeting": "bad", "broken": true})
+	bad.DryRun = "none" // let Helm start the upgrade so that it fails half way
+	res, err := f.reconcile(bad)
+	if !errors.Is(err, ErrUpgradeFailed) {
+		t.Fatalf("err = %v, want ErrUpgradeFailed", err)
+	}
+	if got := actionNames(res); !slices.Equal(got, []string{ActionUpgrade, ActionRollback}) {
+		t.Errorf("actions %v, want upgrade then rollback", got)
+	}
+	if f.greeting() != "good" {
+		t.Errorf("greeting %q after rollback, want the last good one", f.greeting())
+	}
+	// The next attempt (the caller's backoff) tries the upgrade again.
+	if _, err := f.reconcile(bad); !errors.Is(err, ErrUpgradeFailed) {
+		t.Fatalf("retry: err = %v", err)
+	}
+	// Fixing the CR converges.
+	f.mustReconcile(f.request(map[string]any{"greeting": "fixed"}), ActionUpgrade)
+	if f.greeting() != "fixed" {
+		t.Errorf("greeting %q", f.greeting())
+	}
+}
+
+// A client dry run catches a template error before the release is touched.
+func TestDryRunCatchesRenderErrors(t *testing.T) {
+	f := newFixture(t)
+	f.mustReconcile(f.request(map[string]any{"greeting": "good"}), ActionInstall)
+	broken := *appChart
+	broken.Templates = append(slices.Clone(appChart.Templates), &chart.File{Name: "templates/bad.yaml", Data: []byte(`{{ required "values.mandatory is required" .Values.mandatory }}`)})
+	req := f.request(map[string]any{"greeting": "good"})
+	req.Chart = &broken
+	req.DryRun = "client"
+	_, err := f.reconcile(req)
+	if !errors.Is(err, ErrUpgradeFailed) || !errors.Is(err, ErrDryRunFailed) || !strings.Contains(err.Error(), "values.mandatory is required") {
+		t.Fatalf("err = %v, want a failed dry run", err)
+	}
+	st, _ := f.client.Observe(context.Background(), f.request(map[string]any{"greeting": "good"}))
+	if st.Latest.Version != 1 {
+		t.Errorf("latest revision %d: the dry run touched the release", st.Latest.Version)
+	}
+}
+
+func TestFailedInstallIsUninstalled(t *testing.T) {
+	f := newFixture(t)
+	req := f.request(map[string]any{"broken": true})
+	req.DryRun = "none"
+	res, err := f.reconcile(req)
+	if !errors.Is(err, ErrInstallFailed) {
+		t.Fatalf("err = %v, want ErrInstallFailed", err)
+	}
+	if got := actionNames(res); !slices.Equal(got, []string{ActionInstall, ActionUninstall}) {
+		t.Errorf("actions %v", got)
+	}
+	st, err := f.client.Observe(context.Background(), req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st.Status != Absent {
+		t.Errorf("after a failed install: %s, want Absent", st.Status)
+	}
+	if _, err := f.cs.CoreV1().ConfigMaps(f.ns).Get(context.Background(), "app-config", metav1.GetOptions{}); !apierrors.IsNotFound(err) {
+		t.Errorf("objects of the failed install left behind: %v", err)
+	}
+	f.mustReconcile(f.request(nil), ActionInstall)
+}
+
+// A revision left pending by a crash is unlocked and the release converges.
+func TestUnlockPendingRelease(t *testing.T) {
+	for _, pending := range []helmrelease.Status{helmrelease.StatusPendingInstall, helmrelease.StatusPendingUpgrade, helmrelease.StatusPendingRollback} {
+		t.Run(string(pending), func(t *testing.T) {
+			f := newFixture(t)
+			req := f.request(map[string]any{"greeting": "hi"})
+			f.mustReconcile(req, ActionInstall)
+			store := f.client.actionConfig(f.ns).Releases
+			rel, err := store.Last("app")
+			if err != nil {
+				t.Fatal(err)
+			}
+			if pending == helmrelease.StatusPendingInstall {
+				rel.Info.Status = pending
+				if err := store.Update(rel); err != nil {
+					t.Fatal(err)
+				}
+			} else {
+				// An upgrade or rollback that a crash interrupted: a newer pending revision.
+				next := *rel
+				info := *rel.Info
+				next.Info, next.Version = &info, rel.Version+1
+				next.Info.Status = pending
+				if err := store.Create(&next); err != nil {
+					t.Fatal(err)
+				}
+			}
+			st, err := f.client.Observe(context.Background(), req)
+			if err != nil || st.Status != Locked {
+				t.Fatalf("observed %s, %v; want Locked", st.Status, err)
+			}
+			res, err := f.reconcile(req)
+			if err != nil {
+				t.Fatalf("Reconcile: %v (%v)", err, actionNames(res))
+			}
+			if got := actionNames(res); got[0] != ActionUnlock || res.State.Status != InSync {
+				t.Errorf("actions %v, state %s", got, res.State.Status)
+			}
+			if f.greeting() != "hi" {
+				t.Errorf("greeting %q", f.greeting())
+			}
+		})
+	}
+}
+
+func TestUninstall(t *testing.T) {
+	for _, wait := range []bool{false, true} {
+		t.Run(fmt.Sprintf("wait=%v", wait), func(t *testing.T) {
+			f := newFixture(t)
+			req := f.request(nil)
+			f.mustReconcile(req, ActionInstall)
+			req.UninstallWait = wait
+			if err := f.client.Uninstall(context.Background(), req); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := f.cs.CoreV1().ConfigMaps(f.ns).Get(context.Background(), "app-config", metav1.GetOptions{}); !apierrors.IsNotFound(err) {
+				t.Errorf("ConfigMap still there: %v", err)
+			}
+			st, err := f.client.Observe(context.Background(), req)
+			if err != nil || st.Status != Absent {
+				t.Errorf("after uninstall: %s, %v", st.Status, err)
+			}
+			// Uninstalling what is not there is not an error.
+			if err := f.client.Uninstall(context.Background(), req); err != nil {
+				t.Errorf("second uninstall: %v", err)
+			}
+		})
+	}
+}
+
+// A release installed by another tool (no digest label) is adopted with one upgrade.
+func TestAdoptsReleaseWithoutDigest(t *testing.T) {
+	f := newFixture(t)
+	req := f.request(nil)
+	f.mustReconcile(req, ActionInstall)
+	store := f.client.actionConfig(f.ns).Releases
+	rel, _ := store.Last("app")
+	delete(rel.Labels, DigestLabel)
+	if err := store.Update(rel); err != nil {
+		t.Fatal(err)
+	}
+	f.mustReconcile(req, ActionUpgrade)
+	f.mustReconcile(req)
+}

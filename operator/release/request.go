@@ -1,0 +1,92 @@
+package release
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"time"
+
+	"helm.sh/helm/v3/pkg/chart"
+	"helm.sh/helm/v3/pkg/postrender"
+
+	"github.com/chartpilot/chartpilot/operator/values"
+)
+
+// DigestLabel is the release label holding the digest of the chart and values
+// it was made from.
+const DigestLabel = "chartpilot/digest"
+
+// Request is what a release should be.
+type Request struct {
+	// Name and Namespace of the release (the CR's, by convention).
+	Name      string
+	Namespace string
+	Chart     *chart.Chart
+	// Values are the user-supplied values (see package values).
+	Values map[string]any
+	// ChartDigest identifies Chart; see ChartDigest. Computed when empty.
+	ChartDigest string
+	// PostRenderer adjusts rendered objects (owner references, labels).
+	PostRenderer postrender.PostRenderer
+	// Timeout bounds each Helm action. Defaults to 5 minutes.
+	Timeout time.Duration
+
+	// UpgradeForce replaces objects that cannot be patched.
+	UpgradeForce bool
+	// RollbackForce is the rollback's force (operator-sdk defaults it to true).
+	RollbackForce bool
+	// UninstallWait waits for the release's objects to be gone.
+	UninstallWait bool
+	// DisableHooks per action.
+	InstallDisableHooks, UpgradeDisableHooks, UninstallDisableHooks bool
+	// DryRun is "none", "client" or "server": how a change is tried first.
+	DryRun string
+	// SkipDrift skips the comparison with the cluster's objects (and with it
+	// the readiness of the release's objects).
+	SkipDrift bool
+}
+
+func (r *Request) timeout() time.Duration {
+	if r.Timeout == 0 {
+		return 5 * time.Minute
+	}
+	return r.Timeout
+}
+
+// Digest identifies the chart and values of the request.
+func (r *Request) Digest() string {
+	if r.ChartDigest == "" {
+		r.ChartDigest = ChartDigest(r.Chart)
+	}
+	sum := sha256.Sum256([]byte(r.ChartDigest + "\n" + values.Digest(r.Values)))
+	// Label values are at most 63 characters: 128 bits are plenty.
+	return hex.EncodeToString(sum[:16])
+}
+
+// ChartDigest identifies a chart by everything that affects rendering: its
+// metadata, templates, values, schema, files and, recursively, its
+// dependencies.
+func ChartDigest(ch *chart.Chart) string {
+	h := sha256.New()
+	var walk func(c *chart.Chart)
+	walk = func(c *chart.Chart) {
+		enc := json.NewEncoder(h)
+		_ = enc.Encode(c.Metadata)
+		_ = enc.Encode(c.Values)
+		h.Write(c.Schema)
+		for _, f := range c.Templates {
+			h.Write([]byte("\x00t" + f.Name + "\x00"))
+			h.Write(f.Data)
+		}
+		for _, f := range c.Files {
+			h.Write([]byte("\x00f" + f.Name + "\x00"))
+			h.Write(f.Data)
+		}
+		for _, d := range c.Dependencies() {
+			h.Write([]byte("\x00d"))
+			walk(d)
+		}
+	}
+	walk(ch)
+	return hex.EncodeToString(h.Sum(nil))
+}

@@ -1,0 +1,29 @@
+package release
+
+import (
+	"context"
+	"fmt"
+
+	helmrelease "helm.sh/helm/v3/pkg/release"
+)
+
+// unlock marks a revision left pending by an interrupted operator as failed,
+// so that Helm accepts the next action on the release. Nothing in the cluster
+// changes: the following upgrade or install brings the objects in line.
+type unlock struct{ c *Client }
+
+func (a unlock) Name() string { return ActionUnlock }
+
+func (a unlock) Run(_ context.Context, req *Request, st State) error {
+	rel := st.Latest
+	if rel == nil || rel.Info == nil || !rel.Info.Status.IsPending() && rel.Info.Status != helmrelease.StatusUninstalling {
+		return nil
+	}
+	was := rel.Info.Status
+	rel.Info.Status = helmrelease.StatusFailed
+	rel.Info.Description = fmt.Sprintf("unlocked by chartpilot: revision was left %s by an interrupted operator", was)
+	if err := a.c.actionConfig(req.Namespace).Releases.Update(rel); err != nil {
+		return fmt.Errorf("unlocking revision %d of %s/%s: %w", rel.Version, req.Namespace, req.Name, err)
+	}
+	return nil
+}

@@ -1,0 +1,44 @@
+package release
+
+import (
+	"context"
+	"fmt"
+
+	"helm.sh/helm/v3/pkg/action"
+)
+
+// maxHistory keeps Helm's release records bounded: each revision is a Secret.
+const maxHistory = 10
+
+// upgrade upgrades the release to the request's chart and values.
+type upgrade struct{ c *Client }
+
+func (a upgrade) Name() string { return ActionUpgrade }
+
+func (a upgrade) Run(ctx context.Context, req *Request, st State) error {
+	sentinel, description := ErrUpgradeFailed, "upgraded by chartpilot"
+	cfg := a.c.actionConfig(req.Namespace)
+	newUpgrade := func() *action.Upgrade {
+		up := action.NewUpgrade(cfg)
+		up.Namespace = req.Namespace
+		up.Force = req.UpgradeForce
+		up.DisableHooks = req.UpgradeDisableHooks
+		up.Timeout = req.timeout()
+		up.PostRenderer = req.PostRenderer
+		up.MaxHistory = maxHistory
+		up.Labels = map[string]string{DigestLabel: req.Digest()}
+		up.Description = description
+		return up
+	}
+	if req.DryRun == "client" || req.DryRun == "server" {
+		try := newUpgrade()
+		try.DryRun, try.DryRunOption = true, req.DryRun
+		if _, err := try.RunWithContext(ctx, req.Name, req.Chart, req.Values); err != nil {
+			return fmt.Errorf("%w: %w (%s): %w", sentinel, ErrDryRunFailed, req.DryRun, err)
+		}
+	}
+	if _, err := newUpgrade().RunWithContext(ctx, req.Name, req.Chart, req.Values); err != nil {
+		return fmt.Errorf("%w: %w", sentinel, err)
+	}
+	return nil
+}

@@ -1,0 +1,102 @@
+// Package values turns a custom resource's spec into a Helm release's values:
+// the spec coalesced over the chart's values.yaml, the watch's overrideValues
+// on top, checked against the chart's values.schema.json.
+package values
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"sort"
+	"strings"
+
+	"helm.sh/helm/v3/pkg/chart"
+	"helm.sh/helm/v3/pkg/chartutil"
+	"helm.sh/helm/v3/pkg/strvals"
+)
+
+// ErrInvalid marks values that can never be installed as they are: a schema
+// violation, a spec that is not an object, a bad override. Retrying without a
+// change to the CR cannot help.
+var ErrInvalid = errors.New("invalid values")
+
+// Compose returns the values to install ch with: spec (the CR's .spec, nil
+// allowed) with overrides applied as `helm --set key=value` in key order.
+// Chart defaults are not merged in here: Helm coalesces them itself, and the
+// release records only what the user supplied. The result is validated
+// against the chart's schema (with the defaults coalesced).
+func Compose(ch *chart.Chart, spec any, overrides map[string]string) (map[string]any, error) {
+	vals := map[string]any{}
+	switch s := spec.(type) {
+	case nil:
+	case map[string]any:
+		// A deep copy through JSON: the CR's object must not be mutated by
+		// the overrides, and JSON numbers become what Helm expects.
+		data, err := json.Marshal(s)
+		if err != nil {
+			return nil, fmt.Errorf("%w: spec: %v", ErrInvalid, err)
+		}
+		if err := json.Unmarshal(data, &vals); err != nil {
+			return nil, fmt.Errorf("%w: spec: %v", ErrInvalid, err)
+		}
+	default:
+		return nil, fmt.Errorf("%w: spec is a %T, not an object", ErrInvalid, spec)
+	}
+	keys := make([]string, 0, len(overrides))
+	for k := range overrides {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		if err := strvals.ParseInto(k+"="+overrides[k], vals); err != nil {
+			// Never echo the value: overrides may hold secrets.
+			return nil, fmt.Errorf("%w: overrideValues key %q: %v", ErrInvalid, k, errors.Unwrap(err))
+		}
+	}
+	if err := Validate(ch, vals); err != nil {
+		return nil, err
+	}
+	return vals, nil
+}
+
+// Validate checks vals, coalesced with the chart's defaults, against the
+// chart's values.schema.json (and its subcharts').
+func Validate(ch *chart.Chart, vals map[string]any) error {
+	full, err := chartutil.CoalesceValues(ch, vals)
+	if err != nil {
+		return fmt.Errorf("%w: %v", ErrInvalid, err)
+	}
+	if err := chartutil.ValidateAgainstSchema(ch, full); err != nil {
+		return fmt.Errorf("%w: values.schema.json: %s", ErrInvalid, oneLine(err.Error()))
+	}
+	return nil
+}
+
+// oneLine folds Helm's multi-line schema report into one line for a
+// condition message: "app: - at '/a': x - at '/b': y" -> "app: at '/a': x; at '/b': y".
+func oneLine(s string) string {
+	var parts []string
+	for _, line := range strings.Split(s, "\n") {
+		line = strings.TrimSpace(strings.TrimPrefix(strings.TrimSpace(line), "- "))
+		if line != "" {
+			parts = append(parts, line)
+		}
+	}
+	if len(parts) > 1 && strings.HasSuffix(parts[0], ":") {
+		return parts[0] + " " + strings.Join(parts[1:], "; ")
+	}
+	return strings.Join(parts, "; ")
+}
+
+// Digest identifies values: equal values, equal digest, whatever the key order.
+func Digest(vals map[string]any) string {
+	data, err := json.Marshal(vals) // maps marshal with sorted keys
+	if err != nil {
+		// Values come from JSON or YAML and always marshal.
+		panic(fmt.Sprintf("values digest: %v", err))
+	}
+	sum := sha256.Sum256(data)
+	return hex.EncodeToString(sum[:])
+}

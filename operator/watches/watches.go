@@ -1,0 +1,207 @@
+// Package watches reads watches.yaml, the file that tells a Helm operator
+// which custom resource kind is reconciled with which chart. The format is
+// operator-sdk's, so existing Helm operator projects move over unchanged; unlike
+// peers, every field is honoured and an unknown field is an error.
+package watches
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"helm.sh/helm/v3/pkg/chart"
+	"helm.sh/helm/v3/pkg/chart/loader"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"sigs.k8s.io/yaml"
+)
+
+// DryRun says how a changed release is tried before it is applied.
+type DryRun string
+
+const (
+	// DryRunNone applies changes without trying them first.
+	DryRunNone DryRun = "none"
+	// DryRunClient renders the chart first: a template error fails before
+	// the release is touched. The default.
+	DryRunClient DryRun = "client"
+	// DryRunServer also sends the rendered objects to the API server as a
+	// server-side dry run, so admission and validation errors fail before the
+	// release is touched.
+	DryRunServer DryRun = "server"
+)
+
+// Watch is one entry of watches.yaml.
+type Watch struct {
+	Group   string `json:"group"`
+	Version string `json:"version"`
+	Kind    string `json:"kind"`
+	// Chart is the chart directory or .tgz: relative to the watches file's
+	// directory, or else (as operator-sdk resolves it) to the working directory.
+	Chart string `json:"chart"`
+	// WatchDependentResources makes changes to the release's objects trigger
+	// reconciles (drift repair). Defaults to true.
+	WatchDependentResources *bool `json:"watchDependentResources,omitempty"`
+	// OverrideValues are set over the CR's values, as `helm --set key=value`;
+	// $VAR and ${VAR} expand from the environment.
+	OverrideValues map[string]string `json:"overrideValues,omitempty"`
+	// ReconcilePeriod re-checks each CR at least this often; 0 disables.
+	ReconcilePeriod *metav1.Duration `json:"reconcilePeriod,omitempty"`
+	// MaxConcurrentReconciles bounds the CRs of this kind reconciled at once.
+	MaxConcurrentReconciles *int `json:"maxConcurrentReconciles,omitempty"`
+	// Selector limits the CRs reconciled to those whose labels match.
+	Selector *metav1.LabelSelector `json:"selector,omitempty"`
+	// DryRunOption is none, client (default) or server.
+	DryRunOption DryRun `json:"dryRunOption,omitempty"`
+
+	// LoadedChart is the chart, loaded by Load.
+	LoadedChart *chart.Chart `json:"-"`
+	// LabelSelector is Selector converted, Everything when unset.
+	LabelSelector labels.Selector `json:"-"`
+	// ChartPath is Chart resolved against the watches file's directory.
+	ChartPath string `json:"-"`
+}
+
+// GroupVersionKind of the watched custom resource.
+func (w Watch) GroupVersionKind() schema.GroupVersionKind {
+	return schema.GroupVersionKind{Group: w.Group, Version: w.Version, Kind: w.Kind}
+}
+
+// WatchesDependents reports whether dependent resources are watched.
+func (w Watch) WatchesDependents() bool {
+	return w.WatchDependentResources == nil || *w.WatchDependentResources
+}
+
+// Period is the reconcile period; 0 when none is set.
+func (w Watch) Period() time.Duration {
+	if w.ReconcilePeriod == nil {
+		return 0
+	}
+	return w.ReconcilePeriod.Duration
+}
+
+// Options configure Load.
+type Options struct {
+	// Getenv expands $VAR in overrideValues. Defaults to os.Getenv.
+	Getenv func(string) string
+}
+
+// Load reads and checks a watches file and loads each entry's chart. An error
+// names the file and the entry (by index and GVK) at fault.
+func Load(path string, opts Options) ([]Watch, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("reading watches file: %w", err)
+	}
+	return Parse(data, filepath.Dir(path), path, opts)
+}
+
+// Parse checks watches.yaml content; charts resolve against baseDir and
+// messages name source.
+func Parse(data []byte, baseDir, source string, opts Options) ([]Watch, error) {
+	if opts.Getenv == nil {
+		opts.Getenv = os.Getenv
+	}
+	var watches []Watch
+	if err := yaml.UnmarshalStrict(data, &watches); err != nil {
+		return nil, fmt.Errorf("%s: %w", source, err)
+	}
+	if len(bytes.TrimSpace(data)) == 0 || len(watches) == 0 {
+		return nil, fmt.Errorf("%s: no entries", source)
+	}
+	seen := map[schema.GroupVersionKind]int{}
+	var errs []error
+	for i := range watches {
+		w := &watches[i]
+		where := fmt.Sprintf("%s: entry %d (%s)", source, i+1, describe(*w))
+		if err := w.complete(baseDir, opts); err != nil {
+			errs = append(errs, fmt.Errorf("%s: %w", where, err))
+			continue
+		}
+		if first, dup := seen[w.GroupVersionKind()]; dup {
+			errs = append(errs, fmt.Errorf("%s: duplicate of entry %d: each group/version/kind may be watched once", where, first))
+			continue
+		}
+		seen[w.GroupVersionKind()] = i + 1
+	}
+	if len(errs) > 0 {
+		return nil, errors.Join(errs...)
+	}
+	return watches, nil
+}
+
+func describe(w Watch) string {
+	gvk := w.GroupVersionKind()
+	if gvk.Empty() {
+		return "no group/version/kind"
+	}
+	return gvk.String()
+}
+
+func (w *Watch) complete(baseDir string, opts Options) error {
+	switch {
+	case w.Version == "":
+		return errors.New("version is required")
+	case w.Kind == "":
+		return errors.New("kind is required")
+	case w.Chart == "":
+		return errors.New("chart is required")
+	}
+	switch w.DryRunOption {
+	case "":
+		w.DryRunOption = DryRunClient
+	case DryRunNone, DryRunClient, DryRunServer:
+	default:
+		return fmt.Errorf("dryRunOption %q: must be none, client or server", w.DryRunOption)
+	}
+	if w.MaxConcurrentReconciles != nil && *w.MaxConcurrentReconciles < 1 {
+		return fmt.Errorf("maxConcurrentReconciles %d: must be at least 1", *w.MaxConcurrentReconciles)
+	}
+	if w.ReconcilePeriod != nil && w.ReconcilePeriod.Duration < 0 {
+		return fmt.Errorf("reconcilePeriod %s: must not be negative", w.ReconcilePeriod.Duration)
+	}
+	w.LabelSelector = labels.Everything()
+	if w.Selector != nil {
+		sel, err := metav1.LabelSelectorAsSelector(w.Selector)
+		if err != nil {
+			return fmt.Errorf("selector: %w", err)
+		}
+		w.LabelSelector = sel
+	}
+	for k, v := range w.OverrideValues {
+		if strings.TrimSpace(k) == "" {
+			return errors.New("overrideValues: empty key")
+		}
+		w.OverrideValues[k] = os.Expand(v, opts.Getenv)
+	}
+	w.ChartPath = resolveChart(w.Chart, baseDir)
+	ch, err := loader.Load(w.ChartPath)
+	if err != nil {
+		return fmt.Errorf("chart %s: %w", w.Chart, err)
+	}
+	w.LoadedChart = ch
+	return nil
+}
+
+func resolveChart(chart, baseDir string) string {
+	if filepath.IsAbs(chart) {
+		return chart
+	}
+	if p := filepath.Join(baseDir, chart); exists(p) {
+		return p
+	}
+	if exists(chart) {
+		return chart
+	}
+	return filepath.Join(baseDir, chart)
+}
+
+func exists(path string) bool {
+	_, err := os.Stat(path)
+	return err == nil
+}
