@@ -100,7 +100,9 @@ type restClientGetter struct {
 
 var _ genericclioptions.RESTClientGetter = (*restClientGetter)(nil)
 
-func (g *restClientGetter) ToRESTConfig() (*rest.Config, error) { return rest.CopyConfig(g.client.config), nil }
+func (g *restClientGetter) ToRESTConfig() (*rest.Config, error) {
+	return rest.CopyConfig(g.client.config), nil
+}
 
 func (g *restClientGetter) ToDiscoveryClient() (discovery.CachedDiscoveryInterface, error) {
 	return g.client.discovery, nil

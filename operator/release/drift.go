@@ -105,8 +105,8 @@ func toUnstructured(obj runtime.Object) (*unstructured.Unstructured, error) {
 
 // ignoredPaths never count as drift: they are the server's or write-only.
 var ignoredPaths = map[string]bool{
-	".status":            true,
-	".stringData":        true, // folded into .data by the API server
+	".status":     true,
+	".stringData": true, // folded into .data by the API server
 	".metadata.annotations.kubectl.kubernetes.io/last-applied-configuration": true,
 }
 
