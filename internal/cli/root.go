@@ -28,8 +28,12 @@ cluster with real OLM to try all of it on one machine.`,
 	cmd.SetErr(streams.ErrOut)
 
 	// The kubectl conventions for reaching a cluster, for the commands that do.
-	kubeconfig, kubeContext, namespace := "", "", ""
-	configFlags := &genericclioptions.ConfigFlags{KubeConfig: &kubeconfig, Context: &kubeContext, Namespace: &namespace}
+	kubeconfig, kubeContext, namespace, as := "", "", "", ""
+	var asGroups []string
+	configFlags := &genericclioptions.ConfigFlags{
+		KubeConfig: &kubeconfig, Context: &kubeContext, Namespace: &namespace,
+		Impersonate: &as, ImpersonateGroup: &asGroups,
+	}
 	configFlags.AddFlags(cmd.PersistentFlags())
 
 	// -v is klog's verbosity, which the Kubernetes libraries log through.
@@ -40,6 +44,7 @@ cluster with real OLM to try all of it on one machine.`,
 	cmd.AddCommand(
 		newVersionCommand(streams),
 		newClusterCommand(streams),
+		newRunCommand(streams, configFlags),
 	)
 	return cmd
 }

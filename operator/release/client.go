@@ -114,3 +114,6 @@ func (g *restClientGetter) ToRawKubeConfigLoader() clientcmd.ClientConfig {
 	cfg := clientcmdapi.NewConfig()
 	return clientcmd.NewDefaultClientConfig(*cfg, &clientcmd.ConfigOverrides{Context: clientcmdapi.Context{Namespace: g.namespace}})
 }
+
+// RESTMapper is the client's shared, discovery-backed mapper.
+func (c *Client) RESTMapper() meta.RESTMapper { return c.mapper }

@@ -12,6 +12,8 @@ type Performed struct {
 	Action   string
 	Duration time.Duration
 	Err      error
+	// Drift is what a repair set out to restore.
+	Drift []string
 }
 
 // Result is what Reconcile did and what it saw last.
@@ -45,7 +47,11 @@ func (c *Client) Reconcile(ctx context.Context, req *Request) (Result, error) {
 		done[a.Name()] = true
 		began := time.Now()
 		err := a.Run(ctx, req, st)
-		res.Actions = append(res.Actions, Performed{Action: a.Name(), Duration: time.Since(began), Err: err})
+		p := Performed{Action: a.Name(), Duration: time.Since(began), Err: err}
+		for _, d := range st.Drift {
+			p.Drift = append(p.Drift, d.String())
+		}
+		res.Actions = append(res.Actions, p)
 		return err
 	}
 	// remediate runs a remediation after a failure (even if that action ran

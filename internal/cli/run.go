@@ -1,0 +1,66 @@
+package cli
+
+import (
+	"flag"
+	"fmt"
+	"os"
+	"time"
+
+	"github.com/spf13/cobra"
+	"k8s.io/cli-runtime/pkg/genericclioptions"
+	"k8s.io/cli-runtime/pkg/genericiooptions"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/log/zap"
+
+	"github.com/chartpilot/chartpilot/operator"
+	"github.com/chartpilot/chartpilot/operator/watches"
+)
+
+func newRunCommand(streams genericiooptions.IOStreams, configFlags *genericclioptions.ConfigFlags) *cobra.Command {
+	var (
+		opts        operator.Options
+		watchesFile string
+		zapOpts     = zap.Options{}
+	)
+	cmd := &cobra.Command{
+		Use:   "run",
+		Short: "Run the Helm operator: reconcile the custom resources of watches.yaml into Helm releases",
+		Long: `Run the Helm operator of a project: each custom resource of a kind listed in
+watches.yaml (operator-sdk's format) becomes a Helm release of its chart, with
+the CR's spec as values. WATCH_NAMESPACE (a comma-separated list, as OLM sets
+it) limits the namespaces; empty means all.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			log := zap.New(zap.UseFlagOptions(&zapOpts), zap.WriteTo(streams.ErrOut))
+			ctrl.SetLogger(log)
+			ws, err := watches.Load(watchesFile, watches.Options{})
+			if err != nil {
+				return err
+			}
+			cfg, err := configFlags.ToRESTConfig()
+			if err != nil {
+				return fmt.Errorf("reaching the cluster: %w", err)
+			}
+			opts.Watches = ws
+			opts.Config = cfg
+			opts.Namespaces = operator.ParseNamespaces(os.Getenv("WATCH_NAMESPACE"))
+			opts.Log = log.WithName("chartpilot")
+			ctx, cancel := signalContext(cmd.Context())
+			defer cancel()
+			return operator.Run(ctx, opts)
+		},
+	}
+	fl := cmd.Flags()
+	fl.StringVar(&watchesFile, "watches-file", "./watches.yaml", "path to the watches file")
+	fl.BoolVar(&opts.LeaderElection, "leader-elect", false, "elect a leader with a Lease so that replicas stand by")
+	fl.StringVar(&opts.LeaderElectionID, "leader-election-id", "", "name of the leader election Lease (default chartpilot-helm-operator)")
+	fl.StringVar(&opts.LeaderElectionNamespace, "leader-election-namespace", "", "namespace of the leader election Lease (default: the operator's)")
+	fl.IntVar(&opts.MaxConcurrentReconciles, "max-concurrent-reconciles", 1, "custom resources of one kind reconciled at once, unless watches.yaml sets it")
+	fl.DurationVar(&opts.ReconcilePeriod, "reconcile-period", time.Minute, "re-check each custom resource this often, unless watches.yaml or an annotation sets it")
+	fl.StringVar(&opts.MetricsBindAddress, "metrics-bind-address", "127.0.0.1:8080", `address of the Prometheus metrics endpoint; "0" disables it`)
+	fl.StringVar(&opts.HealthProbeBindAddress, "health-probe-bind-address", "127.0.0.1:8081", `address of /healthz and /readyz; "0" disables them`)
+	zapFlags := flag.NewFlagSet("zap", flag.ContinueOnError)
+	zapOpts.BindFlags(zapFlags)
+	fl.AddGoFlagSet(zapFlags)
+	return cmd
+}

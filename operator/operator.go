@@ -1,0 +1,269 @@
+package operator
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/go-logr/logr"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
+	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
+	"k8s.io/client-go/rest"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/builder"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller"
+	"sigs.k8s.io/controller-runtime/pkg/handler"
+	"sigs.k8s.io/controller-runtime/pkg/healthz"
+	"sigs.k8s.io/controller-runtime/pkg/manager"
+	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
+	"sigs.k8s.io/controller-runtime/pkg/predicate"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+	"sigs.k8s.io/controller-runtime/pkg/source"
+
+	"github.com/chartpilot/chartpilot/operator/reconciler"
+	"github.com/chartpilot/chartpilot/operator/release"
+	"github.com/chartpilot/chartpilot/operator/watches"
+)
+
+// Options configure an operator. Zero values take the defaults noted.
+type Options struct {
+	// Watches are the kinds to reconcile (see package watches).
+	Watches []watches.Watch
+	// Config reaches the API server with the operator's identity.
+	Config *rest.Config
+	// Namespaces limits the operator to these namespaces; empty means all.
+	// OLM sets them through WATCH_NAMESPACE.
+	Namespaces []string
+	// MaxConcurrentReconciles per kind, unless its watch sets one. Default 1.
+	MaxConcurrentReconciles int
+	// ReconcilePeriod re-checks each CR this often unless its watch or
+	// annotation says otherwise; 0 only reconciles on changes.
+	ReconcilePeriod time.Duration
+	// LeaderElection, with a Lease named LeaderElectionID in
+	// LeaderElectionNamespace, lets replicas stand by.
+	LeaderElection          bool
+	LeaderElectionID        string
+	LeaderElectionNamespace string
+	// MetricsBindAddress serves Prometheus metrics; "0" disables. Default 127.0.0.1:8080.
+	MetricsBindAddress string
+	// HealthProbeBindAddress serves /healthz and /readyz; "0" disables. Default 127.0.0.1:8081.
+	HealthProbeBindAddress string
+	// Log is the logger; defaults to controller-runtime's.
+	Log logr.Logger
+
+	// skipNameValidation lets tests run several operators in one process.
+	skipNameValidation bool
+}
+
+func (o *Options) defaults() {
+	if o.MaxConcurrentReconciles == 0 {
+		o.MaxConcurrentReconciles = 1
+	}
+	if o.MetricsBindAddress == "" {
+		o.MetricsBindAddress = "127.0.0.1:8080"
+	}
+	if o.HealthProbeBindAddress == "" {
+		o.HealthProbeBindAddress = "127.0.0.1:8081"
+	}
+	if o.LeaderElectionID == "" {
+		o.LeaderElectionID = "chartpilot-helm-operator"
+	}
+	if o.Log.GetSink() == nil {
+		o.Log = ctrl.Log.WithName("chartpilot")
+	}
+}
+
+// ParseNamespaces reads WATCH_NAMESPACE: a comma-separated list, empty for all.
+func ParseNamespaces(v string) []string {
+	var out []string
+	for _, ns := range strings.Split(v, ",") {
+		if ns = strings.TrimSpace(ns); ns != "" {
+			out = append(out, ns)
+		}
+	}
+	return out
+}
+
+// New builds the operator's manager with one controller per watch.
+func New(opts Options) (manager.Manager, error) {
+	opts.defaults()
+	if len(opts.Watches) == 0 {
+		return nil, fmt.Errorf("no watches: nothing to reconcile")
+	}
+	// The cache holds the CRs and only the objects of releases (labelled by
+	// the post-renderer), so memory does not grow with unrelated objects.
+	byObject := map[client.Object]cache.ByObject{}
+	for _, w := range opts.Watches {
+		byObject[crObject(w.GroupVersionKind())] = cache.ByObject{Label: w.LabelSelector}
+	}
+	cacheOpts := cache.Options{
+		DefaultLabelSelector: labels.SelectorFromSet(labels.Set{reconciler.ManagedLabel: "true"}),
+		ByObject:             byObject,
+	}
+	if len(opts.Namespaces) > 0 {
+		cacheOpts.DefaultNamespaces = map[string]cache.Config{}
+		for _, ns := range opts.Namespaces {
+			cacheOpts.DefaultNamespaces[ns] = cache.Config{}
+		}
+	}
+	mgr, err := ctrl.NewManager(opts.Config, ctrl.Options{
+		Logger:                  opts.Log,
+		Cache:                   cacheOpts,
+		Metrics:                 metricsserver.Options{BindAddress: opts.MetricsBindAddress},
+		HealthProbeBindAddress:  opts.HealthProbeBindAddress,
+		LeaderElection:          opts.LeaderElection,
+		LeaderElectionID:        opts.LeaderElectionID,
+		LeaderElectionNamespace: opts.LeaderElectionNamespace,
+	})
+	if err != nil {
+		return nil, fmt.Errorf("creating the manager: %w", err)
+	}
+	if err := mgr.AddHealthzCheck("ping", healthz.Ping); err != nil {
+		return nil, err
+	}
+	if err := mgr.AddReadyzCheck("ping", healthz.Ping); err != nil {
+		return nil, err
+	}
+	helm, err := release.NewClient(opts.Config, func(format string, args ...any) {
+		opts.Log.V(2).Info(fmt.Sprintf(format, args...))
+	})
+	if err != nil {
+		return nil, err
+	}
+	for _, w := range opts.Watches {
+		if err := addController(mgr, helm, w, opts); err != nil {
+			return nil, err
+		}
+	}
+	return mgr, nil
+}
+
+// Run runs the operator until ctx ends.
+func Run(ctx context.Context, opts Options) error {
+	mgr, err := New(opts)
+	if err != nil {
+		return err
+	}
+	return mgr.Start(ctx)
+}
+
+func crObject(gvk schema.GroupVersionKind) *unstructured.Unstructured {
+	u := &unstructured.Unstructured{}
+	u.SetGroupVersionKind(gvk)
+	return u
+}
+
+func addController(mgr manager.Manager, helm *release.Client, w watches.Watch, opts Options) error {
+	gvk := w.GroupVersionKind()
+	name := strings.ToLower(gvk.Kind) + "." + gvk.Group + "." + gvk.Version
+	maxConcurrent := opts.MaxConcurrentReconciles
+	if w.MaxConcurrentReconciles != nil {
+		maxConcurrent = *w.MaxConcurrentReconciles
+	}
+	deps := &dependents{owner: gvk, cache: mgr.GetCache()}
+	var onDeployed func(context.Context, string)
+	if w.WatchesDependents() {
+		onDeployed = deps.ensure
+	}
+	r := reconciler.New(reconciler.Options{
+		OnDeployed:      onDeployed,
+		Watch:           w,
+		Client:          mgr.GetClient(),
+		Helm:            helm,
+		Recorder:        mgr.GetEventRecorderFor(name),
+		ReconcilePeriod: opts.ReconcilePeriod,
+		Log:             opts.Log.WithName(name),
+	})
+	c, err := builder.ControllerManagedBy(mgr).
+		Named(name).
+		For(crObject(gvk), builder.WithPredicates(
+			predicate.Or(predicate.GenerationChangedPredicate{}, predicate.AnnotationChangedPredicate{}, predicate.LabelChangedPredicate{}),
+		)).
+		WithOptions(controller.Options{MaxConcurrentReconciles: maxConcurrent, SkipNameValidation: &opts.skipNameValidation}).
+		Build(r)
+	if err != nil {
+		return fmt.Errorf("creating the controller for %s: %w", gvk, err)
+	}
+	deps.controller = c
+	return nil
+}
+
+// dependents adds a watch for each kind a release creates, the first time a
+// release of that kind is deployed; its events reconcile the owning CR.
+type dependents struct {
+	owner      schema.GroupVersionKind
+	cache      cache.Cache
+	controller controller.Controller
+
+	mu      sync.Mutex
+	watched map[schema.GroupVersionKind]bool
+}
+
+func (d *dependents) ensure(ctx context.Context, manifest string) {
+	for _, gvk := range manifestKinds(manifest) {
+		d.mu.Lock()
+		if d.watched == nil {
+			d.watched = map[schema.GroupVersionKind]bool{}
+		}
+		if d.watched[gvk] {
+			d.mu.Unlock()
+			continue
+		}
+		d.watched[gvk] = true
+		d.mu.Unlock()
+		src := source.Kind(d.cache, crObject(gvk), handler.TypedEnqueueRequestsFromMapFunc(d.owners))
+		if err := d.controller.Watch(src); err != nil {
+			ctrl.LoggerFrom(ctx).Error(err, "watching dependent objects", "kind", gvk)
+			d.mu.Lock()
+			delete(d.watched, gvk)
+			d.mu.Unlock()
+		}
+	}
+}
+
+// owners maps a dependent object to its CR: its controller owner reference,
+// or operator-sdk's primary-resource annotations.
+func (d *dependents) owners(_ context.Context, obj *unstructured.Unstructured) []reconcile.Request {
+	for _, ref := range obj.GetOwnerReferences() {
+		gv, err := schema.ParseGroupVersion(ref.APIVersion)
+		if err == nil && ref.Controller != nil && *ref.Controller && gv.Group == d.owner.Group && ref.Kind == d.owner.Kind {
+			return []reconcile.Request{{NamespacedName: types.NamespacedName{Namespace: obj.GetNamespace(), Name: ref.Name}}}
+		}
+	}
+	ann := obj.GetAnnotations()
+	if ann[reconciler.PrimaryResourceTypeAnnotation] != d.owner.GroupKind().String() {
+		return nil
+	}
+	ns, name, ok := strings.Cut(ann[reconciler.PrimaryResourceAnnotation], "/")
+	if !ok {
+		return nil
+	}
+	return []reconcile.Request{{NamespacedName: types.NamespacedName{Namespace: ns, Name: name}}}
+}
+
+// manifestKinds lists the kinds of a release manifest, in order, once each.
+func manifestKinds(manifest string) []schema.GroupVersionKind {
+	var out []schema.GroupVersionKind
+	seen := map[schema.GroupVersionKind]bool{}
+	dec := utilyaml.NewYAMLOrJSONDecoder(strings.NewReader(manifest), 4096)
+	for {
+		var u unstructured.Unstructured
+		if err := dec.Decode(&u.Object); err != nil {
+			break
+		}
+		gvk := u.GroupVersionKind()
+		if gvk.Kind == "" || seen[gvk] {
+			continue
+		}
+		seen[gvk] = true
+		out = append(out, gvk)
+	}
+	return out
+}

@@ -1,0 +1,300 @@
+package operator
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/go-logr/logr"
+	"helm.sh/helm/v3/pkg/chart/loader"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/envtest"
+
+	"github.com/chartpilot/chartpilot/cluster/clustertest"
+	"github.com/chartpilot/chartpilot/operator/reconciler"
+	"github.com/chartpilot/chartpilot/operator/watches"
+)
+
+var restConfig *rest.Config
+
+var appGVR = schema.GroupVersionResource{Group: "charts.example.com", Version: "v1alpha1", Resource: "apps"}
+
+func TestMain(m *testing.M) {
+	ctrl.SetLogger(logr.Discard())
+	os.Exit(func() int {
+		assets, err := clustertest.EnvtestAssets(context.Background())
+		if err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			return 1
+		}
+		env := &envtest.Environment{BinaryAssetsDirectory: assets, CRDDirectoryPaths: []string{filepath.Join("testdata", "crd.yaml")}}
+		if restConfig, err = env.Start(); err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			return 1
+		}
+		defer env.Stop()
+		return m.Run()
+	}())
+}
+
+// startOperator runs an operator for the App kind until the test ends.
+func startOperator(t *testing.T, mutate func(*Options, *watches.Watch)) {
+	t.Helper()
+	ch, err := loader.Load("testdata/charts/app")
+	if err != nil {
+		t.Fatal(err)
+	}
+	w := watches.Watch{Group: "charts.example.com", Version: "v1alpha1", Kind: "App", Chart: "app",
+		LoadedChart: ch, LabelSelector: labels.Everything(), DryRunOption: watches.DryRunClient}
+	opts := Options{Config: restConfig, MetricsBindAddress: "0", HealthProbeBindAddress: "0", MaxConcurrentReconciles: 4, Log: logr.Discard(), skipNameValidation: true}
+	if mutate != nil {
+		mutate(&opts, &w)
+	}
+	opts.Watches = []watches.Watch{w}
+	mgr, err := New(opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- mgr.Start(ctx) }()
+	t.Cleanup(func() {
+		cancel()
+		if err := <-done; err != nil {
+			t.Errorf("operator: %v", err)
+		}
+	})
+}
+
+type env struct {
+	t   *testing.T
+	cs  kubernetes.Interface
+	dyn dynamic.Interface
+}
+
+func newEnv(t *testing.T) *env {
+	cs, err := kubernetes.NewForConfig(restConfig)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dyn, err := dynamic.NewForConfig(restConfig)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return &env{t: t, cs: cs, dyn: dyn}
+}
+
+func (e *env) namespace() string {
+	ns := fmt.Sprintf("op%d", time.Now().UnixNano())
+	if _, err := e.cs.CoreV1().Namespaces().Create(context.Background(), &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}, metav1.CreateOptions{}); err != nil {
+		e.t.Fatal(err)
+	}
+	return ns
+}
+
+func (e *env) createApp(ns, name string, spec map[string]any, lbls map[string]string) {
+	e.t.Helper()
+	u := &unstructured.Unstructured{Object: map[string]any{
+		"apiVersion": "charts.example.com/v1alpha1", "kind": "App",
+		"metadata": map[string]any{"name": name, "namespace": ns},
+		"spec":     spec,
+	}}
+	u.SetLabels(lbls)
+	if _, err := e.dyn.Resource(appGVR).Namespace(ns).Create(context.Background(), u, metav1.CreateOptions{}); err != nil {
+		e.t.Fatal(err)
+	}
+}
+
+// waitCondition waits for a condition of the CR to have status and reason.
+func (e *env) waitCondition(ns, name, typ string, status metav1.ConditionStatus, reason string) *unstructured.Unstructured {
+	e.t.Helper()
+	var last *unstructured.Unstructured
+	err := wait.PollUntilContextTimeout(context.Background(), 100*time.Millisecond, 60*time.Second, true, func(ctx context.Context) (bool, error) {
+		u, err := e.dyn.Resource(appGVR).Namespace(ns).Get(ctx, name, metav1.GetOptions{})
+		if err != nil {
+			return false, nil
+		}
+		last = u
+		c := condition(u, typ)
+		return c != nil && c.Status == status && (reason == "" || c.Reason == reason), nil
+	})
+	if err != nil {
+		e.t.Fatalf("%s/%s: condition %s=%s (%s) not reached; status %v", ns, name, typ, status, reason, last.Object["status"])
+	}
+	return last
+}
+
+func condition(u *unstructured.Unstructured, typ string) *metav1.Condition {
+	raw, _, _ := unstructured.NestedSlice(u.Object, "status", "conditions")
+	var conds []metav1.Condition
+	for _, r := range raw {
+		m, _ := r.(map[string]any)
+		c := metav1.Condition{}
+		c.Type, _ = m["type"].(string)
+		s, _ := m["status"].(string)
+		c.Status = metav1.ConditionStatus(s)
+		c.Reason, _ = m["reason"].(string)
+		c.Message, _ = m["message"].(string)
+		conds = append(conds, c)
+	}
+	return meta.FindStatusCondition(conds, typ)
+}
+
+func (e *env) greeting(ns, name string) (string, error) {
+	cm, err := e.cs.CoreV1().ConfigMaps(ns).Get(context.Background(), name+"-config", metav1.GetOptions{})
+	if err != nil {
+		return "", err
+	}
+	return cm.Data["greeting"], nil
+}
+
+func (e *env) waitGreeting(ns, name, want string) {
+	e.t.Helper()
+	err := wait.PollUntilContextTimeout(context.Background(), 100*time.Millisecond, 60*time.Second, true, func(context.Context) (bool, error) {
+		got, err := e.greeting(ns, name)
+		return err == nil && got == want, nil
+	})
+	if err != nil {
+		got, gerr := e.greeting(ns, name)
+		e.t.Fatalf("greeting of %s/%s: %q (%v), want %q", ns, name, got, gerr, want)
+	}
+}
+
+// One CR through its life: install, upgrade on a spec change, drift repair
+// triggered by the dependent watch, invalid values, uninstall on deletion.
+func TestLifecycle(t *testing.T) {
+	startOperator(t, nil)
+	e := newEnv(t)
+	ns := e.namespace()
+	ctx := context.Background()
+
+	e.createApp(ns, "web", map[string]any{"greeting": "hi"}, nil)
+	u := e.waitCondition(ns, "web", reconciler.TypeDeployed, metav1.ConditionTrue, reconciler.ReasonInstallSuccessful)
+	e.waitCondition(ns, "web", reconciler.TypeReady, metav1.ConditionTrue, "")
+	e.waitGreeting(ns, "web", "hi")
+	if v, _, _ := unstructured.NestedInt64(u.Object, "status", "deployedRelease", "version"); v != 1 {
+		t.Errorf("deployedRelease.version %d", v)
+	}
+	if c, _, _ := unstructured.NestedString(u.Object, "status", "deployedRelease", "chart"); c != "app-0.1.0" {
+		t.Errorf("deployedRelease.chart %q", c)
+	}
+	if got := u.GetFinalizers(); len(got) != 1 || got[0] != reconciler.Finalizer {
+		t.Errorf("finalizers %v", got)
+	}
+	cm, err := e.cs.CoreV1().ConfigMaps(ns).Get(ctx, "web-config", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if refs := cm.OwnerReferences; len(refs) != 1 || refs[0].UID != u.GetUID() || refs[0].Controller == nil || !*refs[0].Controller {
+		t.Errorf("owner references %v", refs)
+	}
+	if cm.Labels[reconciler.ManagedLabel] != "true" {
+		t.Errorf("labels %v", cm.Labels)
+	}
+
+	// Upgrade on a spec change.
+	u, _ = e.dyn.Resource(appGVR).Namespace(ns).Get(ctx, "web", metav1.GetOptions{})
+	_ = unstructured.SetNestedField(u.Object, "bonjour", "spec", "greeting")
+	if _, err := e.dyn.Resource(appGVR).Namespace(ns).Update(ctx, u, metav1.UpdateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	e.waitCondition(ns, "web", reconciler.TypeDeployed, metav1.ConditionTrue, reconciler.ReasonUpgradeSuccessful)
+	e.waitGreeting(ns, "web", "bonjour")
+
+	// Drift: a deleted ConfigMap comes back through the dependent watch.
+	if err := e.cs.CoreV1().ConfigMaps(ns).Delete(ctx, "web-config", metav1.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	e.waitGreeting(ns, "web", "bonjour")
+	e.waitCondition(ns, "web", reconciler.TypeDrifted, metav1.ConditionFalse, reconciler.ReasonDriftRepaired)
+
+	// Values that violate values.schema.json: Irreconcilable, release untouched.
+	u, _ = e.dyn.Resource(appGVR).Namespace(ns).Get(ctx, "web", metav1.GetOptions{})
+	_ = unstructured.SetNestedField(u.Object, int64(5), "spec", "greeting")
+	if _, err := e.dyn.Resource(appGVR).Namespace(ns).Update(ctx, u, metav1.UpdateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	u = e.waitCondition(ns, "web", reconciler.TypeIrreconcilable, metav1.ConditionTrue, reconciler.ReasonInvalidValues)
+	if msg := condition(u, reconciler.TypeIrreconcilable).Message; !containsAll(msg, "values.schema.json", "/greeting") {
+		t.Errorf("Irreconcilable message %q does not name the field", msg)
+	}
+	if got, _ := e.greeting(ns, "web"); got != "bonjour" {
+		t.Errorf("greeting %q after invalid values", got)
+	}
+
+	// Deletion uninstalls (envtest runs no garbage collector: only Helm deletes).
+	if err := e.dyn.Resource(appGVR).Namespace(ns).Delete(ctx, "web", metav1.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	err = wait.PollUntilContextTimeout(ctx, 100*time.Millisecond, 60*time.Second, true, func(ctx context.Context) (bool, error) {
+		_, err := e.dyn.Resource(appGVR).Namespace(ns).Get(ctx, "web", metav1.GetOptions{})
+		return apierrors.IsNotFound(err), nil
+	})
+	if err != nil {
+		t.Fatal("CR not deleted: finalizer kept")
+	}
+	if _, err := e.greeting(ns, "web"); !apierrors.IsNotFound(err) {
+		t.Errorf("release objects left after deletion: %v", err)
+	}
+}
+
+// Only CRs in WATCH_NAMESPACE and matching the watch's selector are reconciled.
+func TestNamespaceAndSelectorFiltering(t *testing.T) {
+	e := newEnv(t)
+	watched, other := e.namespace(), e.namespace()
+	startOperator(t, func(o *Options, w *watches.Watch) {
+		o.Namespaces = []string{watched}
+		w.LabelSelector = labels.SelectorFromSet(labels.Set{"tier": "gold"})
+	})
+	e.createApp(watched, "gold", map[string]any{"greeting": "a"}, map[string]string{"tier": "gold"})
+	e.createApp(watched, "plain", map[string]any{"greeting": "b"}, nil)
+	e.createApp(other, "gold", map[string]any{"greeting": "c"}, map[string]string{"tier": "gold"})
+	e.waitCondition(watched, "gold", reconciler.TypeDeployed, metav1.ConditionTrue, "")
+	// Give the operator time it would need to (wrongly) act on the others:
+	// one more CR in the watched namespace proves it is processing events.
+	e.createApp(watched, "gold2", map[string]any{"greeting": "d"}, map[string]string{"tier": "gold"})
+	e.waitCondition(watched, "gold2", reconciler.TypeDeployed, metav1.ConditionTrue, "")
+	for _, c := range []struct{ ns, name string }{{watched, "plain"}, {other, "gold"}} {
+		if _, err := e.greeting(c.ns, c.name); !apierrors.IsNotFound(err) {
+			t.Errorf("%s/%s was reconciled: %v", c.ns, c.name, err)
+		}
+	}
+}
+
+// Many CRs reconciled concurrently all reach Deployed.
+func TestManyCRs(t *testing.T) {
+	startOperator(t, nil)
+	e := newEnv(t)
+	ns := e.namespace()
+	const n = 30
+	for i := range n {
+		e.createApp(ns, fmt.Sprintf("app%d", i), map[string]any{"greeting": fmt.Sprint(i)}, nil)
+	}
+	for i := range n {
+		e.waitCondition(ns, fmt.Sprintf("app%d", i), reconciler.TypeDeployed, metav1.ConditionTrue, "")
+	}
+}
+
+func containsAll(s string, subs ...string) bool {
+	for _, sub := range subs {
+		if !strings.Contains(s, sub) {
+			return false
+		}
+	}
+	return true
+}

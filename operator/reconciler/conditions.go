@@ -1,0 +1,78 @@
+package reconciler
+
+import (
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+)
+
+// Condition types, operator-sdk's four plus Ready and Drifted.
+const (
+	TypeInitialized    = "Initialized"
+	TypeDeployed       = "Deployed"
+	TypeReleaseFailed  = "ReleaseFailed"
+	TypeIrreconcilable = "Irreconcilable"
+	// TypeReady: every object of the release is ready (kstatus Current).
+	TypeReady = "Ready"
+	// TypeDrifted: objects of the release were changed in the cluster.
+	TypeDrifted = "Drifted"
+)
+
+// Condition reasons, operator-sdk's names where it has one.
+const (
+	ReasonInstallSuccessful   = "InstallSuccessful"
+	ReasonUpgradeSuccessful   = "UpgradeSuccessful"
+	ReasonUninstallSuccessful = "UninstallSuccessful"
+	ReasonReconcileSuccessful = "ReconcileSuccessful"
+	ReasonInstallError        = "InstallError"
+	ReasonUpgradeError        = "UpgradeError"
+	ReasonReconcileError      = "ReconcileError"
+	ReasonUninstallError      = "UninstallError"
+	ReasonInvalidValues       = "InvalidValues"
+	ReasonObjectsReady        = "ObjectsReady"
+	ReasonObjectsNotReady     = "ObjectsNotReady"
+	ReasonDriftRepaired       = "DriftRepaired"
+	ReasonNoDrift             = "NoDrift"
+)
+
+// Status is what the runtime writes to a custom resource's status.
+type Status struct {
+	ObservedGeneration int64              `json:"observedGeneration,omitempty"`
+	Conditions         []metav1.Condition `json:"conditions,omitempty"`
+	DeployedRelease    *DeployedRelease   `json:"deployedRelease,omitempty"`
+}
+
+// DeployedRelease names the release currently deployed for the CR.
+type DeployedRelease struct {
+	Name       string `json:"name"`
+	Version    int    `json:"version"`
+	Chart      string `json:"chart"`
+	AppVersion string `json:"appVersion,omitempty"`
+	// Digest of the chart and values it was made from.
+	Digest string `json:"digest"`
+}
+
+// statusOf reads the status of a CR; whatever is not ours is dropped.
+func statusOf(obj *unstructured.Unstructured) Status {
+	var st Status
+	if m, ok := obj.Object["status"].(map[string]any); ok {
+		_ = runtime.DefaultUnstructuredConverter.FromUnstructured(m, &st)
+	}
+	return st
+}
+
+func (s *Status) set(generation int64, typ string, status metav1.ConditionStatus, reason, message string) {
+	meta.SetStatusCondition(&s.Conditions, metav1.Condition{
+		Type: typ, Status: status, Reason: reason, Message: truncate(message), ObservedGeneration: generation,
+	})
+}
+
+// truncate keeps condition messages within the API's 32 KiB limit.
+func truncate(s string) string {
+	const max = 4096
+	if len(s) <= max {
+		return s
+	}
+	return s[:max-3] + "..."
+}

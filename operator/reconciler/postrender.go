@@ -1,0 +1,102 @@
+package reconciler
+
+import (
+	"bytes"
+	"fmt"
+	"io"
+
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
+	"sigs.k8s.io/yaml"
+)
+
+// Marks a rendered object carries so the operator finds its CR again.
+const (
+	// ManagedLabel marks every object of every release the operator manages;
+	// its cache of dependent objects selects on it.
+	ManagedLabel = "chartpilot/managed"
+	// Objects an owner reference cannot point from (cluster-scoped objects
+	// of a namespaced CR, objects in other namespaces) name their CR in
+	// these annotations, operator-sdk's.
+	PrimaryResourceAnnotation     = "operator-sdk/primary-resource"
+	PrimaryResourceTypeAnnotation = "operator-sdk/primary-resource-type"
+)
+
+// ownerRenderer is a Helm post-renderer that ties every rendered object to
+// the CR: an owner reference where Kubernetes allows one, annotations
+// otherwise, and the managed label.
+type ownerRenderer struct {
+	owner  *unstructured.Unstructured
+	mapper meta.RESTMapper
+}
+
+func (r ownerRenderer) Run(rendered *bytes.Buffer) (*bytes.Buffer, error) {
+	dec := utilyaml.NewYAMLOrJSONDecoder(rendered, 4096)
+	out := &bytes.Buffer{}
+	ownerGVK := r.owner.GroupVersionKind()
+	ref := metav1.OwnerReference{
+		APIVersion: ownerGVK.GroupVersion().String(), Kind: ownerGVK.Kind,
+		Name: r.owner.GetName(), UID: r.owner.GetUID(),
+		Controller: ptr(true), BlockOwnerDeletion: ptr(true),
+	}
+	for {
+		var obj unstructured.Unstructured
+		if err := dec.Decode(&obj.Object); err != nil {
+			if err == io.EOF {
+				break
+			}
+			return nil, fmt.Errorf("post-rendering: %w", err)
+		}
+		if len(obj.Object) == 0 {
+			continue
+		}
+		labels := obj.GetLabels()
+		if labels == nil {
+			labels = map[string]string{}
+		}
+		labels[ManagedLabel] = "true"
+		obj.SetLabels(labels)
+		if r.ownable(&obj) {
+			obj.SetOwnerReferences(append(obj.GetOwnerReferences(), ref))
+		} else {
+			ann := obj.GetAnnotations()
+			if ann == nil {
+				ann = map[string]string{}
+			}
+			ann[PrimaryResourceAnnotation] = r.owner.GetNamespace() + "/" + r.owner.GetName()
+			ann[PrimaryResourceTypeAnnotation] = ownerGVK.GroupKind().String()
+			obj.SetAnnotations(ann)
+		}
+		data, err := yaml.Marshal(obj.Object)
+		if err != nil {
+			return nil, err
+		}
+		out.WriteString("---\n")
+		out.Write(data)
+	}
+	return out, nil
+}
+
+// ownable: an owner reference may point from obj to the CR when both are in
+// one namespace, or the CR is cluster-scoped.
+func (r ownerRenderer) ownable(obj *unstructured.Unstructured) bool {
+	if r.owner.GetNamespace() == "" {
+		return true
+	}
+	gvk := obj.GroupVersionKind()
+	mapping, err := r.mapper.RESTMapping(schema.GroupKind{Group: gvk.Group, Kind: gvk.Kind}, gvk.Version)
+	if err != nil {
+		// Unknown kind (a CRD the chart installs): assume namespaced, as
+		// most are, when it names no other namespace.
+		return obj.GetNamespace() == "" || obj.GetNamespace() == r.owner.GetNamespace()
+	}
+	if mapping.Scope.Name() != meta.RESTScopeNameNamespace {
+		return false
+	}
+	return obj.GetNamespace() == "" || obj.GetNamespace() == r.owner.GetNamespace()
+}
+
+func ptr[T any](v T) *T { return &v }

@@ -1,0 +1,353 @@
+// Package reconciler is the controller of one watched kind: it turns each
+// custom resource into a release.Request, lets package release bring the
+// release in line, and reports the outcome in the CR's status and events.
+package reconciler
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/go-logr/logr"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/client-go/tools/record"
+	"k8s.io/client-go/util/retry"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+
+	"github.com/chartpilot/chartpilot/operator/release"
+	"github.com/chartpilot/chartpilot/operator/values"
+	"github.com/chartpilot/chartpilot/operator/watches"
+)
+
+// Finalizers and annotations of operator-sdk's Helm operator.
+const (
+	Finalizer       = "helm.sdk.operatorframework.io/uninstall-release"
+	LegacyFinalizer = "uninstall-helm-release"
+
+	annotationPrefix           = "helm.sdk.operatorframework.io/"
+	AnnotationUpgradeForce     = annotationPrefix + "upgrade-force"
+	AnnotationRollbackForce    = annotationPrefix + "rollback-force"
+	AnnotationUninstallWait    = annotationPrefix + "uninstall-wait"
+	AnnotationReconcilePeriod  = annotationPrefix + "reconcile-period"
+	AnnotationInstallNoHooks   = annotationPrefix + "install-disable-hooks"
+	AnnotationUpgradeNoHooks   = annotationPrefix + "upgrade-disable-hooks"
+	AnnotationUninstallNoHooks = annotationPrefix + "uninstall-disable-hooks"
+	AnnotationPaused           = annotationPrefix + "pause-reconcile"
+)
+
+// notReadyRequeue re-checks readiness while objects are getting ready, in
+// case no watch event comes (dependent watches disabled).
+const notReadyRequeue = 15 * time.Second
+
+// Options configure a Reconciler.
+type Options struct {
+	// Watch is the watches.yaml entry: kind, chart, overrides, period.
+	Watch watches.Watch
+	// Client reads and writes CRs (the manager's).
+	Client client.Client
+	// Helm acts on releases.
+	Helm *release.Client
+	// Recorder emits events on CRs.
+	Recorder record.EventRecorder
+	// ReconcilePeriod is the default period when neither the watch nor the
+	// CR's annotation sets one; 0 means none.
+	ReconcilePeriod time.Duration
+	// Log is the base logger.
+	Log logr.Logger
+	// OnDeployed is called with the manifest of each release in sync, to
+	// watch the kinds it creates.
+	OnDeployed func(ctx context.Context, manifest string)
+}
+
+// Reconciler reconciles the CRs of one kind.
+type Reconciler struct {
+	opts        Options
+	chartDigest string
+}
+
+// New returns a Reconciler.
+func New(opts Options) *Reconciler {
+	return &Reconciler{opts: opts, chartDigest: release.ChartDigest(opts.Watch.LoadedChart)}
+}
+
+// Reconcile implements reconcile.Reconciler. See package release for the
+// contract: errors are retried with the controller's backoff.
+func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reconcile.Result, error) {
+	log := r.opts.Log.WithValues("name", req.Name, "namespace", req.Namespace)
+	obj := &unstructured.Unstructured{}
+	obj.SetGroupVersionKind(r.opts.Watch.GroupVersionKind())
+	if err := r.opts.Client.Get(ctx, req.NamespacedName, obj); err != nil {
+		return reconcile.Result{}, client.IgnoreNotFound(err)
+	}
+	if !r.opts.Watch.LabelSelector.Matches(labels.Set(obj.GetLabels())) {
+		return reconcile.Result{}, nil
+	}
+	if isTrue(obj.GetAnnotations()[AnnotationPaused]) && obj.GetDeletionTimestamp() == nil {
+		log.V(1).Info("reconcile paused by annotation")
+		return reconcile.Result{}, nil
+	}
+	relReq := r.request(obj)
+	if obj.GetDeletionTimestamp() != nil {
+		return reconcile.Result{}, r.finalize(ctx, obj, relReq)
+	}
+	if !controllerutil.ContainsFinalizer(obj, Finalizer) {
+		controllerutil.AddFinalizer(obj, Finalizer)
+		if err := r.opts.Client.Update(ctx, obj); err != nil {
+			return reconcile.Result{}, fmt.Errorf("adding finalizer: %w", err)
+		}
+	}
+
+	before := statusOf(obj)
+	st := before
+	st.Conditions = append([]metav1.Condition(nil), before.Conditions...)
+	gen := obj.GetGeneration()
+	st.set(gen, TypeInitialized, metav1.ConditionTrue, "Initialized", "")
+
+	vals, err := values.Compose(r.opts.Watch.LoadedChart, obj.Object["spec"], r.opts.Watch.OverrideValues)
+	if err != nil {
+		// Retrying cannot help: wait for the CR to change.
+		st.set(gen, TypeIrreconcilable, metav1.ConditionTrue, ReasonInvalidValues, err.Error())
+		st.set(gen, TypeReleaseFailed, metav1.ConditionTrue, ReasonReconcileError, err.Error())
+		st.ObservedGeneration = gen
+		r.event(obj, corev1.EventTypeWarning, ReasonInvalidValues, err.Error())
+		return reconcile.Result{}, r.writeStatus(ctx, obj, before, st)
+	}
+	relReq.Values = vals
+	st.set(gen, TypeIrreconcilable, metav1.ConditionFalse, ReasonReconcileSuccessful, "")
+
+	res, rerr := r.opts.Helm.Reconcile(ctx, relReq)
+	r.report(obj, res)
+	if rerr != nil {
+		reason := failureReason(rerr)
+		st.set(gen, TypeReleaseFailed, metav1.ConditionTrue, reason, rerr.Error())
+		if res.State.Deployed == nil {
+			st.set(gen, TypeDeployed, metav1.ConditionFalse, reason, rerr.Error())
+		}
+		st.ObservedGeneration = gen
+		if werr := r.writeStatus(ctx, obj, before, st); werr != nil {
+			log.Error(werr, "writing status")
+		}
+		return reconcile.Result{}, rerr
+	}
+
+	deployed := res.State.Deployed
+	if r.opts.OnDeployed != nil {
+		r.opts.OnDeployed(ctx, deployed.Manifest)
+	}
+	st.set(gen, TypeReleaseFailed, metav1.ConditionFalse, ReasonReconcileSuccessful, "")
+	st.set(gen, TypeDeployed, metav1.ConditionTrue, successReason(res, before), fmt.Sprintf("revision %d of %s", deployed.Version, chartName(deployed.Chart.Metadata.Name, deployed.Chart.Metadata.Version)))
+	switch prev := meta.FindStatusCondition(before.Conditions, TypeDrifted); {
+	case performed(res, release.ActionRepair):
+		st.set(gen, TypeDrifted, metav1.ConditionFalse, ReasonDriftRepaired, "objects changed in the cluster were restored: "+driftSummary(res))
+	case prev != nil && prev.Reason == ReasonDriftRepaired && !res.Changed():
+		// Keep the last repair on record until the release changes.
+	default:
+		st.set(gen, TypeDrifted, metav1.ConditionFalse, ReasonNoDrift, "")
+	}
+	if len(res.State.NotReady) > 0 {
+		st.set(gen, TypeReady, metav1.ConditionFalse, ReasonObjectsNotReady, strings.Join(res.State.NotReady, "; "))
+	} else {
+		st.set(gen, TypeReady, metav1.ConditionTrue, ReasonObjectsReady, "")
+	}
+	st.DeployedRelease = &DeployedRelease{
+		Name: deployed.Name, Version: deployed.Version,
+		Chart:      chartName(deployed.Chart.Metadata.Name, deployed.Chart.Metadata.Version),
+		AppVersion: deployed.Chart.Metadata.AppVersion,
+		Digest:     deployed.Labels[release.DigestLabel],
+	}
+	st.ObservedGeneration = gen
+	if err := r.writeStatus(ctx, obj, before, st); err != nil {
+		return reconcile.Result{}, err
+	}
+	return reconcile.Result{RequeueAfter: r.requeue(obj, res)}, nil
+}
+
+// request maps the CR and its annotations to a release request.
+func (r *Reconciler) request(obj *unstructured.Unstructured) *release.Request {
+	ann := obj.GetAnnotations()
+	ns := obj.GetNamespace()
+	if ns == "" {
+		ns = corev1.NamespaceDefault
+	}
+	rollbackForce := true // operator-sdk's default
+	if v, ok := ann[AnnotationRollbackForce]; ok {
+		rollbackForce = isTrue(v)
+	}
+	return &release.Request{
+		Name:                  obj.GetName(),
+		Namespace:             ns,
+		Chart:                 r.opts.Watch.LoadedChart,
+		ChartDigest:           r.chartDigest,
+		PostRenderer:          ownerRenderer{owner: obj, mapper: r.opts.Helm.RESTMapper()},
+		UpgradeForce:          isTrue(ann[AnnotationUpgradeForce]),
+		RollbackForce:         rollbackForce,
+		UninstallWait:         isTrue(ann[AnnotationUninstallWait]),
+		InstallDisableHooks:   isTrue(ann[AnnotationInstallNoHooks]),
+		UpgradeDisableHooks:   isTrue(ann[AnnotationUpgradeNoHooks]),
+		UninstallDisableHooks: isTrue(ann[AnnotationUninstallNoHooks]),
+		DryRun:                string(r.opts.Watch.DryRunOption),
+	}
+}
+
+// finalize uninstalls the release of a CR being deleted, then lets it go.
+func (r *Reconciler) finalize(ctx context.Context, obj *unstructured.Unstructured, req *release.Request) error {
+	if !controllerutil.ContainsFinalizer(obj, Finalizer) && !controllerutil.ContainsFinalizer(obj, LegacyFinalizer) {
+		return nil
+	}
+	if err := r.opts.Helm.Uninstall(ctx, req); err != nil {
+		before := statusOf(obj)
+		st := before
+		st.Conditions = append([]metav1.Condition(nil), before.Conditions...)
+		st.set(obj.GetGeneration(), TypeReleaseFailed, metav1.ConditionTrue, ReasonUninstallError, err.Error())
+		if werr := r.writeStatus(ctx, obj, before, st); werr != nil {
+			r.opts.Log.Error(werr, "writing status")
+		}
+		r.event(obj, corev1.EventTypeWarning, ReasonUninstallError, err.Error())
+		return err
+	}
+	r.event(obj, corev1.EventTypeNormal, ReasonUninstallSuccessful, "release uninstalled")
+
+	return retry.RetryOnConflict(retry.DefaultBackoff, func() error {
+		cur := &unstructured.Unstructured{}
+		cur.SetGroupVersionKind(obj.GroupVersionKind())
+		if err := r.opts.Client.Get(ctx, client.ObjectKeyFromObject(obj), cur); err != nil {
+			return client.IgnoreNotFound(err)
+		}
+		controllerutil.RemoveFinalizer(cur, Finalizer)
+		controllerutil.RemoveFinalizer(cur, LegacyFinalizer)
+		return client.IgnoreNotFound(r.opts.Client.Update(ctx, cur))
+	})
+}
+
+// writeStatus writes st when it differs from before, retrying conflicts on a
+// fresh copy of the CR.
+func (r *Reconciler) writeStatus(ctx context.Context, obj *unstructured.Unstructured, before, st Status) error {
+	if equality.Semantic.DeepEqual(before, st) {
+		return nil
+	}
+	m, err := runtime.DefaultUnstructuredConverter.ToUnstructured(&st)
+	if err != nil {
+		return err
+	}
+	return retry.RetryOnConflict(retry.DefaultBackoff, func() error {
+		cur := &unstructured.Unstructured{}
+		cur.SetGroupVersionKind(obj.GroupVersionKind())
+		if err := r.opts.Client.Get(ctx, client.ObjectKeyFromObject(obj), cur); err != nil {
+			return client.IgnoreNotFound(err)
+		}
+		cur.Object["status"] = m
+		return r.opts.Client.Status().Update(ctx, cur)
+	})
+}
+
+// report emits one event per action. Messages name the action and revision,
+// never values: they may hold secrets.
+func (r *Reconciler) report(obj *unstructured.Unstructured, res release.Result) {
+	for _, a := range res.Actions {
+		reason := eventReasons[a.Action]
+		if a.Err != nil {
+			r.event(obj, corev1.EventTypeWarning, reason+"Failed", fmt.Sprintf("%s failed after %s: %v", a.Action, a.Duration.Round(time.Millisecond), a.Err))
+			continue
+		}
+		r.event(obj, corev1.EventTypeNormal, reason, fmt.Sprintf("%s succeeded in %s", a.Action, a.Duration.Round(time.Millisecond)))
+	}
+}
+
+var eventReasons = map[string]string{
+	release.ActionInstall:   "Installed",
+	release.ActionUpgrade:   "Upgraded",
+	release.ActionRepair:    "DriftRepaired",
+	release.ActionUnlock:    "Unlocked",
+	release.ActionRollback:  "RolledBack",
+	release.ActionUninstall: "Uninstalled",
+}
+
+func (r *Reconciler) event(obj *unstructured.Unstructured, typ, reason, msg string) {
+	if r.opts.Recorder != nil {
+		r.opts.Recorder.Event(obj, typ, reason, truncate(msg))
+	}
+}
+
+// requeue is the CR's reconcile period: its annotation, else the watch's,
+// else the operator's; sooner while objects are getting ready.
+func (r *Reconciler) requeue(obj *unstructured.Unstructured, res release.Result) time.Duration {
+	period := r.opts.ReconcilePeriod
+	if p := r.opts.Watch.Period(); p > 0 {
+		period = p
+	}
+	if v, ok := obj.GetAnnotations()[AnnotationReconcilePeriod]; ok {
+		if d, err := time.ParseDuration(v); err == nil && d >= 0 {
+			period = d
+		}
+	}
+	if len(res.State.NotReady) > 0 && (period == 0 || period > notReadyRequeue) {
+		return notReadyRequeue
+	}
+	return period
+}
+
+func failureReason(err error) string {
+	switch {
+	case errors.Is(err, release.ErrInstallFailed):
+		return ReasonInstallError
+	case errors.Is(err, release.ErrUpgradeFailed):
+		return ReasonUpgradeError
+	case errors.Is(err, release.ErrUninstallFailed):
+		return ReasonUninstallError
+	default:
+		return ReasonReconcileError
+	}
+}
+
+// successReason keeps the reason of the last change when nothing ran.
+func successReason(res release.Result, before Status) string {
+	switch {
+	case performed(res, release.ActionInstall):
+		return ReasonInstallSuccessful
+	case performed(res, release.ActionUpgrade):
+		return ReasonUpgradeSuccessful
+	}
+	for _, c := range before.Conditions {
+		if c.Type == TypeDeployed && c.Status == metav1.ConditionTrue {
+			return c.Reason
+		}
+	}
+	return ReasonReconcileSuccessful
+}
+
+// driftSummary names what the repair restored, from the state it started from.
+func driftSummary(res release.Result) string {
+	for _, a := range res.Actions {
+		if a.Action == release.ActionRepair && len(a.Drift) > 0 {
+			return strings.Join(a.Drift, "; ")
+		}
+	}
+	return "objects of the release"
+}
+
+func performed(res release.Result, action string) bool {
+	for _, a := range res.Actions {
+		if a.Action == action && a.Err == nil {
+			return true
+		}
+	}
+	return false
+}
+
+func chartName(name, version string) string { return name + "-" + version }
+
+func isTrue(v string) bool {
+	b, err := strconv.ParseBool(strings.TrimSpace(v))
+	return err == nil && b
+}
