@@ -87,7 +87,11 @@ func (r ownerRenderer) ownable(obj *unstructured.Unstructured) bool {
 		return true
 	}
 	gvk := obj.GroupVersionKind()
-	mapping, err := r.mapper.RESTMapping(schema.GroupKind{Group: gvk.Group, Kind: gvk.Kind}, gvk.Version)
+	var mapping *meta.RESTMapping
+	err := fmt.Errorf("no mapper")
+	if r.mapper != nil {
+		mapping, err = r.mapper.RESTMapping(schema.GroupKind{Group: gvk.Group, Kind: gvk.Kind}, gvk.Version)
+	}
 	if err != nil {
 		// Unknown kind (a CRD the chart installs): assume namespaced, as
 		// most are, when it names no other namespace.

@@ -184,12 +184,16 @@ func (r *Reconciler) request(obj *unstructured.Unstructured) *release.Request {
 	if v, ok := ann[AnnotationRollbackForce]; ok {
 		rollbackForce = isTrue(v)
 	}
+	var mapper meta.RESTMapper
+	if r.opts.Helm != nil {
+		mapper = r.opts.Helm.RESTMapper()
+	}
 	return &release.Request{
 		Name:                  obj.GetName(),
 		Namespace:             ns,
 		Chart:                 r.opts.Watch.LoadedChart,
 		ChartDigest:           r.chartDigest,
-		PostRenderer:          ownerRenderer{owner: obj, mapper: r.opts.Helm.RESTMapper()},
+		PostRenderer:          ownerRenderer{owner: obj, mapper: mapper},
 		UpgradeForce:          isTrue(ann[AnnotationUpgradeForce]),
 		RollbackForce:         rollbackForce,
 		UninstallWait:         isTrue(ann[AnnotationUninstallWait]),

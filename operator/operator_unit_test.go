@@ -1,0 +1,95 @@
+package operator
+
+import (
+	"context"
+	"slices"
+	"testing"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/chartpilot/chartpilot/operator/reconciler"
+)
+
+func TestParseNamespaces(t *testing.T) {
+	tests := map[string][]string{
+		"":          nil,
+		"a":         {"a"},
+		"a,b":       {"a", "b"},
+		" a , ,b ,": {"a", "b"},
+		",":         nil,
+	}
+	for in, want := range tests {
+		if got := ParseNamespaces(in); !slices.Equal(got, want) {
+			t.Errorf("ParseNamespaces(%q) = %v, want %v", in, got, want)
+		}
+	}
+}
+
+func TestManifestKinds(t *testing.T) {
+	manifest := `---
+apiVersion: v1
+kind: ConfigMap
+metadata: {name: a}
+---
+apiVersion: apps/v1
+kind: Deployment
+metadata: {name: b}
+---
+# empty document
+---
+apiVersion: v1
+kind: ConfigMap
+metadata: {name: c}
+`
+	got := manifestKinds(manifest)
+	want := []schema.GroupVersionKind{{Version: "v1", Kind: "ConfigMap"}, {Group: "apps", Version: "v1", Kind: "Deployment"}}
+	if !slices.Equal(got, want) {
+		t.Errorf("manifestKinds = %v, want %v", got, want)
+	}
+}
+
+func TestOwners(t *testing.T) {
+	d := &dependents{owner: schema.GroupVersionKind{Group: "charts.example.com", Version: "v1alpha1", Kind: "App"}}
+	yes := true
+	tests := []struct {
+		name string
+		obj  func() *unstructured.Unstructured
+		want []types.NamespacedName
+	}{
+		{"controller owner reference", func() *unstructured.Unstructured {
+			u := &unstructured.Unstructured{}
+			u.SetNamespace("ns")
+			u.SetOwnerReferences([]metav1.OwnerReference{{APIVersion: "charts.example.com/v1alpha1", Kind: "App", Name: "web", Controller: &yes}})
+			return u
+		}, []types.NamespacedName{{Namespace: "ns", Name: "web"}}},
+		{"owner of another kind", func() *unstructured.Unstructured {
+			u := &unstructured.Unstructured{}
+			u.SetOwnerReferences([]metav1.OwnerReference{{APIVersion: "apps/v1", Kind: "ReplicaSet", Name: "rs", Controller: &yes}})
+			return u
+		}, nil},
+		{"primary-resource annotations (cluster-scoped dependent)", func() *unstructured.Unstructured {
+			u := &unstructured.Unstructured{}
+			u.SetAnnotations(map[string]string{reconciler.PrimaryResourceAnnotation: "ns/web", reconciler.PrimaryResourceTypeAnnotation: "App.charts.example.com"})
+			return u
+		}, []types.NamespacedName{{Namespace: "ns", Name: "web"}}},
+		{"annotations of another kind", func() *unstructured.Unstructured {
+			u := &unstructured.Unstructured{}
+			u.SetAnnotations(map[string]string{reconciler.PrimaryResourceAnnotation: "ns/web", reconciler.PrimaryResourceTypeAnnotation: "Other.example.com"})
+			return u
+		}, nil},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var got []types.NamespacedName
+			for _, r := range d.owners(context.Background(), tt.obj()) {
+				got = append(got, r.NamespacedName)
+			}
+			if !slices.Equal(got, tt.want) {
+				t.Errorf("owners = %v, want %v", got, tt.want)
+			}
+		})
+	}
+}

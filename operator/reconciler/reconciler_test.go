@@ -1,0 +1,154 @@
+package reconciler
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"strings"
+	"testing"
+
+	"helm.sh/helm/v3/pkg/chart"
+	"k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
+	"sigs.k8s.io/yaml"
+
+	"github.com/chartpilot/chartpilot/operator/release"
+	"github.com/chartpilot/chartpilot/operator/watches"
+)
+
+func owner(namespace string) *unstructured.Unstructured {
+	u := &unstructured.Unstructured{}
+	u.SetGroupVersionKind(schema.GroupVersionKind{Group: "charts.example.com", Version: "v1alpha1", Kind: "App"})
+	u.SetName("web")
+	u.SetNamespace(namespace)
+	u.SetUID(types.UID("uid-1"))
+	return u
+}
+
+func TestOwnerRenderer(t *testing.T) {
+	mapper := meta.NewDefaultRESTMapper(nil)
+	mapper.Add(schema.GroupVersionKind{Version: "v1", Kind: "ConfigMap"}, meta.RESTScopeNamespace)
+	mapper.Add(schema.GroupVersionKind{Group: "rbac.authorization.k8s.io", Version: "v1", Kind: "ClusterRole"}, meta.RESTScopeRoot)
+	rendered := `---
+apiVersion: v1
+kind: ConfigMap
+metadata: {name: same-namespace}
+---
+apiVersion: v1
+kind: ConfigMap
+metadata: {name: elsewhere, namespace: other}
+---
+apiVersion: rbac.authorization.k8s.io/v1
+kind: ClusterRole
+metadata: {name: cluster-wide, labels: {keep: me}}
+`
+	out, err := ownerRenderer{owner: owner("ns"), mapper: mapper}.Run(bytes.NewBufferString(rendered))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var objs []*unstructured.Unstructured
+	for _, doc := range strings.Split(out.String(), "---\n") {
+		if strings.TrimSpace(doc) == "" {
+			continue
+		}
+		u := &unstructured.Unstructured{}
+		if err := yaml.Unmarshal([]byte(doc), &u.Object); err != nil {
+			t.Fatal(err)
+		}
+		objs = append(objs, u)
+	}
+	if len(objs) != 3 {
+		t.Fatalf("%d objects", len(objs))
+	}
+	tests := []struct {
+		obj       *unstructured.Unstructured
+		ownerRef  bool
+		annotated bool
+	}{
+		{objs[0], true, false},
+		{objs[1], false, true},
+		{objs[2], false, true},
+	}
+	for _, tt := range tests {
+		name := tt.obj.GetName()
+		if got := len(tt.obj.GetOwnerReferences()) == 1; got != tt.ownerRef {
+			t.Errorf("%s: owner reference %v, want %v", name, got, tt.ownerRef)
+		}
+		if got := tt.obj.GetAnnotations()[PrimaryResourceAnnotation] == "ns/web"; got != tt.annotated {
+			t.Errorf("%s: primary-resource annotation %v, want %v", name, got, tt.annotated)
+		}
+		if tt.obj.GetLabels()[ManagedLabel] != "true" {
+			t.Errorf("%s: labels %v", name, tt.obj.GetLabels())
+		}
+	}
+	if objs[2].GetLabels()["keep"] != "me" {
+		t.Error("existing labels dropped")
+	}
+	if ref := objs[0].GetOwnerReferences()[0]; ref.UID != "uid-1" || ref.Kind != "App" || !*ref.Controller {
+		t.Errorf("owner reference %+v", ref)
+	}
+}
+
+func TestRequestFromAnnotations(t *testing.T) {
+	r := New(Options{Watch: watches.Watch{LoadedChart: &chart.Chart{Metadata: &chart.Metadata{Name: "app", Version: "1.0.0"}}, DryRunOption: watches.DryRunServer}})
+	tests := []struct {
+		name string
+		ann  map[string]string
+		ns   string
+		want func(*release.Request) error
+	}{
+		{"defaults", nil, "ns", func(q *release.Request) error {
+			if q.UpgradeForce || !q.RollbackForce || q.UninstallWait || q.InstallDisableHooks || q.Namespace != "ns" || q.DryRun != "server" {
+				return fmt.Errorf("%+v", q)
+			}
+			return nil
+		}},
+		{"every annotation", map[string]string{
+			AnnotationUpgradeForce: "true", AnnotationRollbackForce: "false", AnnotationUninstallWait: "True",
+			AnnotationInstallNoHooks: "1", AnnotationUpgradeNoHooks: "true", AnnotationUninstallNoHooks: "true",
+		}, "ns", func(q *release.Request) error {
+			if !q.UpgradeForce || q.RollbackForce || !q.UninstallWait || !q.InstallDisableHooks || !q.UpgradeDisableHooks || !q.UninstallDisableHooks {
+				return fmt.Errorf("%+v", q)
+			}
+			return nil
+		}},
+		{"unparsable values are false", map[string]string{AnnotationUpgradeForce: "yes please"}, "ns", func(q *release.Request) error {
+			if q.UpgradeForce {
+				return errors.New("upgrade-force set")
+			}
+			return nil
+		}},
+		{"cluster-scoped CR releases into default", nil, "", func(q *release.Request) error {
+			if q.Namespace != "default" {
+				return fmt.Errorf("namespace %q", q.Namespace)
+			}
+			return nil
+		}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			o := owner(tt.ns)
+			o.SetAnnotations(tt.ann)
+			if err := tt.want(r.request(o)); err != nil {
+				t.Error(err)
+			}
+		})
+	}
+}
+
+func TestFailureReason(t *testing.T) {
+	tests := map[error]string{
+		fmt.Errorf("x: %w", release.ErrInstallFailed):   ReasonInstallError,
+		fmt.Errorf("x: %w", release.ErrUpgradeFailed):   ReasonUpgradeError,
+		fmt.Errorf("x: %w", release.ErrUninstallFailed): ReasonUninstallError,
+		fmt.Errorf("x: %w", release.ErrNotConverged):    ReasonReconcileError,
+		errors.New("api server gone"):                   ReasonReconcileError,
+	}
+	for err, want := range tests {
+		if got := failureReason(err); got != want {
+			t.Errorf("failureReason(%v) = %s, want %s", err, got, want)
+		}
+	}
+}
