@@ -39,15 +39,7 @@ var crdResource = schema.GroupVersionResource{Group: "apiextensions.k8s.io", Ver
 // and CRDs, and the node kwok will manage.
 func (c *Cluster) bootstrap(ctx context.Context, inst *toolchain.Installation) error {
 	began := time.Now()
-	cfg, err := c.RESTConfig()
-	if err != nil {
-		return err
-	}
-	cs, err := kubernetes.NewForConfig(cfg)
-	if err != nil {
-		return err
-	}
-	dyn, err := dynamic.NewForConfig(cfg)
+	cs, dyn, err := c.clients()
 	if err != nil {
 		return err
 	}
@@ -173,11 +165,7 @@ func registerNode(ctx context.Context, cs kubernetes.Interface) error {
 }
 
 func (c *Cluster) waitNodeReady(ctx context.Context) error {
-	cfg, err := c.RESTConfig()
-	if err != nil {
-		return err
-	}
-	cs, err := kubernetes.NewForConfig(cfg)
+	cs, _, err := c.clients()
 	if err != nil {
 		return err
 	}

@@ -12,7 +12,6 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/wait"
-	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/utils/ptr"
 )
@@ -39,15 +38,7 @@ type CheckResult struct {
 // works in a namespace of its own, deleted at the end, and stops at the first
 // failing step.
 func (c *Cluster) Check(ctx context.Context, out io.Writer) ([]CheckResult, error) {
-	cfg, err := c.RESTConfig()
-	if err != nil {
-		return nil, err
-	}
-	cs, err := kubernetes.NewForConfig(cfg)
-	if err != nil {
-		return nil, err
-	}
-	dyn, err := dynamic.NewForConfig(cfg)
+	cs, dyn, err := c.clients()
 	if err != nil {
 		return nil, err
 	}

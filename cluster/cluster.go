@@ -21,6 +21,8 @@ import (
 	"syscall"
 	"time"
 
+	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 
@@ -150,6 +152,23 @@ func (c *Cluster) RESTConfig() (*rest.Config, error) {
 		return nil, fmt.Errorf("loading %s: %w", c.KubeconfigPath(), err)
 	}
 	return cfg, nil
+}
+
+// clients returns typed and dynamic admin clients.
+func (c *Cluster) clients() (kubernetes.Interface, dynamic.Interface, error) {
+	cfg, err := c.RESTConfig()
+	if err != nil {
+		return nil, nil, err
+	}
+	cs, err := kubernetes.NewForConfig(cfg)
+	if err != nil {
+		return nil, nil, err
+	}
+	dyn, err := dynamic.NewForConfig(cfg)
+	if err != nil {
+		return nil, nil, err
+	}
+	return cs, dyn, nil
 }
 
 func (c *Cluster) path(elem ...string) string {

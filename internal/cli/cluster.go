@@ -35,6 +35,18 @@ func (f *clusterFlags) cluster(out io.Writer) (*cluster.Cluster, error) {
 	return cluster.New(f.options(out))
 }
 
+// running returns the cluster if it has been started (it has a kubeconfig).
+func (f *clusterFlags) running(out io.Writer) (*cluster.Cluster, error) {
+	c, err := f.cluster(out)
+	if err != nil {
+		return nil, err
+	}
+	if _, err := c.RESTConfig(); err != nil {
+		return nil, err
+	}
+	return c, nil
+}
+
 func newClusterCommand(streams genericiooptions.IOStreams) *cobra.Command {
 	f := &clusterFlags{}
 	cmd := &cobra.Command{
@@ -188,11 +200,8 @@ func newClusterKubeconfigCommand(streams genericiooptions.IOStreams, f *clusterF
 		Short: "Print the local cluster's admin kubeconfig (or its path with --path)",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			c, err := f.cluster(streams.Out)
+			c, err := f.running(streams.Out)
 			if err != nil {
-				return err
-			}
-			if _, err := c.RESTConfig(); err != nil {
 				return err
 			}
 			if pathOnly {
@@ -217,11 +226,8 @@ func newClusterEnvCommand(streams genericiooptions.IOStreams, f *clusterFlags) *
 		Short: "Print shell exports for KUBECONFIG and a PATH with the cluster's kubectl: eval \"$(chartpilot cluster env)\"",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			c, err := f.cluster(streams.Out)
+			c, err := f.running(streams.Out)
 			if err != nil {
-				return err
-			}
-			if _, err := c.RESTConfig(); err != nil {
 				return err
 			}
 			inst, err := toolchain.Ensure(cmd.Context(), toolchain.Options{CacheDir: f.cacheDir, Out: streams.ErrOut})
