@@ -114,8 +114,10 @@ func New(opts Options) (manager.Manager, error) {
 		}
 	}
 	mgr, err := ctrl.NewManager(opts.Config, ctrl.Options{
-		Logger:                  opts.Log,
-		Cache:                   cacheOpts,
+		Logger: opts.Log,
+		Cache:  cacheOpts,
+		// CRs and release objects are unstructured: read them from the cache too.
+		Client:                  client.Options{Cache: &client.CacheOptions{Unstructured: true}},
 		Metrics:                 metricsserver.Options{BindAddress: opts.MetricsBindAddress},
 		HealthProbeBindAddress:  opts.HealthProbeBindAddress,
 		LeaderElection:          opts.LeaderElection,
@@ -131,9 +133,9 @@ func New(opts Options) (manager.Manager, error) {
 	if err := mgr.AddReadyzCheck("ping", healthz.Ping); err != nil {
 		return nil, err
 	}
-	helm, err := release.NewClient(opts.Config, func(format string, args ...any) {
-		opts.Log.V(2).Info(fmt.Sprintf(format, args...))
-	})
+	helm, err := release.NewClient(opts.Config,
+		release.WithReader(mgr.GetClient()),
+		release.WithLog(func(format string, args ...any) { opts.Log.V(2).Info(fmt.Sprintf(format, args...)) }))
 	if err != nil {
 		return nil, err
 	}

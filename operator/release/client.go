@@ -18,6 +18,7 @@ import (
 	"k8s.io/client-go/restmapper"
 	"k8s.io/client-go/tools/clientcmd"
 	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 )
 
 // Client gives Helm actions for any namespace, sharing one discovery cache and
@@ -30,14 +31,26 @@ type Client struct {
 	discovery discovery.CachedDiscoveryInterface
 	mapper    meta.ResettableRESTMapper
 	log       func(string, ...any)
+	reader    client.Reader
 
 	mu      sync.Mutex
 	configs map[string]*action.Configuration
 }
 
-// NewClient returns a Client acting with cfg's identity. log receives Helm's
-// debug lines; nil discards them.
-func NewClient(cfg *rest.Config, log func(string, ...any)) (*Client, error) {
+// ClientOption configures a Client.
+type ClientOption func(*Client)
+
+// WithLog sends Helm's debug lines to log.
+func WithLog(log func(string, ...any)) ClientOption { return func(c *Client) { c.log = log } }
+
+// WithReader reads the release's objects, for drift and readiness, through r
+// (an informer cache) instead of the API server, so that a reconcile of a
+// release in sync costs no request per object. An object the reader does not
+// have is confirmed with the API server before it counts as deleted.
+func WithReader(r client.Reader) ClientOption { return func(c *Client) { c.reader = r } }
+
+// NewClient returns a Client acting with cfg's identity.
+func NewClient(cfg *rest.Config, opts ...ClientOption) (*Client, error) {
 	cs, err := kubernetes.NewForConfig(cfg)
 	if err != nil {
 		return nil, fmt.Errorf("creating a Kubernetes client: %w", err)
@@ -47,18 +60,19 @@ func NewClient(cfg *rest.Config, log func(string, ...any)) (*Client, error) {
 		return nil, fmt.Errorf("creating a dynamic client: %w", err)
 	}
 	disc := memory.NewMemCacheClient(cs.Discovery())
-	if log == nil {
-		log = func(string, ...any) {}
-	}
-	return &Client{
+	c := &Client{
 		config:    cfg,
 		clientset: cs,
 		dynamic:   dyn,
 		discovery: disc,
 		mapper:    restmapper.NewDeferredDiscoveryRESTMapper(disc),
-		log:       log,
+		log:       func(string, ...any) {},
 		configs:   map[string]*action.Configuration{},
-	}, nil
+	}
+	for _, o := range opts {
+		o(c)
+	}
+	return c, nil
 }
 
 // actionConfig returns the Helm configuration for releases in namespace, with

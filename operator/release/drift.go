@@ -15,8 +15,10 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/dynamic"
 	"sigs.k8s.io/cli-utils/pkg/kstatus/status"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 )
 
 // Drift is one object of the release that differs in the cluster.
@@ -64,7 +66,7 @@ func (c *Client) compare(ctx context.Context, cfg *action.Configuration, rel *he
 		if info.Namespaced() {
 			ri = c.dynamic.Resource(info.Mapping.Resource).Namespace(info.Namespace)
 		}
-		live, err := ri.Get(ctx, info.Name, metav1.GetOptions{})
+		live, err := c.get(ctx, ri, info.Mapping.GroupVersionKind, info.Namespace, info.Name)
 		d := Drift{Object: id, desired: desired, resource: ri}
 		switch {
 		case apierrors.IsNotFound(err):
@@ -90,6 +92,23 @@ func (c *Client) compare(ctx context.Context, cfg *action.Configuration, rel *he
 		}
 	}
 	return drift, notReady, nil
+}
+
+// get reads an object through the reader when there is one, falling back to
+// the API server when the reader does not have it.
+func (c *Client) get(ctx context.Context, ri dynamic.ResourceInterface, gvk schema.GroupVersionKind, namespace, name string) (*unstructured.Unstructured, error) {
+	if c.reader != nil {
+		u := &unstructured.Unstructured{}
+		u.SetGroupVersionKind(gvk)
+		err := c.reader.Get(ctx, client.ObjectKey{Namespace: namespace, Name: name}, u)
+		if err == nil {
+			return u, nil
+		}
+		if !apierrors.IsNotFound(err) {
+			c.log("reading %s %s/%s from the cache: %v", gvk.Kind, namespace, name, err)
+		}
+	}
+	return ri.Get(ctx, name, metav1.GetOptions{})
 }
 
 func toUnstructured(obj runtime.Object) (*unstructured.Unstructured, error) {

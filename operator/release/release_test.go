@@ -69,7 +69,7 @@ func newFixture(t *testing.T) *fixture {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = cs.CoreV1().Namespaces().Delete(context.Background(), ns, metav1.DeleteOptions{}) })
-	c, err := NewClient(restConfig, nil)
+	c, err := NewClient(restConfig)
 	if err != nil {
 		t.Fatal(err)
 	}
