@@ -22,6 +22,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/handler"
 	"sigs.k8s.io/controller-runtime/pkg/healthz"
 	"sigs.k8s.io/controller-runtime/pkg/manager"
+	"sigs.k8s.io/controller-runtime/pkg/metrics"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
@@ -176,6 +177,7 @@ func addController(mgr manager.Manager, helm *release.Client, w watches.Watch, o
 	}
 	r := reconciler.New(reconciler.Options{
 		OnDeployed:      onDeployed,
+		Metrics:         newReleaseMetrics(gvk.Kind, metrics.Registry),
 		Watch:           w,
 		Client:          mgr.GetClient(),
 		Helm:            helm,

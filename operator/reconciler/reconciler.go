@@ -19,6 +19,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/tools/record"
 	"k8s.io/client-go/util/retry"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -68,6 +69,16 @@ type Options struct {
 	// OnDeployed is called with the manifest of each release in sync, to
 	// watch the kinds it creates.
 	OnDeployed func(ctx context.Context, manifest string)
+	// Metrics, when set, records each reconcile's state and actions.
+	Metrics Metrics
+}
+
+// Metrics records what reconciles did.
+type Metrics interface {
+	// Observe records the state a CR's release was left in and the actions run.
+	Observe(key types.NamespacedName, state string, actions []release.Performed)
+	// Forget drops a CR that is gone.
+	Forget(key types.NamespacedName)
 }
 
 // Reconciler reconciles the CRs of one kind.
@@ -128,6 +139,13 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reco
 
 	res, rerr := r.opts.Helm.Reconcile(ctx, relReq)
 	r.report(obj, res)
+	if r.opts.Metrics != nil {
+		state := string(res.State.Status)
+		if rerr != nil {
+			state = string(release.Failed)
+		}
+		r.opts.Metrics.Observe(req.NamespacedName, state, res.Actions)
+	}
 	if rerr != nil {
 		reason := failureReason(rerr)
 		st.set(gen, TypeReleaseFailed, metav1.ConditionTrue, reason, rerr.Error())
@@ -221,6 +239,9 @@ func (r *Reconciler) finalize(ctx context.Context, obj *unstructured.Unstructure
 		return err
 	}
 	r.event(obj, corev1.EventTypeNormal, ReasonUninstallSuccessful, "release uninstalled")
+	if r.opts.Metrics != nil {
+		r.opts.Metrics.Forget(client.ObjectKeyFromObject(obj))
+	}
 
 	return retry.RetryOnConflict(retry.DefaultBackoff, func() error {
 		cur := &unstructured.Unstructured{}

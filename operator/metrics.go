@@ -1,0 +1,84 @@
+package operator
+
+import (
+	"errors"
+	"sync"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/chartpilot/chartpilot/operator/release"
+)
+
+// releaseMetrics exports what the releases do, beside controller-runtime's
+// reconcile counts and durations: Helm actions by kind, action and result,
+// and releases by state.
+type releaseMetrics struct {
+	kind    string
+	actions *prometheus.CounterVec
+	states  *prometheus.GaugeVec
+
+	mu   sync.Mutex
+	last map[types.NamespacedName]string
+}
+
+func newReleaseMetrics(kind string, reg prometheus.Registerer) *releaseMetrics {
+	m := &releaseMetrics{
+		kind: kind,
+		actions: register(reg, prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "chartpilot_release_actions_total",
+			Help: "Helm actions run on releases, by custom resource kind, action and result.",
+		}, []string{"kind", "action", "result"})),
+		states: register(reg, prometheus.NewGaugeVec(prometheus.GaugeOpts{
+			Name: "chartpilot_releases",
+			Help: "Releases by custom resource kind and state (InSync, Drifted, Failed...) at their last reconcile.",
+		}, []string{"kind", "state"})),
+		last: map[types.NamespacedName]string{},
+	}
+	return m
+}
+
+// register registers c, or returns the collector already registered under
+// its name (several operators in one process share them).
+func register[C prometheus.Collector](reg prometheus.Registerer, c C) C {
+	if err := reg.Register(c); err != nil {
+		var are prometheus.AlreadyRegisteredError
+		if errors.As(err, &are) {
+			if existing, ok := are.ExistingCollector.(C); ok {
+				return existing
+			}
+		}
+	}
+	return c
+}
+
+// Observe records one reconcile of a CR.
+func (m *releaseMetrics) Observe(key types.NamespacedName, state string, actions []release.Performed) {
+	for _, a := range actions {
+		result := "success"
+		if a.Err != nil {
+			result = "failure"
+		}
+		m.actions.WithLabelValues(m.kind, a.Action, result).Inc()
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if prev, ok := m.last[key]; ok {
+		if prev == state {
+			return
+		}
+		m.states.WithLabelValues(m.kind, prev).Dec()
+	}
+	m.last[key] = state
+	m.states.WithLabelValues(m.kind, state).Inc()
+}
+
+// Forget drops a CR that is gone.
+func (m *releaseMetrics) Forget(key types.NamespacedName) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if prev, ok := m.last[key]; ok {
+		m.states.WithLabelValues(m.kind, prev).Dec()
+		delete(m.last, key)
+	}
+}

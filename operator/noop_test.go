@@ -1,0 +1,124 @@
+package operator
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	dto "github.com/prometheus/client_model/go"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/client-go/rest"
+	"sigs.k8s.io/controller-runtime/pkg/metrics"
+
+	"github.com/chartpilot/chartpilot/operator/reconciler"
+	"github.com/chartpilot/chartpilot/operator/watches"
+)
+
+// countingTransport counts the requests an operator sends.
+type countingTransport struct {
+	next http.RoundTripper
+	n    *atomic.Int64
+}
+
+func (c countingTransport) RoundTrip(r *http.Request) (*http.Response, error) {
+	c.n.Add(1)
+	return c.next.RoundTrip(r)
+}
+
+// A reconcile of a release in sync runs no Helm action and costs one request
+// (the release history); everything else comes from the informer cache.
+func TestNoOpReconcileIsCheap(t *testing.T) {
+	var requests atomic.Int64
+	cfg := rest.CopyConfig(restConfig)
+	cfg.WrapTransport = func(rt http.RoundTripper) http.RoundTripper { return countingTransport{next: rt, n: &requests} }
+	startOperator(t, func(o *Options, _ *watches.Watch) { o.Config = cfg })
+
+	e := newEnv(t)
+	ns := e.namespace()
+	e.createApp(ns, "quiet", map[string]any{"greeting": "hi"}, nil)
+	e.waitCondition(ns, "quiet", reconciler.TypeReady, metav1.ConditionTrue, "")
+	waitSettled(t, &requests)
+
+	actionsBefore := counterSum(t, "chartpilot_release_actions_total", nil)
+	reconcilesBefore := counterSum(t, "controller_runtime_reconcile_total", map[string]string{"controller": "app.charts.example.com.v1alpha1"})
+	requestsBefore := requests.Load()
+	const pokes = 10
+	for i := range pokes {
+		patch := fmt.Sprintf(`{"metadata":{"annotations":{"poke":"%d"}}}`, i)
+		if _, err := e.dyn.Resource(appGVR).Namespace(ns).Patch(context.Background(), "quiet", types.MergePatchType, []byte(patch), metav1.PatchOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		// One at a time, so that the queue does not fold pokes together.
+		err := wait.PollUntilContextTimeout(context.Background(), 20*time.Millisecond, 30*time.Second, true, func(context.Context) (bool, error) {
+			return counterSum(t, "controller_runtime_reconcile_total", map[string]string{"controller": "app.charts.example.com.v1alpha1"}) >= reconcilesBefore+float64(i+1), nil
+		})
+		if err != nil {
+			t.Fatalf("poke %d did not reconcile", i)
+		}
+	}
+	reconciles := counterSum(t, "controller_runtime_reconcile_total", map[string]string{"controller": "app.charts.example.com.v1alpha1"}) - reconcilesBefore
+	perReconcile := float64(requests.Load()-requestsBefore) / reconciles
+	t.Logf("%.0f no-op reconciles: %.2f API requests each", reconciles, perReconcile)
+	if perReconcile > 2 {
+		t.Errorf("a no-op reconcile costs %.2f API requests, want at most 2", perReconcile)
+	}
+	if got := counterSum(t, "chartpilot_release_actions_total", nil); got != actionsBefore {
+		t.Errorf("no-op reconciles ran %v Helm actions", got-actionsBefore)
+	}
+}
+
+// waitSettled waits until the operator has sent nothing for a while.
+func waitSettled(t *testing.T, n *atomic.Int64) {
+	t.Helper()
+	last := n.Load()
+	quiet := 0
+	for quiet < 10 {
+		time.Sleep(100 * time.Millisecond)
+		if cur := n.Load(); cur != last {
+			last, quiet = cur, 0
+			continue
+		}
+		quiet++
+	}
+}
+
+// counterSum adds the counters of a metric whose labels include match.
+func counterSum(t *testing.T, name string, match map[string]string) float64 {
+	t.Helper()
+	families, err := metrics.Registry.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	sum := 0.0
+	for _, f := range families {
+		if f.GetName() != name {
+			continue
+		}
+		for _, m := range f.GetMetric() {
+			if labelsMatch(m.GetLabel(), match) {
+				sum += m.GetCounter().GetValue()
+			}
+		}
+	}
+	return sum
+}
+
+func labelsMatch(pairs []*dto.LabelPair, match map[string]string) bool {
+	for k, v := range match {
+		found := false
+		for _, p := range pairs {
+			if p.GetName() == k && p.GetValue() == v {
+				found = true
+			}
+		}
+		if !found {
+			return false
+		}
+	}
+	return true
+}
