@@ -30,7 +30,11 @@ import (
 	"github.com/chartpilot/chartpilot/operator/watches"
 )
 
-var restConfig *rest.Config
+var (
+	restConfig *rest.Config
+	// kubeconfig reaches the test API server, for operator processes.
+	kubeconfig []byte
+)
 
 var appGVR = schema.GroupVersionResource{Group: "charts.example.com", Version: "v1alpha1", Resource: "apps"}
 
@@ -48,6 +52,7 @@ func TestMain(m *testing.M) {
 			return 1
 		}
 		defer env.Stop()
+		kubeconfig = env.KubeConfig
 		return m.Run()
 	}())
 }
@@ -55,12 +60,7 @@ func TestMain(m *testing.M) {
 // startOperator runs an operator for the App kind until the test ends.
 func startOperator(t *testing.T, mutate func(*Options, *watches.Watch)) {
 	t.Helper()
-	ch, err := loader.Load("testdata/charts/app")
-	if err != nil {
-		t.Fatal(err)
-	}
-	w := watches.Watch{Group: "charts.example.com", Version: "v1alpha1", Kind: "App", Chart: "app",
-		LoadedChart: ch, LabelSelector: labels.Everything(), DryRunOption: watches.DryRunClient}
+	w := appWatch(t, "testdata/charts/app")
 	opts := Options{Config: restConfig, MetricsBindAddress: "0", HealthProbeBindAddress: "0", MaxConcurrentReconciles: 4, Log: logr.Discard(), skipNameValidation: true}
 	if mutate != nil {
 		mutate(&opts, &w)
@@ -79,6 +79,16 @@ func startOperator(t *testing.T, mutate func(*Options, *watches.Watch)) {
 			t.Errorf("operator: %v", err)
 		}
 	})
+}
+
+// appWatch is the App kind's watch with the chart at path.
+func appWatch(t testing.TB, path string) watches.Watch {
+	ch, err := loader.Load(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return watches.Watch{Group: "charts.example.com", Version: "v1alpha1", Kind: "App", Chart: path,
+		LoadedChart: ch, LabelSelector: labels.Everything(), DryRunOption: watches.DryRunClient}
 }
 
 type env struct {
@@ -281,7 +291,7 @@ func TestManyCRs(t *testing.T) {
 	startOperator(t, nil)
 	e := newEnv(t)
 	ns := e.namespace()
-	const n = 30
+	const n = 100
 	for i := range n {
 		e.createApp(ns, fmt.Sprintf("app%d", i), map[string]any{"greeting": fmt.Sprint(i)}, nil)
 	}

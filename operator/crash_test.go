@@ -1,0 +1,105 @@
+package operator
+
+import (
+	"context"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/go-logr/logr"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/client-go/tools/clientcmd"
+
+	"github.com/chartpilot/chartpilot/operator/reconciler"
+	"github.com/chartpilot/chartpilot/operator/release"
+	"github.com/chartpilot/chartpilot/operator/watches"
+)
+
+const helperEnv = "CHARTPILOT_TEST_OPERATOR_PROCESS"
+
+// TestOperatorProcess is not a test: it is the operator process that
+// TestCrashMidInstall starts from this test binary and kills.
+func TestOperatorProcess(t *testing.T) {
+	kubeconfigPath := os.Getenv(helperEnv)
+	if kubeconfigPath == "" {
+		t.Skip("runs only as TestCrashMidInstall's operator process")
+	}
+	cfg, err := clientcmd.BuildConfigFromFlags("", kubeconfigPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	opts := Options{
+		Watches: []watches.Watch{appWatch(t, "testdata/charts/hooked")},
+		Config:  cfg, MetricsBindAddress: "0", HealthProbeBindAddress: "0", Log: logr.Discard(),
+	}
+	_ = Run(context.Background(), opts) // until killed
+}
+
+// An operator killed in the middle of an install leaves the release
+// pending-install; the next operator unlocks it and converges.
+func TestCrashMidInstall(t *testing.T) {
+	e := newEnv(t)
+	ns := e.namespace()
+	path := filepath.Join(t.TempDir(), "kubeconfig")
+	if err := os.WriteFile(path, kubeconfig, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	proc := exec.Command(os.Args[0], "-test.run=^TestOperatorProcess$")
+	proc.Env = append(os.Environ(), helperEnv+"="+path)
+	proc.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	if err := proc.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = syscall.Kill(-proc.Process.Pid, syscall.SIGKILL); _ = proc.Wait() })
+
+	e.createApp(ns, "crash", map[string]any{"greeting": "hi"}, nil)
+	helm, err := release.NewClient(restConfig)
+	if err != nil {
+		t.Fatal(err)
+	}
+	req := &release.Request{Name: "crash", Namespace: ns, Chart: appWatch(t, "testdata/charts/hooked").LoadedChart, Values: map[string]any{"greeting": "hi"}, SkipDrift: true}
+	err = wait.PollUntilContextTimeout(context.Background(), 50*time.Millisecond, 60*time.Second, true, func(ctx context.Context) (bool, error) {
+		st, err := helm.Observe(ctx, req)
+		return err == nil && st.Status == release.Locked, nil
+	})
+	if err != nil {
+		t.Fatal("the operator process never started the install")
+	}
+	// The install waits for its hook: kill the operator in the middle of it.
+	if err := syscall.Kill(-proc.Process.Pid, syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	_ = proc.Wait()
+	st, err := helm.Observe(context.Background(), req)
+	if err != nil || st.Status != release.Locked {
+		t.Fatalf("after the crash: %s, %v; want Locked", st.Status, err)
+	}
+
+	// No Job controller here: the new operator installs without the hook.
+	patch := `{"metadata":{"annotations":{"` + reconciler.AnnotationInstallNoHooks + `":"true"}}}`
+	if _, err := e.dyn.Resource(appGVR).Namespace(ns).Patch(context.Background(), "crash", types.MergePatchType, []byte(patch), metav1.PatchOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	startOperator(t, func(_ *Options, w *watches.Watch) { *w = appWatch(t, "testdata/charts/hooked") })
+	e.waitCondition(ns, "crash", reconciler.TypeDeployed, metav1.ConditionTrue, "")
+	e.waitGreeting(ns, "crash", "hi")
+	events, err := e.cs.CoreV1().Events(ns).List(context.Background(), metav1.ListOptions{FieldSelector: "involvedObject.name=crash"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	seen := map[string]bool{}
+	for _, ev := range events.Items {
+		seen[ev.Reason] = true
+		t.Logf("event %s: %s", ev.Reason, ev.Message)
+	}
+	for _, want := range []string{"Unlocked", "Uninstalled", "Installed"} {
+		if !seen[want] {
+			t.Errorf("no %s event", want)
+		}
+	}
+}
