@@ -64,6 +64,12 @@ type Options struct {
 }
 
 func (o *Options) defaults() {
+	// client-go's default of 5 requests a second would throttle Helm, which
+	// makes several requests per action; raise it unless the caller chose.
+	if o.Config != nil && o.Config.QPS == 0 {
+		o.Config = rest.CopyConfig(o.Config)
+		o.Config.QPS, o.Config.Burst = 100, 200
+	}
 	if o.MaxConcurrentReconciles == 0 {
 		o.MaxConcurrentReconciles = 1
 	}

@@ -21,6 +21,10 @@ func (a install) Run(ctx context.Context, req *Request, _ State) error {
 		in.DisableHooks = req.InstallDisableHooks
 		in.Timeout = req.timeout()
 		in.PostRenderer = req.PostRenderer
+		// The API server validates every object it receives; Helm's own
+		// OpenAPI validation re-parses the schema documents on every action
+		// and cost three quarters of the operator's CPU.
+		in.DisableOpenAPIValidation = true
 		in.Labels = map[string]string{DigestLabel: req.Digest()}
 		in.Description = "installed by chartpilot"
 		return in
