@@ -1,0 +1,310 @@
+package bench
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/client-go/dynamic"
+
+	"github.com/chartpilot/chartpilot/cluster"
+	"github.com/chartpilot/chartpilot/cluster/process"
+	"github.com/chartpilot/chartpilot/cluster/toolchain"
+)
+
+var benchGVR = schema.GroupVersionResource{Group: "bench.example.com", Version: "v1", Resource: "benchapps"}
+
+const crd = `apiVersion: apiextensions.k8s.io/v1
+kind: CustomResourceDefinition
+metadata:
+  name: benchapps.bench.example.com
+spec:
+  group: bench.example.com
+  names: {kind: BenchApp, listKind: BenchAppList, plural: benchapps, singular: benchapp}
+  scope: Namespaced
+  versions:
+  - name: v1
+    served: true
+    storage: true
+    subresources: {status: {}}
+    schema:
+      openAPIV3Schema:
+        type: object
+        x-kubernetes-preserve-unknown-fields: true
+`
+
+// operatorUnderTest is a Helm operator binary and how to run it.
+type operatorUnderTest struct {
+	name string
+	args func(watches string, metricsPort, probePort int) []string
+	path string
+}
+
+// result is one operator's numbers.
+type result struct {
+	crs          int
+	deploy       time.Duration
+	rssMiB       float64
+	peakMiB      float64
+	idleCPU      float64 // CPU seconds per minute once all CRs are deployed
+	idleRequests float64 // API requests per CR per minute once deployed
+}
+
+func BenchmarkRuntime(b *testing.B) {
+	ctx := context.Background()
+	dir := b.TempDir()
+	c, err := cluster.New(cluster.Options{StateDir: filepath.Join(dir, "cluster"), WithoutOLM: true, Out: os.Stderr})
+	if err != nil {
+		b.Fatal(err)
+	}
+	if err := c.Up(ctx); err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { _ = c.Down(context.Background(), cluster.DownOptions{Wipe: true}) })
+	cfg, err := c.RESTConfig()
+	if err != nil {
+		b.Fatal(err)
+	}
+	cfg.QPS, cfg.Burst = 200, 400
+	dyn := dynamic.NewForConfigOrDie(cfg)
+	kubectl(b, c, "apply", "-f", writeFile(b, dir, "crd.yaml", crd))
+	kubectl(b, c, "wait", "--for=condition=Established", "crd/benchapps.bench.example.com")
+
+	chartpilot := filepath.Join(dir, "chartpilot")
+	build := exec.Command("go", "build", "-o", chartpilot, "github.com/chartpilot/chartpilot/cmd/chartpilot")
+	if out, err := build.CombinedOutput(); err != nil {
+		b.Fatalf("building chartpilot: %v\n%s", err, out)
+	}
+	ops := []operatorUnderTest{{
+		name: "chartpilot", path: chartpilot,
+		args: func(w string, m, p int) []string {
+			return []string{"run", "--watches-file", w, "--kubeconfig", c.KubeconfigPath(), "--max-concurrent-reconciles", "4",
+				"--reconcile-period", "20s", "--metrics-bind-address", fmt.Sprintf("127.0.0.1:%d", m), "--health-probe-bind-address", fmt.Sprintf("127.0.0.1:%d", p)}
+		},
+	}}
+	if peer := os.Getenv("CHARTPILOT_PEER_HELM_OPERATOR"); peer != "" {
+		ops = append(ops, operatorUnderTest{
+			name: "helm-operator-plugins", path: peer,
+			args: func(w string, m, p int) []string {
+				return []string{"run", "--watches-file", w, "--max-concurrent-reconciles", "4", "--reconcile-period", "20s",
+					"--metrics-bind-address", fmt.Sprintf("127.0.0.1:%d", m), "--health-probe-bind-address", fmt.Sprintf("127.0.0.1:%d", p)}
+			},
+		})
+	} else {
+		b.Log("CHARTPILOT_PEER_HELM_OPERATOR is not set: measuring chartpilot alone")
+	}
+	chart, err := filepath.Abs("testdata/chart")
+	if err != nil {
+		b.Fatal(err)
+	}
+	watches := writeFile(b, dir, "watches.yaml", fmt.Sprintf("- group: bench.example.com\n  version: v1\n  kind: BenchApp\n  chart: %s\n", chart))
+
+	for _, crs := range sizes(b) {
+		for _, op := range ops {
+			b.Run(fmt.Sprintf("%s/%dCRs", op.name, crs), func(b *testing.B) {
+				for range b.N {
+					r := measure(b, c, dyn, op, watches, crs)
+					b.ReportMetric(r.deploy.Seconds(), "s-to-deployed")
+					b.ReportMetric(float64(crs)/r.deploy.Seconds(), "CRs/s")
+					b.ReportMetric(r.rssMiB, "MiB-rss")
+					b.ReportMetric(r.peakMiB, "MiB-peak")
+					b.ReportMetric(r.idleCPU, "cpu-s/idle-min")
+					b.ReportMetric(r.idleRequests, "requests/CR/idle-min")
+				}
+			})
+		}
+	}
+}
+
+func measure(b *testing.B, c *cluster.Cluster, dyn dynamic.Interface, op operatorUnderTest, watches string, crs int) result {
+	ctx := context.Background()
+	ns := fmt.Sprintf("%s-%d-%d", strings.ReplaceAll(op.name, "-", ""), crs, time.Now().Unix()%100000)
+	kubectl(b, c, "create", "namespace", ns)
+	defer kubectl(b, c, "delete", "namespace", ns, "--wait=false")
+
+	metricsPort, probePort := freePort(b), freePort(b)
+	logFile := filepath.Join(b.TempDir(), op.name+".log")
+	d, err := process.Start(process.Spec{
+		Name: op.name, Path: op.path, Args: op.args(watches, metricsPort, probePort),
+		Env:     []string{"KUBECONFIG=" + c.KubeconfigPath(), "WATCH_NAMESPACE=" + ns},
+		Dir:     filepath.Dir(watches),
+		LogFile: logFile, PIDFile: logFile + ".pid",
+	})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer func() { _ = process.Stop(logFile+".pid", 10*time.Second) }()
+
+	b.ResetTimer()
+	began := time.Now()
+	var wg sync.WaitGroup
+	sem := make(chan struct{}, 16)
+	for i := range crs {
+		wg.Add(1)
+		sem <- struct{}{}
+		go func() {
+			defer wg.Done()
+			defer func() { <-sem }()
+			u := &unstructured.Unstructured{Object: map[string]any{
+				"apiVersion": "bench.example.com/v1", "kind": "BenchApp",
+				"metadata": map[string]any{"name": fmt.Sprintf("app-%04d", i), "namespace": ns},
+				"spec":     map[string]any{"message": fmt.Sprint(i)},
+			}}
+			if _, err := dyn.Resource(benchGVR).Namespace(ns).Create(ctx, u, metav1.CreateOptions{}); err != nil {
+				b.Error(err)
+			}
+		}()
+	}
+	wg.Wait()
+	err = wait.PollUntilContextTimeout(ctx, 500*time.Millisecond, 30*time.Minute, true, func(ctx context.Context) (bool, error) {
+		select {
+		case <-d.Exited():
+			return false, fmt.Errorf("%s exited: %s", op.name, process.LogTail(logFile, 10))
+		default:
+		}
+		list, err := dyn.Resource(benchGVR).Namespace(ns).List(ctx, metav1.ListOptions{})
+		if err != nil {
+			return false, nil
+		}
+		deployed := 0
+		for _, item := range list.Items {
+			if conditionTrue(&item, "Deployed") {
+				deployed++
+			}
+		}
+		return deployed == crs, nil
+	})
+	deploy := time.Since(began)
+	b.StopTimer()
+	if err != nil {
+		b.Fatalf("%s: not all CRs Deployed: %v\n%s", op.name, err, process.LogTail(logFile, 20))
+	}
+
+	// Steady state: everything deployed, the operator only re-checks.
+	time.Sleep(5 * time.Second)
+	cpu0, req0 := cpuSeconds(b, d.PID()), requests(b, metricsPort)
+	const idle = 60 * time.Second
+	time.Sleep(idle)
+	cpu1, req1 := cpuSeconds(b, d.PID()), requests(b, metricsPort)
+	rss, peak, err := process.Memory(d.PID())
+	if err != nil {
+		b.Fatal(err)
+	}
+	r := result{
+		crs: crs, deploy: deploy,
+		rssMiB: float64(rss) / (1 << 20), peakMiB: float64(peak) / (1 << 20),
+		idleCPU:      (cpu1 - cpu0) * time.Minute.Seconds() / idle.Seconds(),
+		idleRequests: (req1 - req0) / float64(crs) * time.Minute.Seconds() / idle.Seconds(),
+	}
+	b.Logf("%s, %d CRs: deployed in %s (%.1f CRs/s); RSS %.0f MiB (peak %.0f); idle: %.2f CPU-s/min, %.2f API requests per CR per minute",
+		op.name, crs, deploy.Round(100*time.Millisecond), float64(crs)/deploy.Seconds(), r.rssMiB, r.peakMiB, r.idleCPU, r.idleRequests)
+	return r
+}
+
+func conditionTrue(u *unstructured.Unstructured, typ string) bool {
+	conds, _, _ := unstructured.NestedSlice(u.Object, "status", "conditions")
+	for _, c := range conds {
+		m, _ := c.(map[string]any)
+		if m["type"] == typ && m["status"] == "True" {
+			return true
+		}
+	}
+	return false
+}
+
+// cpuSeconds is the user and system CPU time of a process.
+func cpuSeconds(b *testing.B, pid int) float64 {
+	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		b.Fatal(err)
+	}
+	s := string(data)
+	fields := strings.Fields(s[strings.LastIndexByte(s, ')')+2:])
+	utime, _ := strconv.ParseFloat(fields[11], 64)
+	stime, _ := strconv.ParseFloat(fields[12], 64)
+	return (utime + stime) / 100 // USER_HZ
+}
+
+// requests sums client-go's rest_client_requests_total from the operator's metrics.
+func requests(b *testing.B, port int) float64 {
+	resp, err := http.Get(fmt.Sprintf("http://127.0.0.1:%d/metrics", port))
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer resp.Body.Close()
+	total := 0.0
+	sc := bufio.NewScanner(resp.Body)
+	sc.Buffer(make([]byte, 1<<20), 1<<20)
+	for sc.Scan() {
+		line := sc.Text()
+		if !strings.HasPrefix(line, "rest_client_requests_total{") {
+			continue
+		}
+		v, err := strconv.ParseFloat(line[strings.LastIndexByte(line, ' ')+1:], 64)
+		if err == nil {
+			total += v
+		}
+	}
+	return total
+}
+
+func kubectl(b *testing.B, c *cluster.Cluster, args ...string) {
+	b.Helper()
+	inst, err := toolchain.Ensure(context.Background(), toolchain.Options{Only: []string{"kubectl"}})
+	if err != nil {
+		b.Fatal(err)
+	}
+	cmd := exec.Command(inst.Binary("kubectl"), append([]string{"--kubeconfig", c.KubeconfigPath()}, args...)...)
+	if out, err := cmd.CombinedOutput(); err != nil {
+		b.Fatalf("kubectl %v: %v\n%s", args, err, out)
+	}
+}
+
+func writeFile(b *testing.B, dir, name, content string) string {
+	p := filepath.Join(dir, name)
+	if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
+		b.Fatal(err)
+	}
+	return p
+}
+
+func freePort(b *testing.B) int {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer l.Close()
+	return l.Addr().(*net.TCPAddr).Port
+}
+
+// sizes are the CR counts to measure: CHARTPILOT_BENCH_CRS (comma-separated)
+// or 200 and 1000.
+func sizes(b *testing.B) []int {
+	v := os.Getenv("CHARTPILOT_BENCH_CRS")
+	if v == "" {
+		return []int{200, 1000}
+	}
+	var out []int
+	for _, f := range strings.Split(v, ",") {
+		n, err := strconv.Atoi(strings.TrimSpace(f))
+		if err != nil || n < 1 {
+			b.Fatalf("CHARTPILOT_BENCH_CRS: %q is not a count", f)
+		}
+		out = append(out, n)
+	}
+	return out
+}

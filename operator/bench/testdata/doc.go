@@ -1,0 +1,10 @@
+// Package bench measures the Helm operator runtime on the local cluster, side
+// by side with helm-operator-plugins' helm-operator: time for CRs to reach
+// Deployed, resident memory, and the CPU and API requests the operator spends
+// once everything is deployed. Run it with
+//
+//	go test -run '^$' -bench . -benchtime 1x -timeout 60m ./operator/bench/
+//
+// and set CHARTPILOT_PEER_HELM_OPERATOR to a helm-operator binary (built from
+// tools/peers) to measure the peer in the same run.
+package bench
