@@ -6,5 +6,6 @@
 //	go test -run '^$' -bench . -benchtime 1x -timeout 60m ./operator/bench/
 //
 // and set CHARTPILOT_PEER_HELM_OPERATOR to a helm-operator binary (built from
-// tools/peers) to measure the peer in the same run.
+// tools/peers) to measure the peer in the same run; CHARTPILOT_BENCH_CRS
+// chooses the CR counts (default 200,1000).
 package bench
