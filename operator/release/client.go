@@ -7,7 +7,6 @@ import (
 	"helm.sh/helm/v3/pkg/action"
 	"helm.sh/helm/v3/pkg/kube"
 	"helm.sh/helm/v3/pkg/storage"
-	"helm.sh/helm/v3/pkg/storage/driver"
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/cli-runtime/pkg/genericclioptions"
 	"k8s.io/client-go/discovery"
@@ -87,9 +86,7 @@ func (c *Client) actionConfig(namespace string) *action.Configuration {
 	kc := kube.New(getter)
 	kc.Namespace = namespace
 	kc.Log = c.log
-	secrets := driver.NewSecrets(c.clientset.CoreV1().Secrets(namespace))
-	secrets.Log = c.log
-	store := storage.Init(secrets)
+	store := storage.Init(newSecretsDriver(c.clientset.CoreV1().Secrets(namespace), c.log))
 	cfg := &action.Configuration{
 		RESTClientGetter: getter,
 		Releases:         store,

@@ -1,0 +1,149 @@
+package release
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"fmt"
+	"strings"
+	"testing"
+
+	"helm.sh/helm/v3/pkg/chart"
+	helmrelease "helm.sh/helm/v3/pkg/release"
+	"helm.sh/helm/v3/pkg/storage/driver"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+func testRelease(name string, version int, manifest string) *helmrelease.Release {
+	return &helmrelease.Release{
+		Name: name, Version: version, Namespace: "ns", Manifest: manifest,
+		Info:   &helmrelease.Info{Status: helmrelease.StatusDeployed},
+		Chart:  &chart.Chart{Metadata: &chart.Metadata{Name: "c", Version: "1.0.0"}},
+		Labels: map[string]string{DigestLabel: "abc"},
+	}
+}
+
+// Releases that fit in a Secret are stored as Helm stores them: Helm's own
+// driver reads them, and ours reads Helm's.
+func TestSecretsDriverIsHelmCompatible(t *testing.T) {
+	f := newFixture(t)
+	secrets := f.cs.CoreV1().Secrets(f.ns)
+	ours := newSecretsDriver(secrets, t.Logf)
+	helms := driver.NewSecrets(secrets)
+
+	if err := ours.Create("sh.helm.release.v1.a.v1", testRelease("a", 1, "kind: A")); err != nil {
+		t.Fatal(err)
+	}
+	got, err := helms.Get("sh.helm.release.v1.a.v1")
+	if err != nil || got.Manifest != "kind: A" || got.Labels[DigestLabel] != "abc" {
+		t.Fatalf("helm reads ours: %+v, %v", got, err)
+	}
+	if err := helms.Create("sh.helm.release.v1.b.v1", testRelease("b", 1, "kind: B")); err != nil {
+		t.Fatal(err)
+	}
+	rs, err := ours.Query(map[string]string{"name": "b", "owner": "helm"})
+	if err != nil || len(rs) != 1 || rs[0].Manifest != "kind: B" {
+		t.Fatalf("ours reads helm's: %v, %v", rs, err)
+	}
+	if err := ours.Create("sh.helm.release.v1.a.v1", testRelease("a", 1, "x")); err != driver.ErrReleaseExists {
+		t.Errorf("second Create = %v, want ErrReleaseExists", err)
+	}
+	if _, err := ours.Get("missing"); err != driver.ErrReleaseNotFound {
+		t.Errorf("Get of a missing release = %v", err)
+	}
+}
+
+// A release larger than a Secret can hold is split, read back whole, and
+// its parts follow it through updates and deletion.
+func TestSecretsDriverSplitsLargeReleases(t *testing.T) {
+	f := newFixture(t)
+	secrets := f.cs.CoreV1().Secrets(f.ns)
+	d := newSecretsDriver(secrets, t.Logf)
+	d.partSize = 4096 // small parts keep the test fast; the logic is the same
+	key := "sh.helm.release.v1.big.v1"
+	big := randomText(20000) // hex: about half compresses away, 4 parts of base64
+
+	if err := d.Create(key, testRelease("big", 1, big)); err != nil {
+		t.Fatal(err)
+	}
+	parts := countParts(t, f, key)
+	if parts < 3 {
+		t.Fatalf("%d extra parts, want the release split", parts)
+	}
+	got, err := d.Get(key)
+	if err != nil || got.Manifest != big {
+		t.Fatalf("read back: %v (manifest equal: %v)", err, got != nil && got.Manifest == big)
+	}
+	if _, ok := got.Labels[partsLabel]; ok {
+		t.Error("the parts label leaked into the release's labels")
+	}
+	rs, err := d.Query(map[string]string{"name": "big", "owner": "helm"})
+	if err != nil || len(rs) != 1 || rs[0].Manifest != big {
+		t.Fatalf("query: %d releases, %v", len(rs), err)
+	}
+
+	// Shrinking removes the parts no longer used.
+	if err := d.Update(key, testRelease("big", 1, "small")); err != nil {
+		t.Fatal(err)
+	}
+	if n := countParts(t, f, key); n != 0 {
+		t.Errorf("%d parts left after the release shrank", n)
+	}
+	if err := d.Update(key, testRelease("big", 1, big)); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := d.Delete(key); err != nil {
+		t.Fatal(err)
+	}
+	if n := countParts(t, f, key); n != 0 {
+		t.Errorf("%d parts left after Delete", n)
+	}
+}
+
+// A release whose manifest exceeds 1 MiB installs, upgrades and uninstalls.
+func TestReleaseOverOneMiB(t *testing.T) {
+	f := newFixture(t)
+	templates := []*chart.File{}
+	for i := range 3 {
+		templates = append(templates, &chart.File{
+			Name: fmt.Sprintf("templates/blob%d.yaml", i),
+			Data: []byte(fmt.Sprintf("apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: blob%d\ndata:\n  blob: %q\n", i, randomText(450_000))),
+		})
+	}
+	big := &chart.Chart{Metadata: &chart.Metadata{APIVersion: "v2", Name: "big", Version: "0.1.0"}, Templates: templates}
+	req := &Request{Name: "big", Namespace: f.ns, Chart: big, Values: map[string]any{}}
+	f.mustReconcile(req, ActionInstall)
+	if n := countParts(t, f, "sh.helm.release.v1.big.v1"); n < 1 {
+		t.Errorf("release stored without parts (%d)", n)
+	}
+	req2 := &Request{Name: "big", Namespace: f.ns, Chart: big, Values: map[string]any{"x": 1}}
+	f.mustReconcile(req2, ActionUpgrade)
+	f.mustReconcile(req2)
+	if err := f.client.Uninstall(context.Background(), req2); err != nil {
+		t.Fatal(err)
+	}
+	list, err := f.cs.CoreV1().Secrets(f.ns).List(context.Background(), metav1.ListOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range list.Items {
+		if strings.HasPrefix(s.Name, "sh.helm.release") {
+			t.Errorf("secret %s left after uninstall", s.Name)
+		}
+	}
+}
+
+func countParts(t *testing.T, f *fixture, key string) int {
+	t.Helper()
+	list, err := f.cs.CoreV1().Secrets(f.ns).List(context.Background(), metav1.ListOptions{LabelSelector: partOfLabel + "=" + key})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return len(list.Items)
+}
+
+func randomText(n int) string {
+	b := make([]byte, n/2)
+	_, _ = rand.Read(b)
+	return hex.EncodeToString(b)
+}
