@@ -1,0 +1,5 @@
+// Package e2e runs the Helm operator runtime against the local cluster (a
+// real control plane with controllers and kwok nodes, without OLM) for what
+// an API server alone cannot show: Deployments that become ready, and an API
+// server that goes away and comes back.
+package e2e

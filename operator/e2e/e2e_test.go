@@ -1,0 +1,224 @@
+package e2e
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/go-logr/logr"
+	"helm.sh/helm/v3/pkg/chart/loader"
+	corev1 "k8s.io/api/core/v1"
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	apiextensionsclient "k8s.io/apiextensions-apiserver/pkg/client/clientset/clientset"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
+	ctrl "sigs.k8s.io/controller-runtime"
+
+	"github.com/chartpilot/chartpilot/cluster"
+	"github.com/chartpilot/chartpilot/cluster/process"
+	"github.com/chartpilot/chartpilot/operator"
+	"github.com/chartpilot/chartpilot/operator/reconciler"
+	"github.com/chartpilot/chartpilot/operator/watches"
+)
+
+var (
+	local *cluster.Cluster
+	cfg   *rest.Config
+	gvr   = schema.GroupVersionResource{Group: "e2e.example.com", Version: "v1", Resource: "webs"}
+)
+
+func TestMain(m *testing.M) {
+	ctrl.SetLogger(logr.Discard())
+	os.Exit(func() int {
+		dir, err := os.MkdirTemp("", "chartpilot-operator-e2e-")
+		if err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			return 1
+		}
+		defer os.RemoveAll(dir)
+		local, err = cluster.New(cluster.Options{StateDir: dir, WithoutOLM: true, Out: os.Stderr})
+		if err == nil {
+			err = local.Up(context.Background())
+		}
+		defer func() { _ = local.Down(context.Background(), cluster.DownOptions{Wipe: true}) }()
+		if err == nil {
+			cfg, err = local.RESTConfig()
+		}
+		if err == nil {
+			err = installCRD(cfg)
+		}
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "starting the local cluster:", err)
+			return 1
+		}
+		stop, err := startOperator()
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "starting the operator:", err)
+			return 1
+		}
+		defer stop()
+		return m.Run()
+	}())
+}
+
+func installCRD(cfg *rest.Config) error {
+	cs, err := apiextensionsclient.NewForConfig(cfg)
+	if err != nil {
+		return err
+	}
+	preserve := true
+	crd := &apiextensionsv1.CustomResourceDefinition{
+		ObjectMeta: metav1.ObjectMeta{Name: "webs.e2e.example.com"},
+		Spec: apiextensionsv1.CustomResourceDefinitionSpec{
+			Group: "e2e.example.com",
+			Names: apiextensionsv1.CustomResourceDefinitionNames{Kind: "Web", ListKind: "WebList", Plural: "webs", Singular: "web"},
+			Scope: apiextensionsv1.NamespaceScoped,
+			Versions: []apiextensionsv1.CustomResourceDefinitionVersion{{
+				Name: "v1", Served: true, Storage: true,
+				Subresources: &apiextensionsv1.CustomResourceSubresources{Status: &apiextensionsv1.CustomResourceSubresourceStatus{}},
+				Schema:       &apiextensionsv1.CustomResourceValidation{OpenAPIV3Schema: &apiextensionsv1.JSONSchemaProps{Type: "object", XPreserveUnknownFields: &preserve}},
+			}},
+		},
+	}
+	if _, err := cs.ApiextensionsV1().CustomResourceDefinitions().Create(context.Background(), crd, metav1.CreateOptions{}); err != nil {
+		return err
+	}
+	return wait.PollUntilContextTimeout(context.Background(), 100*time.Millisecond, 30*time.Second, true, func(ctx context.Context) (bool, error) {
+		c, err := cs.ApiextensionsV1().CustomResourceDefinitions().Get(ctx, crd.Name, metav1.GetOptions{})
+		if err != nil {
+			return false, nil
+		}
+		for _, cond := range c.Status.Conditions {
+			if cond.Type == apiextensionsv1.Established && cond.Status == apiextensionsv1.ConditionTrue {
+				return true, nil
+			}
+		}
+		return false, nil
+	})
+}
+
+// startOperator runs one operator for the package's tests.
+func startOperator() (stop func(), err error) {
+	ch, err := loader.Load(filepath.Join("..", "bench", "testdata", "chart"))
+	if err != nil {
+		return nil, err
+	}
+	mgr, err := operator.New(operator.Options{
+		Watches: []watches.Watch{{Group: "e2e.example.com", Version: "v1", Kind: "Web", Chart: "bench",
+			LoadedChart: ch, LabelSelector: labels.Everything(), DryRunOption: watches.DryRunClient}},
+		Config: cfg, MetricsBindAddress: "0", HealthProbeBindAddress: "0", Log: logr.Discard(),
+	})
+	if err != nil {
+		return nil, err
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- mgr.Start(ctx) }()
+	return func() {
+		cancel()
+		if err := <-done; err != nil {
+			fmt.Fprintln(os.Stderr, "operator:", err)
+		}
+	}, nil
+}
+
+func clients(t *testing.T) (kubernetes.Interface, dynamic.Interface) {
+	return kubernetes.NewForConfigOrDie(cfg), dynamic.NewForConfigOrDie(cfg)
+}
+
+func waitCondition(t *testing.T, dyn dynamic.Interface, ns, name, typ string, timeout time.Duration) {
+	t.Helper()
+	var last any
+	err := wait.PollUntilContextTimeout(context.Background(), 200*time.Millisecond, timeout, true, func(ctx context.Context) (bool, error) {
+		u, err := dyn.Resource(gvr).Namespace(ns).Get(ctx, name, metav1.GetOptions{})
+		if err != nil {
+			return false, nil
+		}
+		last = u.Object["status"]
+		conds, _, _ := unstructured.NestedSlice(u.Object, "status", "conditions")
+		for _, c := range conds {
+			m, _ := c.(map[string]any)
+			if m["type"] == typ && m["status"] == "True" && m["observedGeneration"] == u.GetGeneration() {
+				return true, nil
+			}
+		}
+		return false, nil
+	})
+	if err != nil {
+		t.Fatalf("%s/%s: %s not True: %v", ns, name, typ, last)
+	}
+}
+
+func newNamespace(t *testing.T, cs kubernetes.Interface) string {
+	ns := fmt.Sprintf("e2e-%d", time.Now().UnixNano()%1_000_000)
+	if _, err := cs.CoreV1().Namespaces().Create(context.Background(), &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	return ns
+}
+
+func createWeb(t *testing.T, dyn dynamic.Interface, ns, name string, spec map[string]any) {
+	u := &unstructured.Unstructured{Object: map[string]any{
+		"apiVersion": "e2e.example.com/v1", "kind": "Web",
+		"metadata": map[string]any{"name": name, "namespace": ns}, "spec": spec,
+	}}
+	if _, err := dyn.Resource(gvr).Namespace(ns).Create(context.Background(), u, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// Ready follows the Deployment: pods become ready on the kwok node.
+func TestReadyFollowsTheDeployment(t *testing.T) {
+	cs, dyn := clients(t)
+	ns := newNamespace(t, cs)
+	createWeb(t, dyn, ns, "site", map[string]any{"replicas": 2})
+	waitCondition(t, dyn, ns, "site", reconciler.TypeDeployed, 60*time.Second)
+	waitCondition(t, dyn, ns, "site", reconciler.TypeReady, 90*time.Second)
+	d, err := cs.AppsV1().Deployments(ns).Get(context.Background(), "site", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d.Status.ReadyReplicas != 2 {
+		t.Errorf("ready replicas %d", d.Status.ReadyReplicas)
+	}
+}
+
+// The API server goes away for 30 s and comes back: the operator keeps
+// running and converges on the change made while it was gone.
+func TestAPIServerOutage(t *testing.T) {
+	cs, dyn := clients(t)
+	ns := newNamespace(t, cs)
+	createWeb(t, dyn, ns, "outage", map[string]any{"message": "before"})
+	waitCondition(t, dyn, ns, "outage", reconciler.TypeDeployed, 60*time.Second)
+
+	// Kill the API server, keep it down 30 s, then start it again.
+	if err := process.Stop(filepath.Join(local.StateDir(), "run", cluster.APIServer+".pid"), 5*time.Second); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(30 * time.Second)
+	if err := local.Up(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	patch := []byte(`{"spec":{"message":"after"}}`)
+	if _, err := dyn.Resource(gvr).Namespace(ns).Patch(context.Background(), "outage", types.MergePatchType, patch, metav1.PatchOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	waitCondition(t, dyn, ns, "outage", reconciler.TypeDeployed, 120*time.Second)
+	err := wait.PollUntilContextTimeout(context.Background(), 200*time.Millisecond, 60*time.Second, true, func(ctx context.Context) (bool, error) {
+		cm, err := cs.CoreV1().ConfigMaps(ns).Get(ctx, "outage", metav1.GetOptions{})
+		return err == nil && cm.Data["message"] == "after", nil
+	})
+	if err != nil {
+		t.Fatal("the change made after the outage was not applied")
+	}
+}
