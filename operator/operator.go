@@ -3,6 +3,7 @@ package operator
 import (
 	"context"
 	"fmt"
+	"maps"
 	"strings"
 	"sync"
 	"time"
@@ -14,11 +15,13 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
 	"k8s.io/client-go/rest"
+	"sigs.k8s.io/cli-utils/pkg/kstatus/status"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller"
+	"sigs.k8s.io/controller-runtime/pkg/event"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
 	"sigs.k8s.io/controller-runtime/pkg/healthz"
 	"sigs.k8s.io/controller-runtime/pkg/manager"
@@ -228,7 +231,7 @@ func (d *dependents) ensure(ctx context.Context, manifest string) {
 		}
 		d.watched[gvk] = true
 		d.mu.Unlock()
-		src := source.Kind(d.cache, crObject(gvk), handler.TypedEnqueueRequestsFromMapFunc(d.owners))
+		src := source.Kind(d.cache, crObject(gvk), handler.TypedEnqueueRequestsFromMapFunc(d.owners), dependentChanged{})
 		if err := d.controller.Watch(src); err != nil {
 			ctrl.LoggerFrom(ctx).Error(err, "watching dependent objects", "kind", gvk)
 			d.mu.Lock()
@@ -236,6 +239,36 @@ func (d *dependents) ensure(ctx context.Context, manifest string) {
 			d.mu.Unlock()
 		}
 	}
+}
+
+// dependentChanged lets through the events of dependent objects that can
+// matter to their CR: creations, deletions, changes to what the release set
+// (spec, data, labels, annotations) and changes of readiness. Status updates
+// that leave readiness as it was (a Deployment's controllers write several
+// per rollout) would only queue reconciles that find nothing to do.
+type dependentChanged struct {
+	predicate.TypedFuncs[*unstructured.Unstructured]
+}
+
+func (dependentChanged) Update(e event.TypedUpdateEvent[*unstructured.Unstructured]) bool {
+	o, n := e.ObjectOld, e.ObjectNew
+	if o == nil || n == nil {
+		return true
+	}
+	if n.GetGeneration() == 0 || o.GetGeneration() != n.GetGeneration() {
+		// Kinds without a generation (ConfigMaps, Secrets...) bump nothing
+		// on a change of data: every update counts.
+		return true
+	}
+	if !maps.Equal(o.GetLabels(), n.GetLabels()) || !maps.Equal(o.GetAnnotations(), n.GetAnnotations()) {
+		return true
+	}
+	return ready(o) != ready(n)
+}
+
+func ready(u *unstructured.Unstructured) bool {
+	res, err := status.Compute(u)
+	return err == nil && res.Status == status.CurrentStatus
 }
 
 // owners maps a dependent object to its CR: its controller owner reference,

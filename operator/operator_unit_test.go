@@ -9,6 +9,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
+	"sigs.k8s.io/controller-runtime/pkg/event"
 
 	"github.com/chartpilot/chartpilot/operator/reconciler"
 )
@@ -89,6 +90,47 @@ func TestOwners(t *testing.T) {
 			}
 			if !slices.Equal(got, tt.want) {
 				t.Errorf("owners = %v, want %v", got, tt.want)
+			}
+		})
+	}
+}
+
+func TestDependentChanged(t *testing.T) {
+	deployment := func(gen int64, ready bool, lbl string) *unstructured.Unstructured {
+		u := &unstructured.Unstructured{Object: map[string]any{
+			"apiVersion": "apps/v1", "kind": "Deployment",
+			"metadata": map[string]any{"name": "d", "namespace": "ns", "generation": gen, "labels": map[string]any{"l": lbl}},
+			"spec":     map[string]any{"replicas": int64(1)},
+		}}
+		st := map[string]any{"observedGeneration": gen, "replicas": int64(1), "updatedReplicas": int64(1), "readyReplicas": int64(0), "availableReplicas": int64(0)}
+		if ready {
+			st["readyReplicas"], st["availableReplicas"] = int64(1), int64(1)
+			st["conditions"] = []any{map[string]any{"type": "Available", "status": "True"}}
+		}
+		u.Object["status"] = st
+		return u
+	}
+	configMap := func(data string) *unstructured.Unstructured {
+		return &unstructured.Unstructured{Object: map[string]any{
+			"apiVersion": "v1", "kind": "ConfigMap", "metadata": map[string]any{"name": "c"}, "data": map[string]any{"k": data},
+		}}
+	}
+	tests := []struct {
+		name     string
+		old, new *unstructured.Unstructured
+		want     bool
+	}{
+		{"spec changed (generation)", deployment(1, true, "a"), deployment(2, true, "a"), true},
+		{"label changed", deployment(1, true, "a"), deployment(1, true, "b"), true},
+		{"became ready", deployment(1, false, "a"), deployment(1, true, "a"), true},
+		{"status churn, still not ready", deployment(1, false, "a"), deployment(1, false, "a"), false},
+		{"kind without generation", configMap("x"), configMap("y"), true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got := dependentChanged{}.Update(event.TypedUpdateEvent[*unstructured.Unstructured]{ObjectOld: tt.old, ObjectNew: tt.new})
+			if got != tt.want {
+				t.Errorf("Update = %v, want %v", got, tt.want)
 			}
 		})
 	}
