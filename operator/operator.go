@@ -116,6 +116,9 @@ func New(opts Options) (manager.Manager, error) {
 	cacheOpts := cache.Options{
 		DefaultLabelSelector: labels.SelectorFromSet(labels.Set{reconciler.ManagedLabel: "true"}),
 		ByObject:             byObject,
+		// managedFields are often the largest part of an object and nothing
+		// here reads them.
+		DefaultTransform: cache.TransformStripManagedFields(),
 	}
 	if len(opts.Namespaces) > 0 {
 		cacheOpts.DefaultNamespaces = map[string]cache.Config{}
