@@ -192,6 +192,7 @@ func addController(mgr manager.Manager, helm *release.Client, w watches.Watch, o
 		Metrics:         newReleaseMetrics(gvk.Kind, metrics.Registry),
 		Watch:           w,
 		Client:          mgr.GetClient(),
+		APIReader:       mgr.GetAPIReader(),
 		Helm:            helm,
 		Recorder:        mgr.GetEventRecorderFor(name),
 		ReconcilePeriod: opts.ReconcilePeriod,

@@ -14,6 +14,7 @@ import (
 	"github.com/go-logr/logr"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -55,8 +56,11 @@ const notReadyRequeue = 15 * time.Second
 type Options struct {
 	// Watch is the watches.yaml entry: kind, chart, overrides, period.
 	Watch watches.Watch
-	// Client reads and writes CRs (the manager's).
+	// Client reads and writes CRs (the manager's, reading from its cache).
 	Client client.Client
+	// APIReader reads CRs from the API server, for retries after a conflict
+	// (the cache may not have caught up). Defaults to Client.
+	APIReader client.Reader
 	// Helm acts on releases.
 	Helm *release.Client
 	// Recorder emits events on CRs.
@@ -164,7 +168,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reco
 		r.opts.OnDeployed(ctx, deployed.Manifest)
 	}
 	st.set(gen, TypeReleaseFailed, metav1.ConditionFalse, ReasonReconcileSuccessful, "")
-	st.set(gen, TypeDeployed, metav1.ConditionTrue, successReason(res, before), fmt.Sprintf("revision %d of %s", deployed.Version, chartName(deployed.Chart.Metadata.Name, deployed.Chart.Metadata.Version)))
+	st.set(gen, TypeDeployed, metav1.ConditionTrue, successReason(deployed.Version), fmt.Sprintf("revision %d of %s", deployed.Version, chartName(deployed.Chart.Metadata.Name, deployed.Chart.Metadata.Version)))
 	switch prev := meta.FindStatusCondition(before.Conditions, TypeDrifted); {
 	case performed(res, release.ActionRepair):
 		st.set(gen, TypeDrifted, metav1.ConditionFalse, ReasonDriftRepaired, "objects changed in the cluster were restored: "+driftSummary(res))
@@ -246,7 +250,7 @@ func (r *Reconciler) finalize(ctx context.Context, obj *unstructured.Unstructure
 	return retry.RetryOnConflict(retry.DefaultBackoff, func() error {
 		cur := &unstructured.Unstructured{}
 		cur.SetGroupVersionKind(obj.GroupVersionKind())
-		if err := r.opts.Client.Get(ctx, client.ObjectKeyFromObject(obj), cur); err != nil {
+		if err := r.apiReader().Get(ctx, client.ObjectKeyFromObject(obj), cur); err != nil {
 			return client.IgnoreNotFound(err)
 		}
 		controllerutil.RemoveFinalizer(cur, Finalizer)
@@ -265,15 +269,28 @@ func (r *Reconciler) writeStatus(ctx context.Context, obj *unstructured.Unstruct
 	if err != nil {
 		return err
 	}
+	cur := obj.DeepCopy()
 	return retry.RetryOnConflict(retry.DefaultBackoff, func() error {
-		cur := &unstructured.Unstructured{}
-		cur.SetGroupVersionKind(obj.GroupVersionKind())
-		if err := r.opts.Client.Get(ctx, client.ObjectKeyFromObject(obj), cur); err != nil {
-			return client.IgnoreNotFound(err)
-		}
 		cur.Object["status"] = m
-		return r.opts.Client.Status().Update(ctx, cur)
+		err := r.opts.Client.Status().Update(ctx, cur)
+		if apierrors.IsConflict(err) {
+			// Read the latest from the API server for the next attempt.
+			fresh := &unstructured.Unstructured{}
+			fresh.SetGroupVersionKind(obj.GroupVersionKind())
+			if gerr := r.apiReader().Get(ctx, client.ObjectKeyFromObject(obj), fresh); gerr != nil {
+				return client.IgnoreNotFound(gerr)
+			}
+			cur = fresh
+		}
+		return client.IgnoreNotFound(err)
 	})
+}
+
+func (r *Reconciler) apiReader() client.Reader {
+	if r.opts.APIReader != nil {
+		return r.opts.APIReader
+	}
+	return r.opts.Client
 }
 
 // report emits one event per action. Messages name the action and revision,
@@ -335,20 +352,13 @@ func failureReason(err error) string {
 	}
 }
 
-// successReason keeps the reason of the last change when nothing ran.
-func successReason(res release.Result, before Status) string {
-	switch {
-	case performed(res, release.ActionInstall):
+// successReason names how the deployed revision came about, from the
+// revision itself, so that it survives a lost status write.
+func successReason(version int) string {
+	if version == 1 {
 		return ReasonInstallSuccessful
-	case performed(res, release.ActionUpgrade):
-		return ReasonUpgradeSuccessful
 	}
-	for _, c := range before.Conditions {
-		if c.Type == TypeDeployed && c.Status == metav1.ConditionTrue {
-			return c.Reason
-		}
-	}
-	return ReasonReconcileSuccessful
+	return ReasonUpgradeSuccessful
 }
 
 // driftSummary names what the repair restored, from the state it started from.
