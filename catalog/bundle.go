@@ -102,6 +102,9 @@ func LoadBundleDir(fsys fs.FS, opts BundleOptions) (*Bundle, error) {
 			if csv != nil {
 				return nil, fmt.Errorf("%w: %s holds more than one ClusterServiceVersion", ErrInvalidBundle, manifestsDir)
 			}
+			if v, _, _ := unstructured.NestedFieldNoCopy(o.Object, "spec", "version"); v == nil || v == "" {
+				return nil, fmt.Errorf("%w: ClusterServiceVersion %s has no spec.version", ErrInvalidBundle, o.GetName())
+			}
 			csv = &v1alpha1.ClusterServiceVersion{}
 			if err := runtimeConvert(o, csv); err != nil {
 				return nil, fmt.Errorf("%w: ClusterServiceVersion %s: %w", ErrInvalidBundle, o.GetName(), err)
@@ -118,9 +121,6 @@ func LoadBundleDir(fsys fs.FS, opts BundleOptions) (*Bundle, error) {
 		return nil, fmt.Errorf("%w: the ClusterServiceVersion has no metadata.name", ErrInvalidBundle)
 	}
 	b.Version = csv.Spec.Version.Version
-	if b.Version.Equals(semver.Version{}) {
-		return nil, fmt.Errorf("%w: ClusterServiceVersion %s has no spec.version", ErrInvalidBundle, b.Name)
-	}
 	b.Description = csv.Spec.Description
 	if len(csv.Spec.Icon) > 0 && csv.Spec.Icon[0].Data != "" {
 		data, err := base64.StdEncoding.DecodeString(csv.Spec.Icon[0].Data)
@@ -141,6 +141,20 @@ func LoadBundleDir(fsys fs.FS, opts BundleOptions) (*Bundle, error) {
 		Image:         opts.Image,
 		Properties:    props,
 		RelatedImages: relatedImages(csv, opts.Image),
+	}
+	if opts.Image == "" {
+		// What declcfg's loader derives from olm.bundle.object properties,
+		// so the blob validates and serves before it is written and read back.
+		for _, o := range objs {
+			data, err := json.Marshal(o.Object)
+			if err != nil {
+				return nil, err
+			}
+			b.Declcfg.Objects = append(b.Declcfg.Objects, string(data))
+			if o.GetKind() == "ClusterServiceVersion" {
+				b.Declcfg.CsvJSON = string(data)
+			}
+		}
 	}
 	return b, nil
 }

@@ -240,8 +240,11 @@ func (p *packageFile) save() error {
 	if bytes.Equal(data, p.original) {
 		return nil
 	}
-	return atomicfile.WriteFile(p.path, data, 0o644)
+	return writeFile(p.path, data, 0o644)
 }
+
+// writeFile is atomicfile.WriteFile; tests make it fail.
+var writeFile = atomicfile.WriteFile
 
 func (p *packageFile) pkg() *declcfg.Package { return &p.cfg.Packages[0] }
 
