@@ -21,13 +21,12 @@ var (
 	// ErrHeads means a channel has no head or more than one: exactly one
 	// bundle may be neither replaced nor skipped by another.
 	ErrHeads = errors.New("a channel needs exactly one head")
-	// ErrStranded means nothing upgrades from a bundle: its users are stuck.
+	// ErrStranded means no upgrade path leads from a bundle to the channel's
+	// head: its users are stuck on it, or in a loop.
 	ErrStranded = errors.New("stranded bundle")
 	// ErrStrandingSkip means every upgrade from a bundle leads to bundles
 	// that are skipped, which OLM never offers: the skip strands its users.
 	ErrStrandingSkip = errors.New("skips strand users")
-	// ErrUnreachable means the upgrades from a bundle never reach the head.
-	ErrUnreachable = errors.New("head unreachable")
 	// ErrDowngrade means an edge replaces or skips a newer version.
 	ErrDowngrade = errors.New("upgrade edge to an older version")
 )
@@ -96,8 +95,8 @@ type ValidateOptions struct {
 
 // Validate checks every package of the catalog directory with
 // operator-registry's model validation and chartpilot's graph checks (one
-// head per channel, no stranded bundles, no skip that strands users, every
-// bundle upgrades to the head, no edge to an older version). It returns a
+// head per channel, every bundle has an upgrade path to the head so none is
+// stranded, no skip strands users, no edge to an older version). It returns a
 // *ValidationError holding all problems, or nil.
 func Validate(ctx context.Context, opts ValidateOptions) error {
 	cfg, err := LoadDir(ctx, opts.Dir)
@@ -340,7 +339,7 @@ func checkChannelGraph(ch declcfg.Channel, versions map[string]semver.Version) e
 		}
 		switch {
 		case len(g.to[n]) == 0:
-			node.add(fmt.Errorf("bundle %q: %w: no bundle in the channel replaces, skips or skipRanges it, so its users never get an upgrade", n, ErrStranded))
+			node.add(fmt.Errorf("bundle %q: %w: no other bundle in the channel replaces, skips or skipRanges it, so its users never get an upgrade", n, ErrStranded))
 		case len(live(n)) == 0:
 			var by []string
 			for _, t := range g.to[n] {
@@ -348,7 +347,7 @@ func checkChannelGraph(ch declcfg.Channel, versions map[string]semver.Version) e
 			}
 			node.add(fmt.Errorf("bundle %q: %w: every upgrade from it leads to a skipped bundle: %s", n, ErrStrandingSkip, strings.Join(by, "; ")))
 		default:
-			node.add(fmt.Errorf("bundle %q: %w: its upgrades (%s) never lead to the head %q", n, ErrUnreachable, strings.Join(live(n), ", "), head))
+			node.add(fmt.Errorf("bundle %q: %w: its upgrades (%s) never lead to the head %q", n, ErrStranded, strings.Join(live(n), ", "), head))
 		}
 	}
 	return node.orNil()
