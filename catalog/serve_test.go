@@ -134,8 +134,10 @@ func TestServe(t *testing.T) {
 		wantDepr    string
 	}{
 		{
-			name:     "GetBundleForChannel is the head",
-			call:     func() (*api.Bundle, error) { return client.GetBundleForChannel(ctx, &api.GetBundleInChannelRequest{PkgName: "w", ChannelName: "stable"}) },
+			name: "GetBundleForChannel is the head",
+			call: func() (*api.Bundle, error) {
+				return client.GetBundleForChannel(ctx, &api.GetBundleInChannelRequest{PkgName: "w", ChannelName: "stable"})
+			},
 			wantName: "w.v2.0.0", wantChannel: "stable", wantVersion: "2.0.0", wantObjects: 2,
 		},
 		{
