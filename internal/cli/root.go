@@ -40,6 +40,7 @@ cluster with real OLM to try all of it on one machine.`,
 	cmd.AddCommand(
 		newVersionCommand(streams),
 		newClusterCommand(streams),
+		newCatalogCommand(streams),
 	)
 	return cmd
 }
