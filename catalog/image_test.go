@@ -210,6 +210,18 @@ func TestImageOCILayoutPushPullServe(t *testing.T) {
 		t.Errorf("head = %s", b.CsvName)
 	}
 
+	// Serving the image straight from the registry.
+	s, err := NewServer(t.Context(), ServeOptions{Image: ref, Address: "127.0.0.1:0"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s.Digest != digest.String() {
+		t.Errorf("served digest %s, want %s", s.Digest, digest)
+	}
+	if err := s.Close(); err != nil {
+		t.Error(err)
+	}
+
 	// Pulling into an existing directory is refused; a non-catalog image too.
 	if _, err := PullImage(t.Context(), ref, pulled); !errors.Is(err, os.ErrExist) {
 		t.Errorf("pull into an existing directory: %v", err)

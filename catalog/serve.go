@@ -8,6 +8,7 @@ import (
 	"io"
 	"net"
 	"os"
+	"path/filepath"
 
 	"github.com/operator-framework/operator-registry/pkg/api"
 	"github.com/operator-framework/operator-registry/pkg/cache"
@@ -26,6 +27,9 @@ const DefaultServeAddress = "127.0.0.1:50051"
 type ServeOptions struct {
 	// Dir is the catalog directory to serve.
 	Dir string
+	// Image, instead of Dir, is a catalog image to pull (with the docker
+	// credentials) and serve.
+	Image string
 	// Address is the host:port to listen on; default DefaultServeAddress.
 	// Port 0 picks a free port (see Server.Addr).
 	Address string
@@ -41,22 +45,19 @@ type ServeOptions struct {
 // api, grpc health and reflection) for one catalog directory, the way
 // `opm serve` does, so that a CatalogSource with spec.address can use it.
 type Server struct {
-	grpc     *grpc.Server
-	lis      net.Listener
-	store    cache.Cache
-	tmpCache string
+	grpc   *grpc.Server
+	lis    net.Listener
+	store  cache.Cache
+	tmpDir string
+	// Digest is the digest of the image served, when serving an image.
+	Digest string
 }
 
 // NewServer loads (or builds) the serving cache of the catalog and listens.
 // It does not serve until Serve is called; Close releases everything.
 func NewServer(ctx context.Context, opts ServeOptions) (_ *Server, err error) {
-	if opts.Dir == "" {
-		return nil, errors.New("catalog directory must be set")
-	}
-	if fi, err := os.Stat(opts.Dir); err != nil {
-		return nil, fmt.Errorf("serving catalog: %w", err)
-	} else if !fi.IsDir() {
-		return nil, fmt.Errorf("serving catalog: %s is not a directory", opts.Dir)
+	if (opts.Dir == "") == (opts.Image == "") {
+		return nil, errors.New("set either a catalog directory or a catalog image")
 	}
 	s := &Server{}
 	defer func() {
@@ -64,6 +65,22 @@ func NewServer(ctx context.Context, opts ServeOptions) (_ *Server, err error) {
 			s.Close()
 		}
 	}()
+	if s.tmpDir, err = os.MkdirTemp("", "chartpilot-catalog-serve-*"); err != nil {
+		return nil, err
+	}
+	if opts.Image != "" {
+		opts.Dir = filepath.Join(s.tmpDir, "configs")
+		digest, err := PullImage(ctx, opts.Image, opts.Dir)
+		if err != nil {
+			return nil, err
+		}
+		s.Digest = digest.String()
+	}
+	if fi, err := os.Stat(opts.Dir); err != nil {
+		return nil, fmt.Errorf("serving catalog: %w", err)
+	} else if !fi.IsDir() {
+		return nil, fmt.Errorf("serving catalog: %s is not a directory", opts.Dir)
+	}
 	logger := logrus.New()
 	logger.SetOutput(io.Discard)
 	if opts.Log != nil {
@@ -71,10 +88,7 @@ func NewServer(ctx context.Context, opts ServeOptions) (_ *Server, err error) {
 	}
 	cacheDir := opts.CacheDir
 	if cacheDir == "" {
-		if s.tmpCache, err = os.MkdirTemp("", "chartpilot-catalog-cache-*"); err != nil {
-			return nil, err
-		}
-		cacheDir = s.tmpCache
+		cacheDir = filepath.Join(s.tmpDir, "cache")
 	}
 	if s.store, err = cache.New(cacheDir, cache.WithLog(logrus.NewEntry(logger))); err != nil {
 		return nil, fmt.Errorf("opening serving cache %s: %w", cacheDir, err)
@@ -119,8 +133,8 @@ func (s *Server) Close() error {
 	if s.store != nil {
 		err = s.store.Close()
 	}
-	if s.tmpCache != "" {
-		err = errors.Join(err, os.RemoveAll(s.tmpCache))
+	if s.tmpDir != "" {
+		err = errors.Join(err, os.RemoveAll(s.tmpDir))
 	}
 	return err
 }

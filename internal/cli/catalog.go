@@ -1,15 +1,22 @@
 package cli
 
 import (
+	"bytes"
+	"cmp"
 	"fmt"
 	"io"
 	"net"
+	"os"
 	"strconv"
+	"strings"
 
+	"github.com/google/go-containerregistry/pkg/name"
+	v1 "github.com/google/go-containerregistry/pkg/v1"
 	"github.com/spf13/cobra"
 	"k8s.io/cli-runtime/pkg/genericiooptions"
 
 	"github.com/chartpilot/chartpilot/catalog"
+	"github.com/chartpilot/chartpilot/internal/atomicfile"
 )
 
 // catalogFlags are shared by the catalog subcommands.
@@ -42,6 +49,9 @@ is validated first and written atomically.`,
 		newCatalogValidateCommand(streams, f),
 		newCatalogGraphCommand(streams, f),
 		newCatalogServeCommand(streams, f),
+		newCatalogBuildCommand(streams, f),
+		newCatalogPushCommand(streams, f),
+		newCatalogDockerfileCommand(streams, f),
 	)
 	return cmd
 }
@@ -228,16 +238,22 @@ func newCatalogServeCommand(streams genericiooptions.IOStreams, f *catalogFlags)
 	var port int
 	var verbose bool
 	cmd := &cobra.Command{
-		Use:   "serve [DIR]",
-		Short: "Serve OLM's registry gRPC API for the catalog directory (on loopback by default)",
+		Use:   "serve [DIR|IMAGE]",
+		Short: "Serve OLM's registry gRPC API for a catalog directory or image (on loopback by default)",
 		Long: `Serves the catalog the way ` + "`opm serve`" + ` does: api.Registry, grpc health and
 reflection. Point a CatalogSource at it with spec.sourceType grpc and
-spec.address HOST:PORT. Stop with Ctrl-C.`,
+spec.address HOST:PORT. An argument that is not a directory is taken as a
+catalog image, pulled with the docker credentials. Stop with Ctrl-C.`,
 		Args: cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.Dir = f.dir
 			if len(args) == 1 {
 				opts.Dir = args[0]
+				if fi, err := os.Stat(args[0]); err != nil || !fi.IsDir() {
+					if _, perr := name.ParseReference(args[0], name.StrictValidation); perr == nil && strings.Contains(args[0], "/") {
+						opts.Dir, opts.Image = "", args[0]
+					}
+				}
 			}
 			if port != 0 {
 				host, _, err := net.SplitHostPort(opts.Address)
@@ -251,8 +267,9 @@ spec.address HOST:PORT. Stop with Ctrl-C.`,
 			}
 			ctx, cancel := signalContext(cmd.Context())
 			defer cancel()
+			what := cmp.Or(opts.Image, opts.Dir)
 			return catalog.Serve(ctx, opts, func(addr string) {
-				fmt.Fprintf(streams.Out, "serving catalog %s on %s\n", opts.Dir, addr)
+				fmt.Fprintf(streams.Out, "serving catalog %s on %s\n", what, addr)
 			})
 		},
 	}
@@ -261,5 +278,124 @@ spec.address HOST:PORT. Stop with Ctrl-C.`,
 	fl.IntVar(&port, "port", 0, "port to listen on, overriding the port of --address")
 	fl.StringVar(&opts.CacheDir, "cache-dir", "", "keep the serving cache here between runs (default: a temporary directory)")
 	fl.BoolVar(&verbose, "verbose", false, "log the cache build to stderr")
+	return cmd
+}
+
+// imageFlags are the flags of the commands that build a catalog image.
+type imageFlags struct {
+	opts   catalog.ImageOptions
+	labels map[string]string
+}
+
+func (fl *imageFlags) add(cmd *cobra.Command) {
+	cmd.Flags().StringVar(&fl.opts.Base, "base", "", "base image, e.g. "+catalog.DefaultBaseImage+" for an image that serves itself (default: none, the image only carries the catalog)")
+	cmd.Flags().StringToStringVar(&fl.labels, "label", nil, "extra image labels, key=value")
+	cmd.Flags().BoolVar(&fl.opts.NoCache, "no-cache", false, "leave out the pre-built serving cache")
+}
+
+func (fl *imageFlags) build(cmd *cobra.Command, dir string) (v1.Image, string, error) {
+	fl.opts.Dir, fl.opts.Labels = dir, fl.labels
+	img, err := catalog.BuildImage(cmd.Context(), fl.opts)
+	if err != nil {
+		return nil, "", err
+	}
+	d, err := img.Digest()
+	if err != nil {
+		return nil, "", err
+	}
+	return img, d.String(), nil
+}
+
+func newCatalogBuildCommand(streams genericiooptions.IOStreams, f *catalogFlags) *cobra.Command {
+	var fl imageFlags
+	var ociLayout, tag, push string
+	cmd := &cobra.Command{
+		Use:   "build",
+		Short: "Build the catalog image without a container engine, into an OCI layout and/or a registry",
+		Long: `Builds the catalog image opm's catalog.Dockerfile would: the catalog under
+/configs, the serving cache pre-built under /tmp/cache, and the label
+` + catalog.ConfigsLabel + `=/configs. No Docker daemon is
+needed; the layers are reproducible.`,
+		Example: `  chartpilot catalog build --oci-layout build/catalog-oci --tag v0.2.0
+  chartpilot catalog build --push quay.io/me/my-operator-catalog:v0.2.0`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if ociLayout == "" && push == "" {
+				return fmt.Errorf("say where the image goes: --oci-layout DIR and/or --push REF")
+			}
+			img, digest, err := fl.build(cmd, f.dir)
+			if err != nil {
+				return err
+			}
+			if ociLayout != "" {
+				if err := catalog.WriteOCILayout(img, ociLayout, tag); err != nil {
+					return err
+				}
+				fmt.Fprintf(streams.Out, "wrote %s to OCI layout %s\n", digest, ociLayout)
+			}
+			if push != "" {
+				if _, err := catalog.PushImage(cmd.Context(), img, push); err != nil {
+					return err
+				}
+				fmt.Fprintf(streams.Out, "pushed %s@%s\n", push, digest)
+			}
+			return nil
+		},
+	}
+	fl.add(cmd)
+	cmd.Flags().StringVar(&ociLayout, "oci-layout", "", "write the image into this OCI image layout directory")
+	cmd.Flags().StringVar(&tag, "tag", "latest", "the tag recorded in the OCI layout")
+	cmd.Flags().StringVar(&push, "push", "", "push the image to this reference")
+	return cmd
+}
+
+func newCatalogPushCommand(streams genericiooptions.IOStreams, f *catalogFlags) *cobra.Command {
+	var fl imageFlags
+	cmd := &cobra.Command{
+		Use:   "push IMAGE",
+		Short: "Build the catalog image without a container engine and push it (docker credentials)",
+		Args:  cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			img, digest, err := fl.build(cmd, f.dir)
+			if err != nil {
+				return err
+			}
+			if _, err := catalog.PushImage(cmd.Context(), img, args[0]); err != nil {
+				return err
+			}
+			_, err = fmt.Fprintf(streams.Out, "pushed %s@%s\n", args[0], digest)
+			return err
+		},
+	}
+	fl.add(cmd)
+	return cmd
+}
+
+func newCatalogDockerfileCommand(streams genericiooptions.IOStreams, f *catalogFlags) *cobra.Command {
+	var opts catalog.DockerfileOptions
+	var file string
+	cmd := &cobra.Command{
+		Use:   "dockerfile",
+		Short: "Write a catalog.Dockerfile for docker and podman users (the image build does the same without them)",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			opts.CatalogDir = f.dir
+			var buf bytes.Buffer
+			if err := catalog.WriteDockerfile(&buf, opts); err != nil {
+				return err
+			}
+			if file == "-" {
+				_, err := streams.Out.Write(buf.Bytes())
+				return err
+			}
+			if err := atomicfile.WriteFile(file, buf.Bytes(), 0o644); err != nil {
+				return err
+			}
+			_, err := fmt.Fprintf(streams.Out, "wrote %s\n", file)
+			return err
+		},
+	}
+	cmd.Flags().StringVar(&opts.BaseImage, "base", catalog.DefaultBaseImage, "the opm image to build from")
+	cmd.Flags().StringVarP(&file, "file", "f", "catalog.Dockerfile", "where to write it; - for standard output")
 	return cmd
 }

@@ -71,6 +71,9 @@ func TestCatalogCommands(t *testing.T) {
 		{name: "render yaml", args: []string{"catalog", "render", "--dir", dir}, wantOut: []string{"schema: olm.package", "schema: olm.deprecations", "skipRange: '>=0.1.0 <0.2.0'"}},
 		{name: "render rejects text", args: []string{"catalog", "render", "--dir", dir, "-o", "text"}, wantErr: "must be one of yaml, json"},
 		{name: "remove", args: []string{"catalog", "remove", "demo", "0.1.5", "--dir", dir}, wantOut: []string{"removed demo.v0.1.5 from package demo"}},
+		{name: "build needs a destination", args: []string{"catalog", "build", "--dir", dir}, wantErr: "--oci-layout DIR and/or --push REF"},
+		{name: "build into an OCI layout", args: []string{"catalog", "build", "--dir", dir, "--oci-layout", filepath.Join(dir, "..", "oci"), "--tag", "v1"}, wantOut: []string{"wrote sha256:", "to OCI layout"}},
+		{name: "dockerfile", args: []string{"catalog", "dockerfile", "--dir", "build/catalog", "-f", "-"}, wantOut: []string{"ADD build/catalog /configs", "LABEL operators.operatorframework.io.index.configs.v1=/configs"}},
 		{name: "serve a missing directory", args: []string{"catalog", "serve", filepath.Join(dir, "nope"), "--port", "0"}, wantErr: "no such file or directory"},
 	}
 	for _, tt := range steps {
