@@ -36,6 +36,20 @@ func (s bundleSpec) csvName() string {
 func writeBundle(t testing.TB, s bundleSpec) string {
 	t.Helper()
 	dir := filepath.Join(t.TempDir(), s.csvName())
+	for name, content := range bundleFiles(s) {
+		p := filepath.Join(dir, name)
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return dir
+}
+
+// bundleFiles are the bundle's files by relative path.
+func bundleFiles(s bundleSpec) map[string]string {
 	files := map[string]string{
 		"metadata/annotations.yaml": fmt.Sprintf(`annotations:
   operators.operatorframework.io.bundle.mediatype.v1: registry+v1
@@ -109,16 +123,7 @@ spec:
 	if s.extraManifest != "" {
 		files["manifests/extra.yaml"] = s.extraManifest
 	}
-	for name, content := range files {
-		p := filepath.Join(dir, name)
-		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	return dir
+	return files
 }
 
 // initPackage makes a catalog directory with an initialized package.
