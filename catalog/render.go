@@ -1,16 +1,19 @@
 package catalog
 
 import (
+	"bytes"
 	"cmp"
 	"context"
 	"fmt"
 	"io"
 	"regexp"
+	"runtime"
 	"slices"
 	"strings"
 
 	"github.com/blang/semver/v4"
 	"github.com/operator-framework/operator-registry/alpha/declcfg"
+	"golang.org/x/sync/errgroup"
 )
 
 // RenderOptions select what to render and how.
@@ -39,7 +42,47 @@ func Render(ctx context.Context, w io.Writer, opts RenderOptions) error {
 		cfg = filterPackages(cfg, opts.Packages)
 	}
 	Sort(cfg)
-	return f.write(*cfg, w)
+	return writeConcurrently(ctx, *cfg, f, w)
+}
+
+// writeConcurrently encodes each package on its own goroutine and writes
+// them in name order, then the blobs of no package: the bytes the declcfg
+// writer produces for the whole catalog, in a fraction of the time.
+func writeConcurrently(ctx context.Context, cfg declcfg.DeclarativeConfig, f Format, w io.Writer) error {
+	byPkg := splitByPackage(&cfg)
+	var rootOthers []declcfg.Meta
+	for _, o := range cfg.Others {
+		if o.Package == "" {
+			rootOthers = append(rootOthers, o)
+			continue
+		}
+		c := byPkg[o.Package]
+		c.Others = append(c.Others, o)
+		byPkg[o.Package] = c
+	}
+	names := make([]string, 0, len(byPkg))
+	for n := range byPkg {
+		names = append(names, n)
+	}
+	slices.Sort(names)
+	out := make([]bytes.Buffer, len(names))
+	g, _ := errgroup.WithContext(ctx)
+	g.SetLimit(runtime.GOMAXPROCS(0))
+	for i, n := range names {
+		g.Go(func() error { return f.write(byPkg[n], &out[i]) })
+	}
+	if err := g.Wait(); err != nil {
+		return err
+	}
+	for i := range out {
+		if _, err := out[i].WriteTo(w); err != nil {
+			return err
+		}
+	}
+	if len(rootOthers) == 0 {
+		return nil
+	}
+	return f.write(declcfg.DeclarativeConfig{Others: rootOthers}, w)
 }
 
 // Sort puts a catalog in a deterministic order wherever the declcfg writer

@@ -4,11 +4,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"runtime"
 	"slices"
 	"strings"
 
 	"github.com/blang/semver/v4"
 	"github.com/operator-framework/operator-registry/alpha/declcfg"
+	"golang.org/x/sync/errgroup"
 )
 
 // The graph checks' errors, each wrapped with the bundle or channel it is
@@ -126,8 +128,19 @@ func ValidateConfig(name string, cfg *declcfg.DeclarativeConfig) error {
 	if len(names) == 0 {
 		root.add(fmt.Errorf("%w: the catalog holds no package", ErrNoBundles))
 	}
-	for _, n := range names {
-		root.add(validatePackage(n, byPkg[n]))
+	// Packages are independent: check them in parallel, report in order.
+	errs := make([]error, len(names))
+	var g errgroup.Group
+	g.SetLimit(runtime.GOMAXPROCS(0))
+	for i, n := range names {
+		g.Go(func() error {
+			errs[i] = validatePackage(n, byPkg[n])
+			return nil
+		})
+	}
+	_ = g.Wait()
+	for _, err := range errs {
+		root.add(err)
 	}
 	return root.orNil()
 }
