@@ -2,9 +2,11 @@ package catalog
 
 import (
 	"cmp"
+	"context"
 	"errors"
 	"fmt"
 	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 
@@ -45,8 +47,11 @@ type AddOptions struct {
 	Dir string
 	// BundleDir is a registry+v1 bundle directory (manifests/, metadata/).
 	BundleDir string
-	// Image is the bundle image's pull spec for image-based publishing.
-	// Empty means inline publishing (see BundleOptions.Image).
+	// BundleImage, instead of BundleDir, is a bundle image to pull (with the
+	// docker credentials) and publish image-based under that reference.
+	BundleImage string
+	// Image is the bundle image's pull spec for image-based publishing of
+	// BundleDir. Empty means inline publishing (see BundleOptions.Image).
 	Image string
 	// Channels overrides the channels of the bundle's annotations.
 	Channels []string
@@ -84,12 +89,29 @@ type AddResult struct {
 // refused unless Replace is set. The package is validated before anything
 // is written; a failure leaves the catalog directory as it was.
 func Add(opts AddOptions) (*AddResult, error) {
-	if opts.BundleDir == "" {
-		return nil, errors.New("bundle directory must be set")
+	return AddContext(context.Background(), opts)
+}
+
+// AddContext is Add with a context for pulling a bundle image.
+func AddContext(ctx context.Context, opts AddOptions) (*AddResult, error) {
+	if (opts.BundleDir == "") == (opts.BundleImage == "") {
+		return nil, errors.New("set either a bundle directory or a bundle image")
+	}
+	source := opts.BundleDir
+	if opts.BundleImage != "" {
+		tmp, err := os.MkdirTemp("", "chartpilot-bundle-*")
+		if err != nil {
+			return nil, err
+		}
+		defer os.RemoveAll(tmp)
+		opts.BundleDir, opts.Image, source = filepath.Join(tmp, "bundle"), opts.BundleImage, opts.BundleImage
+		if err := pullBundleImage(ctx, opts.BundleImage, opts.BundleDir); err != nil {
+			return nil, err
+		}
 	}
 	b, err := LoadBundleDir(os.DirFS(opts.BundleDir), BundleOptions{Image: opts.Image})
 	if err != nil {
-		return nil, fmt.Errorf("reading bundle %s: %w", opts.BundleDir, err)
+		return nil, fmt.Errorf("reading bundle %s: %w", source, err)
 	}
 	pf, err := loadPackage(opts.Dir, b.Package)
 	if err != nil {

@@ -178,7 +178,10 @@ func tarDir(fsys fs.FS, prefix string) ([]byte, error) {
 	var buf bytes.Buffer
 	tw := tar.NewWriter(&buf)
 	// The parents of prefix, then the tree.
-	parts := strings.Split(prefix, "/")
+	var parts []string
+	if prefix != "" {
+		parts = strings.Split(prefix, "/")
+	}
 	for i := range parts {
 		if err := tw.WriteHeader(&tar.Header{Typeflag: tar.TypeDir, Name: path.Join(parts[:i+1]...) + "/", Mode: 0o755, Format: tar.FormatPAX}); err != nil {
 			return nil, err
@@ -275,7 +278,7 @@ func PullImage(ctx context.Context, ref, dir string) (v1.Hash, error) {
 
 // ExtractConfigs writes the FBC of a catalog image into dir, which must
 // not exist yet; on failure dir is not left behind.
-func ExtractConfigs(img v1.Image, dir string) (err error) {
+func ExtractConfigs(img v1.Image, dir string) error {
 	cf, err := img.ConfigFile()
 	if err != nil {
 		return err
@@ -284,6 +287,38 @@ func ExtractConfigs(img v1.Image, dir string) (err error) {
 	if root == "" {
 		return fmt.Errorf("%w: no %s label", ErrNotACatalogImage, ConfigsLabel)
 	}
+	if err := extractDir(img, root, dir); err != nil {
+		if errors.Is(err, errNothingExtracted) {
+			return fmt.Errorf("%w: nothing under /%s", ErrNotACatalogImage, root)
+		}
+		return err
+	}
+	return nil
+}
+
+var errNothingExtracted = errors.New("no files")
+
+// pullBundleImage pulls a registry+v1 bundle image and writes its
+// manifests/ and metadata/ into dir.
+func pullBundleImage(ctx context.Context, ref, dir string) error {
+	r, err := name.ParseReference(ref)
+	if err != nil {
+		return err
+	}
+	img, err := remote.Image(r, remote.WithContext(ctx), remote.WithAuthFromKeychain(authn.DefaultKeychain))
+	if err != nil {
+		return fmt.Errorf("pulling bundle %s: %w", ref, err)
+	}
+	if err := extractDir(img, "", dir); err != nil {
+		return fmt.Errorf("bundle %s: %w", ref, err)
+	}
+	return nil
+}
+
+// extractDir writes the regular files under root ("" for all) of the
+// image's flattened filesystem into dir, which must not exist yet; on
+// failure dir is not left behind.
+func extractDir(img v1.Image, root, dir string) (err error) {
 	if err := os.Mkdir(dir, 0o755); err != nil {
 		return err
 	}
@@ -304,7 +339,11 @@ func ExtractConfigs(img v1.Image, dir string) (err error) {
 		if err != nil {
 			return fmt.Errorf("reading image: %w", err)
 		}
-		rel, ok := strings.CutPrefix(path.Clean(strings.TrimPrefix(h.Name, "/")), root+"/")
+		rel := path.Clean(strings.TrimPrefix(h.Name, "/"))
+		ok := true
+		if root != "" {
+			rel, ok = strings.CutPrefix(rel, root+"/")
+		}
 		if !ok || !filepath.IsLocal(rel) {
 			continue
 		}
@@ -333,7 +372,7 @@ func ExtractConfigs(img v1.Image, dir string) (err error) {
 		}
 	}
 	if !found {
-		return fmt.Errorf("%w: nothing under /%s", ErrNotACatalogImage, root)
+		return errNothingExtracted
 	}
 	return nil
 }

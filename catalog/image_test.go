@@ -16,8 +16,11 @@ import (
 	"github.com/google/go-containerregistry/pkg/name"
 	"github.com/google/go-containerregistry/pkg/registry"
 	v1 "github.com/google/go-containerregistry/pkg/v1"
+	"github.com/google/go-containerregistry/pkg/v1/empty"
 	"github.com/google/go-containerregistry/pkg/v1/layout"
+	"github.com/google/go-containerregistry/pkg/v1/mutate"
 	"github.com/google/go-containerregistry/pkg/v1/remote"
+	"github.com/google/go-containerregistry/pkg/v1/tarball"
 	"github.com/google/go-containerregistry/pkg/v1/types"
 	"github.com/operator-framework/operator-registry/pkg/api"
 )
@@ -277,5 +280,53 @@ func TestWriteDockerfile(t *testing.T) {
 			}
 			mustContain(t, buf.String(), tt.want...)
 		})
+	}
+}
+
+func TestAddBundleImage(t *testing.T) {
+	reg := httptest.NewServer(registry.New(registry.Logger(log.New(io.Discard, "", 0))))
+	t.Cleanup(reg.Close)
+	host := strings.TrimPrefix(reg.URL, "http://")
+
+	// A bundle image as operator-sdk builds it: manifests/ and metadata/ at the root.
+	data, err := tarDir(os.DirFS(writeBundle(t, bundleSpec{pkg: "w", version: "1.0.0", channels: "stable"})), "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	layer, err := tarball.LayerFromOpener(func() (io.ReadCloser, error) { return io.NopCloser(bytes.NewReader(data)), nil })
+	if err != nil {
+		t.Fatal(err)
+	}
+	img, err := mutate.AppendLayers(empty.Image, layer)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ref := host + "/w-bundle:v1.0.0"
+	if _, err := PushImage(t.Context(), img, ref); err != nil {
+		t.Fatal(err)
+	}
+
+	dir := initPackage(t, "w")
+	res, err := AddContext(t.Context(), AddOptions{Dir: dir, BundleImage: ref})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Bundle != "w.v1.0.0" || res.Inline {
+		t.Errorf("result = %+v", res)
+	}
+	pf, err := loadPackage(dir, "w")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := pf.cfg.Bundles[0].Image; got != ref {
+		t.Errorf("bundle image = %q, want %q", got, ref)
+	}
+
+	before := snapshot(t, dir)
+	if _, err := AddContext(t.Context(), AddOptions{Dir: dir, BundleImage: host + "/missing:v1"}); err == nil || !strings.Contains(err.Error(), "NAME_UNKNOWN") {
+		t.Errorf("adding a missing image: %v", err)
+	}
+	if snapshot(t, dir) != before {
+		t.Error("a failed add changed the catalog")
 	}
 }

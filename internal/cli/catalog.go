@@ -90,25 +90,32 @@ func newCatalogAddCommand(streams genericiooptions.IOStreams, f *catalogFlags) *
 	scope := newEnumFlag(catalog.ChannelScopes[0], catalog.ChannelScopes...)
 	output := outputFlag()
 	cmd := &cobra.Command{
-		Use:   "add BUNDLE_DIR",
-		Short: "Publish a registry+v1 bundle directory in its package, placed in its channels by semver",
+		Use:   "add BUNDLE_DIR|BUNDLE_IMAGE",
+		Short: "Publish a registry+v1 bundle (directory or image) in its package, placed in its channels by semver",
 		Example: `  chartpilot catalog add bundle                                   # inline: no bundle image needed
   chartpilot catalog add bundle --image quay.io/me/op-bundle:v0.2.0
+  chartpilot catalog add quay.io/me/op-bundle:v0.2.0              # pulled, published image-based
   chartpilot catalog add bundle --channels fast,stable --channel-scope minor   # fast-v0.2, stable-v0.2`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.Dir, opts.BundleDir = f.dir, args[0]
+			if isImageRef(args[0]) {
+				if opts.Image != "" {
+					return fmt.Errorf("--image is for bundle directories; %s is published under its own reference", args[0])
+				}
+				opts.BundleDir, opts.BundleImage = "", args[0]
+			}
 			if s := scope.String(); s != "none" {
 				opts.Scope = catalog.ChannelScope(s)
 			}
-			res, err := catalog.Add(opts)
+			res, err := catalog.AddContext(cmd.Context(), opts)
 			if err != nil {
 				return err
 			}
 			return printData(streams.Out, output.String(), res, func(w io.Writer) error {
 				mode := "inline"
 				if !res.Inline {
-					mode = "image " + opts.Image
+					mode = "image " + cmp.Or(opts.BundleImage, opts.Image)
 				}
 				verb := "added"
 				if res.Replaced != "" {
@@ -249,10 +256,8 @@ catalog image, pulled with the docker credentials. Stop with Ctrl-C.`,
 			opts.Dir = f.dir
 			if len(args) == 1 {
 				opts.Dir = args[0]
-				if fi, err := os.Stat(args[0]); err != nil || !fi.IsDir() {
-					if _, perr := name.ParseReference(args[0], name.StrictValidation); perr == nil && strings.Contains(args[0], "/") {
-						opts.Dir, opts.Image = "", args[0]
-					}
+				if isImageRef(args[0]) {
+					opts.Dir, opts.Image = "", args[0]
 				}
 			}
 			if port != 0 {
@@ -398,4 +403,14 @@ func newCatalogDockerfileCommand(streams genericiooptions.IOStreams, f *catalogF
 	cmd.Flags().StringVar(&opts.BaseImage, "base", catalog.DefaultBaseImage, "the opm image to build from")
 	cmd.Flags().StringVarP(&file, "file", "f", "catalog.Dockerfile", "where to write it; - for standard output")
 	return cmd
+}
+
+// isImageRef tells an image reference (registry/repo[:tag|@digest]) from a
+// directory: an existing directory always wins.
+func isImageRef(arg string) bool {
+	if fi, err := os.Stat(arg); err == nil && fi.IsDir() {
+		return false
+	}
+	_, err := name.ParseReference(arg, name.StrictValidation)
+	return err == nil && strings.Contains(arg, "/")
 }
