@@ -139,8 +139,9 @@ func (s *Server) Close() error {
 	return err
 }
 
-// Serve serves the catalog directory until ctx is done. ready, if not nil,
-// is called with the listening address once requests are answered.
+// Serve serves the catalog until ctx is done. ready, if not nil, is called
+// with the listening address once the cache is loaded and the port open:
+// connections made from then on are answered.
 func Serve(ctx context.Context, opts ServeOptions, ready func(addr string)) error {
 	s, err := NewServer(ctx, opts)
 	if err != nil {
