@@ -35,10 +35,15 @@ func benchBundleFS(pkg, version string) fstest.MapFS {
 
 // generateBenchCatalog writes benchPackages packages of benchBundles inline
 // bundles each (every manifest in olm.bundle.object properties), placed by
-// semver in a stable channel, the way Add would place them.
+// semver in a stable channel, the way Add would place them. With
+// CHARTPILOT_BENCH_CATALOG=DIR set, the catalog is written (and kept) there,
+// to run opm on the same catalog.
 func generateBenchCatalog(b *testing.B) string {
 	b.Helper()
 	dir := b.TempDir()
+	if keep := os.Getenv("CHARTPILOT_BENCH_CATALOG"); keep != "" {
+		dir = keep
+	}
 	for p := range benchPackages {
 		pkg := fmt.Sprintf("operator-%03d", p)
 		cfg := declcfg.DeclarativeConfig{Packages: []declcfg.Package{{Schema: declcfg.SchemaPackage, Name: pkg, DefaultChannel: "stable", Description: "Benchmark operator."}}}
