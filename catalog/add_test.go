@@ -455,10 +455,14 @@ func TestRemove(t *testing.T) {
 			if err := Deprecate(DeprecateOptions{Dir: dir, Package: "w", Bundle: tt.remove, Message: "old"}); err != nil && tt.wantErr == nil {
 				t.Fatal(err)
 			}
+			before := snapshot(t, dir)
 			_, err := Remove(RemoveOptions{Dir: dir, Package: "w", Bundle: tt.remove})
 			if tt.wantErr != nil {
 				if !errors.Is(err, tt.wantErr) {
 					t.Fatalf("error = %v, want %v", err, tt.wantErr)
+				}
+				if snapshot(t, dir) != before {
+					t.Error("a failed remove changed the catalog")
 				}
 				return
 			}
@@ -535,10 +539,14 @@ func TestDeprecate(t *testing.T) {
 			addVersions(t, dir, "w", "stable", "1.0.0", "1.1.0")
 			opts := tt.opts
 			opts.Dir, opts.Package = dir, "w"
+			before := snapshot(t, dir)
 			err := Deprecate(opts)
 			if tt.wantErr != "" {
 				if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
 					t.Fatalf("error = %v, want %q", err, tt.wantErr)
+				}
+				if snapshot(t, dir) != before {
+					t.Error("a failed deprecate changed the catalog")
 				}
 				return
 			}
