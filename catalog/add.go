@@ -191,6 +191,9 @@ func addBundle(pf *packageFile, b *Bundle, opts AddOptions) (*AddResult, error) 
 			pkg.DefaultChannel = def
 		}
 	}
+	if findChannel(&pf.cfg, pkg.DefaultChannel) == nil {
+		return nil, fmt.Errorf("%w: the package's default channel %q would hold no bundle; place %s in it too (channels) or choose another default channel", ErrDefaultChannelEmpty, pkg.DefaultChannel, b.Name)
+	}
 	if pkg.Description == "" {
 		pkg.Description = b.Description
 	}

@@ -291,6 +291,16 @@ func TestFailedAddLeavesCatalogUntouched(t *testing.T) {
 			wantErr: `bundle "w.v1.1.0" (1.1.0) skips "w.v2.0.0" (2.0.0): upgrade edge to an older version`,
 		},
 		{
+			name: "the default channel would stay empty",
+			setup: func(t *testing.T, dir string) AddOptions {
+				if err := Init(InitOptions{Dir: dir, Package: "v", DefaultChannel: "stable"}); err != nil {
+					t.Fatal(err)
+				}
+				return AddOptions{Dir: dir, BundleDir: writeBundle(t, bundleSpec{pkg: "v", version: "1.0.0", channels: "fast"})}
+			},
+			wantErr: `default channel empty: the package's default channel "stable" would hold no bundle; place v.v1.0.0 in it too (channels) or choose another default channel`,
+		},
+		{
 			name: "the write fails",
 			setup: func(t *testing.T, dir string) AddOptions {
 				// A real failing write: a file cannot hold a directory.

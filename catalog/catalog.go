@@ -60,6 +60,9 @@ var (
 	ErrBundleExists = errors.New("bundle already in catalog")
 	// ErrBundleNotFound means no bundle of the package has that name or version.
 	ErrBundleNotFound = errors.New("bundle not found in catalog")
+	// ErrDefaultChannelEmpty means a change would leave the package's
+	// default channel without bundles.
+	ErrDefaultChannelEmpty = errors.New("default channel empty")
 )
 
 // The file holding a package, under <catalog dir>/<package>/.
