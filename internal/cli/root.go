@@ -45,6 +45,7 @@ cluster with real OLM to try all of it on one machine.`,
 		newVersionCommand(streams),
 		newClusterCommand(streams),
 		newRunCommand(streams, configFlags),
+		newCatalogCommand(streams),
 	)
 	return cmd
 }

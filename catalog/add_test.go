@@ -1,0 +1,582 @@
+package catalog
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/operator-framework/operator-registry/alpha/declcfg"
+
+	"github.com/chartpilot/chartpilot/internal/atomicfile"
+)
+
+// entriesOf reads the package file back and returns a channel's entries
+// as "name replaces=... skipRange=..." lines.
+func entriesOf(t *testing.T, dir, pkg, channel string) []string {
+	t.Helper()
+	pf, err := loadPackage(dir, pkg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ch := findChannel(&pf.cfg, channel)
+	if ch == nil {
+		t.Fatalf("no channel %q", channel)
+	}
+	var out []string
+	for _, e := range ch.Entries {
+		out = append(out, strings.TrimSpace(e.Name+" "+strings.Join(nonEmpty("replaces="+e.Replaces, "skipRange="+e.SkipRange), " ")))
+	}
+	return out
+}
+
+func nonEmpty(kv ...string) []string {
+	var out []string
+	for _, s := range kv {
+		if !strings.HasSuffix(s, "=") {
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+func TestAddPlacesBySemver(t *testing.T) {
+	tests := []struct {
+		name string
+		// versions are added in this order
+		versions []string
+		want     []string
+	}{
+		{
+			name:     "first bundle",
+			versions: []string{"1.0.0"},
+			want:     []string{"w.v1.0.0"},
+		},
+		{
+			name:     "in order",
+			versions: []string{"1.0.0", "1.1.0", "2.0.0"},
+			want: []string{
+				"w.v1.0.0",
+				"w.v1.1.0 replaces=w.v1.0.0 skipRange=>=1.0.0 <1.1.0",
+				"w.v2.0.0 replaces=w.v1.1.0 skipRange=>=1.0.0 <2.0.0",
+			},
+		},
+		{
+			name:     "an older patch release lands between",
+			versions: []string{"1.0.0", "1.1.0", "1.0.1"},
+			want: []string{
+				"w.v1.0.0",
+				"w.v1.0.1 replaces=w.v1.0.0 skipRange=>=1.0.0 <1.0.1",
+				"w.v1.1.0 replaces=w.v1.0.1 skipRange=>=1.0.0 <1.1.0",
+			},
+		},
+		{
+			name:     "a version older than all becomes the tail",
+			versions: []string{"1.0.0", "0.9.0"},
+			want: []string{
+				"w.v0.9.0",
+				"w.v1.0.0 replaces=w.v0.9.0 skipRange=>=0.9.0 <1.0.0",
+			},
+		},
+		{
+			name:     "semver order, not string order, with a prerelease",
+			versions: []string{"1.10.0", "1.9.0", "1.10.0-rc.1"},
+			want: []string{
+				"w.v1.9.0",
+				"w.v1.10.0-rc.1 replaces=w.v1.9.0 skipRange=>=1.9.0 <1.10.0-rc.1",
+				"w.v1.10.0 replaces=w.v1.10.0-rc.1 skipRange=>=1.9.0 <1.10.0",
+			},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			dir := initPackage(t, "w")
+			addVersions(t, dir, "w", "stable", tt.versions...)
+			if got := entriesOf(t, dir, "w", "stable"); !slices.Equal(got, tt.want) {
+				t.Errorf("entries:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(tt.want, "\n"))
+			}
+			if err := Validate(t.Context(), ValidateOptions{Dir: dir}); err != nil {
+				t.Errorf("placed catalog does not validate: %v", err)
+			}
+		})
+	}
+}
+
+func TestAddResultAndPackageDefaults(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "catalog")
+	if err := Init(InitOptions{Dir: dir, Package: "w"}); err != nil {
+		t.Fatal(err)
+	}
+	addVersions(t, dir, "w", "alpha,stable", "1.0.0")
+	res, err := Add(AddOptions{Dir: dir, BundleDir: writeBundle(t, bundleSpec{pkg: "w", version: "1.1.0", channels: "alpha,stable", defaultChannel: "stable"})})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []Placement{
+		{Channel: "alpha", Replaces: "w.v1.0.0", SkipRange: ">=1.0.0 <1.1.0", Head: true},
+		{Channel: "stable", Replaces: "w.v1.0.0", SkipRange: ">=1.0.0 <1.1.0", Head: true},
+	}
+	if res.Bundle != "w.v1.1.0" || res.Version != "1.1.0" || !res.Inline || res.Replaced != "" || !slices.Equal(res.Placements, want) {
+		t.Errorf("result = %+v", res)
+	}
+	pf, err := loadPackage(dir, "w")
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The first bundle named no default channel: its first channel became it.
+	if p := pf.pkg(); p.DefaultChannel != "alpha" || p.Description != "The w operator manages widgets." || p.Icon == nil {
+		t.Errorf("package = %+v", p)
+	}
+}
+
+func TestAddChannelOverridesAndScope(t *testing.T) {
+	tests := []struct {
+		name     string
+		channels []string
+		scope    ChannelScope
+		version  string
+		want     []string
+	}{
+		{name: "annotations", version: "1.2.3", want: []string{"stable"}},
+		{name: "override", channels: []string{"fast", "candidate"}, version: "1.2.3", want: []string{"candidate", "fast"}},
+		{name: "per major", scope: ScopeMajor, version: "1.2.3", want: []string{"stable-v1"}},
+		{name: "per minor", channels: []string{"fast"}, scope: ScopeMinor, version: "1.2.3", want: []string{"fast-v1.2"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			dir := initPackage(t, "w")
+			if _, err := Add(AddOptions{Dir: dir, BundleDir: writeBundle(t, bundleSpec{pkg: "w", version: tt.version, channels: "stable"}), Channels: tt.channels, Scope: tt.scope}); err != nil {
+				t.Fatal(err)
+			}
+			pf, err := loadPackage(dir, "w")
+			if err != nil {
+				t.Fatal(err)
+			}
+			var got []string
+			for _, c := range pf.cfg.Channels {
+				got = append(got, c.Name)
+			}
+			if !slices.Equal(got, tt.want) {
+				t.Errorf("channels = %v, want %v", got, tt.want)
+			}
+		})
+	}
+}
+
+func TestAddExistingVersion(t *testing.T) {
+	tests := []struct {
+		name    string
+		spec    bundleSpec
+		replace bool
+		image   string
+		wantErr error
+		// want are the stable entries afterwards
+		want []string
+	}{
+		{
+			name:    "same version refused",
+			spec:    bundleSpec{pkg: "w", version: "1.1.0", channels: "stable"},
+			wantErr: ErrBundleExists,
+		},
+		{
+			name:    "same version under another name refused",
+			spec:    bundleSpec{pkg: "w", version: "1.1.0", channels: "stable", name: "w.v1.1.0-rebuilt"},
+			wantErr: ErrBundleExists,
+		},
+		{
+			name:    "same name with another version refused",
+			spec:    bundleSpec{pkg: "w", version: "1.1.1", channels: "stable", name: "w.v1.1.0"},
+			wantErr: ErrBundleExists,
+		},
+		{
+			name:    "replace swaps the bundle in place",
+			spec:    bundleSpec{pkg: "w", version: "1.1.0", channels: "stable"},
+			replace: true,
+			image:   "registry.example.com/w-bundle:v1.1.0",
+			want: []string{
+				"w.v1.0.0",
+				"w.v1.1.0 replaces=w.v1.0.0 skipRange=>=1.0.0 <1.1.0",
+				"w.v2.0.0 replaces=w.v1.1.0 skipRange=>=1.0.0 <2.0.0",
+			},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			dir := initPackage(t, "w")
+			addVersions(t, dir, "w", "stable", "1.0.0", "1.1.0", "2.0.0")
+			before := snapshot(t, dir)
+			res, err := Add(AddOptions{Dir: dir, BundleDir: writeBundle(t, tt.spec), Replace: tt.replace, Image: tt.image})
+			if tt.wantErr != nil {
+				if !errors.Is(err, tt.wantErr) {
+					t.Fatalf("error = %v, want %v", err, tt.wantErr)
+				}
+				if after := snapshot(t, dir); after != before {
+					t.Errorf("a refused add changed the catalog")
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if res.Replaced != "w.v1.1.0" || res.Inline {
+				t.Errorf("result = %+v", res)
+			}
+			if got := entriesOf(t, dir, "w", "stable"); !slices.Equal(got, tt.want) {
+				t.Errorf("entries = %q, want %q", got, tt.want)
+			}
+			pf, _ := loadPackage(dir, "w")
+			for _, b := range pf.cfg.Bundles {
+				if b.Name == "w.v1.1.0" && b.Image != tt.image {
+					t.Errorf("replaced bundle image = %q, want %q", b.Image, tt.image)
+				}
+			}
+		})
+	}
+}
+
+// A failed add leaves the catalog directory byte for byte as it was: same
+// files, same content, same modes, same modification times.
+func TestFailedAddLeavesCatalogUntouched(t *testing.T) {
+	tests := []struct {
+		name string
+		// setup returns the options of the failing add
+		setup   func(t *testing.T, dir string) AddOptions
+		wantErr string
+	}{
+		{
+			name: "invalid bundle",
+			setup: func(t *testing.T, dir string) AddOptions {
+				return AddOptions{Dir: dir, BundleDir: writeBundle(t, bundleSpec{pkg: "w", version: "3.0.0", channels: "stable", noCSV: true})}
+			},
+			wantErr: "holds no ClusterServiceVersion",
+		},
+		{
+			name: "package not initialized",
+			setup: func(t *testing.T, dir string) AddOptions {
+				return AddOptions{Dir: dir, BundleDir: writeBundle(t, bundleSpec{pkg: "other", version: "1.0.0", channels: "stable"})}
+			},
+			wantErr: `package not found in catalog: "other"`,
+		},
+		{
+			name: "existing version",
+			setup: func(t *testing.T, dir string) AddOptions {
+				return AddOptions{Dir: dir, BundleDir: writeBundle(t, bundleSpec{pkg: "w", version: "1.0.0", channels: "stable"})}
+			},
+			wantErr: "bundle already in catalog",
+		},
+		{
+			name: "invalid image reference fails validation",
+			setup: func(t *testing.T, dir string) AddOptions {
+				return AddOptions{Dir: dir, BundleDir: writeBundle(t, bundleSpec{pkg: "w", version: "3.0.0", channels: "stable"}), Image: "Not A Valid/Image:::"}
+			},
+			wantErr: "invalid image pull spec",
+		},
+		{
+			name: "a hand-edited skip in the catalog makes the new graph invalid",
+			setup: func(t *testing.T, dir string) AddOptions {
+				// 1.1.0 skips 2.0.0; adding 3.0.0 keeps that skip.
+				pf, err := loadPackage(dir, "w")
+				if err != nil {
+					t.Fatal(err)
+				}
+				ch := findChannel(&pf.cfg, "stable")
+				ch.Entries[1].Skips = []string{"w.v2.0.0"}
+				if err := pf.save(); err != nil {
+					t.Fatal(err)
+				}
+				return AddOptions{Dir: dir, BundleDir: writeBundle(t, bundleSpec{pkg: "w", version: "3.0.0", channels: "stable"})}
+			},
+			wantErr: `bundle "w.v1.1.0" (1.1.0) skips "w.v2.0.0" (2.0.0): upgrade edge to an older version`,
+		},
+		{
+			name: "the default channel would stay empty",
+			setup: func(t *testing.T, dir string) AddOptions {
+				if err := Init(InitOptions{Dir: dir, Package: "v", DefaultChannel: "stable"}); err != nil {
+					t.Fatal(err)
+				}
+				return AddOptions{Dir: dir, BundleDir: writeBundle(t, bundleSpec{pkg: "v", version: "1.0.0", channels: "fast"})}
+			},
+			wantErr: `default channel empty: the package's default channel "stable" would hold no bundle; place v.v1.0.0 in it too (channels) or choose another default channel`,
+		},
+		{
+			name: "the write fails",
+			setup: func(t *testing.T, dir string) AddOptions {
+				// A real failing write: a file cannot hold a directory.
+				writeFile = func(p string, data []byte, perm os.FileMode) error {
+					return atomicfile.WriteFile(filepath.Join(p, "below-a-file"), data, perm)
+				}
+				t.Cleanup(func() { writeFile = atomicfile.WriteFile })
+				return AddOptions{Dir: dir, BundleDir: writeBundle(t, bundleSpec{pkg: "w", version: "3.0.0", channels: "stable"})}
+			},
+			wantErr: "not a directory",
+		},
+		{
+			name: "unwritable package file",
+			setup: func(t *testing.T, dir string) AddOptions {
+				if os.Geteuid() == 0 {
+					// root ignores permissions; fail the rename instead by
+					// making the temporary file's directory a file's path.
+					t.Skip("permissions are not enforced for root")
+				}
+				if err := os.Chmod(filepath.Join(dir, "w"), 0o555); err != nil {
+					t.Fatal(err)
+				}
+				t.Cleanup(func() { os.Chmod(filepath.Join(dir, "w"), 0o755) })
+				return AddOptions{Dir: dir, BundleDir: writeBundle(t, bundleSpec{pkg: "w", version: "3.0.0", channels: "stable"})}
+			},
+			wantErr: "permission denied",
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			dir := initPackage(t, "w")
+			addVersions(t, dir, "w", "stable", "1.0.0", "1.1.0", "2.0.0")
+			opts := tt.setup(t, dir)
+			before := snapshot(t, dir)
+			_, err := Add(opts)
+			if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
+				t.Fatalf("error = %v, want one containing %q", err, tt.wantErr)
+			}
+			if after := snapshot(t, dir); after != before {
+				t.Errorf("the failed add changed the catalog:\nbefore:\n%.2000s\nafter:\n%.2000s", before, after)
+			}
+		})
+	}
+}
+
+func TestInit(t *testing.T) {
+	tests := []struct {
+		name    string
+		opts    func(t *testing.T, dir string) InitOptions
+		wantErr string
+		// want are lines expected in the package file
+		want []string
+		file string
+	}{
+		{
+			name: "from flags",
+			opts: func(t *testing.T, dir string) InitOptions {
+				return InitOptions{Dir: dir, Package: "w", DefaultChannel: "stable", Description: "Widgets."}
+			},
+			file: "w/catalog.yaml",
+			want: []string{"schema: olm.package", "name: w", "defaultChannel: stable", "description: Widgets."},
+		},
+		{
+			name: "from a bundle",
+			opts: func(t *testing.T, dir string) InitOptions {
+				return InitOptions{Dir: dir, FromBundle: writeBundle(t, bundleSpec{pkg: "w", version: "1.0.0", channels: "fast,stable", defaultChannel: "stable"})}
+			},
+			file: "w/catalog.yaml",
+			want: []string{"name: w", "defaultChannel: stable", "description: The w operator manages widgets.", "mediatype: image/svg+xml"},
+		},
+		{
+			name: "json",
+			opts: func(t *testing.T, dir string) InitOptions {
+				return InitOptions{Dir: dir, Package: "w", Format: FormatJSON}
+			},
+			file: "w/catalog.json",
+			want: []string{`"schema": "olm.package"`, `"name": "w"`},
+		},
+		{
+			name: "already initialized",
+			opts: func(t *testing.T, dir string) InitOptions {
+				if err := Init(InitOptions{Dir: dir, Package: "w"}); err != nil {
+					t.Fatal(err)
+				}
+				return InitOptions{Dir: dir, Package: "w"}
+			},
+			wantErr: `package already in catalog: "w"`,
+		},
+		{
+			name: "invalid name",
+			opts: func(t *testing.T, dir string) InitOptions {
+				return InitOptions{Dir: dir, Package: "Not_Valid"}
+			},
+			wantErr: `invalid package name "Not_Valid"`,
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			dir := filepath.Join(t.TempDir(), "catalog")
+			opts := tt.opts(t, dir)
+			before := ""
+			if _, err := os.Stat(dir); err == nil {
+				before = snapshot(t, dir)
+			}
+			err := Init(opts)
+			if tt.wantErr != "" {
+				if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
+					t.Fatalf("error = %v, want %q", err, tt.wantErr)
+				}
+				after := ""
+				if _, err := os.Stat(dir); err == nil {
+					after = snapshot(t, dir)
+				}
+				if after != before {
+					t.Errorf("failed init changed the directory")
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			data, err := os.ReadFile(filepath.Join(dir, tt.file))
+			if err != nil {
+				t.Fatal(err)
+			}
+			mustContain(t, string(data), tt.want...)
+			entries, _ := os.ReadDir(dir)
+			if len(entries) != 1 {
+				t.Errorf("catalog directory holds %d entries, want the package only", len(entries))
+			}
+		})
+	}
+}
+
+func TestRemove(t *testing.T) {
+	tests := []struct {
+		name    string
+		remove  string
+		wantErr error
+		want    []string
+	}{
+		{
+			name:   "middle by version closes the chain",
+			remove: "1.1.0",
+			want:   []string{"w.v1.0.0", "w.v2.0.0 replaces=w.v1.0.0 skipRange=>=1.0.0 <2.0.0"},
+		},
+		{
+			name:   "tail by name raises the range floor",
+			remove: "w.v1.0.0",
+			want:   []string{"w.v1.1.0", "w.v2.0.0 replaces=w.v1.1.0 skipRange=>=1.1.0 <2.0.0"},
+		},
+		{
+			name:    "unknown",
+			remove:  "9.9.9",
+			wantErr: ErrBundleNotFound,
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			dir := initPackage(t, "w")
+			addVersions(t, dir, "w", "stable", "1.0.0", "1.1.0", "2.0.0")
+			if err := Deprecate(DeprecateOptions{Dir: dir, Package: "w", Bundle: tt.remove, Message: "old"}); err != nil && tt.wantErr == nil {
+				t.Fatal(err)
+			}
+			before := snapshot(t, dir)
+			_, err := Remove(RemoveOptions{Dir: dir, Package: "w", Bundle: tt.remove})
+			if tt.wantErr != nil {
+				if !errors.Is(err, tt.wantErr) {
+					t.Fatalf("error = %v, want %v", err, tt.wantErr)
+				}
+				if snapshot(t, dir) != before {
+					t.Error("a failed remove changed the catalog")
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := entriesOf(t, dir, "w", "stable"); !slices.Equal(got, tt.want) {
+				t.Errorf("entries = %q, want %q", got, tt.want)
+			}
+			pf, _ := loadPackage(dir, "w")
+			if len(pf.cfg.Deprecations) != 0 {
+				t.Errorf("the removed bundle's deprecation stayed: %+v", pf.cfg.Deprecations)
+			}
+			if err := Validate(t.Context(), ValidateOptions{Dir: dir}); err != nil {
+				t.Error(err)
+			}
+		})
+	}
+}
+
+func TestRemoveLastBundleOfAChannel(t *testing.T) {
+	dir := initPackage(t, "w")
+	addVersions(t, dir, "w", "stable", "1.0.0")
+	addVersions(t, dir, "w", "fast", "2.0.0")
+	if err := Deprecate(DeprecateOptions{Dir: dir, Package: "w", Channel: "fast", Message: "use stable"}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Remove(RemoveOptions{Dir: dir, Package: "w", Bundle: "2.0.0"}); err != nil {
+		t.Fatal(err)
+	}
+	pf, _ := loadPackage(dir, "w")
+	if len(pf.cfg.Channels) != 1 || pf.cfg.Channels[0].Name != "stable" || len(pf.cfg.Deprecations) != 0 {
+		t.Errorf("channels %+v deprecations %+v", pf.cfg.Channels, pf.cfg.Deprecations)
+	}
+	// Removing the last bundle leaves the package as Init made it.
+	if _, err := Remove(RemoveOptions{Dir: dir, Package: "w", Bundle: "1.0.0"}); err != nil {
+		t.Fatalf("removing the package's last bundle: %v", err)
+	}
+	pf, _ = loadPackage(dir, "w")
+	if len(pf.cfg.Bundles) != 0 || len(pf.cfg.Channels) != 0 || pf.pkg().DefaultChannel != "stable" {
+		t.Errorf("after removing every bundle: %+v", pf.cfg)
+	}
+}
+
+func TestDeprecate(t *testing.T) {
+	tests := []struct {
+		name    string
+		opts    DeprecateOptions
+		wantErr string
+		want    declcfg.DeprecationEntry
+	}{
+		{
+			name: "bundle by version",
+			opts: DeprecateOptions{Bundle: "1.0.0", Message: "CVE-2026-1; upgrade"},
+			want: declcfg.DeprecationEntry{Reference: declcfg.PackageScopedReference{Schema: "olm.bundle", Name: "w.v1.0.0"}, Message: "CVE-2026-1; upgrade"},
+		},
+		{
+			name: "channel",
+			opts: DeprecateOptions{Channel: "stable", Message: "use fast"},
+			want: declcfg.DeprecationEntry{Reference: declcfg.PackageScopedReference{Schema: "olm.channel", Name: "stable"}, Message: "use fast"},
+		},
+		{
+			name: "package",
+			opts: DeprecateOptions{Message: "end of life"},
+			want: declcfg.DeprecationEntry{Reference: declcfg.PackageScopedReference{Schema: "olm.package"}, Message: "end of life"},
+		},
+		{name: "no message", opts: DeprecateOptions{Channel: "stable"}, wantErr: "a deprecation message is required"},
+		{name: "unknown channel", opts: DeprecateOptions{Channel: "beta", Message: "x"}, wantErr: `package "w" has no channel "beta"`},
+		{name: "unknown bundle", opts: DeprecateOptions{Bundle: "w.v7.0.0", Message: "x"}, wantErr: "bundle not found in catalog"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			dir := initPackage(t, "w")
+			addVersions(t, dir, "w", "stable", "1.0.0", "1.1.0")
+			opts := tt.opts
+			opts.Dir, opts.Package = dir, "w"
+			before := snapshot(t, dir)
+			err := Deprecate(opts)
+			if tt.wantErr != "" {
+				if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
+					t.Fatalf("error = %v, want %q", err, tt.wantErr)
+				}
+				if snapshot(t, dir) != before {
+					t.Error("a failed deprecate changed the catalog")
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			// Deprecating again replaces the message.
+			opts.Message += " (updated)"
+			if err := Deprecate(opts); err != nil {
+				t.Fatal(err)
+			}
+			pf, _ := loadPackage(dir, "w")
+			want := tt.want
+			want.Message += " (updated)"
+			if len(pf.cfg.Deprecations) != 1 || !slices.Equal(pf.cfg.Deprecations[0].Entries, []declcfg.DeprecationEntry{want}) {
+				t.Errorf("deprecations = %+v, want [%+v]", pf.cfg.Deprecations, want)
+			}
+			if err := Validate(t.Context(), ValidateOptions{Dir: dir}); err != nil {
+				t.Error(err)
+			}
+		})
+	}
+}

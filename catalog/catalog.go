@@ -1,0 +1,310 @@
+package catalog
+
+import (
+	"bytes"
+	"cmp"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+
+	"github.com/blang/semver/v4"
+	"github.com/operator-framework/operator-registry/alpha/declcfg"
+	"github.com/operator-framework/operator-registry/alpha/property"
+	"k8s.io/apimachinery/pkg/util/validation"
+
+	"github.com/chartpilot/chartpilot/internal/atomicfile"
+)
+
+// Format is the encoding of a catalog file or of rendered output.
+type Format string
+
+const (
+	// FormatYAML is a stream of YAML documents, the default.
+	FormatYAML Format = "yaml"
+	// FormatJSON is a stream of indented JSON objects.
+	FormatJSON Format = "json"
+)
+
+// Formats lists the supported formats, for flags.
+var Formats = []string{string(FormatYAML), string(FormatJSON)}
+
+func (f Format) check() error {
+	switch f {
+	case FormatYAML, FormatJSON:
+		return nil
+	}
+	return fmt.Errorf("unknown format %q (want one of %s)", f, strings.Join(Formats, ", "))
+}
+
+// write encodes cfg with the declcfg writer of the format.
+func (f Format) write(cfg declcfg.DeclarativeConfig, w io.Writer) error {
+	if f == FormatJSON {
+		return declcfg.WriteJSON(cfg, w)
+	}
+	return declcfg.WriteYAML(cfg, w)
+}
+
+var (
+	// ErrPackageNotFound means the catalog holds no such package (run Init first).
+	ErrPackageNotFound = errors.New("package not found in catalog")
+	// ErrPackageExists means Init found the package already initialized.
+	ErrPackageExists = errors.New("package already in catalog")
+	// ErrBundleExists means the bundle's version (or name) is already in the
+	// package and AddOptions.Replace is not set.
+	ErrBundleExists = errors.New("bundle already in catalog")
+	// ErrBundleNotFound means no bundle of the package has that name or version.
+	ErrBundleNotFound = errors.New("bundle not found in catalog")
+	// ErrDefaultChannelEmpty means a change would leave the package's
+	// default channel without bundles.
+	ErrDefaultChannelEmpty = errors.New("default channel empty")
+)
+
+// The file holding a package, under <catalog dir>/<package>/.
+const packageFileBase = "catalog"
+
+// InitOptions describe a new package in a catalog directory.
+type InitOptions struct {
+	// Dir is the catalog directory; created if missing.
+	Dir string
+	// Package is the package name (a DNS-1123 label). Default: FromBundle's package.
+	Package string
+	// DefaultChannel is the channel Subscriptions get when they name none.
+	// Default: FromBundle's default channel, else its first channel; left
+	// empty, the first added bundle sets it.
+	DefaultChannel string
+	// Description of the package. Default: FromBundle's CSV description.
+	Description string
+	// Icon of the package. Default: FromBundle's CSV icon.
+	Icon *declcfg.Icon
+	// FromBundle is an optional registry+v1 bundle directory whose CSV and
+	// annotations fill the fields left empty.
+	FromBundle string
+	// Format of the package file: yaml (default) or json.
+	Format Format
+}
+
+// Init adds a package (an olm.package with no bundles yet) to the catalog
+// directory, as <Dir>/<Package>/catalog.yaml. The package directory appears
+// complete or not at all.
+func Init(opts InitOptions) error {
+	opts.Format = cmp.Or(opts.Format, FormatYAML)
+	if err := opts.Format.check(); err != nil {
+		return err
+	}
+	if opts.Dir == "" {
+		return errors.New("catalog directory must be set")
+	}
+	if opts.FromBundle != "" {
+		b, err := LoadBundleDir(os.DirFS(opts.FromBundle), BundleOptions{})
+		if err != nil {
+			return fmt.Errorf("reading bundle %s: %w", opts.FromBundle, err)
+		}
+		opts.Package = cmp.Or(opts.Package, b.Package)
+		opts.DefaultChannel = cmp.Or(opts.DefaultChannel, b.DefaultChannel)
+		if opts.DefaultChannel == "" && len(b.Channels) > 0 {
+			opts.DefaultChannel = b.Channels[0]
+		}
+		opts.Description = cmp.Or(opts.Description, b.Description)
+		if opts.Icon == nil {
+			opts.Icon = b.Icon
+		}
+	}
+	if err := checkPackageName(opts.Package); err != nil {
+		return err
+	}
+	if _, _, err := findPackageFile(opts.Dir, opts.Package); err == nil {
+		return fmt.Errorf("%w: %q in %s", ErrPackageExists, opts.Package, opts.Dir)
+	} else if !errors.Is(err, ErrPackageNotFound) {
+		return err
+	}
+	pkgDir := filepath.Join(opts.Dir, opts.Package)
+	if _, err := os.Lstat(pkgDir); err == nil {
+		return fmt.Errorf("%w: %s exists but holds no %s.yaml or %s.json", ErrPackageExists, pkgDir, packageFileBase, packageFileBase)
+	}
+	cfg := declcfg.DeclarativeConfig{Packages: []declcfg.Package{{
+		Schema:         declcfg.SchemaPackage,
+		Name:           opts.Package,
+		DefaultChannel: opts.DefaultChannel,
+		Description:    opts.Description,
+		Icon:           opts.Icon,
+	}}}
+	data, err := encodePackage(cfg, opts.Format)
+	if err != nil {
+		return err
+	}
+
+	createdRoot := false
+	if _, err := os.Stat(opts.Dir); errors.Is(err, fs.ErrNotExist) {
+		if err := os.MkdirAll(opts.Dir, 0o755); err != nil {
+			return fmt.Errorf("creating catalog directory: %w", err)
+		}
+		createdRoot = true
+	}
+	// Build the package directory aside, then rename it into place.
+	tmp, err := os.MkdirTemp(opts.Dir, "."+opts.Package+".tmp-*")
+	if err == nil {
+		err = os.Chmod(tmp, 0o755)
+	}
+	if err == nil {
+		err = atomicfile.WriteFile(filepath.Join(tmp, packageFileBase+"."+string(opts.Format)), data, 0o644)
+	}
+	if err == nil {
+		err = os.Rename(tmp, pkgDir)
+	}
+	if err != nil {
+		if tmp != "" {
+			os.RemoveAll(tmp)
+		}
+		if createdRoot {
+			os.Remove(opts.Dir)
+		}
+		return fmt.Errorf("initializing package %q: %w", opts.Package, err)
+	}
+	return nil
+}
+
+func checkPackageName(name string) error {
+	if name == "" {
+		return errors.New("package name must be set")
+	}
+	if errs := validation.IsDNS1123Label(name); len(errs) > 0 {
+		return fmt.Errorf("invalid package name %q: %s", name, strings.Join(errs, "; "))
+	}
+	return nil
+}
+
+// findPackageFile returns the path and format of a package's file.
+func findPackageFile(dir, pkg string) (string, Format, error) {
+	for _, f := range []Format{FormatYAML, FormatJSON} {
+		p := filepath.Join(dir, pkg, packageFileBase+"."+string(f))
+		if _, err := os.Stat(p); err == nil {
+			return p, f, nil
+		} else if !errors.Is(err, fs.ErrNotExist) {
+			return "", "", err
+		}
+	}
+	return "", "", fmt.Errorf("%w: %q in %s (add it with `chartpilot catalog init`)", ErrPackageNotFound, pkg, dir)
+}
+
+// packageFile is one package of a catalog as read from, and written back
+// to, its file.
+type packageFile struct {
+	path   string
+	format Format
+	// original is the file's content, kept to prove nothing changed.
+	original []byte
+	cfg      declcfg.DeclarativeConfig
+}
+
+func loadPackage(dir, pkg string) (*packageFile, error) {
+	if err := checkPackageName(pkg); err != nil {
+		return nil, err
+	}
+	p, format, err := findPackageFile(dir, pkg)
+	if err != nil {
+		return nil, err
+	}
+	data, err := os.ReadFile(p)
+	if err != nil {
+		return nil, err
+	}
+	cfg, err := declcfg.LoadReader(bytes.NewReader(data))
+	if err != nil {
+		return nil, fmt.Errorf("reading %s: %w", p, err)
+	}
+	if len(cfg.Packages) != 1 || cfg.Packages[0].Name != pkg {
+		return nil, fmt.Errorf("reading %s: want exactly one olm.package named %q", p, pkg)
+	}
+	for _, b := range cfg.Bundles {
+		if b.Package != pkg {
+			return nil, fmt.Errorf("reading %s: bundle %q belongs to package %q", p, b.Name, b.Package)
+		}
+	}
+	for _, c := range cfg.Channels {
+		if c.Package != pkg {
+			return nil, fmt.Errorf("reading %s: channel %q belongs to package %q", p, c.Name, c.Package)
+		}
+	}
+	return &packageFile{path: p, format: format, original: data, cfg: *cfg}, nil
+}
+
+// save writes the package back through a temporary file and a rename.
+func (p *packageFile) save() error {
+	data, err := encodePackage(p.cfg, p.format)
+	if err != nil {
+		return err
+	}
+	if bytes.Equal(data, p.original) {
+		return nil
+	}
+	return writeFile(p.path, data, 0o644)
+}
+
+// writeFile is atomicfile.WriteFile; tests make it fail.
+var writeFile = atomicfile.WriteFile
+
+func (p *packageFile) pkg() *declcfg.Package { return &p.cfg.Packages[0] }
+
+// encodePackage renders a package in a stable order: channels and bundles
+// by name (the declcfg writer), entries as placed, deprecations sorted.
+func encodePackage(cfg declcfg.DeclarativeConfig, f Format) ([]byte, error) {
+	sortDeprecations(cfg.Deprecations)
+	var buf bytes.Buffer
+	if err := f.write(cfg, &buf); err != nil {
+		return nil, err
+	}
+	return buf.Bytes(), nil
+}
+
+func sortDeprecations(ds []declcfg.Deprecation) {
+	for i := range ds {
+		slices.SortFunc(ds[i].Entries, func(a, b declcfg.DeprecationEntry) int {
+			return cmp.Or(cmp.Compare(schemaRank(a.Reference.Schema), schemaRank(b.Reference.Schema)), strings.Compare(a.Reference.Name, b.Reference.Name))
+		})
+	}
+}
+
+func schemaRank(s string) int {
+	switch s {
+	case declcfg.SchemaPackage:
+		return 0
+	case declcfg.SchemaChannel:
+		return 1
+	}
+	return 2
+}
+
+// bundleVersion is the version in a bundle's olm.package property.
+func bundleVersion(b *declcfg.Bundle) (semver.Version, error) {
+	props, err := property.Parse(b.Properties)
+	if err != nil {
+		return semver.Version{}, fmt.Errorf("bundle %q: %w", b.Name, err)
+	}
+	if len(props.Packages) != 1 {
+		return semver.Version{}, fmt.Errorf("bundle %q: want exactly one %s property, found %d", b.Name, property.TypePackage, len(props.Packages))
+	}
+	v, err := semver.Parse(props.Packages[0].Version)
+	if err != nil {
+		return semver.Version{}, fmt.Errorf("bundle %q: version %q: %w", b.Name, props.Packages[0].Version, err)
+	}
+	return v, nil
+}
+
+// LoadDir reads every file-based catalog file under dir (honoring
+// .indexignore files, as opm does).
+func LoadDir(ctx context.Context, dir string) (*declcfg.DeclarativeConfig, error) {
+	if _, err := os.Stat(dir); err != nil {
+		return nil, fmt.Errorf("reading catalog: %w", err)
+	}
+	cfg, err := declcfg.LoadFS(ctx, os.DirFS(dir))
+	if err != nil {
+		return nil, fmt.Errorf("reading catalog %s: %w", dir, err)
+	}
+	return cfg, nil
+}

@@ -1,0 +1,198 @@
+package catalog
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"testing"
+	"testing/fstest"
+
+	"github.com/blang/semver/v4"
+	"github.com/operator-framework/operator-registry/alpha/declcfg"
+	"github.com/operator-framework/operator-registry/pkg/api"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/credentials/insecure"
+	health "google.golang.org/grpc/health/grpc_health_v1"
+)
+
+// The size of the generated benchmark catalog, as in issue 7.
+const (
+	benchPackages = 200
+	benchBundles  = 25
+)
+
+// benchBundleFS is an in-memory registry+v1 bundle.
+func benchBundleFS(pkg, version string) fstest.MapFS {
+	fsys := fstest.MapFS{}
+	for name, content := range bundleFiles(bundleSpec{pkg: pkg, version: version, channels: "stable"}) {
+		fsys[name] = &fstest.MapFile{Data: []byte(content), Mode: 0o644}
+	}
+	return fsys
+}
+
+// generateBenchCatalog writes benchPackages packages of benchBundles inline
+// bundles each (every manifest in olm.bundle.object properties), placed by
+// semver in a stable channel, the way Add would place them. With
+// CHARTPILOT_BENCH_CATALOG=DIR set, the catalog is written (and kept) there,
+// to run opm on the same catalog.
+func generateBenchCatalog(b *testing.B) string {
+	b.Helper()
+	dir := b.TempDir()
+	if keep := os.Getenv("CHARTPILOT_BENCH_CATALOG"); keep != "" {
+		dir = keep
+	}
+	for p := range benchPackages {
+		pkg := fmt.Sprintf("operator-%03d", p)
+		cfg := declcfg.DeclarativeConfig{Packages: []declcfg.Package{{Schema: declcfg.SchemaPackage, Name: pkg, DefaultChannel: "stable", Description: "Benchmark operator."}}}
+		ch := declcfg.Channel{Schema: declcfg.SchemaChannel, Name: "stable", Package: pkg}
+		versions := map[string]semver.Version{}
+		for v := range benchBundles {
+			version := fmt.Sprintf("%d.%d.0", v/10, v%10)
+			bundle, err := LoadBundleDir(benchBundleFS(pkg, version), BundleOptions{})
+			if err != nil {
+				b.Fatal(err)
+			}
+			cfg.Bundles = append(cfg.Bundles, bundle.Declcfg)
+			ch.Entries = append(ch.Entries, declcfg.ChannelEntry{Name: bundle.Name})
+			versions[bundle.Name] = bundle.Version
+		}
+		placeEntries(ch.Entries, versions)
+		cfg.Channels = []declcfg.Channel{ch}
+		data, err := encodePackage(cfg, FormatYAML)
+		if err != nil {
+			b.Fatal(err)
+		}
+		if err := os.MkdirAll(filepath.Join(dir, pkg), 0o755); err != nil {
+			b.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, pkg, "catalog.yaml"), data, 0o644); err != nil {
+			b.Fatal(err)
+		}
+	}
+	return dir
+}
+
+// reportCatalogSize records the catalog's size in bytes.
+func reportCatalogSize(b *testing.B, dir string) {
+	var size int64
+	filepath.WalkDir(dir, func(_ string, d os.DirEntry, err error) error {
+		if err == nil && !d.IsDir() {
+			if fi, err := d.Info(); err == nil {
+				size += fi.Size()
+			}
+		}
+		return nil
+	})
+	b.ReportMetric(float64(size)/(1<<20), "catalog-MiB")
+}
+
+func BenchmarkRender(b *testing.B) {
+	dir := generateBenchCatalog(b)
+	b.ReportAllocs()
+	for b.Loop() {
+		if err := Render(b.Context(), io.Discard, RenderOptions{Dir: dir}); err != nil {
+			b.Fatal(err)
+		}
+	}
+	reportCatalogSize(b, dir)
+}
+
+func BenchmarkValidate(b *testing.B) {
+	dir := generateBenchCatalog(b)
+	b.ReportAllocs()
+	for b.Loop() {
+		if err := Validate(b.Context(), ValidateOptions{Dir: dir}); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkServeStartToHealthy measures from NewServer (cache build from
+// the directory) to the first SERVING health answer over gRPC.
+func BenchmarkServeStartToHealthy(b *testing.B) {
+	dir := generateBenchCatalog(b)
+	b.ReportAllocs()
+	for b.Loop() {
+		s, err := NewServer(b.Context(), ServeOptions{Dir: dir, Address: "127.0.0.1:0"})
+		if err != nil {
+			b.Fatal(err)
+		}
+		done := make(chan error, 1)
+		go func() { done <- s.Serve(context.Background()) }()
+		conn, err := grpc.NewClient(s.Addr(), grpc.WithTransportCredentials(insecure.NewCredentials()))
+		if err != nil {
+			b.Fatal(err)
+		}
+		resp, err := health.NewHealthClient(conn).Check(b.Context(), &health.HealthCheckRequest{}, grpc.WaitForReady(true))
+		if err != nil || resp.Status != health.HealthCheckResponse_SERVING {
+			b.Fatalf("health: %v %v", resp, err)
+		}
+		conn.Close()
+		s.Close()
+		if err := <-done; err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// benchServer serves the generated catalog for the query benchmarks.
+func benchServer(b *testing.B) api.RegistryClient {
+	dir := generateBenchCatalog(b)
+	s, err := NewServer(b.Context(), ServeOptions{Dir: dir, Address: "127.0.0.1:0"})
+	if err != nil {
+		b.Fatal(err)
+	}
+	go s.Serve(context.Background())
+	b.Cleanup(func() { s.Close() })
+	conn, err := grpc.NewClient(s.Addr(), grpc.WithTransportCredentials(insecure.NewCredentials()), grpc.WithDefaultCallOptions(grpc.MaxCallRecvMsgSize(64<<20)))
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { conn.Close() })
+	return api.NewRegistryClient(conn)
+}
+
+func BenchmarkListBundles(b *testing.B) {
+	client := benchServer(b)
+	b.ReportAllocs()
+	for b.Loop() {
+		stream, err := client.ListBundles(b.Context(), &api.ListBundlesRequest{})
+		if err != nil {
+			b.Fatal(err)
+		}
+		n := 0
+		for {
+			_, err := stream.Recv()
+			if errors.Is(err, io.EOF) {
+				break
+			}
+			if err != nil {
+				b.Fatal(err)
+			}
+			n++
+		}
+		if n != benchPackages*benchBundles {
+			b.Fatalf("%d bundles, want %d", n, benchPackages*benchBundles)
+		}
+	}
+}
+
+func BenchmarkGetBundleForChannel(b *testing.B) {
+	client := benchServer(b)
+	b.ReportAllocs()
+	i := 0
+	for b.Loop() {
+		pkg := fmt.Sprintf("operator-%03d", i%benchPackages)
+		i++
+		bundle, err := client.GetBundleForChannel(b.Context(), &api.GetBundleInChannelRequest{PkgName: pkg, ChannelName: "stable"})
+		if err != nil {
+			b.Fatal(err)
+		}
+		if bundle.CsvName != pkg+".v2.4.0" {
+			b.Fatalf("head %s", bundle.CsvName)
+		}
+	}
+}

@@ -1,0 +1,332 @@
+package catalog
+
+import (
+	"archive/tar"
+	"bytes"
+	"errors"
+	"io"
+	"log"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/google/go-containerregistry/pkg/name"
+	"github.com/google/go-containerregistry/pkg/registry"
+	v1 "github.com/google/go-containerregistry/pkg/v1"
+	"github.com/google/go-containerregistry/pkg/v1/empty"
+	"github.com/google/go-containerregistry/pkg/v1/layout"
+	"github.com/google/go-containerregistry/pkg/v1/mutate"
+	"github.com/google/go-containerregistry/pkg/v1/remote"
+	"github.com/google/go-containerregistry/pkg/v1/tarball"
+	"github.com/google/go-containerregistry/pkg/v1/types"
+	"github.com/operator-framework/operator-registry/pkg/api"
+)
+
+// layerFiles lists the regular files of an image layer, with their sizes.
+func layerFiles(t *testing.T, l v1.Layer) map[string][]byte {
+	t.Helper()
+	rc, err := l.Uncompressed()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rc.Close()
+	out := map[string][]byte{}
+	tr := tar.NewReader(rc)
+	for {
+		h, err := tr.Next()
+		if errors.Is(err, io.EOF) {
+			return out
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !h.ModTime.IsZero() && h.ModTime.Unix() != 0 {
+			t.Errorf("%s has modification time %v; layers must be reproducible", h.Name, h.ModTime)
+		}
+		if h.Typeflag == tar.TypeReg {
+			data, _ := io.ReadAll(tr)
+			out[h.Name] = data
+		}
+	}
+}
+
+func TestBuildImage(t *testing.T) {
+	dir := serveTestCatalog(t)
+	tests := []struct {
+		name    string
+		opts    ImageOptions
+		layers  int
+		wantErr string
+	}{
+		{name: "with the serving cache", opts: ImageOptions{Dir: dir, Labels: map[string]string{"org.opencontainers.image.source": "https://example.com/w"}}, layers: 2},
+		{name: "without the cache", opts: ImageOptions{Dir: dir, NoCache: true}, layers: 1},
+		{name: "an invalid catalog is refused", opts: ImageOptions{Dir: writeCatalog(t, testPackage("a", "stable", []string{"1.0.0"}))}, wantErr: "not found in any channel entries"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			img, err := BuildImage(t.Context(), tt.opts)
+			if tt.wantErr != "" {
+				if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
+					t.Fatalf("error = %v, want %q", err, tt.wantErr)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			cf, err := img.ConfigFile()
+			if err != nil {
+				t.Fatal(err)
+			}
+			if cf.Config.Labels[ConfigsLabel] != "/configs" || cf.OS != "linux" {
+				t.Errorf("labels %v os %q", cf.Config.Labels, cf.OS)
+			}
+			for k, v := range tt.opts.Labels {
+				if cf.Config.Labels[k] != v {
+					t.Errorf("label %s = %q, want %q", k, cf.Config.Labels[k], v)
+				}
+			}
+			if !slices.Equal(cf.Config.Cmd, []string{"serve", "/configs", "--cache-dir=/tmp/cache"}) {
+				t.Errorf("cmd = %v", cf.Config.Cmd)
+			}
+			if mt, _ := img.MediaType(); mt != types.OCIManifestSchema1 {
+				t.Errorf("media type %s", mt)
+			}
+			layers, err := img.Layers()
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(layers) != tt.layers {
+				t.Fatalf("%d layers, want %d", len(layers), tt.layers)
+			}
+			configs := layerFiles(t, layers[0])
+			for _, pkg := range []string{"w", "img"} {
+				want, err := os.ReadFile(filepath.Join(dir, pkg, "catalog.yaml"))
+				if err != nil {
+					t.Fatal(err)
+				}
+				if !bytes.Equal(configs["configs/"+pkg+"/catalog.yaml"], want) {
+					t.Errorf("configs/%s/catalog.yaml differs from the catalog", pkg)
+				}
+			}
+			if len(configs) != 2 {
+				t.Errorf("configs layer holds %d files, want 2", len(configs))
+			}
+			if tt.layers == 2 {
+				var names []string
+				for n := range layerFiles(t, layers[1]) {
+					names = append(names, n)
+				}
+				if len(names) == 0 || !strings.HasPrefix(names[0], "tmp/cache/") {
+					t.Errorf("cache layer files = %v", names)
+				}
+			}
+			// Building twice gives the same configs layer.
+			again, err := BuildImage(t.Context(), tt.opts)
+			if err != nil {
+				t.Fatal(err)
+			}
+			l2, _ := again.Layers()
+			d1, _ := layers[0].Digest()
+			d2, _ := l2[0].Digest()
+			if d1 != d2 {
+				t.Errorf("configs layer digest changed between builds: %s, %s", d1, d2)
+			}
+		})
+	}
+}
+
+func TestImageOCILayoutPushPullServe(t *testing.T) {
+	dir := serveTestCatalog(t)
+	img, err := BuildImage(t.Context(), ImageOptions{Dir: dir})
+	if err != nil {
+		t.Fatal(err)
+	}
+	digest, err := img.Digest()
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	// OCI layout: written, read back, same digest.
+	oci := filepath.Join(t.TempDir(), "oci")
+	if err := WriteOCILayout(img, oci, "v1"); err != nil {
+		t.Fatal(err)
+	}
+	p, err := layout.FromPath(oci)
+	if err != nil {
+		t.Fatal(err)
+	}
+	back, err := p.Image(digest)
+	if err != nil {
+		t.Fatal(err)
+	}
+	idx, _ := p.ImageIndex()
+	m, _ := idx.IndexManifest()
+	if len(m.Manifests) != 1 || m.Manifests[0].Annotations["org.opencontainers.image.ref.name"] != "v1" {
+		t.Errorf("index manifests = %+v", m.Manifests)
+	}
+
+	// A real registry on loopback.
+	reg := httptest.NewServer(registry.New(registry.Logger(log.New(io.Discard, "", 0))))
+	t.Cleanup(reg.Close)
+	host := strings.TrimPrefix(reg.URL, "http://")
+	ref := host + "/chartpilot/catalog:v1"
+	pushed, err := PushImage(t.Context(), back, ref)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if pushed != digest {
+		t.Errorf("pushed digest %s, want %s", pushed, digest)
+	}
+	r, _ := name.ParseReference(ref)
+	desc, err := remote.Head(r, remote.WithContext(t.Context()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if desc.Digest != digest {
+		t.Errorf("registry holds %s, want %s", desc.Digest, digest)
+	}
+
+	// Pull it into a new directory: the same catalog, byte for byte.
+	pulled := filepath.Join(t.TempDir(), "pulled")
+	got, err := PullImage(t.Context(), ref, pulled)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got != digest {
+		t.Errorf("pulled digest %s, want %s", got, digest)
+	}
+	if a, b := snapshotFiles(t, dir), snapshotFiles(t, pulled); a != b {
+		t.Errorf("pulled catalog differs:\n%s\nwant:\n%s", b, a)
+	}
+
+	// And it serves.
+	conn := serveCatalog(t, pulled)
+	b, err := api.NewRegistryClient(conn).GetBundleForChannel(t.Context(), &api.GetBundleInChannelRequest{PkgName: "w", ChannelName: "stable"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if b.CsvName != "w.v2.0.0" {
+		t.Errorf("head = %s", b.CsvName)
+	}
+
+	// Serving the image straight from the registry.
+	s, err := NewServer(t.Context(), ServeOptions{Image: ref, Address: "127.0.0.1:0"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s.Digest != digest.String() {
+		t.Errorf("served digest %s, want %s", s.Digest, digest)
+	}
+	if err := s.Close(); err != nil {
+		t.Error(err)
+	}
+
+	// Pulling into an existing directory is refused; a non-catalog image too.
+	if _, err := PullImage(t.Context(), ref, pulled); !errors.Is(err, os.ErrExist) {
+		t.Errorf("pull into an existing directory: %v", err)
+	}
+	if _, err := PullImage(t.Context(), host+"/nothing:here", filepath.Join(t.TempDir(), "x")); err == nil || !strings.Contains(err.Error(), "NAME_UNKNOWN") {
+		t.Errorf("pulling a missing image: %v", err)
+	}
+}
+
+// snapshotFiles lists relative paths and contents of the regular files.
+func snapshotFiles(t *testing.T, dir string) string {
+	t.Helper()
+	var b strings.Builder
+	err := filepath.WalkDir(dir, func(p string, d os.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		data, err := os.ReadFile(p)
+		rel, _ := filepath.Rel(dir, p)
+		b.WriteString(rel + "\n" + string(data) + "\n")
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b.String()
+}
+
+func TestWriteDockerfile(t *testing.T) {
+	tests := []struct {
+		name string
+		opts DockerfileOptions
+		want []string
+	}{
+		{name: "defaults", want: []string{
+			"FROM quay.io/operator-framework/opm:latest\n",
+			`ENTRYPOINT ["/bin/opm"]`,
+			`CMD ["serve", "/configs", "--cache-dir=/tmp/cache"]`,
+			"ADD catalog /configs\n",
+			`RUN ["/bin/opm", "serve", "/configs", "--cache-dir=/tmp/cache", "--cache-only"]`,
+			"LABEL operators.operatorframework.io.index.configs.v1=/configs\n",
+		}},
+		{name: "custom", opts: DockerfileOptions{BaseImage: "registry.example.com/opm:v1.73.0", CatalogDir: "build/catalog"}, want: []string{
+			"FROM registry.example.com/opm:v1.73.0\n",
+			"ADD build/catalog /configs\n",
+		}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var buf bytes.Buffer
+			if err := WriteDockerfile(&buf, tt.opts); err != nil {
+				t.Fatal(err)
+			}
+			mustContain(t, buf.String(), tt.want...)
+		})
+	}
+}
+
+func TestAddBundleImage(t *testing.T) {
+	reg := httptest.NewServer(registry.New(registry.Logger(log.New(io.Discard, "", 0))))
+	t.Cleanup(reg.Close)
+	host := strings.TrimPrefix(reg.URL, "http://")
+
+	// A bundle image as operator-sdk builds it: manifests/ and metadata/ at the root.
+	data, err := tarDir(os.DirFS(writeBundle(t, bundleSpec{pkg: "w", version: "1.0.0", channels: "stable"})), "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	layer, err := tarball.LayerFromOpener(func() (io.ReadCloser, error) { return io.NopCloser(bytes.NewReader(data)), nil })
+	if err != nil {
+		t.Fatal(err)
+	}
+	img, err := mutate.AppendLayers(empty.Image, layer)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ref := host + "/w-bundle:v1.0.0"
+	if _, err := PushImage(t.Context(), img, ref); err != nil {
+		t.Fatal(err)
+	}
+
+	dir := initPackage(t, "w")
+	res, err := AddContext(t.Context(), AddOptions{Dir: dir, BundleImage: ref})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Bundle != "w.v1.0.0" || res.Inline {
+		t.Errorf("result = %+v", res)
+	}
+	pf, err := loadPackage(dir, "w")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := pf.cfg.Bundles[0].Image; got != ref {
+		t.Errorf("bundle image = %q, want %q", got, ref)
+	}
+
+	before := snapshot(t, dir)
+	if _, err := AddContext(t.Context(), AddOptions{Dir: dir, BundleImage: host + "/missing:v1"}); err == nil || !strings.Contains(err.Error(), "NAME_UNKNOWN") {
+		t.Errorf("adding a missing image: %v", err)
+	}
+	if snapshot(t, dir) != before {
+		t.Error("a failed add changed the catalog")
+	}
+}

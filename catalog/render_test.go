@@ -1,0 +1,133 @@
+package catalog
+
+import (
+	"bytes"
+	"flag"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/operator-framework/operator-registry/alpha/declcfg"
+)
+
+var update = flag.Bool("update", false, "rewrite the golden files under testdata/")
+
+// golden compares got with testdata/name, or rewrites it with -update.
+func golden(t *testing.T, name string, got []byte) {
+	t.Helper()
+	path := filepath.Join("testdata", name)
+	if *update {
+		if err := os.MkdirAll("testdata", 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(path, got, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("%v (run go test -update to create it)", err)
+	}
+	if !bytes.Equal(got, want) {
+		t.Errorf("%s differs from the golden file (run go test -update after checking):\n%s", name, got)
+	}
+}
+
+// goldenCatalog is an image-based catalog (short, readable golden files)
+// with two packages, two channels, a deprecation.
+func goldenCatalog(t *testing.T) string {
+	t.Helper()
+	dir := filepath.Join(t.TempDir(), "catalog")
+	for _, pkg := range []string{"zeta", "alpha"} {
+		if err := Init(InitOptions{Dir: dir, Package: pkg, DefaultChannel: "stable"}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, v := range []struct{ pkg, version, channels string }{
+		{"zeta", "0.2.0", "stable"},
+		{"zeta", "0.1.0", "stable"},
+		{"alpha", "1.0.0", "stable"},
+		{"alpha", "1.1.0", "stable,fast"},
+		{"alpha", "1.0.1", "stable"},
+	} {
+		_, err := Add(AddOptions{
+			Dir:       dir,
+			BundleDir: writeBundle(t, bundleSpec{pkg: v.pkg, version: v.version, channels: v.channels}),
+			Image:     "registry.example.com/" + v.pkg + "-bundle:v" + v.version,
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := Deprecate(DeprecateOptions{Dir: dir, Package: "alpha", Bundle: "1.0.0", Message: "use 1.0.1"}); err != nil {
+		t.Fatal(err)
+	}
+	if err := Deprecate(DeprecateOptions{Dir: dir, Package: "alpha", Channel: "fast", Message: "fast is folded into stable"}); err != nil {
+		t.Fatal(err)
+	}
+	return dir
+}
+
+func TestRender(t *testing.T) {
+	dir := goldenCatalog(t)
+	tests := []struct {
+		name   string
+		opts   RenderOptions
+		golden string
+	}{
+		{name: "yaml", opts: RenderOptions{Dir: dir}, golden: "render.yaml"},
+		{name: "json", opts: RenderOptions{Dir: dir, Format: FormatJSON}, golden: "render.json"},
+		{name: "one package", opts: RenderOptions{Dir: dir, Packages: []string{"zeta"}}, golden: "render-zeta.yaml"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var first bytes.Buffer
+			if err := Render(t.Context(), &first, tt.opts); err != nil {
+				t.Fatal(err)
+			}
+			// Rendering is deterministic although files load concurrently.
+			for range 5 {
+				var again bytes.Buffer
+				if err := Render(t.Context(), &again, tt.opts); err != nil {
+					t.Fatal(err)
+				}
+				if !bytes.Equal(first.Bytes(), again.Bytes()) {
+					t.Fatal("two renders differ")
+				}
+			}
+			golden(t, tt.golden, first.Bytes())
+			// The output is a valid catalog of its own.
+			cfg, err := declcfg.LoadReader(bytes.NewReader(first.Bytes()))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := ValidateConfig("rendered", cfg); err != nil {
+				t.Error(err)
+			}
+		})
+	}
+}
+
+func TestRenderUnknownFormat(t *testing.T) {
+	err := Render(t.Context(), &bytes.Buffer{}, RenderOptions{Dir: t.TempDir(), Format: "toml"})
+	if err == nil || err.Error() != `unknown format "toml" (want one of yaml, json)` {
+		t.Errorf("error = %v", err)
+	}
+}
+
+func TestGraph(t *testing.T) {
+	dir := goldenCatalog(t)
+	var out bytes.Buffer
+	if err := Graph(t.Context(), &out, GraphOptions{Dir: dir}); err != nil {
+		t.Fatal(err)
+	}
+	golden(t, "graph.mmd", out.Bytes())
+	mustContain(t, out.String(),
+		"flowchart LR",
+		`pkg_alpha__stable__alpha_v1_0_0 -- replaces --> pkg_alpha__stable__alpha_v1_0_1`,
+		`pkg_alpha__stable__alpha_v1_0_0 -. "skipRange #gt;=1.0.0 #lt;1.1.0" .-> pkg_alpha__stable__alpha_v1_1_0`,
+		"class pkg_alpha__stable__alpha_v1_0_0 deprecated",
+		`subgraph pkg_alpha__fast["fast (deprecated)"]`,
+	)
+}

@@ -1,0 +1,263 @@
+package catalog
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/operator-framework/operator-registry/pkg/api"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/credentials/insecure"
+	health "google.golang.org/grpc/health/grpc_health_v1"
+)
+
+// serveCatalog serves dir on a free loopback port and returns a connection.
+func serveCatalog(t testing.TB, dir string) *grpc.ClientConn {
+	t.Helper()
+	s, err := NewServer(t.Context(), ServeOptions{Dir: dir, Address: "127.0.0.1:0"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- s.Serve(context.Background()) }()
+	t.Cleanup(func() {
+		if err := s.Close(); err != nil {
+			t.Error(err)
+		}
+		if err := <-done; err != nil {
+			t.Errorf("serve: %v", err)
+		}
+	})
+	if !strings.HasPrefix(s.Addr(), "127.0.0.1:") {
+		t.Errorf("listening on %s, want loopback", s.Addr())
+	}
+	conn, err := grpc.NewClient(s.Addr(), grpc.WithTransportCredentials(insecure.NewCredentials()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { conn.Close() })
+	return conn
+}
+
+// recvAll drains a server stream.
+func recvAll[T any](t *testing.T, recv func() (T, error)) []T {
+	t.Helper()
+	var out []T
+	for {
+		m, err := recv()
+		if errors.Is(err, io.EOF) {
+			return out
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		out = append(out, m)
+	}
+}
+
+// serveTestCatalog: package w (inline) with stable 1.0.0, 1.1.0, 2.0.0 and
+// fast 2.0.0, deprecated 1.0.0; package img (image-based) with stable 1.0.0.
+func serveTestCatalog(t *testing.T) string {
+	dir := initPackage(t, "w")
+	addVersions(t, dir, "w", "stable", "1.0.0", "1.1.0")
+	addVersions(t, dir, "w", "stable,fast", "2.0.0")
+	if err := Deprecate(DeprecateOptions{Dir: dir, Package: "w", Bundle: "1.0.0", Message: "upgrade to 2.0.0"}); err != nil {
+		t.Fatal(err)
+	}
+	if err := Init(InitOptions{Dir: dir, Package: "img"}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Add(AddOptions{Dir: dir, BundleDir: writeBundle(t, bundleSpec{pkg: "img", version: "1.0.0", channels: "stable"}), Image: "registry.example.com/img-bundle:v1.0.0"}); err != nil {
+		t.Fatal(err)
+	}
+	return dir
+}
+
+func TestServe(t *testing.T) {
+	dir := serveTestCatalog(t)
+	conn := serveCatalog(t, dir)
+	client := api.NewRegistryClient(conn)
+	ctx := t.Context()
+
+	t.Run("health", func(t *testing.T) {
+		resp, err := health.NewHealthClient(conn).Check(ctx, &health.HealthCheckRequest{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if resp.Status != health.HealthCheckResponse_SERVING {
+			t.Errorf("status = %v", resp.Status)
+		}
+	})
+
+	t.Run("ListPackages", func(t *testing.T) {
+		stream, err := client.ListPackages(ctx, &api.ListPackageRequest{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var names []string
+		for _, p := range recvAll(t, stream.Recv) {
+			names = append(names, p.Name)
+		}
+		slices.Sort(names)
+		if !slices.Equal(names, []string{"img", "w"}) {
+			t.Errorf("packages = %v", names)
+		}
+	})
+
+	t.Run("GetPackage", func(t *testing.T) {
+		p, err := client.GetPackage(ctx, &api.GetPackageRequest{Name: "w"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var chans []string
+		for _, c := range p.Channels {
+			chans = append(chans, c.Name+"->"+c.CsvName)
+		}
+		slices.Sort(chans)
+		if p.DefaultChannelName != "stable" || !slices.Equal(chans, []string{"fast->w.v2.0.0", "stable->w.v2.0.0"}) {
+			t.Errorf("package = default %q channels %v", p.DefaultChannelName, chans)
+		}
+	})
+
+	// bundleTests cover the unary calls that return a bundle.
+	bundleTests := []struct {
+		name string
+		call func() (*api.Bundle, error)
+		// want* are the expected fields
+		wantName, wantChannel, wantVersion, wantImage string
+		// wantObjects is the number of inline manifests served.
+		wantObjects int
+		wantDepr    string
+	}{
+		{
+			name: "GetBundleForChannel is the head",
+			call: func() (*api.Bundle, error) {
+				return client.GetBundleForChannel(ctx, &api.GetBundleInChannelRequest{PkgName: "w", ChannelName: "stable"})
+			},
+			wantName: "w.v2.0.0", wantChannel: "stable", wantVersion: "2.0.0", wantObjects: 2,
+		},
+		{
+			name: "GetBundle by name, deprecated",
+			call: func() (*api.Bundle, error) {
+				return client.GetBundle(ctx, &api.GetBundleRequest{PkgName: "w", ChannelName: "stable", CsvName: "w.v1.0.0"})
+			},
+			wantName: "w.v1.0.0", wantChannel: "stable", wantVersion: "1.0.0", wantObjects: 2, wantDepr: "upgrade to 2.0.0",
+		},
+		{
+			name: "GetBundleThatReplaces",
+			call: func() (*api.Bundle, error) {
+				return client.GetBundleThatReplaces(ctx, &api.GetReplacementRequest{CsvName: "w.v1.1.0", PkgName: "w", ChannelName: "stable"})
+			},
+			wantName: "w.v2.0.0", wantChannel: "stable", wantVersion: "2.0.0", wantObjects: 2,
+		},
+		{
+			name: "GetDefaultBundleThatProvides",
+			call: func() (*api.Bundle, error) {
+				return client.GetDefaultBundleThatProvides(ctx, &api.GetDefaultProviderRequest{Group: "img.example.com", Version: "v1", Kind: "Widget"})
+			},
+			wantName: "img.v1.0.0", wantChannel: "stable", wantVersion: "1.0.0", wantImage: "registry.example.com/img-bundle:v1.0.0", wantObjects: 1,
+		},
+	}
+	for _, tt := range bundleTests {
+		t.Run(tt.name, func(t *testing.T) {
+			b, err := tt.call()
+			if err != nil {
+				t.Fatal(err)
+			}
+			if b.CsvName != tt.wantName || b.ChannelName != tt.wantChannel || b.Version != tt.wantVersion || b.BundlePath != tt.wantImage {
+				t.Errorf("bundle = %s in %s version %s image %q", b.CsvName, b.ChannelName, b.Version, b.BundlePath)
+			}
+			if len(b.Object) != tt.wantObjects {
+				t.Errorf("%d objects, want %d", len(b.Object), tt.wantObjects)
+			}
+			if !strings.Contains(b.CsvJson, `"name":"`+tt.wantName+`"`) {
+				t.Errorf("csvJson does not name %s: %.200s", tt.wantName, b.CsvJson)
+			}
+			var apis []string
+			for _, g := range b.ProvidedApis {
+				apis = append(apis, g.Group+"/"+g.Version+"/"+g.Kind)
+			}
+			pkg := strings.SplitN(tt.wantName, ".", 2)[0]
+			if !slices.Contains(apis, pkg+".example.com/v1/Widget") {
+				t.Errorf("provided apis = %v", apis)
+			}
+			gotDepr := ""
+			if b.Deprecation != nil {
+				gotDepr = b.Deprecation.Message
+			}
+			if gotDepr != tt.wantDepr {
+				t.Errorf("deprecation = %q, want %q", gotDepr, tt.wantDepr)
+			}
+		})
+	}
+
+	t.Run("ListBundles", func(t *testing.T) {
+		stream, err := client.ListBundles(ctx, &api.ListBundlesRequest{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got []string
+		for _, b := range recvAll(t, stream.Recv) {
+			got = append(got, fmt.Sprintf("%s/%s/%s replaces=%s skipRange=%s", b.PackageName, b.ChannelName, b.CsvName, b.Replaces, b.SkipRange))
+		}
+		slices.Sort(got)
+		want := []string{
+			"img/stable/img.v1.0.0 replaces= skipRange=",
+			"w/fast/w.v2.0.0 replaces= skipRange=",
+			"w/stable/w.v1.0.0 replaces= skipRange=",
+			"w/stable/w.v1.1.0 replaces=w.v1.0.0 skipRange=>=1.0.0 <1.1.0",
+			"w/stable/w.v2.0.0 replaces=w.v1.1.0 skipRange=>=1.0.0 <2.0.0",
+		}
+		if !slices.Equal(got, want) {
+			t.Errorf("bundles:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+		}
+	})
+
+	t.Run("GetChannelEntriesThatReplace", func(t *testing.T) {
+		stream, err := client.GetChannelEntriesThatReplace(ctx, &api.GetAllReplacementsRequest{CsvName: "w.v1.0.0"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got []string
+		for _, e := range recvAll(t, stream.Recv) {
+			got = append(got, e.PackageName+"/"+e.ChannelName+"/"+e.BundleName+" replaces "+e.Replaces)
+		}
+		if want := []string{"w/stable/w.v1.1.0 replaces w.v1.0.0"}; !slices.Equal(got, want) {
+			t.Errorf("entries = %v, want %v", got, want)
+		}
+	})
+
+	t.Run("GetLatestChannelEntriesThatProvide", func(t *testing.T) {
+		stream, err := client.GetLatestChannelEntriesThatProvide(ctx, &api.GetLatestProvidersRequest{Group: "w.example.com", Version: "v1alpha1", Kind: "Widget"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got []string
+		for _, e := range recvAll(t, stream.Recv) {
+			got = append(got, e.ChannelName+"/"+e.BundleName)
+		}
+		slices.Sort(got)
+		if want := []string{"fast/w.v2.0.0", "stable/w.v2.0.0"}; !slices.Equal(got, want) {
+			t.Errorf("entries = %v, want %v", got, want)
+		}
+	})
+
+	t.Run("unknown package is an error", func(t *testing.T) {
+		_, err := client.GetPackage(ctx, &api.GetPackageRequest{Name: "nope"})
+		if err == nil || !strings.Contains(err.Error(), `package "nope" not found`) {
+			t.Errorf("error = %v", err)
+		}
+	})
+}
+
+func TestServeRefusesAnInvalidCatalog(t *testing.T) {
+	dir := writeCatalog(t, testPackage("a", "stable", []string{"1.0.0", "1.1.0"}))
+	_, err := NewServer(t.Context(), ServeOptions{Dir: dir, Address: "127.0.0.1:0"})
+	if err == nil || !strings.Contains(err.Error(), `not found in any channel entries`) {
+		t.Fatalf("error = %v", err)
+	}
+}
