@@ -322,3 +322,51 @@ func TestParseKubeVersion(t *testing.T) {
 		}
 	}
 }
+
+func TestMerge(t *testing.T) {
+	var results []*Result
+	for _, name := range []string{"webapp", "umbrella"} {
+		c, err := chart.Load(chartDir(name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		r, err := Derive(Options{Chart: c, Owner: Owner{Group: "charts.example.com", Resource: name + "s"}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		results = append(results, r)
+	}
+	m := Merge(results...)
+	got := ruleStrings(m.Rules)
+	sort.Strings(got)
+	want := []string{
+		"ns /configmaps: " + all,
+		"ns /events: create,patch",
+		"ns /secrets: " + all,
+		"ns /services: " + all,
+		"ns apps/deployments: " + all,
+		"ns apps/statefulsets: " + all,
+		"ns autoscaling/horizontalpodautoscalers: " + all,
+		"ns charts.example.com/umbrellas: get,list,watch,update,patch",
+		"ns charts.example.com/umbrellas/finalizers: update",
+		"ns charts.example.com/umbrellas/status: get,update,patch",
+		"ns charts.example.com/webapps: get,list,watch,update,patch",
+		"ns charts.example.com/webapps/finalizers: update",
+		"ns charts.example.com/webapps/status: get,update,patch",
+		"ns coordination.k8s.io/leases: get,create,update",
+		"ns monitoring.coreos.com/servicemonitors: " + all,
+		"ns policy/poddisruptionbudgets: " + all,
+	}
+	sort.Strings(want)
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("merged rules:\n got %s\nwant %s", strings.Join(got, "\n     "), strings.Join(want, "\n     "))
+	}
+	if len(m.ClusterRole.Rules) != len(want) {
+		t.Errorf("ClusterRole has %d rules, want %d", len(m.ClusterRole.Rules), len(want))
+	}
+	for _, r := range m.Rules {
+		if r.Resources[0] == "configmaps" && len(r.Reasons) != 2 {
+			t.Errorf("configmaps reasons = %q, want one per chart", r.Reasons)
+		}
+	}
+}
