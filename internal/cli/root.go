@@ -40,6 +40,8 @@ cluster with real OLM to try all of it on one machine.`,
 	cmd.AddCommand(
 		newVersionCommand(streams),
 		newClusterCommand(streams),
+		newInitCommand(streams),
+		newCreateCommand(streams),
 	)
 	return cmd
 }
