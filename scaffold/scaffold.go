@@ -14,6 +14,7 @@ import (
 	"text/template"
 
 	"helm.sh/helm/v3/pkg/chartutil"
+	"k8s.io/client-go/rest"
 	"sigs.k8s.io/yaml"
 
 	"github.com/chartpilot/chartpilot/chart"
@@ -73,6 +74,9 @@ type Options struct {
 	Out io.Writer
 	// ChartpilotVersion tags the runtime image in the Dockerfile (default "latest").
 	ChartpilotVersion string
+	// Config, when set, resolves the chart's kinds through this cluster's
+	// discovery before the built-in Kubernetes 1.36 table.
+	Config *rest.Config
 }
 
 func (o *Options) defaults() error {
@@ -161,7 +165,7 @@ func Init(opts Options) error {
 	defer os.RemoveAll(tmp) // no-op once renamed
 
 	proj := newProject(opts.ProjectName, opts.Domain)
-	g := &generator{dir: tmp, opts: opts, project: proj}
+	g := &generator{dir: tmp, opts: opts, project: proj, config: opts.Config}
 	if err := g.addAPI(opts.APIOptions); err != nil {
 		return fmt.Errorf("init: %w", err)
 	}
@@ -231,6 +235,8 @@ type CreateAPIOptions struct {
 	KubeVersion string
 	// Out receives warnings (default io.Discard).
 	Out io.Writer
+	// Config, when set, resolves kinds through this cluster's discovery.
+	Config *rest.Config
 }
 
 // CreateAPI adds a kind served by another chart to an existing project:
@@ -259,7 +265,7 @@ func CreateAPI(opts CreateAPIOptions) error {
 	if err != nil {
 		return fmt.Errorf("create api: %w", err)
 	}
-	g := &generator{dir: opts.Dir, project: proj, watches: watches,
+	g := &generator{dir: opts.Dir, project: proj, watches: watches, config: opts.Config,
 		opts: Options{Domain: proj.Domain, ProjectName: proj.ProjectName, KubeVersion: opts.KubeVersion, Out: opts.Out}}
 	if err := g.addAPI(opts.APIOptions); err != nil {
 		return fmt.Errorf("create api: %w", err)
@@ -282,6 +288,8 @@ type generator struct {
 	opts    Options
 	project *Project
 	watches []Watch
+	// config, when set, resolves kinds through a cluster's discovery.
+	config *rest.Config
 }
 
 func (g *generator) resources() []resourceData {
@@ -324,19 +332,10 @@ func (g *generator) addAPI(a APIOptions) error {
 	rd := resourceData{Group: res.FullGroup(), Version: res.Version, Kind: res.Kind, Plural: crdschema.Plural(res.Kind),
 		Lower: strings.ToLower(res.Kind), Chart: c.Name(), ProjectName: g.project.ProjectName}
 
-	crd, warnings, err := crdschema.CRD(c, crdschema.Options{Group: rd.Group, Version: rd.Version, Kind: rd.Kind, Plural: rd.Plural})
+	crdYAML, err := g.crdYAML(c, rd)
 	if err != nil {
 		return err
 	}
-	for _, w := range warnings {
-		fmt.Fprintf(g.opts.Out, "warning: %s\n", w)
-	}
-	crdYAML, err := yaml.Marshal(crd)
-	if err != nil {
-		return fmt.Errorf("CRD of %s: %w", rd.Kind, err)
-	}
-	crdYAML = bytes.Replace(crdYAML, []byte("  creationTimestamp: null\n"), nil, 1)
-	crdYAML = bytes.Replace(crdYAML, []byte("status:\n  acceptedNames:\n    kind: \"\"\n    plural: \"\"\n  conditions: null\n  storedVersions: null\n"), nil, 1)
 	editor, err := render("config_rbac_editor_role.yaml.tmpl", rd)
 	if err != nil {
 		return err
@@ -353,6 +352,27 @@ func (g *generator) addAPI(a APIOptions) error {
 	}
 	return g.writeFiles(files)
 }
+
+// crdYAML is the CRD of an API, as config/crd/bases holds it.
+func (g *generator) crdYAML(c *chart.Chart, rd resourceData) ([]byte, error) {
+	crd, warnings, err := crdschema.CRD(c, crdschema.Options{Group: rd.Group, Version: rd.Version, Kind: rd.Kind, Plural: rd.Plural})
+	if err != nil {
+		return nil, err
+	}
+	for _, w := range warnings {
+		fmt.Fprintf(g.opts.Out, "warning: %s\n", w)
+	}
+	out, err := yaml.Marshal(crd)
+	if err != nil {
+		return nil, fmt.Errorf("CRD of %s: %w", rd.Kind, err)
+	}
+	// Neither the creation time nor the status is the author's to write.
+	out = bytes.Replace(out, []byte("  creationTimestamp: null\n"), nil, 1)
+	out = bytes.Replace(out, []byte("status:\n  acceptedNames:\n    kind: \"\"\n    plural: \"\"\n  conditions: null\n  storedVersions: null\n"), nil, 1)
+	return out, nil
+}
+
+func lower(s string) string { return strings.ToLower(s) }
 
 // sampleCR is a CR whose spec is the chart's values.yaml, comments kept,
 // as operator-sdk writes it.
@@ -497,7 +517,7 @@ func (g *generator) roleYAML() ([]byte, error) {
 			samples = append(samples, obj.Spec)
 		}
 		res, err := rbac.Derive(rbac.Options{Chart: c, Owner: rbac.Owner{Group: w.Group, Resource: crdschema.Plural(w.Kind)},
-			SampleValues: samples, KubeVersion: g.opts.KubeVersion})
+			SampleValues: samples, KubeVersion: g.opts.KubeVersion, Config: g.config})
 		if err != nil {
 			return nil, err
 		}

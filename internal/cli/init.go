@@ -5,6 +5,8 @@ import (
 
 	"github.com/spf13/cobra"
 	"k8s.io/cli-runtime/pkg/genericiooptions"
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/clientcmd"
 
 	"github.com/chartpilot/chartpilot/rbac"
 	"github.com/chartpilot/chartpilot/scaffold"
@@ -22,6 +24,7 @@ func apiFlags(cmd *cobra.Command, o *scaffold.APIOptions) {
 
 func newInitCommand(streams genericiooptions.IOStreams) *cobra.Command {
 	opts := scaffold.Options{}
+	var discovery bool
 	cmd := &cobra.Command{
 		Use:   "init [DIR]",
 		Short: "Scaffold a Helm operator project from a chart, with least-privilege RBAC and a CRD schema",
@@ -44,6 +47,11 @@ non-empty DIR is refused unless --force.`,
 			if len(args) == 1 {
 				opts.Dir = args[0]
 			}
+			cfg, err := clusterConfig(cmd, discovery)
+			if err != nil {
+				return err
+			}
+			opts.Config = cfg
 			opts.Out = streams.ErrOut
 			if err := scaffold.Init(opts); err != nil {
 				return err
@@ -58,6 +66,7 @@ non-empty DIR is refused unless --force.`,
 	fl.StringVar(&opts.ProjectName, "project-name", "", "the project's name (default: DIR's base name)")
 	fl.BoolVar(&opts.Force, "force", false, "write into a non-empty directory, replacing the generated files")
 	fl.StringVar(&opts.KubeVersion, "k8s-version", rbac.DefaultKubeVersion, "the Kubernetes version the chart's APIs are checked against")
+	discoveryFlag(cmd, &discovery)
 	return cmd
 }
 
@@ -92,5 +101,63 @@ for all of the project's charts.`,
 	apiFlags(cmd, &opts.APIOptions)
 	cmd.Flags().StringVar(&opts.Dir, "project-dir", ".", "the project's directory")
 	cmd.Flags().StringVar(&opts.KubeVersion, "k8s-version", rbac.DefaultKubeVersion, "the Kubernetes version the chart's APIs are checked against")
+	return cmd
+}
+
+// discoveryFlag adds --discovery: resolve kinds through the cluster the
+// kubectl flags (--kubeconfig, --context) point at.
+func discoveryFlag(cmd *cobra.Command, use *bool) {
+	cmd.Flags().BoolVar(use, "discovery", false, "resolve the charts' kinds through the discovery of the cluster --kubeconfig/--context point at (default: the built-in Kubernetes 1.36 API and the charts' CRDs)")
+}
+
+// clusterConfig is the client configuration of the kubectl flags, or nil
+// when discovery is off.
+func clusterConfig(cmd *cobra.Command, use bool) (*rest.Config, error) {
+	if !use {
+		return nil, nil
+	}
+	rules := clientcmd.NewDefaultClientConfigLoadingRules()
+	overrides := &clientcmd.ConfigOverrides{}
+	if f := cmd.Flag("kubeconfig"); f != nil {
+		rules.ExplicitPath = f.Value.String()
+	}
+	if f := cmd.Flag("context"); f != nil {
+		overrides.CurrentContext = f.Value.String()
+	}
+	cfg, err := clientcmd.NewNonInteractiveDeferredLoadingClientConfig(rules, overrides).ClientConfig()
+	if err != nil {
+		return nil, fmt.Errorf("--discovery: %w", err)
+	}
+	return cfg, nil
+}
+
+func newGenerateCommand(streams genericiooptions.IOStreams) *cobra.Command {
+	opts := scaffold.GenerateOptions{}
+	var discovery bool
+	cmd := &cobra.Command{
+		Use:   "generate",
+		Short: "Regenerate config/rbac/role.yaml and the CRDs from the project's charts",
+		Long: `generate derives again what init derived from the charts under helm-charts/:
+the least-privilege config/rbac/role.yaml for every chart in watches.yaml (with
+its sample CR's values) and each CRD's schema under config/crd/bases. Run it
+(make rbac) after changing a chart. Removed APIs fail it and change nothing.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			cfg, err := clusterConfig(cmd, discovery)
+			if err != nil {
+				return err
+			}
+			opts.Config = cfg
+			opts.Out = streams.ErrOut
+			if err := scaffold.Generate(opts); err != nil {
+				return err
+			}
+			fmt.Fprintf(streams.Out, "Regenerated config/rbac/role.yaml and config/crd/bases in %s.\n", opts.Dir)
+			return nil
+		},
+	}
+	cmd.Flags().StringVar(&opts.Dir, "project-dir", ".", "the project's directory")
+	cmd.Flags().StringVar(&opts.KubeVersion, "k8s-version", rbac.DefaultKubeVersion, "the Kubernetes version the charts' APIs are checked against")
+	discoveryFlag(cmd, &discovery)
 	return cmd
 }

@@ -42,6 +42,7 @@ cluster with real OLM to try all of it on one machine.`,
 		newClusterCommand(streams),
 		newInitCommand(streams),
 		newCreateCommand(streams),
+		newGenerateCommand(streams),
 	)
 	return cmd
 }
