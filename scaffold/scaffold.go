@@ -43,8 +43,14 @@ const (
 
 // APIOptions say which chart becomes which kind.
 type APIOptions struct {
-	// Chart is the chart: a directory or a packaged .tgz. Required.
+	// Chart is the chart: a directory or a packaged .tgz, or with ChartRepo
+	// the chart's name in that repository. Required.
 	Chart string
+	// ChartRepo is the URL of a Helm chart repository to pull Chart from.
+	ChartRepo string
+	// ChartVersion is the version (or semver constraint) to pull from
+	// ChartRepo (default: the latest).
+	ChartVersion string
 	// Group is the API group's first label (default "charts"); the API
 	// group is Group.Domain.
 	Group string
@@ -304,7 +310,18 @@ func (g *generator) resources() []resourceData {
 // addAPI vendors the chart and writes the API's own files: CRD, sample,
 // editor and viewer roles; it records the API in the project and watches.
 func (g *generator) addAPI(a APIOptions) error {
-	c, err := chart.Load(a.Chart)
+	path := a.Chart
+	if a.ChartRepo != "" {
+		scratch, err := os.MkdirTemp("", "chartpilot-chart-")
+		if err != nil {
+			return err
+		}
+		defer os.RemoveAll(scratch)
+		if path, err = chart.Pull(chart.PullOptions{RepoURL: a.ChartRepo, Name: a.Chart, Version: a.ChartVersion, Dest: scratch}); err != nil {
+			return err
+		}
+	}
+	c, err := chart.Load(path)
 	if err != nil {
 		return err
 	}

@@ -5,16 +5,21 @@ import (
 	"errors"
 	"flag"
 	"io/fs"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"sort"
 	"strings"
 	"testing"
 
+	"helm.sh/helm/v3/pkg/chartutil"
+	"helm.sh/helm/v3/pkg/repo"
 	"sigs.k8s.io/kustomize/api/krusty"
 	"sigs.k8s.io/kustomize/kyaml/filesys"
 	"sigs.k8s.io/yaml"
 
+	"github.com/chartpilot/chartpilot/chart"
 	"github.com/chartpilot/chartpilot/rbac"
 )
 
@@ -297,5 +302,50 @@ func writeFile(t *testing.T, path, content string) {
 	}
 	if err := os.WriteFile(path, []byte(content), 0o644); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// TestInitFromRepository inits from a chart pulled from a served chart
+// repository: the same project as from the local directory.
+func TestInitFromRepository(t *testing.T) {
+	t.Setenv("HELM_CACHE_HOME", t.TempDir())
+	t.Setenv("HELM_CONFIG_HOME", t.TempDir())
+	served := t.TempDir()
+	c, err := chart.Load(chartDir("umbrella"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := chartutil.Save(c.Helm, served); err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(http.FileServer(http.Dir(served)))
+	defer srv.Close()
+	idx, err := repo.IndexDirectory(served, srv.URL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := idx.WriteFile(filepath.Join(served, "index.yaml"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	local := filepath.Join(t.TempDir(), "p")
+	if err := Init(Options{APIOptions: APIOptions{Chart: chartDir("umbrella")}, Dir: local}); err != nil {
+		t.Fatal(err)
+	}
+	pulled := filepath.Join(t.TempDir(), "p")
+	if err := Init(Options{APIOptions: APIOptions{Chart: "umbrella", ChartRepo: srv.URL, ChartVersion: "1.2.0"}, Dir: pulled}); err != nil {
+		t.Fatal(err)
+	}
+	want, got := projectFiles(t, local), projectFiles(t, pulled)
+	if len(got) != len(want) {
+		t.Fatalf("%d files from the repository, %d from the directory", len(got), len(want))
+	}
+	for rel, data := range want {
+		if !bytes.Equal(got[rel], data) {
+			t.Errorf("%s differs between the pulled and the local chart", rel)
+		}
+	}
+	err = Init(Options{APIOptions: APIOptions{Chart: "umbrella", ChartRepo: srv.URL, ChartVersion: "2.0.0"}, Dir: filepath.Join(t.TempDir(), "q")})
+	if err == nil || !strings.Contains(err.Error(), `version "2.0.0" not found`) {
+		t.Errorf("Init() of a missing version = %v", err)
 	}
 }
