@@ -48,7 +48,8 @@ func Start(t *testing.T) *APIServer {
 		t.Skip("starts an API server")
 	}
 	logf.SetLogger(logr.Discard())
-	env := &envtest.Environment{}
+	// Generous timeouts: a loaded machine starts the API server slowly.
+	env := &envtest.Environment{ControlPlaneStartTimeout: 3 * time.Minute, ControlPlaneStopTimeout: time.Minute}
 	admin := clustertest.StartAPIServer(t, env)
 	kubeconfig := filepath.Join(t.TempDir(), "kubeconfig")
 	if err := os.WriteFile(kubeconfig, env.KubeConfig, 0o600); err != nil {
