@@ -46,6 +46,9 @@ cluster with real OLM to try all of it on one machine.`,
 		newClusterCommand(streams),
 		newRunCommand(streams, configFlags),
 		newCatalogCommand(streams),
+		newInitCommand(streams),
+		newCreateCommand(streams),
+		newGenerateCommand(streams),
 	)
 	return cmd
 }

@@ -1,0 +1,85 @@
+package chart
+
+import (
+	"net/http"
+	"net/http/httptest"
+	"reflect"
+	"strings"
+	"testing"
+
+	"helm.sh/helm/v3/pkg/chartutil"
+	"helm.sh/helm/v3/pkg/repo"
+)
+
+// TestPull serves a real chart repository (index.yaml and packaged charts)
+// over HTTP and pulls from it.
+func TestPull(t *testing.T) {
+	t.Setenv("HELM_CACHE_HOME", t.TempDir())
+	t.Setenv("HELM_CONFIG_HOME", t.TempDir())
+	served := t.TempDir()
+	for _, name := range []string{"webapp", "umbrella"} {
+		c, err := Load(testChart(name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := chartutil.Save(c.Helm, served); err != nil {
+			t.Fatal(err)
+		}
+	}
+	srv := httptest.NewServer(http.FileServer(http.Dir(served)))
+	defer srv.Close()
+	idx, err := repo.IndexDirectory(served, srv.URL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := idx.WriteFile(served+"/index.yaml", 0o644); err != nil {
+		t.Fatal(err)
+	}
+
+	tests := []struct {
+		name, chart, version string
+		wantFile, wantErr    string
+	}{
+		{name: "exact version", chart: "webapp", version: "0.1.0", wantFile: "webapp-0.1.0.tgz"},
+		{name: "latest", chart: "umbrella", wantFile: "umbrella-1.2.0.tgz"},
+		{name: "constraint", chart: "umbrella", version: "^1.0.0", wantFile: "umbrella-1.2.0.tgz"},
+		{name: "no such version", chart: "webapp", version: "9.9.9", wantErr: `chart "webapp" version "9.9.9" not found`},
+		{name: "no such chart", chart: "nope", wantErr: "nope"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			path, err := Pull(PullOptions{RepoURL: srv.URL, Name: tt.chart, Version: tt.version, Dest: t.TempDir()})
+			if tt.wantErr != "" {
+				if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
+					t.Fatalf("Pull() = %v, want an error containing %q", err, tt.wantErr)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !strings.HasSuffix(path, "/"+tt.wantFile) {
+				t.Errorf("path = %s, want .../%s", path, tt.wantFile)
+			}
+			pulled, err := Load(path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			local, err := Load(testChart(tt.chart))
+			if err != nil {
+				t.Fatal(err)
+			}
+			got, err := pulled.Render(RenderOptions{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			want, err := local.Render(RenderOptions{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !reflect.DeepEqual(objectList(got), objectList(want)) {
+				t.Errorf("pulled chart renders %q, want %q", objectList(got), objectList(want))
+			}
+		})
+	}
+}

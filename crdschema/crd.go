@@ -1,0 +1,230 @@
+package crdschema
+
+import (
+	"fmt"
+	"strings"
+
+	"helm.sh/helm/v3/pkg/chartutil"
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
+
+	helmchart "helm.sh/helm/v3/pkg/chart"
+
+	"github.com/chartpilot/chartpilot/chart"
+)
+
+// Spec is the schema of a chart's values, which a CR's spec holds, with
+// warnings about what values.schema.json could not carry over.
+func Spec(c *chart.Chart) (*apiextensionsv1.JSONSchemaProps, []string, error) {
+	return specOf(c.Helm, c.Name())
+}
+
+func specOf(ch *helmchart.Chart, where string) (*apiextensionsv1.JSONSchemaProps, []string, error) {
+	var (
+		s        *apiextensionsv1.JSONSchemaProps
+		warnings []string
+		err      error
+	)
+	switch {
+	case ch.Schema != nil:
+		var ws []string
+		s, ws, err = FromJSONSchema(ch.Schema, ch.Values)
+		if err != nil {
+			return nil, nil, fmt.Errorf("chart %s: %w", where, err)
+		}
+		for _, w := range ws {
+			warnings = append(warnings, fmt.Sprintf("chart %s: values.schema.json %s", where, w))
+		}
+	default:
+		var data []byte
+		for _, f := range ch.Raw {
+			if f.Name == chartutil.ValuesfileName {
+				data = f.Data
+			}
+		}
+		if s, err = FromValuesYAML(data, FreeFormPaths(ch)); err != nil {
+			return nil, nil, fmt.Errorf("chart %s: %w", where, err)
+		}
+	}
+	// Subcharts' values sit under their name (or alias) in the parent's.
+	byName := map[string]*helmchart.Chart{}
+	for _, d := range ch.Dependencies() {
+		byName[d.Name()] = d
+	}
+	for _, dep := range ch.Metadata.Dependencies {
+		sub, ok := byName[dep.Name]
+		if !ok {
+			continue
+		}
+		key := dep.Name
+		if dep.Alias != "" {
+			key = dep.Alias
+		}
+		subSchema, ws, err := specOf(sub, where+"/charts/"+key)
+		if err != nil {
+			return nil, nil, err
+		}
+		warnings = append(warnings, ws...)
+		if s.Properties == nil {
+			s.Properties = map[string]apiextensionsv1.JSONSchemaProps{}
+		}
+		if have, ok := s.Properties[key]; ok {
+			merged := mergeSchemas(subSchema, &have)
+			s.Properties[key] = *merged
+		} else {
+			subSchema.Description = fmt.Sprintf("Values of the %s subchart.", dep.Name)
+			s.Properties[key] = *subSchema
+		}
+	}
+	if len(ch.Metadata.Dependencies) > 0 {
+		if _, ok := s.Properties["global"]; !ok && s.Properties != nil {
+			g := anyValue()
+			g.Type = "object"
+			g.Description = "Values shared with every subchart."
+			s.Properties["global"] = *g
+		}
+	}
+	return s, warnings, nil
+}
+
+// mergeSchemas lays over's properties over base's (the parent chart's values
+// for a subchart win over the subchart's own); over's description wins too.
+func mergeSchemas(base, over *apiextensionsv1.JSONSchemaProps) *apiextensionsv1.JSONSchemaProps {
+	if base.Type != "object" || over.Type != "object" {
+		return over
+	}
+	out := base.DeepCopy()
+	if over.Description != "" {
+		out.Description = over.Description
+	}
+	if over.XPreserveUnknownFields != nil && *over.XPreserveUnknownFields {
+		out.XPreserveUnknownFields = ptr.To(true)
+	}
+	if out.Properties == nil && len(over.Properties) > 0 {
+		out.Properties = map[string]apiextensionsv1.JSONSchemaProps{}
+	}
+	for k, p := range over.Properties {
+		if b, ok := out.Properties[k]; ok {
+			out.Properties[k] = *mergeSchemas(&b, &p)
+		} else {
+			out.Properties[k] = p
+		}
+	}
+	return out
+}
+
+// Status is the schema of the status the operator runtime writes.
+func Status() apiextensionsv1.JSONSchemaProps {
+	str := func(d string) apiextensionsv1.JSONSchemaProps {
+		return apiextensionsv1.JSONSchemaProps{Type: "string", Description: d}
+	}
+	return apiextensionsv1.JSONSchemaProps{
+		Type:        "object",
+		Description: "What the operator last observed and did.",
+		Properties: map[string]apiextensionsv1.JSONSchemaProps{
+			"observedGeneration": {Type: "integer", Format: "int64", Description: "The generation of the spec the status is about."},
+			"conditions": {
+				Type:         "array",
+				Description:  "The latest observations of the release's state.",
+				XListType:    ptr.To("map"),
+				XListMapKeys: []string{"type"},
+				Items: &apiextensionsv1.JSONSchemaPropsOrArray{Schema: &apiextensionsv1.JSONSchemaProps{
+					Type:     "object",
+					Required: []string{"type", "status"},
+					Properties: map[string]apiextensionsv1.JSONSchemaProps{
+						"type": str("The condition's type, e.g. Deployed or ReleaseFailed."),
+						"status": {Type: "string", Description: "True, False or Unknown.",
+							Enum: []apiextensionsv1.JSON{{Raw: []byte(`"True"`)}, {Raw: []byte(`"False"`)}, {Raw: []byte(`"Unknown"`)}}},
+						"reason":             str("A CamelCase reason for the last transition."),
+						"message":            str("A human-readable message about the transition."),
+						"lastTransitionTime": {Type: "string", Format: "date-time", Description: "When the status last changed."},
+					},
+				}},
+			},
+			"deployedRelease": {
+				Type:        "object",
+				Description: "The Helm release the operator last deployed.",
+				Properties: map[string]apiextensionsv1.JSONSchemaProps{
+					"name":       str("The release name."),
+					"version":    {Type: "integer", Description: "The release revision."},
+					"chart":      str("The chart name and version."),
+					"appVersion": str("The chart's appVersion."),
+					"digest":     str("Digest of the chart and values of the release."),
+				},
+			},
+		},
+	}
+}
+
+// Options name the custom resource.
+type Options struct {
+	// Group, Version and Kind of the custom resource, e.g. charts.example.com,
+	// v1alpha1, Webapp. Required.
+	Group, Version, Kind string
+	// Plural is the resource name (default: lower-case kind + "s", as
+	// operator-sdk does).
+	Plural string
+}
+
+// Plural is operator-sdk's plural of a kind: lower case, plus "s" (with
+// "es"/"ies" the way kubectl guesses).
+func Plural(kind string) string {
+	k := strings.ToLower(kind)
+	switch {
+	case strings.HasSuffix(k, "s"), strings.HasSuffix(k, "x"), strings.HasSuffix(k, "ch"), strings.HasSuffix(k, "sh"):
+		return k + "es"
+	case strings.HasSuffix(k, "y") && len(k) > 1 && !strings.ContainsRune("aeiou", rune(k[len(k)-2])):
+		return k[:len(k)-1] + "ies"
+	}
+	return k + "s"
+}
+
+// CRD builds the CustomResourceDefinition of a chart's custom resource:
+// namespaced, one served and stored version, the status subresource, spec
+// from the chart's values and status for what the runtime writes.
+func CRD(c *chart.Chart, opts Options) (*apiextensionsv1.CustomResourceDefinition, []string, error) {
+	if opts.Group == "" || opts.Version == "" || opts.Kind == "" {
+		return nil, nil, fmt.Errorf("CRD for chart %s: group, version and kind are required", c.Name())
+	}
+	if opts.Plural == "" {
+		opts.Plural = Plural(opts.Kind)
+	}
+	spec, warnings, err := Spec(c)
+	if err != nil {
+		return nil, nil, err
+	}
+	spec.Description = fmt.Sprintf("Values of the %s chart (its values.yaml), merged over the chart's defaults.", c.Name())
+	crd := &apiextensionsv1.CustomResourceDefinition{
+		TypeMeta:   metav1.TypeMeta{APIVersion: "apiextensions.k8s.io/v1", Kind: "CustomResourceDefinition"},
+		ObjectMeta: metav1.ObjectMeta{Name: opts.Plural + "." + opts.Group},
+		Spec: apiextensionsv1.CustomResourceDefinitionSpec{
+			Group: opts.Group,
+			Names: apiextensionsv1.CustomResourceDefinitionNames{
+				Kind:     opts.Kind,
+				ListKind: opts.Kind + "List",
+				Plural:   opts.Plural,
+				Singular: strings.ToLower(opts.Kind),
+			},
+			Scope: apiextensionsv1.NamespaceScoped,
+			Versions: []apiextensionsv1.CustomResourceDefinitionVersion{{
+				Name:    opts.Version,
+				Served:  true,
+				Storage: true,
+				Schema: &apiextensionsv1.CustomResourceValidation{OpenAPIV3Schema: &apiextensionsv1.JSONSchemaProps{
+					Type:        "object",
+					Description: fmt.Sprintf("%s is an instance of the %s Helm chart, managed by its operator.", opts.Kind, c.Name()),
+					Properties: map[string]apiextensionsv1.JSONSchemaProps{
+						"apiVersion": {Type: "string", Description: "APIVersion defines the versioned schema of this representation of an object."},
+						"kind":       {Type: "string", Description: "Kind is a string value representing the REST resource this object represents."},
+						"metadata":   {Type: "object"},
+						"spec":       *spec,
+						"status":     Status(),
+					},
+				}},
+				Subresources: &apiextensionsv1.CustomResourceSubresources{Status: &apiextensionsv1.CustomResourceSubresourceStatus{}},
+			}},
+		},
+	}
+	return crd, warnings, nil
+}

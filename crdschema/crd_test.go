@@ -1,0 +1,274 @@
+package crdschema
+
+import (
+	"context"
+	"encoding/json"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+
+	"k8s.io/apiextensions-apiserver/pkg/apis/apiextensions"
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	crdvalidation "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/validation"
+	"k8s.io/apiextensions-apiserver/pkg/apiserver/validation"
+	"k8s.io/apimachinery/pkg/util/validation/field"
+
+	"github.com/chartpilot/chartpilot/chart"
+)
+
+func chartDir(name string) string { return filepath.Join("..", "chart", "testdata", "charts", name) }
+
+// crdFor builds the CRD of a test chart and checks it the way the API
+// server does when it is created (structural schema included).
+func crdFor(t *testing.T, name string) (*chart.Chart, *apiextensionsv1.CustomResourceDefinition) {
+	t.Helper()
+	c, err := chart.Load(chartDir(name))
+	if err != nil {
+		t.Fatal(err)
+	}
+	crd, _, err := CRD(c, Options{Group: "charts.example.com", Version: "v1alpha1", Kind: "Thing"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	apiextensionsv1.SetObjectDefaults_CustomResourceDefinition(crd)
+	var internal apiextensions.CustomResourceDefinition
+	if err := apiextensionsv1.Convert_v1_CustomResourceDefinition_To_apiextensions_CustomResourceDefinition(crd, &internal, nil); err != nil {
+		t.Fatal(err)
+	}
+	if errs := crdvalidation.ValidateCustomResourceDefinition(context.Background(), &internal); len(errs) > 0 {
+		t.Fatalf("the API server would refuse the CRD of %s: %v", name, errs.ToAggregate())
+	}
+	return c, crd
+}
+
+// validate validates a CR's object against the CRD's schema.
+func validate(t *testing.T, crd *apiextensionsv1.CustomResourceDefinition, obj map[string]any) field.ErrorList {
+	t.Helper()
+	var internal apiextensions.JSONSchemaProps
+	if err := apiextensionsv1.Convert_v1_JSONSchemaProps_To_apiextensions_JSONSchemaProps(crd.Spec.Versions[0].Schema.OpenAPIV3Schema, &internal, nil); err != nil {
+		t.Fatal(err)
+	}
+	v, _, err := validation.NewSchemaValidator(&internal)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return validation.ValidateCustomResource(nil, obj, v)
+}
+
+// cr is a custom resource with the given spec, as JSON decodes it.
+func cr(t *testing.T, spec any) map[string]any {
+	t.Helper()
+	raw, err := json.Marshal(map[string]any{
+		"apiVersion": "charts.example.com/v1alpha1", "kind": "Thing",
+		"metadata": map[string]any{"name": "x"}, "spec": spec,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out map[string]any
+	if err := json.Unmarshal(raw, &out); err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+func TestSampleAndCRsValidate(t *testing.T) {
+	tests := []struct {
+		chart string
+		spec  map[string]any
+		// wantErr is a substring of the validation error; empty means valid.
+		wantErr string
+	}{
+		// The chart's own defaults, which operator-sdk puts in the sample CR.
+		{chart: "webapp", spec: nil},
+		{chart: "umbrella", spec: nil},
+		{chart: "widgets", spec: nil},
+		{chart: "clusterwide", spec: nil},
+		{chart: "validated", spec: nil},
+		{chart: "legacy", spec: nil},
+		// Permissive where values.yaml says nothing.
+		{chart: "webapp", spec: map[string]any{
+			"podLabels":    map[string]any{"team": "a"},
+			"env":          []any{map[string]any{"name": "A", "valueFrom": map[string]any{"fieldRef": map[string]any{"fieldPath": "metadata.name"}}}},
+			"resources":    map[string]any{"limits": map[string]any{"cpu": "100m"}},
+			"nodeSelector": map[string]any{"disk": "ssd"},
+			"ratio":        1,
+			"replicaCount": 2.5,
+		}},
+		{chart: "webapp", spec: map[string]any{"nodeSelector": nil}},
+		{chart: "umbrella", spec: map[string]any{"cache": map[string]any{"port": 7000, "pdb": map[string]any{"enabled": true}}, "global": map[string]any{"x": 1}}},
+		// Rejected: wrong types where values.yaml is clear.
+		{chart: "webapp", spec: map[string]any{"replicaCount": "three"}, wantErr: "spec.replicaCount"},
+		{chart: "webapp", spec: map[string]any{"image": "nginx"}, wantErr: "spec.image"},
+		{chart: "webapp", spec: map[string]any{"autoscaling": map[string]any{"enabled": "yes"}}, wantErr: "spec.autoscaling.enabled"},
+		{chart: "umbrella", spec: map[string]any{"cache": map[string]any{"port": "redis"}}, wantErr: "spec.cache.port"},
+		// values.schema.json's rules.
+		{chart: "validated", spec: map[string]any{"replicas": 0}, wantErr: "spec.replicas"},
+		{chart: "validated", spec: map[string]any{"mode": "reckless"}, wantErr: "spec.mode"},
+		{chart: "validated", spec: map[string]any{"tags": []any{1}}, wantErr: "spec.tags[0]"},
+		{chart: "validated", spec: map[string]any{"mode": "safe"}},
+	}
+	for _, tt := range tests {
+		name := tt.chart
+		if tt.spec != nil {
+			raw, _ := json.Marshal(tt.spec)
+			name += " " + string(raw)
+		}
+		t.Run(name, func(t *testing.T) {
+			c, crd := crdFor(t, tt.chart)
+			spec := tt.spec
+			if spec == nil {
+				spec = c.Helm.Values
+			}
+			errs := validate(t, crd, cr(t, spec))
+			switch {
+			case tt.wantErr == "" && len(errs) > 0:
+				t.Errorf("rejected: %v", errs.ToAggregate())
+			case tt.wantErr != "" && (len(errs) == 0 || !strings.Contains(errs.ToAggregate().Error(), tt.wantErr)):
+				t.Errorf("errors = %v, want one about %s", errs.ToAggregate(), tt.wantErr)
+			}
+		})
+	}
+}
+
+// prop walks a schema's properties.
+func prop(s apiextensionsv1.JSONSchemaProps, path ...string) apiextensionsv1.JSONSchemaProps {
+	for _, p := range path {
+		s = s.Properties[p]
+	}
+	return s
+}
+
+func TestInferredSchema(t *testing.T) {
+	_, webapp := crdFor(t, "webapp")
+	_, umbrella := crdFor(t, "umbrella")
+	spec := func(crd *apiextensionsv1.CustomResourceDefinition) apiextensionsv1.JSONSchemaProps {
+		return prop(*crd.Spec.Versions[0].Schema.OpenAPIV3Schema, "spec")
+	}
+	preserve := func(s apiextensionsv1.JSONSchemaProps) bool {
+		return s.XPreserveUnknownFields != nil && *s.XPreserveUnknownFields
+	}
+	tests := []struct {
+		name       string
+		schema     apiextensionsv1.JSONSchemaProps
+		typ, desc  string
+		freeForm   bool
+		properties []string
+	}{
+		{name: "int is number", schema: prop(spec(webapp), "replicaCount"), typ: "number", desc: "Number of pods when autoscaling is off."},
+		{name: "float is number", schema: prop(spec(webapp), "ratio"), typ: "number", desc: "A ratio used by the application."},
+		{name: "nested description", schema: prop(spec(webapp), "image", "tag"), typ: "string", desc: "Image tag; the chart's appVersion when empty."},
+		{name: "nested object is structured", schema: prop(spec(webapp), "config"), typ: "object", desc: "Settings written to the application's ConfigMap.", properties: []string{"greeting", "logLevel"}},
+		{name: "empty map is free-form", schema: prop(spec(webapp), "podLabels"), typ: "object", desc: "Extra labels on every pod (free-form).", freeForm: true},
+		{name: "toYaml'd value is free-form", schema: prop(spec(webapp), "resources"), typ: "object", freeForm: true, desc: "Resource requests and limits of the container."},
+		{name: "null is anything", schema: prop(spec(webapp), "nodeSelector"), freeForm: true, desc: "Node selector of the pods; null means none."},
+		{name: "empty list", schema: prop(spec(webapp), "env"), typ: "array", desc: "Extra environment variables, as a list of {name, value}."},
+		{name: "subchart values under its key", schema: prop(spec(umbrella), "cache"), typ: "object", desc: "", properties: []string{"enabled", "pdb", "port", "replicas"}},
+		{name: "subchart's own description", schema: prop(spec(umbrella), "cache", "port"), typ: "number", desc: "Port of the cache."},
+		{name: "parent overrides subchart", schema: prop(spec(umbrella), "cache", "replicas"), typ: "number", desc: "Cache replicas."},
+		{name: "global for subcharts", schema: prop(spec(umbrella), "global"), typ: "object", freeForm: true, desc: "Values shared with every subchart."},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			s := tt.schema
+			if s.Type != tt.typ || s.Description != tt.desc || preserve(s) != tt.freeForm {
+				t.Errorf("got type %q, description %q, free-form %t; want %q, %q, %t", s.Type, s.Description, preserve(s), tt.typ, tt.desc, tt.freeForm)
+			}
+			if tt.properties != nil {
+				var got []string
+				for k := range s.Properties {
+					got = append(got, k)
+				}
+				sortStrings(got)
+				if !reflect.DeepEqual(got, tt.properties) {
+					t.Errorf("properties = %q, want %q", got, tt.properties)
+				}
+			}
+		})
+	}
+}
+
+func sortStrings(s []string) {
+	for i := 1; i < len(s); i++ {
+		for j := i; j > 0 && s[j] < s[j-1]; j-- {
+			s[j], s[j-1] = s[j-1], s[j]
+		}
+	}
+}
+
+func TestFromJSONSchema(t *testing.T) {
+	tests := []struct {
+		name     string
+		schema   string
+		defaults map[string]any
+		// want is the converted schema as JSON.
+		want     string
+		warnings []string
+	}{{
+		name:   "types, nullable and int-or-string",
+		schema: `{"type":"object","additionalProperties":false,"properties":{"a":{"type":["string","null"]},"b":{"type":["integer","string"]}}}`,
+		want:   `{"type":"object","properties":{"a":{"type":"string","nullable":true},"b":{"x-kubernetes-int-or-string":true}}}`,
+	}, {
+		name:     "required with a default is not required of the CR",
+		schema:   `{"type":"object","required":["a","b"],"properties":{"a":{"type":"integer"},"b":{"type":"integer"}}}`,
+		defaults: map[string]any{"a": 1},
+		want:     `{"type":"object","required":["b"],"properties":{"a":{"type":"integer"},"b":{"type":"integer"}},"x-kubernetes-preserve-unknown-fields":true}`,
+	}, {
+		name:   "local $ref inlined",
+		schema: `{"type":"object","additionalProperties":false,"definitions":{"port":{"type":"integer","minimum":1,"maximum":65535}},"properties":{"http":{"$ref":"#/definitions/port","description":"HTTP port"}}}`,
+		want:   `{"type":"object","properties":{"http":{"description":"HTTP port","type":"integer","maximum":65535,"minimum":1}}}`,
+	}, {
+		name:     "composition becomes free-form with a warning",
+		schema:   `{"type":"object","additionalProperties":false,"properties":{"x":{"anyOf":[{"type":"string"},{"type":"boolean"}]}}}`,
+		want:     `{"type":"object","properties":{"x":{"x-kubernetes-preserve-unknown-fields":true}}}`,
+		warnings: []string{"#/properties/x: anyOf is not carried into the CRD"},
+	}, {
+		name:   "map of strings",
+		schema: `{"type":"object","additionalProperties":false,"properties":{"labels":{"type":"object","additionalProperties":{"type":"string"}}}}`,
+		want:   `{"type":"object","properties":{"labels":{"type":"object","additionalProperties":{"type":"string"}}}}`,
+	}, {
+		name:   "unique scalar items are a set",
+		schema: `{"type":"object","additionalProperties":false,"properties":{"tags":{"type":"array","uniqueItems":true,"items":{"type":"string","enum":["a","b"]}}}}`,
+		want:   `{"type":"object","properties":{"tags":{"type":"array","items":{"type":"string","enum":["a","b"]},"x-kubernetes-list-type":"set"}}}`,
+	}}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			s, warnings, err := FromJSONSchema([]byte(tt.schema), tt.defaults)
+			if err != nil {
+				t.Fatal(err)
+			}
+			got, err := json.Marshal(s)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if string(got) != tt.want {
+				t.Errorf("schema:\n got %s\nwant %s", got, tt.want)
+			}
+			if len(warnings) != len(tt.warnings) {
+				t.Fatalf("warnings = %q, want %q", warnings, tt.warnings)
+			}
+			for i := range warnings {
+				if !strings.HasPrefix(warnings[i], tt.warnings[i]) {
+					t.Errorf("warning %q, want %q", warnings[i], tt.warnings[i])
+				}
+			}
+		})
+	}
+}
+
+func TestFromJSONSchemaErrors(t *testing.T) {
+	for _, schema := range []string{`{`, `{"properties":{"a":{"$ref":"#/definitions/missing"}}}`, `{"properties":{"a":{"$ref":"other.json#/x"}}}`} {
+		if _, _, err := FromJSONSchema([]byte(schema), nil); err == nil {
+			t.Errorf("FromJSONSchema(%s) succeeded", schema)
+		}
+	}
+}
+
+func TestPlural(t *testing.T) {
+	for kind, want := range map[string]string{"Webapp": "webapps", "Redis": "redises", "Policy": "policies", "Gateway": "gateways", "Box": "boxes"} {
+		if got := Plural(kind); got != want {
+			t.Errorf("Plural(%q) = %q, want %q", kind, got, want)
+		}
+	}
+}

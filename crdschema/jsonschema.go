@@ -1,0 +1,263 @@
+package crdschema
+
+import (
+	"encoding/json"
+	"fmt"
+	"sort"
+	"strings"
+
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	"k8s.io/utils/ptr"
+)
+
+// FromJSONSchema converts a chart's values.schema.json into a structural
+// openAPIV3Schema. Local $refs (#/definitions/..., #/$defs/...) are inlined;
+// composition keywords (anyOf, oneOf, allOf, not, if/then/else) and
+// constructs a structural schema cannot hold make their node free-form, each
+// noted in the returned warnings with its JSON pointer. Required fields that
+// defaults (the chart's values) provide are not required of the CR, since
+// Helm merges the defaults before validating.
+func FromJSONSchema(data []byte, defaults map[string]any) (*apiextensionsv1.JSONSchemaProps, []string, error) {
+	var root map[string]any
+	if err := json.Unmarshal(data, &root); err != nil {
+		return nil, nil, fmt.Errorf("values.schema.json: %w", err)
+	}
+	c := &converter{root: root}
+	s, err := c.convert(root, "#", defaults, 0)
+	if err != nil {
+		return nil, nil, fmt.Errorf("values.schema.json: %w", err)
+	}
+	if s.Type == "" && (s.XPreserveUnknownFields == nil || !*s.XPreserveUnknownFields) {
+		s.Type = "object"
+	}
+	return s, c.warnings, nil
+}
+
+type converter struct {
+	root     map[string]any
+	warnings []string
+}
+
+// maxDepth bounds $ref expansion of recursive schemas.
+const maxDepth = 32
+
+func (c *converter) resolveRef(ref string) (map[string]any, error) {
+	if !strings.HasPrefix(ref, "#/") {
+		return nil, fmt.Errorf("$ref %q: only local references (#/...) are supported", ref)
+	}
+	var cur any = c.root
+	for _, part := range strings.Split(strings.TrimPrefix(ref, "#/"), "/") {
+		part = strings.ReplaceAll(strings.ReplaceAll(part, "~1", "/"), "~0", "~")
+		m, ok := cur.(map[string]any)
+		if !ok {
+			return nil, fmt.Errorf("$ref %q: not found", ref)
+		}
+		if cur, ok = m[part]; !ok {
+			return nil, fmt.Errorf("$ref %q: not found", ref)
+		}
+	}
+	m, ok := cur.(map[string]any)
+	if !ok {
+		return nil, fmt.Errorf("$ref %q: not a schema", ref)
+	}
+	return m, nil
+}
+
+func (c *converter) convert(in map[string]any, pointer string, defaults any, depth int) (*apiextensionsv1.JSONSchemaProps, error) {
+	if depth > maxDepth {
+		c.warnings = append(c.warnings, pointer+": recursive $ref nested deeper than 32 levels: free-form below")
+		return anyValue(), nil
+	}
+	if ref, ok := in["$ref"].(string); ok {
+		target, err := c.resolveRef(ref)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", pointer, err)
+		}
+		s, err := c.convert(target, pointer, defaults, depth+1)
+		if err != nil {
+			return nil, err
+		}
+		if d, ok := in["description"].(string); ok {
+			s.Description = d
+		}
+		return s, nil
+	}
+	for _, k := range []string{"anyOf", "oneOf", "allOf", "not", "if", "then", "else", "patternProperties", "dependencies", "dependentSchemas"} {
+		if _, ok := in[k]; ok {
+			c.warnings = append(c.warnings, fmt.Sprintf("%s: %s is not carried into the CRD (a structural schema cannot hold it): this field accepts any value and Helm still validates it", pointer, k))
+			s := anyValue()
+			if d, ok := in["description"].(string); ok {
+				s.Description = d
+			}
+			return s, nil
+		}
+	}
+	s := &apiextensionsv1.JSONSchemaProps{}
+	if d, ok := in["description"].(string); ok {
+		s.Description = d
+	}
+	switch t := in["type"].(type) {
+	case string:
+		s.Type = t
+	case []any:
+		var types []string
+		for _, e := range t {
+			if str, ok := e.(string); ok && str != "null" {
+				types = append(types, str)
+			} else if ok {
+				s.Nullable = true
+			}
+		}
+		switch {
+		case len(types) == 1:
+			s.Type = types[0]
+		case len(types) == 2 && types[0] != types[1] && (types[0] == "integer" || types[0] == "number") && types[1] == "string",
+			len(types) == 2 && types[1] != types[0] && (types[1] == "integer" || types[1] == "number") && types[0] == "string":
+			s.XIntOrString = true
+		default:
+			c.warnings = append(c.warnings, fmt.Sprintf("%s: type %v cannot be expressed in a CRD: this field accepts any value", pointer, types))
+			s.XPreserveUnknownFields = ptr.To(true)
+		}
+	}
+	if s.Type == "" && !s.XIntOrString {
+		switch {
+		case in["properties"] != nil || in["additionalProperties"] != nil:
+			s.Type = "object"
+		case in["items"] != nil:
+			s.Type = "array"
+		default:
+			s.XPreserveUnknownFields = ptr.To(true)
+		}
+	}
+	if s.Type == "integer" || s.Type == "number" {
+		if v, ok := number(in["minimum"]); ok {
+			s.Minimum = &v
+		}
+		if v, ok := number(in["maximum"]); ok {
+			s.Maximum = &v
+		}
+		if v, ok := number(in["exclusiveMinimum"]); ok {
+			s.Minimum, s.ExclusiveMinimum = &v, true
+		}
+		if v, ok := number(in["exclusiveMaximum"]); ok {
+			s.Maximum, s.ExclusiveMaximum = &v, true
+		}
+		if v, ok := number(in["multipleOf"]); ok && v > 0 {
+			s.MultipleOf = &v
+		}
+	}
+	if s.Type == "string" {
+		if v, ok := number(in["minLength"]); ok {
+			s.MinLength = ptr.To(int64(v))
+		}
+		if v, ok := number(in["maxLength"]); ok {
+			s.MaxLength = ptr.To(int64(v))
+		}
+		if p, ok := in["pattern"].(string); ok {
+			s.Pattern = p
+		}
+	}
+	if enum, ok := in["enum"].([]any); ok {
+		for _, e := range enum {
+			if e == nil {
+				s.Nullable = true
+				continue
+			}
+			raw, err := json.Marshal(e)
+			if err != nil {
+				return nil, fmt.Errorf("%s/enum: %w", pointer, err)
+			}
+			s.Enum = append(s.Enum, apiextensionsv1.JSON{Raw: raw})
+		}
+	}
+	if s.Type == "array" {
+		if v, ok := number(in["minItems"]); ok {
+			s.MinItems = ptr.To(int64(v))
+		}
+		if v, ok := number(in["maxItems"]); ok {
+			s.MaxItems = ptr.To(int64(v))
+		}
+		if u, ok := in["uniqueItems"].(bool); ok && u {
+			// Structural schemas forbid uniqueItems; a set list says the same.
+			s.XListType = ptr.To("set")
+		}
+		items := anyValue()
+		if m, ok := in["items"].(map[string]any); ok {
+			var err error
+			if items, err = c.convert(m, pointer+"/items", nil, depth+1); err != nil {
+				return nil, err
+			}
+		}
+		if s.XListType != nil && items.Type != "string" && items.Type != "integer" && items.Type != "number" && items.Type != "boolean" {
+			s.XListType = nil // a set list needs scalar items
+		}
+		s.Items = &apiextensionsv1.JSONSchemaPropsOrArray{Schema: items}
+	}
+	if s.Type == "object" {
+		defs, _ := defaults.(map[string]any)
+		if props, ok := in["properties"].(map[string]any); ok {
+			s.Properties = map[string]apiextensionsv1.JSONSchemaProps{}
+			names := make([]string, 0, len(props))
+			for k := range props {
+				names = append(names, k)
+			}
+			sort.Strings(names)
+			for _, k := range names {
+				m, ok := props[k].(map[string]any)
+				if !ok {
+					// `true` (anything) or `false` (nothing): keep permissive.
+					s.Properties[k] = *anyValue()
+					continue
+				}
+				p, err := c.convert(m, pointer+"/properties/"+k, defs[k], depth+1)
+				if err != nil {
+					return nil, err
+				}
+				s.Properties[k] = *p
+			}
+		}
+		switch ap := in["additionalProperties"].(type) {
+		case map[string]any:
+			p, err := c.convert(ap, pointer+"/additionalProperties", nil, depth+1)
+			if err != nil {
+				return nil, err
+			}
+			if len(s.Properties) > 0 {
+				// Structural schemas cannot have both: keep the fields, allow the rest.
+				s.XPreserveUnknownFields = ptr.To(true)
+			} else {
+				s.AdditionalProperties = &apiextensionsv1.JSONSchemaPropsOrBool{Allows: true, Schema: p}
+			}
+		case bool:
+			if ap {
+				s.XPreserveUnknownFields = ptr.To(true)
+			}
+		case nil:
+			// JSON Schema allows unknown fields unless told otherwise; so does Helm.
+			s.XPreserveUnknownFields = ptr.To(true)
+		}
+		if len(s.Properties) == 0 && s.AdditionalProperties == nil {
+			s.XPreserveUnknownFields = ptr.To(true)
+		}
+		if req, ok := in["required"].([]any); ok {
+			for _, r := range req {
+				name, ok := r.(string)
+				if !ok {
+					continue
+				}
+				if _, hasDefault := defs[name]; hasDefault {
+					continue // Helm fills it from the chart's values
+				}
+				if _, declared := s.Properties[name]; declared {
+					s.Required = append(s.Required, name)
+				}
+			}
+		}
+	}
+	return s, nil
+}
+
+func number(v any) (float64, bool) {
+	f, ok := v.(float64)
+	return f, ok
+}

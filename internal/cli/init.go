@@ -1,0 +1,166 @@
+package cli
+
+import (
+	"fmt"
+
+	"github.com/spf13/cobra"
+	"k8s.io/cli-runtime/pkg/genericiooptions"
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/clientcmd"
+
+	"github.com/chartpilot/chartpilot/rbac"
+	"github.com/chartpilot/chartpilot/scaffold"
+)
+
+// apiFlags adds the flags naming a chart and the kind it becomes.
+func apiFlags(cmd *cobra.Command, o *scaffold.APIOptions) {
+	fl := cmd.Flags()
+	fl.StringVar(&o.Chart, "chart", "", "the Helm chart: a chart directory or a packaged .tgz (file:// dependencies are resolved and vendored), or its name with --chart-repo")
+	fl.StringVar(&o.ChartRepo, "chart-repo", "", "URL of a Helm chart repository to pull --chart from")
+	fl.StringVar(&o.ChartVersion, "chart-version", "", "version or semver constraint of the chart to pull from --chart-repo (default: the latest)")
+	fl.StringVar(&o.Group, "group", scaffold.DefaultGroup, "the API group's first label; the group is <group>.<domain>")
+	fl.StringVar(&o.Version, "version", scaffold.DefaultVersion, "the API version")
+	fl.StringVar(&o.Kind, "kind", "", "the custom resource's kind (default: the chart's name in CamelCase)")
+	_ = cmd.MarkFlagRequired("chart")
+}
+
+func newInitCommand(streams genericiooptions.IOStreams) *cobra.Command {
+	opts := scaffold.Options{}
+	var discovery bool
+	cmd := &cobra.Command{
+		Use:   "init [DIR]",
+		Short: "Scaffold a Helm operator project from a chart, with least-privilege RBAC and a CRD schema",
+		Long: `init writes a Helm operator project in the layout operator-sdk's helm plugin
+writes (PROJECT, watches.yaml, helm-charts/, config/, Dockerfile, Makefile) into
+DIR (default: the current directory), and derives from the chart what
+operator-sdk leaves to you: config/rbac/role.yaml with exactly the permissions a
+Helm install, upgrade and uninstall of the chart needs (value-gated kinds
+included, each rule commented), and a CRD whose spec schema comes from
+values.schema.json or values.yaml.
+
+The chart's apiVersions are checked against --k8s-version: removed APIs fail the
+init, deprecated ones are warnings. A failed init leaves nothing behind; a
+non-empty DIR is refused unless --force.`,
+		Example: `  chartpilot init --domain example.com --chart ./charts/webapp
+  chartpilot init my-operator --chart webapp-0.1.0.tgz --group web --kind WebApp
+  chartpilot init my-operator --chart webapp --chart-repo https://charts.example.com --chart-version 0.1.0`,
+		Args: cobra.MaximumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			opts.Dir = "."
+			if len(args) == 1 {
+				opts.Dir = args[0]
+			}
+			cfg, err := clusterConfig(cmd, discovery)
+			if err != nil {
+				return err
+			}
+			opts.Config = cfg
+			opts.Out = streams.ErrOut
+			if err := scaffold.Init(opts); err != nil {
+				return err
+			}
+			fmt.Fprintf(streams.Out, "Wrote the project to %s. Next: make install run (or make bundle).\n", opts.Dir)
+			return nil
+		},
+	}
+	apiFlags(cmd, &opts.APIOptions)
+	fl := cmd.Flags()
+	fl.StringVar(&opts.Domain, "domain", scaffold.DefaultDomain, "the domain of the project's API groups")
+	fl.StringVar(&opts.ProjectName, "project-name", "", "the project's name (default: DIR's base name)")
+	fl.BoolVar(&opts.Force, "force", false, "write into a non-empty directory, replacing the generated files")
+	fl.StringVar(&opts.KubeVersion, "k8s-version", rbac.DefaultKubeVersion, "the Kubernetes version the chart's APIs are checked against")
+	discoveryFlag(cmd, &discovery)
+	return cmd
+}
+
+func newCreateCommand(streams genericiooptions.IOStreams) *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "create",
+		Short: "Add to an existing project",
+	}
+	cmd.AddCommand(newCreateAPICommand(streams))
+	return cmd
+}
+
+func newCreateAPICommand(streams genericiooptions.IOStreams) *cobra.Command {
+	opts := scaffold.CreateAPIOptions{}
+	cmd := &cobra.Command{
+		Use:   "api",
+		Short: "Add a kind served by another chart to the project in the current directory",
+		Long: `create api vendors another chart into helm-charts/, adds its CRD, sample,
+watches.yaml entry and PROJECT resource, and regenerates config/rbac/role.yaml
+for all of the project's charts.`,
+		Example: `  chartpilot create api --chart ./charts/cache --kind Cache`,
+		Args:    cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			opts.Out = streams.ErrOut
+			if err := scaffold.CreateAPI(opts); err != nil {
+				return err
+			}
+			fmt.Fprintf(streams.Out, "Added the chart %s to the project in %s.\n", opts.Chart, opts.Dir)
+			return nil
+		},
+	}
+	apiFlags(cmd, &opts.APIOptions)
+	cmd.Flags().StringVar(&opts.Dir, "project-dir", ".", "the project's directory")
+	cmd.Flags().StringVar(&opts.KubeVersion, "k8s-version", rbac.DefaultKubeVersion, "the Kubernetes version the chart's APIs are checked against")
+	return cmd
+}
+
+// discoveryFlag adds --discovery: resolve kinds through the cluster the
+// kubectl flags (--kubeconfig, --context) point at.
+func discoveryFlag(cmd *cobra.Command, use *bool) {
+	cmd.Flags().BoolVar(use, "discovery", false, "resolve the charts' kinds through the discovery of the cluster --kubeconfig/--context point at (default: the built-in Kubernetes 1.36 API and the charts' CRDs)")
+}
+
+// clusterConfig is the client configuration of the kubectl flags, or nil
+// when discovery is off.
+func clusterConfig(cmd *cobra.Command, use bool) (*rest.Config, error) {
+	if !use {
+		return nil, nil
+	}
+	rules := clientcmd.NewDefaultClientConfigLoadingRules()
+	overrides := &clientcmd.ConfigOverrides{}
+	if f := cmd.Flag("kubeconfig"); f != nil {
+		rules.ExplicitPath = f.Value.String()
+	}
+	if f := cmd.Flag("context"); f != nil {
+		overrides.CurrentContext = f.Value.String()
+	}
+	cfg, err := clientcmd.NewNonInteractiveDeferredLoadingClientConfig(rules, overrides).ClientConfig()
+	if err != nil {
+		return nil, fmt.Errorf("--discovery: %w", err)
+	}
+	return cfg, nil
+}
+
+func newGenerateCommand(streams genericiooptions.IOStreams) *cobra.Command {
+	opts := scaffold.GenerateOptions{}
+	var discovery bool
+	cmd := &cobra.Command{
+		Use:   "generate",
+		Short: "Regenerate config/rbac/role.yaml and the CRDs from the project's charts",
+		Long: `generate derives again what init derived from the charts under helm-charts/:
+the least-privilege config/rbac/role.yaml for every chart in watches.yaml (with
+its sample CR's values) and each CRD's schema under config/crd/bases. Run it
+(make rbac) after changing a chart. Removed APIs fail it and change nothing.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			cfg, err := clusterConfig(cmd, discovery)
+			if err != nil {
+				return err
+			}
+			opts.Config = cfg
+			opts.Out = streams.ErrOut
+			if err := scaffold.Generate(opts); err != nil {
+				return err
+			}
+			fmt.Fprintf(streams.Out, "Regenerated config/rbac/role.yaml and config/crd/bases in %s.\n", opts.Dir)
+			return nil
+		},
+	}
+	cmd.Flags().StringVar(&opts.Dir, "project-dir", ".", "the project's directory")
+	cmd.Flags().StringVar(&opts.KubeVersion, "k8s-version", rbac.DefaultKubeVersion, "the Kubernetes version the charts' APIs are checked against")
+	discoveryFlag(cmd, &discovery)
+	return cmd
+}

@@ -1,0 +1,372 @@
+package rbac
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"reflect"
+	"sort"
+	"strings"
+	"testing"
+
+	"github.com/chartpilot/chartpilot/chart"
+)
+
+// chartDir is a chart under the chart package's testdata.
+func chartDir(name string) string { return filepath.Join("..", "chart", "testdata", "charts", name) }
+
+// ruleStrings renders rules as "scope group/resource[names]: verbs" lines.
+func ruleStrings(rules []Rule) []string {
+	var out []string
+	for _, r := range rules {
+		scope := "cluster"
+		if r.Namespaced {
+			scope = "ns"
+		}
+		if len(r.NonResourceURLs) > 0 {
+			out = append(out, fmt.Sprintf("%s %v: %s", scope, r.NonResourceURLs, strings.Join(r.Verbs, ",")))
+			continue
+		}
+		names := ""
+		if len(r.ResourceNames) > 0 {
+			names = fmt.Sprintf("%v", r.ResourceNames)
+		}
+		out = append(out, fmt.Sprintf("%s %s/%s%s: %s", scope, r.APIGroups[0], r.Resources[0], names, strings.Join(r.Verbs, ",")))
+	}
+	return out
+}
+
+const all = "get,list,watch,create,update,patch,delete"
+
+// operatorRules are the rules every operator gets, for owner resource "things".
+var operatorRules = []string{
+	"ns /events: create,patch",
+	"ns /secrets: " + all,
+	"ns charts.example.com/things: get,list,watch,update,patch",
+	"ns charts.example.com/things/finalizers: update",
+	"ns charts.example.com/things/status: get,update,patch",
+	"ns coordination.k8s.io/leases: get,create,update",
+}
+
+// with adds rules to operatorRules, sorted (rule sets are compared sorted).
+func with(extra ...string) []string {
+	out := append(append([]string(nil), extra...), operatorRules...)
+	sort.Strings(out)
+	return out
+}
+
+func TestDerive(t *testing.T) {
+	tests := []struct {
+		name    string
+		chart   string
+		samples []map[string]any
+		// gates maps a kind to the values gating it (absent: not gated).
+		gates    map[string][]string
+		rules    []string
+		warnings []string
+		errors   []string
+	}{{
+		name:  "plain app with a value-gated autoscaler",
+		chart: "webapp",
+		gates: map[string][]string{"HorizontalPodAutoscaler": {"autoscaling.enabled"}},
+		rules: with(
+			"ns /configmaps: "+all,
+			"ns /services: "+all,
+			"ns apps/deployments: "+all,
+			"ns autoscaling/horizontalpodautoscalers: "+all,
+		),
+	}, {
+		name:    "a sample turning the autoscaler on ungates it",
+		chart:   "webapp",
+		samples: []map[string]any{{"autoscaling": map[string]any{"enabled": true}}},
+		rules: with(
+			"ns /configmaps: "+all,
+			"ns /services: "+all,
+			"ns apps/deployments: "+all,
+			"ns autoscaling/horizontalpodautoscalers: "+all,
+		),
+	}, {
+		name:  "file:// subchart, gated subchart kind and an unknown CRD kind",
+		chart: "umbrella",
+		gates: map[string][]string{
+			"PodDisruptionBudget": {"cache.pdb.enabled"},
+			"ServiceMonitor":      {"metrics.serviceMonitor.enabled"},
+		},
+		rules: with(
+			"ns /configmaps: "+all,
+			"ns /services: "+all,
+			"ns apps/statefulsets: "+all,
+			"ns monitoring.coreos.com/servicemonitors: "+all,
+			"ns policy/poddisruptionbudgets: "+all,
+		),
+		warnings: []string{`umbrella/templates/servicemonitor.yaml: monitoring.coreos.com/v1 ServiceMonitor is neither a Kubernetes 1.36 kind nor defined by the chart's CRDs: its resource name was guessed the kubectl way (lower-case kind, plural) as "servicemonitors", namespaced; if its CRD says otherwise, fix the rule {apiGroups: ["monitoring.coreos.com"], resources: ["servicemonitors"]`},
+	}, {
+		name:  "kind from the chart's own CRD",
+		chart: "widgets",
+		rules: with(
+			"cluster apiextensions.k8s.io/customresourcedefinitions: get,list,watch,create",
+			"ns example.com/widgets: "+all,
+		),
+	}, {
+		name:  "cluster-scoped kinds and a ClusterRole's permissions held",
+		chart: "clusterwide",
+		rules: with(
+			"cluster /nodes: get,list,watch",
+			"cluster rbac.authorization.k8s.io/clusterrolebindings: "+all,
+			"cluster rbac.authorization.k8s.io/clusterroles: "+all,
+			"cluster scheduling.k8s.io/priorityclasses: "+all,
+			"ns /serviceaccounts: "+all,
+		),
+	}, {
+		name:  "values.schema.json chart",
+		chart: "validated",
+		rules: with("ns /configmaps: " + all),
+	}, {
+		name:  "removed APIs are errors naming file, kind and replacement",
+		chart: "legacy",
+		rules: with(
+			"ns apps/deployments: "+all,
+			"ns batch/cronjobs: "+all,
+		),
+		errors: []string{
+			"legacy/templates/cronjob.yaml: batch/v1beta1 CronJob is no longer served since Kubernetes 1.25: use apiVersion batch/v1",
+			"legacy/templates/deployment.yaml: extensions/v1beta1 Deployment is no longer served since Kubernetes 1.16: use apiVersion apps/v1",
+			"legacy/templates/psp.yaml: policy/v1beta1 PodSecurityPolicy is no longer served since Kubernetes 1.25: PodSecurityPolicy has no replacement API; use Pod Security Admission (namespace labels pod-security.kubernetes.io/*)",
+		},
+	}}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			c, err := chart.Load(chartDir(tt.chart))
+			if err != nil {
+				t.Fatal(err)
+			}
+			res, err := Derive(Options{Chart: c, Owner: Owner{Group: "charts.example.com", Resource: "things"}, SampleValues: tt.samples})
+			if err != nil {
+				t.Fatal(err)
+			}
+			got := ruleStrings(res.Rules)
+			sort.Strings(got)
+			if !reflect.DeepEqual(got, tt.rules) {
+				t.Errorf("rules:\n got %s\nwant %s", strings.Join(got, "\n     "), strings.Join(tt.rules, "\n     "))
+			}
+			gates := map[string][]string{}
+			for _, k := range res.Kinds {
+				if len(k.Gates) > 0 {
+					gates[k.Kind] = k.Gates
+				}
+			}
+			if tt.gates == nil {
+				tt.gates = map[string][]string{}
+			}
+			if !reflect.DeepEqual(gates, tt.gates) {
+				t.Errorf("gates = %v, want %v", gates, tt.gates)
+			}
+			checkProblems(t, "warnings", res.Warnings, tt.warnings)
+			checkProblems(t, "errors", res.Errors, tt.errors)
+			if err := res.Err(); (err != nil) != (len(tt.errors) > 0) || (err != nil && !errors.Is(err, ErrRemovedAPI)) {
+				t.Errorf("Err() = %v", err)
+			}
+			// Everything is in the ClusterRole when watching all namespaces.
+			if res.Role != nil || len(res.ClusterRole.Rules) != len(res.Rules) {
+				t.Errorf("Role = %v, ClusterRole has %d of %d rules", res.Role, len(res.ClusterRole.Rules), len(res.Rules))
+			}
+			for _, r := range res.ClusterRole.Rules {
+				for _, v := range append(append([]string(nil), r.Verbs...), r.Resources...) {
+					if v == "*" {
+						t.Errorf("wildcard in %v", r)
+					}
+				}
+			}
+		})
+	}
+}
+
+// checkProblems checks that each wanted problem is the prefix of one found,
+// one to one.
+func checkProblems(t *testing.T, what string, got []Problem, want []string) {
+	t.Helper()
+	if len(got) != len(want) {
+		t.Errorf("%s: got %d %q, want %d %q", what, len(got), got, len(want), want)
+		return
+	}
+	for i := range want {
+		if !strings.HasPrefix(got[i].String(), want[i]) {
+			t.Errorf("%s[%d] = %q, want it to start with %q", what, i, got[i].String(), want[i])
+		}
+	}
+}
+
+func TestDeriveWatchNamespaceSplitsRoles(t *testing.T) {
+	c, err := chart.Load(chartDir("clusterwide"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := Derive(Options{Chart: c, Owner: Owner{Group: "charts.example.com", Resource: "things"}, WatchNamespace: "ops", Name: "clusterwide-manager"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Role == nil || res.Role.Namespace != "ops" || res.Role.Name != "clusterwide-manager" {
+		t.Fatalf("Role = %+v", res.Role)
+	}
+	var ns, cluster []string
+	for _, r := range res.Role.Rules {
+		ns = append(ns, r.Resources[0])
+	}
+	for _, r := range res.ClusterRole.Rules {
+		cluster = append(cluster, r.Resources[0])
+	}
+	wantNS := []string{"events", "secrets", "serviceaccounts", "things", "things/finalizers", "things/status", "leases"}
+	wantCluster := []string{"nodes", "clusterrolebindings", "clusterroles", "priorityclasses"}
+	if !reflect.DeepEqual(ns, wantNS) || !reflect.DeepEqual(cluster, wantCluster) {
+		t.Errorf("Role resources = %q, want %q\nClusterRole resources = %q, want %q", ns, wantNS, cluster, wantCluster)
+	}
+}
+
+// TestDeriveScannedOnly covers a kind no render creates: the gate compares a
+// string, which chartpilot cannot turn on, so only the template's text shows it.
+func TestDeriveScannedOnly(t *testing.T) {
+	dir := t.TempDir()
+	files := map[string]string{
+		"Chart.yaml":                "apiVersion: v2\nname: modes\nversion: 0.1.0\n",
+		"values.yaml":               "mode: modern\nlegacyJob:\n  disabled: false\ningress:\n  enabled: false\n",
+		"templates/job.yaml":        "{{- if eq .Values.mode \"batch\" }}\napiVersion: batch/v1\nkind: Job\nmetadata:\n  name: {{ .Release.Name }}\nspec:\n  template:\n    spec:\n      restartPolicy: Never\n      containers: [{name: j, image: x}]\n{{- end }}\n",
+		"templates/configmap.yaml":  "{{- if not .Values.legacyJob.disabled }}\napiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: {{ .Release.Name }}\n{{- end }}\n",
+		"templates/_helpers.tpl":    "{{- define \"x\" }}apiVersion: v1\nkind: Secret\n{{- end }}\n",
+		"templates/NOTES.txt":       "kind: Nothing\n",
+		"templates/ingress.yaml":    "{{- if .Values.ingress.enabled }}\napiVersion: networking.k8s.io/v1\nkind: Ingress\nmetadata:\n  name: {{ .Release.Name }}\nspec:\n  defaultBackend:\n    service:\n      name: x\n      port:\n        number: 80\n{{- end }}\n",
+		"templates/endpoints.yaml":  "apiVersion: v1\nkind: Endpoints\nmetadata:\n  name: {{ .Release.Name }}\n",
+		"templates/claims.yaml":     "{{- if .Values.dra }}\napiVersion: resource.k8s.io/v1beta1\nkind: ResourceClaim\nmetadata:\n  name: {{ .Release.Name }}\n{{- end }}\n",
+		"templates/unused-tpl.yaml": "{{- /* nothing */}}\n",
+	}
+	for name, content := range files {
+		p := filepath.Join(dir, name)
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	c, err := chart.Load(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := Derive(Options{Chart: c, Owner: Owner{Group: "charts.example.com", Resource: "things"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var kinds []string
+	for _, k := range res.Kinds {
+		kinds = append(kinds, fmt.Sprintf("%s gates=%v scanned=%t", k.Kind, k.Gates, k.ScannedOnly))
+	}
+	want := []string{
+		"ConfigMap gates=[] scanned=false",
+		"Endpoints gates=[] scanned=false",
+		"Job gates=[mode] scanned=true",
+		"Ingress gates=[ingress.enabled] scanned=false",
+		"ResourceClaim gates=[dra] scanned=false",
+	}
+	if !reflect.DeepEqual(kinds, want) {
+		t.Errorf("kinds:\n got %q\nwant %q", kinds, want)
+	}
+	checkProblems(t, "warnings", res.Warnings, []string{
+		"modes/templates/endpoints.yaml: v1 Endpoints is deprecated since Kubernetes 1.33: use discovery.k8s.io/v1 EndpointSlice",
+		"modes/templates/job.yaml: batch/v1 Job appears in the template but no render created it",
+		"modes/templates/claims.yaml: resource.k8s.io/v1beta1 ResourceClaim is a pre-release version of an API that is GA in Kubernetes 1.36",
+	})
+}
+
+func TestCheckAPI(t *testing.T) {
+	tests := []struct {
+		apiVersion, kind, k8s string
+		want                  apiStatus
+		msg                   string
+	}{
+		{"batch/v1beta1", "CronJob", "1.20", apiCurrent, ""},
+		{"batch/v1beta1", "CronJob", "1.24", apiDeprecated, "batch/v1beta1 CronJob is deprecated since Kubernetes 1.21 and removed in 1.25: use apiVersion batch/v1"},
+		{"batch/v1beta1", "CronJob", "v1.25.3", apiRemoved, "batch/v1beta1 CronJob is no longer served since Kubernetes 1.25: use apiVersion batch/v1"},
+		{"autoscaling/v2beta2", "HorizontalPodAutoscaler", "1.36", apiRemoved, "autoscaling/v2beta2 HorizontalPodAutoscaler is no longer served since Kubernetes 1.26: use apiVersion autoscaling/v2"},
+		{"flowcontrol.apiserver.k8s.io/v1beta3", "FlowSchema", "1.31", apiDeprecated, "flowcontrol.apiserver.k8s.io/v1beta3 FlowSchema is deprecated since Kubernetes 1.29 and removed in 1.32"},
+		{"flowcontrol.apiserver.k8s.io/v1beta3", "FlowSchema", "1.32", apiRemoved, "flowcontrol.apiserver.k8s.io/v1beta3 FlowSchema is no longer served since Kubernetes 1.32"},
+		{"extensions/v1beta1", "Ingress", "1.21", apiDeprecated, "extensions/v1beta1 Ingress is deprecated since Kubernetes 1.14 and removed in 1.22: use apiVersion networking.k8s.io/v1"},
+		{"apps/v1", "Deployment", "1.36", apiCurrent, ""},
+		{"v1", "Endpoints", "1.36", apiDeprecated, "v1 Endpoints is deprecated since Kubernetes 1.33: use discovery.k8s.io/v1 EndpointSlice"},
+		{"storage.k8s.io/v1beta1", "VolumeAttributesClass", "1.36", apiDeprecated, "storage.k8s.io/v1beta1 VolumeAttributesClass is a pre-release version"},
+		{"monitoring.coreos.com/v1alpha1", "AlertmanagerConfig", "1.36", apiCurrent, ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.apiVersion+" "+tt.kind+" "+tt.k8s, func(t *testing.T) {
+			minor, err := ParseKubeVersion(tt.k8s)
+			if err != nil {
+				t.Fatal(err)
+			}
+			gvk := schemaGVK(tt.apiVersion, tt.kind)
+			got, msg := checkAPI(gvk, minor)
+			if got != tt.want || !strings.HasPrefix(msg, tt.msg) || (tt.msg == "" && msg != "") {
+				t.Errorf("checkAPI() = %v, %q; want %v, %q", got, msg, tt.want, tt.msg)
+			}
+		})
+	}
+}
+
+func TestParseKubeVersion(t *testing.T) {
+	for in, want := range map[string]int{"1.36": 36, "v1.36": 36, "v1.25.3": 25, " 1.9 ": 9} {
+		if got, err := ParseKubeVersion(in); err != nil || got != want {
+			t.Errorf("ParseKubeVersion(%q) = %d, %v; want %d", in, got, err, want)
+		}
+	}
+	for _, in := range []string{"", "2.1", "1", "1.x", "v1.-1"} {
+		if _, err := ParseKubeVersion(in); err == nil {
+			t.Errorf("ParseKubeVersion(%q) succeeded", in)
+		}
+	}
+}
+
+func TestMerge(t *testing.T) {
+	var results []*Result
+	for _, name := range []string{"webapp", "umbrella"} {
+		c, err := chart.Load(chartDir(name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		r, err := Derive(Options{Chart: c, Owner: Owner{Group: "charts.example.com", Resource: name + "s"}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		results = append(results, r)
+	}
+	m := Merge(results...)
+	got := ruleStrings(m.Rules)
+	sort.Strings(got)
+	want := []string{
+		"ns /configmaps: " + all,
+		"ns /events: create,patch",
+		"ns /secrets: " + all,
+		"ns /services: " + all,
+		"ns apps/deployments: " + all,
+		"ns apps/statefulsets: " + all,
+		"ns autoscaling/horizontalpodautoscalers: " + all,
+		"ns charts.example.com/umbrellas: get,list,watch,update,patch",
+		"ns charts.example.com/umbrellas/finalizers: update",
+		"ns charts.example.com/umbrellas/status: get,update,patch",
+		"ns charts.example.com/webapps: get,list,watch,update,patch",
+		"ns charts.example.com/webapps/finalizers: update",
+		"ns charts.example.com/webapps/status: get,update,patch",
+		"ns coordination.k8s.io/leases: get,create,update",
+		"ns monitoring.coreos.com/servicemonitors: " + all,
+		"ns policy/poddisruptionbudgets: " + all,
+	}
+	sort.Strings(want)
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("merged rules:\n got %s\nwant %s", strings.Join(got, "\n     "), strings.Join(want, "\n     "))
+	}
+	if len(m.ClusterRole.Rules) != len(want) {
+		t.Errorf("ClusterRole has %d rules, want %d", len(m.ClusterRole.Rules), len(want))
+	}
+	for _, r := range m.Rules {
+		if r.Resources[0] == "configmaps" && len(r.Reasons) != 2 {
+			t.Errorf("configmaps reasons = %q, want one per chart", r.Reasons)
+		}
+	}
+}

@@ -1,0 +1,251 @@
+// Package rbactest proves RBAC on a real API server: it binds roles to a
+// fresh ServiceAccount, runs the Helm actions an operator runs (install,
+// upgrade, drift repair, uninstall) while impersonating it, and reports what
+// the API server grants it. The rbac and scaffold tests use it; so can the
+// runtime's.
+package rbactest
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"testing"
+	"time"
+
+	"github.com/go-logr/logr"
+	"helm.sh/helm/v3/pkg/action"
+	authorizationv1 "k8s.io/api/authorization/v1"
+	corev1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/cli-runtime/pkg/genericclioptions"
+	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
+	"sigs.k8s.io/controller-runtime/pkg/envtest"
+	logf "sigs.k8s.io/controller-runtime/pkg/log"
+
+	"github.com/chartpilot/chartpilot/chart"
+	"github.com/chartpilot/chartpilot/cluster/clustertest"
+)
+
+// APIServer is a real kube-apiserver (RBAC enforced), started by Start.
+type APIServer struct {
+	// Admin is the cluster admin's configuration.
+	Admin      *rest.Config
+	kubeconfig string
+	cs         kubernetes.Interface
+	dyn        dynamic.Interface
+}
+
+// Start starts envtest's API server for the test (skipped with -short).
+func Start(t *testing.T) *APIServer {
+	t.Helper()
+	if testing.Short() {
+		t.Skip("starts an API server")
+	}
+	logf.SetLogger(logr.Discard())
+	// Generous timeouts: a loaded machine starts the API server slowly.
+	env := &envtest.Environment{ControlPlaneStartTimeout: 3 * time.Minute, ControlPlaneStopTimeout: time.Minute}
+	admin := clustertest.StartAPIServer(t, env)
+	kubeconfig := filepath.Join(t.TempDir(), "kubeconfig")
+	if err := os.WriteFile(kubeconfig, env.KubeConfig, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return &APIServer{Admin: admin, kubeconfig: kubeconfig, cs: kubernetes.NewForConfigOrDie(admin), dyn: dynamic.NewForConfigOrDie(admin)}
+}
+
+// Operator is a ServiceAccount bound to roles, and how to act as it.
+type Operator struct {
+	// Namespace holds the ServiceAccount "operator"; User is its user name.
+	Namespace, User string
+	// Getter is for Helm's action.Configuration; Config for clients.
+	Getter genericclioptions.RESTClientGetter
+	Config *rest.Config
+}
+
+// Bind creates namespace ns with ServiceAccount "operator" bound to copies
+// of clusterRole and role (nil: none), renamed after ns, with only the rules
+// keep accepts (nil: all).
+func (s *APIServer) Bind(t *testing.T, ns string, clusterRole *rbacv1.ClusterRole, role *rbacv1.Role, keep func(rbacv1.PolicyRule) bool) *Operator {
+	t.Helper()
+	ctx := context.Background()
+	if _, err := s.cs.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.cs.CoreV1().ServiceAccounts(ns).Create(ctx, &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Name: "operator"}}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	filter := func(rules []rbacv1.PolicyRule) []rbacv1.PolicyRule {
+		out := []rbacv1.PolicyRule{}
+		for _, r := range rules {
+			if keep == nil || keep(r) {
+				out = append(out, r)
+			}
+		}
+		return out
+	}
+	subject := []rbacv1.Subject{{Kind: "ServiceAccount", Name: "operator", Namespace: ns}}
+	name := ns + "-manager"
+	cr := clusterRole.DeepCopy()
+	cr.Name, cr.Rules = name, filter(cr.Rules)
+	if _, err := s.cs.RbacV1().ClusterRoles().Create(ctx, cr, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	crb := &rbacv1.ClusterRoleBinding{ObjectMeta: metav1.ObjectMeta{Name: name}, Subjects: subject,
+		RoleRef: rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: name}}
+	if _, err := s.cs.RbacV1().ClusterRoleBindings().Create(ctx, crb, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if role != nil {
+		role := role.DeepCopy()
+		role.Name, role.Namespace, role.Rules = name, ns, filter(role.Rules)
+		if _, err := s.cs.RbacV1().Roles(ns).Create(ctx, role, metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		rb := &rbacv1.RoleBinding{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns}, Subjects: subject,
+			RoleRef: rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "Role", Name: name}}
+		if _, err := s.cs.RbacV1().RoleBindings(ns).Create(ctx, rb, metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	user := "system:serviceaccount:" + ns + ":operator"
+	kubeconfig, namespace, as := s.kubeconfig, ns, user
+	cfg := rest.CopyConfig(s.Admin)
+	cfg.Impersonate = rest.ImpersonationConfig{UserName: user}
+	return &Operator{Namespace: ns, User: user, Config: cfg,
+		Getter: &genericclioptions.ConfigFlags{KubeConfig: &kubeconfig, Namespace: &namespace, Impersonate: &as}}
+}
+
+// Drift is an object deleted behind Helm's back, which an upgrade must recreate.
+type Drift struct {
+	Resource schema.GroupVersionResource
+	Name     string
+	// ClusterScoped objects have no namespace.
+	ClusterScoped bool
+}
+
+// HelmCycle does, as the operator, what the runtime does with a release of
+// the chart at path: install with the default values, upgrade with the
+// given values, repair drift (when given) with another upgrade, uninstall.
+func (s *APIServer) HelmCycle(op *Operator, path string, upgrade map[string]any, drift *Drift) error {
+	cfg := new(action.Configuration)
+	if err := cfg.Init(op.Getter, op.Namespace, "secret", func(string, ...any) {}); err != nil {
+		return err
+	}
+	load := func() (*chart.Chart, error) { return chart.Load(path) }
+	c, err := load()
+	if err != nil {
+		return err
+	}
+	install := action.NewInstall(cfg)
+	install.ReleaseName, install.Namespace, install.Timeout = "rel", op.Namespace, time.Minute
+	if _, err := install.Run(c.Helm, map[string]any{}); err != nil {
+		return fmt.Errorf("install: %w", err)
+	}
+	upgradeTo := func(what string, vals map[string]any) error {
+		c, err := load()
+		if err != nil {
+			return err
+		}
+		u := action.NewUpgrade(cfg)
+		u.Namespace, u.Timeout = op.Namespace, time.Minute
+		if _, err := u.Run("rel", c.Helm, vals); err != nil {
+			return fmt.Errorf("%s: %w", what, err)
+		}
+		return nil
+	}
+	if err := upgradeTo("upgrade", upgrade); err != nil {
+		return err
+	}
+	if drift != nil {
+		ctx := context.Background()
+		driftNS := op.Namespace
+		if drift.ClusterScoped {
+			driftNS = ""
+		}
+		if err := s.dyn.Resource(drift.Resource).Namespace(driftNS).Delete(ctx, drift.Name, metav1.DeleteOptions{}); err != nil {
+			return fmt.Errorf("deleting %s %s as admin: %w", drift.Resource.Resource, drift.Name, err)
+		}
+		if err := upgradeTo("drift repair", upgrade); err != nil {
+			return err
+		}
+		if _, err := s.dyn.Resource(drift.Resource).Namespace(driftNS).Get(ctx, drift.Name, metav1.GetOptions{}); err != nil {
+			return fmt.Errorf("drift repair did not recreate %s %s: %w", drift.Resource.Resource, drift.Name, err)
+		}
+	}
+	if _, err := action.NewUninstall(cfg).Run("rel"); err != nil {
+		return fmt.Errorf("uninstall: %w", err)
+	}
+	return nil
+}
+
+// Granted is what a subject may do in a namespace, as the API server's
+// SelfSubjectRulesReview reports it, as "group/resource[names] verb" lines.
+func Granted(t *testing.T, cfg *rest.Config, ns string) map[string]bool {
+	t.Helper()
+	cs := kubernetes.NewForConfigOrDie(cfg)
+	review, err := cs.AuthorizationV1().SelfSubjectRulesReviews().Create(context.Background(),
+		&authorizationv1.SelfSubjectRulesReview{Spec: authorizationv1.SelfSubjectRulesReviewSpec{Namespace: ns}}, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := map[string]bool{}
+	for _, r := range review.Status.ResourceRules {
+		out = addTriples(out, r.APIGroups, r.Resources, r.ResourceNames, r.Verbs)
+	}
+	for _, r := range review.Status.NonResourceRules {
+		for _, u := range r.NonResourceURLs {
+			for _, v := range r.Verbs {
+				out[u+" "+v] = true
+			}
+		}
+	}
+	return out
+}
+
+func addTriples(out map[string]bool, groups, resources, names, verbs []string) map[string]bool {
+	for _, g := range groups {
+		for _, res := range resources {
+			for _, v := range verbs {
+				out[fmt.Sprintf("%s/%s%v %s", g, res, names, v)] = true
+			}
+		}
+	}
+	return out
+}
+
+// Expected is what rules grant, in Granted's form.
+func Expected(rules []rbacv1.PolicyRule) map[string]bool {
+	out := map[string]bool{}
+	for _, r := range rules {
+		if len(r.NonResourceURLs) > 0 {
+			for _, u := range r.NonResourceURLs {
+				for _, v := range r.Verbs {
+					out[u+" "+v] = true
+				}
+			}
+			continue
+		}
+		if r.ResourceNames == nil {
+			r.ResourceNames = []string{}
+		}
+		addTriples(out, r.APIGroups, r.Resources, r.ResourceNames, r.Verbs)
+	}
+	return out
+}
+
+// Minus lists the keys of a that b lacks, sorted.
+func Minus(a, b map[string]bool) []string {
+	var out []string
+	for k := range a {
+		if !b[k] {
+			out = append(out, k)
+		}
+	}
+	sort.Strings(out)
+	return out
+}

@@ -1,0 +1,139 @@
+package rbac
+
+import (
+	"path"
+	"regexp"
+	"sort"
+	"strings"
+
+	helmchart "helm.sh/helm/v3/pkg/chart"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+)
+
+// gate is a value an `if` in a template tests.
+type gate struct {
+	// Path is the value's dotted path from the top chart's values, e.g.
+	// "autoscaling.enabled" or "cache.pdb.enabled" for a subchart's.
+	Path string
+	// Negated is true for `if not .Values.x`: turning x on hides, not shows.
+	Negated bool
+}
+
+// templateScan is what reading one template (not rendering it) tells.
+type templateScan struct {
+	// Source is the template's path as Helm names its output, e.g.
+	// "umbrella/charts/cache/templates/pdb.yaml".
+	Source string
+	// Gates are the values its `if` conditions test, and the conditions of
+	// the subcharts it belongs to.
+	Gates []gate
+	// Kinds are the literal apiVersion/kind pairs of its documents.
+	Kinds []schema.GroupVersionKind
+}
+
+var (
+	ifAction   = regexp.MustCompile(`(?s)\{\{-?\s*(?:else\s+)?if\s+(.*?)\s*-?\}\}`)
+	valueRef   = regexp.MustCompile(`(not\s+\(?\s*)?\$?\.Values((?:\.[A-Za-z_][A-Za-z0-9_-]*)+)`)
+	docSep     = regexp.MustCompile(`(?m)^---\s*$`)
+	apiVersion = regexp.MustCompile(`(?m)^apiVersion:\s*["']?([A-Za-z0-9./-]+)["']?\s*$`)
+	kindLine   = regexp.MustCompile(`(?m)^kind:\s*["']?([A-Za-z0-9]+)["']?\s*$`)
+)
+
+// scanTemplates reads every template of ch and its subcharts.
+func scanTemplates(ch *helmchart.Chart) []templateScan {
+	var out []templateScan
+	scanChart(ch, ch.Name(), nil, nil, &out)
+	sort.Slice(out, func(i, j int) bool { return out[i].Source < out[j].Source })
+	return out
+}
+
+// scanChart scans ch, whose output paths start with dir, whose values sit at
+// prefix in the top chart's values, and which only renders when the
+// conditions inherited are on.
+func scanChart(ch *helmchart.Chart, dir string, prefix []string, inherited []gate, out *[]templateScan) {
+	for _, t := range ch.Templates {
+		base := path.Base(t.Name)
+		if strings.HasPrefix(base, "_") || !strings.HasPrefix(t.Name, "templates/") || strings.HasSuffix(base, ".txt") {
+			continue
+		}
+		s := templateScan{Source: dir + "/" + t.Name, Gates: append([]gate(nil), inherited...)}
+		text := string(t.Data)
+		for _, cond := range ifAction.FindAllStringSubmatch(text, -1) {
+			for _, ref := range valueRef.FindAllStringSubmatch(cond[1], -1) {
+				p := append(append([]string(nil), prefix...), strings.Split(strings.TrimPrefix(ref[2], "."), ".")...)
+				s.Gates = append(s.Gates, gate{Path: strings.Join(p, "."), Negated: ref[1] != ""})
+			}
+		}
+		for _, doc := range docSep.Split(text, -1) {
+			av, k := apiVersion.FindStringSubmatch(doc), kindLine.FindStringSubmatch(doc)
+			if av == nil || k == nil {
+				continue
+			}
+			gv, err := schema.ParseGroupVersion(av[1])
+			if err != nil {
+				continue
+			}
+			s.Kinds = append(s.Kinds, gv.WithKind(k[1]))
+		}
+		*out = append(*out, s)
+	}
+	byName := map[string]*helmchart.Chart{}
+	for _, d := range ch.Dependencies() {
+		byName[d.Name()] = d
+	}
+	for _, dep := range ch.Metadata.Dependencies {
+		sub, ok := byName[dep.Name]
+		if !ok {
+			continue
+		}
+		key := dep.Name
+		if dep.Alias != "" {
+			key = dep.Alias
+		}
+		g := append([]gate(nil), inherited...)
+		for _, c := range strings.Split(dep.Condition, ",") {
+			if c = strings.TrimSpace(c); c != "" {
+				g = append(g, gate{Path: strings.Join(append(append([]string(nil), prefix...), c), ".")})
+			}
+		}
+		scanChart(sub, dir+"/charts/"+key, append(append([]string(nil), prefix...), key), g, out)
+	}
+}
+
+// lookupValue returns the value at a dotted path and whether it exists.
+func lookupValue(vals map[string]any, p string) (any, bool) {
+	var cur any = vals
+	for _, k := range strings.Split(p, ".") {
+		m, ok := cur.(map[string]any)
+		if !ok {
+			return nil, false
+		}
+		if cur, ok = m[k]; !ok {
+			return nil, false
+		}
+	}
+	return cur, true
+}
+
+// setValue sets the value at a dotted path, creating maps on the way; it
+// fails (returns false) where a non-map value is in the way.
+func setValue(vals map[string]any, p string, v any) bool {
+	keys := strings.Split(p, ".")
+	cur := vals
+	for _, k := range keys[:len(keys)-1] {
+		next, ok := cur[k]
+		if !ok || next == nil {
+			m := map[string]any{}
+			cur[k] = m
+			cur = m
+			continue
+		}
+		m, ok := next.(map[string]any)
+		if !ok {
+			return false
+		}
+		cur = m
+	}
+	cur[keys[len(keys)-1]] = v
+	return true
+}

@@ -1,0 +1,10 @@
+// Package scaffold writes a Helm operator project from a chart in the layout
+// operator-sdk's helm plugin writes (PROJECT, watches.yaml, helm-charts/,
+// config/ kustomize directories, Dockerfile, Makefile), with what
+// operator-sdk leaves to the author derived from the chart: least-privilege
+// RBAC (package rbac) and a CRD with a real schema (package crdschema).
+//
+// Init builds the whole project in a temporary directory beside the target
+// and renames it into place, so a failed init leaves nothing behind.
+// CreateAPI adds another kind, from another chart, to an existing project.
+package scaffold

@@ -1,0 +1,79 @@
+package scaffold
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"path/filepath"
+
+	"k8s.io/client-go/rest"
+
+	"github.com/chartpilot/chartpilot/chart"
+	"github.com/chartpilot/chartpilot/crdschema"
+	"github.com/chartpilot/chartpilot/rbac"
+)
+
+// GenerateOptions configure Generate.
+type GenerateOptions struct {
+	// Dir is the project's directory. Required.
+	Dir string
+	// KubeVersion is the Kubernetes version the charts' APIs are checked
+	// against (default rbac.DefaultKubeVersion).
+	KubeVersion string
+	// Config, when set, resolves kinds through this cluster's discovery
+	// (e.g. the resource names of CRDs the charts use but do not ship).
+	Config *rest.Config
+	// Out receives warnings (default io.Discard).
+	Out io.Writer
+}
+
+// Generate regenerates what a project derives from its charts after they
+// changed: config/rbac/role.yaml from every chart in watches.yaml (with its
+// sample's values) and each CRD under config/crd/bases. Each file is
+// replaced atomically.
+func Generate(opts GenerateOptions) error {
+	if opts.Dir == "" {
+		return errors.New("generate: no project directory")
+	}
+	if opts.Out == nil {
+		opts.Out = io.Discard
+	}
+	if opts.KubeVersion == "" {
+		opts.KubeVersion = rbac.DefaultKubeVersion
+	}
+	proj, err := LoadProject(opts.Dir)
+	if err != nil {
+		return fmt.Errorf("generate: %w", err)
+	}
+	watches, err := LoadWatches(opts.Dir)
+	if err != nil {
+		return fmt.Errorf("generate: %w", err)
+	}
+	g := &generator{dir: opts.Dir, project: proj, watches: watches, config: opts.Config,
+		opts: Options{Domain: proj.Domain, ProjectName: proj.ProjectName, KubeVersion: opts.KubeVersion, Out: opts.Out}}
+	files := map[string][]byte{}
+	for _, w := range watches {
+		c, err := chart.Load(filepath.Join(opts.Dir, w.Chart))
+		if err != nil {
+			return fmt.Errorf("generate: %w", err)
+		}
+		rd := g.resourceData(w, c.Name())
+		crd, err := g.crdYAML(c, rd)
+		if err != nil {
+			return fmt.Errorf("generate: %w", err)
+		}
+		files["config/crd/bases/"+rd.Group+"_"+rd.Plural+".yaml"] = crd
+	}
+	role, err := g.roleYAML()
+	if err != nil {
+		return fmt.Errorf("generate: %w", err)
+	}
+	files["config/rbac/role.yaml"] = role
+	return g.writeFiles(files)
+}
+
+// resourceData describes a watch's API for the templates.
+func (g *generator) resourceData(w Watch, chartName string) resourceData {
+	return resourceData{Group: w.Group, Version: w.Version, Kind: w.Kind, Plural: crdschema.Plural(w.Kind),
+		Lower: lower(w.Kind), Chart: chartName, ProjectName: g.project.ProjectName}
+}

@@ -1,0 +1,594 @@
+package scaffold
+
+import (
+	"bytes"
+	"embed"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"regexp"
+	"sort"
+	"strings"
+	"text/template"
+
+	"helm.sh/helm/v3/pkg/chartutil"
+	"k8s.io/client-go/rest"
+	"sigs.k8s.io/yaml"
+
+	"github.com/chartpilot/chartpilot/chart"
+	"github.com/chartpilot/chartpilot/crdschema"
+	"github.com/chartpilot/chartpilot/internal/atomicfile"
+	"github.com/chartpilot/chartpilot/rbac"
+)
+
+// ErrNotEmpty is returned when init's target directory holds files and
+// Force is not set.
+var ErrNotEmpty = errors.New("target directory is not empty")
+
+// ErrAPIExists is returned by CreateAPI for a group/version/kind the
+// project already has.
+var ErrAPIExists = errors.New("API already exists")
+
+//go:embed templates/*.tmpl
+var templates embed.FS
+
+// Defaults of operator-sdk's helm plugin.
+const (
+	DefaultDomain  = "example.com"
+	DefaultGroup   = "charts"
+	DefaultVersion = "v1alpha1"
+)
+
+// APIOptions say which chart becomes which kind.
+type APIOptions struct {
+	// Chart is the chart: a directory or a packaged .tgz, or with ChartRepo
+	// the chart's name in that repository. Required.
+	Chart string
+	// ChartRepo is the URL of a Helm chart repository to pull Chart from.
+	ChartRepo string
+	// ChartVersion is the version (or semver constraint) to pull from
+	// ChartRepo (default: the latest).
+	ChartVersion string
+	// Group is the API group's first label (default "charts"); the API
+	// group is Group.Domain.
+	Group string
+	// Version is the API version (default "v1alpha1").
+	Version string
+	// Kind is the custom resource's kind (default: the chart's name in
+	// CamelCase).
+	Kind string
+}
+
+// Options configure Init.
+type Options struct {
+	APIOptions
+	// Dir is the project directory to create. Required.
+	Dir string
+	// Domain is the API groups' domain (default "example.com").
+	Domain string
+	// ProjectName names the project (default: Dir's base name).
+	ProjectName string
+	// Force allows a non-empty Dir: the generated files replace what is
+	// there, other files are kept.
+	Force bool
+	// KubeVersion is the Kubernetes version the chart's APIs are checked
+	// against (default rbac.DefaultKubeVersion).
+	KubeVersion string
+	// Out receives warnings (default io.Discard).
+	Out io.Writer
+	// ChartpilotVersion tags the runtime image in the Dockerfile (default "latest").
+	ChartpilotVersion string
+	// Config, when set, resolves the chart's kinds through this cluster's
+	// discovery before the built-in Kubernetes 1.36 table.
+	Config *rest.Config
+}
+
+func (o *Options) defaults() error {
+	if o.Dir == "" {
+		return errors.New("init: no project directory")
+	}
+	if o.Chart == "" {
+		return errors.New("init: no chart")
+	}
+	if o.Domain == "" {
+		o.Domain = DefaultDomain
+	}
+	if o.ProjectName == "" {
+		abs, err := filepath.Abs(o.Dir)
+		if err != nil {
+			return fmt.Errorf("init: %w", err)
+		}
+		o.ProjectName = filepath.Base(abs)
+	}
+	if !dnsLabel.MatchString(o.ProjectName) {
+		return fmt.Errorf("init: project name %q is not a DNS label (lower-case letters, digits and '-')", o.ProjectName)
+	}
+	if o.KubeVersion == "" {
+		o.KubeVersion = rbac.DefaultKubeVersion
+	}
+	if o.Out == nil {
+		o.Out = io.Discard
+	}
+	if o.ChartpilotVersion == "" {
+		o.ChartpilotVersion = "latest"
+	}
+	return nil
+}
+
+var (
+	dnsLabel = regexp.MustCompile(`^[a-z0-9]([-a-z0-9]*[a-z0-9])?$`)
+	kindRE   = regexp.MustCompile(`^[A-Z][A-Za-z0-9]*$`)
+	version  = regexp.MustCompile(`^v[1-9][0-9]*((alpha|beta)[1-9][0-9]*)?$`)
+)
+
+func (a *APIOptions) defaults(chartName string) error {
+	if a.Group == "" {
+		a.Group = DefaultGroup
+	}
+	if a.Version == "" {
+		a.Version = DefaultVersion
+	}
+	if a.Kind == "" {
+		a.Kind = KindFromChartName(chartName)
+	}
+	if !dnsLabel.MatchString(a.Group) {
+		return fmt.Errorf("group %q is not a DNS label", a.Group)
+	}
+	if !version.MatchString(a.Version) {
+		return fmt.Errorf("version %q is not a Kubernetes API version (v1, v1alpha1, v2beta3...)", a.Version)
+	}
+	if !kindRE.MatchString(a.Kind) {
+		return fmt.Errorf("kind %q must be CamelCase, starting with an upper-case letter", a.Kind)
+	}
+	return nil
+}
+
+// Init writes a new Helm operator project for a chart into opts.Dir. It
+// builds the project in a temporary directory beside Dir and renames it into
+// place: on error nothing is left behind. The chart is vendored into
+// helm-charts/ with its file:// dependencies packaged under charts/.
+//
+// Removed Kubernetes APIs in the chart fail the init (the error wraps
+// rbac.ErrRemovedAPI and names each template); deprecated APIs, guessed
+// resource names and schema limits are warnings written to opts.Out.
+func Init(opts Options) error {
+	if err := opts.defaults(); err != nil {
+		return err
+	}
+	if err := checkTarget(opts.Dir, opts.Force); err != nil {
+		return err
+	}
+	parent := filepath.Dir(filepath.Clean(opts.Dir))
+	if err := os.MkdirAll(parent, 0o755); err != nil {
+		return fmt.Errorf("init: %w", err)
+	}
+	tmp, err := os.MkdirTemp(parent, "."+filepath.Base(opts.Dir)+".init-*")
+	if err != nil {
+		return fmt.Errorf("init: %w", err)
+	}
+	defer os.RemoveAll(tmp) // no-op once renamed
+
+	proj := newProject(opts.ProjectName, opts.Domain)
+	g := &generator{dir: tmp, opts: opts, project: proj, config: opts.Config}
+	if err := g.addAPI(opts.APIOptions); err != nil {
+		return fmt.Errorf("init: %w", err)
+	}
+	if err := g.writeStatic(); err != nil {
+		return fmt.Errorf("init: %w", err)
+	}
+	if err := g.writeShared(); err != nil {
+		return fmt.Errorf("init: %w", err)
+	}
+	return moveInto(tmp, opts.Dir)
+}
+
+// checkTarget refuses a non-empty directory unless forced.
+func checkTarget(dir string, force bool) error {
+	entries, err := os.ReadDir(dir)
+	switch {
+	case errors.Is(err, os.ErrNotExist):
+		return nil
+	case err != nil:
+		return fmt.Errorf("init: %w", err)
+	case len(entries) > 0 && !force:
+		return fmt.Errorf("init: %s: %w (%d entries; use --force to write into it)", dir, ErrNotEmpty, len(entries))
+	}
+	return nil
+}
+
+// moveInto puts the built project at dir: a rename when dir is absent or
+// empty, else (forced) a rename of each top-level entry over the old one.
+func moveInto(tmp, dir string) error {
+	entries, err := os.ReadDir(dir)
+	if errors.Is(err, os.ErrNotExist) || (err == nil && len(entries) == 0) {
+		if err == nil {
+			if err := os.Remove(dir); err != nil {
+				return fmt.Errorf("init: %w", err)
+			}
+		}
+		if err := os.Rename(tmp, dir); err != nil {
+			return fmt.Errorf("init: %w", err)
+		}
+		return nil
+	}
+	built, err := os.ReadDir(tmp)
+	if err != nil {
+		return fmt.Errorf("init: %w", err)
+	}
+	for _, e := range built {
+		dst := filepath.Join(dir, e.Name())
+		if e.IsDir() {
+			if err := os.RemoveAll(dst); err != nil {
+				return fmt.Errorf("init: replacing %s: %w", dst, err)
+			}
+		}
+		if err := os.Rename(filepath.Join(tmp, e.Name()), dst); err != nil {
+			return fmt.Errorf("init: replacing %s: %w", dst, err)
+		}
+	}
+	return nil
+}
+
+// CreateAPIOptions configure CreateAPI.
+type CreateAPIOptions struct {
+	APIOptions
+	// Dir is the existing project's directory. Required.
+	Dir string
+	// KubeVersion is the Kubernetes version the chart's APIs are checked
+	// against (default rbac.DefaultKubeVersion).
+	KubeVersion string
+	// Out receives warnings (default io.Discard).
+	Out io.Writer
+	// Config, when set, resolves kinds through this cluster's discovery.
+	Config *rest.Config
+}
+
+// CreateAPI adds a kind served by another chart to an existing project:
+// the chart under helm-charts/, its CRD and sample, its watches.yaml entry
+// and PROJECT resource, and RBAC regenerated for all the project's charts.
+// Each file is replaced atomically; the new files are written before the
+// shared ones (PROJECT, watches.yaml, role.yaml, kustomizations).
+func CreateAPI(opts CreateAPIOptions) error {
+	if opts.Dir == "" {
+		return errors.New("create api: no project directory")
+	}
+	if opts.Chart == "" {
+		return errors.New("create api: no chart")
+	}
+	if opts.Out == nil {
+		opts.Out = io.Discard
+	}
+	if opts.KubeVersion == "" {
+		opts.KubeVersion = rbac.DefaultKubeVersion
+	}
+	proj, err := LoadProject(opts.Dir)
+	if err != nil {
+		return fmt.Errorf("create api: %w", err)
+	}
+	watches, err := LoadWatches(opts.Dir)
+	if err != nil {
+		return fmt.Errorf("create api: %w", err)
+	}
+	g := &generator{dir: opts.Dir, project: proj, watches: watches, config: opts.Config,
+		opts: Options{Domain: proj.Domain, ProjectName: proj.ProjectName, KubeVersion: opts.KubeVersion, Out: opts.Out}}
+	if err := g.addAPI(opts.APIOptions); err != nil {
+		return fmt.Errorf("create api: %w", err)
+	}
+	if err := g.writeShared(); err != nil {
+		return fmt.Errorf("create api: %w", err)
+	}
+	return nil
+}
+
+// resourceData is what templates know of one API.
+type resourceData struct {
+	Group, Version, Kind, Plural, Lower, Chart string
+	ProjectName                                string
+}
+
+// generator writes a project's files.
+type generator struct {
+	dir     string
+	opts    Options
+	project *Project
+	watches []Watch
+	// config, when set, resolves kinds through a cluster's discovery.
+	config *rest.Config
+}
+
+func (g *generator) resources() []resourceData {
+	var out []resourceData
+	for _, w := range g.watches {
+		out = append(out, resourceData{Group: w.Group, Version: w.Version, Kind: w.Kind, Plural: crdschema.Plural(w.Kind),
+			Lower: strings.ToLower(w.Kind), Chart: filepath.Base(w.Chart), ProjectName: g.project.ProjectName})
+	}
+	return out
+}
+
+// addAPI vendors the chart and writes the API's own files: CRD, sample,
+// editor and viewer roles; it records the API in the project and watches.
+func (g *generator) addAPI(a APIOptions) error {
+	path := a.Chart
+	if a.ChartRepo != "" {
+		scratch, err := os.MkdirTemp("", "chartpilot-chart-")
+		if err != nil {
+			return err
+		}
+		defer os.RemoveAll(scratch)
+		if path, err = chart.Pull(chart.PullOptions{RepoURL: a.ChartRepo, Name: a.Chart, Version: a.ChartVersion, Dest: scratch}); err != nil {
+			return err
+		}
+	}
+	c, err := chart.Load(path)
+	if err != nil {
+		return err
+	}
+	if err := a.defaults(c.Name()); err != nil {
+		return err
+	}
+	res := Resource{API: &ResourceAPI{CRDVersion: "v1", Namespaced: true}, Domain: g.project.Domain, Group: a.Group, Kind: a.Kind, Version: a.Version}
+	for _, r := range g.project.Resources {
+		if r.FullGroup() == res.FullGroup() && r.Version == res.Version && r.Kind == res.Kind {
+			return fmt.Errorf("%s/%s %s: %w", res.FullGroup(), res.Version, res.Kind, ErrAPIExists)
+		}
+	}
+	chartsDir := filepath.Join(g.dir, "helm-charts")
+	if _, err := os.Stat(filepath.Join(chartsDir, c.Name())); err == nil {
+		return fmt.Errorf("helm-charts/%s already exists", c.Name())
+	}
+	if err := os.MkdirAll(chartsDir, 0o755); err != nil {
+		return err
+	}
+	if _, err := c.Vendor(chartsDir); err != nil {
+		return err
+	}
+	g.project.Resources = append(g.project.Resources, res)
+	g.watches = append(g.watches, Watch{Group: res.FullGroup(), Version: res.Version, Kind: res.Kind, Chart: "helm-charts/" + c.Name()})
+	rd := resourceData{Group: res.FullGroup(), Version: res.Version, Kind: res.Kind, Plural: crdschema.Plural(res.Kind),
+		Lower: strings.ToLower(res.Kind), Chart: c.Name(), ProjectName: g.project.ProjectName}
+
+	crdYAML, err := g.crdYAML(c, rd)
+	if err != nil {
+		return err
+	}
+	editor, err := render("config_rbac_editor_role.yaml.tmpl", rd)
+	if err != nil {
+		return err
+	}
+	viewer, err := render("config_rbac_viewer_role.yaml.tmpl", rd)
+	if err != nil {
+		return err
+	}
+	files := map[string][]byte{
+		"config/crd/bases/" + rd.Group + "_" + rd.Plural + ".yaml":                 crdYAML,
+		"config/samples/" + rd.Group + "_" + rd.Version + "_" + rd.Lower + ".yaml": sampleCR(c, rd),
+		"config/rbac/" + rd.Lower + "_editor_role.yaml":                            editor,
+		"config/rbac/" + rd.Lower + "_viewer_role.yaml":                            viewer,
+	}
+	return g.writeFiles(files)
+}
+
+// crdYAML is the CRD of an API, as config/crd/bases holds it.
+func (g *generator) crdYAML(c *chart.Chart, rd resourceData) ([]byte, error) {
+	crd, warnings, err := crdschema.CRD(c, crdschema.Options{Group: rd.Group, Version: rd.Version, Kind: rd.Kind, Plural: rd.Plural})
+	if err != nil {
+		return nil, err
+	}
+	for _, w := range warnings {
+		fmt.Fprintf(g.opts.Out, "warning: %s\n", w)
+	}
+	out, err := yaml.Marshal(crd)
+	if err != nil {
+		return nil, fmt.Errorf("CRD of %s: %w", rd.Kind, err)
+	}
+	// Neither the creation time nor the status is the author's to write.
+	out = bytes.Replace(out, []byte("  creationTimestamp: null\n"), nil, 1)
+	out = bytes.Replace(out, []byte("status:\n  acceptedNames:\n    kind: \"\"\n    plural: \"\"\n  conditions: null\n  storedVersions: null\n"), nil, 1)
+	return out, nil
+}
+
+func lower(s string) string { return strings.ToLower(s) }
+
+// sampleCR is a CR whose spec is the chart's values.yaml, comments kept,
+// as operator-sdk writes it.
+func sampleCR(c *chart.Chart, rd resourceData) []byte {
+	var b bytes.Buffer
+	fmt.Fprintf(&b, "apiVersion: %s/%s\nkind: %s\nmetadata:\n  name: %s-sample\n", rd.Group, rd.Version, rd.Kind, rd.Lower)
+	var values []byte
+	for _, f := range c.Helm.Raw {
+		if f.Name == chartutil.ValuesfileName {
+			values = f.Data
+		}
+	}
+	if len(bytes.TrimSpace(values)) == 0 || len(c.Helm.Values) == 0 {
+		b.WriteString("spec: {}\n")
+		return b.Bytes()
+	}
+	b.WriteString("spec:\n  # Default values copied from <project_dir>/helm-charts/" + c.Name() + "/values.yaml\n")
+	for _, line := range strings.Split(strings.TrimRight(string(values), "\n"), "\n") {
+		if strings.TrimSpace(line) == "" {
+			b.WriteString("\n")
+			continue
+		}
+		b.WriteString("  " + line + "\n")
+	}
+	return b.Bytes()
+}
+
+// staticFiles are the files written once by init, from templates of the
+// same name ("/" in the path is "_" in the template name).
+var staticFiles = map[string]string{
+	"Dockerfile":                                 "Dockerfile.tmpl",
+	"Makefile":                                   "Makefile.tmpl",
+	".gitignore":                                 "gitignore.tmpl",
+	".dockerignore":                              "dockerignore.tmpl",
+	"config/default/kustomization.yaml":          "config_default_kustomization.yaml.tmpl",
+	"config/default/metrics_service.yaml":        "config_default_metrics_service.yaml.tmpl",
+	"config/manager/kustomization.yaml":          "config_manager_kustomization.yaml.tmpl",
+	"config/manager/manager.yaml":                "config_manager_manager.yaml.tmpl",
+	"config/rbac/role_binding.yaml":              "config_rbac_role_binding.yaml.tmpl",
+	"config/rbac/service_account.yaml":           "config_rbac_service_account.yaml.tmpl",
+	"config/scorecard/kustomization.yaml":        "config_scorecard_kustomization.yaml.tmpl",
+	"config/scorecard/bases/config.yaml":         "config_scorecard_bases_config.yaml.tmpl",
+	"config/scorecard/patches/basic.config.yaml": "config_scorecard_patches_basic.config.yaml.tmpl",
+	"config/scorecard/patches/olm.config.yaml":   "config_scorecard_patches_olm.config.yaml.tmpl",
+	"config/manifests/kustomization.yaml":        "config_manifests_kustomization.yaml.tmpl",
+	"config/prometheus/kustomization.yaml":       "config_prometheus_kustomization.yaml.tmpl",
+	"config/prometheus/monitor.yaml":             "config_prometheus_monitor.yaml.tmpl",
+}
+
+// sharedFiles depend on the project's list of APIs and are rewritten by
+// create api.
+var sharedFiles = map[string]string{
+	"config/crd/kustomization.yaml":     "config_crd_kustomization.yaml.tmpl",
+	"config/samples/kustomization.yaml": "config_samples_kustomization.yaml.tmpl",
+	"config/rbac/kustomization.yaml":    "config_rbac_kustomization.yaml.tmpl",
+}
+
+type projectData struct {
+	ProjectName, Domain, KubeVersion, ChartpilotVersion, Description string
+	Resources                                                        []resourceData
+}
+
+func (g *generator) data() projectData {
+	var charts []string
+	for _, r := range g.resources() {
+		charts = append(charts, r.Chart)
+	}
+	return projectData{ProjectName: g.project.ProjectName, Domain: g.project.Domain, KubeVersion: g.opts.KubeVersion,
+		ChartpilotVersion: g.opts.ChartpilotVersion, Resources: g.resources(),
+		Description: fmt.Sprintf("%s runs the Helm chart(s) %s as an operator.", g.project.ProjectName, strings.Join(charts, ", "))}
+}
+
+func (g *generator) writeStatic() error {
+	files := map[string][]byte{}
+	d := g.data()
+	for path, tmpl := range staticFiles {
+		out, err := render(tmpl, d)
+		if err != nil {
+			return err
+		}
+		files[path] = out
+	}
+	csv, err := render("config_manifests_bases_csv.yaml.tmpl", d)
+	if err != nil {
+		return err
+	}
+	files["config/manifests/bases/"+g.project.ProjectName+".clusterserviceversion.yaml"] = csv
+	return g.writeFiles(files)
+}
+
+// writeShared writes the files that list every API: kustomizations,
+// role.yaml (RBAC derived from every chart), watches.yaml and PROJECT, last.
+func (g *generator) writeShared() error {
+	files := map[string][]byte{}
+	d := g.data()
+	for path, tmpl := range sharedFiles {
+		out, err := render(tmpl, d)
+		if err != nil {
+			return err
+		}
+		files[path] = out
+	}
+	role, err := g.roleYAML()
+	if err != nil {
+		return err
+	}
+	files["config/rbac/role.yaml"] = role
+	if err := g.writeFiles(files); err != nil {
+		return err
+	}
+	watches, err := marshalWatches(g.watches)
+	if err != nil {
+		return err
+	}
+	proj, err := yaml.Marshal(g.project)
+	if err != nil {
+		return err
+	}
+	proj = append([]byte("# Code generated by chartpilot. DO NOT EDIT.\n# This file is used to track the info used to scaffold your project\n# and allow the plugins properly work.\n# More info: https://book.kubebuilder.io/reference/project-config.html\n"), proj...)
+	return g.writeFiles(map[string][]byte{WatchesFile: watches, ProjectFile: proj})
+}
+
+// roleYAML derives the RBAC of every chart the project serves, each with
+// the values of its sample CR, merged into one role.yaml.
+func (g *generator) roleYAML() ([]byte, error) {
+	var results []*rbac.Result
+	for _, w := range g.watches {
+		c, err := chart.Load(filepath.Join(g.dir, w.Chart))
+		if err != nil {
+			return nil, err
+		}
+		lower := strings.ToLower(w.Kind)
+		sample := filepath.Join(g.dir, "config", "samples", w.Group+"_"+w.Version+"_"+lower+".yaml")
+		var samples []map[string]any
+		if data, err := os.ReadFile(sample); err == nil {
+			var obj struct {
+				Spec map[string]any `json:"spec"`
+			}
+			if err := yaml.Unmarshal(data, &obj); err != nil {
+				return nil, fmt.Errorf("%s: %w", sample, err)
+			}
+			samples = append(samples, obj.Spec)
+		}
+		res, err := rbac.Derive(rbac.Options{Chart: c, Owner: rbac.Owner{Group: w.Group, Resource: crdschema.Plural(w.Kind)},
+			SampleValues: samples, KubeVersion: g.opts.KubeVersion, Config: g.config})
+		if err != nil {
+			return nil, err
+		}
+		if err := res.Err(); err != nil {
+			return nil, fmt.Errorf("chart %s: %w", c.Name(), err)
+		}
+		for _, w := range res.Warnings {
+			fmt.Fprintf(g.opts.Out, "warning: %s\n", w)
+		}
+		results = append(results, res)
+	}
+	return rbac.Merge(results...).RoleYAML(), nil
+}
+
+// marshalWatches writes watches.yaml with a comment on the runtime's options.
+func marshalWatches(ws []Watch) ([]byte, error) {
+	out, err := yaml.Marshal(ws)
+	if err != nil {
+		return nil, err
+	}
+	head := `# The custom resources the operator watches and the chart each one installs.
+# Per entry, besides group, version, kind and chart:
+#   watchDependentResources: false   do not re-reconcile when a release's objects change
+#   overrideValues: {key: value}     values that win over the CR's spec ($ENV expanded)
+#   reconcilePeriod: 1m              reconcile this often even without events
+#   maxConcurrentReconciles: 2       parallel reconciles of this kind
+#   selector: {matchLabels: {...}}   only CRs with these labels
+`
+	return append([]byte(head), out...), nil
+}
+
+func render(name string, data any) ([]byte, error) {
+	t, err := template.New(name).Option("missingkey=error").ParseFS(templates, "templates/"+name)
+	if err != nil {
+		return nil, fmt.Errorf("template %s: %w", name, err)
+	}
+	var b bytes.Buffer
+	if err := t.Execute(&b, data); err != nil {
+		return nil, fmt.Errorf("template %s: %w", name, err)
+	}
+	return b.Bytes(), nil
+}
+
+// writeFiles writes files under g.dir atomically, in a stable order.
+func (g *generator) writeFiles(files map[string][]byte) error {
+	paths := make([]string, 0, len(files))
+	for p := range files {
+		paths = append(paths, p)
+	}
+	sort.Strings(paths)
+	for _, p := range paths {
+		if err := atomicfile.WriteFile(filepath.Join(g.dir, filepath.FromSlash(p)), files[p], 0o644); err != nil {
+			return err
+		}
+	}
+	return nil
+}

@@ -1,0 +1,351 @@
+package scaffold
+
+import (
+	"bytes"
+	"errors"
+	"flag"
+	"io/fs"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"testing"
+
+	"helm.sh/helm/v3/pkg/chartutil"
+	"helm.sh/helm/v3/pkg/repo"
+	"sigs.k8s.io/kustomize/api/krusty"
+	"sigs.k8s.io/kustomize/kyaml/filesys"
+	"sigs.k8s.io/yaml"
+
+	"github.com/chartpilot/chartpilot/chart"
+	"github.com/chartpilot/chartpilot/rbac"
+)
+
+var update = flag.Bool("update", false, "rewrite the golden files under testdata/golden")
+
+func chartDir(name string) string { return filepath.Join("..", "chart", "testdata", "charts", name) }
+
+// projectFiles reads every file of a project, except packaged charts (whose
+// archives hold timestamps): those are listed by name only.
+func projectFiles(t *testing.T, dir string) map[string][]byte {
+	t.Helper()
+	out := map[string][]byte{}
+	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		rel, err := filepath.Rel(dir, p)
+		if err != nil {
+			return err
+		}
+		rel = filepath.ToSlash(rel)
+		if strings.HasSuffix(rel, ".tgz") {
+			out[rel] = []byte("(packaged chart)\n")
+			return nil
+		}
+		data, err := os.ReadFile(p)
+		out[rel] = data
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+// checkGolden compares a project with testdata/golden/<name>, or rewrites
+// the golden copy with -update.
+func checkGolden(t *testing.T, name string, files map[string][]byte) {
+	t.Helper()
+	golden := filepath.Join("testdata", "golden", name)
+	if *update {
+		if err := os.RemoveAll(golden); err != nil {
+			t.Fatal(err)
+		}
+		for rel, data := range files {
+			p := filepath.Join(golden, filepath.FromSlash(rel))
+			if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.WriteFile(p, data, 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}
+		return
+	}
+	want := projectFiles(t, golden)
+	var names []string
+	for rel := range files {
+		names = append(names, rel)
+	}
+	for rel := range want {
+		if _, ok := files[rel]; !ok {
+			names = append(names, rel)
+		}
+	}
+	sort.Strings(names)
+	for _, rel := range names {
+		got, ok := files[rel]
+		w, wok := want[rel]
+		switch {
+		case !ok:
+			t.Errorf("%s: missing (golden has it)", rel)
+		case !wok:
+			t.Errorf("%s: not in the golden files (run go test ./scaffold -update)", rel)
+		case !bytes.Equal(got, w):
+			t.Errorf("%s differs from testdata/golden/%s/%s (run go test ./scaffold -update and review the diff):\n%s", rel, name, rel, got)
+		}
+	}
+}
+
+// checkProject checks what every project must satisfy: each YAML file
+// parses, and kustomize builds config/default and config/manifests.
+func checkProject(t *testing.T, dir string) {
+	t.Helper()
+	for rel, data := range projectFiles(t, dir) {
+		if !strings.HasSuffix(rel, ".yaml") || strings.HasPrefix(rel, "helm-charts/") {
+			continue
+		}
+		for i, doc := range strings.Split(string(data), "\n---\n") {
+			var v any
+			if err := yaml.Unmarshal([]byte(doc), &v); err != nil {
+				t.Errorf("%s document %d: %v", rel, i, err)
+			}
+		}
+	}
+	k := krusty.MakeKustomizer(krusty.MakeDefaultOptions())
+	for _, target := range []string{"config/default", "config/manifests"} {
+		resMap, err := k.Run(filesys.MakeFsOnDisk(), filepath.Join(dir, target))
+		if err != nil {
+			t.Errorf("kustomize build %s: %v", target, err)
+			continue
+		}
+		if _, err := resMap.AsYaml(); err != nil {
+			t.Errorf("kustomize build %s: %v", target, err)
+		}
+	}
+}
+
+func TestInitGolden(t *testing.T) {
+	tests := []struct {
+		name string
+		opts Options
+	}{{
+		name: "webapp-operator",
+		opts: Options{APIOptions: APIOptions{Chart: chartDir("webapp")}},
+	}, {
+		name: "umbrella-operator",
+		opts: Options{APIOptions: APIOptions{Chart: chartDir("umbrella"), Group: "cache", Version: "v1beta1", Kind: "Stack"}, Domain: "acme.io"},
+	}, {
+		name: "validated-operator",
+		opts: Options{APIOptions: APIOptions{Chart: chartDir("validated")}},
+	}}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			dir := filepath.Join(t.TempDir(), tt.name)
+			tt.opts.Dir = dir
+			var out bytes.Buffer
+			tt.opts.Out = &out
+			if err := Init(tt.opts); err != nil {
+				t.Fatal(err)
+			}
+			checkProject(t, dir)
+			files := projectFiles(t, dir)
+			files["init.out"] = out.Bytes()
+			checkGolden(t, tt.name, files)
+			entries, err := os.ReadDir(filepath.Dir(dir))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(entries) != 1 {
+				t.Errorf("init left %d entries beside the project, want none", len(entries)-1)
+			}
+		})
+	}
+}
+
+func TestCreateAPIGolden(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "multi-operator")
+	if err := Init(Options{APIOptions: APIOptions{Chart: chartDir("webapp")}, Dir: dir}); err != nil {
+		t.Fatal(err)
+	}
+	var out bytes.Buffer
+	if err := CreateAPI(CreateAPIOptions{APIOptions: APIOptions{Chart: chartDir("clusterwide"), Kind: "NodeReader"}, Dir: dir, Out: &out}); err != nil {
+		t.Fatal(err)
+	}
+	checkProject(t, dir)
+	files := projectFiles(t, dir)
+	files["create-api.out"] = out.Bytes()
+	checkGolden(t, "multi-operator", files)
+
+	// The same kind again is refused, and the project is unchanged.
+	before := projectFiles(t, dir)
+	err := CreateAPI(CreateAPIOptions{APIOptions: APIOptions{Chart: chartDir("widgets"), Kind: "NodeReader"}, Dir: dir})
+	if !errors.Is(err, ErrAPIExists) {
+		t.Fatalf("CreateAPI of an existing kind: %v, want ErrAPIExists", err)
+	}
+	after := projectFiles(t, dir)
+	if len(before) != len(after) {
+		t.Errorf("a refused create api changed the project: %d files, then %d", len(before), len(after))
+	}
+}
+
+func TestInitRefusals(t *testing.T) {
+	tests := []struct {
+		name string
+		// setup prepares the target directory.
+		setup   func(t *testing.T, dir string)
+		opts    Options
+		wantErr error
+		// wantMsg is a substring of the error.
+		wantMsg string
+		// leftBehind lists the entries the target must hold afterwards (nil: absent).
+		leftBehind []string
+	}{{
+		name:    "removed APIs fail the init and leave nothing",
+		opts:    Options{APIOptions: APIOptions{Chart: chartDir("legacy")}},
+		wantErr: rbac.ErrRemovedAPI,
+		wantMsg: "legacy/templates/deployment.yaml: extensions/v1beta1 Deployment is no longer served since Kubernetes 1.16: use apiVersion apps/v1",
+	}, {
+		name:       "non-empty directory",
+		setup:      func(t *testing.T, dir string) { writeFile(t, filepath.Join(dir, "notes.txt"), "mine") },
+		opts:       Options{APIOptions: APIOptions{Chart: chartDir("webapp")}},
+		wantErr:    ErrNotEmpty,
+		leftBehind: []string{"notes.txt"},
+	}, {
+		name:    "kind not CamelCase",
+		opts:    Options{APIOptions: APIOptions{Chart: chartDir("webapp"), Kind: "webApp"}},
+		wantMsg: `kind "webApp" must be CamelCase`,
+	}, {
+		name:    "bad version",
+		opts:    Options{APIOptions: APIOptions{Chart: chartDir("webapp"), Version: "1.0"}},
+		wantMsg: `version "1.0" is not a Kubernetes API version`,
+	}, {
+		name:    "missing chart",
+		opts:    Options{APIOptions: APIOptions{Chart: chartDir("nope")}},
+		wantMsg: "loading chart",
+	}, {
+		name:       "an old target k8s version accepts the removed APIs' era",
+		opts:       Options{APIOptions: APIOptions{Chart: chartDir("legacy")}, KubeVersion: "1.15"},
+		leftBehind: []string{".dockerignore", ".gitignore", "Dockerfile", "Makefile", "PROJECT", "config", "helm-charts", "watches.yaml"},
+	}}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			parent := t.TempDir()
+			dir := filepath.Join(parent, "op")
+			if tt.setup != nil {
+				if err := os.MkdirAll(dir, 0o755); err != nil {
+					t.Fatal(err)
+				}
+				tt.setup(t, dir)
+			}
+			tt.opts.Dir = dir
+			err := Init(tt.opts)
+			if tt.wantErr == nil && tt.wantMsg == "" {
+				if err != nil {
+					t.Fatal(err)
+				}
+			} else {
+				if tt.wantErr != nil && !errors.Is(err, tt.wantErr) {
+					t.Errorf("Init() = %v, want %v", err, tt.wantErr)
+				}
+				if err == nil || !strings.Contains(err.Error(), tt.wantMsg) {
+					t.Errorf("Init() = %v, want an error containing %q", err, tt.wantMsg)
+				}
+			}
+			var got []string
+			if entries, err := os.ReadDir(dir); err == nil {
+				for _, e := range entries {
+					got = append(got, e.Name())
+				}
+			}
+			if strings.Join(got, ",") != strings.Join(tt.leftBehind, ",") {
+				t.Errorf("target holds %q, want %q", got, tt.leftBehind)
+			}
+			if entries, _ := os.ReadDir(parent); len(entries) > 1 || (len(entries) == 1 && entries[0].Name() != "op") {
+				t.Errorf("temporary files left beside the target: %v", entries)
+			}
+		})
+	}
+}
+
+func TestInitForce(t *testing.T) {
+	dir := t.TempDir()
+	writeFile(t, filepath.Join(dir, "notes.txt"), "mine")
+	writeFile(t, filepath.Join(dir, "Makefile"), "old")
+	if err := Init(Options{APIOptions: APIOptions{Chart: chartDir("webapp")}, Dir: dir, Force: true, ProjectName: "forced"}); err != nil {
+		t.Fatal(err)
+	}
+	if data, err := os.ReadFile(filepath.Join(dir, "notes.txt")); err != nil || string(data) != "mine" {
+		t.Errorf("notes.txt = %q, %v; want it kept", data, err)
+	}
+	if data, _ := os.ReadFile(filepath.Join(dir, "Makefile")); string(data) == "old" {
+		t.Error("Makefile not replaced")
+	}
+	checkProject(t, dir)
+}
+
+func TestKindFromChartName(t *testing.T) {
+	for in, want := range map[string]string{"webapp": "Webapp", "my-web_app": "MyWebApp", "nginx-ingress2": "NginxIngress2"} {
+		if got := KindFromChartName(in); got != want {
+			t.Errorf("KindFromChartName(%q) = %q, want %q", in, got, want)
+		}
+	}
+}
+
+func writeFile(t *testing.T, path, content string) {
+	t.Helper()
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, []byte(content), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestInitFromRepository inits from a chart pulled from a served chart
+// repository: the same project as from the local directory.
+func TestInitFromRepository(t *testing.T) {
+	t.Setenv("HELM_CACHE_HOME", t.TempDir())
+	t.Setenv("HELM_CONFIG_HOME", t.TempDir())
+	served := t.TempDir()
+	c, err := chart.Load(chartDir("umbrella"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := chartutil.Save(c.Helm, served); err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(http.FileServer(http.Dir(served)))
+	defer srv.Close()
+	idx, err := repo.IndexDirectory(served, srv.URL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := idx.WriteFile(filepath.Join(served, "index.yaml"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	local := filepath.Join(t.TempDir(), "p")
+	if err := Init(Options{APIOptions: APIOptions{Chart: chartDir("umbrella")}, Dir: local}); err != nil {
+		t.Fatal(err)
+	}
+	pulled := filepath.Join(t.TempDir(), "p")
+	if err := Init(Options{APIOptions: APIOptions{Chart: "umbrella", ChartRepo: srv.URL, ChartVersion: "1.2.0"}, Dir: pulled}); err != nil {
+		t.Fatal(err)
+	}
+	want, got := projectFiles(t, local), projectFiles(t, pulled)
+	if len(got) != len(want) {
+		t.Fatalf("%d files from the repository, %d from the directory", len(got), len(want))
+	}
+	for rel, data := range want {
+		if !bytes.Equal(got[rel], data) {
+			t.Errorf("%s differs between the pulled and the local chart", rel)
+		}
+	}
+	err = Init(Options{APIOptions: APIOptions{Chart: "umbrella", ChartRepo: srv.URL, ChartVersion: "2.0.0"}, Dir: filepath.Join(t.TempDir(), "q")})
+	if err == nil || !strings.Contains(err.Error(), `version "2.0.0" not found`) {
+		t.Errorf("Init() of a missing version = %v", err)
+	}
+}
