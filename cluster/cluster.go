@@ -15,9 +15,12 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math/rand/v2"
 	"net"
 	"os"
 	"path/filepath"
+	"strconv"
+	"strings"
 	"syscall"
 	"time"
 
@@ -210,13 +213,41 @@ func (c *Cluster) resolvePorts() error {
 	return atomicfile.WriteFile(c.path("cluster.json"), append(data, '\n'), 0o644)
 }
 
+// freePort picks a free port outside the kernel's ephemeral range: a port
+// from that range (what listening on :0 gives) can be taken by any outgoing
+// connection between now and the component's start, and is, under load.
 func freePort() (int, error) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return 0, fmt.Errorf("finding a free port on 127.0.0.1: %w", err)
+	low, high := portRange()
+	for range 200 {
+		p := low + rand.IntN(high-low+1)
+		l, err := net.Listen("tcp", loopback(p))
+		if err != nil {
+			continue
+		}
+		l.Close()
+		return p, nil
 	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port, nil
+	return 0, fmt.Errorf("no free port on 127.0.0.1 between %d and %d", low, high)
+}
+
+// portRange is the span to pick listening ports from: below the ephemeral
+// range when there is room, else above it.
+func portRange() (low, high int) {
+	ephLow, ephHigh := 32768, 60999
+	if data, err := os.ReadFile("/proc/sys/net/ipv4/ip_local_port_range"); err == nil {
+		if f := strings.Fields(string(data)); len(f) == 2 {
+			if l, err := strconv.Atoi(f[0]); err == nil {
+				ephLow = l
+			}
+			if h, err := strconv.Atoi(f[1]); err == nil {
+				ephHigh = h
+			}
+		}
+	}
+	if ephLow > 12000 {
+		return 10000, ephLow - 1
+	}
+	return ephHigh + 1, 65535
 }
 
 // PortInUseError says that a component's port is taken by another process.
