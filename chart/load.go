@@ -128,3 +128,35 @@ func (c *Chart) Vendor(dir string) (string, error) {
 	}
 	return filepath.Join(dir, c.Name()), nil
 }
+
+// Subchart is a dependency of a chart as its values see it.
+type Subchart struct {
+	// Key is where the subchart's values sit in the parent's: its alias, or
+	// its name.
+	Key string
+	// Condition is the dependency's condition: comma-separated value paths.
+	Condition string
+	Chart     *helmchart.Chart
+}
+
+// Subcharts lists the dependencies of ch declared in Chart.yaml that are
+// present (vendored or resolved), in declaration order.
+func Subcharts(ch *helmchart.Chart) []Subchart {
+	byName := map[string]*helmchart.Chart{}
+	for _, d := range ch.Dependencies() {
+		byName[d.Name()] = d
+	}
+	var out []Subchart
+	for _, dep := range ch.Metadata.Dependencies {
+		sub, ok := byName[dep.Name]
+		if !ok {
+			continue
+		}
+		key := dep.Name
+		if dep.Alias != "" {
+			key = dep.Alias
+		}
+		out = append(out, Subchart{Key: key, Condition: dep.Condition, Chart: sub})
+	}
+	return out
+}

@@ -48,19 +48,8 @@ func specOf(ch *helmchart.Chart, where string) (*apiextensionsv1.JSONSchemaProps
 		}
 	}
 	// Subcharts' values sit under their name (or alias) in the parent's.
-	byName := map[string]*helmchart.Chart{}
-	for _, d := range ch.Dependencies() {
-		byName[d.Name()] = d
-	}
-	for _, dep := range ch.Metadata.Dependencies {
-		sub, ok := byName[dep.Name]
-		if !ok {
-			continue
-		}
-		key := dep.Name
-		if dep.Alias != "" {
-			key = dep.Alias
-		}
+	for _, subchart := range chart.Subcharts(ch) {
+		sub, key := subchart.Chart, subchart.Key
 		subSchema, ws, err := specOf(sub, where+"/charts/"+key)
 		if err != nil {
 			return nil, nil, err
@@ -73,7 +62,7 @@ func specOf(ch *helmchart.Chart, where string) (*apiextensionsv1.JSONSchemaProps
 			merged := mergeSchemas(subSchema, &have)
 			s.Properties[key] = *merged
 		} else {
-			subSchema.Description = fmt.Sprintf("Values of the %s subchart.", dep.Name)
+			subSchema.Description = fmt.Sprintf("Values of the %s subchart.", sub.Name())
 			s.Properties[key] = *subSchema
 		}
 	}

@@ -8,6 +8,8 @@ import (
 
 	helmchart "helm.sh/helm/v3/pkg/chart"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+
+	"github.com/chartpilot/chartpilot/chart"
 )
 
 // gate is a value an `if` in a template tests.
@@ -77,21 +79,10 @@ func scanChart(ch *helmchart.Chart, dir string, prefix []string, inherited []gat
 		}
 		*out = append(*out, s)
 	}
-	byName := map[string]*helmchart.Chart{}
-	for _, d := range ch.Dependencies() {
-		byName[d.Name()] = d
-	}
-	for _, dep := range ch.Metadata.Dependencies {
-		sub, ok := byName[dep.Name]
-		if !ok {
-			continue
-		}
-		key := dep.Name
-		if dep.Alias != "" {
-			key = dep.Alias
-		}
+	for _, subchart := range chart.Subcharts(ch) {
+		sub, key := subchart.Chart, subchart.Key
 		g := append([]gate(nil), inherited...)
-		for _, c := range strings.Split(dep.Condition, ",") {
+		for _, c := range strings.Split(subchart.Condition, ",") {
 			if c = strings.TrimSpace(c); c != "" {
 				g = append(g, gate{Path: strings.Join(append(append([]string(nil), prefix...), c), ".")})
 			}

@@ -38,19 +38,11 @@ func Generate(opts GenerateOptions) error {
 	if opts.Out == nil {
 		opts.Out = io.Discard
 	}
-	if opts.KubeVersion == "" {
-		opts.KubeVersion = rbac.DefaultKubeVersion
-	}
-	proj, err := LoadProject(opts.Dir)
+	g, err := openProject(opts.Dir, opts.KubeVersion, opts.Config, opts.Out)
 	if err != nil {
 		return fmt.Errorf("generate: %w", err)
 	}
-	watches, err := LoadWatches(opts.Dir)
-	if err != nil {
-		return fmt.Errorf("generate: %w", err)
-	}
-	g := &generator{dir: opts.Dir, project: proj, watches: watches, config: opts.Config,
-		opts: Options{Domain: proj.Domain, ProjectName: proj.ProjectName, KubeVersion: opts.KubeVersion, Out: opts.Out}}
+	watches := g.watches
 	files := map[string][]byte{}
 	for _, w := range watches {
 		c, err := chart.Load(filepath.Join(opts.Dir, w.Chart))
@@ -76,4 +68,22 @@ func Generate(opts GenerateOptions) error {
 func (g *generator) resourceData(w Watch, chartName string) resourceData {
 	return resourceData{Group: w.Group, Version: w.Version, Kind: w.Kind, Plural: crdschema.Plural(w.Kind),
 		Lower: lower(w.Kind), Chart: chartName, ProjectName: g.project.ProjectName}
+}
+
+// openProject loads an existing project (PROJECT and watches.yaml) for a
+// command that changes it.
+func openProject(dir, kubeVersion string, config *rest.Config, out io.Writer) (*generator, error) {
+	if kubeVersion == "" {
+		kubeVersion = rbac.DefaultKubeVersion
+	}
+	proj, err := LoadProject(dir)
+	if err != nil {
+		return nil, err
+	}
+	watches, err := LoadWatches(dir)
+	if err != nil {
+		return nil, err
+	}
+	return &generator{dir: dir, project: proj, watches: watches, config: config,
+		opts: Options{Domain: proj.Domain, ProjectName: proj.ProjectName, KubeVersion: kubeVersion, Out: out}}, nil
 }

@@ -260,19 +260,10 @@ func CreateAPI(opts CreateAPIOptions) error {
 	if opts.Out == nil {
 		opts.Out = io.Discard
 	}
-	if opts.KubeVersion == "" {
-		opts.KubeVersion = rbac.DefaultKubeVersion
-	}
-	proj, err := LoadProject(opts.Dir)
+	g, err := openProject(opts.Dir, opts.KubeVersion, opts.Config, opts.Out)
 	if err != nil {
 		return fmt.Errorf("create api: %w", err)
 	}
-	watches, err := LoadWatches(opts.Dir)
-	if err != nil {
-		return fmt.Errorf("create api: %w", err)
-	}
-	g := &generator{dir: opts.Dir, project: proj, watches: watches, config: opts.Config,
-		opts: Options{Domain: proj.Domain, ProjectName: proj.ProjectName, KubeVersion: opts.KubeVersion, Out: opts.Out}}
 	if err := g.addAPI(opts.APIOptions); err != nil {
 		return fmt.Errorf("create api: %w", err)
 	}
