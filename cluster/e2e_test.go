@@ -68,10 +68,6 @@ func kubectl(t *testing.T, args ...string) string {
 	return string(out)
 }
 
-func TestUpTime(t *testing.T) {
-	t.Logf("cluster up (binaries cached) took %s", env.UpTime.Round(10*time.Millisecond))
-}
-
 func TestKubectlCreateDeploymentBecomesAvailable(t *testing.T) {
 	cs, _ := clients(t)
 	ns := namespace(t, cs)

@@ -183,7 +183,7 @@ func addController(mgr manager.Manager, helm *release.Client, w watches.Watch, o
 		maxConcurrent = *w.MaxConcurrentReconciles
 	}
 	deps := &dependents{owner: gvk, cache: mgr.GetCache()}
-	var onDeployed func(context.Context, string)
+	var onDeployed func(context.Context, string, string)
 	if w.WatchesDependents() {
 		onDeployed = deps.ensure
 	}
@@ -221,9 +221,24 @@ type dependents struct {
 
 	mu      sync.Mutex
 	watched map[schema.GroupVersionKind]bool
+	// digests are the releases whose kinds are all watched.
+	digests map[string]bool
 }
 
-func (d *dependents) ensure(ctx context.Context, manifest string) {
+// ensure is called after every reconcile of a release in sync: a digest
+// already handled (same chart and values, so the same kinds) costs a map
+// lookup, not a parse of the manifest.
+func (d *dependents) ensure(ctx context.Context, digest, manifest string) {
+	d.mu.Lock()
+	if d.digests == nil {
+		d.digests = map[string]bool{}
+	}
+	known := digest != "" && d.digests[digest]
+	d.mu.Unlock()
+	if known {
+		return
+	}
+	failed := false
 	for _, gvk := range manifestKinds(manifest) {
 		d.mu.Lock()
 		if d.watched == nil {
@@ -241,7 +256,13 @@ func (d *dependents) ensure(ctx context.Context, manifest string) {
 			d.mu.Lock()
 			delete(d.watched, gvk)
 			d.mu.Unlock()
+			failed = true
 		}
+	}
+	if !failed && digest != "" {
+		d.mu.Lock()
+		d.digests[digest] = true
+		d.mu.Unlock()
 	}
 }
 

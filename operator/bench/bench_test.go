@@ -262,13 +262,22 @@ func requests(b *testing.B, port int) float64 {
 	return total
 }
 
+// kubectlPath is found once per benchmark binary.
+var (
+	kubectlOnce sync.Once
+	kubectlPath string
+)
+
 func kubectl(b *testing.B, c *cluster.Cluster, args ...string) {
 	b.Helper()
-	inst, err := toolchain.Ensure(context.Background(), toolchain.Options{Only: []string{"kubectl"}})
-	if err != nil {
-		b.Fatal(err)
-	}
-	cmd := exec.Command(inst.Binary("kubectl"), append([]string{"--kubeconfig", c.KubeconfigPath()}, args...)...)
+	kubectlOnce.Do(func() {
+		inst, err := toolchain.Ensure(context.Background(), toolchain.Options{Only: []string{"kubectl"}})
+		if err != nil {
+			b.Fatal(err)
+		}
+		kubectlPath = inst.Binary("kubectl")
+	})
+	cmd := exec.Command(kubectlPath, append([]string{"--kubeconfig", c.KubeconfigPath()}, args...)...)
 	if out, err := cmd.CombinedOutput(); err != nil {
 		b.Fatalf("kubectl %v: %v\n%s", args, err, out)
 	}

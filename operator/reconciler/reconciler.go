@@ -70,9 +70,9 @@ type Options struct {
 	ReconcilePeriod time.Duration
 	// Log is the base logger.
 	Log logr.Logger
-	// OnDeployed is called with the manifest of each release in sync, to
-	// watch the kinds it creates.
-	OnDeployed func(ctx context.Context, manifest string)
+	// OnDeployed is called with the digest and manifest of each release in
+	// sync, to watch the kinds it creates.
+	OnDeployed func(ctx context.Context, digest, manifest string)
 	// Metrics, when set, records each reconcile's state and actions.
 	Metrics Metrics
 }
@@ -165,7 +165,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reco
 
 	deployed := res.State.Deployed
 	if r.opts.OnDeployed != nil {
-		r.opts.OnDeployed(ctx, deployed.Manifest)
+		r.opts.OnDeployed(ctx, deployed.Labels[release.DigestLabel], deployed.Manifest)
 	}
 	st.set(gen, TypeReleaseFailed, metav1.ConditionFalse, ReasonReconcileSuccessful, "")
 	st.set(gen, TypeDeployed, metav1.ConditionTrue, successReason(deployed.Version), fmt.Sprintf("revision %d of %s", deployed.Version, chartName(deployed.Chart.Metadata.Name, deployed.Chart.Metadata.Version)))

@@ -51,8 +51,9 @@ func Compose(ch *chart.Chart, spec any, overrides map[string]string) (map[string
 	sort.Strings(keys)
 	for _, k := range keys {
 		if err := strvals.ParseInto(k+"="+overrides[k], vals); err != nil {
-			// Never echo the value: overrides may hold secrets.
-			return nil, fmt.Errorf("%w: overrideValues key %q: %v", ErrInvalid, k, errors.Unwrap(err))
+			// Helm's parse error quotes the value, which may be a secret:
+			// name the key only.
+			return nil, fmt.Errorf("%w: overrideValues key %q: not in helm --set syntax", ErrInvalid, k)
 		}
 	}
 	if err := Validate(ch, vals); err != nil {

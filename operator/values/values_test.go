@@ -44,7 +44,7 @@ func TestCompose(t *testing.T) {
 		{name: "spec not an object", spec: []any{"a"}, wantErr: "spec is a []interface {}, not an object"},
 		{name: "schema violation names the field", spec: map[string]any{"replicaCount": 0}, wantErr: "at '/replicaCount'"},
 		{name: "schema type error", spec: map[string]any{"image": map[string]any{"tag": 5}}, wantErr: "at '/image/tag': got number, want string"},
-		{name: "bad override key", overrides: map[string]string{"a[": "secret-value"}, wantErr: `overrideValues key "a["`},
+		{name: "bad override key", overrides: map[string]string{"a[": "secret-value"}, wantErr: `overrideValues key "a[": not in helm --set syntax`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
