@@ -44,6 +44,9 @@ type Request struct {
 	// SkipDrift skips the comparison with the cluster's objects (and with it
 	// the readiness of the release's objects).
 	SkipDrift bool
+
+	// digest caches Digest: a request's chart and values do not change.
+	digest string
 }
 
 func (r *Request) timeout() time.Duration {
@@ -55,12 +58,16 @@ func (r *Request) timeout() time.Duration {
 
 // Digest identifies the chart and values of the request.
 func (r *Request) Digest() string {
+	if r.digest != "" {
+		return r.digest
+	}
 	if r.ChartDigest == "" {
 		r.ChartDigest = ChartDigest(r.Chart)
 	}
 	sum := sha256.Sum256([]byte(r.ChartDigest + "\n" + values.Digest(r.Values)))
 	// Label values are at most 63 characters: 128 bits are plenty.
-	return hex.EncodeToString(sum[:16])
+	r.digest = hex.EncodeToString(sum[:16])
+	return r.digest
 }
 
 // ChartDigest identifies a chart by everything that affects rendering: its
