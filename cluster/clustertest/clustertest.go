@@ -8,6 +8,8 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"path/filepath"
+	"syscall"
 	"testing"
 	"time"
 
@@ -36,8 +38,18 @@ type Env struct {
 // TestMain: os.Exit(clustertest.Main(m, &env)).
 //
 // Progress (including a cold build of the components) goes to stderr.
+//
+// OLM's operators listen on fixed ports, so only one cluster with OLM can run
+// on a machine: Main waits for a machine-wide lock first, which serializes
+// the test binaries (go test runs packages in parallel) that use it.
 func Main(m *testing.M, env **Env) int {
 	ctx := context.Background()
+	unlock, err := lockOLM()
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "clustertest:", err)
+		return 1
+	}
+	defer unlock()
 	dir, err := os.MkdirTemp("", "chartpilot-cluster-")
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "clustertest:", err)
@@ -59,6 +71,24 @@ func Main(m *testing.M, env **Env) int {
 	}
 	*env = e
 	return m.Run()
+}
+
+// lockOLM takes the machine-wide lock of the one cluster with OLM, waiting
+// for the test binary holding it. The kernel releases it if we die.
+func lockOLM() (unlock func(), err error) {
+	path := filepath.Join(os.TempDir(), "chartpilot-olm-cluster.lock")
+	f, err := os.OpenFile(path, os.O_CREATE|os.O_RDWR, 0o600)
+	if err != nil {
+		return nil, fmt.Errorf("opening the OLM cluster lock: %w", err)
+	}
+	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
+		fmt.Fprintf(os.Stderr, "clustertest: waiting for another test's cluster with OLM (lock %s)\n", path)
+		if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX); err != nil {
+			f.Close()
+			return nil, fmt.Errorf("locking %s: %w", path, err)
+		}
+	}
+	return func() { f.Close() }, nil
 }
 
 func start(ctx context.Context, stateDir string) (*Env, error) {
