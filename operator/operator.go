@@ -148,6 +148,9 @@ func New(opts Options) (manager.Manager, error) {
 	}
 	helm, err := release.NewClient(opts.Config,
 		release.WithReader(mgr.GetClient()),
+		// Release records carry the managed label, so the cache's metadata
+		// informer on Secrets indexes them.
+		release.WithRecordIndex(mgr.GetCache(), map[string]string{reconciler.ManagedLabel: "true"}),
 		release.WithLog(func(format string, args ...any) { opts.Log.V(2).Info(fmt.Sprintf(format, args...)) }))
 	if err != nil {
 		return nil, err

@@ -31,9 +31,14 @@ type Client struct {
 	mapper    meta.ResettableRESTMapper
 	log       func(string, ...any)
 	reader    client.Reader
+	// records and recordLabels: see WithRecordIndex.
+	records      client.Reader
+	recordLabels map[string]string
+	cache        recordCache
 
 	mu      sync.Mutex
 	configs map[string]*action.Configuration
+	drivers map[string]*secretsDriver
 }
 
 // ClientOption configures a Client.
@@ -67,6 +72,7 @@ func NewClient(cfg *rest.Config, opts ...ClientOption) (*Client, error) {
 		mapper:    restmapper.NewDeferredDiscoveryRESTMapper(disc),
 		log:       func(string, ...any) {},
 		configs:   map[string]*action.Configuration{},
+		drivers:   map[string]*secretsDriver{},
 	}
 	for _, o := range opts {
 		o(c)
@@ -86,7 +92,9 @@ func (c *Client) actionConfig(namespace string) *action.Configuration {
 	kc := kube.New(getter)
 	kc.Namespace = namespace
 	kc.Log = c.log
-	store := storage.Init(newSecretsDriver(c.clientset.CoreV1().Secrets(namespace), c.log))
+	d := newSecretsDriver(c.clientset.CoreV1().Secrets(namespace), c.log, c.recordLabels)
+	c.drivers[namespace] = d
+	store := storage.Init(d)
 	cfg := &action.Configuration{
 		RESTClientGetter: getter,
 		Releases:         store,
@@ -95,6 +103,14 @@ func (c *Client) actionConfig(namespace string) *action.Configuration {
 	}
 	c.configs[namespace] = cfg
 	return cfg
+}
+
+// driver returns the storage driver of namespace's releases.
+func (c *Client) driver(namespace string) *secretsDriver {
+	c.actionConfig(namespace)
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.drivers[namespace]
 }
 
 // ResetMapper forgets discovered APIs, after a CRD appears for example.

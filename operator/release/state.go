@@ -48,7 +48,7 @@ type State struct {
 // request. It changes nothing.
 func (c *Client) Observe(ctx context.Context, req *Request) (State, error) {
 	cfg := c.actionConfig(req.Namespace)
-	history, err := cfg.Releases.History(req.Name)
+	history, err := c.history(ctx, req.Namespace, req.Name)
 	if err != nil && !errors.Is(err, driver.ErrReleaseNotFound) {
 		return State{}, fmt.Errorf("reading the history of release %s/%s: %w", req.Namespace, req.Name, err)
 	}

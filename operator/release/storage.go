@@ -32,6 +32,10 @@ type secretsDriver struct {
 	log     func(string, ...any)
 	// partSize is the most base64 bytes one Secret holds.
 	partSize int
+	// labels are put on every release Secret written, for the record index.
+	labels map[string]string
+	// writes are those the record index has yet to show.
+	writes writeLog
 }
 
 // defaultPartSize leaves room under the 1 MiB limit for the Secret's metadata.
@@ -45,8 +49,8 @@ const (
 
 var _ driver.Driver = (*secretsDriver)(nil)
 
-func newSecretsDriver(secrets typedcorev1.SecretInterface, log func(string, ...any)) *secretsDriver {
-	return &secretsDriver{secrets: secrets, log: log, partSize: defaultPartSize}
+func newSecretsDriver(secrets typedcorev1.SecretInterface, log func(string, ...any), labels map[string]string) *secretsDriver {
+	return &secretsDriver{secrets: secrets, log: log, partSize: defaultPartSize, labels: labels}
 }
 
 // Name is Helm's name for Secret storage.
@@ -89,9 +93,15 @@ func (d *secretsDriver) Query(lbls map[string]string) ([]*helmrelease.Release, e
 }
 
 func (d *secretsDriver) query(set labels.Set) ([]*helmrelease.Release, error) {
+	out, _, err := d.list(set)
+	return out, err
+}
+
+// list returns the releases of the Secrets matching set, and those Secrets.
+func (d *secretsDriver) list(set labels.Set) ([]*helmrelease.Release, *corev1.SecretList, error) {
 	list, err := d.secrets.List(context.Background(), metav1.ListOptions{LabelSelector: set.AsSelector().String()})
 	if err != nil {
-		return nil, fmt.Errorf("listing releases: %w", err)
+		return nil, nil, fmt.Errorf("listing releases: %w", err)
 	}
 	var out []*helmrelease.Release
 	for i := range list.Items {
@@ -102,13 +112,42 @@ func (d *secretsDriver) query(set labels.Set) ([]*helmrelease.Release, error) {
 		}
 		out = append(out, r)
 	}
+	return out, list, nil
+}
+
+// history lists a release's revisions from the API server, and tells the
+// write log what the record index must show before it is trusted again.
+func (d *secretsDriver) history(name string) ([]*helmrelease.Release, error) {
+	out, list, err := d.list(labels.Set{"owner": "helm", "name": name})
+	if err != nil {
+		return nil, err
+	}
+	seen := map[string]string{}
+	for _, s := range list.Items {
+		if labels.SelectorFromSet(d.labels).Matches(labels.Set(s.Labels)) {
+			seen[s.Name] = s.ResourceVersion
+		}
+	}
+	d.writes.saw(name, seen)
 	return out, nil
 }
 
+// getRecord reads one release Secret from the API server.
+func (d *secretsDriver) getRecord(ctx context.Context, key string) (*helmrelease.Release, string, error) {
+	obj, err := d.secrets.Get(ctx, key, metav1.GetOptions{})
+	if err != nil {
+		return nil, "", err
+	}
+	r, err := d.decode(obj)
+	if err != nil {
+		return nil, "", err
+	}
+	return r, obj.ResourceVersion, nil
+}
+
 func (d *secretsDriver) Create(key string, rls *helmrelease.Release) error {
-	err := d.write(key, rls, "createdAt", func(s *corev1.Secret) error {
-		_, err := d.secrets.Create(context.Background(), s, metav1.CreateOptions{})
-		return err
+	err := d.write(key, rls, "createdAt", func(s *corev1.Secret) (*corev1.Secret, error) {
+		return d.secrets.Create(context.Background(), s, metav1.CreateOptions{})
 	})
 	if apierrors.IsAlreadyExists(err) {
 		return driver.ErrReleaseExists
@@ -117,9 +156,8 @@ func (d *secretsDriver) Create(key string, rls *helmrelease.Release) error {
 }
 
 func (d *secretsDriver) Update(key string, rls *helmrelease.Release) error {
-	return d.write(key, rls, "modifiedAt", func(s *corev1.Secret) error {
-		_, err := d.secrets.Update(context.Background(), s, metav1.UpdateOptions{})
-		return err
+	return d.write(key, rls, "modifiedAt", func(s *corev1.Secret) (*corev1.Secret, error) {
+		return d.secrets.Update(context.Background(), s, metav1.UpdateOptions{})
 	})
 }
 
@@ -131,12 +169,13 @@ func (d *secretsDriver) Delete(key string) (*helmrelease.Release, error) {
 	if err := d.secrets.Delete(context.Background(), key, metav1.DeleteOptions{}); err != nil && !apierrors.IsNotFound(err) {
 		return nil, fmt.Errorf("deleting release %q: %w", key, err)
 	}
+	d.writes.wrote(rls.Name, key, "")
 	return rls, d.deleteParts(key, 2)
 }
 
 // write stores rls: the extra parts first, so the release Secret, which
 // readers look for, only ever points at parts that exist.
-func (d *secretsDriver) write(key string, rls *helmrelease.Release, stamp string, put func(*corev1.Secret) error) error {
+func (d *secretsDriver) write(key string, rls *helmrelease.Release, stamp string, put func(*corev1.Secret) (*corev1.Secret, error)) error {
 	data, err := encode(rls)
 	if err != nil {
 		return fmt.Errorf("encoding release %q: %w", key, err)
@@ -144,6 +183,9 @@ func (d *secretsDriver) write(key string, rls *helmrelease.Release, stamp string
 	parts := split(data, d.partSize)
 	lbls := map[string]string{}
 	for k, v := range rls.Labels {
+		lbls[k] = v
+	}
+	for k, v := range d.labels {
 		lbls[k] = v
 	}
 	lbls["name"], lbls["owner"] = rls.Name, "helm"
@@ -173,9 +215,11 @@ func (d *secretsDriver) write(key string, rls *helmrelease.Release, stamp string
 		Type:       releaseType,
 		Data:       map[string][]byte{"release": parts[0]},
 	}
-	if err := put(main); err != nil {
+	written, err := put(main)
+	if err != nil {
 		return err
 	}
+	d.writes.wrote(rls.Name, key, written.ResourceVersion)
 	// A release that shrank leaves parts it no longer uses.
 	return d.deleteParts(key, len(parts)+1)
 }

@@ -28,7 +28,7 @@ func testRelease(name string, version int, manifest string) *helmrelease.Release
 func TestSecretsDriverIsHelmCompatible(t *testing.T) {
 	f := newFixture(t)
 	secrets := f.cs.CoreV1().Secrets(f.ns)
-	ours := newSecretsDriver(secrets, t.Logf)
+	ours := newSecretsDriver(secrets, t.Logf, nil)
 	helms := driver.NewSecrets(secrets)
 
 	if err := ours.Create("sh.helm.release.v1.a.v1", testRelease("a", 1, "kind: A")); err != nil {
@@ -58,7 +58,7 @@ func TestSecretsDriverIsHelmCompatible(t *testing.T) {
 func TestSecretsDriverSplitsLargeReleases(t *testing.T) {
 	f := newFixture(t)
 	secrets := f.cs.CoreV1().Secrets(f.ns)
-	d := newSecretsDriver(secrets, t.Logf)
+	d := newSecretsDriver(secrets, t.Logf, nil)
 	d.partSize = 4096 // small parts keep the test fast; the logic is the same
 	key := "sh.helm.release.v1.big.v1"
 	big := randomText(20000) // hex: about half compresses away, 4 parts of base64

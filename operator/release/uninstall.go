@@ -7,6 +7,7 @@ import (
 
 	"helm.sh/helm/v3/pkg/action"
 	"helm.sh/helm/v3/pkg/storage/driver"
+	"k8s.io/apimachinery/pkg/types"
 )
 
 // uninstallAction removes the release and its records. With remediation set
@@ -25,6 +26,7 @@ func (a uninstallAction) Run(_ context.Context, req *Request, _ State) error {
 	un.Timeout = req.timeout()
 	un.Description = "uninstalled by chartpilot"
 	_, err := un.Run(req.Name)
+	a.c.cache.forget(types.NamespacedName{Namespace: req.Namespace, Name: req.Name})
 	switch {
 	case err == nil, errors.Is(err, driver.ErrReleaseNotFound):
 		return nil

@@ -1,0 +1,182 @@
+package release
+
+import (
+	"context"
+	"net/http"
+	"sync/atomic"
+	"testing"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/client-go/rest"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+)
+
+var indexLabels = map[string]string{"chartpilot/managed": "true"}
+
+func TestWriteLogReflectedBy(t *testing.T) {
+	meta := func(name, rv string) metav1.PartialObjectMetadata {
+		return metav1.PartialObjectMetadata{ObjectMeta: metav1.ObjectMeta{Name: name, ResourceVersion: rv}}
+	}
+	tests := []struct {
+		name  string
+		wrote map[string]string // key -> resourceVersion, "" deleted
+		index []metav1.PartialObjectMetadata
+		want  bool
+	}{
+		{name: "nothing written", index: nil, want: true},
+		{name: "write shown", wrote: map[string]string{"r.v1": "5"}, index: []metav1.PartialObjectMetadata{meta("r.v1", "5")}, want: true},
+		{name: "write not shown yet", wrote: map[string]string{"r.v2": "7"}, index: []metav1.PartialObjectMetadata{meta("r.v1", "5")}, want: false},
+		{name: "older version shown", wrote: map[string]string{"r.v1": "6"}, index: []metav1.PartialObjectMetadata{meta("r.v1", "5")}, want: false},
+		{name: "delete shown", wrote: map[string]string{"r.v1": ""}, index: nil, want: true},
+		{name: "delete not shown yet", wrote: map[string]string{"r.v1": ""}, index: []metav1.PartialObjectMetadata{meta("r.v1", "5")}, want: false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var w writeLog
+			for k, rv := range tt.wrote {
+				w.wrote("r", k, rv)
+			}
+			if got := w.reflectedBy("r", tt.index); got != tt.want {
+				t.Fatalf("reflectedBy = %v, want %v", got, tt.want)
+			}
+			if tt.want && !w.reflectedBy("r", nil) && len(tt.wrote) > 0 {
+				t.Fatal("expectations were not forgotten once shown")
+			}
+		})
+	}
+}
+
+// frozenIndex serves the record index as it was when frozen: an informer
+// that has fallen behind.
+type frozenIndex struct {
+	client.Reader
+	frozen *metav1.PartialObjectMetadataList
+}
+
+func (f *frozenIndex) List(ctx context.Context, list client.ObjectList, opts ...client.ListOption) error {
+	if f.frozen == nil {
+		return f.Reader.List(ctx, list, opts...)
+	}
+	f.frozen.DeepCopyInto(list.(*metav1.PartialObjectMetadataList))
+	return nil
+}
+
+func (f *frozenIndex) freeze(t *testing.T, ns string) {
+	t.Helper()
+	l := &metav1.PartialObjectMetadataList{}
+	l.SetGroupVersionKind(secretListGVK)
+	if err := f.Reader.List(context.Background(), l, client.InNamespace(ns), client.MatchingLabels{"owner": "helm", "name": "app"}); err != nil {
+		t.Fatal(err)
+	}
+	f.frozen = l
+}
+
+// indexedFixture is a fixture whose client reads history through a real
+// informer cache, counting the API requests it sends.
+func indexedFixture(t *testing.T) (*fixture, *frozenIndex, *atomic.Int64) {
+	f := newFixture(t)
+	ctx, cancel := context.WithCancel(context.Background())
+	t.Cleanup(cancel)
+	informers, err := cache.New(restConfig, cache.Options{DefaultLabelSelector: labels.SelectorFromSet(indexLabels)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	go func() { _ = informers.Start(ctx) }()
+	idx := &frozenIndex{Reader: informers}
+	var requests atomic.Int64
+	cfg := rest.CopyConfig(restConfig)
+	cfg.WrapTransport = func(rt http.RoundTripper) http.RoundTripper {
+		return roundTripFunc(func(r *http.Request) (*http.Response, error) {
+			requests.Add(1)
+			return rt.RoundTrip(r)
+		})
+	}
+	if f.client, err = NewClient(cfg, WithRecordIndex(idx, indexLabels)); err != nil {
+		t.Fatal(err)
+	}
+	return f, idx, &requests
+}
+
+type roundTripFunc func(*http.Request) (*http.Response, error)
+
+func (f roundTripFunc) RoundTrip(r *http.Request) (*http.Response, error) { return f(r) }
+
+// The whole lifecycle behaves the same with the index, and a release in
+// sync is observed without a request once the index has caught up.
+func TestRecordIndexLifecycle(t *testing.T) {
+	f, _, requests := indexedFixture(t)
+	f.mustReconcile(f.request(map[string]any{"greeting": "one"}), ActionInstall)
+	f.mustReconcile(f.request(map[string]any{"greeting": "two"}), ActionUpgrade)
+	if got := f.greeting(); got != "two" {
+		t.Fatalf("greeting %q after the upgrade, want two", got)
+	}
+	req := f.request(map[string]any{"greeting": "two"})
+	req.SkipDrift = true
+	var st State
+	for range 50 { // the informer catches up within a few observations
+		before := requests.Load()
+		var err error
+		if st, err = f.client.Observe(context.Background(), req); err != nil {
+			t.Fatal(err)
+		}
+		if requests.Load() == before {
+			break
+		}
+	}
+	if st.Status != InSync || st.Deployed.Version != 2 {
+		t.Fatalf("observed %s revision %d, want InSync revision 2", st.Status, st.Deployed.Version)
+	}
+	before := requests.Load()
+	if _, err := f.client.Observe(context.Background(), req); err != nil {
+		t.Fatal(err)
+	}
+	if n := requests.Load() - before; n != 0 {
+		t.Fatalf("observing a release in sync sent %d requests, want 0", n)
+	}
+	if err := f.client.Uninstall(context.Background(), req); err != nil {
+		t.Fatal(err)
+	}
+	if st, err := f.client.Observe(context.Background(), req); err != nil || st.Status != Absent {
+		t.Fatalf("after uninstall: %s, %v; want Absent", st.Status, err)
+	}
+}
+
+// An index that has not seen this process's writes is not trusted: an
+// upgrade is observed right after it, not the revision before.
+func TestRecordIndexBehindWrites(t *testing.T) {
+	f, idx, _ := indexedFixture(t)
+	f.mustReconcile(f.request(map[string]any{"greeting": "one"}), ActionInstall)
+	idx.freeze(t, f.ns)
+	f.mustReconcile(f.request(map[string]any{"greeting": "two"}), ActionUpgrade)
+	st, err := f.client.Observe(context.Background(), f.request(map[string]any{"greeting": "two"}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st.Status != InSync || st.Deployed.Version != 2 {
+		t.Fatalf("with a stale index: %s revision %d (%s), want InSync revision 2", st.Status, st.Deployed.Version, st.Reason)
+	}
+	// A reconcile with the stale index runs no action either.
+	f.mustReconcile(f.request(map[string]any{"greeting": "two"}))
+}
+
+// A release deployed by another tool (records without our labels) is read
+// from the API server, not taken as absent.
+func TestRecordIndexAdoptedRelease(t *testing.T) {
+	f, _, _ := indexedFixture(t)
+	plain, err := NewClient(restConfig)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := plain.Reconcile(context.Background(), f.request(map[string]any{"greeting": "one"})); err != nil {
+		t.Fatal(err)
+	}
+	st, err := f.client.Observe(context.Background(), f.request(map[string]any{"greeting": "one"}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st.Status != InSync {
+		t.Fatalf("a release written without the index labels: %s (%s), want InSync", st.Status, st.Reason)
+	}
+}
