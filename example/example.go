@@ -1,0 +1,50 @@
+// Package example holds the chart of chartpilot's example operator: the chart
+// `chartpilot demo` turns into an operator (hello/), and the files that change
+// in its next release (hello-0.2.0/), which the demo publishes to show OLM
+// upgrading the operator. They are embedded so the demo runs from anywhere.
+package example
+
+import (
+	"embed"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+)
+
+//go:embed all:hello all:hello-0.2.0
+var files embed.FS
+
+// ChartName is the example chart's name.
+const ChartName = "hello"
+
+// WriteChart writes the example chart, version 0.1.0, into dir.
+func WriteChart(dir string) error { return copyTree("hello", dir) }
+
+// WriteUpgrade writes the files of the chart's version 0.2.0 over a copy of
+// version 0.1.0 in dir.
+func WriteUpgrade(dir string) error { return copyTree("hello-0.2.0", dir) }
+
+func copyTree(root, dir string) error {
+	return fs.WalkDir(files, root, func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		rel, err := filepath.Rel(root, path)
+		if err != nil {
+			return err
+		}
+		target := filepath.Join(dir, rel)
+		if d.IsDir() {
+			return os.MkdirAll(target, 0o755)
+		}
+		data, err := files.ReadFile(path)
+		if err != nil {
+			return err
+		}
+		if err := os.WriteFile(target, data, 0o644); err != nil {
+			return fmt.Errorf("writing the example chart: %w", err)
+		}
+		return nil
+	})
+}
