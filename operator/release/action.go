@@ -3,6 +3,11 @@ package release
 import (
 	"context"
 	"errors"
+	"fmt"
+	"slices"
+
+	helmrelease "helm.sh/helm/v3/pkg/release"
+	"k8s.io/apimachinery/pkg/labels"
 )
 
 // Sentinel errors of the actions, wrapped with what went wrong.
@@ -20,9 +25,10 @@ var (
 	// ErrRemediationFailed: after a failed action, the rollback or uninstall
 	// meant to restore a known state failed too.
 	ErrRemediationFailed = errors.New("remediation failed")
-	// ErrDryRunFailed: the dry run before an install or upgrade failed, so
-	// nothing was changed and nothing needs remediation.
-	ErrDryRunFailed = errors.New("dry run failed, nothing changed")
+	// ErrNothingChanged: the install or upgrade failed before it wrote
+	// anything (a template error, a server dry run refused), so nothing
+	// needs remediation.
+	ErrNothingChanged = errors.New("failed before changing anything")
 	// ErrNotConverged: the actions ran but the release is still not in sync.
 	ErrNotConverged = errors.New("release did not converge")
 )
@@ -44,3 +50,19 @@ const (
 	ActionRollback  = "rollback"
 	ActionUninstall = "uninstall"
 )
+
+// failed wraps the error of an install or upgrade in its sentinel, and in
+// ErrNothingChanged too when the release has no revision newer than before
+// the action: Helm failed before writing anything (rendering, building the
+// objects), so there is nothing to roll back or uninstall.
+func (c *Client) failed(sentinel error, req *Request, before State, err error) error {
+	latest := 0
+	if before.Latest != nil {
+		latest = before.Latest.Version
+	}
+	history, herr := c.driver(req.Namespace).query(labels.Set{"owner": "helm", "name": req.Name})
+	if herr == nil && !slices.ContainsFunc(history, func(r *helmrelease.Release) bool { return r.Version > latest }) {
+		return fmt.Errorf("%w: %w: %w", sentinel, ErrNothingChanged, err)
+	}
+	return fmt.Errorf("%w: %w", sentinel, err)
+}

@@ -5,9 +5,11 @@ import (
 	"sync"
 
 	"helm.sh/helm/v3/pkg/action"
+	"helm.sh/helm/v3/pkg/chartutil"
 	"helm.sh/helm/v3/pkg/kube"
 	"helm.sh/helm/v3/pkg/storage"
 	"k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/apimachinery/pkg/version"
 	"k8s.io/cli-runtime/pkg/genericclioptions"
 	"k8s.io/client-go/discovery"
 	"k8s.io/client-go/discovery/cached/memory"
@@ -39,6 +41,10 @@ type Client struct {
 	mu      sync.Mutex
 	configs map[string]*action.Configuration
 	drivers map[string]*secretsDriver
+	// caps are the cluster's capabilities shared by every namespace's
+	// configuration: Helm would otherwise invalidate the discovery cache
+	// and rediscover the API for each namespace's first action.
+	caps *chartutil.Capabilities
 }
 
 // ClientOption configures a Client.
@@ -63,7 +69,7 @@ func NewClient(cfg *rest.Config, opts ...ClientOption) (*Client, error) {
 	if err != nil {
 		return nil, fmt.Errorf("creating a dynamic client: %w", err)
 	}
-	disc := memory.NewMemCacheClient(cs.Discovery())
+	disc := &versionCache{CachedDiscoveryInterface: memory.NewMemCacheClient(cs.Discovery())}
 	c := &Client{
 		config:    cfg,
 		clientset: cs,
@@ -100,6 +106,7 @@ func (c *Client) actionConfig(namespace string) *action.Configuration {
 		Releases:         store,
 		KubeClient:       kc,
 		Log:              c.log,
+		Capabilities:     c.capabilities(),
 	}
 	c.configs[namespace] = cfg
 	return cfg
@@ -113,8 +120,33 @@ func (c *Client) driver(namespace string) *secretsDriver {
 	return c.drivers[namespace]
 }
 
+// capabilities returns the cluster's capabilities as Helm computes them, or
+// nil to let Helm compute them when discovery fails. Call with c.mu held.
+func (c *Client) capabilities() *chartutil.Capabilities {
+	if c.caps != nil {
+		return c.caps
+	}
+	kubeVersion, err := c.discovery.ServerVersion()
+	if err != nil {
+		return nil
+	}
+	apiVersions, err := action.GetVersionSet(c.discovery)
+	if err != nil {
+		return nil
+	}
+	c.caps = &chartutil.Capabilities{
+		APIVersions: apiVersions,
+		KubeVersion: chartutil.KubeVersion{Version: kubeVersion.GitVersion, Major: kubeVersion.Major, Minor: kubeVersion.Minor},
+		HelmVersion: chartutil.DefaultCapabilities.HelmVersion,
+	}
+	return c.caps
+}
+
 // ResetMapper forgets discovered APIs, after a CRD appears for example.
 func (c *Client) ResetMapper() {
+	c.mu.Lock()
+	c.caps = nil // for namespaces seen from now on; Helm keeps a configuration's
+	c.mu.Unlock()
 	c.discovery.Invalidate()
 	c.mapper.Reset()
 }
@@ -144,3 +176,33 @@ func (g *restClientGetter) ToRawKubeConfigLoader() clientcmd.ClientConfig {
 
 // RESTMapper is the client's shared, discovery-backed mapper.
 func (c *Client) RESTMapper() meta.RESTMapper { return c.mapper }
+
+// versionCache remembers the server's version, which Helm asks for before
+// every action (to check the cluster is reachable, and for capabilities),
+// until the discovery cache is invalidated.
+type versionCache struct {
+	discovery.CachedDiscoveryInterface
+	mu      sync.Mutex
+	version *version.Info
+}
+
+func (v *versionCache) ServerVersion() (*version.Info, error) {
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	if v.version != nil {
+		return v.version, nil
+	}
+	info, err := v.CachedDiscoveryInterface.ServerVersion()
+	if err != nil {
+		return nil, err
+	}
+	v.version = info
+	return info, nil
+}
+
+func (v *versionCache) Invalidate() {
+	v.mu.Lock()
+	v.version = nil
+	v.mu.Unlock()
+	v.CachedDiscoveryInterface.Invalidate()
+}

@@ -3,12 +3,14 @@ package release
 import (
 	"context"
 	"fmt"
+	"maps"
 	"sync"
 
 	"helm.sh/helm/v3/pkg/chart"
 	helmrelease "helm.sh/helm/v3/pkg/release"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 )
@@ -19,9 +21,10 @@ import (
 // no request and no decoding. Every record this client writes carries
 // recordLabels, and r must hold the metadata of the Secrets so labelled.
 //
-// The index is only trusted when it shows everything this process wrote
-// (read-your-writes) and a deployed revision; otherwise, for releases written
-// by Helm or operator-sdk before, Observe asks the API server.
+// What this process wrote is seen at once, before the index shows it
+// (read-your-writes). When the index shows no deployed revision (a new
+// release, or one written by Helm or operator-sdk), Observe asks the API
+// server.
 func WithRecordIndex(r client.Reader, recordLabels map[string]string) ClientOption {
 	return func(c *Client) {
 		c.records = r
@@ -39,9 +42,13 @@ func slimRelease(r *helmrelease.Release) *helmrelease.Release {
 		Name:      r.Name,
 		Namespace: r.Namespace,
 		Version:   r.Version,
-		Info:      r.Info,
 		Manifest:  r.Manifest,
-		Labels:    r.Labels,
+		Labels:    maps.Clone(r.Labels),
+	}
+	// Copied: Helm changes the status of the release it is writing.
+	if r.Info != nil {
+		info := *r.Info
+		s.Info = &info
 	}
 	if r.Chart != nil {
 		s.Chart = &chart.Chart{Metadata: r.Chart.Metadata}
@@ -86,8 +93,10 @@ func (rc *recordCache) forget(rel types.NamespacedName) {
 	delete(rc.releases, rel)
 }
 
-// history returns the revisions of a release, from the index when it can be
-// trusted, from the API server otherwise.
+// history returns the revisions of a release: the index's, overlaid with
+// what this process wrote that the index does not show yet. Only when that
+// view has no deployed revision (a new release, or one deployed by another
+// tool whose records lack our labels) is the API server asked.
 func (c *Client) history(ctx context.Context, namespace, name string) ([]*helmrelease.Release, error) {
 	cfg := c.actionConfig(namespace)
 	if c.records == nil {
@@ -102,93 +111,81 @@ func (c *Client) history(ctx context.Context, namespace, name string) ([]*helmre
 	}
 	if err := c.records.List(ctx, list, client.InNamespace(namespace), sel); err != nil {
 		c.log("listing the records of release %s/%s from the index: %v", namespace, name, err)
-		return d.history(name)
+		return d.query(labels.Set{"owner": "helm", "name": name})
 	}
-	if !d.writes.reflectedBy(name, list.Items) {
-		return d.history(name)
+	view := make(map[string]cachedRecord, len(list.Items))
+	for _, m := range list.Items {
+		view[m.Name] = cachedRecord{resourceVersion: m.ResourceVersion}
+	}
+	for key, w := range d.writes.overlay(name, view) {
+		if w.release == nil {
+			delete(view, key)
+		} else {
+			view[key] = w
+		}
 	}
 	rel := types.NamespacedName{Namespace: namespace, Name: name}
-	kept := make(map[string]cachedRecord, len(list.Items))
-	out := make([]*helmrelease.Release, 0, len(list.Items))
+	out := make([]*helmrelease.Release, 0, len(view))
 	deployed := false
-	for _, m := range list.Items {
-		r := c.cache.get(rel, m.Name, m.ResourceVersion)
-		rv := m.ResourceVersion
-		if r == nil {
-			full, secretRV, err := d.getRecord(ctx, m.Name)
-			if err != nil {
-				return nil, fmt.Errorf("reading record %s: %w", m.Name, err)
-			}
-			r, rv = slimRelease(full), secretRV
+	for key, r := range view {
+		if r.release == nil {
+			r.release = c.cache.get(rel, key, r.resourceVersion)
 		}
-		kept[m.Name] = cachedRecord{resourceVersion: rv, release: r}
-		out = append(out, r)
-		deployed = deployed || (r.Info != nil && r.Info.Status == helmrelease.StatusDeployed)
+		if r.release == nil {
+			full, rv, err := d.getRecord(ctx, key)
+			if err != nil {
+				return nil, fmt.Errorf("reading record %s: %w", key, err)
+			}
+			r = cachedRecord{resourceVersion: rv, release: slimRelease(full)}
+		}
+		view[key] = r
+		out = append(out, r.release)
+		deployed = deployed || (r.release.Info != nil && r.release.Info.Status == helmrelease.StatusDeployed)
 	}
-	c.cache.keep(rel, kept)
+	c.cache.keep(rel, view)
 	if !deployed {
-		// Nothing deployed in the index: the release is new, or its deployed
-		// revision was written by another tool without our labels.
-		return d.history(name)
+		return d.query(labels.Set{"owner": "helm", "name": name})
 	}
 	return out, nil
 }
 
-// writeLog remembers, per release, the records this process wrote (by key,
-// with the resourceVersion written, "" for deleted) until the index shows
-// them.
+// writeLog remembers, per release and record key, what this process wrote
+// (the slim release and the resourceVersion written; no release for a
+// delete) until the record index shows it.
 type writeLog struct {
 	mu     sync.Mutex
-	byName map[string]map[string]string
+	byName map[string]map[string]cachedRecord
 }
 
-func (w *writeLog) wrote(name, key, resourceVersion string) {
+func (w *writeLog) wrote(name, key string, r cachedRecord) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	if w.byName == nil {
-		w.byName = map[string]map[string]string{}
+		w.byName = map[string]map[string]cachedRecord{}
 	}
 	if w.byName[name] == nil {
-		w.byName[name] = map[string]string{}
+		w.byName[name] = map[string]cachedRecord{}
 	}
-	w.byName[name][key] = resourceVersion
+	w.byName[name][key] = r
 }
 
-// saw replaces what is expected of a release's records by the API server's
-// answer, the truth the index must catch up with.
-func (w *writeLog) saw(name string, records map[string]string) {
+// overlay returns every write of a release this process remembers, to lay
+// over the index's records (key -> resourceVersion), and forgets those the
+// index shows already: their content is what was written, so no read is
+// needed for them either.
+func (w *writeLog) overlay(name string, index map[string]cachedRecord) map[string]cachedRecord {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	if w.byName == nil {
-		w.byName = map[string]map[string]string{}
-	}
-	for key := range w.byName[name] {
-		if _, ok := records[key]; !ok {
-			records[key] = ""
+	out := map[string]cachedRecord{}
+	for key, r := range w.byName[name] {
+		out[key] = r
+		got, ok := index[key]
+		if ok && got.resourceVersion == r.resourceVersion || !ok && r.release == nil {
+			delete(w.byName[name], key)
 		}
 	}
-	w.byName[name] = records
-}
-
-// reflectedBy reports whether the index's records of a release include every
-// expected write, and forgets the expectations once they do.
-func (w *writeLog) reflectedBy(name string, index []metav1.PartialObjectMetadata) bool {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	want := w.byName[name]
-	if len(want) == 0 {
-		return true
+	if len(w.byName[name]) == 0 {
+		delete(w.byName, name)
 	}
-	have := make(map[string]string, len(index))
-	for _, m := range index {
-		have[m.Name] = m.ResourceVersion
-	}
-	for key, rv := range want {
-		got, ok := have[key]
-		if rv == "" && ok || rv != "" && got != rv {
-			return false
-		}
-	}
-	delete(w.byName, name)
-	return true
+	return out
 }

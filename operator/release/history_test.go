@@ -2,10 +2,13 @@ package release
 
 import (
 	"context"
+	"maps"
 	"net/http"
+	"slices"
 	"sync/atomic"
 	"testing"
 
+	helmrelease "helm.sh/helm/v3/pkg/release"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/client-go/rest"
@@ -15,34 +18,39 @@ import (
 
 var indexLabels = map[string]string{"chartpilot/managed": "true"}
 
-func TestWriteLogReflectedBy(t *testing.T) {
-	meta := func(name, rv string) metav1.PartialObjectMetadata {
-		return metav1.PartialObjectMetadata{ObjectMeta: metav1.ObjectMeta{Name: name, ResourceVersion: rv}}
+func TestWriteLogOverlay(t *testing.T) {
+	written := func(rv string) cachedRecord {
+		return cachedRecord{resourceVersion: rv, release: &helmrelease.Release{}}
 	}
+	deleted := cachedRecord{}
 	tests := []struct {
 		name  string
-		wrote map[string]string // key -> resourceVersion, "" deleted
-		index []metav1.PartialObjectMetadata
-		want  bool
+		wrote map[string]cachedRecord
+		index map[string]cachedRecord
+		// wantKept are the writes still remembered after a look: those
+		// the index does not show yet.
+		wantKept []string
 	}{
-		{name: "nothing written", index: nil, want: true},
-		{name: "write shown", wrote: map[string]string{"r.v1": "5"}, index: []metav1.PartialObjectMetadata{meta("r.v1", "5")}, want: true},
-		{name: "write not shown yet", wrote: map[string]string{"r.v2": "7"}, index: []metav1.PartialObjectMetadata{meta("r.v1", "5")}, want: false},
-		{name: "older version shown", wrote: map[string]string{"r.v1": "6"}, index: []metav1.PartialObjectMetadata{meta("r.v1", "5")}, want: false},
-		{name: "delete shown", wrote: map[string]string{"r.v1": ""}, index: nil, want: true},
-		{name: "delete not shown yet", wrote: map[string]string{"r.v1": ""}, index: []metav1.PartialObjectMetadata{meta("r.v1", "5")}, want: false},
+		{name: "nothing written"},
+		{name: "write shown", wrote: map[string]cachedRecord{"r.v1": written("5")}, index: map[string]cachedRecord{"r.v1": {resourceVersion: "5"}}},
+		{name: "write not shown yet", wrote: map[string]cachedRecord{"r.v2": written("7")}, index: map[string]cachedRecord{"r.v1": {resourceVersion: "5"}}, wantKept: []string{"r.v2"}},
+		{name: "older version shown", wrote: map[string]cachedRecord{"r.v1": written("6")}, index: map[string]cachedRecord{"r.v1": {resourceVersion: "5"}}, wantKept: []string{"r.v1"}},
+		{name: "delete shown", wrote: map[string]cachedRecord{"r.v1": deleted}},
+		{name: "delete not shown yet", wrote: map[string]cachedRecord{"r.v1": deleted}, index: map[string]cachedRecord{"r.v1": {resourceVersion: "5"}}, wantKept: []string{"r.v1"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			var w writeLog
-			for k, rv := range tt.wrote {
-				w.wrote("r", k, rv)
+			for k, r := range tt.wrote {
+				w.wrote("r", k, r)
 			}
-			if got := w.reflectedBy("r", tt.index); got != tt.want {
-				t.Fatalf("reflectedBy = %v, want %v", got, tt.want)
+			// The first look lays every write over the index.
+			if got := slices.Sorted(maps.Keys(w.overlay("r", tt.index))); !slices.Equal(got, slices.Sorted(maps.Keys(tt.wrote))) {
+				t.Fatalf("overlay %v, want every write %v", got, slices.Sorted(maps.Keys(tt.wrote)))
 			}
-			if tt.want && !w.reflectedBy("r", nil) && len(tt.wrote) > 0 {
-				t.Fatal("expectations were not forgotten once shown")
+			// What the index showed is forgotten; the rest is kept.
+			if again := slices.Sorted(maps.Keys(w.overlay("r", tt.index))); !slices.Equal(again, tt.wantKept) {
+				t.Fatalf("second look: overlay %v, want %v", again, tt.wantKept)
 			}
 		})
 	}

@@ -7,12 +7,14 @@ import (
 	"helm.sh/helm/v3/pkg/action"
 )
 
-// install installs the release, tried first as the request's dry run says.
+// install installs the release. A server dry run, when the request asks for
+// one, comes first; a client one is what Helm does anyway (it renders and
+// builds every object before it writes anything), so it is not run twice.
 type install struct{ c *Client }
 
 func (a install) Name() string { return ActionInstall }
 
-func (a install) Run(ctx context.Context, req *Request, _ State) error {
+func (a install) Run(ctx context.Context, req *Request, st State) error {
 	cfg := a.c.actionConfig(req.Namespace)
 	newInstall := func() *action.Install {
 		in := action.NewInstall(cfg)
@@ -29,15 +31,15 @@ func (a install) Run(ctx context.Context, req *Request, _ State) error {
 		in.Description = "installed by chartpilot"
 		return in
 	}
-	if req.DryRun == "client" || req.DryRun == "server" {
+	if req.DryRun == "server" {
 		try := newInstall()
 		try.DryRun, try.DryRunOption = true, req.DryRun
 		if _, err := try.RunWithContext(ctx, req.Chart, req.Values); err != nil {
-			return fmt.Errorf("%w: %w (%s): %w", ErrInstallFailed, ErrDryRunFailed, req.DryRun, err)
+			return fmt.Errorf("%w: %w (server dry run): %w", ErrInstallFailed, ErrNothingChanged, err)
 		}
 	}
 	if _, err := newInstall().RunWithContext(ctx, req.Chart, req.Values); err != nil {
-		return fmt.Errorf("%w: %w", ErrInstallFailed, err)
+		return a.c.failed(ErrInstallFailed, req, st, err)
 	}
 	return nil
 }

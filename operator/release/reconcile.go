@@ -57,7 +57,7 @@ func (c *Client) Reconcile(ctx context.Context, req *Request) (Result, error) {
 	// remediate runs a remediation after a failure (even if that action ran
 	// before in this call) and returns both errors.
 	remediate := func(cause error, a Action, st State) error {
-		if errors.Is(cause, ErrDryRunFailed) {
+		if errors.Is(cause, ErrNothingChanged) {
 			return cause
 		}
 		began := time.Now()

@@ -261,22 +261,41 @@ func TestFailedUpgradeRollsBack(t *testing.T) {
 	}
 }
 
-// A client dry run catches a template error before the release is touched.
-func TestDryRunCatchesRenderErrors(t *testing.T) {
-	f := newFixture(t)
-	f.mustReconcile(f.request(map[string]any{"greeting": "good"}), ActionInstall)
+// A template error fails an upgrade or an install before anything is written,
+// whatever the dry run option: no remediation runs and no revision is added.
+func TestRenderErrorsChangeNothing(t *testing.T) {
 	broken := *appChart
 	broken.Templates = append(slices.Clone(appChart.Templates), &chart.File{Name: "templates/bad.yaml", Data: []byte(`{{ required "values.mandatory is required" .Values.mandatory }}`)})
-	req := f.request(map[string]any{"greeting": "good"})
-	req.Chart = &broken
-	req.DryRun = "client"
-	_, err := f.reconcile(req)
-	if !errors.Is(err, ErrUpgradeFailed) || !errors.Is(err, ErrDryRunFailed) || !strings.Contains(err.Error(), "values.mandatory is required") {
-		t.Fatalf("err = %v, want a failed dry run", err)
-	}
-	st, _ := f.client.Observe(context.Background(), f.request(map[string]any{"greeting": "good"}))
-	if st.Latest.Version != 1 {
-		t.Errorf("latest revision %d: the dry run touched the release", st.Latest.Version)
+	for _, dryRun := range []string{"client", "none", "server"} {
+		t.Run("upgrade, dry run "+dryRun, func(t *testing.T) {
+			f := newFixture(t)
+			f.mustReconcile(f.request(map[string]any{"greeting": "good"}), ActionInstall)
+			req := f.request(map[string]any{"greeting": "good"})
+			req.Chart, req.DryRun = &broken, dryRun
+			res, err := f.reconcile(req)
+			if !errors.Is(err, ErrUpgradeFailed) || !errors.Is(err, ErrNothingChanged) || !strings.Contains(err.Error(), "values.mandatory is required") {
+				t.Fatalf("err = %v, want an upgrade that changed nothing", err)
+			}
+			if got := actionNames(res); !slices.Equal(got, []string{ActionUpgrade}) {
+				t.Errorf("actions %v, want only the upgrade (no rollback)", got)
+			}
+			st, _ := f.client.Observe(context.Background(), f.request(map[string]any{"greeting": "good"}))
+			if st.Latest.Version != 1 {
+				t.Errorf("latest revision %d: the failed upgrade touched the release", st.Latest.Version)
+			}
+		})
+		t.Run("install, dry run "+dryRun, func(t *testing.T) {
+			f := newFixture(t)
+			req := f.request(map[string]any{"greeting": "good"})
+			req.Chart, req.DryRun = &broken, dryRun
+			res, err := f.reconcile(req)
+			if !errors.Is(err, ErrInstallFailed) || !errors.Is(err, ErrNothingChanged) {
+				t.Fatalf("err = %v, want an install that changed nothing", err)
+			}
+			if got := actionNames(res); !slices.Equal(got, []string{ActionInstall}) {
+				t.Errorf("actions %v, want only the install (no uninstall)", got)
+			}
+		})
 	}
 }
 

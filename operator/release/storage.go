@@ -9,7 +9,9 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"strconv"
+	"sync"
 	"time"
 
 	helmrelease "helm.sh/helm/v3/pkg/release"
@@ -36,6 +38,11 @@ type secretsDriver struct {
 	labels map[string]string
 	// writes are those the record index has yet to show.
 	writes writeLog
+
+	mu sync.Mutex
+	// parts counts the Secrets of each record this driver wrote, so that a
+	// rewrite only looks for parts to delete when it has fewer.
+	parts map[string]int
 }
 
 // defaultPartSize leaves room under the 1 MiB limit for the Secret's metadata.
@@ -93,15 +100,9 @@ func (d *secretsDriver) Query(lbls map[string]string) ([]*helmrelease.Release, e
 }
 
 func (d *secretsDriver) query(set labels.Set) ([]*helmrelease.Release, error) {
-	out, _, err := d.list(set)
-	return out, err
-}
-
-// list returns the releases of the Secrets matching set, and those Secrets.
-func (d *secretsDriver) list(set labels.Set) ([]*helmrelease.Release, *corev1.SecretList, error) {
 	list, err := d.secrets.List(context.Background(), metav1.ListOptions{LabelSelector: set.AsSelector().String()})
 	if err != nil {
-		return nil, nil, fmt.Errorf("listing releases: %w", err)
+		return nil, fmt.Errorf("listing releases: %w", err)
 	}
 	var out []*helmrelease.Release
 	for i := range list.Items {
@@ -112,23 +113,6 @@ func (d *secretsDriver) list(set labels.Set) ([]*helmrelease.Release, *corev1.Se
 		}
 		out = append(out, r)
 	}
-	return out, list, nil
-}
-
-// history lists a release's revisions from the API server, and tells the
-// write log what the record index must show before it is trusted again.
-func (d *secretsDriver) history(name string) ([]*helmrelease.Release, error) {
-	out, list, err := d.list(labels.Set{"owner": "helm", "name": name})
-	if err != nil {
-		return nil, err
-	}
-	seen := map[string]string{}
-	for _, s := range list.Items {
-		if labels.SelectorFromSet(d.labels).Matches(labels.Set(s.Labels)) {
-			seen[s.Name] = s.ResourceVersion
-		}
-	}
-	d.writes.saw(name, seen)
 	return out, nil
 }
 
@@ -169,7 +153,10 @@ func (d *secretsDriver) Delete(key string) (*helmrelease.Release, error) {
 	if err := d.secrets.Delete(context.Background(), key, metav1.DeleteOptions{}); err != nil && !apierrors.IsNotFound(err) {
 		return nil, fmt.Errorf("deleting release %q: %w", key, err)
 	}
-	d.writes.wrote(rls.Name, key, "")
+	d.writes.wrote(rls.Name, key, cachedRecord{})
+	d.mu.Lock()
+	delete(d.parts, key)
+	d.mu.Unlock()
 	return rls, d.deleteParts(key, 2)
 }
 
@@ -219,8 +206,23 @@ func (d *secretsDriver) write(key string, rls *helmrelease.Release, stamp string
 	if err != nil {
 		return err
 	}
-	d.writes.wrote(rls.Name, key, written.ResourceVersion)
-	// A release that shrank leaves parts it no longer uses.
+	d.mu.Lock()
+	before, known := d.parts[key]
+	if d.parts == nil {
+		d.parts = map[string]int{}
+	}
+	d.parts[key] = len(parts)
+	d.mu.Unlock()
+	slim := slimRelease(rls)
+	slim.Labels = maps.Clone(lbls)
+	delete(slim.Labels, partsLabel)
+	d.writes.wrote(rls.Name, key, cachedRecord{resourceVersion: written.ResourceVersion, release: slim})
+	// A release that shrank leaves parts it no longer uses. A new record
+	// has none, unless an earlier process died writing it (then they are
+	// orphans nothing reads, removed with the release).
+	if known && before <= len(parts) || !known && stamp == "createdAt" && len(parts) == 1 {
+		return nil
+	}
 	return d.deleteParts(key, len(parts)+1)
 }
 

@@ -10,7 +10,8 @@ import (
 // maxHistory keeps Helm's release records bounded: each revision is a Secret.
 const maxHistory = 10
 
-// upgrade upgrades the release to the request's chart and values.
+// upgrade upgrades the release to the request's chart and values, after a
+// server dry run when the request asks for one (see install).
 type upgrade struct{ c *Client }
 
 func (a upgrade) Name() string { return ActionUpgrade }
@@ -34,15 +35,15 @@ func (a upgrade) Run(ctx context.Context, req *Request, st State) error {
 		up.Description = description
 		return up
 	}
-	if req.DryRun == "client" || req.DryRun == "server" {
+	if req.DryRun == "server" {
 		try := newUpgrade()
 		try.DryRun, try.DryRunOption = true, req.DryRun
 		if _, err := try.RunWithContext(ctx, req.Name, req.Chart, req.Values); err != nil {
-			return fmt.Errorf("%w: %w (%s): %w", sentinel, ErrDryRunFailed, req.DryRun, err)
+			return fmt.Errorf("%w: %w (server dry run): %w", sentinel, ErrNothingChanged, err)
 		}
 	}
 	if _, err := newUpgrade().RunWithContext(ctx, req.Name, req.Chart, req.Values); err != nil {
-		return fmt.Errorf("%w: %w", sentinel, err)
+		return a.c.failed(sentinel, req, st, err)
 	}
 	return nil
 }
