@@ -31,6 +31,9 @@ var ErrIncompatibleOperatorGroup = errors.New("the namespace's OperatorGroup doe
 // ErrUnsupportedInstallMode means the CSV does not support the install mode.
 var ErrUnsupportedInstallMode = errors.New("install mode not supported by the operator")
 
+// CatalogPollInterval is how often OLM looks for a new digest of a catalog image.
+const CatalogPollInterval = 10 * time.Minute
+
 // SubscribeOptions describe an operator to install from a catalog.
 type SubscribeOptions struct {
 	// Package is the catalog package to install. Required.
@@ -95,9 +98,11 @@ func (o SubscribeOptions) withDefaults() (SubscribeOptions, error) {
 	if o.Approval != v1alpha1.ApprovalAutomatic && o.Approval != v1alpha1.ApprovalManual {
 		return o, fmt.Errorf("subscribe: approval %q: want Automatic or Manual", o.Approval)
 	}
-	for field, name := range map[string]string{"package": o.Package, "catalog source name": o.CatalogSourceName, "subscription name": o.SubscriptionName, "operator group name": o.OperatorGroupName} {
-		if errs := validation.IsDNS1123Subdomain(name); len(errs) > 0 {
-			return o, fmt.Errorf("subscribe: %s %q: %s", field, name, strings.Join(errs, "; "))
+	for _, n := range []struct{ field, name string }{
+		{"package", o.Package}, {"catalog source name", o.CatalogSourceName}, {"subscription name", o.SubscriptionName}, {"operator group name", o.OperatorGroupName},
+	} {
+		if errs := validation.IsDNS1123Subdomain(n.name); len(errs) > 0 {
+			return o, fmt.Errorf("subscribe: %s %q: %s", n.field, n.name, strings.Join(errs, "; "))
 		}
 	}
 	switch o.InstallMode {
@@ -184,7 +189,7 @@ func NewPlan(opts SubscribeOptions, existing []operatorsv1.OperatorGroup) (*Plan
 	if opts.CatalogImage != "" {
 		// A catalog image is polled for new digests, so that publishing a
 		// new catalog under the same tag upgrades Subscriptions.
-		cs.Spec.UpdateStrategy = &v1alpha1.UpdateStrategy{RegistryPoll: &v1alpha1.RegistryPoll{Interval: &metav1.Duration{Duration: 10 * time.Minute}}}
+		cs.Spec.UpdateStrategy = &v1alpha1.UpdateStrategy{RegistryPoll: &v1alpha1.RegistryPoll{RawInterval: CatalogPollInterval.String()}}
 	}
 	p.CatalogSource = cs
 	p.Subscription = &v1alpha1.Subscription{

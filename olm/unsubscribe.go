@@ -115,9 +115,6 @@ func (u *unsubscriber) run(ctx context.Context) error {
 		}
 	}
 
-	if err := u.delete(ctx, sub); err != nil {
-		return err
-	}
 	var ips v1alpha1.InstallPlanList
 	if err := u.c.List(ctx, &ips, client.InNamespace(ns)); err != nil {
 		return fmt.Errorf("listing InstallPlans: %w", err)
@@ -132,6 +129,11 @@ func (u *unsubscriber) run(ctx context.Context) error {
 				break
 			}
 		}
+	}
+	// The InstallPlans first: the Subscription owns them, and once it is
+	// gone the garbage collector races us for them.
+	if err := u.delete(ctx, sub); err != nil {
+		return err
 	}
 	for _, csv := range csvs {
 		if err := u.delete(ctx, csv); err != nil {
