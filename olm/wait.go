@@ -51,7 +51,9 @@ func Wait(ctx context.Context, c client.Client, pkg, ns string, opts WaitOptions
 				opts.Progress(r)
 			}
 			last = r
-			if o.Installed() && o.Subscription != nil && o.Subscription.Status.InstalledCSV == o.CSV.Name {
+			// The InstallPlan turns Complete a moment after the CSV succeeds.
+			planDone := o.InstallPlan == nil || o.InstallPlan.Status.Phase == v1alpha1.InstallPlanPhaseComplete
+			if o.Installed() && planDone && o.Subscription != nil && o.Subscription.Status.InstalledCSV == o.CSV.Name {
 				return r, nil
 			}
 			if ip := o.InstallPlan; ip != nil && ip.Status.Phase == v1alpha1.InstallPlanPhaseRequiresApproval && !ip.Spec.Approved {
