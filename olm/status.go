@@ -165,7 +165,8 @@ func Diagnose(o *Observed) []Finding {
 	case ip == nil && sub.Status.InstallPlanRef != nil:
 		add(Finding{Check: CheckInstallPlan, Severity: Fail, Object: "installplan/" + sub.Status.InstallPlanRef.Name, Message: "the Subscription's InstallPlan is gone", Fix: "delete and re-create the Subscription"})
 	case ip == nil:
-		if subFinding.Severity == Pass {
+		// Nothing to add when the Subscription says why there is none.
+		if subFinding.Severity != Warn {
 			break
 		}
 		add(Finding{Check: CheckInstallPlan, Severity: Warn, Message: "no InstallPlan yet: OLM has not resolved the Subscription"})
@@ -179,7 +180,7 @@ func Diagnose(o *Observed) []Finding {
 		add(diagnoseCSV(o.CSV))
 	case name != "":
 		add(Finding{Check: CheckCSV, Severity: Warn, Object: "clusterserviceversion/" + name, Message: "not created yet: the InstallPlan has not run"})
-	default:
+	case subFinding.Severity != Fail:
 		add(Finding{Check: CheckCSV, Severity: Warn, Message: "the Subscription names no CSV yet"})
 	}
 	return out
