@@ -46,7 +46,9 @@ func namespace(t *testing.T, c client.Client) string {
 	if err := c.Create(context.Background(), &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name}}); err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { _ = c.Delete(context.Background(), &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name}}) })
+	t.Cleanup(func() {
+		_ = c.Delete(context.Background(), &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name}})
+	})
 	return name
 }
 
@@ -270,7 +272,7 @@ func TestInstalledOperator(t *testing.T) {
 				}
 				mustContain(t, "message", c.Message,
 					fmt.Sprintf(`configmaps is forbidden: system:serviceaccount:%s:%s cannot get, list, watch, create, update, patch, delete resource "configmaps" in API group "" in the namespace %s`, ns, b.ServiceAccount(), ns),
-					"needed for: ConfigMap (app/templates/configmap.yaml)")
+					"needed for: v1 ConfigMap (app/templates/configmap.yaml)")
 				mustContain(t, "fix", c.Fix, `add to the operator's Role in `+ns+`: {apiGroups: [""], resources: [configmaps], verbs: [get, list, watch, create, update, patch, delete]}`)
 			},
 		},
@@ -292,6 +294,10 @@ func TestInstalledOperator(t *testing.T) {
 			wf := watchesFile(t, b.Group(), "app")
 			rep := run(t, doctor.Options{Package: b.Package, Namespace: ns, WatchesFile: wf})
 			tt.check(t, ns, b, rep)
+			// By kind, without naming the package: the doctor finds the
+			// CSV owning the CRD, and through it the same checks.
+			byKind := run(t, doctor.Options{Kind: "Widget." + b.Group(), Namespace: ns, WatchesFile: wf})
+			tt.check(t, ns, b, byKind)
 
 			out, err := chartpilot(t, "doctor", "--package", b.Package, "-n", ns, "--watches-file", wf)
 			if (err != nil) != rep.Failed() {

@@ -205,9 +205,9 @@ func (u *unsubscriber) deleteOwnedSetup(ctx context.Context, sub *v1alpha1.Subsc
 }
 
 // deleteCRs deletes every custom resource of crds and waits for them to go,
-// removing finalizers after the timeout only when told to.
+// all at once, removing finalizers after the timeout only when told to.
 func (u *unsubscriber) deleteCRs(ctx context.Context, crds []string) error {
-	var stuck []string
+	var pending []*unstructured.Unstructured
 	for _, name := range crds {
 		crd := &apiextensionsv1.CustomResourceDefinition{}
 		if err := getOptional(ctx, u.c, client.ObjectKey{Name: name}, crd); err != nil {
@@ -223,36 +223,38 @@ func (u *unsubscriber) deleteCRs(ctx context.Context, crds []string) error {
 			return fmt.Errorf("listing %s: %w", crd.Spec.Names.Plural, err)
 		}
 		for i := range list.Items {
-			if err := u.delete(ctx, &list.Items[i]); err != nil {
-				return err
-			}
-		}
-		for i := range list.Items {
 			cr := &list.Items[i]
-			if err := u.waitGone(ctx, cr); err == nil {
-				continue
-			}
-			latest := &unstructured.Unstructured{}
-			latest.SetGroupVersionKind(gvk)
-			if err := u.c.Get(ctx, client.ObjectKeyFromObject(cr), latest); apierrors.IsNotFound(err) {
-				continue
-			} else if err != nil {
+			cr.SetGroupVersionKind(gvk)
+			if err := u.delete(ctx, cr); err != nil {
 				return err
 			}
-			desc := fmt.Sprintf("%s %s/%s (finalizers %s)", gvk.Kind, cr.GetNamespace(), cr.GetName(), strings.Join(latest.GetFinalizers(), ", "))
-			if !u.opts.ForceRemoveFinalizers {
-				stuck = append(stuck, desc)
-				continue
-			}
-			patch := []byte(`{"metadata":{"finalizers":null}}`)
-			if err := u.c.Patch(ctx, latest, client.RawPatch(types.MergePatchType, patch)); err != nil && !apierrors.IsNotFound(err) {
-				return fmt.Errorf("removing the finalizers of %s: %w", desc, err)
-			}
-			u.logf("removed the finalizers of %s", desc)
-			u.res.Notes = append(u.res.Notes, "removed the finalizers of "+desc+": what they clean up (the Helm release's objects) may be left")
-			if err := u.waitGone(ctx, cr); err != nil {
-				return fmt.Errorf("%s still there after removing its finalizers: %w", desc, err)
-			}
+			pending = append(pending, cr)
+		}
+	}
+	// Wait for the operator to run the finalizers of all of them.
+	_ = wait.PollUntilContextTimeout(ctx, 500*time.Millisecond, u.opts.Timeout, true, func(ctx context.Context) (bool, error) {
+		var err error
+		pending, err = u.remaining(ctx, pending)
+		return len(pending) == 0, err
+	})
+	if len(pending) == 0 {
+		return nil
+	}
+	var stuck []string
+	for _, cr := range pending {
+		desc := fmt.Sprintf("%s %s/%s (finalizers %s)", cr.GetKind(), cr.GetNamespace(), cr.GetName(), strings.Join(cr.GetFinalizers(), ", "))
+		if !u.opts.ForceRemoveFinalizers {
+			stuck = append(stuck, desc)
+			continue
+		}
+		patch := []byte(`{"metadata":{"finalizers":null}}`)
+		if err := u.c.Patch(ctx, cr, client.RawPatch(types.MergePatchType, patch)); err != nil && !apierrors.IsNotFound(err) {
+			return fmt.Errorf("removing the finalizers of %s: %w", desc, err)
+		}
+		u.logf("removed the finalizers of %s", desc)
+		u.res.Notes = append(u.res.Notes, "removed the finalizers of "+desc+": what they clean up (the Helm release's objects) may be left")
+		if err := u.waitGone(ctx, cr); err != nil {
+			return fmt.Errorf("%s still there after removing its finalizers: %w", desc, err)
 		}
 	}
 	if len(stuck) > 0 {
@@ -261,6 +263,24 @@ func (u *unsubscriber) deleteCRs(ctx context.Context, crds []string) error {
 			ErrFinalizersPending, u.opts.Timeout, strings.Join(stuck, "; "))
 	}
 	return nil
+}
+
+// remaining returns the latest version of the objects of crs that still exist.
+func (u *unsubscriber) remaining(ctx context.Context, crs []*unstructured.Unstructured) ([]*unstructured.Unstructured, error) {
+	var out []*unstructured.Unstructured
+	for _, cr := range crs {
+		latest := &unstructured.Unstructured{}
+		latest.SetGroupVersionKind(cr.GroupVersionKind())
+		err := u.c.Get(ctx, client.ObjectKeyFromObject(cr), latest)
+		if apierrors.IsNotFound(err) {
+			continue
+		}
+		if err != nil {
+			return crs, err
+		}
+		out = append(out, latest)
+	}
+	return out, nil
 }
 
 func storageVersion(crd *apiextensionsv1.CustomResourceDefinition) string {

@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
+	"path/filepath"
 	"strings"
 	"time"
 
@@ -15,6 +17,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/yaml"
 
+	"github.com/chartpilot/chartpilot/catalog"
 	"github.com/chartpilot/chartpilot/olm"
 )
 
@@ -104,11 +107,8 @@ when --catalog-address can be reached; otherwise OwnNamespace.
 			if dryRun && wait {
 				return errors.New("--wait waits for the install; it does not go with --dry-run")
 			}
-			if opts.CatalogAddress != "" {
-				lctx, lcancel := context.WithTimeout(ctx, 10*time.Second)
-				info, err := olm.LookupBundle(lctx, opts.CatalogAddress, opts.Package, opts.Channel, opts.StartingCSV)
-				lcancel()
-				if err != nil {
+			if opts.InstallMode == "" {
+				if info, err := lookupBundle(ctx, opts); err != nil {
 					fmt.Fprintf(streams.ErrOut, "note: install modes unknown, the catalog did not answer: %v\n", err)
 				} else {
 					opts.SupportedModes = info.InstallModes
@@ -174,6 +174,30 @@ when --catalog-address can be reached; otherwise OwnNamespace.
 	cmd.MarkFlagsMutuallyExclusive("catalog-address", "catalog-image")
 	cmd.MarkFlagsOneRequired("catalog-address", "catalog-image")
 	return cmd
+}
+
+// lookupBundle asks the catalog (its registry server, or its image pulled
+// into a temporary directory) for the bundle the Subscription installs.
+func lookupBundle(ctx context.Context, opts olm.SubscribeOptions) (*olm.BundleInfo, error) {
+	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	if opts.CatalogAddress != "" {
+		return olm.LookupBundle(ctx, opts.CatalogAddress, opts.Package, opts.Channel, opts.StartingCSV)
+	}
+	dir, err := os.MkdirTemp("", "chartpilot-catalog-*")
+	if err != nil {
+		return nil, err
+	}
+	defer os.RemoveAll(dir)
+	configs := filepath.Join(dir, "configs")
+	if _, err := catalog.PullImage(ctx, opts.CatalogImage, configs); err != nil {
+		return nil, err
+	}
+	cfg, err := catalog.LoadDir(ctx, configs)
+	if err != nil {
+		return nil, err
+	}
+	return olm.LookupBundleInConfig(cfg, opts.Package, opts.Channel, opts.StartingCSV)
 }
 
 // printPlan prints the objects Subscribe would apply: YAML documents (text
