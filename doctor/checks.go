@@ -302,8 +302,10 @@ func (d *doctor) rbacChecks(ctx context.Context, res *rbac.Result) error {
 	}
 	user := "system:serviceaccount:" + saNS + ":" + sa
 	groups := []string{"system:serviceaccounts", "system:serviceaccounts:" + saNS, "system:authenticated"}
+	// An OperatorGroup for all namespaces lists "": OLM then grants the
+	// namespaced rules cluster-wide, which is what an empty namespace asks.
 	namespaces := d.opts.WatchNamespaces
-	if len(namespaces) == 0 || (len(namespaces) == 1 && namespaces[0] == "") {
+	if len(namespaces) == 0 {
 		namespaces = []string{cmp.Or(d.opts.Namespace, saNS)}
 	}
 	checked, missingRules := 0, 0
