@@ -292,7 +292,9 @@ func TestInstalledOperator(t *testing.T) {
 				t.Fatal(err)
 			}
 			wf := watchesFile(t, b.Group(), "app")
+			began := time.Now()
 			rep := run(t, doctor.Options{Package: b.Package, Namespace: ns, WatchesFile: wf})
+			t.Logf("doctor ran %d checks in %s", len(rep.Checks), time.Since(began).Round(time.Millisecond))
 			tt.check(t, ns, b, rep)
 			// By kind, without naming the package: the doctor finds the
 			// CSV owning the CRD, and through it the same checks.

@@ -164,7 +164,7 @@ func TestSubscribeStatusUnsubscribe(t *testing.T) {
 		t.Fatalf("unsubscribe: %v\n%s", err, out)
 	}
 	t.Logf("unsubscribe:\n%s", out)
-	for _, want := range []string{"removed the finalizers of Widget " + ns + "/w", "subscription/journey deleted", "clusterserviceversion/journey.v0.1.0 deleted", "installplan/", "catalogsource/journey-catalog deleted", "operatorgroup/journey deleted", "customresourcedefinition/" + b.CRDName() + " deleted"} {
+	for _, want := range []string{"note: removed the finalizers of Widget " + ns + "/w", "subscription/journey deleted", "clusterserviceversion/journey.v0.1.0 deleted", "installplan/", "catalogsource/journey-catalog deleted", "operatorgroup/journey deleted", "customresourcedefinition/" + b.CRDName() + " deleted"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("unsubscribe output lacks %q", want)
 		}

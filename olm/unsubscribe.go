@@ -251,7 +251,6 @@ func (u *unsubscriber) deleteCRs(ctx context.Context, crds []string) error {
 		if err := u.c.Patch(ctx, cr, client.RawPatch(types.MergePatchType, patch)); err != nil && !apierrors.IsNotFound(err) {
 			return fmt.Errorf("removing the finalizers of %s: %w", desc, err)
 		}
-		u.logf("removed the finalizers of %s", desc)
 		u.res.Notes = append(u.res.Notes, "removed the finalizers of "+desc+": what they clean up (the Helm release's objects) may be left")
 		if err := u.waitGone(ctx, cr); err != nil {
 			return fmt.Errorf("%s still there after removing its finalizers: %w", desc, err)
