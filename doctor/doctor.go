@@ -11,6 +11,7 @@ import (
 	"github.com/operator-framework/api/pkg/operators/v1alpha1"
 	authorizationv1 "k8s.io/api/authorization/v1"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/discovery"
 	"k8s.io/client-go/rest"
@@ -248,9 +249,11 @@ func (d *doctor) findCSV(ctx context.Context) error {
 		return nil
 	}
 	var csvs v1alpha1.ClusterServiceVersionList
-	if err := d.c.List(ctx, &csvs, client.InNamespace(d.opts.Namespace)); err != nil {
-		// Without OLM, there is nothing to find.
+	if err := d.c.List(ctx, &csvs, client.InNamespace(d.opts.Namespace)); meta.IsNoMatchError(err) {
+		// A cluster without OLM: nothing to find.
 		return nil
+	} else if err != nil {
+		return fmt.Errorf("doctor: listing ClusterServiceVersions: %w", err)
 	}
 	for i := range csvs.Items {
 		csv := &csvs.Items[i]
