@@ -298,3 +298,31 @@ func TestSubscribeRefusesOperatorGroups(t *testing.T) {
 		})
 	}
 }
+
+// A Subscription made with kubectl under another name is updated, not doubled.
+func TestSubscribeAdoptsExistingSubscription(t *testing.T) {
+	ctx := context.Background()
+	c := newClient(t)
+	ns := namespace(t, c)
+	mine := &v1alpha1.Subscription{
+		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "hand-made"},
+		Spec:       &v1alpha1.SubscriptionSpec{Package: "adopted", CatalogSource: "adopted-catalog", CatalogSourceNamespace: ns, Channel: "alpha"},
+	}
+	if err := c.Create(ctx, mine); err != nil {
+		t.Fatal(err)
+	}
+	res, err := olm.Subscribe(ctx, c, olm.SubscribeOptions{Package: "adopted", Namespace: ns, CatalogAddress: "127.0.0.1:1", Channel: "stable"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := actions(res); got != "CatalogSource created, OperatorGroup created, Subscription configured" {
+		t.Errorf("subscribe: %s", got)
+	}
+	var subs v1alpha1.SubscriptionList
+	if err := c.List(ctx, &subs, client.InNamespace(ns)); err != nil {
+		t.Fatal(err)
+	}
+	if len(subs.Items) != 1 || subs.Items[0].Name != "hand-made" || subs.Items[0].Spec.Channel != "stable" {
+		t.Errorf("Subscriptions after subscribe: %+v", subs.Items)
+	}
+}

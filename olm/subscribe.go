@@ -50,7 +50,8 @@ type SubscribeOptions struct {
 	CatalogImage string
 	// CatalogSourceName is the CatalogSource's name; default "<package>-catalog".
 	CatalogSourceName string
-	// SubscriptionName is the Subscription's name; default the package.
+	// SubscriptionName is the Subscription's name; default: the name of the
+	// namespace's Subscription to the package if there is one, else the package.
 	SubscriptionName string
 	// OperatorGroupName is the name of the OperatorGroup created when the
 	// namespace has none; default the package.
@@ -398,6 +399,17 @@ func Subscribe(ctx context.Context, c client.Client, opts SubscribeOptions) (*Su
 	if opts.Namespace != "" {
 		if err := c.List(ctx, &ogs, client.InNamespace(opts.Namespace)); err != nil {
 			return nil, fmt.Errorf("subscribe: listing OperatorGroups: %w", err)
+		}
+	}
+	if opts.SubscriptionName == "" && opts.Namespace != "" && opts.Package != "" {
+		// A Subscription made with kubectl under another name is updated,
+		// not doubled: two Subscriptions to one package conflict in OLM.
+		existing, err := findSubscription(ctx, c, opts.Package, opts.Namespace)
+		if err != nil {
+			return nil, fmt.Errorf("subscribe: %w", err)
+		}
+		if existing != nil {
+			opts.SubscriptionName = existing.Name
 		}
 	}
 	plan, err := NewPlan(opts, ogs.Items)

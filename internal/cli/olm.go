@@ -162,6 +162,7 @@ when --catalog-address can be reached; otherwise OwnNamespace.
 	fl.StringVar(&opts.CatalogAddress, "catalog-address", "", "host:port of a registry server, e.g. chartpilot catalog serve's")
 	fl.StringVar(&opts.CatalogImage, "catalog-image", "", "a catalog image OLM runs a registry pod for")
 	fl.StringVar(&opts.CatalogSourceName, "catalog-source", "", "the CatalogSource's name (default PACKAGE-catalog)")
+	fl.StringVar(&opts.SubscriptionName, "subscription-name", "", "the Subscription's name (default: the existing Subscription to PACKAGE, else PACKAGE)")
 	fl.StringVar(&opts.Channel, "channel", "", "the channel to follow (default: the package's default channel)")
 	fl.Var(approval, "approval", "InstallPlan approval: Automatic or Manual")
 	fl.StringVar(&opts.StartingCSV, "starting-csv", "", "install this CSV first instead of the channel head")
