@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strings"
 
+	"golang.org/x/sync/errgroup"
 	appsv1 "k8s.io/api/apps/v1"
 	authorizationv1 "k8s.io/api/authorization/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -287,10 +288,18 @@ func matchesKind(kind string, w watches.Watch) bool {
 	return gk.Group == w.Group && (strings.EqualFold(gk.Kind, w.Kind) || strings.EqualFold(gk.Kind, strings.ToLower(w.Kind)+"s"))
 }
 
-// access is one permission to check: a verb on a resource in a namespace.
-type access struct {
-	group, resource, subresource, name, namespace string
+// probe is one permission to check: a verb on a resource (with its
+// subresource, as in a rule) in a namespace ("" for cluster-wide), for the
+// rule at index rule.
+type probe struct {
+	rule                       int
+	namespace, group, resource string
+	verb, name                 string
+	allowed                    bool
 }
+
+// reviewConcurrency bounds the SubjectAccessReviews in flight.
+const reviewConcurrency = 8
 
 // rbacChecks asks the API server, with SubjectAccessReviews, whether the
 // ServiceAccount may do every verb of every rule, and names each missing rule.
@@ -308,67 +317,79 @@ func (d *doctor) rbacChecks(ctx context.Context, res *rbac.Result) error {
 	if len(namespaces) == 0 {
 		namespaces = []string{cmp.Or(d.opts.Namespace, saNS)}
 	}
-	checked, missingRules := 0, 0
-	for _, rule := range res.Rules {
+	var probes []*probe
+	for i, rule := range res.Rules {
 		scopes := []string{""}
 		if rule.Namespaced {
 			scopes = namespaces
 		}
+		names := rule.ResourceNames
+		if len(names) == 0 {
+			names = []string{""}
+		}
 		for _, ns := range scopes {
-			// The verbs missing per group and resource, in rule order.
-			type key struct{ group, resource string }
-			missing := map[key][]string{}
-			var order []key
 			for _, g := range rule.APIGroups {
 				for _, r := range rule.Resources {
-					names := rule.ResourceNames
-					if len(names) == 0 {
-						names = []string{""}
-					}
 					for _, verb := range rule.Verbs {
 						for _, name := range names {
-							resource, sub, _ := strings.Cut(r, "/")
-							a := access{group: g, resource: resource, subresource: sub, name: name, namespace: ns}
-							allowed, err := d.review(ctx, user, groups, verb, a)
-							if err != nil {
-								return err
-							}
-							checked++
-							if !allowed {
-								k := key{g, r}
-								if _, seen := missing[k]; !seen {
-									order = append(order, k)
-								}
-								if !slices.Contains(missing[k], verb) {
-									missing[k] = append(missing[k], verb)
-								}
-							}
+							probes = append(probes, &probe{rule: i, namespace: ns, group: g, resource: r, verb: verb, name: name})
 						}
 					}
 				}
 			}
-			for _, k := range order {
-				missingRules++
-				where := "cluster-wide"
-				role := "ClusterRole"
-				if ns != "" {
-					where, role = "in the namespace "+ns, "Role in "+ns
-				}
-				r := rbacv1.PolicyRule{APIGroups: []string{k.group}, Resources: []string{k.resource}, Verbs: missing[k], ResourceNames: rule.ResourceNames}
-				data, _ := json.Marshal(r)
-				groupName := k.group
-				if groupName == "" {
-					groupName = `""`
-				}
-				d.add(Check{Check: CheckRBAC, Severity: Fail, Object: "serviceaccount/" + sa,
-					Message: fmt.Sprintf("%s is forbidden: %s cannot %s resource %q in API group %s %s (needed for: %s)",
-						k.resource, user, strings.Join(missing[k], ", "), k.resource, groupName, where, strings.Join(rule.Reasons, "; ")),
-					Fix: "add to the operator's " + role + ": " + flowRule(data) + " (chartpilot generate writes it to config/rbac/role.yaml; rebuild the bundle)"})
-			}
 		}
 	}
-	if missingRules == 0 {
-		d.add(Check{Check: CheckRBAC, Severity: Pass, Object: "serviceaccount/" + sa, Message: fmt.Sprintf("all %d permissions the chart needs are granted (%d rules)", checked, len(res.Rules))})
+	g, gctx := errgroup.WithContext(ctx)
+	g.SetLimit(reviewConcurrency)
+	for _, p := range probes {
+		g.Go(func() error {
+			var err error
+			p.allowed, err = d.review(gctx, user, groups, p)
+			return err
+		})
+	}
+	if err := g.Wait(); err != nil {
+		return err
+	}
+
+	// One failed check per rule, namespace, group and resource, listing its
+	// missing verbs, in the order of the rules.
+	type key struct {
+		rule                       int
+		namespace, group, resource string
+	}
+	missing := map[key][]string{}
+	var order []key
+	for _, p := range probes {
+		if p.allowed {
+			continue
+		}
+		k := key{p.rule, p.namespace, p.group, p.resource}
+		if _, seen := missing[k]; !seen {
+			order = append(order, k)
+		}
+		if !slices.Contains(missing[k], p.verb) {
+			missing[k] = append(missing[k], p.verb)
+		}
+	}
+	for _, k := range order {
+		rule := res.Rules[k.rule]
+		where, role := "cluster-wide", "ClusterRole"
+		if k.namespace != "" {
+			where, role = "in the namespace "+k.namespace, "Role in "+k.namespace
+		}
+		data, _ := json.Marshal(rbacv1.PolicyRule{APIGroups: []string{k.group}, Resources: []string{k.resource}, Verbs: missing[k], ResourceNames: rule.ResourceNames})
+		groupName := k.group
+		if groupName == "" {
+			groupName = `""`
+		}
+		d.add(Check{Check: CheckRBAC, Severity: Fail, Object: "serviceaccount/" + sa,
+			Message: fmt.Sprintf("%s is forbidden: %s cannot %s resource %q in API group %s %s (needed for: %s)",
+				k.resource, user, strings.Join(missing[k], ", "), k.resource, groupName, where, strings.Join(rule.Reasons, "; ")),
+			Fix: "add to the operator's " + role + ": " + flowRule(data) + " (chartpilot generate writes it to config/rbac/role.yaml; rebuild the bundle)"})
+	}
+	if len(order) == 0 {
+		d.add(Check{Check: CheckRBAC, Severity: Pass, Object: "serviceaccount/" + sa, Message: fmt.Sprintf("all %d permissions the chart needs are granted (%d rules)", len(probes), len(res.Rules))})
 	}
 	return nil
 }
@@ -398,15 +419,16 @@ func flowRule(data []byte) string {
 	return "{" + strings.Join(parts, ", ") + "}"
 }
 
-func (d *doctor) review(ctx context.Context, user string, groups []string, verb string, a access) (bool, error) {
+func (d *doctor) review(ctx context.Context, user string, groups []string, p *probe) (bool, error) {
+	resource, sub, _ := strings.Cut(p.resource, "/")
 	sar := &authorizationv1.SubjectAccessReview{Spec: authorizationv1.SubjectAccessReviewSpec{
 		User: user, Groups: groups,
 		ResourceAttributes: &authorizationv1.ResourceAttributes{
-			Namespace: a.namespace, Verb: verb, Group: a.group, Resource: a.resource, Subresource: a.subresource, Name: a.name,
+			Namespace: p.namespace, Verb: p.verb, Group: p.group, Resource: resource, Subresource: sub, Name: p.name,
 		},
 	}}
 	if err := d.c.Create(ctx, sar); err != nil {
-		return false, fmt.Errorf("doctor: SubjectAccessReview for %s %s: %w", verb, a.resource, err)
+		return false, fmt.Errorf("doctor: SubjectAccessReview for %s %s: %w", p.verb, p.resource, err)
 	}
 	return sar.Status.Allowed, nil
 }
