@@ -139,9 +139,9 @@ func Run(ctx context.Context, opts Options) (*Report, error) {
 	if err := authorizationv1.AddToScheme(s); err != nil {
 		return nil, err
 	}
-	c, err := client.New(opts.Config, client.Options{Scheme: s})
+	c, err := olm.NewClientWithScheme(opts.Config, s)
 	if err != nil {
-		return nil, fmt.Errorf("doctor: connecting to the cluster: %w", err)
+		return nil, fmt.Errorf("doctor: %w", err)
 	}
 	if opts.KubeVersion == "" {
 		dc, err := discovery.NewDiscoveryClientForConfig(opts.Config)

@@ -45,6 +45,17 @@ func NewClient(cfg *rest.Config) (client.Client, error) {
 	if err != nil {
 		return nil, err
 	}
+	return NewClientWithScheme(cfg, s)
+}
+
+// NewClientWithScheme returns a client for cfg with scheme s. Without a
+// rate limit in cfg, it allows kubectl's: client-go's default of 5 requests
+// a second makes a few dozen reads and access reviews take seconds.
+func NewClientWithScheme(cfg *rest.Config, s *runtime.Scheme) (client.Client, error) {
+	if cfg.QPS == 0 && cfg.RateLimiter == nil {
+		cfg = rest.CopyConfig(cfg)
+		cfg.QPS, cfg.Burst = 50, 300
+	}
 	c, err := client.New(cfg, client.Options{Scheme: s})
 	if err != nil {
 		return nil, fmt.Errorf("connecting to the cluster: %w", err)

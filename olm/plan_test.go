@@ -59,6 +59,7 @@ func TestNewPlan(t *testing.T) {
 			o.InstallMode, o.SupportedModes = v1alpha1.InstallModeTypeAllNamespaces, modes(v1alpha1.InstallModeTypeOwnNamespace)
 		}, wantErr: ErrUnsupportedInstallMode, wantMsg: "supports OwnNamespace, not AllNamespaces"},
 		{name: "existing group gives the mode", existing: []operatorsv1.OperatorGroup{og("global")}, wantMode: v1alpha1.InstallModeTypeAllNamespaces, wantReuse: true},
+		{name: "existing multi-namespace group reused", existing: []operatorsv1.OperatorGroup{og("multi", "a", "b")}, wantMode: v1alpha1.InstallModeTypeMultiNamespace, wantTargets: []string{"a", "b"}, wantReuse: true},
 		{name: "existing own group reused", existing: []operatorsv1.OperatorGroup{og("mine", "ns")}, opts: func(o *SubscribeOptions) { o.InstallMode = v1alpha1.InstallModeTypeOwnNamespace },
 			wantMode: v1alpha1.InstallModeTypeOwnNamespace, wantTargets: []string{"ns"}, wantReuse: true},
 		{name: "existing group of the wrong mode", existing: []operatorsv1.OperatorGroup{og("global")}, opts: func(o *SubscribeOptions) { o.InstallMode = v1alpha1.InstallModeTypeOwnNamespace },

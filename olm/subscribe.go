@@ -163,7 +163,9 @@ func NewPlan(opts SubscribeOptions, existing []operatorsv1.OperatorGroup) (*Plan
 	targets := targetNamespaces(p.InstallMode, opts.Namespace, opts.TargetNamespace)
 	if len(existing) == 1 {
 		og := existing[0]
-		if got := ogTargets(&og); !slices.Equal(got, targets) {
+		// A mode taken from the OperatorGroup fits it by definition (even
+		// MultiNamespace, which subscribe cannot create).
+		if got := ogTargets(&og); opts.InstallMode != "" && !slices.Equal(got, targets) {
 			return nil, fmt.Errorf("%w: OperatorGroup %s in namespace %s targets %s, install mode %s needs %s; choose --install-mode %s or install into another namespace",
 				ErrIncompatibleOperatorGroup, og.Name, opts.Namespace, describeTargets(got), p.InstallMode, describeTargets(targets), modeOfTargets(got, opts.Namespace))
 		}
