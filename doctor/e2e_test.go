@@ -143,6 +143,16 @@ func installCRD(t *testing.T, c client.Client, group string) {
 	if err != nil {
 		t.Fatalf("CRD not Established: %v", err)
 	}
+	// Discovery serves the kind a moment after the CRD is Established.
+	err = wait.PollUntilContextTimeout(ctx, 200*time.Millisecond, 30*time.Second, true, func(ctx context.Context) (bool, error) {
+		list := &unstructured.UnstructuredList{}
+		list.SetAPIVersion(group + "/v1")
+		list.SetKind("WidgetList")
+		return c.List(ctx, list) == nil, nil
+	})
+	if err != nil {
+		t.Fatalf("Widgets of %s not served: %v", group, err)
+	}
 }
 
 func ptrTrue() *bool { b := true; return &b }
