@@ -49,6 +49,8 @@ cluster with real OLM to try all of it on one machine.`,
 		newInitCommand(streams),
 		newCreateCommand(streams),
 		newGenerateCommand(streams),
+		newOLMCommand(streams, configFlags),
+		newDoctorCommand(streams, configFlags),
 	)
 	return cmd
 }

@@ -1,0 +1,327 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/operator-framework/api/pkg/operators/v1alpha1"
+	"github.com/spf13/cobra"
+	"k8s.io/cli-runtime/pkg/genericclioptions"
+	"k8s.io/cli-runtime/pkg/genericiooptions"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/yaml"
+
+	"github.com/chartpilot/chartpilot/catalog"
+	"github.com/chartpilot/chartpilot/olm"
+)
+
+func newOLMCommand(streams genericiooptions.IOStreams, configFlags *genericclioptions.ConfigFlags) *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "olm",
+		Short: "Install an operator through OLM from a catalog, see where an install stands, remove it",
+		Long: `subscribe creates the CatalogSource, an OperatorGroup fitting the install mode
+and the Subscription (server-side apply: running it again changes nothing);
+status walks the chain OLM follows (CatalogSource connection, Subscription,
+InstallPlan, ClusterServiceVersion) and says where and why it is stuck;
+unsubscribe removes the operator, and its custom resources and CRDs when asked.
+Namespaces come from -n or the kubeconfig's context.`,
+	}
+	cmd.AddCommand(
+		newOLMSubscribeCommand(streams, configFlags),
+		newOLMStatusCommand(streams, configFlags),
+		newOLMUnsubscribeCommand(streams, configFlags),
+	)
+	return cmd
+}
+
+// clusterClient returns a client that knows OLM's types, and the namespace
+// of -n or the kubeconfig's context.
+func clusterClient(configFlags *genericclioptions.ConfigFlags) (client.Client, string, error) {
+	ns, err := namespaceOf(configFlags)
+	if err != nil {
+		return nil, "", err
+	}
+	cfg, err := configFlags.ToRESTConfig()
+	if err != nil {
+		return nil, "", fmt.Errorf("reaching the cluster: %w", err)
+	}
+	c, err := olm.NewClient(cfg)
+	return c, ns, err
+}
+
+func namespaceOf(configFlags *genericclioptions.ConfigFlags) (string, error) {
+	if configFlags.Namespace != nil && *configFlags.Namespace != "" {
+		return *configFlags.Namespace, nil
+	}
+	ns, _, err := configFlags.ToRawKubeConfigLoader().Namespace()
+	if err != nil {
+		return "", fmt.Errorf("finding the namespace (set -n): %w", err)
+	}
+	return ns, nil
+}
+
+func newOLMSubscribeCommand(streams genericiooptions.IOStreams, configFlags *genericclioptions.ConfigFlags) *cobra.Command {
+	var (
+		opts         olm.SubscribeOptions
+		dryRun, wait bool
+		timeout      time.Duration
+	)
+	approval := newEnumFlag(string(v1alpha1.ApprovalAutomatic), string(v1alpha1.ApprovalAutomatic), string(v1alpha1.ApprovalManual))
+	mode := newEnumFlag("", string(v1alpha1.InstallModeTypeOwnNamespace), string(v1alpha1.InstallModeTypeSingleNamespace), string(v1alpha1.InstallModeTypeAllNamespaces))
+	output := outputFlag()
+	cmd := &cobra.Command{
+		Use:   "subscribe PACKAGE",
+		Short: "Create the CatalogSource, OperatorGroup and Subscription that install PACKAGE (or print them with --dry-run)",
+		Long: `Creates, with server-side apply, a grpc CatalogSource for the catalog (an
+address such as chartpilot catalog serve's, or a catalog image), an
+OperatorGroup fitting the install mode (the namespace's own is reused when it
+fits; two OperatorGroups in a namespace are refused, since OLM then installs
+nothing), and the Subscription.
+
+Without --install-mode: the mode of the namespace's OperatorGroup if it has
+one, else OwnNamespace if the CSV supports it (least privilege: namespaced
+RBAC), else AllNamespaces. The CSV's install modes are read from the catalog
+when --catalog-address can be reached; otherwise OwnNamespace.
+
+--dry-run prints the objects without reaching the cluster.`,
+		Example: `  chartpilot olm subscribe demo-operator -n demo --catalog-address 127.0.0.1:50051 --wait
+  chartpilot olm subscribe demo-operator -n demo --catalog-address 127.0.0.1:50051 --dry-run -o yaml > subscription.yaml
+  chartpilot olm subscribe demo-operator -n demo --catalog-image quay.io/me/demo-catalog:latest --channel stable --approval Manual`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			ctx, cancel := signalContext(cmd.Context())
+			defer cancel()
+			ns, err := namespaceOf(configFlags)
+			if err != nil {
+				return err
+			}
+			opts.Package, opts.Namespace = args[0], ns
+			opts.Approval = v1alpha1.Approval(approval.String())
+			opts.InstallMode = v1alpha1.InstallModeType(mode.String())
+			if dryRun && wait {
+				return errors.New("--wait waits for the install; it does not go with --dry-run")
+			}
+			if opts.InstallMode == "" {
+				if info, err := lookupBundle(ctx, opts); err != nil {
+					fmt.Fprintf(streams.ErrOut, "note: install modes unknown, the catalog did not answer: %v\n", err)
+				} else {
+					opts.SupportedModes = info.InstallModes
+				}
+			}
+			if dryRun {
+				return printPlan(streams.Out, output.String(), opts)
+			}
+			c, _, err := clusterClient(configFlags)
+			if err != nil {
+				return err
+			}
+			res, err := olm.Subscribe(ctx, c, opts)
+			if err != nil {
+				return err
+			}
+			text := output.String() == "text"
+			if err := printData(streams.Out, output.String(), res, func(w io.Writer) error {
+				for _, o := range res.Objects {
+					fmt.Fprintln(w, o)
+				}
+				_, err := fmt.Fprintf(w, "install mode %s (%s)\n", res.InstallMode, res.InstallModeReason)
+				return err
+			}); err != nil {
+				return err
+			}
+			if !wait {
+				return nil
+			}
+			began := time.Now()
+			r, err := olm.Wait(ctx, c, opts.Package, ns, olm.WaitOptions{Timeout: timeout, Progress: func(r *olm.Report) {
+				if text {
+					fmt.Fprintf(streams.Out, "%6.1fs  %s\n", time.Since(began).Seconds(), r.Summary())
+				}
+			}})
+			if errors.Is(err, olm.ErrApprovalRequired) {
+				fmt.Fprintf(streams.Out, "%s; approve it with\n  kubectl -n %s patch installplan %s --type merge -p '{\"spec\":{\"approved\":true}}'\n",
+					err, ns, r.InstallPlan.Name)
+				return nil
+			}
+			if err != nil {
+				return err
+			}
+			if text {
+				_, err = fmt.Fprintf(streams.Out, "installed %s in %s (%.1fs)\n", r.CSV.Name, ns, time.Since(began).Seconds())
+			}
+			return err
+		},
+	}
+	fl := cmd.Flags()
+	fl.StringVar(&opts.CatalogAddress, "catalog-address", "", "host:port of a registry server, e.g. chartpilot catalog serve's")
+	fl.StringVar(&opts.CatalogImage, "catalog-image", "", "a catalog image OLM runs a registry pod for")
+	fl.StringVar(&opts.CatalogSourceName, "catalog-source", "", "the CatalogSource's name (default PACKAGE-catalog)")
+	fl.StringVar(&opts.SubscriptionName, "subscription-name", "", "the Subscription's name (default: the existing Subscription to PACKAGE, else PACKAGE)")
+	fl.StringVar(&opts.Channel, "channel", "", "the channel to follow (default: the package's default channel)")
+	fl.Var(approval, "approval", "InstallPlan approval: Automatic or Manual")
+	fl.StringVar(&opts.StartingCSV, "starting-csv", "", "install this CSV first instead of the channel head")
+	fl.Var(mode, "install-mode", "OwnNamespace, SingleNamespace or AllNamespaces (default: see above)")
+	fl.StringVar(&opts.TargetNamespace, "target-namespace", "", "the namespace the operator watches in SingleNamespace mode")
+	fl.BoolVar(&dryRun, "dry-run", false, "print the objects instead of creating them (the cluster is not contacted)")
+	fl.BoolVar(&wait, "wait", false, "wait until the CSV is Succeeded, printing progress")
+	fl.DurationVar(&timeout, "timeout", 5*time.Minute, "how long --wait waits")
+	fl.VarP(output, "output", "o", "output format: text, json or yaml (with --dry-run: the objects)")
+	cmd.MarkFlagsMutuallyExclusive("catalog-address", "catalog-image")
+	cmd.MarkFlagsOneRequired("catalog-address", "catalog-image")
+	return cmd
+}
+
+// lookupBundle asks the catalog (its registry server, or its image pulled
+// into a temporary directory) for the bundle the Subscription installs.
+func lookupBundle(ctx context.Context, opts olm.SubscribeOptions) (*olm.BundleInfo, error) {
+	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	if opts.CatalogAddress != "" {
+		return olm.LookupBundle(ctx, opts.CatalogAddress, opts.Package, opts.Channel, opts.StartingCSV)
+	}
+	dir, err := os.MkdirTemp("", "chartpilot-catalog-*")
+	if err != nil {
+		return nil, err
+	}
+	defer os.RemoveAll(dir)
+	configs := filepath.Join(dir, "configs")
+	if _, err := catalog.PullImage(ctx, opts.CatalogImage, configs); err != nil {
+		return nil, err
+	}
+	cfg, err := catalog.LoadDir(ctx, configs)
+	if err != nil {
+		return nil, err
+	}
+	return olm.LookupBundleInConfig(cfg, opts.Package, opts.Channel, opts.StartingCSV)
+}
+
+// printPlan prints the objects Subscribe would apply: YAML documents (text
+// and yaml) or a JSON List.
+func printPlan(w io.Writer, format string, opts olm.SubscribeOptions) error {
+	plan, err := olm.NewPlan(opts, nil)
+	if err != nil {
+		return err
+	}
+	objs, err := plan.Objects()
+	if err != nil {
+		return err
+	}
+	if format == "json" {
+		items := make([]any, 0, len(objs))
+		for _, o := range objs {
+			items = append(items, o.Object)
+		}
+		return printData(w, "json", map[string]any{"apiVersion": "v1", "kind": "List", "items": items}, nil)
+	}
+	fmt.Fprintf(w, "# install mode %s: %s\n", plan.InstallMode, plan.InstallModeReason)
+	docs := make([]string, 0, len(objs))
+	for _, o := range objs {
+		data, err := yaml.Marshal(o.Object)
+		if err != nil {
+			return err
+		}
+		docs = append(docs, string(data))
+	}
+	_, err = fmt.Fprint(w, "---\n"+strings.Join(docs, "---\n"))
+	return err
+}
+
+func newOLMStatusCommand(streams genericiooptions.IOStreams, configFlags *genericclioptions.ConfigFlags) *cobra.Command {
+	output := outputFlag()
+	cmd := &cobra.Command{
+		Use:   "status PACKAGE",
+		Short: "Show the CatalogSource connection, Subscription, InstallPlan and CSV of PACKAGE, and why an install is stuck",
+		Long: `Reads the Subscription whose spec.name is PACKAGE in the namespace and the
+objects OLM made for it, then checks each step: the namespace's OperatorGroup,
+the CatalogSource's connection state, the Subscription's state and conditions
+(ResolutionFailed with OLM's message), the InstallPlan's phase (approval,
+failure) and the CSV's phase and reason (RequirementsNotMet with the missing
+requirement). Exits non-zero unless the CSV is Succeeded.`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			c, ns, err := clusterClient(configFlags)
+			if err != nil {
+				return err
+			}
+			o, err := olm.Observe(cmd.Context(), c, args[0], ns)
+			if err != nil {
+				return err
+			}
+			r := o.Report()
+			if err := printData(streams.Out, output.String(), r, r.WriteText); err != nil {
+				return err
+			}
+			if !r.Installed {
+				return fmt.Errorf("package %s is not installed in %s", args[0], ns)
+			}
+			return nil
+		},
+	}
+	cmd.Flags().VarP(output, "output", "o", "output format: text, json or yaml")
+	return cmd
+}
+
+func newOLMUnsubscribeCommand(streams genericiooptions.IOStreams, configFlags *genericclioptions.ConfigFlags) *cobra.Command {
+	var (
+		opts olm.UnsubscribeOptions
+		yes  bool
+	)
+	output := outputFlag()
+	cmd := &cobra.Command{
+		Use:   "unsubscribe PACKAGE",
+		Short: "Remove the operator of PACKAGE: Subscription, CSV, InstallPlans; custom resources and CRDs when asked",
+		Long: `Deletes the Subscription, the CSVs it installed (OLM then removes the
+operator's Deployment, ServiceAccounts and RBAC), their InstallPlans, and the
+CatalogSource and OperatorGroup that subscribe created, unless something else
+uses them.
+
+--delete-crs deletes every custom resource of the operator's CRDs, in all
+namespaces, first, while the operator still runs its finalizers (a Helm
+operator uninstalls each release). If the operator is gone, they wait
+forever: --force-remove-finalizers drops the finalizers after --timeout,
+leaving the release's objects. --delete-crds also deletes the CRDs. Both
+destroy data and need --yes.`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if (opts.DeleteCRs || opts.DeleteCRDs) && !yes {
+				return errors.New("--delete-crs and --delete-crds delete every custom resource of the operator's kinds in all namespaces: add --yes to confirm")
+			}
+			c, ns, err := clusterClient(configFlags)
+			if err != nil {
+				return err
+			}
+			opts.Package, opts.Namespace = args[0], ns
+			text := output.String() == "text"
+			if text {
+				opts.Out = streams.Out
+			}
+			ctx, cancel := signalContext(cmd.Context())
+			defer cancel()
+			res, err := olm.Unsubscribe(ctx, c, opts)
+			if err != nil {
+				return err
+			}
+			return printData(streams.Out, output.String(), res, func(w io.Writer) error {
+				for _, n := range res.Notes {
+					fmt.Fprintln(w, "note:", n)
+				}
+				_, err := fmt.Fprintf(w, "unsubscribed %s in %s\n", opts.Package, ns)
+				return err
+			})
+		},
+	}
+	fl := cmd.Flags()
+	fl.BoolVar(&opts.DeleteCRs, "delete-crs", false, "delete the custom resources of the operator's CRDs (all namespaces) first")
+	fl.BoolVar(&opts.DeleteCRDs, "delete-crds", false, "delete the operator's CRDs too (implies --delete-crs)")
+	fl.BoolVar(&opts.ForceRemoveFinalizers, "force-remove-finalizers", false, "drop the finalizers of custom resources still there after --timeout")
+	fl.BoolVar(&yes, "yes", false, "confirm --delete-crs / --delete-crds")
+	fl.DurationVar(&opts.Timeout, "timeout", 2*time.Minute, "how long to wait for each deletion")
+	fl.VarP(output, "output", "o", "output format: text, json or yaml")
+	return cmd
+}

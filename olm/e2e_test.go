@@ -1,0 +1,328 @@
+package olm_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"strings"
+	"testing"
+	"time"
+
+	operatorsv1 "github.com/operator-framework/api/pkg/operators/v1"
+	"github.com/operator-framework/api/pkg/operators/v1alpha1"
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/cli-runtime/pkg/genericiooptions"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/chartpilot/chartpilot/cluster/clustertest"
+	"github.com/chartpilot/chartpilot/internal/cli"
+	"github.com/chartpilot/chartpilot/olm"
+	"github.com/chartpilot/chartpilot/olm/olmtest"
+)
+
+var env *clustertest.Env
+
+func TestMain(m *testing.M) { os.Exit(clustertest.Main(m, &env)) }
+
+func newClient(t *testing.T) client.Client {
+	t.Helper()
+	c, err := olm.NewClient(env.Config)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
+
+// namespace creates a namespace for one test and deletes it afterwards.
+func namespace(t *testing.T, c client.Client) string {
+	t.Helper()
+	name := fmt.Sprintf("olm-%d", time.Now().UnixNano()%1_000_000_000)
+	if err := c.Create(context.Background(), &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name}}); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		_ = c.Delete(context.Background(), &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name}})
+	})
+	return name
+}
+
+// chartpilot runs the CLI against the test cluster.
+func chartpilot(t *testing.T, args ...string) (string, error) {
+	t.Helper()
+	streams, _, out, errOut := genericiooptions.NewTestIOStreams()
+	cmd := cli.NewRootCommand(streams)
+	cmd.SetArgs(append([]string{"--kubeconfig", env.Kubeconfig}, args...))
+	err := cmd.Execute()
+	return out.String() + errOut.String(), err
+}
+
+// The whole journey: subscribe (twice: nothing changes), wait for the CSV,
+// status, then unsubscribe, which first refuses to leave custom resources
+// hanging on finalizers and then removes everything with the flags.
+func TestSubscribeStatusUnsubscribe(t *testing.T) {
+	ctx := context.Background()
+	c := newClient(t)
+	ns := namespace(t, c)
+	b := olmtest.Bundle{Package: "journey", Version: "0.1.0"}
+	addr := olmtest.Serve(t, olmtest.Catalog(t, b))
+
+	info, err := olm.LookupBundle(ctx, addr, b.Package, "", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if info.CSV != b.CSVName() || info.Channel != "stable" || !info.InstallModes[v1alpha1.InstallModeTypeOwnNamespace] || info.InstallModes[v1alpha1.InstallModeTypeSingleNamespace] {
+		t.Errorf("LookupBundle = %+v", info)
+	}
+	opts := olm.SubscribeOptions{Package: b.Package, Namespace: ns, CatalogAddress: addr, SupportedModes: info.InstallModes}
+	began := time.Now()
+	res, err := olm.Subscribe(ctx, c, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := actions(res); got != "CatalogSource created, OperatorGroup created, Subscription created" {
+		t.Errorf("first subscribe: %s", got)
+	}
+	if res.InstallMode != v1alpha1.InstallModeTypeOwnNamespace {
+		t.Errorf("install mode %s, want OwnNamespace", res.InstallMode)
+	}
+	res, err = olm.Subscribe(ctx, c, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := actions(res); got != "CatalogSource unchanged, OperatorGroup reused, Subscription unchanged" {
+		t.Errorf("second subscribe: %s", got)
+	}
+
+	var progress []string
+	r, err := olm.Wait(ctx, c, b.Package, ns, olm.WaitOptions{Timeout: 2 * time.Minute, Progress: func(r *olm.Report) { progress = append(progress, r.Summary()) }})
+	if err != nil {
+		t.Fatalf("%v\nprogress:\n%s", err, strings.Join(progress, "\n"))
+	}
+	t.Logf("Subscription to CSV Succeeded: %s, progress:\n  %s", time.Since(began).Round(100*time.Millisecond), strings.Join(progress, "\n  "))
+	if !r.Installed || r.CSV.Name != b.CSVName() {
+		t.Errorf("report after Wait: installed %v, csv %+v", r.Installed, r.CSV)
+	}
+	var og operatorsv1.OperatorGroup
+	if err := c.Get(ctx, client.ObjectKey{Namespace: ns, Name: b.Package}, &og); err != nil {
+		t.Fatal(err)
+	}
+	if len(og.Status.Namespaces) != 1 || og.Status.Namespaces[0] != ns {
+		t.Errorf("OperatorGroup targets %v, want [%s]", og.Status.Namespaces, ns)
+	}
+
+	// OLM marks the InstallPlan Complete a little after the CSV succeeds.
+	ipBegan := time.Now()
+	err = wait.PollUntilContextTimeout(ctx, 500*time.Millisecond, time.Minute, true, func(ctx context.Context) (bool, error) {
+		o, err := olm.Observe(ctx, c, b.Package, ns)
+		return err == nil && o.InstallPlan != nil && o.InstallPlan.Status.Phase == v1alpha1.InstallPlanPhaseComplete, err
+	})
+	if err != nil {
+		t.Fatalf("InstallPlan not Complete a minute after the CSV Succeeded: %v", err)
+	}
+	t.Logf("InstallPlan Complete %s after the CSV Succeeded", time.Since(ipBegan).Round(100*time.Millisecond))
+
+	out, err := chartpilot(t, "olm", "status", b.Package, "-n", ns)
+	if err != nil {
+		t.Fatalf("olm status: %v\n%s", err, out)
+	}
+	for _, want := range []string{"package journey in namespace " + ns + ": installed (journey.v0.1.0)", "pass  CatalogSource connection", "READY (" + addr + ")", "AtLatestKnown, installed journey.v0.1.0", "Complete (journey.v0.1.0)", "Succeeded"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("status output lacks %q:\n%s", want, out)
+		}
+	}
+
+	// A custom resource whose finalizer nobody runs: the operator's pods
+	// are simulated here, as if the operator were broken.
+	cr := &unstructured.Unstructured{Object: map[string]any{
+		"apiVersion": b.Group() + "/v1", "kind": "Widget",
+		"metadata": map[string]any{"name": "w", "namespace": ns, "finalizers": []any{"helm.sdk.operatorframework.io/uninstall-release"}},
+	}}
+	if err := c.Create(ctx, cr); err != nil {
+		t.Fatal(err)
+	}
+	_, err = olm.Unsubscribe(ctx, c, olm.UnsubscribeOptions{Package: b.Package, Namespace: ns, DeleteCRs: true, Timeout: 3 * time.Second})
+	if !errors.Is(err, olm.ErrFinalizersPending) || !strings.Contains(err.Error(), "Widget "+ns+"/w (finalizers helm.sdk.operatorframework.io/uninstall-release)") || !strings.Contains(err.Error(), "--force-remove-finalizers") {
+		t.Fatalf("unsubscribe with a stuck finalizer: %v", err)
+	}
+	if o, _ := olm.Observe(ctx, c, b.Package, ns); o.Subscription == nil || !o.Installed() {
+		t.Fatal("the refused unsubscribe removed the operator")
+	}
+
+	out, err = chartpilot(t, "olm", "unsubscribe", b.Package, "-n", ns, "--delete-crds", "--force-remove-finalizers", "--timeout", "3s")
+	if err == nil || !strings.Contains(err.Error(), "add --yes") {
+		t.Fatalf("unsubscribe --delete-crds without --yes: %v", err)
+	}
+	out, err = chartpilot(t, "olm", "unsubscribe", b.Package, "-n", ns, "--delete-crds", "--force-remove-finalizers", "--timeout", "3s", "--yes")
+	if err != nil {
+		t.Fatalf("unsubscribe: %v\n%s", err, out)
+	}
+	t.Logf("unsubscribe:\n%s", out)
+	for _, want := range []string{"note: removed the finalizers of Widget " + ns + "/w", "subscription/journey deleted", "clusterserviceversion/journey.v0.1.0 deleted", "installplan/", "catalogsource/journey-catalog deleted", "operatorgroup/journey deleted", "customresourcedefinition/" + b.CRDName() + " deleted"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("unsubscribe output lacks %q", want)
+		}
+	}
+	gone := []client.Object{
+		&v1alpha1.Subscription{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: b.Package}},
+		&v1alpha1.ClusterServiceVersion{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: b.CSVName()}},
+		&v1alpha1.CatalogSource{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: b.Package + "-catalog"}},
+		&operatorsv1.OperatorGroup{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: b.Package}},
+		&apiextensionsv1.CustomResourceDefinition{ObjectMeta: metav1.ObjectMeta{Name: b.CRDName()}},
+		// OLM's garbage: the Deployment the CSV owned.
+		&appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: b.Deployment()}},
+	}
+	for _, obj := range gone {
+		err := wait.PollUntilContextTimeout(ctx, 500*time.Millisecond, time.Minute, true, func(ctx context.Context) (bool, error) {
+			err := c.Get(ctx, client.ObjectKeyFromObject(obj), obj)
+			return apierrors.IsNotFound(err), nil
+		})
+		if err != nil {
+			t.Errorf("%T %s still there after unsubscribe", obj, obj.GetName())
+		}
+	}
+	var ips v1alpha1.InstallPlanList
+	if err := c.List(ctx, &ips, client.InNamespace(ns)); err != nil {
+		t.Fatal(err)
+	}
+	if len(ips.Items) != 0 {
+		t.Errorf("%d InstallPlans left", len(ips.Items))
+	}
+	if _, err := olm.Unsubscribe(ctx, c, olm.UnsubscribeOptions{Package: b.Package, Namespace: ns}); !errors.Is(err, olm.ErrNotSubscribed) {
+		t.Errorf("second unsubscribe: %v, want ErrNotSubscribed", err)
+	}
+}
+
+func actions(res *olm.SubscribeResult) string {
+	var out []string
+	for _, o := range res.Objects {
+		out = append(out, o.Kind+" "+string(o.Action))
+	}
+	return strings.Join(out, ", ")
+}
+
+// Manual approval: Wait stops at the InstallPlan that waits for approval and
+// status says how to approve it; once approved, the CSV installs.
+func TestManualApproval(t *testing.T) {
+	ctx := context.Background()
+	c := newClient(t)
+	ns := namespace(t, c)
+	b := olmtest.Bundle{Package: "manual", Version: "0.1.0", InstallModes: []string{"AllNamespaces"}}
+	addr := olmtest.Serve(t, olmtest.Catalog(t, b))
+
+	out, err := chartpilot(t, "olm", "subscribe", b.Package, "-n", ns, "--catalog-address", addr, "--approval", "Manual", "--wait", "--timeout", "90s")
+	if err != nil {
+		t.Fatalf("subscribe: %v\n%s", err, out)
+	}
+	for _, want := range []string{"install mode AllNamespaces (supported by the CSV (AllNamespaces))", "the InstallPlan waits for approval", `patch installplan install-`} {
+		if !strings.Contains(out, want) {
+			t.Errorf("subscribe output lacks %q:\n%s", want, out)
+		}
+	}
+	o, err := olm.Observe(ctx, c, b.Package, ns)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := findingOf(olm.Diagnose(o), olm.CheckInstallPlan)
+	if f.Severity != olm.Warn || !strings.Contains(f.Message, "RequiresApproval") || !strings.Contains(f.Fix, `{"spec":{"approved":true}}`) {
+		t.Errorf("InstallPlan finding: %+v", f)
+	}
+	ip := o.InstallPlan.DeepCopy()
+	ip.Spec.Approved = true
+	if err := c.Update(ctx, ip); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := olm.Wait(ctx, c, b.Package, ns, olm.WaitOptions{Timeout: 2 * time.Minute}); err != nil {
+		t.Fatal(err)
+	}
+	var og operatorsv1.OperatorGroup
+	if err := c.Get(ctx, client.ObjectKey{Namespace: ns, Name: b.Package}, &og); err != nil {
+		t.Fatal(err)
+	}
+	if len(og.Spec.TargetNamespaces) != 0 {
+		t.Errorf("AllNamespaces OperatorGroup targets %v", og.Spec.TargetNamespaces)
+	}
+	if _, err := olm.Unsubscribe(ctx, c, olm.UnsubscribeOptions{Package: b.Package, Namespace: ns}); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func findingOf(fs []olm.Finding, check string) olm.Finding {
+	for _, f := range fs {
+		if f.Check == check {
+			return f
+		}
+	}
+	return olm.Finding{}
+}
+
+// OperatorGroups that OLM would choke on are refused before anything is
+// created.
+func TestSubscribeRefusesOperatorGroups(t *testing.T) {
+	ctx := context.Background()
+	c := newClient(t)
+	tests := []struct {
+		name string
+		// groups are the target namespaces of each OperatorGroup created first
+		groups  [][]string
+		mode    v1alpha1.InstallModeType
+		wantErr error
+		wantMsg string
+	}{
+		{name: "two groups", groups: [][]string{nil, nil}, wantErr: olm.ErrTooManyOperatorGroups, wantMsg: "has OperatorGroups og0, og1"},
+		{name: "group for another namespace", groups: [][]string{{"elsewhere"}}, mode: v1alpha1.InstallModeTypeOwnNamespace, wantErr: olm.ErrIncompatibleOperatorGroup, wantMsg: "OperatorGroup og0 in namespace NS targets [elsewhere], install mode OwnNamespace needs [NS]; choose --install-mode SingleNamespace"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			ns := namespace(t, c)
+			for i, targets := range tt.groups {
+				og := &operatorsv1.OperatorGroup{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: fmt.Sprintf("og%d", i)}, Spec: operatorsv1.OperatorGroupSpec{TargetNamespaces: targets}}
+				if err := c.Create(ctx, og); err != nil {
+					t.Fatal(err)
+				}
+			}
+			_, err := olm.Subscribe(ctx, c, olm.SubscribeOptions{Package: "refused", Namespace: ns, CatalogAddress: "127.0.0.1:1", InstallMode: tt.mode})
+			if !errors.Is(err, tt.wantErr) || !strings.Contains(err.Error(), strings.ReplaceAll(tt.wantMsg, "NS", ns)) {
+				t.Fatalf("err = %v, want %v with %q", err, tt.wantErr, tt.wantMsg)
+			}
+			var subs v1alpha1.SubscriptionList
+			if err := c.List(ctx, &subs, client.InNamespace(ns)); err != nil || len(subs.Items) != 0 {
+				t.Errorf("Subscriptions after the refusal: %d, %v", len(subs.Items), err)
+			}
+		})
+	}
+}
+
+// A Subscription made with kubectl under another name is updated, not doubled.
+func TestSubscribeAdoptsExistingSubscription(t *testing.T) {
+	ctx := context.Background()
+	c := newClient(t)
+	ns := namespace(t, c)
+	mine := &v1alpha1.Subscription{
+		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "hand-made"},
+		Spec:       &v1alpha1.SubscriptionSpec{Package: "adopted", CatalogSource: "adopted-catalog", CatalogSourceNamespace: ns, Channel: "alpha"},
+	}
+	if err := c.Create(ctx, mine); err != nil {
+		t.Fatal(err)
+	}
+	res, err := olm.Subscribe(ctx, c, olm.SubscribeOptions{Package: "adopted", Namespace: ns, CatalogAddress: "127.0.0.1:1", Channel: "stable"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := actions(res); got != "CatalogSource created, OperatorGroup created, Subscription configured" {
+		t.Errorf("subscribe: %s", got)
+	}
+	var subs v1alpha1.SubscriptionList
+	if err := c.List(ctx, &subs, client.InNamespace(ns)); err != nil {
+		t.Fatal(err)
+	}
+	if len(subs.Items) != 1 || subs.Items[0].Name != "hand-made" || subs.Items[0].Spec.Channel != "stable" {
+		t.Errorf("Subscriptions after subscribe: %+v", subs.Items)
+	}
+}

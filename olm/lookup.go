@@ -1,0 +1,146 @@
+package olm
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+
+	"github.com/operator-framework/api/pkg/operators/v1alpha1"
+	"github.com/operator-framework/operator-registry/alpha/declcfg"
+	"github.com/operator-framework/operator-registry/alpha/model"
+	"github.com/operator-framework/operator-registry/alpha/property"
+	"github.com/operator-framework/operator-registry/pkg/api"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/credentials/insecure"
+)
+
+// BundleInfo is what the catalog says about the bundle a Subscription would
+// install first.
+type BundleInfo struct {
+	// CSV is the bundle's ClusterServiceVersion name.
+	CSV string `json:"csv"`
+	// Channel is the channel it was looked up in (the default channel when
+	// none was asked for).
+	Channel string `json:"channel"`
+	// InstallModes are the install modes the CSV supports.
+	InstallModes v1alpha1.InstallModeSet `json:"installModes"`
+}
+
+// LookupBundle asks the registry server at address (OLM's registry gRPC API)
+// for the bundle of pkg that a Subscription to channel (default: the
+// package's default channel) and startingCSV (default: the channel head)
+// installs, and returns its install modes.
+func LookupBundle(ctx context.Context, address, pkg, channel, startingCSV string) (*BundleInfo, error) {
+	conn, err := grpc.NewClient(address, grpc.WithTransportCredentials(insecure.NewCredentials()))
+	if err != nil {
+		return nil, fmt.Errorf("catalog at %s: %w", address, err)
+	}
+	defer conn.Close()
+	reg := api.NewRegistryClient(conn)
+	if channel == "" {
+		p, err := reg.GetPackage(ctx, &api.GetPackageRequest{Name: pkg})
+		if err != nil {
+			return nil, fmt.Errorf("catalog at %s: package %s: %w", address, pkg, err)
+		}
+		channel = p.GetDefaultChannelName()
+	}
+	var b *api.Bundle
+	if startingCSV != "" {
+		b, err = reg.GetBundle(ctx, &api.GetBundleRequest{PkgName: pkg, ChannelName: channel, CsvName: startingCSV})
+	} else {
+		b, err = reg.GetBundleForChannel(ctx, &api.GetBundleInChannelRequest{PkgName: pkg, ChannelName: channel})
+	}
+	if err != nil {
+		return nil, fmt.Errorf("catalog at %s: package %s channel %s: %w", address, pkg, channel, err)
+	}
+	props := make([]property.Property, 0, len(b.GetProperties()))
+	for _, p := range b.GetProperties() {
+		props = append(props, property.Property{Type: p.GetType(), Value: json.RawMessage(p.GetValue())})
+	}
+	modes, err := bundleInstallModes(b.GetCsvJson(), props)
+	if err != nil {
+		return nil, fmt.Errorf("catalog at %s: bundle %s: %w", address, b.GetCsvName(), err)
+	}
+	return &BundleInfo{CSV: b.GetCsvName(), Channel: channel, InstallModes: modes}, nil
+}
+
+// LookupBundleInConfig is LookupBundle on a loaded catalog (for example a
+// catalog image's, see catalog.PullImage and catalog.LoadDir).
+func LookupBundleInConfig(cfg *declcfg.DeclarativeConfig, pkg, channel, startingCSV string) (*BundleInfo, error) {
+	m, err := declcfg.ConvertToModel(*cfg)
+	if err != nil {
+		return nil, fmt.Errorf("reading the catalog: %w", err)
+	}
+	p, ok := m[pkg]
+	if !ok {
+		return nil, fmt.Errorf("package %s is not in the catalog", pkg)
+	}
+	ch := p.DefaultChannel
+	if channel != "" {
+		if ch, ok = p.Channels[channel]; !ok {
+			return nil, fmt.Errorf("package %s has no channel %s", pkg, channel)
+		}
+	}
+	if ch == nil {
+		return nil, fmt.Errorf("package %s has no default channel", pkg)
+	}
+	var b *model.Bundle
+	if startingCSV != "" {
+		if b, ok = ch.Bundles[startingCSV]; !ok {
+			return nil, fmt.Errorf("channel %s of package %s has no bundle %s", ch.Name, pkg, startingCSV)
+		}
+	} else if b, err = ch.Head(); err != nil {
+		return nil, fmt.Errorf("channel %s of package %s: %w", ch.Name, pkg, err)
+	}
+	modes, err := bundleInstallModes(b.CsvJSON, b.Properties)
+	if err != nil {
+		return nil, fmt.Errorf("bundle %s: %w", b.Name, err)
+	}
+	return &BundleInfo{CSV: b.Name, Channel: ch.Name, InstallModes: modes}, nil
+}
+
+// bundleInstallModes reads the install modes from the bundle's CSV: its
+// JSON, else an olm.bundle.object property holding it (inline bundles), else
+// the olm.csv.metadata property (image bundles).
+func bundleInstallModes(csvJSON string, props []property.Property) (v1alpha1.InstallModeSet, error) {
+	var modes []v1alpha1.InstallMode
+	csvs := []string{csvJSON}
+	for _, p := range props {
+		if p.Type != property.TypeBundleObject {
+			continue
+		}
+		var obj property.BundleObject
+		if err := json.Unmarshal(p.Value, &obj); err == nil {
+			csvs = append(csvs, string(obj.Data))
+		}
+	}
+	for _, data := range csvs {
+		var csv v1alpha1.ClusterServiceVersion
+		if data == "" || json.Unmarshal([]byte(data), &csv) != nil || csv.Kind != v1alpha1.ClusterServiceVersionKind {
+			continue
+		}
+		modes = csv.Spec.InstallModes
+		break
+	}
+	if modes == nil {
+		for _, p := range props {
+			if p.Type != property.TypeCSVMetadata {
+				continue
+			}
+			var md property.CSVMetadata
+			if err := json.Unmarshal(p.Value, &md); err != nil {
+				return nil, fmt.Errorf("parsing %s: %w", property.TypeCSVMetadata, err)
+			}
+			modes = md.InstallModes
+		}
+	}
+	if len(modes) == 0 {
+		return nil, errors.New("no install modes in its CSV")
+	}
+	set := v1alpha1.InstallModeSet{}
+	for _, m := range modes {
+		set[m.Type] = m.Supported
+	}
+	return set, nil
+}
