@@ -49,6 +49,8 @@ cluster with real OLM to try all of it on one machine.`,
 		newInitCommand(streams),
 		newCreateCommand(streams),
 		newGenerateCommand(streams),
+		newApplyCommand(streams, configFlags),
+		newDeleteCommand(streams, configFlags),
 	)
 	return cmd
 }
