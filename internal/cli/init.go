@@ -15,9 +15,10 @@ import (
 // apiFlags adds the flags naming a chart and the kind it becomes.
 func apiFlags(cmd *cobra.Command, o *scaffold.APIOptions) {
 	fl := cmd.Flags()
-	fl.StringVar(&o.Chart, "chart", "", "the Helm chart: a chart directory or a packaged .tgz (file:// dependencies are resolved and vendored), or its name with --chart-repo")
+	fl.StringVar(&o.Chart, "chart", "", "the Helm chart: a chart directory or a packaged .tgz (file:// dependencies are resolved and vendored), an oci://HOST/PATH/NAME[:TAG] reference, or its name with --chart-repo")
 	fl.StringVar(&o.ChartRepo, "chart-repo", "", "URL of a Helm chart repository to pull --chart from")
-	fl.StringVar(&o.ChartVersion, "chart-version", "", "version or semver constraint of the chart to pull from --chart-repo (default: the latest)")
+	fl.StringVar(&o.ChartVersion, "chart-version", "", "version or semver constraint of the chart to pull from --chart-repo or an OCI registry (default: the latest)")
+	fl.BoolVar(&o.PlainHTTP, "plain-http", false, "reach the OCI registry of an oci:// chart over HTTP instead of HTTPS (credentials: helm registry login)")
 	fl.StringVar(&o.Group, "group", scaffold.DefaultGroup, "the API group's first label; the group is <group>.<domain>")
 	fl.StringVar(&o.Version, "version", scaffold.DefaultVersion, "the API version")
 	fl.StringVar(&o.Kind, "kind", "", "the custom resource's kind (default: the chart's name in CamelCase)")
@@ -43,7 +44,8 @@ init, deprecated ones are warnings. A failed init leaves nothing behind; a
 non-empty DIR is refused unless --force.`,
 		Example: `  chartpilot init --domain example.com --chart ./charts/webapp
   chartpilot init my-operator --chart webapp-0.1.0.tgz --group web --kind WebApp
-  chartpilot init my-operator --chart webapp --chart-repo https://charts.example.com --chart-version 0.1.0`,
+  chartpilot init my-operator --chart webapp --chart-repo https://charts.example.com --chart-version 0.1.0
+  chartpilot init my-operator --chart oci://registry.example.com/charts/webapp --chart-version '^0.1'`,
 		Args: cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.Dir = "."
