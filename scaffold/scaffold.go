@@ -516,7 +516,13 @@ func (g *generator) roleYAML() ([]byte, error) {
 			return nil, err
 		}
 		lower := strings.ToLower(w.Kind)
+		// chartpilot names samples by the full group, operator-sdk by its
+		// first label.
 		sample := filepath.Join(g.dir, "config", "samples", w.Group+"_"+w.Version+"_"+lower+".yaml")
+		if _, err := os.Stat(sample); err != nil {
+			short, _, _ := strings.Cut(w.Group, ".")
+			sample = filepath.Join(g.dir, "config", "samples", short+"_"+w.Version+"_"+lower+".yaml")
+		}
 		var samples []map[string]any
 		if data, err := os.ReadFile(sample); err == nil {
 			var obj struct {

@@ -166,3 +166,52 @@ its sample CR's values) and each CRD's schema under config/crd/bases. Run it
 	discoveryFlag(cmd, &discovery)
 	return cmd
 }
+
+func newAdoptCommand(streams genericiooptions.IOStreams) *cobra.Command {
+	opts := scaffold.AdoptOptions{}
+	var discovery, noDiff bool
+	cmd := &cobra.Command{
+		Use:   "adopt [DIR]",
+		Short: "Make an operator-sdk Helm project work with chartpilot, keeping your edits",
+		Long: `adopt takes a project written by operator-sdk init --plugins helm (PROJECT,
+watches.yaml, helm-charts/, config/, Makefile) in DIR (default: the current
+directory) and adds what chartpilot derives: a least-privilege
+config/rbac/role.yaml instead of operator-sdk's rules granting every verb, CRD
+spec schemas from the charts' values, the Makefile's targets (run, install,
+deploy, bundle, catalog-build...) running chartpilot while your variables and
+other targets stay, and config/scorecard when absent.
+
+Each rewritten file is saved under .chartpilot-backup/ first, and the diff is
+printed; if a different backup is already there, adopt refuses and changes
+nothing. Running adopt again on an adopted project changes nothing.`,
+		Example: `  chartpilot adopt --dry-run
+  chartpilot adopt ./my-operator`,
+		Args: cobra.MaximumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			opts.Dir = "."
+			if len(args) == 1 {
+				opts.Dir = args[0]
+			}
+			cfg, err := clusterConfig(cmd, discovery)
+			if err != nil {
+				return err
+			}
+			opts.Config = cfg
+			opts.Out = streams.ErrOut
+			res, err := scaffold.Adopt(opts)
+			if err != nil {
+				return err
+			}
+			if opts.DryRun {
+				fmt.Fprintln(streams.Out, "Dry run: nothing written.")
+			}
+			return res.Write(streams.Out, !noDiff)
+		},
+	}
+	fl := cmd.Flags()
+	fl.BoolVar(&opts.DryRun, "dry-run", false, "print what would change and write nothing")
+	fl.BoolVar(&noDiff, "no-diff", false, "list the changed files without their diffs")
+	fl.StringVar(&opts.KubeVersion, "k8s-version", rbac.DefaultKubeVersion, "the Kubernetes version the charts' APIs are checked against")
+	discoveryFlag(cmd, &discovery)
+	return cmd
+}
