@@ -64,7 +64,7 @@ func TestAdoptGolden(t *testing.T) {
 	makefile := string(files["Makefile"])
 	for _, want := range []string{
 		"IMAGE_TAG_BASE ?= registry.example.org/team/webapp-operator\n", // the author's variable
-		"lint-charts: ## Lint the charts.\n\thelm lint helm-charts/*\n",  // the author's target
+		"lint-charts: ## Lint the charts.\n\thelm lint helm-charts/*\n", // the author's target
 		"deploy: ## Deploy controller to the K8s cluster specified in ~/.kube/config.\n\t$(CHARTPILOT) apply --kustomize config/default --image controller=$(IMG)\n",
 		"CHARTPILOT ?= ",
 	} {
@@ -101,8 +101,10 @@ func TestAdoptRefusals(t *testing.T) {
 		wantErr: ErrBackupExists,
 		wantMsg: "config/rbac/role.yaml would be rewritten, but .chartpilot-backup/config/rbac/role.yaml holds another version",
 	}, {
-		name:    "not a Helm project",
-		prepare: func(t *testing.T, dir string) { writeFile(t, filepath.Join(dir, "PROJECT"), "version: \"3\"\nlayout: [go.kubebuilder.io/v4]\n") },
+		name: "not a Helm project",
+		prepare: func(t *testing.T, dir string) {
+			writeFile(t, filepath.Join(dir, "PROJECT"), "version: \"3\"\nlayout: [go.kubebuilder.io/v4]\n")
+		},
 		wantMsg: "is not a Helm operator project",
 	}, {
 		name:    "a watched chart that is missing",
