@@ -113,6 +113,11 @@ func AddContext(ctx context.Context, opts AddOptions) (*AddResult, error) {
 	if err != nil {
 		return nil, fmt.Errorf("reading bundle %s: %w", source, err)
 	}
+	unlock, err := lockDir(ctx, opts.Dir)
+	if err != nil {
+		return nil, err
+	}
+	defer unlock()
 	pf, err := loadPackage(opts.Dir, b.Package)
 	if err != nil {
 		return nil, err
@@ -317,6 +322,11 @@ type RemoveOptions struct {
 // was in, so their replaces chains close over the gap. Channels left empty
 // are dropped. The package is validated before anything is written.
 func Remove(opts RemoveOptions) (removed string, err error) {
+	unlock, err := lockDir(context.Background(), opts.Dir)
+	if err != nil {
+		return "", err
+	}
+	defer unlock()
 	pf, err := loadPackage(opts.Dir, opts.Package)
 	if err != nil {
 		return "", err
@@ -380,6 +390,11 @@ func Deprecate(opts DeprecateOptions) error {
 	if opts.Bundle != "" && opts.Channel != "" {
 		return errors.New("deprecate a bundle or a channel, not both")
 	}
+	unlock, err := lockDir(context.Background(), opts.Dir)
+	if err != nil {
+		return err
+	}
+	defer unlock()
 	pf, err := loadPackage(opts.Dir, opts.Package)
 	if err != nil {
 		return err

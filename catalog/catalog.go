@@ -118,6 +118,15 @@ func Init(opts InitOptions) error {
 	if err := checkPackageName(opts.Package); err != nil {
 		return err
 	}
+	// The lock's sibling file needs the catalog's parent directory.
+	if err := os.MkdirAll(filepath.Dir(filepath.Clean(opts.Dir)), 0o755); err != nil {
+		return fmt.Errorf("creating catalog directory: %w", err)
+	}
+	unlock, err := lockDir(context.Background(), opts.Dir)
+	if err != nil {
+		return err
+	}
+	defer unlock()
 	if _, _, err := findPackageFile(opts.Dir, opts.Package); err == nil {
 		return fmt.Errorf("%w: %q in %s", ErrPackageExists, opts.Package, opts.Dir)
 	} else if !errors.Is(err, ErrPackageNotFound) {

@@ -16,14 +16,16 @@
 // installs without unpacking anything). Every change is validated first
 // and written atomically: a failed change leaves the directory as it was.
 //
-// Writers do not lock the directory: run one change at a time.
+// Writers of one directory serialize on a lock (flock of the sibling file
+// LockPath names, outside the directory so that operator-registry's loaders
+// and catalog images never see it): concurrent changes all land.
 //
 // Validate runs operator-registry's model validation and chartpilot's graph
 // checks and reports every problem as a tree naming package, channel and
 // bundle. Render writes the catalog as one deterministic stream, Graph
-// draws the upgrade graphs as mermaid, and Serve answers OLM's registry
-// gRPC API for a directory or a catalog image, as `opm serve` does, on
-// loopback unless told otherwise.
+// draws the upgrade graphs as mermaid or an SVG picture, and Serve answers
+// OLM's registry gRPC API for a directory or a catalog image, as `opm serve`
+// does, on loopback unless told otherwise.
 //
 // BuildImage builds the catalog image without a container engine (the FBC
 // under /configs, the serving cache pre-built, the configs label);

@@ -133,16 +133,33 @@ type GraphOptions struct {
 	Dir string
 	// Packages limits the output to these packages; empty means all.
 	Packages []string
+	// Format is GraphMermaid (the default) or GraphSVG.
+	Format string
 }
 
-// Graph writes the upgrade graph of every channel as a mermaid flowchart.
+// The formats Graph writes.
+const (
+	// GraphMermaid is a mermaid flowchart (text that renders on GitHub).
+	GraphMermaid = "mermaid"
+	// GraphSVG is an SVG picture.
+	GraphSVG = "svg"
+)
+
+// Graph writes the upgrade graph of every channel as a mermaid flowchart
+// or an SVG picture.
 func Graph(ctx context.Context, w io.Writer, opts GraphOptions) error {
+	if opts.Format != "" && opts.Format != GraphMermaid && opts.Format != GraphSVG {
+		return fmt.Errorf("unknown graph format %q (want %s or %s)", opts.Format, GraphMermaid, GraphSVG)
+	}
 	cfg, err := LoadDir(ctx, opts.Dir)
 	if err != nil {
 		return err
 	}
 	if len(opts.Packages) > 0 {
 		cfg = filterPackages(cfg, opts.Packages)
+	}
+	if opts.Format == GraphSVG {
+		return WriteSVG(w, cfg)
 	}
 	return WriteMermaid(w, cfg)
 }
@@ -156,84 +173,158 @@ var mermaidUnsafe = regexp.MustCompile(`[^A-Za-z0-9_]`)
 // are noted on their nodes, drawing all of them would bury the chain).
 // Deprecated bundles, channels and packages are marked.
 func WriteMermaid(w io.Writer, cfg *declcfg.DeclarativeConfig) error {
-	versions := map[string]map[string]semver.Version{}
-	for i := range cfg.Bundles {
-		b := &cfg.Bundles[i]
-		v, err := bundleVersion(b)
-		if err != nil {
-			return err
-		}
-		if versions[b.Package] == nil {
-			versions[b.Package] = map[string]semver.Version{}
-		}
-		versions[b.Package][b.Name] = v
+	gi, err := newGraphInput(cfg)
+	if err != nil {
+		return err
 	}
-	deprecated := map[string]string{} // package/schema/name -> message
-	for _, d := range cfg.Deprecations {
-		for _, e := range d.Entries {
-			deprecated[d.Package+"/"+e.Reference.Schema+"/"+e.Reference.Name] = e.Message
-		}
-	}
-	byPkg := splitByPackage(cfg)
-	pkgs := make([]string, 0, len(byPkg))
-	for p := range byPkg {
-		pkgs = append(pkgs, p)
-	}
-	slices.Sort(pkgs)
-
 	var b strings.Builder
 	b.WriteString("flowchart LR\n")
 	b.WriteString("  classDef deprecated fill:#f5d0a9,stroke:#b45f06\n")
 	b.WriteString("  classDef head stroke-width:3px\n")
-	for _, p := range pkgs {
+	for _, p := range gi.pkgs {
 		pkgID := "pkg_" + mermaidUnsafe.ReplaceAllString(p, "_")
 		label := p
-		if _, ok := deprecated[p+"/"+declcfg.SchemaPackage+"/"]; ok {
+		if gi.isDeprecated(p, declcfg.SchemaPackage, "") {
 			label += " (deprecated)"
 		}
 		fmt.Fprintf(&b, "  subgraph %s[%q]\n", pkgID, label)
-		channels := slices.Clone(byPkg[p].Channels)
-		slices.SortFunc(channels, func(x, y declcfg.Channel) int { return strings.Compare(x.Name, y.Name) })
-		for _, ch := range channels {
+		for _, ch := range gi.sortedChannels(p) {
 			chID := pkgID + "__" + mermaidUnsafe.ReplaceAllString(ch.Name, "_")
 			chLabel := ch.Name
-			if _, ok := deprecated[p+"/"+declcfg.SchemaChannel+"/"+ch.Name]; ok {
+			if gi.isDeprecated(p, declcfg.SchemaChannel, ch.Name) {
 				chLabel += " (deprecated)"
 			}
 			fmt.Fprintf(&b, "    subgraph %s[%q]\n", chID, chLabel)
-			writeChannelMermaid(&b, chID, ch, versions[p], func(bundle string) bool {
-				_, ok := deprecated[p+"/"+declcfg.SchemaBundle+"/"+bundle]
-				return ok
+			writeChannelMermaid(&b, chID, ch, gi.versions[p], func(bundle string) bool {
+				return gi.isDeprecated(p, declcfg.SchemaBundle, bundle)
 			})
 			b.WriteString("    end\n")
 		}
 		b.WriteString("  end\n")
 	}
-	_, err := io.WriteString(w, b.String())
+	_, err = io.WriteString(w, b.String())
 	return err
 }
 
-func writeChannelMermaid(b *strings.Builder, chID string, ch declcfg.Channel, versions map[string]semver.Version, deprecated func(string) bool) {
+// graphInput is what the drawings of a catalog's upgrade graphs need.
+type graphInput struct {
+	// versions are the bundles' versions by package and bundle name.
+	versions map[string]map[string]semver.Version
+	// deprecated holds the deprecation messages by package/schema/name.
+	deprecated map[string]string
+	byPkg      map[string]declcfg.DeclarativeConfig
+	// pkgs are the package names, sorted.
+	pkgs []string
+}
+
+func newGraphInput(cfg *declcfg.DeclarativeConfig) (*graphInput, error) {
+	gi := &graphInput{versions: map[string]map[string]semver.Version{}, deprecated: map[string]string{}}
+	for i := range cfg.Bundles {
+		b := &cfg.Bundles[i]
+		v, err := bundleVersion(b)
+		if err != nil {
+			return nil, err
+		}
+		if gi.versions[b.Package] == nil {
+			gi.versions[b.Package] = map[string]semver.Version{}
+		}
+		gi.versions[b.Package][b.Name] = v
+	}
+	for _, d := range cfg.Deprecations {
+		for _, e := range d.Entries {
+			gi.deprecated[d.Package+"/"+e.Reference.Schema+"/"+e.Reference.Name] = e.Message
+		}
+	}
+	gi.byPkg = splitByPackage(cfg)
+	for p := range gi.byPkg {
+		gi.pkgs = append(gi.pkgs, p)
+	}
+	slices.Sort(gi.pkgs)
+	return gi, nil
+}
+
+// isDeprecated tells whether the package, a channel or a bundle of it
+// (by schema and name; the package's name is empty) is deprecated.
+func (gi *graphInput) isDeprecated(pkg, schema, name string) bool {
+	_, ok := gi.deprecated[pkg+"/"+schema+"/"+name]
+	return ok
+}
+
+// sortedChannels are a package's channels by name.
+func (gi *graphInput) sortedChannels(pkg string) []declcfg.Channel {
+	channels := slices.Clone(gi.byPkg[pkg].Channels)
+	slices.SortFunc(channels, func(x, y declcfg.Channel) int { return strings.Compare(x.Name, y.Name) })
+	return channels
+}
+
+// graphEdge is an upgrade edge of a channel: from the installed bundle to
+// its upgrade.
+type graphEdge struct {
+	from, to string
+	// kind is "replaces", "skips" or "skipRange".
+	kind string
+	// skipRange is the range of a skipRange edge.
+	skipRange string
+}
+
+// channelGraph is what the drawings show of a channel: its entries in
+// version order, its head, and its edges in a stable order (per entry:
+// replaces, skips, then the head's skipRange edges). skipRange edges are
+// drawn into the head only: drawing every entry's range would bury the chain.
+type channelGraph struct {
+	entries []declcfg.ChannelEntry
+	head    string
+	edges   []graphEdge
+}
+
+func newChannelGraph(ch declcfg.Channel, versions map[string]semver.Version) channelGraph {
 	entries := slices.Clone(ch.Entries)
 	slices.SortFunc(entries, func(x, y declcfg.ChannelEntry) int {
 		return cmp.Or(versions[x.Name].Compare(versions[y.Name]), strings.Compare(x.Name, y.Name))
 	})
-	id := func(name string) string { return chID + "__" + mermaidUnsafe.ReplaceAllString(name, "_") }
 	g := newUpgradeGraph(ch, versions)
-	head := ""
+	cg := channelGraph{entries: entries}
 	for _, e := range entries {
 		if g.incoming[e.Name] == 0 {
-			head = e.Name // with several heads, the newest
+			cg.head = e.Name // with several heads, the newest
 		}
 	}
-	known := map[string]bool{}
 	for _, e := range entries {
+		if e.Replaces != "" {
+			cg.edges = append(cg.edges, graphEdge{from: e.Replaces, to: e.Name, kind: "replaces"})
+		}
+		skips := slices.Clone(e.Skips)
+		slices.Sort(skips)
+		for _, s := range skips {
+			cg.edges = append(cg.edges, graphEdge{from: s, to: e.Name, kind: "skips"})
+		}
+		if e.Name != cg.head || e.SkipRange == "" {
+			continue
+		}
+		r, err := semver.ParseRange(e.SkipRange)
+		if err != nil {
+			continue
+		}
+		for _, o := range entries {
+			if v, ok := versions[o.Name]; ok && o.Name != e.Name && o.Name != e.Replaces && !slices.Contains(e.Skips, o.Name) && r(v) {
+				cg.edges = append(cg.edges, graphEdge{from: o.Name, to: e.Name, kind: "skipRange", skipRange: e.SkipRange})
+			}
+		}
+	}
+	return cg
+}
+
+func writeChannelMermaid(b *strings.Builder, chID string, ch declcfg.Channel, versions map[string]semver.Version, deprecated func(string) bool) {
+	id := func(name string) string { return chID + "__" + mermaidUnsafe.ReplaceAllString(name, "_") }
+	cg := newChannelGraph(ch, versions)
+	known := map[string]bool{}
+	for _, e := range cg.entries {
 		known[e.Name] = true
 		label := mermaidEscape(e.Name)
 		if v, ok := versions[e.Name]; ok {
 			label += "<br/>" + mermaidEscape(v.String())
 		}
-		if e.SkipRange != "" && e.Name != head {
+		if e.SkipRange != "" && e.Name != cg.head {
 			label += "<br/>skipRange " + mermaidEscape(e.SkipRange)
 		}
 		fmt.Fprintf(b, "      %s[%q]\n", id(e.Name), label)
@@ -241,8 +332,8 @@ func writeChannelMermaid(b *strings.Builder, chID string, ch declcfg.Channel, ve
 			fmt.Fprintf(b, "      class %s deprecated\n", id(e.Name))
 		}
 	}
-	if head != "" {
-		fmt.Fprintf(b, "      class %s head\n", id(head))
+	if cg.head != "" {
+		fmt.Fprintf(b, "      class %s head\n", id(cg.head))
 	}
 	node := func(name string) string {
 		if known[name] {
@@ -252,26 +343,14 @@ func writeChannelMermaid(b *strings.Builder, chID string, ch declcfg.Channel, ve
 		known[name] = true
 		return fmt.Sprintf("%s[%q]", id(name), mermaidEscape(name)+" (not in channel)")
 	}
-	for _, e := range entries {
-		if e.Replaces != "" {
-			fmt.Fprintf(b, "      %s -- replaces --> %s\n", node(e.Replaces), id(e.Name))
-		}
-		skips := slices.Clone(e.Skips)
-		slices.Sort(skips)
-		for _, s := range skips {
-			fmt.Fprintf(b, "      %s -. skips .-> %s\n", node(s), id(e.Name))
-		}
-		if e.Name != head || e.SkipRange == "" {
-			continue
-		}
-		r, err := semver.ParseRange(e.SkipRange)
-		if err != nil {
-			continue
-		}
-		for _, o := range entries {
-			if v, ok := versions[o.Name]; ok && o.Name != e.Name && o.Name != e.Replaces && !slices.Contains(e.Skips, o.Name) && r(v) {
-				fmt.Fprintf(b, "      %s -. %q .-> %s\n", id(o.Name), "skipRange "+mermaidEscape(e.SkipRange), id(e.Name))
-			}
+	for _, e := range cg.edges {
+		switch e.kind {
+		case "replaces":
+			fmt.Fprintf(b, "      %s -- replaces --> %s\n", node(e.from), id(e.to))
+		case "skips":
+			fmt.Fprintf(b, "      %s -. skips .-> %s\n", node(e.from), id(e.to))
+		default:
+			fmt.Fprintf(b, "      %s -. %q .-> %s\n", id(e.from), "skipRange "+mermaidEscape(e.skipRange), id(e.to))
 		}
 	}
 }

@@ -2,9 +2,13 @@ package catalog
 
 import (
 	"bytes"
+	"encoding/xml"
+	"errors"
 	"flag"
+	"io"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/operator-framework/operator-registry/alpha/declcfg"
@@ -130,4 +134,45 @@ func TestGraph(t *testing.T) {
 		"class pkg_alpha__stable__alpha_v1_0_0 deprecated",
 		`subgraph pkg_alpha__fast["fast (deprecated)"]`,
 	)
+}
+
+func TestGraphSVG(t *testing.T) {
+	dir := goldenCatalog(t)
+	var out bytes.Buffer
+	if err := Graph(t.Context(), &out, GraphOptions{Dir: dir, Format: GraphSVG}); err != nil {
+		t.Fatal(err)
+	}
+	golden(t, "graph.svg", out.Bytes())
+	// Well-formed XML, with an svg root.
+	dec := xml.NewDecoder(bytes.NewReader(out.Bytes()))
+	root := ""
+	for {
+		tok, err := dec.Token()
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			t.Fatalf("not well-formed XML: %v", err)
+		}
+		if se, ok := tok.(xml.StartElement); ok && root == "" {
+			root = se.Name.Local
+		}
+	}
+	if root != "svg" {
+		t.Errorf("root element %q, want svg", root)
+	}
+	mustContain(t, out.String(),
+		"alpha / fast (deprecated)",
+		`<title>replaces</title>`,
+		`<title>skipRange &gt;=1.0.0 &lt;1.1.0</title>`,
+		`fill="#f5d0a9"`,   // a deprecated bundle
+		`stroke-width="3"`, // a head
+	)
+}
+
+func TestGraphUnknownFormat(t *testing.T) {
+	err := Graph(t.Context(), &bytes.Buffer{}, GraphOptions{Dir: t.TempDir(), Format: "dot"})
+	if err == nil || !strings.Contains(err.Error(), `unknown graph format "dot"`) {
+		t.Errorf("error = %v", err)
+	}
 }

@@ -1,4 +1,5 @@
-// Package chart loads a Helm chart from a directory or a packaged .tgz,
+// Package chart loads a Helm chart from a directory or a packaged .tgz
+// (Pull fetches one from a chart repository or an OCI registry),
 // resolves and vendors its local (file://) dependencies, and renders it
 // client-side with real Helm actions, the way `helm template` does, so that
 // the scaffolder and the RBAC derivation see exactly what an install creates.

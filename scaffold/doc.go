@@ -7,4 +7,7 @@
 // Init builds the whole project in a temporary directory beside the target
 // and renames it into place, so a failed init leaves nothing behind.
 // CreateAPI adds another kind, from another chart, to an existing project.
+// Generate re-derives RBAC and CRDs after a chart change. Adopt brings a
+// project written by operator-sdk's helm plugin to the same point, keeping
+// the author's edits (backups under BackupDir, or a refusal).
 package scaffold

@@ -42,26 +42,35 @@ func Generate(opts GenerateOptions) error {
 	if err != nil {
 		return fmt.Errorf("generate: %w", err)
 	}
-	watches := g.watches
+	files, err := g.derived()
+	if err != nil {
+		return fmt.Errorf("generate: %w", err)
+	}
+	return g.writeFiles(files)
+}
+
+// derived are the files a project derives from its charts: each CRD under
+// config/crd/bases and config/rbac/role.yaml, by path relative to the project.
+func (g *generator) derived() (map[string][]byte, error) {
 	files := map[string][]byte{}
-	for _, w := range watches {
-		c, err := chart.Load(filepath.Join(opts.Dir, w.Chart))
+	for _, w := range g.watches {
+		c, err := chart.Load(filepath.Join(g.dir, w.Chart))
 		if err != nil {
-			return fmt.Errorf("generate: %w", err)
+			return nil, err
 		}
 		rd := g.resourceData(w, c.Name())
 		crd, err := g.crdYAML(c, rd)
 		if err != nil {
-			return fmt.Errorf("generate: %w", err)
+			return nil, err
 		}
 		files["config/crd/bases/"+rd.Group+"_"+rd.Plural+".yaml"] = crd
 	}
 	role, err := g.roleYAML()
 	if err != nil {
-		return fmt.Errorf("generate: %w", err)
+		return nil, err
 	}
 	files["config/rbac/role.yaml"] = role
-	return g.writeFiles(files)
+	return files, nil
 }
 
 // resourceData describes a watch's API for the templates.

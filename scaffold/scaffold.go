@@ -43,14 +43,17 @@ const (
 
 // APIOptions say which chart becomes which kind.
 type APIOptions struct {
-	// Chart is the chart: a directory or a packaged .tgz, or with ChartRepo
-	// the chart's name in that repository. Required.
+	// Chart is the chart: a directory or a packaged .tgz, an oci:// reference
+	// to a chart in an OCI registry, or with ChartRepo the chart's name in
+	// that repository. Required.
 	Chart string
 	// ChartRepo is the URL of a Helm chart repository to pull Chart from.
 	ChartRepo string
 	// ChartVersion is the version (or semver constraint) to pull from
-	// ChartRepo (default: the latest).
+	// ChartRepo or the OCI registry (default: the latest).
 	ChartVersion string
+	// PlainHTTP reaches the OCI registry of an oci:// Chart over HTTP.
+	PlainHTTP bool
 	// Group is the API group's first label (default "charts"); the API
 	// group is Group.Domain.
 	Group string
@@ -302,13 +305,13 @@ func (g *generator) resources() []resourceData {
 // editor and viewer roles; it records the API in the project and watches.
 func (g *generator) addAPI(a APIOptions) error {
 	path := a.Chart
-	if a.ChartRepo != "" {
+	if a.ChartRepo != "" || chart.IsOCI(a.Chart) {
 		scratch, err := os.MkdirTemp("", "chartpilot-chart-")
 		if err != nil {
 			return err
 		}
 		defer os.RemoveAll(scratch)
-		if path, err = chart.Pull(chart.PullOptions{RepoURL: a.ChartRepo, Name: a.Chart, Version: a.ChartVersion, Dest: scratch}); err != nil {
+		if path, err = chart.Pull(chart.PullOptions{RepoURL: a.ChartRepo, Name: a.Chart, Version: a.ChartVersion, PlainHTTP: a.PlainHTTP, Dest: scratch}); err != nil {
 			return err
 		}
 	}
@@ -513,7 +516,13 @@ func (g *generator) roleYAML() ([]byte, error) {
 			return nil, err
 		}
 		lower := strings.ToLower(w.Kind)
+		// chartpilot names samples by the full group, operator-sdk by its
+		// first label.
 		sample := filepath.Join(g.dir, "config", "samples", w.Group+"_"+w.Version+"_"+lower+".yaml")
+		if _, err := os.Stat(sample); err != nil {
+			short, _, _ := strings.Cut(w.Group, ".")
+			sample = filepath.Join(g.dir, "config", "samples", short+"_"+w.Version+"_"+lower+".yaml")
+		}
 		var samples []map[string]any
 		if data, err := os.ReadFile(sample); err == nil {
 			var obj struct {

@@ -4,7 +4,9 @@ import (
 	"bytes"
 	"errors"
 	"flag"
+	"io"
 	"io/fs"
+	"log"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -13,7 +15,9 @@ import (
 	"strings"
 	"testing"
 
+	ggcrregistry "github.com/google/go-containerregistry/pkg/registry"
 	"helm.sh/helm/v3/pkg/chartutil"
+	"helm.sh/helm/v3/pkg/registry"
 	"helm.sh/helm/v3/pkg/repo"
 	"sigs.k8s.io/kustomize/api/krusty"
 	"sigs.k8s.io/kustomize/kyaml/filesys"
@@ -347,5 +351,61 @@ func TestInitFromRepository(t *testing.T) {
 	err = Init(Options{APIOptions: APIOptions{Chart: "umbrella", ChartRepo: srv.URL, ChartVersion: "2.0.0"}, Dir: filepath.Join(t.TempDir(), "q")})
 	if err == nil || !strings.Contains(err.Error(), `version "2.0.0" not found`) {
 		t.Errorf("Init() of a missing version = %v", err)
+	}
+}
+
+// TestInitFromOCI inits from a chart pushed to a real OCI registry
+// (go-containerregistry's, on 127.0.0.1) by oci:// reference: the same
+// project as from the local directory.
+func TestInitFromOCI(t *testing.T) {
+	t.Setenv("HELM_CACHE_HOME", t.TempDir())
+	t.Setenv("HELM_CONFIG_HOME", t.TempDir())
+	srv := httptest.NewServer(ggcrregistry.New(ggcrregistry.Logger(log.New(io.Discard, "", 0))))
+	defer srv.Close()
+	host := strings.TrimPrefix(srv.URL, "http://")
+	c, err := chart.Load(chartDir("umbrella"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	path, err := chartutil.Save(c.Helm, t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	client, err := registry.NewClient(registry.ClientOptPlainHTTP())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := client.Push(data, host+"/charts/umbrella:1.2.0"); err != nil {
+		t.Fatal(err)
+	}
+	local := filepath.Join(t.TempDir(), "p")
+	if err := Init(Options{APIOptions: APIOptions{Chart: chartDir("umbrella")}, Dir: local}); err != nil {
+		t.Fatal(err)
+	}
+	pulled := filepath.Join(t.TempDir(), "p")
+	ref := "oci://" + host + "/charts/umbrella"
+	if err := Init(Options{APIOptions: APIOptions{Chart: ref, ChartVersion: "1.2.0", PlainHTTP: true}, Dir: pulled}); err != nil {
+		t.Fatal(err)
+	}
+	want, got := projectFiles(t, local), projectFiles(t, pulled)
+	if len(got) != len(want) {
+		t.Fatalf("%d files from the registry, %d from the directory", len(got), len(want))
+	}
+	for rel, data := range want {
+		if !bytes.Equal(got[rel], data) {
+			t.Errorf("%s differs between the pulled and the local chart", rel)
+		}
+	}
+	missing := filepath.Join(t.TempDir(), "q")
+	err = Init(Options{APIOptions: APIOptions{Chart: ref, ChartVersion: "2.0.0", PlainHTTP: true}, Dir: missing})
+	if err == nil || !strings.Contains(err.Error(), "pulling chart "+ref+" 2.0.0") {
+		t.Errorf("Init() of a missing version = %v", err)
+	}
+	if _, err := os.Stat(missing); !os.IsNotExist(err) {
+		t.Errorf("a failed init left %s behind: %v", missing, err)
 	}
 }

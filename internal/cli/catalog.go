@@ -231,13 +231,18 @@ All problems are printed as a tree naming package, channel and bundle.`,
 }
 
 func newCatalogGraphCommand(streams genericiooptions.IOStreams, f *catalogFlags) *cobra.Command {
-	return &cobra.Command{
+	format := newEnumFlag(catalog.GraphMermaid, catalog.GraphMermaid, catalog.GraphSVG)
+	cmd := &cobra.Command{
 		Use:   "graph [PACKAGE...]",
-		Short: "Print the upgrade graph of every channel as a mermaid flowchart",
+		Short: "Print the upgrade graph of every channel as a mermaid flowchart or an SVG picture",
+		Example: `  chartpilot catalog graph --dir catalog
+  chartpilot catalog graph --dir catalog --format svg > graph.svg`,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return catalog.Graph(cmd.Context(), streams.Out, catalog.GraphOptions{Dir: f.dir, Packages: args})
+			return catalog.Graph(cmd.Context(), streams.Out, catalog.GraphOptions{Dir: f.dir, Packages: args, Format: format.String()})
 		},
 	}
+	cmd.Flags().Var(format, "format", "mermaid (text for markdown) or svg (a picture, laid out without graphviz)")
+	return cmd
 }
 
 func newCatalogServeCommand(streams genericiooptions.IOStreams, f *catalogFlags) *cobra.Command {

@@ -68,6 +68,7 @@ func TestCatalogCommands(t *testing.T) {
 		{name: "deprecate a bundle", args: []string{"catalog", "deprecate", "demo", "--dir", dir, "--bundle", "0.1.0", "-m", "upgrade"}, wantOut: []string{"deprecated bundle 0.1.0 of package demo"}},
 		{name: "deprecate needs a message", args: []string{"catalog", "deprecate", "demo", "--dir", dir}, wantErr: `required flag(s) "message" not set`},
 		{name: "graph", args: []string{"catalog", "graph", "--dir", dir}, wantOut: []string{"flowchart LR", "pkg_demo__stable__demo_v0_1_5 -- replaces --> pkg_demo__stable__demo_v0_2_0"}},
+		{name: "graph svg", args: []string{"catalog", "graph", "--dir", dir, "--format", "svg"}, wantOut: []string{"<svg xmlns=", "demo / stable", "</svg>"}},
 		{name: "render yaml", args: []string{"catalog", "render", "--dir", dir}, wantOut: []string{"schema: olm.package", "schema: olm.deprecations", "skipRange: '>=0.1.0 <0.2.0'"}},
 		{name: "render rejects text", args: []string{"catalog", "render", "--dir", dir, "-o", "text"}, wantErr: "must be one of yaml, json"},
 		{name: "remove", args: []string{"catalog", "remove", "demo", "0.1.5", "--dir", dir}, wantOut: []string{"removed demo.v0.1.5 from package demo"}},

@@ -15,9 +15,10 @@ import (
 // apiFlags adds the flags naming a chart and the kind it becomes.
 func apiFlags(cmd *cobra.Command, o *scaffold.APIOptions) {
 	fl := cmd.Flags()
-	fl.StringVar(&o.Chart, "chart", "", "the Helm chart: a chart directory or a packaged .tgz (file:// dependencies are resolved and vendored), or its name with --chart-repo")
+	fl.StringVar(&o.Chart, "chart", "", "the Helm chart: a chart directory or a packaged .tgz (file:// dependencies are resolved and vendored), an oci://HOST/PATH/NAME[:TAG] reference, or its name with --chart-repo")
 	fl.StringVar(&o.ChartRepo, "chart-repo", "", "URL of a Helm chart repository to pull --chart from")
-	fl.StringVar(&o.ChartVersion, "chart-version", "", "version or semver constraint of the chart to pull from --chart-repo (default: the latest)")
+	fl.StringVar(&o.ChartVersion, "chart-version", "", "version or semver constraint of the chart to pull from --chart-repo or an OCI registry (default: the latest)")
+	fl.BoolVar(&o.PlainHTTP, "plain-http", false, "reach the OCI registry of an oci:// chart over HTTP instead of HTTPS (credentials: helm registry login)")
 	fl.StringVar(&o.Group, "group", scaffold.DefaultGroup, "the API group's first label; the group is <group>.<domain>")
 	fl.StringVar(&o.Version, "version", scaffold.DefaultVersion, "the API version")
 	fl.StringVar(&o.Kind, "kind", "", "the custom resource's kind (default: the chart's name in CamelCase)")
@@ -43,7 +44,8 @@ init, deprecated ones are warnings. A failed init leaves nothing behind; a
 non-empty DIR is refused unless --force.`,
 		Example: `  chartpilot init --domain example.com --chart ./charts/webapp
   chartpilot init my-operator --chart webapp-0.1.0.tgz --group web --kind WebApp
-  chartpilot init my-operator --chart webapp --chart-repo https://charts.example.com --chart-version 0.1.0`,
+  chartpilot init my-operator --chart webapp --chart-repo https://charts.example.com --chart-version 0.1.0
+  chartpilot init my-operator --chart oci://registry.example.com/charts/webapp --chart-version '^0.1'`,
 		Args: cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.Dir = "."
@@ -161,6 +163,55 @@ its sample CR's values) and each CRD's schema under config/crd/bases. Run it
 	}
 	cmd.Flags().StringVar(&opts.Dir, "project-dir", ".", "the project's directory")
 	cmd.Flags().StringVar(&opts.KubeVersion, "k8s-version", rbac.DefaultKubeVersion, "the Kubernetes version the charts' APIs are checked against")
+	discoveryFlag(cmd, &discovery)
+	return cmd
+}
+
+func newAdoptCommand(streams genericiooptions.IOStreams) *cobra.Command {
+	opts := scaffold.AdoptOptions{}
+	var discovery, noDiff bool
+	cmd := &cobra.Command{
+		Use:   "adopt [DIR]",
+		Short: "Make an operator-sdk Helm project work with chartpilot, keeping your edits",
+		Long: `adopt takes a project written by operator-sdk init --plugins helm (PROJECT,
+watches.yaml, helm-charts/, config/, Makefile) in DIR (default: the current
+directory) and adds what chartpilot derives: a least-privilege
+config/rbac/role.yaml instead of operator-sdk's rules granting every verb, CRD
+spec schemas from the charts' values, the Makefile's targets (run, install,
+deploy, bundle, catalog-build...) running chartpilot while your variables and
+other targets stay, and config/scorecard when absent.
+
+Each rewritten file is saved under .chartpilot-backup/ first, and the diff is
+printed; if a different backup is already there, adopt refuses and changes
+nothing. Running adopt again on an adopted project changes nothing.`,
+		Example: `  chartpilot adopt --dry-run
+  chartpilot adopt ./my-operator`,
+		Args: cobra.MaximumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			opts.Dir = "."
+			if len(args) == 1 {
+				opts.Dir = args[0]
+			}
+			cfg, err := clusterConfig(cmd, discovery)
+			if err != nil {
+				return err
+			}
+			opts.Config = cfg
+			opts.Out = streams.ErrOut
+			res, err := scaffold.Adopt(opts)
+			if err != nil {
+				return err
+			}
+			if opts.DryRun {
+				fmt.Fprintln(streams.Out, "Dry run: nothing written.")
+			}
+			return res.Write(streams.Out, !noDiff)
+		},
+	}
+	fl := cmd.Flags()
+	fl.BoolVar(&opts.DryRun, "dry-run", false, "print what would change and write nothing")
+	fl.BoolVar(&noDiff, "no-diff", false, "list the changed files without their diffs")
+	fl.StringVar(&opts.KubeVersion, "k8s-version", rbac.DefaultKubeVersion, "the Kubernetes version the charts' APIs are checked against")
 	discoveryFlag(cmd, &discovery)
 	return cmd
 }

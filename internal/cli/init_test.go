@@ -27,6 +27,8 @@ func TestInitAndCreateAPI(t *testing.T) {
 		{name: "create api refuses the same kind", args: []string{"create", "api", "--project-dir", dir, "--chart", filepath.Join(charts, "widgets"), "--kind", "Stack"}, wantErr: "API already exists"},
 		{name: "generate", args: []string{"generate", "--project-dir", dir}, wantOut: "Regenerated config/rbac/role.yaml", wantFile: "config/crd/bases/charts.acme.io_stacks.yaml"},
 		{name: "generate --discovery without a cluster", args: []string{"generate", "--project-dir", dir, "--discovery", "--kubeconfig", filepath.Join(dir, "none")}, wantErr: "--discovery"},
+		{name: "adopt a chartpilot project: nothing to change", args: []string{"adopt", dir, "--dry-run"}, wantOut: "Nothing to change"},
+		{name: "adopt a directory without a project", args: []string{"adopt", t.TempDir()}, wantErr: "adopt: reading the project"},
 		{name: "removed APIs fail init", args: []string{"init", filepath.Join(t.TempDir(), "legacy"), "--chart", filepath.Join(charts, "legacy")}, wantErr: "batch/v1beta1 CronJob is no longer served since Kubernetes 1.25: use apiVersion batch/v1"},
 	}
 	for _, tt := range tests {

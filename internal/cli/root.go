@@ -51,6 +51,9 @@ cluster with real OLM to try all of it on one machine.`,
 		newGenerateCommand(streams),
 		newOLMCommand(streams, configFlags),
 		newDoctorCommand(streams, configFlags),
+		newAdoptCommand(streams),
+		newApplyCommand(streams, configFlags),
+		newDeleteCommand(streams, configFlags),
 	)
 	return cmd
 }

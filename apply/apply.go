@@ -1,0 +1,232 @@
+package apply
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"slices"
+	"time"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/client-go/discovery"
+	"k8s.io/client-go/discovery/cached/memory"
+	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/restmapper"
+)
+
+// DefaultFieldManager is the server-side apply field manager.
+const DefaultFieldManager = "chartpilot"
+
+// DefaultTimeout bounds the wait for CRDs to become Established.
+const DefaultTimeout = time.Minute
+
+// Options configure Apply and Delete.
+type Options struct {
+	// Config reaches the cluster. Required.
+	Config *rest.Config
+	// Namespace is where namespaced objects without a namespace go
+	// (default "default", as kubectl).
+	Namespace string
+	// FieldManager owns the applied fields (default DefaultFieldManager).
+	FieldManager string
+	// Timeout bounds the wait for CRDs to become Established
+	// (default DefaultTimeout).
+	Timeout time.Duration
+	// Out receives one line per object, as kubectl prints (default: discarded).
+	Out io.Writer
+}
+
+func (o Options) withDefaults() Options {
+	if o.Namespace == "" {
+		o.Namespace = metav1.NamespaceDefault
+	}
+	if o.FieldManager == "" {
+		o.FieldManager = DefaultFieldManager
+	}
+	if o.Timeout == 0 {
+		o.Timeout = DefaultTimeout
+	}
+	if o.Out == nil {
+		o.Out = io.Discard
+	}
+	return o
+}
+
+// client holds what Apply and Delete use to reach the cluster.
+type client struct {
+	opts    Options
+	dynamic dynamic.Interface
+	mapper  *restmapper.DeferredDiscoveryRESTMapper
+}
+
+func newClient(opts Options) (*client, error) {
+	if opts.Config == nil {
+		return nil, errors.New("no cluster configuration")
+	}
+	opts = opts.withDefaults()
+	dc, err := discovery.NewDiscoveryClientForConfig(opts.Config)
+	if err != nil {
+		return nil, fmt.Errorf("reaching the cluster: %w", err)
+	}
+	dyn, err := dynamic.NewForConfig(opts.Config)
+	if err != nil {
+		return nil, fmt.Errorf("reaching the cluster: %w", err)
+	}
+	return &client{opts: opts, dynamic: dyn, mapper: restmapper.NewDeferredDiscoveryRESTMapper(memory.NewMemCacheClient(dc))}, nil
+}
+
+// resource is the API endpoint of obj, with its namespace defaulted.
+func (c *client) resource(obj *unstructured.Unstructured) (dynamic.ResourceInterface, *meta.RESTMapping, error) {
+	gvk := obj.GroupVersionKind()
+	m, err := c.mapper.RESTMapping(gvk.GroupKind(), gvk.Version)
+	if err != nil {
+		return nil, nil, err
+	}
+	if m.Scope.Name() != meta.RESTScopeNameNamespace {
+		return c.dynamic.Resource(m.Resource), m, nil
+	}
+	ns := obj.GetNamespace()
+	if ns == "" {
+		ns = c.opts.Namespace
+	}
+	return c.dynamic.Resource(m.Resource).Namespace(ns), m, nil
+}
+
+// describe names obj the way kubectl prints it: kind.group/name.
+func describe(obj *unstructured.Unstructured, m *meta.RESTMapping) string {
+	res := obj.GetKind()
+	if m != nil {
+		res = m.Resource.Resource
+	}
+	if g := obj.GroupVersionKind().Group; g != "" {
+		res += "." + g
+	}
+	return res + "/" + obj.GetName()
+}
+
+var crdGK = schema.GroupKind{Group: "apiextensions.k8s.io", Kind: "CustomResourceDefinition"}
+
+// Apply applies objs (in the order Sort gives) with server-side apply,
+// forcing ownership of conflicting fields as `kubectl apply --server-side
+// --force-conflicts` does, and waits for the CRDs among them to be
+// Established before applying the rest.
+func Apply(ctx context.Context, objs []*unstructured.Unstructured, opts Options) error {
+	c, err := newClient(opts)
+	if err != nil {
+		return err
+	}
+	objs = slices.Clone(objs)
+	Sort(objs)
+	var crds []string
+	for i, obj := range objs {
+		isCRD := obj.GroupVersionKind().GroupKind() == crdGK
+		if !isCRD && len(crds) > 0 {
+			if err := c.waitEstablished(ctx, crds); err != nil {
+				return err
+			}
+			crds = nil
+		}
+		if err := c.apply(ctx, obj); err != nil {
+			return err
+		}
+		if isCRD {
+			crds = append(crds, obj.GetName())
+			if i == len(objs)-1 {
+				return c.waitEstablished(ctx, crds)
+			}
+		}
+	}
+	return nil
+}
+
+func (c *client) apply(ctx context.Context, obj *unstructured.Unstructured) error {
+	ri, m, err := c.resource(obj)
+	if err != nil {
+		return fmt.Errorf("applying %s: %w", describe(obj, nil), err)
+	}
+	data, err := json.Marshal(obj.Object)
+	if err != nil {
+		return fmt.Errorf("applying %s: %w", describe(obj, m), err)
+	}
+	force := true
+	_, err = ri.Patch(ctx, obj.GetName(), types.ApplyPatchType, data, metav1.PatchOptions{FieldManager: c.opts.FieldManager, Force: &force})
+	if err != nil {
+		return fmt.Errorf("applying %s: %w", describe(obj, m), err)
+	}
+	fmt.Fprintf(c.opts.Out, "%s serverside-applied\n", describe(obj, m))
+	return nil
+}
+
+// waitEstablished waits until each CRD is Established, then forgets the
+// cached discovery so that their kinds resolve.
+func (c *client) waitEstablished(ctx context.Context, names []string) error {
+	crds := c.dynamic.Resource(schema.GroupVersionResource{Group: "apiextensions.k8s.io", Version: "v1", Resource: "customresourcedefinitions"})
+	for _, name := range names {
+		var last string
+		err := wait.PollUntilContextTimeout(ctx, 100*time.Millisecond, c.opts.Timeout, true, func(ctx context.Context) (bool, error) {
+			crd, err := crds.Get(ctx, name, metav1.GetOptions{})
+			if err != nil {
+				return false, err
+			}
+			conds, _, _ := unstructured.NestedSlice(crd.Object, "status", "conditions")
+			for _, cond := range conds {
+				cm, _ := cond.(map[string]any)
+				if cm["type"] == "Established" {
+					last = fmt.Sprintf("%v: %v", cm["reason"], cm["message"])
+					return cm["status"] == "True", nil
+				}
+			}
+			return false, nil
+		})
+		if err != nil {
+			return fmt.Errorf("waiting for CRD %s to be Established (%s): %w", name, last, err)
+		}
+	}
+	c.mapper.Reset()
+	return nil
+}
+
+// Delete deletes objs in the reverse of the apply order (custom resources
+// before their CRDs, Namespaces last). Objects already gone, or whose kind
+// the cluster no longer serves, count as deleted.
+func Delete(ctx context.Context, objs []*unstructured.Unstructured, opts Options) error {
+	c, err := newClient(opts)
+	if err != nil {
+		return err
+	}
+	objs = slices.Clone(objs)
+	Sort(objs)
+	slices.Reverse(objs)
+	var errs []error
+	background := metav1.DeletePropagationBackground
+	for _, obj := range objs {
+		ri, m, err := c.resource(obj)
+		if meta.IsNoMatchError(err) {
+			fmt.Fprintf(c.opts.Out, "%s not found (its kind is not served)\n", describe(obj, nil))
+			continue
+		}
+		if err != nil {
+			errs = append(errs, fmt.Errorf("deleting %s: %w", describe(obj, nil), err))
+			continue
+		}
+		err = ri.Delete(ctx, obj.GetName(), metav1.DeleteOptions{PropagationPolicy: &background})
+		switch {
+		case apierrors.IsNotFound(err):
+			fmt.Fprintf(c.opts.Out, "%s not found\n", describe(obj, m))
+		case err != nil:
+			errs = append(errs, fmt.Errorf("deleting %s: %w", describe(obj, m), err))
+		default:
+			fmt.Fprintf(c.opts.Out, "%s deleted\n", describe(obj, m))
+		}
+	}
+	return errors.Join(errs...)
+}

@@ -1,0 +1,198 @@
+package apply_test
+
+import (
+	"bytes"
+	"context"
+	"flag"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/client-go/dynamic"
+	"sigs.k8s.io/yaml"
+
+	"github.com/chartpilot/chartpilot/apply"
+	"github.com/chartpilot/chartpilot/cluster/clustertest"
+	"github.com/chartpilot/chartpilot/scaffold"
+)
+
+var update = flag.Bool("update", false, "rewrite the golden files")
+
+func TestParseImage(t *testing.T) {
+	tests := []struct {
+		in      string
+		want    apply.Image
+		wantErr bool
+	}{
+		{in: "controller=example.com/op:v1", want: apply.Image{Name: "controller", Ref: "example.com/op:v1"}},
+		{in: "controller=127.0.0.1:5000/op@sha256:0123", want: apply.Image{Name: "controller", Ref: "127.0.0.1:5000/op@sha256:0123"}},
+		{in: "example.com/op:v1", wantErr: true},
+		{in: "controller=", wantErr: true},
+		{in: "=example.com/op", wantErr: true},
+	}
+	for _, tt := range tests {
+		got, err := apply.ParseImage(tt.in)
+		if (err != nil) != tt.wantErr || got != tt.want {
+			t.Errorf("ParseImage(%q) = %+v, %v; want %+v, error %v", tt.in, got, err, tt.want, tt.wantErr)
+		}
+	}
+}
+
+// project scaffolds an operator project the way `chartpilot init` does.
+func project(t *testing.T) string {
+	t.Helper()
+	dir := filepath.Join(t.TempDir(), "webapp-operator")
+	err := scaffold.Init(scaffold.Options{APIOptions: scaffold.APIOptions{Chart: filepath.Join("..", "chart", "testdata", "charts", "webapp")}, Dir: dir})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return dir
+}
+
+func marshal(t *testing.T, objs []*unstructured.Unstructured) []byte {
+	t.Helper()
+	var buf bytes.Buffer
+	for _, o := range objs {
+		data, err := yaml.Marshal(o.Object)
+		if err != nil {
+			t.Fatal(err)
+		}
+		buf.WriteString("---\n")
+		buf.Write(data)
+	}
+	return buf.Bytes()
+}
+
+func TestBuildGolden(t *testing.T) {
+	dir := project(t)
+	tests := []struct {
+		name   string
+		dir    string
+		images []apply.Image
+	}{
+		{name: "default-with-image", dir: filepath.Join(dir, "config", "default"), images: []apply.Image{{Name: "controller", Ref: "127.0.0.1:5000/webapp-operator:v0.1.0"}}},
+		{name: "crd", dir: filepath.Join(dir, "config", "crd")},
+		{name: "withcr", dir: filepath.Join("testdata", "withcr")},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			objs, err := apply.Build(tt.dir, tt.images)
+			if err != nil {
+				t.Fatal(err)
+			}
+			got := marshal(t, objs)
+			golden := filepath.Join("testdata", "golden", tt.name+".yaml")
+			if *update {
+				if err := os.MkdirAll(filepath.Dir(golden), 0o755); err != nil {
+					t.Fatal(err)
+				}
+				if err := os.WriteFile(golden, got, 0o644); err != nil {
+					t.Fatal(err)
+				}
+			}
+			want, err := os.ReadFile(golden)
+			if err != nil {
+				t.Fatalf("%v (run with -update)", err)
+			}
+			if !bytes.Equal(got, want) {
+				t.Errorf("Build(%s) differs from %s (run with -update):\n%s", tt.dir, golden, got)
+			}
+		})
+	}
+}
+
+func TestBuildErrors(t *testing.T) {
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "kustomization.yaml"), []byte("resources:\n- missing.yaml\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	_, err := apply.Build(dir, nil)
+	if err == nil || !strings.Contains(err.Error(), "kustomize build "+dir) || !strings.Contains(err.Error(), "missing.yaml") {
+		t.Errorf("Build() = %v, want an error naming the directory and the missing file", err)
+	}
+}
+
+// TestApplyDelete applies a scaffolded project's config/default and a
+// kustomization with a CRD and one of its custom resources to a real API
+// server, applies them again, deletes them, and deletes them again.
+func TestApplyDelete(t *testing.T) {
+	cfg := clustertest.StartAPIServer(t, nil)
+	ctx := context.Background()
+	dyn := dynamic.NewForConfigOrDie(cfg)
+	dir := project(t)
+	deployment, err := apply.Build(filepath.Join(dir, "config", "default"), []apply.Image{{Name: "controller", Ref: "127.0.0.1:5000/webapp-operator:v0.1.0"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	withCR, err := apply.Build(filepath.Join("testdata", "withcr"), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	objs := append(deployment, withCR...)
+
+	var out bytes.Buffer
+	for range 2 { // applying again changes nothing and fails on nothing
+		out.Reset()
+		if err := apply.Apply(ctx, objs, apply.Options{Config: cfg, Out: &out}); err != nil {
+			t.Fatalf("Apply: %v\n%s", err, out.String())
+		}
+	}
+	if n := strings.Count(out.String(), "serverside-applied"); n != len(objs) {
+		t.Errorf("%d objects reported applied, want %d:\n%s", n, len(objs), out.String())
+	}
+
+	deployments := dyn.Resource(schema.GroupVersionResource{Group: "apps", Version: "v1", Resource: "deployments"})
+	d, err := deployments.Namespace("webapp-operator-system").Get(ctx, "webapp-operator-controller-manager", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	containers, _, _ := unstructured.NestedSlice(d.Object, "spec", "template", "spec", "containers")
+	if img := containers[0].(map[string]any)["image"]; img != "127.0.0.1:5000/webapp-operator:v0.1.0" {
+		t.Errorf("manager image %v, want the --image one", img)
+	}
+	managers := map[string]bool{}
+	for _, f := range d.GetManagedFields() {
+		managers[f.Manager+"/"+string(f.Operation)] = true
+	}
+	if !managers["chartpilot/Apply"] {
+		t.Errorf("field managers %v, want chartpilot/Apply", managers)
+	}
+	widgets := dyn.Resource(schema.GroupVersionResource{Group: "test.chartpilot.dev", Version: "v1", Resource: "widgets"})
+	if _, err := widgets.Namespace("widgets").Get(ctx, "first", metav1.GetOptions{}); err != nil {
+		t.Errorf("the custom resource: %v", err)
+	}
+
+	out.Reset()
+	if err := apply.Delete(ctx, objs, apply.Options{Config: cfg, Out: &out}); err != nil {
+		t.Fatalf("Delete: %v\n%s", err, out.String())
+	}
+	lines := strings.Split(strings.TrimSpace(out.String()), "\n")
+	if !strings.HasPrefix(lines[0], "widgets.test.chartpilot.dev/first deleted") {
+		t.Errorf("deleted first %q, want the custom resource before its CRD", lines[0])
+	}
+	if _, err := deployments.Namespace("webapp-operator-system").Get(ctx, "webapp-operator-controller-manager", metav1.GetOptions{}); !apierrors.IsNotFound(err) {
+		t.Errorf("the deployment after Delete: %v, want NotFound", err)
+	}
+
+	// Deleting again: every object is gone, or its kind is (the CRD was
+	// deleted); the namespaces alone remain, Terminating (envtest runs no
+	// namespace controller), and deleting them again is accepted.
+	out.Reset()
+	if err := apply.Delete(ctx, objs, apply.Options{Config: cfg, Out: &out}); err != nil {
+		t.Fatalf("Delete again: %v\n%s", err, out.String())
+	}
+	if strings.Contains(out.String(), "widgets.test.chartpilot.dev/first deleted") || !strings.Contains(out.String(), "not found") {
+		t.Errorf("second Delete:\n%s", out.String())
+	}
+}
+
+func TestApplyNoConfig(t *testing.T) {
+	if err := apply.Apply(context.Background(), nil, apply.Options{}); err == nil {
+		t.Error("Apply without a cluster configuration succeeded")
+	}
+}

@@ -1,0 +1,129 @@
+package apply
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"sigs.k8s.io/kustomize/api/krusty"
+	"sigs.k8s.io/kustomize/api/pkg/util"
+	"sigs.k8s.io/kustomize/api/types"
+	"sigs.k8s.io/kustomize/kyaml/filesys"
+	"sigs.k8s.io/yaml"
+)
+
+// Image replaces the image of containers whose image is Name, as
+// `kustomize edit set image NAME=REF` does.
+type Image struct {
+	// Name is the image name in the manifests, e.g. "controller".
+	Name string
+	// Ref is the image to use instead: name[:tag] or name@digest.
+	Ref string
+}
+
+// ParseImage parses NAME=REF.
+func ParseImage(s string) (Image, error) {
+	name, ref, ok := strings.Cut(s, "=")
+	if !ok || name == "" || ref == "" {
+		return Image{}, fmt.Errorf("image %q: want NAME=REF, e.g. controller=example.com/op:v0.1.0", s)
+	}
+	return Image{Name: name, Ref: ref}, nil
+}
+
+// Build runs kustomize on the kustomization in dir with the images replaced,
+// and returns its objects in the order they are applied.
+func Build(dir string, images []Image) ([]*unstructured.Unstructured, error) {
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		return nil, fmt.Errorf("kustomize build %s: %w", dir, err)
+	}
+	target := abs
+	if len(images) > 0 {
+		// An overlay on dir that sets the images, so the user's
+		// kustomization.yaml is never edited (kustomize edit would).
+		overlay, err := os.MkdirTemp("", "chartpilot-kustomize-")
+		if err != nil {
+			return nil, fmt.Errorf("kustomize build %s: %w", dir, err)
+		}
+		defer os.RemoveAll(overlay)
+		if err := writeOverlay(overlay, abs, images); err != nil {
+			return nil, fmt.Errorf("kustomize build %s: %w", dir, err)
+		}
+		target = overlay
+	}
+	k := krusty.MakeKustomizer(krusty.MakeDefaultOptions())
+	resMap, err := k.Run(filesys.MakeFsOnDisk(), target)
+	if err != nil {
+		return nil, fmt.Errorf("kustomize build %s: %w", dir, err)
+	}
+	var objs []*unstructured.Unstructured
+	for _, r := range resMap.Resources() {
+		m, err := r.Map()
+		if err != nil {
+			return nil, fmt.Errorf("kustomize build %s: %s: %w", dir, r.CurId(), err)
+		}
+		objs = append(objs, &unstructured.Unstructured{Object: m})
+	}
+	Sort(objs)
+	return objs, nil
+}
+
+func writeOverlay(overlay, base string, images []Image) error {
+	// kustomize refuses absolute paths to a base.
+	rel, err := filepath.Rel(overlay, base)
+	if err != nil {
+		return err
+	}
+	k := types.Kustomization{
+		TypeMeta:  types.TypeMeta{APIVersion: types.KustomizationVersion, Kind: types.KustomizationKind},
+		Resources: []string{rel},
+	}
+	for _, img := range images {
+		name, tag, digest := util.SplitImageName(img.Ref)
+		k.Images = append(k.Images, types.Image{Name: img.Name, NewName: name, NewTag: tag, Digest: digest})
+	}
+	data, err := yaml.Marshal(k)
+	if err != nil {
+		return err
+	}
+	return os.WriteFile(filepath.Join(overlay, "kustomization.yaml"), data, 0o600)
+}
+
+// kindOrder is the order kinds are applied in: what others refer to first.
+// Kinds not listed come after these, CRs of custom kinds included.
+var kindOrder = []string{
+	"CustomResourceDefinition", "Namespace", "ResourceQuota", "LimitRange",
+	"PriorityClass", "StorageClass", "ServiceAccount", "Secret", "ConfigMap",
+	"ClusterRole", "ClusterRoleBinding", "Role", "RoleBinding",
+	"PersistentVolume", "PersistentVolumeClaim", "Service",
+	"DaemonSet", "Pod", "ReplicaSet", "Deployment", "StatefulSet", "Job", "CronJob",
+	"HorizontalPodAutoscaler", "PodDisruptionBudget", "NetworkPolicy", "Ingress",
+	"MutatingWebhookConfiguration", "ValidatingWebhookConfiguration",
+}
+
+func kindRank(kind string) int {
+	if i := slices.Index(kindOrder, kind); i >= 0 {
+		return i
+	}
+	return len(kindOrder)
+}
+
+// Sort orders objs for applying: by kind (kindOrder), then namespace and
+// name, so that output and apply order are stable.
+func Sort(objs []*unstructured.Unstructured) {
+	slices.SortStableFunc(objs, func(a, b *unstructured.Unstructured) int {
+		if d := kindRank(a.GetKind()) - kindRank(b.GetKind()); d != 0 {
+			return d
+		}
+		if c := strings.Compare(a.GetKind(), b.GetKind()); c != 0 {
+			return c
+		}
+		if c := strings.Compare(a.GetNamespace(), b.GetNamespace()); c != 0 {
+			return c
+		}
+		return strings.Compare(a.GetName(), b.GetName())
+	})
+}

@@ -1,0 +1,10 @@
+// Package apply builds a kustomization with kustomize as a library (no
+// kustomize binary) and applies its objects to a cluster with server-side
+// apply, or deletes them: what a project's `make install`, `deploy`,
+// `uninstall` and `undeploy` run through `chartpilot apply|delete --kustomize`.
+//
+// Objects are applied in dependency order (CRDs and Namespaces first, then
+// RBAC, configuration, workloads), CRDs are waited for until Established
+// before objects of their kinds are applied, and deletion runs in the
+// reverse order, treating objects already gone as deleted.
+package apply

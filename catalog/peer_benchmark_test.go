@@ -1,0 +1,181 @@
+package catalog
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/operator-framework/operator-registry/pkg/api"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/credentials/insecure"
+	health "google.golang.org/grpc/health/grpc_health_v1"
+)
+
+// chartpilotBinary builds cmd/chartpilot once per benchmark run, or takes
+// CHARTPILOT_BIN.
+func chartpilotBinary(b *testing.B) string {
+	b.Helper()
+	if p := os.Getenv("CHARTPILOT_BIN"); p != "" {
+		return p
+	}
+	bin := filepath.Join(b.TempDir(), "chartpilot")
+	cmd := exec.Command("go", "build", "-o", bin, "../cmd/chartpilot")
+	if out, err := cmd.CombinedOutput(); err != nil {
+		b.Fatalf("building chartpilot: %v\n%s", err, out)
+	}
+	return bin
+}
+
+// peerCommands are the same operations as each tool spells them.
+type peerTool struct {
+	name     string
+	bin      string
+	render   func(dir string) []string
+	validate func(dir string) []string
+	serve    func(dir, port string) []string
+}
+
+// BenchmarkSideBySide runs chartpilot's and opm's binaries as processes on
+// the same generated catalog (200 packages x 25 inline bundles), in the same
+// run: render, validate, serve start to healthy, ListBundles and
+// GetBundleForChannel, with each process's peak resident memory. Run it with
+//
+//	go test -run '^$' -bench SideBySide -benchtime 5x ./catalog/
+func BenchmarkSideBySide(b *testing.B) {
+	dir := generateBenchCatalog(b)
+	tools := []peerTool{{
+		name:     "chartpilot",
+		bin:      chartpilotBinary(b),
+		render:   func(dir string) []string { return []string{"catalog", "render", "--dir", dir, "-o", "yaml"} },
+		validate: func(dir string) []string { return []string{"catalog", "validate", "--dir", dir} },
+		serve:    func(dir, port string) []string { return []string{"catalog", "serve", dir, "--port", port} },
+	}, {
+		name:     "opm",
+		bin:      opmBinary(b),
+		render:   func(dir string) []string { return []string{"render", dir, "-o", "yaml"} },
+		validate: func(dir string) []string { return []string{"validate", dir} },
+		serve: func(dir, port string) []string {
+			return []string{"serve", dir, "--port", port, "--pprof-addr", "127.0.0.1:0", "--termination-log", os.DevNull}
+		},
+	}}
+	for _, tool := range tools {
+		b.Run(tool.name+"/render", func(b *testing.B) { benchProcess(b, tool.bin, tool.render(dir)) })
+		b.Run(tool.name+"/validate", func(b *testing.B) { benchProcess(b, tool.bin, tool.validate(dir)) })
+		b.Run(tool.name+"/serve-start-to-healthy", func(b *testing.B) {
+			var peak int64
+			for b.Loop() {
+				stop, _ := startServeProcess(b, tool.bin, tool.serve, dir)
+				peak = max(peak, stop())
+			}
+			b.ReportMetric(float64(peak)/(1<<10), "peak-MiB")
+		})
+		b.Run(tool.name+"/ListBundles", func(b *testing.B) {
+			b.StopTimer()
+			stop, client := startServeProcess(b, tool.bin, tool.serve, dir)
+			defer stop()
+			b.StartTimer()
+			for b.Loop() {
+				s, err := client.ListBundles(b.Context(), &api.ListBundlesRequest{})
+				if err != nil {
+					b.Fatal(err)
+				}
+				n := 0
+				for {
+					if _, err := s.Recv(); errors.Is(err, io.EOF) {
+						break
+					} else if err != nil {
+						b.Fatal(err)
+					}
+					n++
+				}
+				if n != benchPackages*benchBundles {
+					b.Fatalf("%d bundles", n)
+				}
+			}
+		})
+		b.Run(tool.name+"/GetBundleForChannel", func(b *testing.B) {
+			b.StopTimer()
+			stop, client := startServeProcess(b, tool.bin, tool.serve, dir)
+			defer stop()
+			b.StartTimer()
+			i := 0
+			for b.Loop() {
+				pkg := fmt.Sprintf("operator-%03d", i%benchPackages)
+				i++
+				if _, err := client.GetBundleForChannel(b.Context(), &api.GetBundleInChannelRequest{PkgName: pkg, ChannelName: "stable"}); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
+
+// benchProcess runs bin args to completion per iteration, reporting the
+// peak resident memory of the runs.
+func benchProcess(b *testing.B, bin string, args []string) {
+	var peak int64
+	for b.Loop() {
+		cmd := exec.Command(bin, args...)
+		var errOut bytes.Buffer
+		cmd.Stdout, cmd.Stderr = io.Discard, &errOut
+		if err := cmd.Run(); err != nil {
+			b.Fatalf("%s %v: %v\n%s", bin, args, err, errOut.String())
+		}
+		peak = max(peak, cmd.ProcessState.SysUsage().(*syscall.Rusage).Maxrss)
+	}
+	b.ReportMetric(float64(peak)/(1<<10), "peak-MiB")
+}
+
+// startServeProcess starts a registry server process and waits until its
+// health check answers SERVING; stop kills it and returns its peak resident
+// memory in KiB.
+func startServeProcess(b *testing.B, bin string, args func(dir, port string) []string, dir string) (stop func() int64, client api.RegistryClient) {
+	b.Helper()
+	port := freePort(b)
+	cmd := exec.Command(bin, args(dir, port)...)
+	var errOut bytes.Buffer
+	cmd.Stdout, cmd.Stderr = io.Discard, &errOut
+	if err := cmd.Start(); err != nil {
+		b.Fatal(err)
+	}
+	conn, err := grpc.NewClient("127.0.0.1:"+port, grpc.WithTransportCredentials(insecure.NewCredentials()),
+		grpc.WithDefaultCallOptions(grpc.MaxCallRecvMsgSize(64<<20)))
+	if err != nil {
+		b.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(b.Context(), 2*time.Minute)
+	defer cancel()
+	for {
+		resp, err := health.NewHealthClient(conn).Check(ctx, &health.HealthCheckRequest{}, grpc.WaitForReady(true))
+		if err == nil && resp.Status == health.HealthCheckResponse_SERVING {
+			break
+		}
+		if ctx.Err() != nil {
+			cmd.Process.Kill()
+			cmd.Wait()
+			b.Fatalf("%s not healthy: %v\n%s", bin, err, errOut.String())
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	stopped := false
+	var peak int64
+	stop = func() int64 {
+		if !stopped {
+			stopped = true
+			conn.Close()
+			cmd.Process.Signal(syscall.SIGTERM)
+			cmd.Wait()
+			peak = cmd.ProcessState.SysUsage().(*syscall.Rusage).Maxrss
+		}
+		return peak
+	}
+	return stop, api.NewRegistryClient(conn)
+}
