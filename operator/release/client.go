@@ -9,6 +9,7 @@ import (
 	"helm.sh/helm/v3/pkg/kube"
 	"helm.sh/helm/v3/pkg/storage"
 	"k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/version"
 	"k8s.io/cli-runtime/pkg/genericclioptions"
 	"k8s.io/client-go/discovery"
@@ -45,6 +46,9 @@ type Client struct {
 	// configuration: Helm would otherwise invalidate the discovery cache
 	// and rediscover the API for each namespace's first action.
 	caps *chartutil.Capabilities
+
+	builtMu sync.Mutex
+	built   map[types.NamespacedName]builtManifest
 }
 
 // ClientOption configures a Client.

@@ -16,6 +16,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/dynamic"
 	"sigs.k8s.io/cli-utils/pkg/kstatus/status"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -46,35 +47,84 @@ func (d Drift) String() string {
 	}
 }
 
+// desiredObject is one object of a revision's manifest, ready to compare.
+type desiredObject struct {
+	id              string // "Kind namespace/name"
+	gvk             schema.GroupVersionKind
+	namespace, name string
+	obj             *unstructured.Unstructured
+	resource        dynamic.ResourceInterface
+}
+
+// builtManifest is a revision's manifest parsed into objects, kept while the
+// revision is the release's deployed one: parsing it is most of what a
+// reconcile of a release in sync costs.
+type builtManifest struct {
+	rel     *helmrelease.Release
+	objects []desiredObject
+}
+
+// desired returns the objects of rel's manifest. Revisions read through the
+// record index are the same value from one reconcile to the next, so their
+// parse is reused.
+func (c *Client) desired(cfg *action.Configuration, rel *helmrelease.Release) ([]desiredObject, error) {
+	key := types.NamespacedName{Namespace: rel.Namespace, Name: rel.Name}
+	c.builtMu.Lock()
+	b, ok := c.built[key]
+	c.builtMu.Unlock()
+	if ok && b.rel == rel {
+		return b.objects, nil
+	}
+	resources, err := cfg.KubeClient.Build(bytes.NewBufferString(rel.Manifest), false)
+	if err != nil {
+		return nil, fmt.Errorf("reading the manifest of revision %d: %w", rel.Version, err)
+	}
+	objects := make([]desiredObject, 0, len(resources))
+	for _, info := range resources {
+		obj, err := toUnstructured(info.Object)
+		if err != nil {
+			return nil, err
+		}
+		d := desiredObject{
+			id:        fmt.Sprintf("%s %s", info.Mapping.GroupVersionKind.Kind, info.Name),
+			gvk:       info.Mapping.GroupVersionKind,
+			namespace: info.Namespace,
+			name:      info.Name,
+			obj:       obj,
+			resource:  c.dynamic.Resource(info.Mapping.Resource),
+		}
+		if info.Namespaced() {
+			d.id = fmt.Sprintf("%s %s/%s", info.Mapping.GroupVersionKind.Kind, info.Namespace, info.Name)
+			d.resource = c.dynamic.Resource(info.Mapping.Resource).Namespace(info.Namespace)
+		}
+		objects = append(objects, d)
+	}
+	c.builtMu.Lock()
+	if c.built == nil {
+		c.built = map[types.NamespacedName]builtManifest{}
+	}
+	c.built[key] = builtManifest{rel: rel, objects: objects}
+	c.builtMu.Unlock()
+	return objects, nil
+}
+
 // compare reads every object of the deployed revision from the cluster and
 // reports which were deleted or changed, and which are not ready.
 func (c *Client) compare(ctx context.Context, cfg *action.Configuration, rel *helmrelease.Release) (drift []Drift, notReady []string, err error) {
-	resources, err := cfg.KubeClient.Build(bytes.NewBufferString(rel.Manifest), false)
+	objects, err := c.desired(cfg, rel)
 	if err != nil {
-		return nil, nil, fmt.Errorf("reading the manifest of revision %d: %w", rel.Version, err)
+		return nil, nil, err
 	}
-	for _, info := range resources {
-		desired, err := toUnstructured(info.Object)
-		if err != nil {
-			return nil, nil, err
-		}
-		id := fmt.Sprintf("%s %s", info.Mapping.GroupVersionKind.Kind, info.Name)
-		if info.Namespaced() {
-			id = fmt.Sprintf("%s %s/%s", info.Mapping.GroupVersionKind.Kind, info.Namespace, info.Name)
-		}
-		var ri dynamic.ResourceInterface = c.dynamic.Resource(info.Mapping.Resource)
-		if info.Namespaced() {
-			ri = c.dynamic.Resource(info.Mapping.Resource).Namespace(info.Namespace)
-		}
-		live, err := c.get(ctx, ri, info.Mapping.GroupVersionKind, info.Namespace, info.Name)
-		d := Drift{Object: id, desired: desired, resource: ri}
+	for _, o := range objects {
+		live, err := c.get(ctx, o.resource, o.gvk, o.namespace, o.name)
+		d := Drift{Object: o.id, desired: o.obj, resource: o.resource}
 		switch {
 		case apierrors.IsNotFound(err):
 			d.Deleted = true
 			drift = append(drift, d)
 			continue
 		case err != nil:
-			return nil, nil, fmt.Errorf("reading %s: %w", id, err)
+			return nil, nil, fmt.Errorf("reading %s: %w", o.id, err)
 		}
 		d.live = live
 		if live.GetDeletionTimestamp() != nil {
@@ -82,13 +132,13 @@ func (c *Client) compare(ctx context.Context, cfg *action.Configuration, rel *he
 			drift = append(drift, d)
 			continue
 		}
-		if d.Path = firstDifference(desired.Object, live.Object, ""); d.Path != "" {
+		if d.Path = firstDifference(o.obj.Object, live.Object, ""); d.Path != "" {
 			drift = append(drift, d)
 			continue
 		}
 		res, err := status.Compute(live)
 		if err == nil && res.Status != status.CurrentStatus {
-			notReady = append(notReady, fmt.Sprintf("%s: %s %s", id, res.Status, res.Message))
+			notReady = append(notReady, fmt.Sprintf("%s: %s %s", o.id, res.Status, res.Message))
 		}
 	}
 	return drift, notReady, nil

@@ -93,6 +93,14 @@ func (rc *recordCache) forget(rel types.NamespacedName) {
 	delete(rc.releases, rel)
 }
 
+// forget drops what is kept in memory about a release that is gone.
+func (c *Client) forget(rel types.NamespacedName) {
+	c.cache.forget(rel)
+	c.builtMu.Lock()
+	delete(c.built, rel)
+	c.builtMu.Unlock()
+}
+
 // history returns the revisions of a release: the index's, overlaid with
 // what this process wrote that the index does not show yet. Only when that
 // view has no deployed revision (a new release, or one deployed by another

@@ -26,7 +26,7 @@ func (a uninstallAction) Run(_ context.Context, req *Request, _ State) error {
 	un.Timeout = req.timeout()
 	un.Description = "uninstalled by chartpilot"
 	_, err := un.Run(req.Name)
-	a.c.cache.forget(types.NamespacedName{Namespace: req.Namespace, Name: req.Name})
+	a.c.forget(types.NamespacedName{Namespace: req.Namespace, Name: req.Name})
 	switch {
 	case err == nil, errors.Is(err, driver.ErrReleaseNotFound):
 		return nil
