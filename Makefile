@@ -3,9 +3,9 @@ SHELL := /usr/bin/env bash -o pipefail
 GO ?= go
 BIN := $(CURDIR)/bin
 CHARTPILOT := $(BIN)/chartpilot
-# The demo runs in its own state directory so that it never touches a cluster
-# you started yourself with `chartpilot cluster up`.
-DEMO_STATE ?= $(CURDIR)/.cache/demo-cluster
+# The demo runs in its own directory (project, catalog, logs, cluster state) so
+# that it never touches a cluster you started yourself with `chartpilot cluster up`.
+DEMO_DIR ?= $(CURDIR)/.cache/demo
 TEST_TIMEOUT ?= 80m
 
 .PHONY: all
@@ -16,11 +16,8 @@ build: ## Build the chartpilot binary into bin/
 	$(GO) build -o $(CHARTPILOT) ./cmd/chartpilot
 
 .PHONY: demo
-demo: build ## The main journey on a local cluster with real OLM (builds the cluster on first run)
-	@trap '$(CHARTPILOT) cluster down --state-dir $(DEMO_STATE) --ignore-not-running' EXIT; \
-	$(CHARTPILOT) cluster up --state-dir $(DEMO_STATE) && \
-	$(CHARTPILOT) cluster status --state-dir $(DEMO_STATE) && \
-	$(CHARTPILOT) cluster check --state-dir $(DEMO_STATE)
+demo: build ## The whole journey on a local cluster with real OLM: chart -> operator -> Subscription -> upgrade
+	$(CHARTPILOT) demo --dir $(DEMO_DIR)
 
 .PHONY: cluster-build
 cluster-build: build ## Build the local cluster's components (cached; cold build 10-20 min)

@@ -54,6 +54,7 @@ cluster with real OLM to try all of it on one machine.`,
 		newAdoptCommand(streams),
 		newApplyCommand(streams, configFlags),
 		newDeleteCommand(streams, configFlags),
+		newDemoCommand(streams),
 	)
 	return cmd
 }

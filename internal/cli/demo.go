@@ -1,0 +1,47 @@
+package cli
+
+import (
+	"os"
+	"path/filepath"
+
+	"github.com/spf13/cobra"
+	"k8s.io/cli-runtime/pkg/genericiooptions"
+
+	"github.com/chartpilot/chartpilot/internal/demo"
+)
+
+func newDemoCommand(streams genericiooptions.IOStreams) *cobra.Command {
+	opts := demo.Options{Out: streams.Out}
+	cmd := &cobra.Command{
+		Use:   "demo",
+		Short: "Run the whole journey on a local cluster with OLM: chart to operator, installed and upgraded through a Subscription",
+		Long: `Runs what an operator author does, with the example hello chart, on a local
+cluster with real OLM that it starts and stops:
+
+  chartpilot init, make bundle, scorecard, a catalog served over OLM's
+  registry API, a Subscription created with kubectl, the operator running as
+  the ServiceAccount OLM created, a custom resource reconciled into a Helm
+  release; then version 0.2.0 published, OLM upgrading the CSV and the
+  operator upgrading the release; then everything removed.
+
+Each command's output is kept in DIR/logs. The run ends with a summary of
+each step's time. It is idempotent and leaves nothing running.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			ctx, cancel := signalContext(cmd.Context())
+			defer cancel()
+			_, err := demo.Run(ctx, opts)
+			return err
+		},
+	}
+	defaultDir := filepath.Join(os.TempDir(), "chartpilot-demo")
+	if dir, err := os.UserCacheDir(); err == nil {
+		defaultDir = filepath.Join(dir, "chartpilot", "demo")
+	}
+	fl := cmd.Flags()
+	fl.StringVar(&opts.Dir, "dir", defaultDir, "where the project, catalog, logs and the local cluster's state go")
+	fl.StringVar(&opts.Kubeconfig, "use-cluster", "", "kubeconfig of a running local cluster with OLM to use instead of starting one")
+	fl.StringVar(&opts.Namespace, "namespace-name", "hello-demo", "namespace the operator is installed in")
+	fl.DurationVar(&opts.Timeout, "timeout", opts.Timeout, "bound of each wait (default 3m)")
+	return cmd
+}

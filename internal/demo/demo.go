@@ -1,0 +1,274 @@
+// Package demo runs chartpilot's whole journey on the local cluster, the way
+// an operator author would: scaffold an operator from the example chart,
+// generate and check its bundle, publish it in a catalog, install it through
+// an OLM Subscription, let it reconcile a custom resource, publish a new
+// version and watch OLM and the operator upgrade, then remove it all.
+//
+// Every step runs the chartpilot binary (and make, kubectl) as commands, with
+// each command's output in a log file; the summary says what each step did
+// and how long it took.
+package demo
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/tools/clientcmd"
+
+	"github.com/chartpilot/chartpilot/cluster"
+	"github.com/chartpilot/chartpilot/cluster/toolchain"
+	"github.com/chartpilot/chartpilot/example"
+)
+
+// Options configure a run of the demo.
+type Options struct {
+	// Dir holds the project, the catalog, the logs and, unless Kubeconfig is
+	// set, the local cluster's state. What a previous run left there, apart
+	// from the cluster's cache, is removed first.
+	Dir string
+	// Binary is the chartpilot binary the steps run. Default: this program.
+	Binary string
+	// Kubeconfig points at a running local cluster with OLM to use. Empty
+	// starts the local cluster in Dir/cluster and stops it at the end.
+	Kubeconfig string
+	// Namespace the operator is installed in and watches. Default hello-demo.
+	Namespace string
+	// Timeout bounds each wait. Default 3 minutes.
+	Timeout time.Duration
+	// Out receives the progress and the summary.
+	Out io.Writer
+}
+
+func (o *Options) defaults() error {
+	if o.Dir == "" {
+		return errors.New("demo: no directory")
+	}
+	abs, err := filepath.Abs(o.Dir)
+	if err != nil {
+		return err
+	}
+	o.Dir = abs
+	if o.Binary == "" {
+		if o.Binary, err = os.Executable(); err != nil {
+			return fmt.Errorf("finding the chartpilot binary: %w", err)
+		}
+	}
+	if o.Namespace == "" {
+		o.Namespace = "hello-demo"
+	}
+	if o.Timeout == 0 {
+		o.Timeout = 3 * time.Minute
+	}
+	if o.Out == nil {
+		o.Out = io.Discard
+	}
+	return nil
+}
+
+// Summary is what the demo did.
+type Summary struct {
+	Steps []Step `json:"steps"`
+	// SubscriptionToSucceeded is the time from creating the Subscription to
+	// the CSV's Succeeded phase.
+	SubscriptionToSucceeded time.Duration `json:"subscriptionToSucceeded"`
+	// PublishToUpgraded is the time from publishing v0.2.0 in the catalog to
+	// the custom resource's release upgraded by the new operator version.
+	PublishToUpgraded time.Duration `json:"publishToUpgraded"`
+	Total             time.Duration `json:"total"`
+}
+
+const (
+	project = "hello-operator"
+	pkg     = project
+	channel = "stable"
+	crName  = "hello-sample"
+)
+
+// demo is one run's state.
+type demo struct {
+	opts       Options
+	r          *runner
+	sum        *Summary
+	kubeconfig string
+	dyn        dynamic.Interface
+	projectDir string
+	catalogDir string
+	serve      *process
+	servePort  int
+	operator   *process
+	sa         string // the operator's ServiceAccount, from the CSV
+	watchNS    string // the namespaces OLM's OperatorGroup targets
+	uids       map[string]string
+	published  time.Time // when v0.2.0 was published
+}
+
+// Run runs the journey and prints its summary. It leaves nothing running.
+func Run(ctx context.Context, opts Options) (*Summary, error) {
+	if err := opts.defaults(); err != nil {
+		return nil, err
+	}
+	d := &demo{
+		opts:       opts,
+		sum:        &Summary{},
+		projectDir: filepath.Join(opts.Dir, project),
+		catalogDir: filepath.Join(opts.Dir, "catalog"),
+		r:          &runner{out: opts.Out, logDir: filepath.Join(opts.Dir, "logs")},
+	}
+	for _, stale := range []string{d.projectDir, d.catalogDir, d.r.logDir, filepath.Join(opts.Dir, "chart")} {
+		if err := os.RemoveAll(stale); err != nil {
+			return nil, err
+		}
+	}
+	began := time.Now()
+	err := d.journey(ctx)
+	d.r.stopAll()
+	d.sum.Steps, d.sum.Total = d.r.steps, time.Since(began).Round(10*time.Millisecond)
+	d.printSummary(err)
+	return d.sum, err
+}
+
+func (d *demo) journey(ctx context.Context) (err error) {
+	steps := []struct {
+		title string
+		fn    func(context.Context) (string, error)
+	}{
+		{"Start the local cluster (Kubernetes 1.36, kwok, OLM)", d.startCluster},
+		{"Scaffold the operator from the hello chart: chartpilot init", d.scaffold},
+		{"Generate bundle v0.1.0: make bundle", d.bundle("0.1.0")},
+		{"Scorecard v0.1.0 (static and in-cluster tests); bundle again with the evidence", d.scorecard("0.1.0")},
+		{"Publish v0.1.0 in a file-based catalog (inline bundle)", d.publish("0.1.0")},
+		{"Serve the catalog over OLM's registry API: chartpilot catalog serve", d.serveCatalog},
+		{"Subscribe: CatalogSource, OperatorGroup, kubectl create -f subscription.yaml", d.subscribe},
+		{"Run the operator as the ServiceAccount OLM created: chartpilot run", d.runOperator("0.1.0")},
+		{"Create a Hello; wait for Deployed and Ready", d.createCR},
+		{"Release v0.2.0: chart change, generate, bundle, scorecard with upgrade test, publish", d.release},
+		{"OLM upgrades the CSV to v0.2.0", d.waitCSVUpgrade},
+		{"The operator v0.2.0 upgrades the release; nothing is lost", d.upgradeOperator},
+		{"Unsubscribe and clean up", d.cleanup},
+	}
+	d.r.total = len(steps)
+	defer func() {
+		if d.opts.Kubeconfig == "" && d.kubeconfig != "" {
+			c, cerr := cluster.New(cluster.Options{StateDir: filepath.Join(d.opts.Dir, "cluster")})
+			if cerr == nil {
+				cerr = c.Down(context.Background(), cluster.DownOptions{Wipe: true})
+			}
+			if cerr != nil {
+				err = errors.Join(err, fmt.Errorf("stopping the local cluster: %w", cerr))
+			}
+		}
+	}()
+	for _, s := range steps {
+		if err := d.r.step(s.title, func() (string, error) { return s.fn(ctx) }); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (d *demo) startCluster(ctx context.Context) (string, error) {
+	tools, err := toolchain.Ensure(ctx, toolchain.Options{Out: indent(d.opts.Out)})
+	if err != nil {
+		return "", err
+	}
+	d.r.env = append(d.r.env, "PATH="+tools.BinDir+string(os.PathListSeparator)+os.Getenv("PATH"))
+	detail := "using " + d.opts.Kubeconfig
+	d.kubeconfig = d.opts.Kubeconfig
+	if d.kubeconfig == "" {
+		c, err := cluster.New(cluster.Options{StateDir: filepath.Join(d.opts.Dir, "cluster"), Out: indent(d.opts.Out)})
+		if err != nil {
+			return "", err
+		}
+		// A fresh cluster each run: what an earlier run left (even one that
+		// was interrupted) must not change this one.
+		if err := c.Down(ctx, cluster.DownOptions{Wipe: true}); err != nil && !errors.Is(err, cluster.ErrNotRunning) {
+			return "", err
+		}
+		d.kubeconfig = c.KubeconfigPath()
+		if err := c.Up(ctx); err != nil {
+			return "", err
+		}
+		detail = "kubeconfig " + d.kubeconfig
+	}
+	d.r.env = append(d.r.env, "KUBECONFIG="+d.kubeconfig)
+	cfg, err := clientcmd.BuildConfigFromFlags("", d.kubeconfig)
+	if err != nil {
+		return "", err
+	}
+	if d.dyn, err = dynamic.NewForConfig(cfg); err != nil {
+		return "", err
+	}
+	return detail, nil
+}
+
+func (d *demo) scaffold(ctx context.Context) (string, error) {
+	chartDir := filepath.Join(d.opts.Dir, "chart", example.ChartName)
+	if err := os.MkdirAll(chartDir, 0o755); err != nil {
+		return "", err
+	}
+	if err := example.WriteChart(chartDir); err != nil {
+		return "", err
+	}
+	if _, err := d.r.run(ctx, d.opts.Dir, d.opts.Binary, "init", d.projectDir, "--chart", chartDir, "--domain", "example.com"); err != nil {
+		return "", err
+	}
+	return "project " + d.projectDir, nil
+}
+
+// indent prefixes the lines written to w, for progress inside a step.
+func indent(w io.Writer) io.Writer { return &indenter{w: w, bol: true} }
+
+type indenter struct {
+	w   io.Writer
+	bol bool
+}
+
+func (in *indenter) Write(p []byte) (int, error) {
+	for _, line := range strings.SplitAfter(string(p), "\n") {
+		if line == "" {
+			continue
+		}
+		if in.bol {
+			if _, err := io.WriteString(in.w, "      "); err != nil {
+				return 0, err
+			}
+		}
+		if _, err := io.WriteString(in.w, line); err != nil {
+			return 0, err
+		}
+		in.bol = strings.HasSuffix(line, "\n")
+	}
+	return len(p), nil
+}
+
+func (d *demo) printSummary(err error) {
+	w := tabwriter.NewWriter(d.opts.Out, 0, 0, 2, ' ', 0)
+	fmt.Fprint(w, "\nSummary\n\n")
+	for i, s := range d.sum.Steps {
+		result := s.Detail
+		if s.Err != "" {
+			result = "FAILED: " + strings.SplitN(s.Err, "\n", 2)[0]
+		}
+		fmt.Fprintf(w, "  %2d\t%s\t%s\t%s\n", i+1, s.Duration, s.Title, result)
+	}
+	w.Flush()
+	if d.sum.SubscriptionToSucceeded > 0 {
+		fmt.Fprintf(d.opts.Out, "\n  Subscription to CSV Succeeded:        %s\n", d.sum.SubscriptionToSucceeded)
+	}
+	if d.sum.PublishToUpgraded > 0 {
+		fmt.Fprintf(d.opts.Out, "  Publish of v0.2.0 to release upgraded: %s\n", d.sum.PublishToUpgraded)
+	}
+	status := "the whole journey passed"
+	if err != nil {
+		status = "FAILED; logs in " + d.r.logDir
+	}
+	fmt.Fprintf(d.opts.Out, "  Total: %s, %s\n", d.sum.Total, status)
+}

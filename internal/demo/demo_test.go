@@ -1,0 +1,47 @@
+package demo
+
+import (
+	"context"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/chartpilot/chartpilot/cluster/clustertest"
+)
+
+var env *clustertest.Env
+
+func TestMain(m *testing.M) { os.Exit(clustertest.Main(m, &env)) }
+
+// The whole journey, as `make demo` runs it, on the test binary's cluster.
+func TestJourney(t *testing.T) {
+	bin := filepath.Join(t.TempDir(), "chartpilot")
+	build := exec.Command("go", "build", "-o", bin, "github.com/chartpilot/chartpilot/cmd/chartpilot")
+	if out, err := build.CombinedOutput(); err != nil {
+		t.Fatalf("building chartpilot: %v\n%s", err, out)
+	}
+	var out strings.Builder
+	dir := t.TempDir()
+	sum, err := Run(context.Background(), Options{Dir: dir, Binary: bin, Kubeconfig: env.Kubeconfig, Out: &out, Timeout: 3 * time.Minute})
+	t.Log("\n" + out.String())
+	if err != nil {
+		logs, _ := filepath.Glob(filepath.Join(dir, "logs", "*operator*"))
+		for _, l := range logs {
+			data, _ := os.ReadFile(l)
+			t.Logf("%s:\n%s", l, tail(string(data), 40))
+		}
+		t.Fatal(err)
+	}
+	if len(sum.Steps) != 13 {
+		t.Fatalf("%d steps ran, want 13", len(sum.Steps))
+	}
+	if sum.SubscriptionToSucceeded <= 0 || sum.PublishToUpgraded <= 0 {
+		t.Fatalf("timings missing: %+v", sum)
+	}
+	if !strings.Contains(out.String(), "the whole journey passed") {
+		t.Fatal("the summary does not say the journey passed")
+	}
+}

@@ -1,0 +1,451 @@
+package demo
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+
+	scorecardv1alpha3 "github.com/operator-framework/api/pkg/apis/scorecard/v1alpha3"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"sigs.k8s.io/yaml"
+
+	"github.com/chartpilot/chartpilot/example"
+)
+
+var helloGVR = schema.GroupVersionResource{Group: "charts.example.com", Version: "v1alpha1", Resource: "hellos"}
+
+// The release's objects, by kind and resource, to check that none is lost.
+var releaseObjects = []struct {
+	kind string
+	gvr  schema.GroupVersionResource
+}{
+	{"ConfigMap", schema.GroupVersionResource{Version: "v1", Resource: "configmaps"}},
+	{"Service", schema.GroupVersionResource{Version: "v1", Resource: "services"}},
+	{"Deployment", schema.GroupVersionResource{Group: "apps", Version: "v1", Resource: "deployments"}},
+}
+
+var pdbGVR = schema.GroupVersionResource{Group: "policy", Version: "v1", Resource: "poddisruptionbudgets"}
+
+func csvName(version string) string { return project + ".v" + version }
+
+func (d *demo) chartpilot(ctx context.Context, args ...string) (string, error) {
+	return d.r.run(ctx, d.projectDir, append([]string{d.opts.Binary}, args...)...)
+}
+
+// makeBundle runs make bundle for version with extra generate flags.
+func (d *demo) makeBundle(ctx context.Context, version string, flags ...string) (capability string, err error) {
+	opts := append([]string{"--channels=" + channel, "--default-channel=" + channel}, flags...)
+	_, err = d.r.run(ctx, d.projectDir, "make", "bundle",
+		"VERSION="+version, "IMG=example.com/"+project+":v"+version, "CHARTPILOT="+d.opts.Binary,
+		"BUNDLE_METADATA_OPTS="+strings.Join(opts, " "))
+	if err != nil {
+		return "", err
+	}
+	csv, err := d.readCSV()
+	if err != nil {
+		return "", err
+	}
+	capability, _, _ = unstructured.NestedString(csv.Object, "metadata", "annotations", "capabilities")
+	return capability, nil
+}
+
+func (d *demo) bundle(version string) func(context.Context) (string, error) {
+	return func(ctx context.Context) (string, error) {
+		capability, err := d.makeBundle(ctx, version)
+		if err != nil {
+			return "", err
+		}
+		return fmt.Sprintf("%s, validated; capability level %q before any scorecard evidence", csvName(version), capability), nil
+	}
+}
+
+// readCSV reads the ClusterServiceVersion of the project's bundle.
+func (d *demo) readCSV() (*unstructured.Unstructured, error) {
+	paths, err := filepath.Glob(filepath.Join(d.projectDir, "bundle", "manifests", "*.clusterserviceversion.yaml"))
+	if err != nil || len(paths) != 1 {
+		return nil, fmt.Errorf("the bundle has %d ClusterServiceVersions, want 1", len(paths))
+	}
+	data, err := os.ReadFile(paths[0])
+	if err != nil {
+		return nil, err
+	}
+	csv := &unstructured.Unstructured{}
+	if err := yaml.Unmarshal(data, &csv.Object); err != nil {
+		return nil, fmt.Errorf("%s: %w", paths[0], err)
+	}
+	return csv, nil
+}
+
+// scorecard runs the scorecard on the project's bundle (with the upgrade
+// test from a previous release when given), then generates the bundle again
+// with the results as evidence for its capability level.
+func (d *demo) scorecard(version string, from ...string) func(context.Context) (string, error) {
+	return func(ctx context.Context) (string, error) {
+		results := filepath.Join(d.opts.Dir, "scorecard-"+version+".json")
+		args := append([]string{"scorecard", "bundle", "-o", "json", "--results", results, "--wait-time", "90s"}, from...)
+		if _, err := d.chartpilot(ctx, args...); err != nil {
+			return "", err
+		}
+		passed, total, err := scorecardResults(results)
+		if err != nil {
+			return "", err
+		}
+		var flags []string
+		if version != "0.1.0" {
+			flags = append(flags, "--from-catalog", d.catalogDir)
+		}
+		capability, err := d.makeBundle(ctx, version, append(flags, "--scorecard-results", results)...)
+		if err != nil {
+			return "", err
+		}
+		return fmt.Sprintf("%d of %d tests passed; capability level %q proven", passed, total, capability), nil
+	}
+}
+
+// scorecardResults counts the passed and all results of a v1alpha3 TestList.
+func scorecardResults(path string) (passed, total int, err error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return 0, 0, err
+	}
+	var list scorecardv1alpha3.TestList
+	if err := json.Unmarshal(data, &list); err != nil {
+		return 0, 0, fmt.Errorf("%s: %w", path, err)
+	}
+	for _, item := range list.Items {
+		for _, r := range item.Status.Results {
+			total++
+			if r.State == scorecardv1alpha3.PassState {
+				passed++
+			}
+		}
+	}
+	return passed, total, nil
+}
+
+func (d *demo) publish(version string) func(context.Context) (string, error) {
+	return func(ctx context.Context) (string, error) {
+		if _, err := os.Stat(d.catalogDir); os.IsNotExist(err) {
+			if _, err := d.chartpilot(ctx, "catalog", "init", "--dir", d.catalogDir, "--from-bundle", "bundle"); err != nil {
+				return "", err
+			}
+		}
+		out, err := d.chartpilot(ctx, "catalog", "add", "--dir", d.catalogDir, "bundle")
+		if err != nil {
+			return "", err
+		}
+		if _, err := d.chartpilot(ctx, "catalog", "validate", "--dir", d.catalogDir); err != nil {
+			return "", err
+		}
+		return strings.Join(strings.Fields(out), " "), nil
+	}
+}
+
+func (d *demo) serveCatalog(ctx context.Context) (string, error) {
+	if d.servePort == 0 {
+		port, err := freePort()
+		if err != nil {
+			return "", err
+		}
+		d.servePort = port
+	}
+	if d.serve != nil {
+		d.serve.stop()
+	}
+	p, err := d.r.start("catalog-serve", d.opts.Dir, nil, d.opts.Binary, "catalog", "serve", d.catalogDir, "--port", strconv.Itoa(d.servePort))
+	if err != nil {
+		return "", err
+	}
+	d.serve = p
+	addr := net.JoinHostPort("127.0.0.1", strconv.Itoa(d.servePort))
+	err = poll(ctx, d.opts.Timeout, "the catalog server on "+addr, func() (bool, string, error) {
+		if err := p.exited(); err != nil {
+			return false, "", err
+		}
+		c, err := net.DialTimeout("tcp", addr, time.Second)
+		if err != nil {
+			return false, err.Error(), nil
+		}
+		c.Close()
+		return true, "", nil
+	})
+	return "serving on " + addr, err
+}
+
+func (d *demo) subscribe(ctx context.Context) (string, error) {
+	ns := d.opts.Namespace
+	addr := net.JoinHostPort("127.0.0.1", strconv.Itoa(d.servePort))
+	manifests, err := d.chartpilot(ctx, "olm", "subscribe", pkg, "-n", ns, "--catalog-address", addr,
+		"--channel", channel, "--install-mode", "OwnNamespace", "--dry-run", "-o", "yaml")
+	if err != nil {
+		return "", err
+	}
+	// The CatalogSource and OperatorGroup are applied; the Subscription is
+	// written to subscription.yaml and created with kubectl, as a user would.
+	var setup, sub []string
+	for _, doc := range strings.Split(manifests, "\n---\n") {
+		if strings.Contains(doc, "kind: Subscription") {
+			sub = append(sub, doc)
+		} else if strings.TrimSpace(doc) != "" {
+			setup = append(setup, doc)
+		}
+	}
+	if len(sub) != 1 {
+		return "", fmt.Errorf("chartpilot olm subscribe --dry-run printed %d Subscriptions, want 1", len(sub))
+	}
+	setupFile := filepath.Join(d.opts.Dir, "catalogsource.yaml")
+	subFile := filepath.Join(d.opts.Dir, "subscription.yaml")
+	if err := os.WriteFile(setupFile, []byte(strings.Join(setup, "\n---\n")), 0o644); err != nil {
+		return "", err
+	}
+	if err := os.WriteFile(subFile, []byte(sub[0]), 0o644); err != nil {
+		return "", err
+	}
+	if _, err := d.r.run(ctx, d.opts.Dir, "kubectl", "create", "namespace", ns); err != nil {
+		return "", err
+	}
+	if _, err := d.r.run(ctx, d.opts.Dir, "kubectl", "apply", "-f", setupFile); err != nil {
+		return "", err
+	}
+	began := time.Now()
+	if _, err := d.r.run(ctx, d.opts.Dir, "kubectl", "create", "-f", subFile); err != nil {
+		return "", err
+	}
+	if err := d.waitCSV(ctx, csvName("0.1.0")); err != nil {
+		return "", err
+	}
+	d.sum.SubscriptionToSucceeded = time.Since(began).Round(10 * time.Millisecond)
+	return fmt.Sprintf("CSV %s Succeeded %s after the Subscription", csvName("0.1.0"), d.sum.SubscriptionToSucceeded), nil
+}
+
+// waitCSV waits for the CSV to reach Succeeded.
+func (d *demo) waitCSV(ctx context.Context, name string) error {
+	ns := d.opts.Namespace
+	return poll(ctx, d.opts.Timeout, "CSV "+name+" to succeed", func() (bool, string, error) {
+		phase, msg, err := csvPhase(ctx, d.dyn, ns, name)
+		if err != nil {
+			return false, "", err
+		}
+		if phase == "Succeeded" {
+			return true, "", nil
+		}
+		if phase == "" {
+			return false, subscriptionState(ctx, d.dyn, ns, pkg), nil
+		}
+		return false, fmt.Sprintf("CSV phase %s: %s", phase, msg), nil
+	})
+}
+
+// runOperator starts chartpilot run as the operator would run in its pod:
+// with the identity of the ServiceAccount OLM created from the CSV and
+// WATCH_NAMESPACE from the OperatorGroup's target namespaces.
+func (d *demo) runOperator(version string) func(context.Context) (string, error) {
+	return func(ctx context.Context) (string, error) {
+		csv, err := d.dyn.Resource(csvGVR).Namespace(d.opts.Namespace).Get(ctx, csvName(version), metav1.GetOptions{})
+		if err != nil {
+			return "", err
+		}
+		deps, _, _ := unstructured.NestedSlice(csv.Object, "spec", "install", "spec", "deployments")
+		if len(deps) == 0 {
+			return "", fmt.Errorf("CSV %s has no deployment", csv.GetName())
+		}
+		sa, _, _ := unstructured.NestedString(deps[0].(map[string]any), "spec", "template", "spec", "serviceAccountName")
+		d.sa = sa
+		d.watchNS = csv.GetAnnotations()["olm.targetNamespaces"]
+		if d.operator != nil {
+			d.operator.stop()
+		}
+		metrics, err := freePort()
+		if err != nil {
+			return "", err
+		}
+		probes, err := freePort()
+		if err != nil {
+			return "", err
+		}
+		user := "system:serviceaccount:" + d.opts.Namespace + ":" + sa
+		p, err := d.r.start("operator-v"+version, d.projectDir, []string{"WATCH_NAMESPACE=" + d.watchNS},
+			d.opts.Binary, "run", "--kubeconfig", d.kubeconfig, "--as", user,
+			"--watches-file", "watches.yaml",
+			"--metrics-bind-address", "127.0.0.1:"+strconv.Itoa(metrics),
+			"--health-probe-bind-address", "127.0.0.1:"+strconv.Itoa(probes))
+		if err != nil {
+			return "", err
+		}
+		d.operator = p
+		url := fmt.Sprintf("http://127.0.0.1:%d/readyz", probes)
+		err = poll(ctx, d.opts.Timeout, "the operator to be ready", func() (bool, string, error) {
+			if err := p.exited(); err != nil {
+				return false, "", err
+			}
+			resp, err := http.Get(url)
+			if err != nil {
+				return false, err.Error(), nil
+			}
+			resp.Body.Close()
+			return resp.StatusCode == http.StatusOK, resp.Status, nil
+		})
+		return fmt.Sprintf("as %s, watching %s", user, d.watchNS), err
+	}
+}
+
+func (d *demo) sample() (string, error) {
+	paths, err := filepath.Glob(filepath.Join(d.projectDir, "config", "samples", "*hello*.yaml"))
+	if err != nil || len(paths) != 1 {
+		return "", fmt.Errorf("found %d Hello samples in config/samples, want 1", len(paths))
+	}
+	return paths[0], nil
+}
+
+func (d *demo) createCR(ctx context.Context) (string, error) {
+	sample, err := d.sample()
+	if err != nil {
+		return "", err
+	}
+	if _, err := d.r.run(ctx, d.projectDir, "kubectl", "create", "-n", d.opts.Namespace, "-f", sample); err != nil {
+		return "", err
+	}
+	rel, err := d.waitRelease(ctx, "hello-0.1.0")
+	if err != nil {
+		return "", err
+	}
+	d.uids = map[string]string{}
+	for _, o := range releaseObjects {
+		obj, err := d.dyn.Resource(o.gvr).Namespace(d.opts.Namespace).Get(ctx, crName+"-hello", metav1.GetOptions{})
+		if err != nil {
+			return "", fmt.Errorf("the release's %s: %w", o.kind, err)
+		}
+		d.uids[o.kind] = string(obj.GetUID())
+	}
+	return rel, nil
+}
+
+// waitRelease waits for the CR's release of chart to be Deployed and Ready.
+func (d *demo) waitRelease(ctx context.Context, chart string) (string, error) {
+	var detail string
+	err := poll(ctx, d.opts.Timeout, "Hello "+crName+" to be Deployed and Ready with "+chart, func() (bool, string, error) {
+		if d.operator != nil {
+			if err := d.operator.exited(); err != nil {
+				return false, "", err
+			}
+		}
+		cr, err := d.dyn.Resource(helloGVR).Namespace(d.opts.Namespace).Get(ctx, crName, metav1.GetOptions{})
+		if err != nil {
+			return false, err.Error(), nil
+		}
+		deployed, reason, msg := condition(cr, "Deployed")
+		ready, _, readyMsg := condition(cr, "Ready")
+		gotChart, _, _ := unstructured.NestedString(cr.Object, "status", "deployedRelease", "chart")
+		if deployed == "True" && ready == "True" && gotChart == chart {
+			detail = fmt.Sprintf("%s: %s (%s), Ready", crName, msg, reason)
+			return true, "", nil
+		}
+		return false, fmt.Sprintf("Deployed=%s %s %s; Ready=%s %s; chart %q", deployed, reason, msg, ready, readyMsg, gotChart), nil
+	})
+	return detail, err
+}
+
+// release publishes v0.2.0: the chart changes, the project is regenerated,
+// and the new bundle is scorecarded (with the upgrade from v0.1.0) and added
+// to the catalog.
+func (d *demo) release(ctx context.Context) (string, error) {
+	// The v0.1.0 project stays as it was, for the scorecard's upgrade test.
+	previous := filepath.Join(d.opts.Dir, project+"-0.1.0")
+	if err := os.RemoveAll(previous); err != nil {
+		return "", err
+	}
+	if _, err := d.r.run(ctx, d.opts.Dir, "cp", "-r", d.projectDir, previous); err != nil {
+		return "", err
+	}
+	if err := example.WriteUpgrade(filepath.Join(d.projectDir, "helm-charts", example.ChartName)); err != nil {
+		return "", err
+	}
+	if _, err := d.chartpilot(ctx, "generate"); err != nil {
+		return "", err
+	}
+	if _, err := d.makeBundle(ctx, "0.2.0", "--from-catalog", d.catalogDir); err != nil {
+		return "", err
+	}
+	scored, err := d.scorecard("0.2.0", "--from-bundle", filepath.Join(previous, "bundle"), "--from-project", previous)(ctx)
+	if err != nil {
+		return "", err
+	}
+	published, err := d.publish("0.2.0")(ctx)
+	if err != nil {
+		return "", err
+	}
+	d.published = time.Now()
+	// The registry server serves the catalog it loaded at start: restart it,
+	// as a new catalog image would be rolled out.
+	if _, err := d.serveCatalog(ctx); err != nil {
+		return "", err
+	}
+	return scored + "; " + published, nil
+}
+
+func (d *demo) waitCSVUpgrade(ctx context.Context) (string, error) {
+	if err := d.waitCSV(ctx, csvName("0.2.0")); err != nil {
+		return "", err
+	}
+	err := poll(ctx, d.opts.Timeout, "CSV "+csvName("0.1.0")+" to be replaced", func() (bool, string, error) {
+		phase, _, err := csvPhase(ctx, d.dyn, d.opts.Namespace, csvName("0.1.0"))
+		return phase == "", "CSV " + csvName("0.1.0") + " is " + phase, err
+	})
+	return fmt.Sprintf("%s Succeeded %s after the publish; %s replaced", csvName("0.2.0"), time.Since(d.published).Round(10*time.Millisecond), csvName("0.1.0")), err
+}
+
+func (d *demo) upgradeOperator(ctx context.Context) (string, error) {
+	if _, err := d.runOperator("0.2.0")(ctx); err != nil {
+		return "", err
+	}
+	rel, err := d.waitRelease(ctx, "hello-0.2.0")
+	if err != nil {
+		return "", err
+	}
+	d.sum.PublishToUpgraded = time.Since(d.published).Round(10 * time.Millisecond)
+	for _, o := range releaseObjects {
+		obj, err := d.dyn.Resource(o.gvr).Namespace(d.opts.Namespace).Get(ctx, crName+"-hello", metav1.GetOptions{})
+		if err != nil {
+			return "", fmt.Errorf("after the upgrade, the release's %s: %w", o.kind, err)
+		}
+		if string(obj.GetUID()) != d.uids[o.kind] {
+			return "", fmt.Errorf("the upgrade replaced the %s instead of updating it", o.kind)
+		}
+	}
+	if _, err := d.dyn.Resource(pdbGVR).Namespace(d.opts.Namespace).Get(ctx, crName+"-hello", metav1.GetOptions{}); err != nil {
+		return "", fmt.Errorf("the PodDisruptionBudget of v0.2.0: %w", err)
+	}
+	return rel + "; ConfigMap, Service, Deployment kept, PodDisruptionBudget added", nil
+}
+
+func (d *demo) cleanup(ctx context.Context) (string, error) {
+	ns := d.opts.Namespace
+	if _, err := d.r.run(ctx, d.opts.Dir, "kubectl", "delete", "-n", ns, "hellos.charts.example.com", crName, "--wait", "--timeout", d.opts.Timeout.String()); err != nil {
+		return "", err
+	}
+	for _, o := range releaseObjects {
+		_, err := d.dyn.Resource(o.gvr).Namespace(ns).Get(ctx, crName+"-hello", metav1.GetOptions{})
+		if !isNotFound(err) {
+			return "", fmt.Errorf("the release's %s is still there after the Hello was deleted (%v)", o.kind, err)
+		}
+	}
+	d.operator.stop()
+	d.operator = nil
+	if _, err := d.chartpilot(ctx, "olm", "unsubscribe", pkg, "-n", ns, "--delete-crds", "--yes"); err != nil {
+		return "", err
+	}
+	if _, err := d.r.run(ctx, d.opts.Dir, "kubectl", "delete", "namespace", ns, "--wait", "--timeout", d.opts.Timeout.String()); err != nil {
+		return "", err
+	}
+	d.serve.stop()
+	return "release uninstalled, operator unsubscribed, CRD and namespace deleted", nil
+}
