@@ -108,7 +108,7 @@ func (c *Client) actionConfig(namespace string) *action.Configuration {
 	cfg := &action.Configuration{
 		RESTClientGetter: getter,
 		Releases:         store,
-		KubeClient:       kc,
+		KubeClient:       kubeClient{kc},
 		Log:              c.log,
 		Capabilities:     c.capabilities(),
 	}
@@ -210,3 +210,11 @@ func (v *versionCache) Invalidate() {
 	v.mu.Unlock()
 	v.CachedDiscoveryInterface.Invalidate()
 }
+
+// kubeClient is Helm's client without its reachability probe, a GET of the
+// server's version before every action: the operator's watches already
+// depend on the API server, and an action's first request fails with a
+// clear error when it does not answer.
+type kubeClient struct{ *kube.Client }
+
+func (kubeClient) IsReachable() error { return nil }
