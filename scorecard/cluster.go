@@ -290,14 +290,18 @@ func (c *clusterRun) grant(ctx context.Context, csv *v1alpha1.ClusterServiceVers
 		if _, err := roles.Create(ctx, &rbacv1.Role{ObjectMeta: metav1.ObjectMeta{Name: name}, Rules: p.Rules}, metav1.CreateOptions{}); err != nil {
 			return undo, fmt.Errorf("creating the Role of CSV %s permissions[%d]: %w", csv.Name, i, err)
 		}
-		undos = append(undos, func(ctx context.Context) error { return ignoreNotFound(roles.Delete(ctx, name, metav1.DeleteOptions{})) })
+		undos = append(undos, func(ctx context.Context) error {
+			return ignoreNotFound(roles.Delete(ctx, name, metav1.DeleteOptions{}))
+		})
 		if _, err := bindings.Create(ctx, &rbacv1.RoleBinding{
 			ObjectMeta: metav1.ObjectMeta{Name: name}, Subjects: subject(p.ServiceAccountName),
 			RoleRef: rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "Role", Name: name},
 		}, metav1.CreateOptions{}); err != nil {
 			return undo, fmt.Errorf("binding the Role of CSV %s permissions[%d]: %w", csv.Name, i, err)
 		}
-		undos = append(undos, func(ctx context.Context) error { return ignoreNotFound(bindings.Delete(ctx, name, metav1.DeleteOptions{})) })
+		undos = append(undos, func(ctx context.Context) error {
+			return ignoreNotFound(bindings.Delete(ctx, name, metav1.DeleteOptions{}))
+		})
 	}
 	for i, p := range spec.ClusterPermissions {
 		// Cluster-wide names carry the test namespace: unique per test.
@@ -306,14 +310,18 @@ func (c *clusterRun) grant(ctx context.Context, csv *v1alpha1.ClusterServiceVers
 		if _, err := roles.Create(ctx, &rbacv1.ClusterRole{ObjectMeta: metav1.ObjectMeta{Name: name}, Rules: p.Rules}, metav1.CreateOptions{}); err != nil {
 			return undo, fmt.Errorf("creating the ClusterRole of CSV %s clusterPermissions[%d]: %w", csv.Name, i, err)
 		}
-		undos = append(undos, func(ctx context.Context) error { return ignoreNotFound(roles.Delete(ctx, name, metav1.DeleteOptions{})) })
+		undos = append(undos, func(ctx context.Context) error {
+			return ignoreNotFound(roles.Delete(ctx, name, metav1.DeleteOptions{}))
+		})
 		if _, err := bindings.Create(ctx, &rbacv1.ClusterRoleBinding{
 			ObjectMeta: metav1.ObjectMeta{Name: name}, Subjects: subject(p.ServiceAccountName),
 			RoleRef: rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: name},
 		}, metav1.CreateOptions{}); err != nil {
 			return undo, fmt.Errorf("binding the ClusterRole of CSV %s clusterPermissions[%d]: %w", csv.Name, i, err)
 		}
-		undos = append(undos, func(ctx context.Context) error { return ignoreNotFound(bindings.Delete(ctx, name, metav1.DeleteOptions{})) })
+		undos = append(undos, func(ctx context.Context) error {
+			return ignoreNotFound(bindings.Delete(ctx, name, metav1.DeleteOptions{}))
+		})
 	}
 	c.defer_("permissions of "+csv.Name, func(ctx context.Context) error {
 		if c.rbac == nil {

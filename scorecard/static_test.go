@@ -72,8 +72,10 @@ func TestStaticTests(t *testing.T) {
 		},
 		{test: OLMSpecDescriptors, wantState: v1alpha3.PassState},
 		{
-			test:      OLMSpecDescriptors,
-			change:    func(f *fixture) { f.csv.Spec.CustomResourceDefinitions.Owned[0].SpecDescriptors = f.csv.Spec.CustomResourceDefinitions.Owned[0].SpecDescriptors[:2] },
+			test: OLMSpecDescriptors,
+			change: func(f *fixture) {
+				f.csv.Spec.CustomResourceDefinitions.Owned[0].SpecDescriptors = f.csv.Spec.CustomResourceDefinitions.Owned[0].SpecDescriptors[:2]
+			},
 			wantState: v1alpha3.FailState, wantError: "tags does not have a spec descriptor",
 		},
 		{
