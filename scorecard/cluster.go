@@ -61,17 +61,26 @@ type clusterRun struct {
 	cleanups []cleanup
 	// rbac undoes the ServiceAccount permissions of the installed bundle.
 	rbac func(context.Context) error
+	// stuck are the CRs the operator failed to uninstall: their cleanup
+	// does not wait for the operator again.
+	stuck map[string]bool
+	// running counts the operators running: without one, nothing will
+	// uninstall a deleted CR's release.
+	running int
 }
 
 type cleanup struct {
 	what string
 	do   func(context.Context) error
+	// first cleanups run before all others: custom resources are deleted
+	// while an operator still runs to uninstall their releases.
+	first bool
 }
 
 // newClusterRun makes the namespace of a test named name. The caller must
 // call finish, even when this fails.
 func newClusterRun(ctx context.Context, run *run, name string, res *result) (*clusterRun, error) {
-	c := &clusterRun{opts: run.opts, res: res}
+	c := &clusterRun{opts: run.opts, res: res, stuck: map[string]bool{}}
 	cfg := run.opts.Config
 	if cfg == nil {
 		return c, errNoCluster
@@ -113,6 +122,13 @@ func (c *clusterRun) defer_(what string, do func(context.Context) error) {
 	c.cleanups = append(c.cleanups, cleanup{what: what, do: do})
 }
 
+// deferFirst pushes a cleanup that runs before those of defer_.
+func (c *clusterRun) deferFirst(what string, do func(context.Context) error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.cleanups = append(c.cleanups, cleanup{what: what, do: do, first: true})
+}
+
 // finish runs the cleanups with a context of their own, so that they run
 // even when the test's ended. A cleanup that fails turns a pass into an
 // error: the cluster was left with something of the test's.
@@ -120,7 +136,14 @@ func (c *clusterRun) finish() {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*c.opts.WaitTime)
 	defer cancel()
 	c.mu.Lock()
-	cleanups := c.cleanups
+	var cleanups []cleanup
+	for _, first := range []bool{false, true} {
+		for _, cl := range c.cleanups {
+			if cl.first == first {
+				cleanups = append(cleanups, cl)
+			}
+		}
+	}
 	c.cleanups = nil
 	c.mu.Unlock()
 	for i := len(cleanups) - 1; i >= 0; i-- {
@@ -366,6 +389,9 @@ func (c *clusterRun) startOperator(projectDir, sa string) (*runningOperator, err
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() { done <- mgr.Start(ctx) }()
+	c.mu.Lock()
+	c.running++
+	c.mu.Unlock()
 	var once sync.Once
 	var stopErr error
 	op := &runningOperator{watches: ws, stop: func() error {
@@ -373,6 +399,9 @@ func (c *clusterRun) startOperator(projectDir, sa string) (*runningOperator, err
 			cancel()
 			stopErr = <-done
 			releaseControllerNames(ws)
+			c.mu.Lock()
+			c.running--
+			c.mu.Unlock()
 		})
 		return stopErr
 	}}
@@ -402,14 +431,20 @@ func (c *clusterRun) createCRs(ctx context.Context, crs []*unstructured.Unstruct
 		}
 		out = append(out, created)
 		name := created.GetName()
-		c.defer_(cr.GetKind()+" "+name, func(ctx context.Context) error {
+		c.deferFirst(cr.GetKind()+" "+name, func(ctx context.Context) error {
 			if err := ignoreNotFound(ri.Delete(ctx, name, metav1.DeleteOptions{})); err != nil {
 				return err
 			}
-			err := c.poll(ctx, func(ctx context.Context) (bool, error) {
-				_, err := ri.Get(ctx, name, metav1.GetOptions{})
-				return apierrors.IsNotFound(err), nil
-			})
+			c.mu.Lock()
+			wait := !c.stuck[name] && c.running > 0
+			c.mu.Unlock()
+			err := errors.New("no operator uninstalls it")
+			if wait {
+				err = c.poll(ctx, func(ctx context.Context) (bool, error) {
+					_, err := ri.Get(ctx, name, metav1.GetOptions{})
+					return apierrors.IsNotFound(err), nil
+				})
+			}
 			if err == nil {
 				return nil
 			}

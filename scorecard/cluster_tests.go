@@ -165,6 +165,9 @@ func (c *clusterRun) uninstall(ctx context.Context, in *installed) error {
 				msg += fmt.Sprintf(": finalizers %v, %s", last.GetFinalizers(), stateOf(last))
 			}
 			errs = append(errs, errors.New(msg))
+			c.mu.Lock()
+			c.stuck[o.cr.GetName()] = true
+			c.mu.Unlock()
 			continue
 		}
 		var left []string

@@ -28,15 +28,14 @@ func (d deniedRequest) String() string {
 	return fmt.Sprintf("%s %s (API group %q) %s", d.Verb, what, d.APIGroup, where)
 }
 
-// Rule is the missing rule in the shape of a CSV permission: a Role rule
-// (permissions) for a namespaced request, a ClusterRole rule
-// (clusterPermissions) for a cluster-wide one.
+// Rule is the missing rule as a CSV permission's rule. A cluster-wide
+// request needs it in clusterPermissions; a namespaced one in either.
 func (d deniedRequest) Rule() string {
-	field := "permissions"
+	field := "permissions or clusterPermissions"
 	if d.Namespace == "" {
 		field = "clusterPermissions"
 	}
-	return fmt.Sprintf(`%s: {apiGroups: [%q], resources: [%q], verbs: [%q]}`, field, d.APIGroup, d.Resource, d.Verb)
+	return fmt.Sprintf(`%s rule {apiGroups: [%q], resources: [%q], verbs: [%q]}`, field, d.APIGroup, d.Resource, d.Verb)
 }
 
 // parseRequest turns a request to the API server into the RBAC attributes
