@@ -206,7 +206,7 @@ func crdsHaveResources(_ context.Context, run *run) v1alpha3.TestResult {
 	for i, owned := range m.CSV.Spec.CustomResourceDefinitions.Owned {
 		if len(owned.Resources) == 0 {
 			r.fail("Owned CRDs do not have resources specified: %s", owned.Name)
-			r.suggest("list the kinds the chart of %s creates (for example {kind: ConfigMap, version: v1}) in spec.customresourcedefinitions.owned[%d].resources", owned.Kind, i)
+			r.suggest("list the kinds the chart of %s creates in spec.customresourcedefinitions.owned[%d].resources (for example {kind: Deployment, version: v1})", owned.Kind, i)
 		}
 	}
 	return r.TestResult
