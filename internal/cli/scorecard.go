@@ -14,6 +14,7 @@ import (
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/cli-runtime/pkg/genericclioptions"
 	"k8s.io/cli-runtime/pkg/genericiooptions"
+	"k8s.io/client-go/rest"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 
@@ -88,10 +89,8 @@ could not run (or none could).`,
 				}
 				return scorecard.WriteResults(streams.Out, l, output.String())
 			}
-			if cfg, err := configFlags.ToRESTConfig(); err == nil {
-				opts.Config = cfg
-			} else if *configFlags.KubeConfig != "" {
-				return &ExitError{Code: 2, Err: fmt.Errorf("--kubeconfig: %w", err)}
+			if opts.Config, err = scorecardCluster(configFlags); err != nil {
+				return &ExitError{Code: 2, Err: err}
 			}
 			res, err := scorecard.Run(ctx, opts)
 			if err != nil {
@@ -122,6 +121,27 @@ could not run (or none could).`,
 	fl.BoolVar(&opLogs, "operator-logs", false, "write the in-process operator's logs to stderr")
 	fl.DurationVar(&opts.WaitTime, "wait-time", scorecard.DefaultWaitTime, "how long a cluster test waits for each step (CRDs established, CRs Deployed and Ready, objects gone)")
 	return cmd
+}
+
+// scorecardCluster is the cluster of the kubeconfig flags, or nil when no
+// kubeconfig has a context: client-go would fall back to an unauthenticated
+// http://localhost:8080, which may be anything listening there.
+func scorecardCluster(f *genericclioptions.ConfigFlags) (*rest.Config, error) {
+	raw, err := f.ToRawKubeConfigLoader().RawConfig()
+	if err != nil {
+		return nil, fmt.Errorf("reading the kubeconfig: %w", err)
+	}
+	if len(raw.Contexts) == 0 {
+		if *f.KubeConfig != "" {
+			return nil, fmt.Errorf("--kubeconfig %s: no context in it", *f.KubeConfig)
+		}
+		return nil, nil
+	}
+	cfg, err := f.ToRESTConfig()
+	if err != nil {
+		return nil, fmt.Errorf("reading the kubeconfig: %w", err)
+	}
+	return cfg, nil
 }
 
 // localBundle returns a bundle directory for arg: arg itself, or a
