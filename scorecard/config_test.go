@@ -9,6 +9,8 @@ import (
 
 	"github.com/operator-framework/api/pkg/apis/scorecard/v1alpha3"
 	"k8s.io/apimachinery/pkg/labels"
+	"sigs.k8s.io/kustomize/api/krusty"
+	"sigs.k8s.io/kustomize/kyaml/filesys"
 )
 
 func TestDefaultConfig(t *testing.T) {
@@ -163,5 +165,40 @@ func TestExitCode(t *testing.T) {
 		if got := ExitCode(v1alpha3.TestList{Items: tt.items}); got != tt.want {
 			t.Errorf("ExitCode(%+v) = %d, want %d", tt.items, got, tt.want)
 		}
+	}
+}
+
+// The config/scorecard that chartpilot init scaffolds, built by kustomize
+// as bundle generation does, is a config the scorecard runs: the static
+// tests in a parallel stage, then the chartpilot suite one by one.
+func TestScaffoldedConfig(t *testing.T) {
+	dir := filepath.Join("..", "scaffold", "testdata", "golden", "validated-operator", "config", "scorecard")
+	res, err := krusty.MakeKustomizer(krusty.MakeDefaultOptions()).Run(filesys.MakeFsOnDisk(), dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	data, err := res.AsYaml()
+	if err != nil {
+		t.Fatal(err)
+	}
+	bundle := t.TempDir()
+	writeFile(t, filepath.Join(bundle, ConfigFile), data)
+	cfg, found, err := LoadConfig(bundle)
+	if err != nil || !found {
+		t.Fatalf("%v (found %v):\n%s", err, found, data)
+	}
+	if len(cfg.Stages) != 2 || !cfg.Stages[0].Parallel || cfg.Stages[1].Parallel {
+		t.Errorf("stages %+v, want a parallel one and a sequential one", cfg.Stages)
+	}
+	tests, err := plan(cfg, ConfigFile, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, tt := range tests {
+		names = append(names, tt.test.name)
+	}
+	if !slices.Equal(names, builtinNames()) {
+		t.Errorf("scaffolded config runs %v, want %v", names, builtinNames())
 	}
 }
