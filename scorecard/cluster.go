@@ -108,22 +108,22 @@ func newClusterRun(ctx context.Context, run *run, name string, res *result) (*cl
 	}
 	c.ns = ns.Name
 	res.logf("namespace %s", c.ns)
-	c.defer_("namespace "+c.ns, func(ctx context.Context) error {
+	c.onCleanup("namespace "+c.ns, func(ctx context.Context) error {
 		// Not waited for: on a bare API server nothing finalizes namespaces.
 		return ignoreNotFound(c.kube.CoreV1().Namespaces().Delete(ctx, c.ns, metav1.DeleteOptions{}))
 	})
 	return c, nil
 }
 
-// defer_ pushes a cleanup; finish runs them last-pushed first.
-func (c *clusterRun) defer_(what string, do func(context.Context) error) {
+// onCleanup pushes a cleanup; finish runs them last-pushed first.
+func (c *clusterRun) onCleanup(what string, do func(context.Context) error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.cleanups = append(c.cleanups, cleanup{what: what, do: do})
 }
 
-// deferFirst pushes a cleanup that runs before those of defer_.
-func (c *clusterRun) deferFirst(what string, do func(context.Context) error) {
+// onCleanupFirst pushes a cleanup that runs before those of onCleanup.
+func (c *clusterRun) onCleanupFirst(what string, do func(context.Context) error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.cleanups = append(c.cleanups, cleanup{what: what, do: do, first: true})
@@ -203,7 +203,7 @@ func (c *clusterRun) applyCRD(ctx context.Context, crd *apiextensionsv1.CustomRe
 	case err == nil:
 		c.res.logf("installed CRD %s", crd.Name)
 		name := crd.Name
-		c.defer_("CRD "+name, func(ctx context.Context) error {
+		c.onCleanup("CRD "+name, func(ctx context.Context) error {
 			if err := ignoreNotFound(api.Delete(ctx, name, metav1.DeleteOptions{})); err != nil {
 				return err
 			}
@@ -346,7 +346,7 @@ func (c *clusterRun) grant(ctx context.Context, csv *v1alpha1.ClusterServiceVers
 			return ignoreNotFound(bindings.Delete(ctx, name, metav1.DeleteOptions{}))
 		})
 	}
-	c.defer_("permissions of "+csv.Name, func(ctx context.Context) error {
+	c.onCleanup("permissions of "+csv.Name, func(ctx context.Context) error {
 		if c.rbac == nil {
 			return nil
 		}
@@ -405,7 +405,7 @@ func (c *clusterRun) startOperator(projectDir, sa string) (*runningOperator, err
 		})
 		return stopErr
 	}}
-	c.defer_("the operator", func(context.Context) error { return op.stop() })
+	c.onCleanup("the operator", func(context.Context) error { return op.stop() })
 	c.res.logf("operator started from %s as ServiceAccount %s", projectDir, sa)
 	return op, nil
 }
@@ -431,7 +431,7 @@ func (c *clusterRun) createCRs(ctx context.Context, crs []*unstructured.Unstruct
 		}
 		out = append(out, created)
 		name := created.GetName()
-		c.deferFirst(cr.GetKind()+" "+name, func(ctx context.Context) error {
+		c.onCleanupFirst(cr.GetKind()+" "+name, func(ctx context.Context) error {
 			if err := ignoreNotFound(ri.Delete(ctx, name, metav1.DeleteOptions{})); err != nil {
 				return err
 			}
@@ -450,7 +450,7 @@ func (c *clusterRun) createCRs(ctx context.Context, crs []*unstructured.Unstruct
 			}
 			// The operator could not uninstall: let the namespace go anyway.
 			patch := []byte(`{"metadata":{"finalizers":null}}`)
-			return ignoreNotFound2(ri.Patch(ctx, name, types.MergePatchType, patch, metav1.PatchOptions{}))
+			return ignoreNotFoundResult(ri.Patch(ctx, name, types.MergePatchType, patch, metav1.PatchOptions{}))
 		})
 		c.res.logf("created %s %s", cr.GetKind(), name)
 	}
@@ -638,7 +638,7 @@ func ignoreNotFound(err error) error {
 	return err
 }
 
-func ignoreNotFound2[T any](_ T, err error) error { return ignoreNotFound(err) }
+func ignoreNotFoundResult[T any](_ T, err error) error { return ignoreNotFound(err) }
 
 func retryConflict(ctx context.Context, f func() error) error {
 	for {

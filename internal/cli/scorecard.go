@@ -2,6 +2,7 @@ package cli
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -74,13 +75,27 @@ could not run (or none could).`,
 				return &ExitError{Code: 2, Err: fmt.Errorf("--selector: %w", err)}
 			}
 			opts.Selector = sel
-			if opts.BundleDir, err = localBundle(cmd, args[0], "bundle"); err != nil {
+			bundleDir, cleanup, err := localBundle(cmd.Context(), args[0], "bundle")
+			defer cleanup()
+			if err != nil {
 				return &ExitError{Code: 2, Err: err}
 			}
+			if bundleDir != args[0] && opts.ProjectDir == "" {
+				// A pulled bundle has no project around it: the current
+				// directory is the project.
+				opts.ProjectDir = "."
+			}
+			opts.BundleDir = bundleDir
 			if opts.FromBundleDir != "" {
-				if opts.FromBundleDir, err = localBundle(cmd, opts.FromBundleDir, "from-bundle"); err != nil {
+				fromDir, cleanup, err := localBundle(cmd.Context(), opts.FromBundleDir, "--from-bundle")
+				defer cleanup()
+				if err != nil {
 					return &ExitError{Code: 2, Err: err}
 				}
+				if fromDir != opts.FromBundleDir && opts.FromProjectDir == "" {
+					return &ExitError{Code: 2, Err: fmt.Errorf("--from-bundle %s is an image: give the project it was built from with --from-project", opts.FromBundleDir)}
+				}
+				opts.FromBundleDir = fromDir
 			}
 			if list {
 				l, err := scorecard.List(opts)
@@ -115,7 +130,7 @@ could not run (or none could).`,
 	fl.BoolVarP(&list, "list", "L", false, "list the tests that would run, without running them")
 	fl.VarP(output, "output", "o", "output format: text, json (a v1alpha3 TestList) or xunit")
 	fl.StringVar(&results, "results", "", "also write the results, as JSON, to this file (read by bundle generation as evidence)")
-	fl.StringVar(&opts.ProjectDir, "project", "", "the project whose watches.yaml and charts the operator runs (default: the bundle directory's parent)")
+	fl.StringVar(&opts.ProjectDir, "project", "", "the project whose watches.yaml and charts the operator runs (default: the bundle directory's parent; for a bundle image, the current directory)")
 	fl.StringVar(&opts.FromBundleDir, "from-bundle", "", "the previous release's bundle (directory or image), which chartpilot-upgrade upgrades from")
 	fl.StringVar(&opts.FromProjectDir, "from-project", "", "the previous release's project (default: the --from-bundle directory's parent)")
 	fl.BoolVar(&opLogs, "operator-logs", false, "write the in-process operator's logs to stderr")
@@ -145,22 +160,22 @@ func scorecardCluster(f *genericclioptions.ConfigFlags) (*rest.Config, error) {
 }
 
 // localBundle returns a bundle directory for arg: arg itself, or a
-// temporary directory the image arg is pulled into, removed when the
-// command ends.
-func localBundle(cmd *cobra.Command, arg, what string) (string, error) {
+// temporary directory the image arg is pulled into, which cleanup removes.
+func localBundle(ctx context.Context, arg, what string) (dir string, cleanup func(), err error) {
+	cleanup = func() {}
 	if !isImageRef(arg) {
-		return arg, nil
+		return arg, cleanup, nil
 	}
 	tmp, err := os.MkdirTemp("", "chartpilot-scorecard-")
 	if err != nil {
-		return "", err
+		return "", cleanup, err
 	}
-	cobra.OnFinalize(func() { os.RemoveAll(tmp) })
-	dir := filepath.Join(tmp, "bundle")
-	if err := scorecard.PullBundle(cmd.Context(), arg, dir); err != nil {
-		return "", fmt.Errorf("%s: %w", what, err)
+	cleanup = func() { os.RemoveAll(tmp) }
+	dir = filepath.Join(tmp, "bundle")
+	if err := scorecard.PullBundle(ctx, arg, dir); err != nil {
+		return "", cleanup, fmt.Errorf("%s: %w", what, err)
 	}
-	return dir, nil
+	return dir, cleanup, nil
 }
 
 func writeResultsFile(path string, list v1alpha3.TestList) error {
