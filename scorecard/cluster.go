@@ -133,7 +133,8 @@ func (c *clusterRun) onCleanupFirst(what string, do func(context.Context) error)
 // even when the test's ended. A cleanup that fails turns a pass into an
 // error: the cluster was left with something of the test's.
 func (c *clusterRun) finish() {
-	ctx, cancel := context.WithTimeout(context.Background(), 2*c.opts.WaitTime)
+	// Each cleanup may wait up to WaitTime (a CR uninstalled, a CRD gone).
+	ctx, cancel := context.WithTimeout(context.Background(), 4*c.opts.WaitTime)
 	defer cancel()
 	c.mu.Lock()
 	var cleanups []cleanup

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/operator-framework/api/pkg/apis/scorecard/v1alpha3"
@@ -271,6 +272,7 @@ func rbacTest(ctx context.Context, run *run) v1alpha3.TestResult {
 		if err == nil {
 			err = c.uninstall(ctx, in)
 		}
+		c.logForbiddenEvents(ctx)
 		denied := c.denied.Denied()
 		for _, d := range denied {
 			c.res.fail("the operator was forbidden to %s: the CSV lacks %s", d, d.Rule())
@@ -286,4 +288,20 @@ func rbacTest(ctx context.Context, run *run) v1alpha3.TestResult {
 		}
 		return nil
 	})
+}
+
+// logForbiddenEvents adds to the log the Warning events in the test
+// namespace that report a forbidden request: what the operator told the
+// user about the refusals the recorder saw.
+func (c *clusterRun) logForbiddenEvents(ctx context.Context) {
+	events, err := c.kube.CoreV1().Events(c.ns).List(ctx, metav1.ListOptions{FieldSelector: "type=Warning"})
+	if err != nil {
+		c.res.logf("listing events: %v", err)
+		return
+	}
+	for _, e := range events.Items {
+		if strings.Contains(e.Message, "forbidden") {
+			c.res.logf("event %s on %s %s: %s", e.Reason, e.InvolvedObject.Kind, e.InvolvedObject.Name, e.Message)
+		}
+	}
 }
