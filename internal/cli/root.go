@@ -55,6 +55,7 @@ cluster with real OLM to try all of it on one machine.`,
 		newApplyCommand(streams, configFlags),
 		newDeleteCommand(streams, configFlags),
 		newDemoCommand(streams),
+		newScorecardCommand(streams, configFlags),
 	)
 	return cmd
 }

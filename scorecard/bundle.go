@@ -1,0 +1,193 @@
+package scorecard
+
+import (
+	"archive/tar"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path"
+	"path/filepath"
+	"strings"
+
+	"github.com/google/go-containerregistry/pkg/authn"
+	"github.com/google/go-containerregistry/pkg/name"
+	"github.com/google/go-containerregistry/pkg/v1/mutate"
+	"github.com/google/go-containerregistry/pkg/v1/remote"
+	apimanifests "github.com/operator-framework/api/pkg/manifests"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"sigs.k8s.io/yaml"
+)
+
+// The annotations of a registry+v1 bundle's metadata/annotations.yaml that
+// the scorecard reads or checks.
+const (
+	annotationMediaType      = "operators.operatorframework.io.bundle.mediatype.v1"
+	annotationManifests      = "operators.operatorframework.io.bundle.manifests.v1"
+	annotationMetadata       = "operators.operatorframework.io.bundle.metadata.v1"
+	annotationPackage        = "operators.operatorframework.io.bundle.package.v1"
+	annotationChannels       = "operators.operatorframework.io.bundle.channels.v1"
+	annotationDefaultChannel = "operators.operatorframework.io.bundle.channel.default.v1"
+	mediaTypeRegistryV1      = "registry+v1"
+
+	// annotationsFile is where a bundle keeps its annotations.
+	annotationsFile = "metadata/annotations.yaml"
+	// ConfigFile is where a bundle keeps its scorecard configuration.
+	ConfigFile = "tests/scorecard/config.yaml"
+	// almExamples is the CSV annotation holding sample custom resources.
+	almExamples = "alm-examples"
+)
+
+// Bundle is a registry+v1 bundle directory as the tests see it. A bundle
+// whose manifests do not load is still a Bundle: olm-bundle-validation
+// reports why, the tests that need the manifests end in the error state.
+type Bundle struct {
+	// Dir is the bundle's root directory.
+	Dir string
+	// Annotations are metadata/annotations.yaml's; nil when it is missing.
+	Annotations map[string]string
+	// Manifests is the loaded manifests directory, nil if it failed to load.
+	Manifests *apimanifests.Bundle
+	// LoadErr says why Manifests is nil.
+	LoadErr error
+}
+
+// LoadBundle reads the bundle in dir. Only an unreadable directory is an
+// error; what is wrong inside is the tests' to report.
+func LoadBundle(dir string) (*Bundle, error) {
+	if fi, err := os.Stat(dir); err != nil {
+		return nil, fmt.Errorf("reading bundle: %w", err)
+	} else if !fi.IsDir() {
+		return nil, fmt.Errorf("bundle %s: not a directory", dir)
+	}
+	b := &Bundle{Dir: dir}
+	data, err := os.ReadFile(filepath.Join(dir, annotationsFile))
+	switch {
+	case err == nil:
+		var f struct {
+			Annotations map[string]string `json:"annotations"`
+		}
+		if err := yaml.Unmarshal(data, &f); err != nil {
+			b.LoadErr = fmt.Errorf("%s: %w", annotationsFile, err)
+			return b, nil
+		}
+		b.Annotations = f.Annotations
+	case !errors.Is(err, os.ErrNotExist):
+		return nil, fmt.Errorf("reading bundle: %w", err)
+	}
+	b.Manifests, err = apimanifests.GetBundleFromDir(b.ManifestsDir())
+	if err != nil {
+		b.Manifests, b.LoadErr = nil, fmt.Errorf("loading %s: %w", b.ManifestsDir(), err)
+	} else if b.Manifests == nil || b.Manifests.CSV == nil {
+		b.Manifests, b.LoadErr = nil, fmt.Errorf("%s: no ClusterServiceVersion", b.ManifestsDir())
+	}
+	return b, nil
+}
+
+// ManifestsDir is where the bundle's manifests are: its annotations say,
+// "manifests/" by default.
+func (b *Bundle) ManifestsDir() string {
+	dir := "manifests"
+	if v := strings.Trim(b.Annotations[annotationManifests], "/"); v != "" {
+		dir = v
+	}
+	return filepath.Join(b.Dir, filepath.FromSlash(dir))
+}
+
+// manifests returns the loaded manifests or why there are none.
+func (b *Bundle) manifests() (*apimanifests.Bundle, error) {
+	if b.Manifests == nil {
+		return nil, b.LoadErr
+	}
+	return b.Manifests, nil
+}
+
+// CustomResources are the CSV's alm-examples, in order.
+func (b *Bundle) CustomResources() ([]*unstructured.Unstructured, error) {
+	m, err := b.manifests()
+	if err != nil {
+		return nil, err
+	}
+	raw := m.CSV.GetAnnotations()[almExamples]
+	if strings.TrimSpace(raw) == "" {
+		return nil, nil
+	}
+	var objs []map[string]any
+	if err := json.Unmarshal([]byte(raw), &objs); err != nil {
+		return nil, fmt.Errorf("CSV %s: annotation %s is not a JSON list of objects: %w", m.CSV.GetName(), almExamples, err)
+	}
+	out := make([]*unstructured.Unstructured, 0, len(objs))
+	for i, o := range objs {
+		u := &unstructured.Unstructured{Object: o}
+		if u.GetKind() == "" || u.GetAPIVersion() == "" || u.GetName() == "" {
+			return nil, fmt.Errorf("CSV %s: %s[%d]: apiVersion, kind and metadata.name are required", m.CSV.GetName(), almExamples, i)
+		}
+		out = append(out, u)
+	}
+	return out, nil
+}
+
+// PullBundle pulls a bundle image with the docker credentials
+// (~/.docker/config.json and its helpers) and writes its files into dir,
+// which must not exist yet; on failure dir is not left behind.
+func PullBundle(ctx context.Context, ref, dir string) (err error) {
+	r, err := name.ParseReference(ref)
+	if err != nil {
+		return fmt.Errorf("bundle image %q: %w", ref, err)
+	}
+	img, err := remote.Image(r, remote.WithContext(ctx), remote.WithAuthFromKeychain(authn.DefaultKeychain))
+	if err != nil {
+		return fmt.Errorf("pulling bundle %s: %w", ref, err)
+	}
+	if err := os.Mkdir(dir, 0o755); err != nil {
+		return err
+	}
+	defer func() {
+		if err != nil {
+			os.RemoveAll(dir)
+		}
+	}()
+	rc := mutate.Extract(img)
+	defer rc.Close()
+	tr := tar.NewReader(rc)
+	files := 0
+	for {
+		h, err := tr.Next()
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			return fmt.Errorf("bundle %s: reading the image: %w", ref, err)
+		}
+		rel := path.Clean(strings.TrimPrefix(h.Name, "/"))
+		// Only regular files inside dir: a layer cannot write elsewhere.
+		if h.Typeflag != tar.TypeReg || !filepath.IsLocal(rel) {
+			continue
+		}
+		target := filepath.Join(dir, filepath.FromSlash(rel))
+		if err := os.MkdirAll(filepath.Dir(target), 0o755); err != nil {
+			return err
+		}
+		f, err := os.OpenFile(target, os.O_CREATE|os.O_TRUNC|os.O_WRONLY, 0o644)
+		if err != nil {
+			return err
+		}
+		_, err = io.Copy(f, tr)
+		if cerr := f.Close(); err == nil {
+			err = cerr
+		}
+		if err != nil {
+			return fmt.Errorf("bundle %s: %w", ref, err)
+		}
+		files++
+	}
+	if files == 0 {
+		return fmt.Errorf("bundle %s: the image has no files", ref)
+	}
+	if _, err := os.Stat(filepath.Join(dir, annotationsFile)); err != nil {
+		return fmt.Errorf("bundle %s: not a registry+v1 bundle image: no /%s", ref, annotationsFile)
+	}
+	return nil
+}

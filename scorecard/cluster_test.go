@@ -1,0 +1,210 @@
+package scorecard
+
+import (
+	"cmp"
+	"context"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/go-logr/logr"
+	"github.com/operator-framework/api/pkg/apis/scorecard/v1alpha3"
+	rbacv1 "k8s.io/api/rbac/v1"
+	apiextensionsclient "k8s.io/apiextensions-apiserver/pkg/client/clientset/clientset"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/envtest"
+
+	"github.com/chartpilot/chartpilot/cluster/clustertest"
+)
+
+// withoutConfigMapDelete drops "delete" from the operator's ConfigMap rule:
+// it installs, but cannot uninstall what it installed.
+func withoutConfigMapDelete(f *fixture) {
+	rules := f.csv.Spec.InstallStrategy.StrategySpec.ClusterPermissions[0].Rules
+	rules[0].Verbs = slices.DeleteFunc(slices.Clone(rules[0].Verbs), func(v string) bool { return v == "delete" })
+}
+
+// The cluster suite on a real API server (envtest, RBAC enforced): each
+// test on a bundle that passes and one that fails it.
+func TestClusterTests(t *testing.T) {
+	ctrl.SetLogger(logr.Discard())
+	cfg := clustertest.StartAPIServer(t, &envtest.Environment{})
+	tests := []struct {
+		name string
+		test string
+		// bundle writes the bundle under test (in its project); from, if
+		// set, the bundle upgraded from.
+		bundle, from func(t *testing.T) string
+		wantState    v1alpha3.State
+		wantErrors   []string
+		// wait is the WaitTime, 20s unless set: the failures that wait
+		// for what never happens set less.
+		wait time.Duration
+	}{
+		{
+			name: "install", test: ChartpilotInstall,
+			bundle:    func(t *testing.T) string { return newFixture(t, "0.1.0").inProject(t, "project-v1") },
+			wantState: v1alpha3.PassState,
+		},
+		{
+			name: "install rejected sample", test: ChartpilotInstall,
+			bundle: func(t *testing.T) string {
+				f := newFixture(t, "0.1.0")
+				f.examples[0]["spec"].(map[string]any)["mode"] = "slow"
+				return f.inProject(t, "project-v1")
+			},
+			wantState: v1alpha3.FailState, wantErrors: []string{"creating Validated validated-sample", `Unsupported value: "slow"`},
+		},
+		{
+			name: "upgrade", test: ChartpilotUpgrade,
+			from:      func(t *testing.T) string { return newFixture(t, "0.1.0").inProject(t, "project-v1") },
+			bundle:    func(t *testing.T) string { return newFixture(t, "0.2.0").inProject(t, "project-v2") },
+			wantState: v1alpha3.PassState,
+		},
+		{
+			name: "upgrade dropping the stored version", test: ChartpilotUpgrade,
+			from: func(t *testing.T) string { return newFixture(t, "0.1.0").inProject(t, "project-v1") },
+			bundle: func(t *testing.T) string {
+				f := newFixture(t, "0.2.0")
+				f.crd.Spec.Versions[0].Name = "v1beta1"
+				f.csv.Spec.CustomResourceDefinitions.Owned[0].Version = "v1beta1"
+				return f.inProject(t, "project-v2")
+			},
+			wantState: v1alpha3.FailState, wantErrors: []string{"updating CRD validateds.charts.example.com: the new CRD drops version v1alpha1, which custom resources are stored in"},
+		},
+		{
+			name: "upgrade without a previous bundle", test: ChartpilotUpgrade,
+			bundle:    func(t *testing.T) string { return newFixture(t, "0.2.0").inProject(t, "project-v2") },
+			wantState: v1alpha3.ErrorState, wantErrors: []string{"no previous bundle to upgrade from: pass --from-bundle DIR"},
+		},
+		{
+			name: "uninstall", test: ChartpilotUninstall,
+			bundle:    func(t *testing.T) string { return newFixture(t, "0.1.0").inProject(t, "project-v1") },
+			wantState: v1alpha3.PassState,
+		},
+		{
+			name: "uninstall leaving a ConfigMap", test: ChartpilotUninstall,
+			bundle: func(t *testing.T) string {
+				f := newFixture(t, "0.1.0")
+				withoutConfigMapDelete(f)
+				return f.inProject(t, "project-v1")
+			},
+			wait:      8 * time.Second,
+			wantState: v1alpha3.FailState, wantErrors: []string{"Validated validated-sample still exists 8s after its deletion: finalizers [helm.sdk.operatorframework.io/uninstall-release]", "UninstallError"},
+		},
+		{
+			name: "rbac", test: ChartpilotRBAC,
+			bundle:    func(t *testing.T) string { return newFixture(t, "0.1.0").inProject(t, "project-v1") },
+			wantState: v1alpha3.PassState,
+		},
+		{
+			name: "rbac through an upgrade", test: ChartpilotRBAC,
+			from:      func(t *testing.T) string { return newFixture(t, "0.1.0").inProject(t, "project-v1") },
+			bundle:    func(t *testing.T) string { return newFixture(t, "0.2.0").inProject(t, "project-v2") },
+			wantState: v1alpha3.PassState,
+		},
+		{
+			name: "rbac missing delete", test: ChartpilotRBAC,
+			bundle: func(t *testing.T) string {
+				f := newFixture(t, "0.1.0")
+				withoutConfigMapDelete(f)
+				return f.inProject(t, "project-v1")
+			},
+			wait:      8 * time.Second,
+			wantState: v1alpha3.FailState, wantErrors: []string{
+				`the operator was forbidden to delete configmaps validated-sample-validated (API group "") in namespace scorecard-rbac-`,
+				`the CSV lacks permissions or clusterPermissions rule {apiGroups: [""], resources: ["configmaps"], verbs: ["delete"]}`,
+			},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			opts := Options{
+				BundleDir: tt.bundle(t),
+				Selector:  labels.SelectorFromSet(labels.Set{labelTest: tt.test + "-test"}),
+				Config:    cfg,
+				WaitTime:  cmp.Or(tt.wait, 20*time.Second),
+			}
+			if tt.from != nil {
+				opts.FromBundleDir = tt.from(t)
+			}
+			began := time.Now()
+			list, err := Run(context.Background(), opts)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(list.Items) != 1 {
+				t.Fatalf("want 1 test, got %d", len(list.Items))
+			}
+			res := list.Items[0].Status.Results[0]
+			t.Logf("%s: %s in %s\n%s", res.Name, res.State, time.Since(began).Round(time.Millisecond), res.Log)
+			if res.State != tt.wantState {
+				t.Errorf("state %s, want %s; errors:\n%s\nsuggestions: %q", res.State, tt.wantState, strings.Join(res.Errors, "\n"), res.Suggestions)
+			}
+			for _, want := range tt.wantErrors {
+				if !strings.Contains(strings.Join(res.Errors, "\n"), want) {
+					t.Errorf("errors do not say %q:\n%s", want, strings.Join(res.Errors, "\n"))
+				}
+			}
+			assertCleanedUp(t, cfg)
+		})
+	}
+}
+
+// assertCleanedUp checks that a test left no CRD and no cluster-wide RBAC.
+func assertCleanedUp(t *testing.T, cfg *rest.Config) {
+	t.Helper()
+	ctx := context.Background()
+	ext := apiextensionsclient.NewForConfigOrDie(cfg)
+	crds, err := ext.ApiextensionsV1().CustomResourceDefinitions().List(ctx, metav1.ListOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, crd := range crds.Items {
+		t.Errorf("CRD %s left behind", crd.Name)
+	}
+	kube := kubernetes.NewForConfigOrDie(cfg)
+	roles, err := kube.RbacV1().ClusterRoles().List(ctx, metav1.ListOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range roles.Items {
+		if strings.HasPrefix(r.Name, "scorecard-") {
+			t.Errorf("ClusterRole %s left behind", r.Name)
+		}
+	}
+	bindings, err := kube.RbacV1().ClusterRoleBindings().List(ctx, metav1.ListOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, b := range bindings.Items {
+		if slices.ContainsFunc(b.Subjects, func(s rbacv1.Subject) bool { return strings.HasPrefix(s.Namespace, "scorecard-") }) {
+			t.Errorf("ClusterRoleBinding %s left behind", b.Name)
+		}
+	}
+}
+
+func TestClusterTestsWithoutACluster(t *testing.T) {
+	dir := newFixture(t, "0.1.0").inProject(t, "project-v1")
+	list, err := Run(context.Background(), Options{BundleDir: dir, Selector: labels.SelectorFromSet(labels.Set{labelSuite: SuiteChartpilot})})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(list.Items) != 4 {
+		t.Fatalf("want the 4 chartpilot tests, got %d", len(list.Items))
+	}
+	for _, item := range list.Items {
+		res := item.Status.Results[0]
+		if res.State != v1alpha3.ErrorState || !slices.Contains(res.Errors, errNoCluster.Error()) {
+			t.Errorf("%s: %s %q, want error %q", res.Name, res.State, res.Errors, errNoCluster)
+		}
+	}
+	if got := ExitCode(list); got != 2 {
+		t.Errorf("exit code %d, want 2", got)
+	}
+}

@@ -1,0 +1,201 @@
+package scorecard
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+
+	"github.com/operator-framework/api/pkg/apis/scorecard/v1alpha3"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
+	"sigs.k8s.io/yaml"
+)
+
+// Suites: operator-sdk's two and chartpilot's cluster suite.
+const (
+	SuiteBasic      = "basic"
+	SuiteOLM        = "olm"
+	SuiteChartpilot = "chartpilot"
+)
+
+// The built-in tests. The first six are operator-sdk's, by the same names.
+const (
+	BasicCheckSpec        = "basic-check-spec"
+	OLMBundleValidation   = "olm-bundle-validation"
+	OLMCRDsHaveValidation = "olm-crds-have-validation"
+	OLMCRDsHaveResources  = "olm-crds-have-resources"
+	OLMSpecDescriptors    = "olm-spec-descriptors"
+	OLMStatusDescriptors  = "olm-status-descriptors"
+	ChartpilotInstall     = "chartpilot-install"
+	ChartpilotUpgrade     = "chartpilot-upgrade"
+	ChartpilotUninstall   = "chartpilot-uninstall"
+	ChartpilotRBAC        = "chartpilot-rbac"
+)
+
+// testEntrypoint is the command of operator-sdk's test image; its first
+// argument names the test, which is how a config entry finds its built-in.
+const testEntrypoint = "scorecard-test"
+
+// Labels of a test entry in config.yaml.
+const (
+	labelSuite = "suite"
+	labelTest  = "test"
+)
+
+// builtin is a test chartpilot runs in-process.
+type builtin struct {
+	name, suite string
+	// cluster tests need a cluster and run one at a time.
+	cluster bool
+	run     testFunc
+}
+
+// builtins lists every test, in the default order.
+func builtins() []builtin {
+	return []builtin{
+		{name: BasicCheckSpec, suite: SuiteBasic, run: checkSpec},
+		{name: OLMBundleValidation, suite: SuiteOLM, run: bundleValidation},
+		{name: OLMCRDsHaveValidation, suite: SuiteOLM, run: crdsHaveValidation},
+		{name: OLMCRDsHaveResources, suite: SuiteOLM, run: crdsHaveResources},
+		{name: OLMSpecDescriptors, suite: SuiteOLM, run: specDescriptors},
+		{name: OLMStatusDescriptors, suite: SuiteOLM, run: statusDescriptors},
+		{name: ChartpilotInstall, suite: SuiteChartpilot, cluster: true, run: installTest},
+		{name: ChartpilotUpgrade, suite: SuiteChartpilot, cluster: true, run: upgradeTest},
+		{name: ChartpilotUninstall, suite: SuiteChartpilot, cluster: true, run: uninstallTest},
+		{name: ChartpilotRBAC, suite: SuiteChartpilot, cluster: true, run: rbacTest},
+	}
+}
+
+func lookupBuiltin(name string) (builtin, bool) {
+	for _, b := range builtins() {
+		if b.name == name {
+			return b, true
+		}
+	}
+	return builtin{}, false
+}
+
+func builtinNames() []string {
+	var names []string
+	for _, b := range builtins() {
+		names = append(names, b.name)
+	}
+	return names
+}
+
+// TestConfiguration is the config.yaml entry of a built-in test, as
+// operator-sdk's scaffolding writes it: entrypoint scorecard-test NAME,
+// labels suite and test (NAME-test).
+func TestConfiguration(name string) (v1alpha3.TestConfiguration, error) {
+	b, ok := lookupBuiltin(name)
+	if !ok {
+		return v1alpha3.TestConfiguration{}, unknownTest(name)
+	}
+	return v1alpha3.TestConfiguration{
+		Entrypoint: []string{testEntrypoint, b.name},
+		Labels:     map[string]string{labelSuite: b.suite, labelTest: b.name + "-test"},
+	}, nil
+}
+
+// DefaultConfig is what runs when a bundle has no config.yaml: the static
+// tests in one parallel stage, then the chartpilot cluster tests one by one.
+func DefaultConfig() v1alpha3.Configuration {
+	cfg := v1alpha3.Configuration{
+		TypeMeta: metav1.TypeMeta{APIVersion: v1alpha3.GroupVersion.String(), Kind: v1alpha3.ConfigurationKind},
+		Stages:   []v1alpha3.StageConfiguration{{Parallel: true}, {}},
+	}
+	cfg.Metadata.Name = "config"
+	for _, b := range builtins() {
+		tc, _ := TestConfiguration(b.name)
+		stage := 0
+		if b.cluster {
+			stage = 1
+		}
+		cfg.Stages[stage].Tests = append(cfg.Stages[stage].Tests, tc)
+	}
+	return cfg
+}
+
+// LoadConfig reads a bundle's tests/scorecard/config.yaml. Without one it
+// returns DefaultConfig and found false.
+func LoadConfig(bundleDir string) (cfg v1alpha3.Configuration, found bool, err error) {
+	file := filepath.Join(bundleDir, filepath.FromSlash(ConfigFile))
+	data, err := os.ReadFile(file)
+	if errors.Is(err, os.ErrNotExist) {
+		return DefaultConfig(), false, nil
+	}
+	if err != nil {
+		return cfg, false, fmt.Errorf("reading scorecard config: %w", err)
+	}
+	if err := yaml.UnmarshalStrict(data, &cfg); err != nil {
+		return cfg, true, fmt.Errorf("%s: %w", file, err)
+	}
+	if cfg.APIVersion != v1alpha3.GroupVersion.String() || cfg.Kind != v1alpha3.ConfigurationKind {
+		return cfg, true, fmt.Errorf("%s: apiVersion %q kind %q: want %s %s", file, cfg.APIVersion, cfg.Kind, v1alpha3.GroupVersion, v1alpha3.ConfigurationKind)
+	}
+	return cfg, true, nil
+}
+
+// plannedTest is a config entry resolved to its built-in.
+type plannedTest struct {
+	stage, index int
+	parallel     bool
+	spec         v1alpha3.TestConfiguration
+	test         builtin
+}
+
+// plan resolves every entry of cfg (all of them, so that a typo is found
+// whatever the selector) and keeps those the selector matches, in order.
+func plan(cfg v1alpha3.Configuration, source string, sel labels.Selector) ([]plannedTest, error) {
+	if sel == nil {
+		sel = labels.Everything()
+	}
+	var out []plannedTest
+	var errs []error
+	for si, stage := range cfg.Stages {
+		for ti, spec := range stage.Tests {
+			b, err := resolve(spec)
+			if err != nil {
+				errs = append(errs, fmt.Errorf("%s: stages[%d].tests[%d]: %w", source, si, ti, err))
+				continue
+			}
+			if sel.Matches(labels.Set(spec.Labels)) {
+				out = append(out, plannedTest{stage: si, index: ti, parallel: stage.Parallel, spec: spec, test: b})
+			}
+		}
+	}
+	return out, errors.Join(errs...)
+}
+
+// resolve finds the built-in of a config entry: by its entrypoint
+// (scorecard-test NAME), else by its test label (NAME-test or NAME).
+func resolve(spec v1alpha3.TestConfiguration) (builtin, error) {
+	if len(spec.Entrypoint) > 0 {
+		if spec.Entrypoint[0] != testEntrypoint || len(spec.Entrypoint) < 2 {
+			return builtin{}, fmt.Errorf("entrypoint %q is not a built-in test (%s NAME); chartpilot runs its built-in tests in-process, not test images; built-in tests: %s",
+				strings.Join(spec.Entrypoint, " "), testEntrypoint, strings.Join(builtinNames(), ", "))
+		}
+		b, ok := lookupBuiltin(spec.Entrypoint[1])
+		if !ok {
+			return builtin{}, unknownTest(spec.Entrypoint[1])
+		}
+		return b, nil
+	}
+	name := spec.Labels[labelTest]
+	if name == "" {
+		return builtin{}, fmt.Errorf("neither an entrypoint nor a %q label names the test", labelTest)
+	}
+	if b, ok := lookupBuiltin(strings.TrimSuffix(name, "-test")); ok {
+		return b, nil
+	}
+	return builtin{}, unknownTest(name)
+}
+
+func unknownTest(name string) error {
+	names := builtinNames()
+	slices.Sort(names)
+	return fmt.Errorf("unknown test %q; built-in tests: %s", name, strings.Join(names, ", "))
+}
