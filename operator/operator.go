@@ -62,8 +62,11 @@ type Options struct {
 	// Log is the logger; defaults to controller-runtime's.
 	Log logr.Logger
 
-	// skipNameValidation lets tests run several operators in one process.
-	skipNameValidation bool
+	// SkipNameValidation lets several operators for the same kinds run in
+	// one process (the scorecard's cluster tests, tests): controller-runtime
+	// otherwise refuses a second controller of the same name, which labels
+	// its metrics.
+	SkipNameValidation bool
 }
 
 func (o *Options) defaults() {
@@ -206,7 +209,7 @@ func addController(mgr manager.Manager, helm *release.Client, w watches.Watch, o
 		For(crObject(gvk), builder.WithPredicates(
 			predicate.Or(predicate.GenerationChangedPredicate{}, predicate.AnnotationChangedPredicate{}, predicate.LabelChangedPredicate{}),
 		)).
-		WithOptions(controller.Options{MaxConcurrentReconciles: maxConcurrent, SkipNameValidation: &opts.skipNameValidation}).
+		WithOptions(controller.Options{MaxConcurrentReconciles: maxConcurrent, SkipNameValidation: &opts.SkipNameValidation}).
 		Build(r)
 	if err != nil {
 		return fmt.Errorf("creating the controller for %s: %w", gvk, err)

@@ -61,7 +61,7 @@ func TestMain(m *testing.M) {
 func startOperator(t *testing.T, mutate func(*Options, *watches.Watch)) {
 	t.Helper()
 	w := appWatch(t, "testdata/charts/app")
-	opts := Options{Config: restConfig, MetricsBindAddress: "0", HealthProbeBindAddress: "0", MaxConcurrentReconciles: 4, Log: logr.Discard(), skipNameValidation: true}
+	opts := Options{Config: restConfig, MetricsBindAddress: "0", HealthProbeBindAddress: "0", MaxConcurrentReconciles: 4, Log: logr.Discard(), SkipNameValidation: true}
 	if mutate != nil {
 		mutate(&opts, &w)
 	}

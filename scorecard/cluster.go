@@ -381,10 +381,10 @@ func (c *clusterRun) startOperator(projectDir, sa string) (*runningOperator, err
 	mgr, err := operator.New(operator.Options{
 		Watches: ws, Config: cfg, Namespaces: []string{c.ns},
 		MetricsBindAddress: "0", HealthProbeBindAddress: "0",
-		Log: c.opts.Log.WithValues("namespace", c.ns),
+		Log:                c.opts.Log.WithValues("namespace", c.ns),
+		SkipNameValidation: true, // one after another, for the same kinds
 	})
 	if err != nil {
-		releaseControllerNames(ws)
 		return nil, fmt.Errorf("starting the operator: %w", err)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
@@ -399,7 +399,6 @@ func (c *clusterRun) startOperator(projectDir, sa string) (*runningOperator, err
 		once.Do(func() {
 			cancel()
 			stopErr = <-done
-			releaseControllerNames(ws)
 			c.mu.Lock()
 			c.running--
 			c.mu.Unlock()

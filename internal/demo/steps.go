@@ -92,6 +92,10 @@ func (d *demo) scorecard(version string, from ...string) func(context.Context) (
 	return func(ctx context.Context) (string, error) {
 		results := filepath.Join(d.opts.Dir, "scorecard-"+version+".json")
 		args := append([]string{"scorecard", "bundle", "-o", "json", "--results", results, "--wait-time", "90s"}, from...)
+		if len(from) == 0 {
+			// The first release has nothing to upgrade from.
+			args = append(args, "-l", "test!=chartpilot-upgrade-test")
+		}
 		if _, err := d.chartpilot(ctx, args...); err != nil {
 			return "", err
 		}
