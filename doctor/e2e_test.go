@@ -10,7 +10,6 @@ import (
 	"testing"
 	"time"
 
-	corev1 "k8s.io/api/core/v1"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -38,18 +37,6 @@ func newClient(t *testing.T) client.Client {
 		t.Fatal(err)
 	}
 	return c
-}
-
-func namespace(t *testing.T, c client.Client) string {
-	t.Helper()
-	name := fmt.Sprintf("doctor-%d", time.Now().UnixNano()%1_000_000_000)
-	if err := c.Create(context.Background(), &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name}}); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		_ = c.Delete(context.Background(), &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name}})
-	})
-	return name
 }
 
 // watchesFile writes a watches.yaml for kind Widget of group with a chart of testdata.
@@ -161,7 +148,7 @@ func ptrTrue() *bool { b := true; return &b }
 func TestCustomResourceConditions(t *testing.T) {
 	ctx := context.Background()
 	c := newClient(t)
-	ns := namespace(t, c)
+	ns := olmtest.Namespace(t, c, "doctor")
 	group := "conds.example.com"
 	installCRD(t, c, group)
 	crs := map[string][]any{
@@ -291,7 +278,7 @@ func TestInstalledOperator(t *testing.T) {
 	c := newClient(t)
 	for i, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			ns := namespace(t, c)
+			ns := olmtest.Namespace(t, c, "doctor")
 			b := olmtest.Bundle{Package: fmt.Sprintf("doctored%d", i), Version: "0.1.0"}
 			b.Rules = derivedRules(t, b.Group(), ns, tt.skip)
 			addr := olmtest.Serve(t, olmtest.Catalog(t, b))
@@ -364,7 +351,7 @@ func TestOLMFailures(t *testing.T) {
 	c := newClient(t)
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			ns := namespace(t, c)
+			ns := olmtest.Namespace(t, c, "doctor")
 			opts := tt.subscribe(t, ns)
 			if _, err := olm.Subscribe(ctx, c, opts); err != nil {
 				t.Fatal(err)

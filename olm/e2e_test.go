@@ -12,7 +12,6 @@ import (
 	operatorsv1 "github.com/operator-framework/api/pkg/operators/v1"
 	"github.com/operator-framework/api/pkg/operators/v1alpha1"
 	appsv1 "k8s.io/api/apps/v1"
-	corev1 "k8s.io/api/core/v1"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -40,19 +39,6 @@ func newClient(t *testing.T) client.Client {
 	return c
 }
 
-// namespace creates a namespace for one test and deletes it afterwards.
-func namespace(t *testing.T, c client.Client) string {
-	t.Helper()
-	name := fmt.Sprintf("olm-%d", time.Now().UnixNano()%1_000_000_000)
-	if err := c.Create(context.Background(), &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name}}); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		_ = c.Delete(context.Background(), &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name}})
-	})
-	return name
-}
-
 // chartpilot runs the CLI against the test cluster.
 func chartpilot(t *testing.T, args ...string) (string, error) {
 	t.Helper()
@@ -69,7 +55,7 @@ func chartpilot(t *testing.T, args ...string) (string, error) {
 func TestSubscribeStatusUnsubscribe(t *testing.T) {
 	ctx := context.Background()
 	c := newClient(t)
-	ns := namespace(t, c)
+	ns := olmtest.Namespace(t, c, "olm")
 	b := olmtest.Bundle{Package: "journey", Version: "0.1.0"}
 	addr := olmtest.Serve(t, olmtest.Catalog(t, b))
 
@@ -212,7 +198,7 @@ func actions(res *olm.SubscribeResult) string {
 func TestManualApproval(t *testing.T) {
 	ctx := context.Background()
 	c := newClient(t)
-	ns := namespace(t, c)
+	ns := olmtest.Namespace(t, c, "olm")
 	b := olmtest.Bundle{Package: "manual", Version: "0.1.0", InstallModes: []string{"AllNamespaces"}}
 	addr := olmtest.Serve(t, olmtest.Catalog(t, b))
 
@@ -280,7 +266,7 @@ func TestSubscribeRefusesOperatorGroups(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			ns := namespace(t, c)
+			ns := olmtest.Namespace(t, c, "olm")
 			for i, targets := range tt.groups {
 				og := &operatorsv1.OperatorGroup{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: fmt.Sprintf("og%d", i)}, Spec: operatorsv1.OperatorGroupSpec{TargetNamespaces: targets}}
 				if err := c.Create(ctx, og); err != nil {
@@ -303,7 +289,7 @@ func TestSubscribeRefusesOperatorGroups(t *testing.T) {
 func TestSubscribeAdoptsExistingSubscription(t *testing.T) {
 	ctx := context.Background()
 	c := newClient(t)
-	ns := namespace(t, c)
+	ns := olmtest.Namespace(t, c, "olm")
 	mine := &v1alpha1.Subscription{
 		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "hand-made"},
 		Spec:       &v1alpha1.SubscriptionSpec{Package: "adopted", CatalogSource: "adopted-catalog", CatalogSourceNamespace: ns, Channel: "alpha"},
