@@ -49,6 +49,7 @@ cluster with real OLM to try all of it on one machine.`,
 		newInitCommand(streams),
 		newCreateCommand(streams),
 		newGenerateCommand(streams),
+		newBundleCommand(streams),
 	)
 	return cmd
 }
