@@ -32,6 +32,8 @@ operator-framework's validators and builds its image without a Docker daemon.`,
 		newBundleGenerateCommand(streams),
 		newBundleValidateCommand(streams),
 		newBundleCapabilitiesCommand(streams),
+		newBundleBuildCommand(streams),
+		newPushCommand(streams, "bundle"),
 	)
 	return cmd
 }

@@ -50,6 +50,7 @@ cluster with real OLM to try all of it on one machine.`,
 		newCreateCommand(streams),
 		newGenerateCommand(streams),
 		newBundleCommand(streams),
+		newImageCommand(streams),
 	)
 	return cmd
 }

@@ -1,8 +1,3 @@
-// Package ociimage builds, stores, pushes and pulls container images without
-// a container engine, for the catalog and bundle packages: reproducible
-// layers (sorted entries, zero times, root ownership), OCI image layouts, a
-// local store of built images between build and push, and registry access
-// with the docker credentials.
 package ociimage
 
 import (
