@@ -337,3 +337,39 @@ func TestParsePlatforms(t *testing.T) {
 		}
 	}
 }
+
+// --use-image-digests pins the operator image to the digest its registry
+// serves.
+func TestGeneratePinsImageDigests(t *testing.T) {
+	host := startRegistry(t)
+	layer, err := ociimage.Tar([]ociimage.Entry{{Name: "f", Data: []byte("operator")}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	img, err := ociimage.Scratch([][]byte{layer}, ociimage.Config{Platform: BundleImagePlatform})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ref := host + "/op:v0.1.0"
+	if _, err := ociimage.Push(t.Context(), img, ref); err != nil {
+		t.Fatal(err)
+	}
+	dir := newProject(t, "webapp", scaffold.Options{})
+	mustGenerate(t, dir, GenerateOptions{Images: map[string]string{"controller": ref}, UseImageDigests: true})
+	csv := readCSV(t, dir)
+	want := host + "/op@" + digestOf(t, img).String()
+	got := csv.Spec.InstallStrategy.StrategySpec.DeploymentSpecs[0].Spec.Template.Spec.Containers[0].Image
+	if got != want || csv.Spec.RelatedImages[0].Image != want || csv.Annotations[AnnotationContainerImage] != want {
+		t.Errorf("image %s, relatedImages %v, containerImage %s; want %s", got, csv.Spec.RelatedImages, csv.Annotations[AnnotationContainerImage], want)
+	}
+
+	// An image the registry does not have: a clear error, the bundle kept.
+	before := bundleOutput(t, dir)
+	_, err = generate(t, dir, GenerateOptions{Version: "0.2.0", Images: map[string]string{"controller": host + "/op:missing"}, UseImageDigests: true})
+	if err == nil || !strings.Contains(err.Error(), "--use-image-digests: resolving "+host+"/op:missing") {
+		t.Fatalf("error = %v", err)
+	}
+	if after := bundleOutput(t, dir); len(after) != len(before) || !bytes.Equal(after["bundle/manifests/webapp-operator.clusterserviceversion.yaml"], before["bundle/manifests/webapp-operator.clusterserviceversion.yaml"]) {
+		t.Error("a failed generate changed the bundle")
+	}
+}
