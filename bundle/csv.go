@@ -301,6 +301,24 @@ func relatedImages(spec v1alpha1.StrategyDetailsDeployment, base []v1alpha1.Rela
 	return out
 }
 
+// addRelatedImages adds (name, image) pairs not listed yet, names made
+// unique, sorted by name.
+func addRelatedImages(list []v1alpha1.RelatedImage, add [][2]string) []v1alpha1.RelatedImage {
+	out := slices.Clone(list)
+	for _, a := range add {
+		if a[1] == "" || slices.ContainsFunc(out, func(r v1alpha1.RelatedImage) bool { return r.Image == a[1] }) {
+			continue
+		}
+		name := a[0]
+		for n := 2; slices.ContainsFunc(out, func(r v1alpha1.RelatedImage) bool { return r.Name == name }); n++ {
+			name = fmt.Sprintf("%s-%d", a[0], n)
+		}
+		out = append(out, v1alpha1.RelatedImage{Name: name, Image: a[1]})
+	}
+	slices.SortStableFunc(out, func(a, b v1alpha1.RelatedImage) int { return strings.Compare(a.Name, b.Name) })
+	return out
+}
+
 // containerImage is the operator's image: the container named "manager" of
 // the first deployment, else its first container.
 func containerImage(spec v1alpha1.StrategyDetailsDeployment) string {

@@ -164,6 +164,8 @@ type generation struct {
 	opts    GenerateOptions
 	res     *GenerateResult
 	project *scaffold.Project
+	// operandImages are the (container name, image) pairs the charts run.
+	operandImages [][2]string
 }
 
 func (g *generation) warn(format string, args ...any) {
@@ -269,6 +271,9 @@ func (g *generation) run(ctx context.Context) error {
 			return err
 		}
 	}
+	// The operand's images are listed as the charts name them: the charts,
+	// not the CSV, decide what runs, so they are not pinned.
+	csv.Spec.RelatedImages = addRelatedImages(csv.Spec.RelatedImages, g.operandImages)
 	csv.Annotations[AnnotationContainerImage] = containerImage(csv.Spec.InstallStrategy.StrategySpec)
 
 	// Extra objects and the scorecard configuration.
@@ -450,6 +455,7 @@ func (g *generation) chartResources(samples []*unstructured.Unstructured, crds [
 		}
 		return nil, err
 	}
+	g.operandImages = nil
 	out := map[string][]v1alpha1.APIResourceReference{}
 	for _, w := range watches {
 		idx := slices.IndexFunc(crds, func(c *apiextensionsv1.CustomResourceDefinition) bool {
@@ -479,6 +485,11 @@ func (g *generation) chartResources(samples []*unstructured.Unstructured, crds [
 		if err := r.Err(); err != nil {
 			return nil, err
 		}
+		images, err := operandImages(c, g.opts.KubeVersion, values)
+		if err != nil {
+			return nil, fmt.Errorf("rendering chart %s: %w", w.Chart, err)
+		}
+		g.operandImages = append(g.operandImages, images...)
 		crdGroups := map[string]bool{}
 		for _, c := range crds {
 			crdGroups[c.Spec.Group] = true

@@ -8,6 +8,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"testing"
@@ -269,8 +270,10 @@ func TestGenerateCSV(t *testing.T) {
 	if !pods || !ratio {
 		t.Errorf("spec descriptors keep the base's and add derived ones: %+v", owned[0].SpecDescriptors)
 	}
-	if csv.Spec.RelatedImages[0].Image != "registry.example.com/op:v1" || csv.Spec.MinKubeVersion == "" {
-		t.Errorf("relatedImages %+v, minKubeVersion %q", csv.Spec.RelatedImages, csv.Spec.MinKubeVersion)
+	// The operator's image and the operand's (the chart's default values).
+	want := []v1alpha1.RelatedImage{{Name: "app", Image: "registry.k8s.io/pause:1.27.0"}, {Name: "manager", Image: "registry.example.com/op:v1"}}
+	if !slices.Equal(csv.Spec.RelatedImages, want) || csv.Spec.MinKubeVersion == "" {
+		t.Errorf("relatedImages %+v, want %+v; minKubeVersion %q", csv.Spec.RelatedImages, want, csv.Spec.MinKubeVersion)
 	}
 	// The RBAC bound to the operator is in the CSV, not in the bundle.
 	for name := range treeFiles(t, filepath.Join(dir, "bundle", "manifests")) {

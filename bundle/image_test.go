@@ -19,6 +19,7 @@ import (
 	"github.com/google/go-containerregistry/pkg/registry"
 	v1 "github.com/google/go-containerregistry/pkg/v1"
 	"github.com/google/go-containerregistry/pkg/v1/mutate"
+	"github.com/operator-framework/api/pkg/operators/v1alpha1"
 	"github.com/google/go-containerregistry/pkg/v1/remote"
 
 	"github.com/chartpilot/chartpilot/catalog"
@@ -359,7 +360,8 @@ func TestGeneratePinsImageDigests(t *testing.T) {
 	csv := readCSV(t, dir)
 	want := host + "/op@" + digestOf(t, img).String()
 	got := csv.Spec.InstallStrategy.StrategySpec.DeploymentSpecs[0].Spec.Template.Spec.Containers[0].Image
-	if got != want || csv.Spec.RelatedImages[0].Image != want || csv.Annotations[AnnotationContainerImage] != want {
+	manager := csv.Spec.RelatedImages[slices.IndexFunc(csv.Spec.RelatedImages, func(r v1alpha1.RelatedImage) bool { return r.Name == "manager" })]
+	if got != want || manager.Image != want || csv.Annotations[AnnotationContainerImage] != want {
 		t.Errorf("image %s, relatedImages %v, containerImage %s; want %s", got, csv.Spec.RelatedImages, csv.Annotations[AnnotationContainerImage], want)
 	}
 
