@@ -19,8 +19,8 @@ import (
 	"github.com/google/go-containerregistry/pkg/registry"
 	v1 "github.com/google/go-containerregistry/pkg/v1"
 	"github.com/google/go-containerregistry/pkg/v1/mutate"
-	"github.com/operator-framework/api/pkg/operators/v1alpha1"
 	"github.com/google/go-containerregistry/pkg/v1/remote"
+	"github.com/operator-framework/api/pkg/operators/v1alpha1"
 
 	"github.com/chartpilot/chartpilot/catalog"
 	"github.com/chartpilot/chartpilot/internal/ociimage"
