@@ -1,8 +1,11 @@
 package cli
 
 import (
+	"bytes"
 	"fmt"
 	"os"
+	"path/filepath"
+	"runtime"
 	"strings"
 
 	v1 "github.com/google/go-containerregistry/pkg/v1"
@@ -157,7 +160,8 @@ Several --platform values make a multi-platform index.
 The binary for each platform is, in order: --binary PLATFORM=FILE; this
 chartpilot when it runs on that platform and is statically linked
 (CGO_ENABLED=0); else one cross-built with ` + "`go build`" + ` (CGO_ENABLED=0, -trimpath)
-from --chartpilot-source, the chartpilot module's directory. The same inputs
+from --chartpilot-source, the chartpilot module's directory ($CHARTPILOT_SOURCE,
+else the source tree a development build of this chartpilot came from). The same inputs
 give the same digest. The image is kept in the image store under --tag.`,
 		Example: `  chartpilot image build --tag quay.io/me/op:v0.1.0
   chartpilot image build --tag quay.io/me/op:v0.1.0 --platform linux/amd64,linux/arm64 --chartpilot-source ~/src/chartpilot`,
@@ -172,6 +176,12 @@ give the same digest. The image is kept in the image store under --tag.`,
 				return err
 			}
 			opts.Labels, opts.Log = labels, streams.ErrOut
+			if opts.Source == "" {
+				opts.Source = os.Getenv("CHARTPILOT_SOURCE")
+			}
+			if opts.Source == "" {
+				opts.Source = ownSource()
+			}
 			t, err := bundle.BuildOperatorImage(cmd.Context(), opts)
 			if err != nil {
 				return err
@@ -185,8 +195,24 @@ give the same digest. The image is kept in the image store under --tag.`,
 	fl.StringVar(&output, "output", "", "also write the image to an OCI layout directory, or a docker-loadable tarball (*.tar)")
 	fl.StringSliceVar(&platforms, "platform", nil, "platforms to build, os/arch[/variant] (default: this machine's)")
 	fl.StringToStringVar(&opts.Binaries, "binary", nil, "a static chartpilot binary per platform, PLATFORM=FILE")
-	fl.StringVar(&opts.Source, "chartpilot-source", os.Getenv("CHARTPILOT_SOURCE"), "the chartpilot module directory to cross-build the binary from (default $CHARTPILOT_SOURCE)")
+	fl.StringVar(&opts.Source, "chartpilot-source", "", "the chartpilot module directory to cross-build the binary from (default $CHARTPILOT_SOURCE, else the source tree this chartpilot was built from, when it is still there)")
 	fl.StringToStringVar(&labels, "label", nil, "image labels, key=value")
 	_ = cmd.MarkFlagRequired("tag")
 	return cmd
+}
+
+// ownSource is the chartpilot module this binary was built from, when it
+// was built without -trimpath (a development build, e.g. `make build`) and
+// the source is still where it was: the fallback source for cross-builds.
+func ownSource() string {
+	_, file, _, ok := runtime.Caller(0)
+	if !ok || !filepath.IsAbs(file) {
+		return ""
+	}
+	root := filepath.Dir(filepath.Dir(filepath.Dir(file))) // <root>/internal/cli/image.go
+	data, err := os.ReadFile(filepath.Join(root, "go.mod"))
+	if err != nil || !bytes.HasPrefix(data, []byte("module github.com/chartpilot/chartpilot\n")) {
+		return ""
+	}
+	return root
 }
