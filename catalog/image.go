@@ -1,33 +1,26 @@
 package catalog
 
 import (
-	"archive/tar"
-	"bytes"
 	"cmp"
 	"context"
 	"errors"
 	"fmt"
 	"io"
-	"io/fs"
 	"os"
-	"path"
 	"path/filepath"
 	"runtime"
-	"slices"
 	"strings"
 	"text/template"
 
-	"github.com/google/go-containerregistry/pkg/authn"
 	"github.com/google/go-containerregistry/pkg/name"
 	v1 "github.com/google/go-containerregistry/pkg/v1"
 	"github.com/google/go-containerregistry/pkg/v1/empty"
-	"github.com/google/go-containerregistry/pkg/v1/layout"
 	"github.com/google/go-containerregistry/pkg/v1/mutate"
-	"github.com/google/go-containerregistry/pkg/v1/remote"
-	"github.com/google/go-containerregistry/pkg/v1/tarball"
 	"github.com/google/go-containerregistry/pkg/v1/types"
 	"github.com/operator-framework/operator-registry/pkg/cache"
 	"github.com/sirupsen/logrus"
+
+	"github.com/chartpilot/chartpilot/internal/ociimage"
 )
 
 // The layout of a catalog image, as opm builds it.
@@ -74,12 +67,12 @@ func BuildImage(ctx context.Context, opts ImageOptions) (v1.Image, error) {
 		if err != nil {
 			return nil, fmt.Errorf("base image: %w", err)
 		}
-		if base, err = remote.Image(ref, remote.WithContext(ctx), remote.WithAuthFromKeychain(authn.DefaultKeychain)); err != nil {
-			return nil, fmt.Errorf("pulling base image %s: %w", opts.Base, err)
+		if base, err = ociimage.Pull(ctx, ref.String()); err != nil {
+			return nil, fmt.Errorf("base image: %w", err)
 		}
 	}
 
-	configs, err := tarDir(os.DirFS(opts.Dir), strings.TrimPrefix(ImageConfigsDir, "/"))
+	configs, err := ociimage.TarDir(os.DirFS(opts.Dir), strings.TrimPrefix(ImageConfigsDir, "/"))
 	if err != nil {
 		return nil, err
 	}
@@ -98,7 +91,7 @@ func BuildImage(ctx context.Context, opts ImageOptions) (v1.Image, error) {
 		}
 	}
 	for _, data := range layers {
-		l, err := tarball.LayerFromOpener(func() (io.ReadCloser, error) { return io.NopCloser(bytes.NewReader(data)), nil }, tarball.WithMediaType(mt))
+		l, err := ociimage.Layer(data, mt)
 		if err != nil {
 			return nil, err
 		}
@@ -157,102 +150,21 @@ func buildCacheLayer(ctx context.Context, dir string) ([]byte, error) {
 	if err := c.Close(); err != nil {
 		return nil, err
 	}
-	return tarDir(os.DirFS(cacheDir), strings.TrimPrefix(ImageCacheDir, "/"))
-}
-
-// tarDir archives fsys under prefix, reproducibly.
-func tarDir(fsys fs.FS, prefix string) ([]byte, error) {
-	var paths []string
-	if err := fs.WalkDir(fsys, ".", func(p string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		if p != "." {
-			paths = append(paths, p)
-		}
-		return nil
-	}); err != nil {
-		return nil, fmt.Errorf("archiving catalog: %w", err)
-	}
-	slices.Sort(paths)
-	var buf bytes.Buffer
-	tw := tar.NewWriter(&buf)
-	// The parents of prefix, then the tree.
-	var parts []string
-	if prefix != "" {
-		parts = strings.Split(prefix, "/")
-	}
-	for i := range parts {
-		if err := tw.WriteHeader(&tar.Header{Typeflag: tar.TypeDir, Name: path.Join(parts[:i+1]...) + "/", Mode: 0o755, Format: tar.FormatPAX}); err != nil {
-			return nil, err
-		}
-	}
-	for _, p := range paths {
-		fi, err := fs.Stat(fsys, p)
-		if err != nil {
-			return nil, err
-		}
-		h := &tar.Header{Name: path.Join(prefix, p), Format: tar.FormatPAX}
-		switch {
-		case fi.IsDir():
-			h.Typeflag, h.Name, h.Mode = tar.TypeDir, h.Name+"/", 0o755
-			if err := tw.WriteHeader(h); err != nil {
-				return nil, err
-			}
-		case fi.Mode().IsRegular():
-			data, err := fs.ReadFile(fsys, p)
-			if err != nil {
-				return nil, err
-			}
-			h.Typeflag, h.Mode, h.Size = tar.TypeReg, 0o644, int64(len(data))
-			if err := tw.WriteHeader(h); err != nil {
-				return nil, err
-			}
-			if _, err := tw.Write(data); err != nil {
-				return nil, err
-			}
-		default:
-			return nil, fmt.Errorf("archiving catalog: %s is neither a file nor a directory", p)
-		}
-	}
-	if err := tw.Close(); err != nil {
-		return nil, err
-	}
-	return buf.Bytes(), nil
+	return ociimage.TarDir(os.DirFS(cacheDir), strings.TrimPrefix(ImageCacheDir, "/"))
 }
 
 // WriteOCILayout writes img into an OCI image layout directory (created or
 // appended to), tagged with tag through the org.opencontainers.image.ref.name
 // annotation.
 func WriteOCILayout(img v1.Image, dir, tag string) error {
-	p, err := layout.FromPath(dir)
-	if err != nil {
-		if p, err = layout.Write(dir, empty.Index); err != nil {
-			return fmt.Errorf("writing OCI layout %s: %w", dir, err)
-		}
-	}
-	var opts []layout.Option
-	if tag != "" {
-		opts = append(opts, layout.WithAnnotations(map[string]string{"org.opencontainers.image.ref.name": tag}))
-	}
-	if err := p.AppendImage(img, opts...); err != nil {
-		return fmt.Errorf("writing OCI layout %s: %w", dir, err)
-	}
-	return nil
+	return ociimage.WriteOCILayout(img, dir, tag)
 }
 
 // PushImage pushes img to ref with the docker credentials (~/.docker/config.json
 // and its helpers). Registries on loopback and private addresses are spoken
 // to over plain HTTP, as docker does.
 func PushImage(ctx context.Context, img v1.Image, ref string) (v1.Hash, error) {
-	r, err := name.ParseReference(ref)
-	if err != nil {
-		return v1.Hash{}, err
-	}
-	if err := remote.Write(r, img, remote.WithContext(ctx), remote.WithAuthFromKeychain(authn.DefaultKeychain)); err != nil {
-		return v1.Hash{}, fmt.Errorf("pushing %s: %w", ref, err)
-	}
-	return img.Digest()
+	return ociimage.Push(ctx, img, ref)
 }
 
 // ErrNotACatalogImage means an image lacks the configs label.
@@ -262,13 +174,9 @@ var ErrNotACatalogImage = errors.New("not a catalog image")
 // operators.operatorframework.io.index.configs.v1 label names) into dir,
 // which must not exist yet.
 func PullImage(ctx context.Context, ref, dir string) (v1.Hash, error) {
-	r, err := name.ParseReference(ref)
+	img, err := ociimage.Pull(ctx, ref)
 	if err != nil {
 		return v1.Hash{}, err
-	}
-	img, err := remote.Image(r, remote.WithContext(ctx), remote.WithAuthFromKeychain(authn.DefaultKeychain))
-	if err != nil {
-		return v1.Hash{}, fmt.Errorf("pulling %s: %w", ref, err)
 	}
 	if err := ExtractConfigs(img, dir); err != nil {
 		return v1.Hash{}, fmt.Errorf("%s: %w", ref, err)
@@ -287,8 +195,8 @@ func ExtractConfigs(img v1.Image, dir string) error {
 	if root == "" {
 		return fmt.Errorf("%w: no %s label", ErrNotACatalogImage, ConfigsLabel)
 	}
-	if err := extractDir(img, root, dir); err != nil {
-		if errors.Is(err, errNothingExtracted) {
+	if err := ociimage.ExtractDir(img, root, dir); err != nil {
+		if errors.Is(err, ociimage.ErrNothingExtracted) {
 			return fmt.Errorf("%w: nothing under /%s", ErrNotACatalogImage, root)
 		}
 		return err
@@ -296,83 +204,15 @@ func ExtractConfigs(img v1.Image, dir string) error {
 	return nil
 }
 
-var errNothingExtracted = errors.New("no files")
-
 // pullBundleImage pulls a registry+v1 bundle image and writes its
 // manifests/ and metadata/ into dir.
 func pullBundleImage(ctx context.Context, ref, dir string) error {
-	r, err := name.ParseReference(ref)
+	img, err := ociimage.Pull(ctx, ref)
 	if err != nil {
-		return err
+		return fmt.Errorf("bundle: %w", err)
 	}
-	img, err := remote.Image(r, remote.WithContext(ctx), remote.WithAuthFromKeychain(authn.DefaultKeychain))
-	if err != nil {
-		return fmt.Errorf("pulling bundle %s: %w", ref, err)
-	}
-	if err := extractDir(img, "", dir); err != nil {
+	if err := ociimage.ExtractDir(img, "", dir); err != nil {
 		return fmt.Errorf("bundle %s: %w", ref, err)
-	}
-	return nil
-}
-
-// extractDir writes the regular files under root ("" for all) of the
-// image's flattened filesystem into dir, which must not exist yet; on
-// failure dir is not left behind.
-func extractDir(img v1.Image, root, dir string) (err error) {
-	if err := os.Mkdir(dir, 0o755); err != nil {
-		return err
-	}
-	defer func() {
-		if err != nil {
-			os.RemoveAll(dir)
-		}
-	}()
-	rc := mutate.Extract(img)
-	defer rc.Close()
-	tr := tar.NewReader(rc)
-	found := false
-	for {
-		h, err := tr.Next()
-		if errors.Is(err, io.EOF) {
-			break
-		}
-		if err != nil {
-			return fmt.Errorf("reading image: %w", err)
-		}
-		rel := path.Clean(strings.TrimPrefix(h.Name, "/"))
-		ok := true
-		if root != "" {
-			rel, ok = strings.CutPrefix(rel, root+"/")
-		}
-		if !ok || !filepath.IsLocal(rel) {
-			continue
-		}
-		target := filepath.Join(dir, filepath.FromSlash(rel))
-		switch h.Typeflag {
-		case tar.TypeDir:
-			if err := os.MkdirAll(target, 0o755); err != nil {
-				return err
-			}
-		case tar.TypeReg:
-			found = true
-			if err := os.MkdirAll(filepath.Dir(target), 0o755); err != nil {
-				return err
-			}
-			f, err := os.OpenFile(target, os.O_CREATE|os.O_EXCL|os.O_WRONLY, 0o644)
-			if err != nil {
-				return err
-			}
-			_, err = io.Copy(f, tr)
-			if cerr := f.Close(); err == nil {
-				err = cerr
-			}
-			if err != nil {
-				return err
-			}
-		}
-	}
-	if !found {
-		return errNothingExtracted
 	}
 	return nil
 }

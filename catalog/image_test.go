@@ -23,6 +23,8 @@ import (
 	"github.com/google/go-containerregistry/pkg/v1/tarball"
 	"github.com/google/go-containerregistry/pkg/v1/types"
 	"github.com/operator-framework/operator-registry/pkg/api"
+
+	"github.com/chartpilot/chartpilot/internal/ociimage"
 )
 
 // layerFiles lists the regular files of an image layer, with their sizes.
@@ -289,7 +291,7 @@ func TestAddBundleImage(t *testing.T) {
 	host := strings.TrimPrefix(reg.URL, "http://")
 
 	// A bundle image as operator-sdk builds it: manifests/ and metadata/ at the root.
-	data, err := tarDir(os.DirFS(writeBundle(t, bundleSpec{pkg: "w", version: "1.0.0", channels: "stable"})), "")
+	data, err := ociimage.TarDir(os.DirFS(writeBundle(t, bundleSpec{pkg: "w", version: "1.0.0", channels: "stable"})), "")
 	if err != nil {
 		t.Fatal(err)
 	}

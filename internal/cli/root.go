@@ -56,6 +56,8 @@ cluster with real OLM to try all of it on one machine.`,
 		newDeleteCommand(streams, configFlags),
 		newDemoCommand(streams),
 		newScorecardCommand(streams, configFlags),
+		newBundleCommand(streams),
+		newImageCommand(streams),
 	)
 	return cmd
 }

@@ -1,0 +1,193 @@
+package bundle
+
+import (
+	"bytes"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/operator-framework/api/pkg/apis/scorecard/v1alpha3"
+
+	"github.com/chartpilot/chartpilot/scaffold"
+)
+
+// passing is scorecard evidence where the given tests passed.
+func passing(tests ...string) map[string]TestState {
+	m := map[string]TestState{}
+	for _, t := range tests {
+		m[t] = TestState(v1alpha3.PassState)
+	}
+	return m
+}
+
+// basic is the evidence of a generated first bundle.
+func basic() Evidence {
+	return Evidence{Deployments: 1, OwnedAPIs: []string{"Webapp"}, Samples: []string{"Webapp"}, MetricsService: true}
+}
+
+func TestAssess(t *testing.T) {
+	tests := []struct {
+		name string
+		// edit changes the basic evidence
+		edit  func(*Evidence)
+		want  Level
+		unmet []string // criteria expected unmet
+	}{{
+		name:  "no scorecard results: the floor, install not proven",
+		edit:  func(*Evidence) {},
+		want:  LevelBasicInstall,
+		unmet: []string{"a CR installs the operand (scorecard chartpilot-install)", "operator upgrade path"},
+	}, {
+		name: "install and rbac proven, first release: Basic Install met, no upgrade path",
+		edit: func(e *Evidence) { e.Scorecard = passing(TestInstall, TestRBAC, TestUpgrade) },
+		want: LevelBasicInstall, unmet: []string{"operator upgrade path"},
+	}, {
+		name: "an upgrade path without a passing upgrade test is not Seamless Upgrades",
+		edit: func(e *Evidence) { e.Scorecard = passing(TestInstall, TestRBAC); e.Replaces = "op.v0.1.0" },
+		want: LevelBasicInstall, unmet: []string{"an operand survives an operator upgrade (scorecard chartpilot-upgrade)"},
+	}, {
+		name: "upgrade proven: Seamless Upgrades",
+		edit: func(e *Evidence) {
+			e.Scorecard = passing(TestInstall, TestRBAC, TestUpgrade)
+			e.SkipRange = ">=0.1.0 <0.2.0"
+		},
+		want: LevelSeamlessUpgrades,
+	}, {
+		name: "everything proven still stops before Full Lifecycle: no backup",
+		edit: func(e *Evidence) {
+			e.Scorecard = passing(TestInstall, TestRBAC, TestUpgrade, TestUninstall)
+			e.Replaces, e.ServiceMonitor, e.PrometheusRule = "op.v0.1.0", true, true
+		},
+		want: LevelSeamlessUpgrades, unmet: []string{"backup and restore", "auto-scaling and auto-tuning"},
+	}, {
+		name: "a failed install test",
+		edit: func(e *Evidence) {
+			e.Scorecard = passing(TestRBAC, TestUpgrade)
+			e.Scorecard[TestInstall] = TestState(v1alpha3.FailState)
+			e.Replaces = "op.v0.1.0"
+		},
+		want: LevelBasicInstall, unmet: []string{"a CR installs the operand (scorecard chartpilot-install)"},
+	}, {
+		name:  "a kind without a sample",
+		edit:  func(e *Evidence) { e.OwnedAPIs = append(e.OwnedAPIs, "Cache") },
+		want:  LevelBasicInstall,
+		unmet: []string{"a sample per owned API"},
+	}, {
+		name:  "drift repair off for a kind",
+		edit:  func(e *Evidence) { e.DriftRepairDisabled = []string{"Webapp"} },
+		want:  LevelBasicInstall,
+		unmet: []string{"drift repair"},
+	}, {
+		name:  "no metrics Service",
+		edit:  func(e *Evidence) { e.MetricsService = false },
+		want:  LevelBasicInstall,
+		unmet: []string{"operator metrics", "monitoring", "alerts"},
+	}}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			ev := basic()
+			tt.edit(&ev)
+			a := Assess(ev)
+			if a.Level != tt.want {
+				t.Errorf("level %s, want %s", a.Level, tt.want)
+			}
+			unmet := map[string]string{}
+			for _, l := range a.Levels {
+				for _, c := range l.Criteria {
+					if !c.Met {
+						unmet[c.Name] = c.Why
+					}
+					if c.Why == "" {
+						t.Errorf("%s: %s says no why", l.Level, c.Name)
+					}
+				}
+			}
+			for _, u := range tt.unmet {
+				if _, ok := unmet[u]; !ok {
+					t.Errorf("%q is not unmet; unmet: %v", u, unmet)
+				}
+			}
+			// Nothing the product lacks is ever met.
+			for _, never := range []string{"backup and restore", "auto-scaling and auto-tuning"} {
+				if _, ok := unmet[never]; !ok {
+					t.Errorf("%q is met", never)
+				}
+			}
+		})
+	}
+}
+
+func TestParseLevel(t *testing.T) {
+	for l := LevelBasicInstall; l <= LevelAutoPilot; l++ {
+		if got, ok := ParseLevel(strings.ToLower(l.String())); !ok || got != l {
+			t.Errorf("ParseLevel(%q) = %v, %v", l, got, ok)
+		}
+	}
+	if _, ok := ParseLevel("Level 3"); ok {
+		t.Error("accepted an unknown level")
+	}
+}
+
+func writeResults(t *testing.T, states map[string]v1alpha3.State) string {
+	t.Helper()
+	list := v1alpha3.NewTestList()
+	for name, st := range states {
+		test := v1alpha3.NewTest()
+		test.Spec.Labels = map[string]string{"test": name}
+		test.Status.Results = []v1alpha3.TestResult{{Name: name, State: st}}
+		list.Items = append(list.Items, test)
+	}
+	data, err := json.Marshal(list)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := filepath.Join(t.TempDir(), "results.json")
+	if err := os.WriteFile(p, data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+// Generate writes the computed level; scorecard results and a catalog
+// predecessor lift it to Seamless Upgrades; AssessProject agrees.
+func TestGenerateComputesCapabilities(t *testing.T) {
+	dir := newProject(t, "webapp", scaffold.Options{})
+	res := mustGenerate(t, dir, GenerateOptions{})
+	if res.Capabilities != "Basic Install" {
+		t.Errorf("first bundle: %s", res.Capabilities)
+	}
+	results := writeResults(t, map[string]v1alpha3.State{TestInstall: v1alpha3.PassState, TestRBAC: v1alpha3.PassState, TestUpgrade: v1alpha3.PassState, TestUninstall: v1alpha3.FailState})
+	res = mustGenerate(t, dir, GenerateOptions{Version: "0.2.0", Replaces: "webapp-operator.v0.1.0", ScorecardResults: results})
+	if res.Capabilities != "Seamless Upgrades" || readCSV(t, dir).Annotations[AnnotationCapabilities] != "Seamless Upgrades" {
+		t.Errorf("with upgrade evidence: %s", res.Capabilities)
+	}
+	a, err := AssessProject(CapabilitiesOptions{Dir: dir, ScorecardResults: results})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out bytes.Buffer
+	if err := a.WriteText(&out); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"capability level: Seamless Upgrades", "[x] an operand survives an operator upgrade (scorecard chartpilot-upgrade): chartpilot-upgrade passed",
+		"[ ] deleting a CR removes what its release created (scorecard chartpilot-uninstall): not proven: chartpilot-uninstall ended in state fail",
+		"[ ] backup and restore"} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("report lacks %q:\n%s", want, out.String())
+		}
+	}
+
+	// A declared level above the proven one passes only when forced.
+	p := filepath.Join(dir, "config", "manifests", "bases", "webapp-operator.clusterserviceversion.yaml")
+	replaceInFile(t, p, "capabilities: Basic Install", "capabilities: Full Lifecycle")
+	res = mustGenerate(t, dir, GenerateOptions{Version: "0.2.0", Replaces: "webapp-operator.v0.1.0", ScorecardResults: results, ForceCapabilities: true})
+	if res.Capabilities != "Full Lifecycle" || len(res.Warnings) == 0 {
+		t.Errorf("forced: %s, warnings %v", res.Capabilities, res.Warnings)
+	}
+
+	if _, err := AssessProject(CapabilitiesOptions{Dir: t.TempDir()}); err == nil || !strings.Contains(err.Error(), "run `chartpilot bundle generate` first") {
+		t.Errorf("no bundle: %v", err)
+	}
+}

@@ -1,0 +1,20 @@
+// Package bundle turns a chartpilot (operator-sdk Helm layout) project into
+// an OLM registry+v1 bundle and checks it.
+//
+// Generate builds config/manifests with kustomize (as a library) and writes
+// bundle/manifests (the ClusterServiceVersion, the CRDs, and the objects the
+// CSV does not carry, such as Services), bundle/metadata/annotations.yaml,
+// bundle/tests/scorecard/config.yaml and bundle.Dockerfile, atomically and
+// reproducibly: the same input gives byte-identical output.
+//
+// Assess computes the capability level from evidence (what the chartpilot
+// runtime does for the operator, what the bundle declares, what scorecard
+// proved); Generate writes it into the CSV and refuses a higher declared
+// level unless forced.
+//
+// Validate runs every validator of operator-framework/api on a bundle
+// directory and names the file and field of each finding.
+//
+// BuildImage and BuildOperatorImage make the bundle image and the operator
+// image without a container engine; the images are reproducible.
+package bundle

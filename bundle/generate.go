@@ -1,0 +1,676 @@
+package bundle
+
+import (
+	"bytes"
+	"cmp"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/blang/semver/v4"
+	"github.com/operator-framework/api/pkg/lib/version"
+	"github.com/operator-framework/api/pkg/operators/v1alpha1"
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"sigs.k8s.io/yaml"
+
+	"github.com/chartpilot/chartpilot/chart"
+	"github.com/chartpilot/chartpilot/internal/atomicfile"
+	"github.com/chartpilot/chartpilot/rbac"
+	"github.com/chartpilot/chartpilot/scaffold"
+)
+
+// Errors of Generate that callers may want to tell apart.
+var (
+	// ErrInvalidVersion means the bundle version is not semver.
+	ErrInvalidVersion = errors.New("invalid bundle version")
+	// ErrOrphanSample means a sample's kind is owned by no CRD in the bundle.
+	ErrOrphanSample = errors.New("sample of a kind no CRD in the bundle owns")
+	// ErrCapabilityNotProven means the base CSV declares a capability level
+	// the evidence does not support.
+	ErrCapabilityNotProven = errors.New("declared capability level not proven")
+)
+
+// GenerateOptions configure Generate. Zero values are the defaults.
+type GenerateOptions struct {
+	// Dir is the project directory (default ".").
+	Dir string
+	// OutputDir is the bundle directory, relative to Dir unless absolute
+	// (default "bundle"). bundle.Dockerfile is written in Dir.
+	OutputDir string
+	// Version is the operator's version, semver without a leading "v". Required.
+	Version string
+	// Package is the package name (default: the PROJECT's projectName).
+	Package string
+	// Channels are the bundle's channels (default: the existing bundle's,
+	// else "alpha").
+	Channels []string
+	// DefaultChannel is the package's default channel (default: the
+	// existing bundle's, else the only channel when there is one).
+	DefaultChannel string
+	// Images replace container images by name, as `kustomize edit set image`
+	// does: "controller" -> "quay.io/me/op:v0.1.0".
+	Images map[string]string
+	// KubeVersion is the Kubernetes version the charts are rendered for when
+	// the owned APIs' resources are derived (default rbac.DefaultKubeVersion).
+	KubeVersion string
+	// Replaces names the bundle this one replaces; it wins over FromCatalog.
+	Replaces string
+	// FromCatalog is a file-based catalog directory: the bundle replaces
+	// the newest older version of its package in its channels there, and
+	// skips every version from the oldest up to its own.
+	FromCatalog string
+	// UseImageDigests pins every image of the CSV to its digest, resolved
+	// against its registry with the docker credentials.
+	UseImageDigests bool
+	// ScorecardResults is a scorecard results file (v1alpha3 TestList JSON)
+	// used as evidence for the capability level.
+	ScorecardResults string
+	// ForceCapabilities writes the base CSV's declared capability level even
+	// when the evidence does not support it.
+	ForceCapabilities bool
+	// CreatedAt fixes the CSV's createdAt (e.g. from SOURCE_DATE_EPOCH).
+	// Nil keeps the existing bundle's createdAt when nothing else changed,
+	// and uses the current time otherwise.
+	CreatedAt *time.Time
+	// Builder is written as the metrics builder annotation (default "chartpilot").
+	Builder string
+	// Out receives warnings (default io.Discard).
+	Out io.Writer
+
+	// now is the clock; tests replace it.
+	now func() time.Time
+}
+
+func (o *GenerateOptions) defaults() error {
+	o.Dir = cmp.Or(o.Dir, ".")
+	o.OutputDir = cmp.Or(o.OutputDir, DefaultOutputDir)
+	if !filepath.IsAbs(o.OutputDir) {
+		o.OutputDir = filepath.Join(o.Dir, o.OutputDir)
+	}
+	o.KubeVersion = cmp.Or(o.KubeVersion, rbac.DefaultKubeVersion)
+	o.Builder = cmp.Or(o.Builder, "chartpilot")
+	if o.Out == nil {
+		o.Out = io.Discard
+	}
+	if o.now == nil {
+		o.now = time.Now
+	}
+	if o.Version == "" {
+		return fmt.Errorf("%w: no version (--version)", ErrInvalidVersion)
+	}
+	if _, err := semver.Parse(o.Version); err != nil {
+		return fmt.Errorf("%w: --version %q is not semver (e.g. 0.1.0, without a leading v): %w", ErrInvalidVersion, o.Version, err)
+	}
+	if o.DefaultChannel != "" && len(o.Channels) > 0 && !slices.Contains(o.Channels, o.DefaultChannel) {
+		return fmt.Errorf("--default-channel %q is not one of --channels %s", o.DefaultChannel, strings.Join(o.Channels, ","))
+	}
+	return nil
+}
+
+// GenerateResult says what Generate did.
+type GenerateResult struct {
+	// Dir is the bundle directory.
+	Dir string `json:"dir"`
+	// CSV is the ClusterServiceVersion's name.
+	CSV string `json:"csv"`
+	// Package, Channels and DefaultChannel are the bundle's metadata.
+	Package        string   `json:"package"`
+	Channels       []string `json:"channels"`
+	DefaultChannel string   `json:"defaultChannel,omitempty"`
+	// Replaces and SkipRange are the upgrade path the CSV declares.
+	Replaces  string `json:"replaces,omitempty"`
+	SkipRange string `json:"skipRange,omitempty"`
+	// Capabilities is the level written, with its assessment.
+	Capabilities string      `json:"capabilities"`
+	Assessment   *Assessment `json:"assessment"`
+	// Files are the bundle's files, relative to Dir.
+	Files []string `json:"files"`
+	// Unchanged is true when the bundle on disk already was this output.
+	Unchanged bool `json:"unchanged"`
+	// CreatedBase is true when a new base CSV was written.
+	CreatedBase bool `json:"createdBase,omitempty"`
+	// Warnings are findings that did not stop generation.
+	Warnings []string `json:"warnings,omitempty"`
+}
+
+// Generate writes the project's registry+v1 bundle. The bundle directory
+// is built aside and renamed into place: it holds the old bundle or the new
+// one, never a mix. Files in metadata/ other than annotations.yaml (e.g.
+// dependencies.yaml, properties.yaml) are kept.
+func Generate(ctx context.Context, opts GenerateOptions) (*GenerateResult, error) {
+	if err := opts.defaults(); err != nil {
+		return nil, fmt.Errorf("bundle generate: %w", err)
+	}
+	g := &generation{opts: opts, res: &GenerateResult{Dir: opts.OutputDir}}
+	if err := g.run(ctx); err != nil {
+		return nil, fmt.Errorf("bundle generate: %w", err)
+	}
+	for _, w := range g.res.Warnings {
+		fmt.Fprintln(opts.Out, "warning:", w)
+	}
+	return g.res, nil
+}
+
+// generation is one run of Generate.
+type generation struct {
+	opts    GenerateOptions
+	res     *GenerateResult
+	project *scaffold.Project
+	// operandImages are the (container name, image) pairs the charts run.
+	operandImages [][2]string
+}
+
+func (g *generation) warn(format string, args ...any) {
+	g.res.Warnings = append(g.res.Warnings, fmt.Sprintf(format, args...))
+}
+
+func (g *generation) run(ctx context.Context) error {
+	proj, err := scaffold.LoadProject(g.opts.Dir)
+	if err != nil {
+		return err
+	}
+	g.project = proj
+	pkg := cmp.Or(g.opts.Package, proj.ProjectName)
+	g.res.Package = pkg
+
+	basePath := filepath.Join(g.opts.Dir, "config", "manifests", "bases", proj.ProjectName+".clusterserviceversion.yaml")
+	if !exists(basePath) {
+		data, err := csvToYAML(baseCSV(proj.ProjectName, proj.Domain))
+		if err != nil {
+			return err
+		}
+		if err := atomicfile.WriteFile(basePath, data, 0o644); err != nil {
+			return err
+		}
+		g.res.CreatedBase = true
+		g.warn("wrote a new base CSV %s: edit its description, provider, links, icon and maintainers", basePath)
+	}
+
+	m, err := loadManifests(g.opts.Dir)
+	if err != nil {
+		return err
+	}
+	csv := &v1alpha1.ClusterServiceVersion{}
+	if m.csv != nil {
+		if err := fromUnstructured(m.csv, csv); err != nil {
+			return fmt.Errorf("base CSV: %w", err)
+		}
+	} else {
+		g.warn("config/manifests does not list the base CSV; read %s directly", basePath)
+		data, err := os.ReadFile(basePath)
+		if err != nil {
+			return err
+		}
+		if err := yaml.Unmarshal(data, csv); err != nil {
+			return fmt.Errorf("%s: %w", basePath, err)
+		}
+	}
+
+	crds, err := typedCRDs(m.crds)
+	if err != nil {
+		return err
+	}
+	if err := checkSamples(m.samples, crds); err != nil {
+		return err
+	}
+
+	strategy, consumed, err := installStrategy(m, g.opts.Images)
+	if err != nil {
+		return err
+	}
+	resources, err := g.chartResources(m.samples, crds)
+	if err != nil {
+		return err
+	}
+	examples, err := almExamples(m.samples)
+	if err != nil {
+		return err
+	}
+
+	// The CSV, the base's authored fields kept.
+	v := semver.MustParse(g.opts.Version)
+	csv.Name = pkg + ".v" + g.opts.Version
+	csv.Spec.Version = version.OperatorVersion{Version: v}
+	csv.Spec.InstallStrategy = v1alpha1.NamedInstallStrategy{StrategyName: v1alpha1.InstallStrategyNameDeployment, StrategySpec: strategy}
+	csv.Spec.CustomResourceDefinitions.Owned = ownedCRDs(crds, csv.Spec.CustomResourceDefinitions.Owned, resources)
+	csv.Spec.RelatedImages = relatedImages(strategy, csv.Spec.RelatedImages)
+	if len(csv.Spec.InstallModes) == 0 {
+		csv.Spec.InstallModes = defaultInstallModes()
+	}
+	csv.Spec.Icon = slices.DeleteFunc(csv.Spec.Icon, func(i v1alpha1.Icon) bool { return i.Data == "" })
+	if csv.Spec.MinKubeVersion == "" {
+		csv.Spec.MinKubeVersion = g.minKubeVersion()
+	}
+	replaces, skipRange, err := g.upgradePath(ctx, pkg, v)
+	if err != nil {
+		return err
+	}
+	csv.Spec.Replaces = replaces
+	g.res.Replaces, g.res.SkipRange = replaces, skipRange
+	if csv.Annotations == nil {
+		csv.Annotations = map[string]string{}
+	}
+	csv.Annotations[AnnotationALMExamples] = examples
+	csv.Annotations[AnnotationBuilder] = g.opts.Builder
+	csv.Annotations[AnnotationProjectLayout] = ProjectLayout
+	if skipRange != "" {
+		csv.Annotations[AnnotationSkipRange] = skipRange
+	} else {
+		delete(csv.Annotations, AnnotationSkipRange)
+	}
+	if g.opts.UseImageDigests {
+		if err := pinDigests(ctx, csv); err != nil {
+			return err
+		}
+	}
+	// The operand's images are listed as the charts name them: the charts,
+	// not the CSV, decide what runs, so they are not pinned.
+	csv.Spec.RelatedImages = addRelatedImages(csv.Spec.RelatedImages, g.operandImages)
+	csv.Annotations[AnnotationContainerImage] = containerImage(csv.Spec.InstallStrategy.StrategySpec)
+
+	// Extra objects and the scorecard configuration.
+	files := map[string][]byte{}
+	add := func(name string, data []byte) error {
+		if _, dup := files[name]; dup {
+			return fmt.Errorf("two objects would be written to %s", name)
+		}
+		files[name] = data
+		return nil
+	}
+	for _, o := range m.crds {
+		data, err := marshalObject(o.DeepCopy().Object)
+		if err != nil {
+			return err
+		}
+		group, _, _ := unstructured.NestedString(o.Object, "spec", "group")
+		plural, _, _ := unstructured.NestedString(o.Object, "spec", "names", "plural")
+		if err := add(ManifestsDir+"/"+group+"_"+plural+".yaml", data); err != nil {
+			return err
+		}
+	}
+	extras := slices.Concat(m.others, m.roles, m.clusterRoles, m.roleBindings, m.clusterRoleBindings, m.serviceAccounts)
+	var hasMetricsService, hasServiceMonitor, hasPrometheusRule bool
+	for _, o := range extras {
+		if consumed[objectID(o)] {
+			continue
+		}
+		if !bundleKinds[o.GetKind()] {
+			g.warn("%s: OLM does not install this kind from a bundle; it is left out", describe(o))
+			continue
+		}
+		switch o.GetKind() {
+		case kindService:
+			hasMetricsService = hasMetricsService || strings.Contains(o.GetName(), "metrics")
+		case kindServiceMonitor:
+			hasServiceMonitor = true
+		case kindPrometheusRule:
+			hasPrometheusRule = true
+		}
+		c := o.DeepCopy()
+		c.SetNamespace("") // OLM installs into the operator's namespace
+		data, err := marshalObject(c.Object)
+		if err != nil {
+			return err
+		}
+		if err := add(ManifestsDir+"/"+manifestFileName(o), data); err != nil {
+			return err
+		}
+	}
+	scorecard := m.scorecard != nil
+	if scorecard {
+		data, err := marshalObject(m.scorecard.DeepCopy().Object)
+		if err != nil {
+			return err
+		}
+		files[ScorecardConfigFile] = data
+	} else {
+		g.warn("no scorecard configuration (config/scorecard): the bundle carries no tests")
+	}
+
+	// The capability level, computed.
+	ev, err := g.evidence(csv, hasMetricsService, hasServiceMonitor, hasPrometheusRule)
+	if err != nil {
+		return err
+	}
+	a := Assess(ev)
+	g.res.Assessment = a
+	level := a.Level
+	if declared, ok := ParseLevel(csv.Annotations[AnnotationCapabilities]); ok && declared > a.Level {
+		if !g.opts.ForceCapabilities {
+			return fmt.Errorf("%w: the base CSV declares %q, the evidence proves %q (%s); run `chartpilot bundle capabilities` for what is missing, or pass --force-capabilities",
+				ErrCapabilityNotProven, declared, a.Level, a.unmetSummary(a.Level+1))
+		}
+		g.warn("capabilities forced to %q; the evidence proves %q", declared, a.Level)
+		level = declared
+	}
+	csv.Annotations[AnnotationCapabilities] = level.String()
+	g.res.Capabilities = level.String()
+
+	// Metadata.
+	channels, defaultChannel := g.channels()
+	g.res.Channels, g.res.DefaultChannel = channels, defaultChannel
+	labels := metadataLabels(pkg, channels, defaultChannel, g.opts.Builder, scorecard)
+	files[AnnotationsFile] = annotationsYAML(labels)
+	if err := keepMetadataExtras(g.opts.OutputDir, files); err != nil {
+		return err
+	}
+	relBundle, err := filepath.Rel(g.opts.Dir, g.opts.OutputDir)
+	if err != nil || !filepath.IsLocal(relBundle) {
+		relBundle = g.opts.OutputDir
+	}
+	df := dockerfile(labels, relBundle, scorecard)
+	dfPath := filepath.Join(g.opts.Dir, DockerfileName)
+
+	// createdAt: fixed, else kept when nothing else changed, else now.
+	csvFile := ManifestsDir + "/" + pkg + ".clusterserviceversion.yaml"
+	g.res.CSV = csv.Name
+	render := func(createdAt string) error {
+		csv.Annotations[AnnotationCreatedAt] = createdAt
+		data, err := csvToYAML(csv)
+		if err != nil {
+			return err
+		}
+		files[csvFile] = data
+		return nil
+	}
+	switch prev := previousCreatedAt(g.opts.OutputDir, csvFile); {
+	case g.opts.CreatedAt != nil:
+		err = render(g.opts.CreatedAt.UTC().Format(time.RFC3339))
+	case prev != "":
+		if err = render(prev); err == nil && !sameTree(g.opts.OutputDir, files) {
+			err = render(g.opts.now().UTC().Format(time.RFC3339))
+		}
+	default:
+		err = render(g.opts.now().UTC().Format(time.RFC3339))
+	}
+	if err != nil {
+		return err
+	}
+	g.res.Files = sortedKeys(files)
+
+	if sameTree(g.opts.OutputDir, files) {
+		g.res.Unchanged = true
+	} else if err := writeTree(g.opts.OutputDir, files); err != nil {
+		return err
+	}
+	if old, err := os.ReadFile(dfPath); err != nil || !bytes.Equal(old, df) {
+		if err := atomicfile.WriteFile(dfPath, df, 0o644); err != nil {
+			return err
+		}
+		g.res.Unchanged = false
+	}
+	return nil
+}
+
+// typedCRDs converts the CRDs, refusing the removed v1beta1 API.
+func typedCRDs(objs []*unstructured.Unstructured) ([]*apiextensionsv1.CustomResourceDefinition, error) {
+	var crds []*apiextensionsv1.CustomResourceDefinition
+	for _, o := range objs {
+		if o.GetAPIVersion() != apiextensionsv1.SchemeGroupVersion.String() {
+			return nil, fmt.Errorf("%s: only apiextensions.k8s.io/v1 CRDs are served since Kubernetes 1.22", describe(o))
+		}
+		crd := &apiextensionsv1.CustomResourceDefinition{}
+		if err := fromUnstructured(o, crd); err != nil {
+			return nil, err
+		}
+		crds = append(crds, crd)
+	}
+	slices.SortFunc(crds, func(a, b *apiextensionsv1.CustomResourceDefinition) int { return strings.Compare(a.Name, b.Name) })
+	return crds, nil
+}
+
+// checkSamples makes sure each sample is an instance of a served version
+// of a CRD in the bundle.
+func checkSamples(samples []*unstructured.Unstructured, crds []*apiextensionsv1.CustomResourceDefinition) error {
+	var errs []error
+	for _, s := range samples {
+		gvk := s.GroupVersionKind()
+		ok := slices.ContainsFunc(crds, func(c *apiextensionsv1.CustomResourceDefinition) bool {
+			return c.Spec.Group == gvk.Group && c.Spec.Names.Kind == gvk.Kind &&
+				slices.ContainsFunc(c.Spec.Versions, func(v apiextensionsv1.CustomResourceDefinitionVersion) bool { return v.Name == gvk.Version && v.Served })
+		})
+		if !ok {
+			errs = append(errs, fmt.Errorf("%w: config/samples: %s", ErrOrphanSample, describe(s)))
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// chartResources derives, per owned kind ("group/Kind"), the kinds its
+// chart creates, through package rbac's render of the chart with default
+// and sample values.
+func (g *generation) chartResources(samples []*unstructured.Unstructured, crds []*apiextensionsv1.CustomResourceDefinition) (map[string][]v1alpha1.APIResourceReference, error) {
+	watches, err := scaffold.LoadWatches(g.opts.Dir)
+	if err != nil {
+		if errors.Is(err, fs.ErrNotExist) {
+			return nil, nil
+		}
+		return nil, err
+	}
+	g.operandImages = nil
+	out := map[string][]v1alpha1.APIResourceReference{}
+	for _, w := range watches {
+		idx := slices.IndexFunc(crds, func(c *apiextensionsv1.CustomResourceDefinition) bool {
+			return c.Spec.Group == w.Group && c.Spec.Names.Kind == w.Kind
+		})
+		if idx < 0 {
+			g.warn("watches.yaml: %s/%s %s has no CRD in the bundle", w.Group, w.Version, w.Kind)
+			continue
+		}
+		c, err := chart.Load(filepath.Join(g.opts.Dir, w.Chart))
+		if err != nil {
+			return nil, fmt.Errorf("watches.yaml %s: %w", w.Kind, err)
+		}
+		var values []map[string]any
+		for _, s := range samples {
+			if s.GroupVersionKind().Group == w.Group && s.GetKind() == w.Kind {
+				if spec, ok := s.Object["spec"].(map[string]any); ok {
+					values = append(values, spec)
+				}
+			}
+		}
+		r, err := rbac.Derive(rbac.Options{Chart: c, Owner: rbac.Owner{Group: w.Group, Resource: crds[idx].Spec.Names.Plural},
+			SampleValues: values, KubeVersion: g.opts.KubeVersion})
+		if err != nil {
+			return nil, fmt.Errorf("rendering chart %s: %w", w.Chart, err)
+		}
+		if err := r.Err(); err != nil {
+			return nil, err
+		}
+		images, err := operandImages(c, g.opts.KubeVersion, values)
+		if err != nil {
+			return nil, fmt.Errorf("rendering chart %s: %w", w.Chart, err)
+		}
+		g.operandImages = append(g.operandImages, images...)
+		crdGroups := map[string]bool{}
+		for _, c := range crds {
+			crdGroups[c.Spec.Group] = true
+		}
+		var refs []v1alpha1.APIResourceReference
+		for _, k := range r.Kinds {
+			if k.ScannedOnly {
+				continue
+			}
+			ref := v1alpha1.APIResourceReference{Kind: k.Kind, Version: k.Version}
+			if crdGroups[k.Group] {
+				ref.Name = k.Resource
+			}
+			if !slices.Contains(refs, ref) {
+				refs = append(refs, ref)
+			}
+		}
+		out[w.Group+"/"+w.Kind] = refs
+	}
+	return out, nil
+}
+
+// minKubeVersion is the highest lower bound of the charts' kubeVersion
+// constraints, else DefaultMinKubeVersion.
+func (g *generation) minKubeVersion() string {
+	watches, err := scaffold.LoadWatches(g.opts.Dir)
+	if err != nil {
+		return DefaultMinKubeVersion
+	}
+	best := semver.MustParse(DefaultMinKubeVersion)
+	for _, w := range watches {
+		c, err := chart.Load(filepath.Join(g.opts.Dir, w.Chart))
+		if err != nil || c.Helm.Metadata.KubeVersion == "" {
+			continue
+		}
+		if v, ok := lowerBound(c.Helm.Metadata.KubeVersion); ok && v.GT(best) {
+			best = v
+		}
+	}
+	return best.String()
+}
+
+// lowerBound reads the ">=X" bound of a Helm kubeVersion constraint.
+func lowerBound(constraint string) (semver.Version, bool) {
+	for _, part := range strings.FieldsFunc(constraint, func(r rune) bool { return r == ' ' || r == ',' }) {
+		if s, ok := strings.CutPrefix(part, ">="); ok {
+			s = strings.TrimPrefix(strings.TrimSpace(s), "v")
+			if i := strings.Index(s, "-"); i >= 0 {
+				s = s[:i]
+			}
+			if v, err := semver.ParseTolerant(s); err == nil {
+				return v, true
+			}
+		}
+	}
+	return semver.Version{}, false
+}
+
+// channels are the flags', else the existing bundle's, else "alpha".
+func (g *generation) channels() ([]string, string) {
+	prev, _ := ReadAnnotations(g.opts.OutputDir)
+	channels := g.opts.Channels
+	if len(channels) == 0 && prev[AnnotationChannels] != "" {
+		channels = strings.Split(prev[AnnotationChannels], ",")
+	}
+	if len(channels) == 0 {
+		channels = []string{DefaultChannel}
+	}
+	def := g.opts.DefaultChannel
+	if def == "" && slices.Contains(channels, prev[AnnotationDefaultChannel]) {
+		def = prev[AnnotationDefaultChannel]
+	}
+	if def == "" && len(channels) == 1 {
+		def = channels[0]
+	}
+	return channels, def
+}
+
+// previousCreatedAt reads the createdAt of the bundle on disk.
+func previousCreatedAt(bundleDir, csvFile string) string {
+	data, err := os.ReadFile(filepath.Join(bundleDir, csvFile))
+	if err != nil {
+		return ""
+	}
+	var csv struct {
+		Metadata struct {
+			Annotations map[string]string `json:"annotations"`
+		} `json:"metadata"`
+	}
+	if yaml.Unmarshal(data, &csv) != nil {
+		return ""
+	}
+	return csv.Metadata.Annotations[AnnotationCreatedAt]
+}
+
+// keepMetadataExtras adds the existing bundle's other metadata files.
+func keepMetadataExtras(bundleDir string, files map[string][]byte) error {
+	entries, err := os.ReadDir(filepath.Join(bundleDir, MetadataDir))
+	if err != nil {
+		return nil // no previous bundle
+	}
+	for _, e := range entries {
+		name := MetadataDir + "/" + e.Name()
+		if e.IsDir() || files[name] != nil {
+			continue
+		}
+		data, err := os.ReadFile(filepath.Join(bundleDir, name))
+		if err != nil {
+			return err
+		}
+		files[name] = data
+	}
+	return nil
+}
+
+// sameTree reports whether dir holds exactly files.
+func sameTree(dir string, files map[string][]byte) bool {
+	n := 0
+	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() {
+			return nil
+		}
+		rel, _ := filepath.Rel(dir, p)
+		want, ok := files[filepath.ToSlash(rel)]
+		if !ok {
+			return errDiffers
+		}
+		got, err := os.ReadFile(p)
+		if err != nil || !bytes.Equal(got, want) {
+			return errDiffers
+		}
+		n++
+		return nil
+	})
+	return err == nil && n == len(files)
+}
+
+var errDiffers = errors.New("differs")
+
+// writeTree replaces dir by a directory holding exactly files: written
+// aside, then renamed into place.
+func writeTree(dir string, files map[string][]byte) error {
+	parent := filepath.Dir(filepath.Clean(dir))
+	if err := os.MkdirAll(parent, 0o755); err != nil {
+		return err
+	}
+	tmp, err := os.MkdirTemp(parent, "."+filepath.Base(dir)+".new-*")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(tmp) // no-op once renamed
+	for name, data := range files {
+		p := filepath.Join(tmp, filepath.FromSlash(name))
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			return err
+		}
+		if err := os.WriteFile(p, data, 0o644); err != nil {
+			return err
+		}
+	}
+	if err := os.Chmod(tmp, 0o755); err != nil {
+		return err
+	}
+	old := ""
+	if exists(dir) {
+		old = tmp + ".old"
+		if err := os.Rename(dir, old); err != nil {
+			return err
+		}
+	}
+	if err := os.Rename(tmp, dir); err != nil {
+		if old != "" {
+			_ = os.Rename(old, dir)
+		}
+		return err
+	}
+	if old != "" {
+		return os.RemoveAll(old)
+	}
+	return nil
+}

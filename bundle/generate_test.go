@@ -1,0 +1,500 @@
+package bundle
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"flag"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"slices"
+	"sort"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/operator-framework/api/pkg/operators/v1alpha1"
+	"sigs.k8s.io/yaml"
+
+	"github.com/chartpilot/chartpilot/catalog"
+	"github.com/chartpilot/chartpilot/scaffold"
+)
+
+var update = flag.Bool("update", false, "rewrite the golden files under testdata/golden")
+
+// fixedTime is the createdAt of golden bundles.
+var fixedTime = time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
+
+// newProject scaffolds a project for a test chart of chart/testdata/charts.
+func newProject(t testing.TB, chartName string, opts scaffold.Options) string {
+	t.Helper()
+	dir := filepath.Join(t.TempDir(), chartName+"-operator")
+	opts.Dir = dir
+	opts.Chart = filepath.Join("..", "chart", "testdata", "charts", chartName)
+	if err := scaffold.Init(opts); err != nil {
+		t.Fatal(err)
+	}
+	return dir
+}
+
+// generate runs Generate with the test defaults: a fixed builder and the
+// controller image set.
+func generate(t testing.TB, dir string, opts GenerateOptions) (*GenerateResult, error) {
+	t.Helper()
+	opts.Dir = dir
+	if opts.Version == "" {
+		opts.Version = "0.1.0"
+	}
+	if opts.Builder == "" {
+		opts.Builder = "chartpilot-test"
+	}
+	if opts.Images == nil {
+		opts.Images = map[string]string{"controller": "registry.example.com/op:v" + opts.Version}
+	}
+	return Generate(context.Background(), opts)
+}
+
+func mustGenerate(t testing.TB, dir string, opts GenerateOptions) *GenerateResult {
+	t.Helper()
+	res, err := generate(t, dir, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return res
+}
+
+// treeFiles reads every file under dir by slash path.
+func treeFiles(t testing.TB, dir string) map[string][]byte {
+	t.Helper()
+	out := map[string][]byte{}
+	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		rel, _ := filepath.Rel(dir, p)
+		data, err := os.ReadFile(p)
+		out[filepath.ToSlash(rel)] = data
+		return err
+	})
+	if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		t.Fatal(err)
+	}
+	return out
+}
+
+// bundleOutput is what Generate writes: the bundle and bundle.Dockerfile.
+func bundleOutput(t testing.TB, dir string) map[string][]byte {
+	t.Helper()
+	files := map[string][]byte{}
+	for name, data := range treeFiles(t, filepath.Join(dir, "bundle")) {
+		files["bundle/"+name] = data
+	}
+	if data, err := os.ReadFile(filepath.Join(dir, DockerfileName)); err == nil {
+		files[DockerfileName] = data
+	}
+	return files
+}
+
+func checkGolden(t *testing.T, name string, files map[string][]byte) {
+	t.Helper()
+	golden := filepath.Join("testdata", "golden", name)
+	if *update {
+		if err := os.RemoveAll(golden); err != nil {
+			t.Fatal(err)
+		}
+		for rel, data := range files {
+			p := filepath.Join(golden, filepath.FromSlash(rel))
+			if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.WriteFile(p, data, 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}
+		return
+	}
+	want := treeFiles(t, golden)
+	var names []string
+	for n := range files {
+		names = append(names, n)
+	}
+	for n := range want {
+		if _, ok := files[n]; !ok {
+			names = append(names, n)
+		}
+	}
+	sort.Strings(names)
+	for _, n := range names {
+		got, ok := files[n]
+		w, wok := want[n]
+		switch {
+		case !ok:
+			t.Errorf("%s: not generated", n)
+		case !wok:
+			t.Errorf("%s: generated, not in the golden files (run go test -update)", n)
+		case !bytes.Equal(got, w):
+			t.Errorf("%s differs from the golden file (run go test -update to accept):\n%s", n, got)
+		}
+	}
+}
+
+func TestGenerateGolden(t *testing.T) {
+	tests := []struct {
+		name  string
+		chart string
+		init  scaffold.Options
+		opts  GenerateOptions
+	}{{
+		name:  "webapp",
+		chart: "webapp",
+	}, {
+		name:  "umbrella",
+		chart: "umbrella",
+		init:  scaffold.Options{APIOptions: scaffold.APIOptions{Group: "cache", Version: "v1beta1", Kind: "Stack"}, Domain: "acme.io"},
+		opts:  GenerateOptions{Version: "1.2.3", Channels: []string{"stable", "fast"}, DefaultChannel: "stable", Package: "stack"},
+	}, {
+		name:  "validated",
+		chart: "validated",
+	}}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			dir := newProject(t, tt.chart, tt.init)
+			tt.opts.CreatedAt = &fixedTime
+			res := mustGenerate(t, dir, tt.opts)
+			if res.Unchanged || res.CreatedBase {
+				t.Errorf("result = %+v, want a new bundle from the scaffolded base", res)
+			}
+			rep, err := Validate(ValidateOptions{Dir: filepath.Join(dir, "bundle"), Suites: []string{SuiteAll}})
+			if err != nil {
+				t.Fatalf("the generated bundle does not validate: %v\n%v", err, rep.Findings)
+			}
+			checkGolden(t, tt.name, bundleOutput(t, dir))
+		})
+	}
+}
+
+// Same input, same bytes; createdAt moves only when something else does.
+func TestGenerateIsReproducible(t *testing.T) {
+	dir := newProject(t, "webapp", scaffold.Options{})
+	clock := time.Date(2026, 3, 1, 0, 0, 0, 0, time.UTC)
+	tick := func() time.Time { clock = clock.Add(time.Hour); return clock }
+
+	first := mustGenerate(t, dir, GenerateOptions{now: tick})
+	before := bundleOutput(t, dir)
+	second := mustGenerate(t, dir, GenerateOptions{now: tick})
+	if first.Unchanged || !second.Unchanged {
+		t.Errorf("unchanged: first %v, second %v; want false, true", first.Unchanged, second.Unchanged)
+	}
+	after := bundleOutput(t, dir)
+	if len(after) != len(before) {
+		t.Fatalf("second run wrote %d files, first %d", len(after), len(before))
+	}
+	for name, data := range before {
+		if !bytes.Equal(after[name], data) {
+			t.Errorf("%s changed on an identical rerun", name)
+		}
+	}
+
+	// A real change: the new createdAt is the clock's.
+	mustGenerate(t, dir, GenerateOptions{Version: "0.1.1", now: tick})
+	csv := readCSV(t, dir)
+	if got, want := csv.Annotations[AnnotationCreatedAt], clock.Format(time.RFC3339); got != want {
+		t.Errorf("createdAt after a change = %s, want %s", got, want)
+	}
+
+	// SOURCE_DATE_EPOCH's fixed time wins.
+	mustGenerate(t, dir, GenerateOptions{Version: "0.1.1", CreatedAt: &fixedTime, now: tick})
+	if got := readCSV(t, dir).Annotations[AnnotationCreatedAt]; got != fixedTime.Format(time.RFC3339) {
+		t.Errorf("createdAt with a fixed time = %s", got)
+	}
+}
+
+func readCSV(t testing.TB, dir string) *v1alpha1.ClusterServiceVersion {
+	t.Helper()
+	matches, _ := filepath.Glob(filepath.Join(dir, "bundle", "manifests", "*.clusterserviceversion.yaml"))
+	if len(matches) != 1 {
+		t.Fatalf("CSV files: %v", matches)
+	}
+	data, err := os.ReadFile(matches[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	csv := &v1alpha1.ClusterServiceVersion{}
+	if err := yaml.Unmarshal(data, csv); err != nil {
+		t.Fatal(err)
+	}
+	return csv
+}
+
+func TestGenerateCSV(t *testing.T) {
+	dir := newProject(t, "webapp", scaffold.Options{})
+	// The author's base: a display name and a descriptor that win.
+	basePath := filepath.Join(dir, "config", "manifests", "bases", "webapp-operator.clusterserviceversion.yaml")
+	base, err := os.ReadFile(basePath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	base = bytes.Replace(base, []byte("      displayName: Webapp\n"), []byte("      displayName: Web Application\n      specDescriptors:\n      - path: replicaCount\n        displayName: Pods\n"), 1)
+	if err := os.WriteFile(basePath, base, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	mustGenerate(t, dir, GenerateOptions{Images: map[string]string{"controller": "registry.example.com/op:v1"}})
+	csv := readCSV(t, dir)
+
+	spec := csv.Spec.InstallStrategy.StrategySpec
+	if csv.Spec.InstallStrategy.StrategyName != "deployment" || len(spec.DeploymentSpecs) != 1 {
+		t.Fatalf("install strategy: %+v", csv.Spec.InstallStrategy)
+	}
+	d := spec.DeploymentSpecs[0]
+	c := d.Spec.Template.Spec.Containers[0]
+	if c.Image != "registry.example.com/op:v1" || csv.Annotations[AnnotationContainerImage] != c.Image {
+		t.Errorf("image %q, containerImage %q", c.Image, csv.Annotations[AnnotationContainerImage])
+	}
+	if len(c.Env) != 1 || c.Env[0].ValueFrom == nil || c.Env[0].ValueFrom.FieldRef.FieldPath != "metadata.annotations['olm.targetNamespaces']" {
+		t.Errorf("WATCH_NAMESPACE = %+v", c.Env)
+	}
+	sa := d.Spec.Template.Spec.ServiceAccountName
+	if len(spec.ClusterPermissions) != 1 || spec.ClusterPermissions[0].ServiceAccountName != sa || len(spec.Permissions) != 0 {
+		t.Errorf("permissions %+v, cluster permissions for %q: %+v", spec.Permissions, sa, spec.ClusterPermissions)
+	}
+	owned := csv.Spec.CustomResourceDefinitions.Owned
+	if len(owned) != 1 || owned[0].DisplayName != "Web Application" || len(owned[0].Resources) == 0 {
+		t.Fatalf("owned: %+v", owned)
+	}
+	var pods, ratio bool
+	for _, sd := range owned[0].SpecDescriptors {
+		pods = pods || sd.Path == "replicaCount" && sd.DisplayName == "Pods"
+		ratio = ratio || sd.Path == "ratio" && sd.DisplayName == "Ratio"
+	}
+	if !pods || !ratio {
+		t.Errorf("spec descriptors keep the base's and add derived ones: %+v", owned[0].SpecDescriptors)
+	}
+	// The operator's image and the operand's (the chart's default values).
+	want := []v1alpha1.RelatedImage{{Name: "app", Image: "registry.k8s.io/pause:1.27.0"}, {Name: "manager", Image: "registry.example.com/op:v1"}}
+	if !slices.Equal(csv.Spec.RelatedImages, want) || csv.Spec.MinKubeVersion == "" {
+		t.Errorf("relatedImages %+v, want %+v; minKubeVersion %q", csv.Spec.RelatedImages, want, csv.Spec.MinKubeVersion)
+	}
+	// The RBAC bound to the operator is in the CSV, not in the bundle.
+	for name := range treeFiles(t, filepath.Join(dir, "bundle", "manifests")) {
+		if strings.Contains(name, "manager-role") || strings.Contains(name, "serviceaccount") {
+			t.Errorf("bundle carries %s, which the CSV already grants", name)
+		}
+	}
+}
+
+// Without a base CSV, Generate writes one with defaults for the author.
+func TestGenerateCreatesBase(t *testing.T) {
+	dir := newProject(t, "webapp", scaffold.Options{})
+	basePath := filepath.Join(dir, "config", "manifests", "bases", "webapp-operator.clusterserviceversion.yaml")
+	if err := os.Remove(basePath); err != nil {
+		t.Fatal(err)
+	}
+	res := mustGenerate(t, dir, GenerateOptions{})
+	if !res.CreatedBase {
+		t.Error("CreatedBase is false")
+	}
+	if _, err := os.Stat(basePath); err != nil {
+		t.Fatal(err)
+	}
+	csv := readCSV(t, dir)
+	if csv.Spec.Description == "" || len(csv.Spec.InstallModes) != 4 || len(csv.Spec.CustomResourceDefinitions.Owned) != 1 {
+		t.Errorf("CSV from a new base: %+v", csv.Spec)
+	}
+}
+
+func TestGenerateFromCatalog(t *testing.T) {
+	dir := newProject(t, "webapp", scaffold.Options{})
+	cat := filepath.Join(t.TempDir(), "catalog")
+	for i, v := range []string{"0.1.0", "0.1.1", "0.3.0"} {
+		mustGenerate(t, dir, GenerateOptions{Version: v})
+		if i == 0 {
+			if err := catalog.Init(catalog.InitOptions{Dir: cat, FromBundle: filepath.Join(dir, "bundle")}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if _, err := catalog.Add(catalog.AddOptions{Dir: cat, BundleDir: filepath.Join(dir, "bundle")}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	res := mustGenerate(t, dir, GenerateOptions{Version: "0.2.0", FromCatalog: cat})
+	if res.Replaces != "webapp-operator.v0.1.1" || res.SkipRange != ">=0.1.0 <0.2.0" {
+		t.Errorf("replaces %q, skipRange %q", res.Replaces, res.SkipRange)
+	}
+	csv := readCSV(t, dir)
+	if csv.Spec.Replaces != res.Replaces || csv.Annotations[AnnotationSkipRange] != res.SkipRange {
+		t.Errorf("CSV replaces %q, skipRange %q", csv.Spec.Replaces, csv.Annotations[AnnotationSkipRange])
+	}
+	// --replaces wins.
+	res = mustGenerate(t, dir, GenerateOptions{Version: "0.2.0", FromCatalog: cat, Replaces: "webapp-operator.v0.1.0"})
+	if res.Replaces != "webapp-operator.v0.1.0" || res.SkipRange != "" {
+		t.Errorf("with --replaces: replaces %q, skipRange %q", res.Replaces, res.SkipRange)
+	}
+}
+
+// The generated bundle is what OLM installs from an inline catalog: it
+// loads as an olm.bundle with its objects, and the catalog validates.
+func TestGeneratedBundleInInlineCatalog(t *testing.T) {
+	dir := newProject(t, "webapp", scaffold.Options{})
+	mustGenerate(t, dir, GenerateOptions{})
+	b, err := catalog.LoadBundleDir(os.DirFS(filepath.Join(dir, "bundle")), catalog.BundleOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if b.Name != "webapp-operator.v0.1.0" || b.Declcfg.Image != "" || len(b.Channels) != 1 {
+		t.Errorf("bundle %s image %q channels %v", b.Name, b.Declcfg.Image, b.Channels)
+	}
+	objects := 0
+	for _, p := range b.Declcfg.Properties {
+		if p.Type == "olm.bundle.object" {
+			objects++
+		}
+	}
+	if want := len(treeFiles(t, filepath.Join(dir, "bundle", "manifests"))); objects != want {
+		t.Errorf("%d olm.bundle.object properties, want one per manifest (%d)", objects, want)
+	}
+	cat := filepath.Join(t.TempDir(), "catalog")
+	if err := catalog.Init(catalog.InitOptions{Dir: cat, FromBundle: filepath.Join(dir, "bundle")}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := catalog.Add(catalog.AddOptions{Dir: cat, BundleDir: filepath.Join(dir, "bundle")}); err != nil {
+		t.Fatal(err)
+	}
+	if err := catalog.Validate(context.Background(), catalog.ValidateOptions{Dir: cat}); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// Bad input: a clear error, and the bundle on disk left as it was.
+func TestGenerateErrors(t *testing.T) {
+	tests := []struct {
+		name string
+		// edit breaks the project
+		edit    func(t *testing.T, dir string)
+		opts    GenerateOptions
+		wantErr error
+		want    string
+	}{{
+		name:    "version not semver",
+		opts:    GenerateOptions{Version: "v1.0"},
+		wantErr: ErrInvalidVersion,
+		want:    `--version "v1.0" is not semver`,
+	}, {
+		name: "default channel outside the channels",
+		opts: GenerateOptions{Channels: []string{"stable"}, DefaultChannel: "fast"},
+		want: `--default-channel "fast" is not one of --channels stable`,
+	}, {
+		name: "sample of a kind no CRD owns",
+		edit: func(t *testing.T, dir string) {
+			writeFile(t, filepath.Join(dir, "config", "samples", "other.yaml"), "apiVersion: charts.example.com/v1alpha1\nkind: Other\nmetadata:\n  name: other\n")
+			appendFile(t, filepath.Join(dir, "config", "samples", "kustomization.yaml"), "- other.yaml\n")
+		},
+		wantErr: ErrOrphanSample,
+		want:    "config/samples: Other other (charts.example.com/v1alpha1)",
+	}, {
+		name: "declared capability level not proven",
+		edit: func(t *testing.T, dir string) {
+			p := filepath.Join(dir, "config", "manifests", "bases", "webapp-operator.clusterserviceversion.yaml")
+			replaceInFile(t, p, "capabilities: Basic Install", "capabilities: Deep Insights")
+		},
+		wantErr: ErrCapabilityNotProven,
+		want:    `the base CSV declares "Deep Insights", the evidence proves "Basic Install"`,
+	}, {
+		name:    "no PROJECT file",
+		edit:    func(t *testing.T, dir string) { removeFile(t, filepath.Join(dir, "PROJECT")) },
+		wantErr: fs.ErrNotExist,
+		want:    "reading the project",
+	}, {
+		name: "no manager deployment",
+		edit: func(t *testing.T, dir string) {
+			replaceInFile(t, filepath.Join(dir, "config", "default", "kustomization.yaml"), "- ../manager\n", "")
+		},
+		wantErr: ErrNoDeployment,
+		want:    "renders no apps/v1 Deployment",
+	}, {
+		name: "kustomize error names the file",
+		edit: func(t *testing.T, dir string) {
+			appendFile(t, filepath.Join(dir, "config", "manifests", "kustomization.yaml"), "- ../missing\n")
+		},
+		want: "kustomize build",
+	}, {
+		name: "scorecard results that are not a TestList",
+		edit: func(t *testing.T, dir string) {
+			writeFile(t, filepath.Join(dir, "results.json"), `{"kind": "Configuration"}`)
+		},
+		opts:    GenerateOptions{ScorecardResults: "results.json"},
+		want:    `kind "Configuration", want TestList`,
+		wantErr: nil,
+	}}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			dir := newProject(t, "webapp", scaffold.Options{})
+			mustGenerate(t, dir, GenerateOptions{})
+			before := bundleOutput(t, dir)
+			if tt.edit != nil {
+				tt.edit(t, dir)
+			}
+			if tt.opts.ScorecardResults != "" {
+				tt.opts.ScorecardResults = filepath.Join(dir, tt.opts.ScorecardResults)
+			}
+			_, err := generate(t, dir, tt.opts)
+			if err == nil {
+				t.Fatal("no error")
+			}
+			if tt.wantErr != nil && !errors.Is(err, tt.wantErr) {
+				t.Errorf("error %v does not wrap %v", err, tt.wantErr)
+			}
+			if !strings.Contains(err.Error(), tt.want) {
+				t.Errorf("error %q lacks %q", err, tt.want)
+			}
+			after := bundleOutput(t, dir)
+			if len(after) != len(before) {
+				t.Errorf("the bundle changed: %d files, was %d", len(after), len(before))
+			}
+			for name, data := range before {
+				if !bytes.Equal(after[name], data) {
+					t.Errorf("%s changed after a failed generate", name)
+				}
+			}
+			leftovers, _ := filepath.Glob(filepath.Join(dir, ".bundle.*"))
+			if len(leftovers) > 0 {
+				t.Errorf("left behind: %v", leftovers)
+			}
+		})
+	}
+}
+
+func writeFile(t *testing.T, p, content string) {
+	t.Helper()
+	if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func appendFile(t *testing.T, p, content string) {
+	t.Helper()
+	data, err := os.ReadFile(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	writeFile(t, p, string(data)+content)
+}
+
+func replaceInFile(t *testing.T, p, old, new string) {
+	t.Helper()
+	data, err := os.ReadFile(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Contains(data, []byte(old)) {
+		t.Fatalf("%s lacks %q", p, old)
+	}
+	writeFile(t, p, strings.Replace(string(data), old, new, 1))
+}
+
+func removeFile(t *testing.T, p string) {
+	t.Helper()
+	if err := os.Remove(p); err != nil {
+		t.Fatal(err)
+	}
+}

@@ -1,0 +1,276 @@
+package bundle
+
+import (
+	"cmp"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+
+	"github.com/operator-framework/api/pkg/manifests"
+	"github.com/operator-framework/api/pkg/validation"
+	valerrors "github.com/operator-framework/api/pkg/validation/errors"
+	interfaces "github.com/operator-framework/api/pkg/validation/interfaces"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"sigs.k8s.io/yaml"
+
+	"github.com/chartpilot/chartpilot/rbac"
+)
+
+// Optional validator suites (--select-optional suite=NAME).
+const (
+	SuiteOperatorHub   = "operatorhub"
+	SuiteGoodPractices = "good-practices"
+	SuiteAll           = "all"
+)
+
+// Suites are the optional suites' names.
+var Suites = []string{SuiteOperatorHub, SuiteGoodPractices, SuiteAll}
+
+// ValidateOptions configure Validate.
+type ValidateOptions struct {
+	// Dir is the bundle directory (manifests/, metadata/). Required.
+	Dir string
+	// KubeVersion is the Kubernetes version deprecated and removed APIs are
+	// checked against (default rbac.DefaultKubeVersion): an API removed in
+	// it is an error, one deprecated a warning.
+	KubeVersion string
+	// Suites are optional suites run besides the default validators (CSV,
+	// CRD, bundle format, objects, deprecated/removed APIs): "operatorhub"
+	// (OperatorHub metadata, standard categories and capabilities),
+	// "good-practices", or "all" (both). operator-framework's multi-arch
+	// validator is left out: it runs `docker pull`.
+	Suites []string
+}
+
+// Finding is one error or warning of a validator.
+type Finding struct {
+	// Level is "error" or "warning".
+	Level string `json:"level"`
+	// File is the bundle file concerned, relative to the bundle directory,
+	// or the bundle itself (".") for findings about the whole.
+	File string `json:"file"`
+	// Field is the field concerned, when the validator says.
+	Field string `json:"field,omitempty"`
+	// Object names the object the validator reported on.
+	Object string `json:"object,omitempty"`
+	// Type is the validator's error type, e.g. "FieldNotFound".
+	Type string `json:"type,omitempty"`
+	// Message says what is wrong.
+	Message string `json:"message"`
+}
+
+func (f Finding) String() string {
+	loc := f.File
+	if f.Field != "" {
+		loc += " " + f.Field
+	}
+	return fmt.Sprintf("%s: %s: %s", f.Level, loc, f.Message)
+}
+
+// Report is the outcome of Validate.
+type Report struct {
+	Dir      string    `json:"dir"`
+	Passed   bool      `json:"passed"`
+	Findings []Finding `json:"findings"`
+}
+
+// Errors counts the error findings.
+func (r *Report) Errors() int {
+	n := 0
+	for _, f := range r.Findings {
+		if f.Level == levelError {
+			n++
+		}
+	}
+	return n
+}
+
+// WriteText prints the findings, errors first, one a line.
+func (r *Report) WriteText(w io.Writer) error {
+	for _, f := range r.Findings {
+		if _, err := fmt.Fprintln(w, f); err != nil {
+			return err
+		}
+	}
+	status := "valid"
+	if !r.Passed {
+		status = "invalid"
+	}
+	_, err := fmt.Fprintf(w, "bundle %s is %s: %d error(s), %d warning(s)\n", r.Dir, status, r.Errors(), len(r.Findings)-r.Errors())
+	return err
+}
+
+// ErrInvalid is returned by Validate when the bundle has errors; the
+// report lists them.
+var ErrInvalid = errors.New("bundle has validation errors")
+
+const (
+	levelError   = "error"
+	levelWarning = "warning"
+)
+
+// Validate runs operator-framework/api's validators on a bundle directory.
+// It returns the report, and ErrInvalid when there are errors; other
+// errors mean the bundle could not be read at all.
+func Validate(opts ValidateOptions) (*Report, error) {
+	if opts.Dir == "" {
+		return nil, errors.New("bundle validate: no bundle directory")
+	}
+	kube := cmp.Or(opts.KubeVersion, rbac.DefaultKubeVersion)
+	validators := interfaces.Validators{
+		validation.ClusterServiceVersionValidator,
+		validation.CustomResourceDefinitionValidator,
+		validation.BundleValidator,
+		validation.ObjectValidator,
+		validation.AlphaDeprecatedAPIsValidator,
+	}
+	for _, s := range opts.Suites {
+		switch s {
+		case SuiteOperatorHub:
+			validators = append(validators, validation.OperatorHubV2Validator, validation.StandardCapabilitiesValidator, validation.StandardCategoriesValidator)
+		case SuiteGoodPractices:
+			validators = append(validators, validation.GoodPracticesValidator)
+		case SuiteAll:
+			validators = append(validators, validation.OperatorHubV2Validator, validation.StandardCapabilitiesValidator,
+				validation.StandardCategoriesValidator, validation.GoodPracticesValidator)
+		default:
+			return nil, fmt.Errorf("bundle validate: unknown suite %q (one of %s)", s, strings.Join(Suites, ", "))
+		}
+	}
+
+	rep := &Report{Dir: opts.Dir}
+	files, err := indexFiles(opts.Dir)
+	if err != nil {
+		return nil, fmt.Errorf("bundle validate: %w", err)
+	}
+	rep.Findings = append(rep.Findings, checkMetadata(opts.Dir)...)
+
+	b, err := manifests.GetBundleFromDir(opts.Dir)
+	if err != nil && b == nil {
+		rep.Findings = append(rep.Findings, Finding{Level: levelError, File: ManifestsDir, Type: string(valerrors.ErrorInvalidBundle), Message: err.Error()})
+		return rep.finish()
+	}
+	if err != nil {
+		rep.Findings = append(rep.Findings, Finding{Level: levelError, File: ManifestsDir, Type: string(valerrors.ErrorInvalidBundle), Message: err.Error()})
+	}
+	objs := append(b.ObjectsToValidate(), map[string]string{"k8s-version": kube})
+	for _, res := range validators.Validate(objs...) {
+		for _, e := range slices.Concat(res.Errors, res.Warnings) {
+			rep.Findings = append(rep.Findings, finding(e, res.Name, files))
+		}
+	}
+	return rep.finish()
+}
+
+func (r *Report) finish() (*Report, error) {
+	// Stable order: errors first, then by file, field and message; the
+	// validators can report the same finding twice (e.g. through the
+	// bundle and the CSV), which is shown once.
+	slices.SortStableFunc(r.Findings, func(a, b Finding) int {
+		return cmp.Or(strings.Compare(a.Level, b.Level), strings.Compare(a.File, b.File), strings.Compare(a.Field, b.Field), strings.Compare(a.Message, b.Message))
+	})
+	r.Findings = slices.Compact(r.Findings)
+	r.Passed = r.Errors() == 0
+	if !r.Passed {
+		return r, ErrInvalid
+	}
+	return r, nil
+}
+
+// fileIndex maps objects to the bundle files holding them.
+type fileIndex struct {
+	byName map[string]string // object name -> file
+	csv    string
+}
+
+// indexFiles reads the kind and name of every manifest.
+func indexFiles(dir string) (fileIndex, error) {
+	idx := fileIndex{byName: map[string]string{}}
+	entries, err := os.ReadDir(filepath.Join(dir, ManifestsDir))
+	if err != nil {
+		return idx, fmt.Errorf("%s is not a bundle directory: %w", dir, err)
+	}
+	for _, e := range entries {
+		if e.IsDir() {
+			continue
+		}
+		rel := ManifestsDir + "/" + e.Name()
+		data, err := os.ReadFile(filepath.Join(dir, rel))
+		if err != nil {
+			return idx, err
+		}
+		var o unstructured.Unstructured
+		if yaml.Unmarshal(data, &o.Object) != nil {
+			continue // the bundle loader reports it
+		}
+		if o.GetKind() == kindCSV {
+			idx.csv = rel
+		}
+		if _, taken := idx.byName[o.GetName()]; !taken {
+			idx.byName[o.GetName()] = rel
+		}
+	}
+	return idx, nil
+}
+
+// finding turns a validator's error into a finding naming the file.
+func finding(e valerrors.Error, object string, idx fileIndex) Finding {
+	f := Finding{Level: levelWarning, Field: e.Field, Object: object, Type: string(e.Type), Message: e.Detail}
+	if e.Level == valerrors.LevelError {
+		f.Level = levelError
+	}
+	if f.Message == "" {
+		f.Message = e.Error()
+	}
+	if bv, ok := e.BadValue.(string); ok && bv != "" && f.Field != "" && !strings.Contains(f.Message, bv) {
+		f.Message += fmt.Sprintf(" (value %q)", bv)
+	}
+	f.File = idx.byName[object]
+	if f.File == "" {
+		// The bundle-level validators name the bundle by its CSV's name;
+		// their fields are the CSV's, or the bundle's as a whole.
+		f.File = cmp.Or(idx.csv, ".")
+	}
+	if strings.HasPrefix(f.Field, "annotations") || strings.Contains(f.Message, "annotations.yaml") {
+		f.File = AnnotationsFile
+	}
+	return f
+}
+
+// checkMetadata checks metadata/annotations.yaml, which the validators of
+// operator-framework/api only read in part.
+func checkMetadata(dir string) []Finding {
+	ann, err := ReadAnnotations(dir)
+	if err != nil {
+		return []Finding{{Level: levelError, File: AnnotationsFile, Message: err.Error()}}
+	}
+	var out []Finding
+	need := func(key, want string) {
+		switch got := ann[key]; {
+		case got == "":
+			out = append(out, Finding{Level: levelError, File: AnnotationsFile, Field: "annotations." + key, Message: "missing"})
+		case want != "" && strings.TrimSuffix(got, "/") != strings.TrimSuffix(want, "/"):
+			out = append(out, Finding{Level: levelError, File: AnnotationsFile, Field: "annotations." + key, Message: fmt.Sprintf("is %q, want %q", got, want)})
+		}
+	}
+	need(AnnotationMediaType, MediaTypeRegistryV1)
+	need(AnnotationManifests, ManifestsDir+"/")
+	need(AnnotationMetadata, MetadataDir+"/")
+	need(AnnotationPackage, "")
+	need(AnnotationChannels, "")
+	if def := ann[AnnotationDefaultChannel]; def != "" && !slices.Contains(strings.Split(ann[AnnotationChannels], ","), def) {
+		out = append(out, Finding{Level: levelError, File: AnnotationsFile, Field: "annotations." + AnnotationDefaultChannel,
+			Message: fmt.Sprintf("default channel %q is not one of the channels %q", def, ann[AnnotationChannels])})
+	}
+	if cfg := ann[AnnotationTestConfig]; cfg != "" {
+		if _, err := os.Stat(filepath.Join(dir, cfg, "config.yaml")); err != nil {
+			out = append(out, Finding{Level: levelError, File: AnnotationsFile, Field: "annotations." + AnnotationTestConfig,
+				Message: fmt.Sprintf("names %s, which holds no config.yaml", cfg)})
+		}
+	}
+	return out
+}
