@@ -55,6 +55,7 @@ type clusterRun struct {
 	ext    apiextensionsclient.Interface
 	dyn    dynamic.Interface
 	mapper *restmapper.DeferredDiscoveryRESTMapper
+	disc   discovery.DiscoveryInterface
 	denied forbiddenRecorder
 
 	mu       sync.Mutex
@@ -99,6 +100,7 @@ func newClusterRun(ctx context.Context, run *run, name string, res *result) (*cl
 	if err != nil {
 		return c, err
 	}
+	c.disc = dc
 	c.mapper = restmapper.NewDeferredDiscoveryRESTMapper(memory.NewMemCacheClient(dc))
 	ns, err := c.kube.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{
 		ObjectMeta: metav1.ObjectMeta{GenerateName: "scorecard-" + name + "-", Labels: map[string]string{"app.kubernetes.io/created-by": "chartpilot-scorecard"}},
@@ -248,6 +250,23 @@ func (c *clusterRun) applyCRD(ctx context.Context, crd *apiextensionsv1.CustomRe
 	})
 	if err != nil {
 		return fmt.Errorf("CRD %s not established after %s", crd.Name, c.opts.WaitTime)
+	}
+	// Established comes a moment before discovery serves the resource, and
+	// the operator's REST mapper starts from discovery.
+	err = c.poll(ctx, func(context.Context) (bool, error) {
+		for _, v := range crd.Spec.Versions {
+			if !v.Served {
+				continue
+			}
+			list, err := c.disc.ServerResourcesForGroupVersion(crd.Spec.Group + "/" + v.Name)
+			if err != nil || !slices.ContainsFunc(list.APIResources, func(r metav1.APIResource) bool { return r.Name == crd.Spec.Names.Plural }) {
+				return false, nil
+			}
+		}
+		return true, nil
+	})
+	if err != nil {
+		return fmt.Errorf("CRD %s: not served by discovery after %s", crd.Name, c.opts.WaitTime)
 	}
 	return nil
 }
