@@ -1,24 +1,19 @@
 package scorecard
 
 import (
-	"archive/tar"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"os"
-	"path"
 	"path/filepath"
 	"strings"
 
-	"github.com/google/go-containerregistry/pkg/authn"
-	"github.com/google/go-containerregistry/pkg/name"
-	"github.com/google/go-containerregistry/pkg/v1/mutate"
-	"github.com/google/go-containerregistry/pkg/v1/remote"
 	apimanifests "github.com/operator-framework/api/pkg/manifests"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/yaml"
+
+	"github.com/chartpilot/chartpilot/internal/ociimage"
 )
 
 // The annotations of a registry+v1 bundle's metadata/annotations.yaml that
@@ -132,61 +127,19 @@ func (b *Bundle) CustomResources() ([]*unstructured.Unstructured, error) {
 // PullBundle pulls a bundle image with the docker credentials
 // (~/.docker/config.json and its helpers) and writes its files into dir,
 // which must not exist yet; on failure dir is not left behind.
-func PullBundle(ctx context.Context, ref, dir string) (err error) {
-	r, err := name.ParseReference(ref)
+func PullBundle(ctx context.Context, ref, dir string) error {
+	img, err := ociimage.Pull(ctx, ref)
 	if err != nil {
-		return fmt.Errorf("bundle image %q: %w", ref, err)
+		return fmt.Errorf("pulling bundle: %w", err)
 	}
-	img, err := remote.Image(r, remote.WithContext(ctx), remote.WithAuthFromKeychain(authn.DefaultKeychain))
-	if err != nil {
-		return fmt.Errorf("pulling bundle %s: %w", ref, err)
-	}
-	if err := os.Mkdir(dir, 0o755); err != nil {
-		return err
-	}
-	defer func() {
-		if err != nil {
-			os.RemoveAll(dir)
+	if err := ociimage.ExtractDir(img, "", dir); err != nil {
+		if errors.Is(err, ociimage.ErrNothingExtracted) {
+			return fmt.Errorf("bundle %s: the image has no files", ref)
 		}
-	}()
-	rc := mutate.Extract(img)
-	defer rc.Close()
-	tr := tar.NewReader(rc)
-	files := 0
-	for {
-		h, err := tr.Next()
-		if errors.Is(err, io.EOF) {
-			break
-		}
-		if err != nil {
-			return fmt.Errorf("bundle %s: reading the image: %w", ref, err)
-		}
-		rel := path.Clean(strings.TrimPrefix(h.Name, "/"))
-		// Only regular files inside dir: a layer cannot write elsewhere.
-		if h.Typeflag != tar.TypeReg || !filepath.IsLocal(rel) {
-			continue
-		}
-		target := filepath.Join(dir, filepath.FromSlash(rel))
-		if err := os.MkdirAll(filepath.Dir(target), 0o755); err != nil {
-			return err
-		}
-		f, err := os.OpenFile(target, os.O_CREATE|os.O_TRUNC|os.O_WRONLY, 0o644)
-		if err != nil {
-			return err
-		}
-		_, err = io.Copy(f, tr)
-		if cerr := f.Close(); err == nil {
-			err = cerr
-		}
-		if err != nil {
-			return fmt.Errorf("bundle %s: %w", ref, err)
-		}
-		files++
-	}
-	if files == 0 {
-		return fmt.Errorf("bundle %s: the image has no files", ref)
+		return fmt.Errorf("bundle %s: %w", ref, err)
 	}
 	if _, err := os.Stat(filepath.Join(dir, annotationsFile)); err != nil {
+		os.RemoveAll(dir)
 		return fmt.Errorf("bundle %s: not a registry+v1 bundle image: no /%s", ref, annotationsFile)
 	}
 	return nil
