@@ -59,6 +59,9 @@ type AddOptions struct {
 	Scope ChannelScope
 	// Replace allows replacing a bundle of the same version or name.
 	Replace bool
+	// InitPackage initializes the bundle's package from the bundle (see
+	// InitOptions.FromBundle) when the catalog does not have it yet.
+	InitPackage bool
 }
 
 // Placement is where a bundle landed in one channel.
@@ -112,6 +115,13 @@ func AddContext(ctx context.Context, opts AddOptions) (*AddResult, error) {
 	b, err := LoadBundleDir(os.DirFS(opts.BundleDir), BundleOptions{Image: opts.Image})
 	if err != nil {
 		return nil, fmt.Errorf("reading bundle %s: %w", source, err)
+	}
+	if opts.InitPackage {
+		if _, _, err := findPackageFile(opts.Dir, b.Package); errors.Is(err, ErrPackageNotFound) {
+			if err := Init(InitOptions{Dir: opts.Dir, FromBundle: opts.BundleDir}); err != nil {
+				return nil, err
+			}
+		}
 	}
 	unlock, err := lockDir(ctx, opts.Dir)
 	if err != nil {

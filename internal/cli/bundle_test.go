@@ -24,6 +24,8 @@ func TestBundleCommands(t *testing.T) {
 	srv := httptest.NewServer(registry.New(registry.Logger(log.New(io.Discard, "", 0))))
 	t.Cleanup(srv.Close)
 	ref := strings.TrimPrefix(srv.URL, "http://") + "/op-bundle:v0.1.0"
+	catalogRef := strings.TrimPrefix(srv.URL, "http://") + "/op-catalog:v0.1.0"
+	catalogDir := filepath.Join(t.TempDir(), "catalog")
 	store := filepath.Join(t.TempDir(), "store")
 	t.Setenv("SOURCE_DATE_EPOCH", "1767225600")
 
@@ -44,6 +46,13 @@ func TestBundleCommands(t *testing.T) {
 		{name: "capabilities", args: []string{"bundle", "capabilities", dir}, wantOut: "[ ] backup and restore: chartpilot has no backup"},
 		{name: "build", args: []string{"bundle", "build", "--store", store, "--tag", ref, filepath.Join(dir, "bundle")}, wantOut: "built " + ref + "@sha256:"},
 		{name: "push", args: []string{"bundle", "push", "--store", store, ref}, wantOut: "pushed " + ref + "@sha256:"},
+		// make catalog-build catalog-push: the pushed bundle published in a
+		// new catalog, the catalog image kept, then pushed.
+		{name: "catalog build needs a destination", args: []string{"catalog", "build", "--dir", catalogDir}, wantErr: "say where the image goes"},
+		{name: "catalog build from bundle images", args: []string{"catalog", "build", "--dir", catalogDir, "--store", store, "--image", catalogRef, "--bundles", ref},
+			wantOut: "published op.v0.1.0 (" + ref + ") in package op"},
+		{name: "catalog build again replaces the bundle", args: []string{"catalog", "build", "--dir", catalogDir, "--store", store, "--image", catalogRef, "--bundles", ref}, wantOut: "built " + catalogRef + "@sha256:"},
+		{name: "catalog push", args: []string{"image", "push", "--store", store, catalogRef}, wantOut: "pushed " + catalogRef + "@sha256:"},
 		{name: "image push of an image never built", args: []string{"image", "push", "--store", store, ref + "-other"}, wantErr: "no image built under this reference"},
 		{name: "image build without watches", args: []string{"image", "build", "--store", store, "--tag", ref, t.TempDir()}, wantErr: "needs watches.yaml"},
 	}

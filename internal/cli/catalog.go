@@ -318,24 +318,45 @@ func (fl *imageFlags) build(cmd *cobra.Command, dir string) (v1.Image, string, e
 
 func newCatalogBuildCommand(streams genericiooptions.IOStreams, f *catalogFlags) *cobra.Command {
 	var fl imageFlags
-	var ociLayout, tag, push string
+	var store storeFlag
+	var ociLayout, tag, push, image string
+	var bundles []string
 	cmd := &cobra.Command{
 		Use:   "build",
-		Short: "Build the catalog image without a container engine, into an OCI layout and/or a registry",
+		Short: "Build the catalog image without a container engine: kept for `image push`, into an OCI layout and/or a registry",
 		Long: `Builds the catalog image opm's catalog.Dockerfile would: the catalog under
 /configs, the serving cache pre-built under /tmp/cache, and the label
 ` + catalog.ConfigsLabel + `=/configs. No Docker daemon is
-needed; the layers are reproducible.`,
-		Example: `  chartpilot catalog build --oci-layout build/catalog-oci --tag v0.2.0
+needed; the layers are reproducible.
+
+With --bundles, the bundle images are published in the catalog first (pulled,
+image-based, placed by semver; a package the catalog lacks is initialized from
+its first bundle; a bundle already there is replaced), as operator-sdk's
+catalog-build does with opm.`,
+		Example: `  chartpilot catalog build --image quay.io/me/my-operator-catalog:v0.2.0 --bundles quay.io/me/my-operator-bundle:v0.2.0
+  chartpilot image push quay.io/me/my-operator-catalog:v0.2.0
+  chartpilot catalog build --oci-layout build/catalog-oci --tag v0.2.0
   chartpilot catalog build --push quay.io/me/my-operator-catalog:v0.2.0`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			if ociLayout == "" && push == "" {
-				return fmt.Errorf("say where the image goes: --oci-layout DIR and/or --push REF")
+			if ociLayout == "" && push == "" && image == "" {
+				return fmt.Errorf("say where the image goes: --image REF (kept for chartpilot image push), --oci-layout DIR and/or --push REF")
+			}
+			for _, b := range bundles {
+				res, err := catalog.AddContext(cmd.Context(), catalog.AddOptions{Dir: f.dir, BundleImage: b, Replace: true, InitPackage: true})
+				if err != nil {
+					return fmt.Errorf("publishing %s: %w", b, err)
+				}
+				fmt.Fprintf(streams.Out, "published %s (%s) in package %s\n", res.Bundle, b, res.Package)
 			}
 			img, digest, err := fl.build(cmd, f.dir)
 			if err != nil {
 				return err
+			}
+			if image != "" {
+				if err := keepImage(cmd, streams, &store, img, image, ""); err != nil {
+					return err
+				}
 			}
 			if ociLayout != "" {
 				if err := catalog.WriteOCILayout(img, ociLayout, tag); err != nil {
@@ -353,6 +374,9 @@ needed; the layers are reproducible.`,
 		},
 	}
 	fl.add(cmd)
+	store.add(cmd)
+	cmd.Flags().StringVar(&image, "image", "", "keep the image in the image store under this reference, for `chartpilot image push`")
+	cmd.Flags().StringSliceVar(&bundles, "bundles", nil, "bundle images to publish in the catalog before building")
 	cmd.Flags().StringVar(&ociLayout, "oci-layout", "", "write the image into this OCI image layout directory")
 	cmd.Flags().StringVar(&tag, "tag", "latest", "the tag recorded in the OCI layout")
 	cmd.Flags().StringVar(&push, "push", "", "push the image to this reference")
