@@ -145,7 +145,9 @@ func TestSubscribeStatusUnsubscribe(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), "add --yes") {
 		t.Fatalf("unsubscribe --delete-crds without --yes: %v", err)
 	}
-	out, err = chartpilot(t, "olm", "unsubscribe", b.Package, "-n", ns, "--delete-crds", "--force-remove-finalizers", "--timeout", "3s", "--yes")
+	// Long enough for OLM to let the CSV go on a loaded machine; the stuck
+	// custom resource waits as long before its finalizer is removed.
+	out, err = chartpilot(t, "olm", "unsubscribe", b.Package, "-n", ns, "--delete-crds", "--force-remove-finalizers", "--timeout", "20s", "--yes")
 	if err != nil {
 		t.Fatalf("unsubscribe: %v\n%s", err, out)
 	}
