@@ -46,12 +46,16 @@ func TestMain(m *testing.M) {
 			fmt.Fprintln(os.Stderr, err)
 			return 1
 		}
-		env := &envtest.Environment{BinaryAssetsDirectory: assets, CRDDirectoryPaths: []string{filepath.Join("testdata", "crd.yaml")}}
+		env := &envtest.Environment{BinaryAssetsDirectory: assets, ControlPlaneStopTimeout: clustertest.StopTimeout, CRDDirectoryPaths: []string{filepath.Join("testdata", "crd.yaml")}}
 		if restConfig, err = env.Start(); err != nil {
 			fmt.Fprintln(os.Stderr, err)
 			return 1
 		}
-		defer env.Stop()
+		defer func() {
+			if err := env.Stop(); err != nil {
+				fmt.Fprintln(os.Stderr, "stopping envtest:", err)
+			}
+		}()
 		kubeconfig = env.KubeConfig
 		return m.Run()
 	}())

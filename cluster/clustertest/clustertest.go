@@ -123,6 +123,10 @@ func EnvtestAssets(ctx context.Context) (string, error) {
 	return inst.BinDir, nil
 }
 
+// StopTimeout is how long envtest's processes get to stop, for tests that
+// start envtest themselves (in TestMain).
+const StopTimeout = 2 * time.Minute
+
 // StartAPIServer starts envtest's etcd and kube-apiserver for one test and
 // stops them when it ends. Fields of env other than the binaries are the
 // caller's (CRDs to install, flags); nil means the defaults.
@@ -136,6 +140,11 @@ func StartAPIServer(t testing.TB, env *envtest.Environment) *rest.Config {
 		env = &envtest.Environment{}
 	}
 	env.BinaryAssetsDirectory = assets
+	if env.ControlPlaneStopTimeout == 0 {
+		// envtest leaves etcd and kube-apiserver running when they outlast
+		// its stop timeout (20 s), which a loaded machine can exceed.
+		env.ControlPlaneStopTimeout = StopTimeout
+	}
 	cfg, err := env.Start()
 	if err != nil {
 		t.Fatalf("starting envtest: %v", err)

@@ -36,12 +36,16 @@ func TestMain(m *testing.M) {
 			fmt.Fprintln(os.Stderr, err)
 			return 1
 		}
-		env := &envtest.Environment{BinaryAssetsDirectory: assets}
+		env := &envtest.Environment{BinaryAssetsDirectory: assets, ControlPlaneStopTimeout: clustertest.StopTimeout}
 		if restConfig, err = env.Start(); err != nil {
 			fmt.Fprintln(os.Stderr, err)
 			return 1
 		}
-		defer env.Stop()
+		defer func() {
+			if err := env.Stop(); err != nil {
+				fmt.Fprintln(os.Stderr, "stopping envtest:", err)
+			}
+		}()
 		if appChart, err = loader.Load("testdata/charts/app"); err != nil {
 			fmt.Fprintln(os.Stderr, err)
 			return 1
