@@ -94,7 +94,7 @@ func printObjects(w io.Writer, format string, objs []*unstructured.Unstructured)
 
 // applyOptions turns the kubectl flags into apply.Options.
 func applyOptions(configFlags *genericclioptions.ConfigFlags, out io.Writer) (apply.Options, error) {
-	cfg, err := configFlags.ToRESTConfig()
+	cfg, err := kubeConfig(configFlags)
 	if err != nil {
 		return apply.Options{}, fmt.Errorf("reaching the cluster: %w", err)
 	}

@@ -35,7 +35,7 @@ Exits non-zero when a check fails.`,
   chartpilot doctor --kind Widget.demo.example.com -n demo --watches-file watches.yaml --service-account demo/demo-operator`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			cfg, err := configFlags.ToRESTConfig()
+			cfg, err := kubeConfig(configFlags)
 			if err != nil {
 				return fmt.Errorf("reaching the cluster: %w", err)
 			}

@@ -47,7 +47,7 @@ func clusterClient(configFlags *genericclioptions.ConfigFlags) (client.Client, s
 	if err != nil {
 		return nil, "", err
 	}
-	cfg, err := configFlags.ToRESTConfig()
+	cfg, err := kubeConfig(configFlags)
 	if err != nil {
 		return nil, "", fmt.Errorf("reaching the cluster: %w", err)
 	}

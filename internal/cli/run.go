@@ -37,7 +37,7 @@ it) limits the namespaces; empty means all.`,
 			if err != nil {
 				return err
 			}
-			cfg, err := configFlags.ToRESTConfig()
+			cfg, err := kubeConfig(configFlags)
 			if err != nil {
 				return fmt.Errorf("reaching the cluster: %w", err)
 			}

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -138,25 +139,14 @@ could not run (or none could).`,
 	return cmd
 }
 
-// scorecardCluster is the cluster of the kubeconfig flags, or nil when no
-// kubeconfig has a context: client-go would fall back to an unauthenticated
-// http://localhost:8080, which may be anything listening there.
+// scorecardCluster is the cluster of the kubeconfig flags, or nil when there
+// is none: the cluster tests are then not run.
 func scorecardCluster(f *genericclioptions.ConfigFlags) (*rest.Config, error) {
-	raw, err := f.ToRawKubeConfigLoader().RawConfig()
-	if err != nil {
-		return nil, fmt.Errorf("reading the kubeconfig: %w", err)
-	}
-	if len(raw.Contexts) == 0 {
-		if *f.KubeConfig != "" {
-			return nil, fmt.Errorf("--kubeconfig %s: no context in it", *f.KubeConfig)
-		}
+	cfg, err := kubeConfig(f)
+	if errors.Is(err, errNoCluster) && *f.KubeConfig == "" {
 		return nil, nil
 	}
-	cfg, err := f.ToRESTConfig()
-	if err != nil {
-		return nil, fmt.Errorf("reading the kubeconfig: %w", err)
-	}
-	return cfg, nil
+	return cfg, err
 }
 
 // localBundle returns a bundle directory for arg: arg itself, or a
