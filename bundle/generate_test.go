@@ -9,7 +9,6 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
-	"sort"
 	"strings"
 	"testing"
 	"time"
@@ -18,6 +17,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/chartpilot/chartpilot/catalog"
+	"github.com/chartpilot/chartpilot/internal/golden"
 	"github.com/chartpilot/chartpilot/scaffold"
 )
 
@@ -64,30 +64,11 @@ func mustGenerate(t testing.TB, dir string, opts GenerateOptions) *GenerateResul
 	return res
 }
 
-// treeFiles reads every file under dir by slash path.
-func treeFiles(t testing.TB, dir string) map[string][]byte {
-	t.Helper()
-	out := map[string][]byte{}
-	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
-		if err != nil || d.IsDir() {
-			return err
-		}
-		rel, _ := filepath.Rel(dir, p)
-		data, err := os.ReadFile(p)
-		out[filepath.ToSlash(rel)] = data
-		return err
-	})
-	if err != nil && !errors.Is(err, fs.ErrNotExist) {
-		t.Fatal(err)
-	}
-	return out
-}
-
 // bundleOutput is what Generate writes: the bundle and bundle.Dockerfile.
 func bundleOutput(t testing.TB, dir string) map[string][]byte {
 	t.Helper()
 	files := map[string][]byte{}
-	for name, data := range treeFiles(t, filepath.Join(dir, "bundle")) {
+	for name, data := range golden.Files(t, filepath.Join(dir, "bundle")) {
 		files["bundle/"+name] = data
 	}
 	if data, err := os.ReadFile(filepath.Join(dir, DockerfileName)); err == nil {
@@ -98,45 +79,7 @@ func bundleOutput(t testing.TB, dir string) map[string][]byte {
 
 func checkGolden(t *testing.T, name string, files map[string][]byte) {
 	t.Helper()
-	golden := filepath.Join("testdata", "golden", name)
-	if *update {
-		if err := os.RemoveAll(golden); err != nil {
-			t.Fatal(err)
-		}
-		for rel, data := range files {
-			p := filepath.Join(golden, filepath.FromSlash(rel))
-			if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-				t.Fatal(err)
-			}
-			if err := os.WriteFile(p, data, 0o644); err != nil {
-				t.Fatal(err)
-			}
-		}
-		return
-	}
-	want := treeFiles(t, golden)
-	var names []string
-	for n := range files {
-		names = append(names, n)
-	}
-	for n := range want {
-		if _, ok := files[n]; !ok {
-			names = append(names, n)
-		}
-	}
-	sort.Strings(names)
-	for _, n := range names {
-		got, ok := files[n]
-		w, wok := want[n]
-		switch {
-		case !ok:
-			t.Errorf("%s: not generated", n)
-		case !wok:
-			t.Errorf("%s: generated, not in the golden files (run go test -update)", n)
-		case !bytes.Equal(got, w):
-			t.Errorf("%s differs from the golden file (run go test -update to accept):\n%s", n, got)
-		}
-	}
+	golden.Check(t, filepath.Join("testdata", "golden", name), files, *update)
 }
 
 func TestGenerateGolden(t *testing.T) {
@@ -276,7 +219,7 @@ func TestGenerateCSV(t *testing.T) {
 		t.Errorf("relatedImages %+v, want %+v; minKubeVersion %q", csv.Spec.RelatedImages, want, csv.Spec.MinKubeVersion)
 	}
 	// The RBAC bound to the operator is in the CSV, not in the bundle.
-	for name := range treeFiles(t, filepath.Join(dir, "bundle", "manifests")) {
+	for name := range golden.Files(t, filepath.Join(dir, "bundle", "manifests")) {
 		if strings.Contains(name, "manager-role") || strings.Contains(name, "serviceaccount") {
 			t.Errorf("bundle carries %s, which the CSV already grants", name)
 		}
@@ -350,7 +293,7 @@ func TestGeneratedBundleInInlineCatalog(t *testing.T) {
 			objects++
 		}
 	}
-	if want := len(treeFiles(t, filepath.Join(dir, "bundle", "manifests"))); objects != want {
+	if want := len(golden.Files(t, filepath.Join(dir, "bundle", "manifests"))); objects != want {
 		t.Errorf("%d olm.bundle.object properties, want one per manifest (%d)", objects, want)
 	}
 	cat := filepath.Join(t.TempDir(), "catalog")

@@ -23,6 +23,7 @@ import (
 	"github.com/operator-framework/api/pkg/operators/v1alpha1"
 
 	"github.com/chartpilot/chartpilot/catalog"
+	"github.com/chartpilot/chartpilot/internal/golden"
 	"github.com/chartpilot/chartpilot/internal/ociimage"
 	"github.com/chartpilot/chartpilot/scaffold"
 )
@@ -139,7 +140,7 @@ func TestBundleImageRegistryRoundTrip(t *testing.T) {
 	if err := ociimage.ExtractDir(pulled, "", out); err != nil {
 		t.Fatal(err)
 	}
-	want, got := treeFiles(t, bundleDir), treeFiles(t, out)
+	want, got := golden.Files(t, bundleDir), golden.Files(t, out)
 	if !slices.Equal(slices.Sorted(maps.Keys(want)), slices.Sorted(maps.Keys(got))) {
 		t.Fatalf("pulled files %v, want %v", slices.Sorted(maps.Keys(got)), slices.Sorted(maps.Keys(want)))
 	}

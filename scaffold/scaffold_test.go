@@ -5,13 +5,11 @@ import (
 	"errors"
 	"flag"
 	"io"
-	"io/fs"
 	"log"
 	"net/http"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
-	"sort"
 	"strings"
 	"testing"
 
@@ -24,6 +22,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/chartpilot/chartpilot/chart"
+	"github.com/chartpilot/chartpilot/internal/golden"
 	"github.com/chartpilot/chartpilot/rbac"
 )
 
@@ -35,26 +34,11 @@ func chartDir(name string) string { return filepath.Join("..", "chart", "testdat
 // archives hold timestamps): those are listed by name only.
 func projectFiles(t *testing.T, dir string) map[string][]byte {
 	t.Helper()
-	out := map[string][]byte{}
-	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
-		if err != nil || d.IsDir() {
-			return err
-		}
-		rel, err := filepath.Rel(dir, p)
-		if err != nil {
-			return err
-		}
-		rel = filepath.ToSlash(rel)
+	out := golden.Files(t, dir)
+	for rel := range out {
 		if strings.HasSuffix(rel, ".tgz") {
 			out[rel] = []byte("(packaged chart)\n")
-			return nil
 		}
-		data, err := os.ReadFile(p)
-		out[rel] = data
-		return err
-	})
-	if err != nil {
-		t.Fatal(err)
 	}
 	return out
 }
@@ -63,45 +47,7 @@ func projectFiles(t *testing.T, dir string) map[string][]byte {
 // the golden copy with -update.
 func checkGolden(t *testing.T, name string, files map[string][]byte) {
 	t.Helper()
-	golden := filepath.Join("testdata", "golden", name)
-	if *update {
-		if err := os.RemoveAll(golden); err != nil {
-			t.Fatal(err)
-		}
-		for rel, data := range files {
-			p := filepath.Join(golden, filepath.FromSlash(rel))
-			if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-				t.Fatal(err)
-			}
-			if err := os.WriteFile(p, data, 0o644); err != nil {
-				t.Fatal(err)
-			}
-		}
-		return
-	}
-	want := projectFiles(t, golden)
-	var names []string
-	for rel := range files {
-		names = append(names, rel)
-	}
-	for rel := range want {
-		if _, ok := files[rel]; !ok {
-			names = append(names, rel)
-		}
-	}
-	sort.Strings(names)
-	for _, rel := range names {
-		got, ok := files[rel]
-		w, wok := want[rel]
-		switch {
-		case !ok:
-			t.Errorf("%s: missing (golden has it)", rel)
-		case !wok:
-			t.Errorf("%s: not in the golden files (run go test ./scaffold -update)", rel)
-		case !bytes.Equal(got, w):
-			t.Errorf("%s differs from testdata/golden/%s/%s (run go test ./scaffold -update and review the diff):\n%s", rel, name, rel, got)
-		}
-	}
+	golden.Check(t, filepath.Join("testdata", "golden", name), files, *update)
 }
 
 // checkProject checks what every project must satisfy: each YAML file

@@ -1,0 +1,80 @@
+// Package golden compares generated file trees with golden copies kept
+// under a test's testdata, and rewrites the copies on request (-update).
+package golden
+
+import (
+	"bytes"
+	"errors"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"sort"
+	"testing"
+)
+
+// Files reads every file under dir, by slash-separated path relative to
+// dir. A missing dir has no files.
+func Files(t testing.TB, dir string) map[string][]byte {
+	t.Helper()
+	out := map[string][]byte{}
+	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		rel, err := filepath.Rel(dir, p)
+		if err != nil {
+			return err
+		}
+		data, err := os.ReadFile(p)
+		out[filepath.ToSlash(rel)] = data
+		return err
+	})
+	if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		t.Fatal(err)
+	}
+	return out
+}
+
+// Check compares files with the golden tree in dir, naming each file that is
+// missing, extra or different; with update it rewrites dir with files instead.
+func Check(t testing.TB, dir string, files map[string][]byte, update bool) {
+	t.Helper()
+	if update {
+		if err := os.RemoveAll(dir); err != nil {
+			t.Fatal(err)
+		}
+		for rel, data := range files {
+			p := filepath.Join(dir, filepath.FromSlash(rel))
+			if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.WriteFile(p, data, 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}
+		return
+	}
+	want := Files(t, dir)
+	var names []string
+	for rel := range files {
+		names = append(names, rel)
+	}
+	for rel := range want {
+		if _, ok := files[rel]; !ok {
+			names = append(names, rel)
+		}
+	}
+	sort.Strings(names)
+	for _, rel := range names {
+		got, ok := files[rel]
+		w, wok := want[rel]
+		switch {
+		case !ok:
+			t.Errorf("%s: not generated (the golden files in %s have it)", rel, dir)
+		case !wok:
+			t.Errorf("%s: generated, not in the golden files in %s (run go test -update)", rel, dir)
+		case !bytes.Equal(got, w):
+			t.Errorf("%s differs from %s (run go test -update and review the diff):\n%s", rel, filepath.Join(dir, rel), got)
+		}
+	}
+}
