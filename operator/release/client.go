@@ -10,7 +10,6 @@ import (
 	"helm.sh/helm/v3/pkg/storage"
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/types"
-	"k8s.io/apimachinery/pkg/version"
 	"k8s.io/cli-runtime/pkg/genericclioptions"
 	"k8s.io/client-go/discovery"
 	"k8s.io/client-go/discovery/cached/memory"
@@ -73,7 +72,7 @@ func NewClient(cfg *rest.Config, opts ...ClientOption) (*Client, error) {
 	if err != nil {
 		return nil, fmt.Errorf("creating a dynamic client: %w", err)
 	}
-	disc := &versionCache{CachedDiscoveryInterface: memory.NewMemCacheClient(cs.Discovery())}
+	disc := memory.NewMemCacheClient(cs.Discovery())
 	c := &Client{
 		config:    cfg,
 		clientset: cs,
@@ -180,36 +179,6 @@ func (g *restClientGetter) ToRawKubeConfigLoader() clientcmd.ClientConfig {
 
 // RESTMapper is the client's shared, discovery-backed mapper.
 func (c *Client) RESTMapper() meta.RESTMapper { return c.mapper }
-
-// versionCache remembers the server's version, which Helm asks for before
-// every action (to check the cluster is reachable, and for capabilities),
-// until the discovery cache is invalidated.
-type versionCache struct {
-	discovery.CachedDiscoveryInterface
-	mu      sync.Mutex
-	version *version.Info
-}
-
-func (v *versionCache) ServerVersion() (*version.Info, error) {
-	v.mu.Lock()
-	defer v.mu.Unlock()
-	if v.version != nil {
-		return v.version, nil
-	}
-	info, err := v.CachedDiscoveryInterface.ServerVersion()
-	if err != nil {
-		return nil, err
-	}
-	v.version = info
-	return info, nil
-}
-
-func (v *versionCache) Invalidate() {
-	v.mu.Lock()
-	v.version = nil
-	v.mu.Unlock()
-	v.CachedDiscoveryInterface.Invalidate()
-}
 
 // kubeClient is Helm's client without its reachability probe, a GET of the
 // server's version before every action: the operator's watches already
