@@ -22,10 +22,12 @@ import (
 
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/tools/clientcmd"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/chartpilot/chartpilot/cluster"
 	"github.com/chartpilot/chartpilot/cluster/toolchain"
 	"github.com/chartpilot/chartpilot/example"
+	"github.com/chartpilot/chartpilot/olm"
 )
 
 // Options configure a run of the demo.
@@ -99,12 +101,12 @@ type demo struct {
 	sum        *Summary
 	kubeconfig string
 	dyn        dynamic.Interface
+	olm        client.Client // knows OLM's types
 	projectDir string
 	catalogDir string
 	serve      *process
 	servePort  int
 	operator   *process
-	sa         string // the operator's ServiceAccount, from the CSV
 	watchNS    string // the namespaces OLM's OperatorGroup targets
 	uids       map[string]string
 	published  time.Time // when v0.2.0 was published
@@ -204,6 +206,9 @@ func (d *demo) startCluster(ctx context.Context) (string, error) {
 		return "", err
 	}
 	if d.dyn, err = dynamic.NewForConfig(cfg); err != nil {
+		return "", err
+	}
+	if d.olm, err = olm.NewClient(cfg); err != nil {
 		return "", err
 	}
 	return detail, nil

@@ -13,12 +13,15 @@ import (
 	"time"
 
 	scorecardv1alpha3 "github.com/operator-framework/api/pkg/apis/scorecard/v1alpha3"
+	"github.com/operator-framework/api/pkg/operators/v1alpha1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/yaml"
 
 	"github.com/chartpilot/chartpilot/example"
+	"github.com/chartpilot/chartpilot/olm"
 )
 
 var helloGVR = schema.GroupVersionResource{Group: "charts.example.com", Version: "v1alpha1", Resource: "hellos"}
@@ -231,21 +234,15 @@ func (d *demo) subscribe(ctx context.Context) (string, error) {
 	return fmt.Sprintf("CSV %s Succeeded %s after the Subscription", csvName("0.1.0"), d.sum.SubscriptionToSucceeded), nil
 }
 
-// waitCSV waits for the CSV to reach Succeeded.
+// waitCSV waits for the Subscription's CSV to be name and Succeeded,
+// showing where OLM is (olm.Observe) when it times out.
 func (d *demo) waitCSV(ctx context.Context, name string) error {
-	ns := d.opts.Namespace
 	return poll(ctx, d.opts.Timeout, "CSV "+name+" to succeed", func() (bool, string, error) {
-		phase, msg, err := csvPhase(ctx, d.dyn, ns, name)
+		o, err := olm.Observe(ctx, d.olm, pkg, d.opts.Namespace)
 		if err != nil {
 			return false, "", err
 		}
-		if phase == "Succeeded" {
-			return true, "", nil
-		}
-		if phase == "" {
-			return false, subscriptionState(ctx, d.dyn, ns, pkg), nil
-		}
-		return false, fmt.Sprintf("CSV phase %s: %s", phase, msg), nil
+		return o.CSV != nil && o.CSV.Name == name && o.Installed(), o.Report().Summary(), nil
 	})
 }
 
@@ -254,17 +251,16 @@ func (d *demo) waitCSV(ctx context.Context, name string) error {
 // WATCH_NAMESPACE from the OperatorGroup's target namespaces.
 func (d *demo) runOperator(version string) func(context.Context) (string, error) {
 	return func(ctx context.Context) (string, error) {
-		csv, err := d.dyn.Resource(csvGVR).Namespace(d.opts.Namespace).Get(ctx, csvName(version), metav1.GetOptions{})
-		if err != nil {
+		csv := &v1alpha1.ClusterServiceVersion{}
+		if err := d.olm.Get(ctx, client.ObjectKey{Namespace: d.opts.Namespace, Name: csvName(version)}, csv); err != nil {
 			return "", err
 		}
-		deps, _, _ := unstructured.NestedSlice(csv.Object, "spec", "install", "spec", "deployments")
+		deps := csv.Spec.InstallStrategy.StrategySpec.DeploymentSpecs
 		if len(deps) == 0 {
-			return "", fmt.Errorf("CSV %s has no deployment", csv.GetName())
+			return "", fmt.Errorf("CSV %s has no deployment", csv.Name)
 		}
-		sa, _, _ := unstructured.NestedString(deps[0].(map[string]any), "spec", "template", "spec", "serviceAccountName")
-		d.sa = sa
-		d.watchNS = csv.GetAnnotations()["olm.targetNamespaces"]
+		sa := deps[0].Spec.Template.Spec.ServiceAccountName
+		d.watchNS = csv.Annotations["olm.targetNamespaces"]
 		if d.operator != nil {
 			d.operator.stop()
 		}
@@ -401,8 +397,12 @@ func (d *demo) waitCSVUpgrade(ctx context.Context) (string, error) {
 		return "", err
 	}
 	err := poll(ctx, d.opts.Timeout, "CSV "+csvName("0.1.0")+" to be replaced", func() (bool, string, error) {
-		phase, _, err := csvPhase(ctx, d.dyn, d.opts.Namespace, csvName("0.1.0"))
-		return phase == "", "CSV " + csvName("0.1.0") + " is " + phase, err
+		old := &v1alpha1.ClusterServiceVersion{}
+		err := d.olm.Get(ctx, client.ObjectKey{Namespace: d.opts.Namespace, Name: csvName("0.1.0")}, old)
+		if isNotFound(err) {
+			return true, "", nil
+		}
+		return false, "CSV " + csvName("0.1.0") + " is " + string(old.Status.Phase), err
 	})
 	return fmt.Sprintf("%s Succeeded %s after the publish; %s replaced", csvName("0.2.0"), time.Since(d.published).Round(10*time.Millisecond), csvName("0.1.0")), err
 }
