@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"cmp"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -18,6 +19,7 @@ import (
 	"github.com/operator-framework/operator-registry/alpha/property"
 	"k8s.io/apimachinery/pkg/util/validation"
 
+	"github.com/chartpilot/chartpilot/catalog/fbc"
 	"github.com/chartpilot/chartpilot/internal/atomicfile"
 )
 
@@ -290,17 +292,25 @@ func schemaRank(s string) int {
 }
 
 // bundleVersion is the version in a bundle's olm.package property.
+// Only that property is decoded: the others hold the bundle's manifests.
 func bundleVersion(b *declcfg.Bundle) (semver.Version, error) {
-	props, err := property.Parse(b.Properties)
-	if err != nil {
-		return semver.Version{}, fmt.Errorf("bundle %q: %w", b.Name, err)
+	var pkgs []property.Package
+	for i, p := range b.Properties {
+		if p.Type != property.TypePackage {
+			continue
+		}
+		var pkg property.Package
+		if err := json.Unmarshal(p.Value, &pkg); err != nil {
+			return semver.Version{}, fmt.Errorf("bundle %q: %w", b.Name, property.ParseError{Idx: i, Typ: p.Type, Err: err})
+		}
+		pkgs = append(pkgs, pkg)
 	}
-	if len(props.Packages) != 1 {
-		return semver.Version{}, fmt.Errorf("bundle %q: want exactly one %s property, found %d", b.Name, property.TypePackage, len(props.Packages))
+	if len(pkgs) != 1 {
+		return semver.Version{}, fmt.Errorf("bundle %q: want exactly one %s property, found %d", b.Name, property.TypePackage, len(pkgs))
 	}
-	v, err := semver.Parse(props.Packages[0].Version)
+	v, err := semver.Parse(pkgs[0].Version)
 	if err != nil {
-		return semver.Version{}, fmt.Errorf("bundle %q: version %q: %w", b.Name, props.Packages[0].Version, err)
+		return semver.Version{}, fmt.Errorf("bundle %q: version %q: %w", b.Name, pkgs[0].Version, err)
 	}
 	return v, nil
 }
@@ -311,7 +321,7 @@ func LoadDir(ctx context.Context, dir string) (*declcfg.DeclarativeConfig, error
 	if _, err := os.Stat(dir); err != nil {
 		return nil, fmt.Errorf("reading catalog: %w", err)
 	}
-	cfg, err := declcfg.LoadFS(ctx, os.DirFS(dir))
+	cfg, err := fbc.Load(ctx, os.DirFS(dir))
 	if err != nil {
 		return nil, fmt.Errorf("reading catalog %s: %w", dir, err)
 	}

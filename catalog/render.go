@@ -9,10 +9,12 @@ import (
 	"regexp"
 	"runtime"
 	"slices"
+	"sort"
 	"strings"
 
 	"github.com/blang/semver/v4"
 	"github.com/operator-framework/operator-registry/alpha/declcfg"
+	"github.com/operator-framework/operator-registry/alpha/property"
 	"golang.org/x/sync/errgroup"
 )
 
@@ -42,7 +44,35 @@ func Render(ctx context.Context, w io.Writer, opts RenderOptions) error {
 		cfg = filterPackages(cfg, opts.Packages)
 	}
 	Sort(cfg)
+	normalizeBundles(cfg)
 	return writeConcurrently(ctx, *cfg, f, w)
+}
+
+// normalizeBundles orders what `opm render` orders, so that both render a
+// catalog alike: each bundle's manifests (olm.bundle.object and
+// olm.csv.metadata properties) after its other properties, and its related
+// images by image.
+func normalizeBundles(cfg *declcfg.DeclarativeConfig) {
+	for i := range cfg.Bundles {
+		b := &cfg.Bundles[i]
+		manifest := func(p property.Property) bool {
+			return p.Type == property.TypeBundleObject || p.Type == property.TypeCSVMetadata
+		}
+		props := make([]property.Property, 0, len(b.Properties))
+		for _, p := range b.Properties {
+			if !manifest(p) {
+				props = append(props, p)
+			}
+		}
+		for _, p := range b.Properties {
+			if manifest(p) {
+				props = append(props, p)
+			}
+		}
+		b.Properties = props
+		// sort.Slice, as opm: images listed twice keep opm's order.
+		sort.Slice(b.RelatedImages, func(x, y int) bool { return b.RelatedImages[x].Image < b.RelatedImages[y].Image })
+	}
 }
 
 // writeConcurrently encodes each package on its own goroutine and writes

@@ -1,0 +1,42 @@
+package catalog
+
+import (
+	"bytes"
+	"os/exec"
+	"path/filepath"
+	"testing"
+)
+
+// TestRenderEqualsOpmRender renders catalogs with chartpilot and with
+// `opm render` (operator-registry's binary) and wants the same bytes, in
+// both formats: image bundles with deprecations and several channels, and
+// inline bundles.
+func TestRenderEqualsOpmRender(t *testing.T) {
+	opm := opmBinary(t)
+	inline := filepath.Join(t.TempDir(), "inline")
+	for _, v := range []string{"0.1.0", "0.3.0", "0.2.0"} {
+		if _, err := Add(AddOptions{Dir: inline, BundleDir: writeBundle(t, bundleSpec{pkg: "inline", version: v, channels: "stable,fast"}), InitPackage: true}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for name, dir := range map[string]string{"images": goldenCatalog(t), "inline": inline} {
+		for _, f := range []Format{FormatYAML, FormatJSON} {
+			t.Run(name+"/"+string(f), func(t *testing.T) {
+				var got bytes.Buffer
+				if err := Render(t.Context(), &got, RenderOptions{Dir: dir, Format: f}); err != nil {
+					t.Fatal(err)
+				}
+				var stderr bytes.Buffer
+				cmd := exec.CommandContext(t.Context(), opm, "render", dir, "-o", string(f))
+				cmd.Stderr = &stderr
+				want, err := cmd.Output()
+				if err != nil {
+					t.Fatalf("opm render: %v\n%s", err, stderr.String())
+				}
+				if !bytes.Equal(got.Bytes(), want) {
+					t.Errorf("chartpilot and opm render differently\nchartpilot:\n%s\nopm:\n%s", got.String(), want)
+				}
+			})
+		}
+	}
+}
