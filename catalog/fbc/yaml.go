@@ -137,7 +137,7 @@ func plainText(data []byte) bool {
 		data = data[n:]
 		switch {
 		case r == utf8.RuneError,
-			r >= 0x80 && r <= 0x9f, // C1 controls, NEL a line break in YAML 1.1
+			r >= 0x80 && r <= 0x9f,   // C1 controls, NEL a line break in YAML 1.1
 			r == 0x2028, r == 0x2029, // line and paragraph separators
 			r == 0xfeff, r == 0xfffe, r == 0xffff:
 			return false
