@@ -2,6 +2,7 @@ package catalog
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"runtime"
@@ -10,6 +11,7 @@ import (
 
 	"github.com/blang/semver/v4"
 	"github.com/operator-framework/operator-registry/alpha/declcfg"
+	"github.com/operator-framework/operator-registry/alpha/property"
 	"golang.org/x/sync/errgroup"
 )
 
@@ -190,7 +192,7 @@ func validatePackage(name string, cfg declcfg.DeclarativeConfig) error {
 		node.add(fmt.Errorf("%w: add one with `chartpilot catalog add`", ErrNoBundles))
 		return node
 	}
-	if _, err := declcfg.ConvertToModel(cfg); err != nil {
+	if _, err := declcfg.ConvertToModel(withoutObjectData(cfg)); err != nil {
 		node.add(fmt.Errorf("%w:\n%s", ErrModel, strings.TrimPrefix(err.Error(), "invalid index:\n")))
 	}
 
@@ -364,4 +366,37 @@ func checkChannelGraph(ch declcfg.Channel, versions map[string]semver.Version) e
 		}
 	}
 	return node.orNil()
+}
+
+// placeholderObject is a valid olm.bundle.object value with no content.
+var placeholderObject = json.RawMessage(`{"data":""}`)
+
+// withoutObjectData returns cfg with the data of the olm.bundle.object
+// properties that were already decoded into the bundle's Objects left out.
+// operator-registry's validation decodes every property twice and checks
+// no more of a bundle object than that it decodes: on a catalog of inline
+// bundles that was most of its time, spent proving again what loading the
+// catalog proved.
+func withoutObjectData(cfg declcfg.DeclarativeConfig) declcfg.DeclarativeConfig {
+	bundles := make([]declcfg.Bundle, len(cfg.Bundles))
+	for i, b := range cfg.Bundles {
+		n := 0
+		for _, p := range b.Properties {
+			if p.Type == property.TypeBundleObject {
+				n++
+			}
+		}
+		if n > 0 && n == len(b.Objects) {
+			props := slices.Clone(b.Properties)
+			for j := range props {
+				if props[j].Type == property.TypeBundleObject {
+					props[j].Value = placeholderObject
+				}
+			}
+			b.Properties = props
+		}
+		bundles[i] = b
+	}
+	cfg.Bundles = bundles
+	return cfg
 }
