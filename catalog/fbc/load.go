@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"io/fs"
 	"runtime"
 	"strings"
@@ -247,7 +248,7 @@ func isCSV(obj string) bool {
 	if !strings.Contains(obj, csvKind) && !strings.Contains(obj, `\u`) {
 		return false
 	}
-	if !utilyaml.IsJSONBuffer([]byte(obj)) || !asciiNoSlashEscape(obj) || !json.Valid([]byte(obj)) {
+	if !utilyaml.IsJSONBuffer([]byte(obj)) || !asciiNoSlashEscape(obj) {
 		return isCSVYAML(obj)
 	}
 	kind, ok := topLevelKind(obj)
@@ -283,13 +284,13 @@ func asciiNoSlashEscape(s string) bool {
 }
 
 // topLevelKind returns the string value of an object's last top-level
-// "kind" key.
-func topLevelKind(obj string) (string, bool) {
+// "kind" key; ok is false unless obj is one valid JSON object with a kind.
+func topLevelKind(obj string) (kind string, ok bool) {
 	dec := json.NewDecoder(strings.NewReader(obj))
 	if t, err := dec.Token(); err != nil || t != json.Delim('{') {
 		return "", false
 	}
-	kind, found := "", false
+	found := false
 	for dec.More() {
 		t, err := dec.Token()
 		if err != nil {
@@ -308,6 +309,13 @@ func topLevelKind(obj string) (string, bool) {
 		if err := dec.Decode(&skip); err != nil {
 			return "", false
 		}
+	}
+	if t, err := dec.Token(); err != nil || t != json.Delim('}') {
+		return "", false
+	}
+	// Nothing but spaces may follow the object.
+	if _, err := dec.Token(); err != io.EOF {
+		return "", false
 	}
 	return kind, found
 }

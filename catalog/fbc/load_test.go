@@ -60,7 +60,7 @@ func TestLoadBytesEqualsDeclcfg(t *testing.T) {
 		{name: "no leading separator", yaml: "schema: olm.package\nname: foo\n---\nschema: olm.channel\npackage: foo\nname: stable\nentries:\n- name: foo.v1\n"},
 		{name: "comments and blank lines", yaml: "---\n\nschema: olm.package # trailing\n\n# between\nname: foo   \ndescription: a#b c # d\n--- # sep comment\nschema: olm.channel\npackage: foo\nname: s\nentries:\n  # indented comment\n  - name: a\n    replaces: b\n  - name: b\n"},
 		{name: "sequence at key indent", yaml: "schema: olm.channel\nentries:\n- name: a\n  skips:\n  - b\n  - c\n  skipRange: '>=0.0.0 <1.0.0'\n- name: b\nname: s\npackage: p\n"},
-		{name: "YAML 1.1 scalars", yaml: "schema: custom\nname: x\nk01: yes\nk02: no\nk03: on\nk04: off\nk05: y\nk06: n\nk07: ~\nk08: null\nk09: 1\nk10: 1.0\nk11: 0x1F\nk12: 1e3\nk13: .5\nk14: -1\nk15: +2\nk16: 0.1.0\nk17: 1_000\nk18: 2024-01-02\nk19: 08\nk20: True\nk21: FALSE\nk22: Null\nk23: 12345678901234567890\nk24: 0o17\nk25: 017\nk26: 1:20\nk27: -0\nnull-ish: nothing\ntrue-ish: nope\n"},
+		{name: "YAML 1.1 scalars", yaml: "schema: custom\nname: x\nk01: yes\nk02: no\nk03: on\nk04: off\nk05: y\nk06: n\nk07: ~\nk08: null\nk09: 1\nk10: 1.0\nk11: 0x1F\nk12: 1e3\nk13: .5\nk14: -1\nk15: +2\nk16: 0.1.0\nk17: 1_000\nk18: 2024-01-02\nk19: 08\nk20: True\nk21: FALSE\nk22: Null\nk23: 12345678901234567890\nk24: 0o17\nk25: 017\nk26: 1:20\nk27: -0\nk28: 1.2.3\nk29: .5.5\nk30: 1..2\nk31: -1.2.3\nk32: ~x\nk33: yes-no\nk34: Off\nnull-ish: nothing\ntrue-ish: nope\n"},
 		{name: "quoted scalars", yaml: "schema: custom\nname: 'it''s'\na: \"tab\\there \\\"q\\\" \\\\ \\u00e9 \\x41 \\U0001F600\"\nb: 'true'\nc: \"1.0\"\nd: ''\ne: \"\"\nf: ' lead and trail '\n\"quoted key\": 1\n'single key': 2\n"},
 		{name: "empty collections and nulls", yaml: "schema: custom\nname: x\na: []\nb: {}\nc:\nd: # only a comment\ne:\n- \n-\n- []\n"},
 		{name: "literal blocks", yaml: "schema: custom\nname: x\na: |\n  line one\n\n  line three\n    indented more\n  # not a comment\nb: |-\n  stripped\n  last  \nc: |\n\n  leading empty line\n\n\nd: after\n"},
@@ -76,6 +76,8 @@ func TestLoadBytesEqualsDeclcfg(t *testing.T) {
 		{name: "bundle CSV kind not a string", yaml: bundleYAML(t, `{"kind":["ClusterServiceVersion"],"apiVersion":"v1"}`)},
 		{name: "bundle CSV duplicate kind", yaml: bundleYAML(t, `{"kind":"ConfigMap","apiVersion":"v1","kind":"ClusterServiceVersion"}`)},
 		{name: "bundle CSV second", yaml: bundleYAML(t, `{"kind":"ConfigMap","apiVersion":"v1"}`, `{"kind":"ClusterServiceVersion","apiVersion":"v1"}`, `{"kind":"ClusterServiceVersion","apiVersion":"v2"}`)},
+		{name: "bundle CSV with trailing data", yaml: bundleYAML(t, `{"kind":"ClusterServiceVersion","apiVersion":"v1"} {}`)},
+		{name: "bundle CSV invalid JSON", yaml: bundleYAML(t, `{"kind":"ClusterServiceVersion","apiVersion":"v1",}`)},
 		{name: "bundle without kind", yaml: bundleYAML(t, `{"apiVersion":"v1","spec":{"kind":"ClusterServiceVersion"}}`)},
 		{name: "bundle bad base64", yaml: "schema: olm.bundle\nname: b\npackage: p\nproperties:\n- type: olm.bundle.object\n  value:\n    data: not base64!\n"},
 
