@@ -44,7 +44,9 @@ func BenchmarkLoad(b *testing.B) {
 		load func(context.Context) (*declcfg.DeclarativeConfig, error)
 	}{
 		{"fbc", func(ctx context.Context) (*declcfg.DeclarativeConfig, error) { return Load(ctx, os.DirFS(dir)) }},
-		{"declcfg", func(ctx context.Context) (*declcfg.DeclarativeConfig, error) { return declcfg.LoadFS(ctx, os.DirFS(dir)) }},
+		{"declcfg", func(ctx context.Context) (*declcfg.DeclarativeConfig, error) {
+			return declcfg.LoadFS(ctx, os.DirFS(dir))
+		}},
 	} {
 		b.Run(l.name, func(b *testing.B) {
 			b.ReportAllocs()
