@@ -225,7 +225,7 @@ func loadPackage(dir, pkg string) (*packageFile, error) {
 	if err != nil {
 		return nil, err
 	}
-	cfg, err := declcfg.LoadReader(bytes.NewReader(data))
+	cfg, err := fbc.LoadBytes(data)
 	if err != nil {
 		return nil, fmt.Errorf("reading %s: %w", p, err)
 	}

@@ -83,8 +83,10 @@ func parseYAMLStream(data []byte, scalars map[string]any) ([]map[string]any, err
 			text, data = data, nil
 		}
 		if bytes.HasPrefix(text, []byte("---")) {
+			// declcfg's reader hands the YAML parser a separator line that
+			// opens a document: "---#" is no document start to that parser.
 			rest := bytes.TrimLeft(text[3:], " ")
-			if len(rest) > 0 && rest[0] != '#' {
+			if len(rest) > 0 && (rest[0] != '#' || len(rest) == len(text)-3) {
 				return nil, errGiveUp
 			}
 			if err := flush(); err != nil {
