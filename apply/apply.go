@@ -38,9 +38,13 @@ type Options struct {
 	Namespace string
 	// FieldManager owns the applied fields (default DefaultFieldManager).
 	FieldManager string
-	// Timeout bounds the wait for CRDs to become Established
-	// (default DefaultTimeout).
+	// Timeout bounds each wait: for CRDs to become Established on apply,
+	// for deleted objects to be gone on delete (default DefaultTimeout).
 	Timeout time.Duration
+	// Wait makes Delete wait, at each step, until what it deleted is gone
+	// (finalizers done) before it deletes the next step's objects, as
+	// `kubectl delete --wait` does.
+	Wait bool
 	// Out receives one line per object, as kubectl prints (default: discarded).
 	Out io.Writer
 }
@@ -195,9 +199,14 @@ func (c *client) waitEstablished(ctx context.Context, names []string) error {
 	return nil
 }
 
-// Delete deletes objs in the reverse of the apply order (custom resources
-// before their CRDs, Namespaces last). Objects already gone, or whose kind
-// the cluster no longer serves, count as deleted.
+// Delete deletes objs in the reverse of the apply order, in steps: the
+// custom resources of the CRDs among objs, then everything else but CRDs
+// and Namespaces, then the CRDs, then the Namespaces. With Options.Wait,
+// each step waits until its objects are gone, so that an operator still
+// running handles its custom resources' finalizers before it is deleted,
+// and a CRD is gone before `make install` applies it again. Objects
+// already gone, or whose kind the cluster no longer serves, count as
+// deleted.
 func Delete(ctx context.Context, objs []*unstructured.Unstructured, opts Options) error {
 	c, err := newClient(opts)
 	if err != nil {
@@ -207,6 +216,55 @@ func Delete(ctx context.Context, objs []*unstructured.Unstructured, opts Options
 	Sort(objs)
 	slices.Reverse(objs)
 	var errs []error
+	for _, step := range deleteSteps(objs) {
+		deleted, err := c.deleteAll(ctx, step)
+		errs = append(errs, err)
+		if c.opts.Wait && len(deleted) > 0 {
+			if err := c.waitGone(ctx, deleted); err != nil {
+				return errors.Join(append(errs, err)...)
+			}
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// deleteSteps splits objs (in delete order) into the steps Delete takes.
+func deleteSteps(objs []*unstructured.Unstructured) [][]*unstructured.Unstructured {
+	defined := map[schema.GroupKind]bool{}
+	for _, obj := range objs {
+		if obj.GroupVersionKind().GroupKind() == crdGK {
+			group, _, _ := unstructured.NestedString(obj.Object, "spec", "group")
+			kind, _, _ := unstructured.NestedString(obj.Object, "spec", "names", "kind")
+			defined[schema.GroupKind{Group: group, Kind: kind}] = true
+		}
+	}
+	steps := make([][]*unstructured.Unstructured, 4)
+	for _, obj := range objs {
+		gk := obj.GroupVersionKind().GroupKind()
+		switch {
+		case defined[gk]:
+			steps[0] = append(steps[0], obj)
+		case gk == crdGK:
+			steps[2] = append(steps[2], obj)
+		case gk == schema.GroupKind{Kind: "Namespace"}:
+			steps[3] = append(steps[3], obj)
+		default:
+			steps[1] = append(steps[1], obj)
+		}
+	}
+	return steps
+}
+
+// deletedObject is an object Delete asked the API server to delete.
+type deletedObject struct {
+	ri   dynamic.ResourceInterface
+	name string
+	desc string
+}
+
+func (c *client) deleteAll(ctx context.Context, objs []*unstructured.Unstructured) ([]deletedObject, error) {
+	var errs []error
+	var deleted []deletedObject
 	background := metav1.DeletePropagationBackground
 	for _, obj := range objs {
 		ri, m, err := c.resource(obj)
@@ -226,7 +284,33 @@ func Delete(ctx context.Context, objs []*unstructured.Unstructured, opts Options
 			errs = append(errs, fmt.Errorf("deleting %s: %w", describe(obj, m), err))
 		default:
 			fmt.Fprintf(c.opts.Out, "%s deleted\n", describe(obj, m))
+			deleted = append(deleted, deletedObject{ri: ri, name: obj.GetName(), desc: describe(obj, m)})
 		}
 	}
-	return errors.Join(errs...)
+	return deleted, errors.Join(errs...)
+}
+
+// waitGone waits until each object is gone; an error names what is left
+// and the finalizers holding it.
+func (c *client) waitGone(ctx context.Context, objs []deletedObject) error {
+	ctx, cancel := context.WithTimeout(ctx, c.opts.Timeout)
+	defer cancel()
+	for _, o := range objs {
+		var finalizers []string
+		err := wait.PollUntilContextCancel(ctx, 200*time.Millisecond, true, func(ctx context.Context) (bool, error) {
+			obj, err := o.ri.Get(ctx, o.name, metav1.GetOptions{})
+			if apierrors.IsNotFound(err) {
+				return true, nil
+			}
+			if err != nil {
+				return false, err
+			}
+			finalizers = obj.GetFinalizers()
+			return false, nil
+		})
+		if err != nil {
+			return fmt.Errorf("waiting for %s to be deleted (finalizers %v): %w", o.desc, finalizers, err)
+		}
+	}
+	return nil
 }

@@ -3,16 +3,20 @@ package apply_test
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"flag"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/dynamic"
 	"sigs.k8s.io/yaml"
 
@@ -195,4 +199,79 @@ func TestApplyNoConfig(t *testing.T) {
 	if err := apply.Apply(context.Background(), nil, apply.Options{}); err == nil {
 		t.Error("Apply without a cluster configuration succeeded")
 	}
+}
+
+// TestDeleteWaits deletes a custom resource whose finalizer an operator
+// removes a moment later, with its CRD: with Wait, Delete returns once both
+// are gone, the custom resource first; when a finalizer stays, it fails
+// after the timeout, naming the object and the finalizer.
+func TestDeleteWaits(t *testing.T) {
+	cfg := clustertest.StartAPIServer(t, nil)
+	ctx := context.Background()
+	dyn := dynamic.NewForConfigOrDie(cfg)
+	objs, err := apply.Build(filepath.Join("testdata", "withcr"), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var crdAndCR []*unstructured.Unstructured
+	for _, o := range objs {
+		if o.GetKind() != "Namespace" { // envtest runs no namespace controller
+			crdAndCR = append(crdAndCR, o)
+		}
+	}
+	if err := apply.Apply(ctx, objs, apply.Options{Config: cfg}); err != nil {
+		t.Fatal(err)
+	}
+	widgets := dyn.Resource(schema.GroupVersionResource{Group: "test.chartpilot.dev", Version: "v1", Resource: "widgets"}).Namespace("widgets")
+	crds := dyn.Resource(schema.GroupVersionResource{Group: "apiextensions.k8s.io", Version: "v1", Resource: "customresourcedefinitions"})
+	setFinalizers := func(f ...string) {
+		t.Helper()
+		patch := fmt.Sprintf(`{"metadata":{"finalizers":%s}}`, must(json.Marshal(f)))
+		if _, err := widgets.Patch(ctx, "first", types.MergePatchType, []byte(patch), metav1.PatchOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+
+	t.Run("a finalizer that stays", func(t *testing.T) {
+		setFinalizers("test.chartpilot.dev/stays")
+		err := apply.Delete(ctx, crdAndCR, apply.Options{Config: cfg, Wait: true, Timeout: 2 * time.Second})
+		if err == nil || !strings.Contains(err.Error(), "waiting for widgets.test.chartpilot.dev/first to be deleted (finalizers [test.chartpilot.dev/stays])") {
+			t.Fatalf("error %v, want one naming the custom resource and its finalizer", err)
+		}
+		// The CRD, a later step, was not deleted.
+		crd, err := crds.Get(ctx, "widgets.test.chartpilot.dev", metav1.GetOptions{})
+		if err != nil || crd.GetDeletionTimestamp() != nil {
+			t.Fatalf("the CRD after a failed wait: %v, deleting %v", err, crd.GetDeletionTimestamp())
+		}
+	})
+
+	t.Run("an operator removes the finalizer", func(t *testing.T) {
+		// The custom resource is Terminating; the operator finishes its
+		// uninstall a moment later.
+		released := time.Now().Add(time.Second)
+		go func() {
+			time.Sleep(time.Until(released))
+			setFinalizers()
+		}()
+		var out bytes.Buffer
+		if err := apply.Delete(ctx, crdAndCR, apply.Options{Config: cfg, Wait: true, Out: &out}); err != nil {
+			t.Fatalf("Delete: %v\n%s", err, out.String())
+		}
+		if time.Now().Before(released) {
+			t.Error("Delete returned before the finalizer was removed")
+		}
+		if _, err := widgets.Get(ctx, "first", metav1.GetOptions{}); !apierrors.IsNotFound(err) {
+			t.Errorf("the custom resource after Delete: %v, want NotFound", err)
+		}
+		if _, err := crds.Get(ctx, "widgets.test.chartpilot.dev", metav1.GetOptions{}); !apierrors.IsNotFound(err) {
+			t.Errorf("the CRD after Delete: %v, want NotFound", err)
+		}
+	})
+}
+
+func must[T any](v T, err error) T {
+	if err != nil {
+		panic(err)
+	}
+	return v
 }

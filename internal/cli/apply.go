@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"time"
 
 	"github.com/spf13/cobra"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -137,12 +138,17 @@ Established before objects of their kinds are applied.`,
 
 func newDeleteCommand(streams genericiooptions.IOStreams, configFlags *genericclioptions.ConfigFlags) *cobra.Command {
 	f := &kustomizeFlags{}
+	var wait bool
+	var timeout time.Duration
 	cmd := &cobra.Command{
 		Use:   "delete --kustomize DIR",
 		Short: "Delete the objects of a kustomization from the cluster (make uninstall, make undeploy)",
 		Long: `delete builds the kustomization in DIR and deletes its objects in the reverse
 of the order apply creates them (custom resources before their CRDs, Namespaces
-last). Objects already gone count as deleted, so delete can be repeated.`,
+last). Each step waits until what it deleted is gone, so that the operator
+still runs while its custom resources' finalizers uninstall their releases, and
+a CRD is gone before the next make install. Objects already gone count as
+deleted, so delete can be repeated.`,
 		Example: `  chartpilot delete --kustomize config/default`,
 		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
@@ -154,9 +160,12 @@ last). Objects already gone count as deleted, so delete can be repeated.`,
 			if err != nil {
 				return err
 			}
+			opts.Wait, opts.Timeout = wait, timeout
 			return apply.Delete(cmd.Context(), objs, opts)
 		},
 	}
 	f.add(cmd, false)
+	cmd.Flags().BoolVar(&wait, "wait", true, "wait at each step until what was deleted is gone (finalizers done): custom resources, then the rest, then CRDs, then Namespaces")
+	cmd.Flags().DurationVar(&timeout, "timeout", 2*time.Minute, "how long each step may wait with --wait")
 	return cmd
 }

@@ -45,10 +45,12 @@ func TestApplyDeleteCommands(t *testing.T) {
 			wantOut: []string{"customresourcedefinitions.apiextensions.k8s.io/webapps.charts.example.com serverside-applied"}},
 		{name: "make deploy", args: []string{"apply", "--kubeconfig", kubeconfig, "-k", def, "--image", "controller=127.0.0.1:5000/op:v1"},
 			wantOut: []string{"namespaces/webapp-operator-system serverside-applied", "deployments.apps/webapp-operator-controller-manager serverside-applied"}},
-		{name: "make undeploy", args: []string{"delete", "--kubeconfig", kubeconfig, "-k", def},
+		// envtest runs no namespace controller: the Namespace would stay
+		// Terminating, so this run does not wait (apply's tests cover --wait).
+		{name: "make undeploy", args: []string{"delete", "--kubeconfig", kubeconfig, "-k", def, "--wait=false"},
 			wantOut: []string{"deployments.apps/webapp-operator-controller-manager deleted", "customresourcedefinitions.apiextensions.k8s.io/webapps.charts.example.com deleted"}},
-		// The CRD may still be finalizing (deleted again) or gone (not found): both succeed.
-		{name: "make uninstall after undeploy", args: []string{"delete", "--kubeconfig", kubeconfig, "-k", crd},
+		// The CRD may still be finalizing (deleted again, then waited for) or gone (not found): both succeed.
+		{name: "make uninstall after undeploy", args: []string{"delete", "--kubeconfig", kubeconfig, "-k", crd, "--timeout", "30s"},
 			wantOut: []string{"customresourcedefinitions.apiextensions.k8s.io/webapps.charts.example.com "}},
 	}
 	for _, tt := range tests {
