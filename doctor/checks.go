@@ -155,14 +155,18 @@ func (d *doctor) crChecks(ctx context.Context, crd *apiextensionsv1.CustomResour
 	gvk := schema.GroupVersionKind{Group: crd.Spec.Group, Version: version, Kind: crd.Spec.Names.Kind + "List"}
 	list := &unstructured.UnstructuredList{}
 	list.SetGroupVersionKind(gvk)
-	var opts []client.ListOption
+	namespaces := d.crNamespaces(crd)
 	where := "any namespace"
-	if d.opts.Namespace != "" && crd.Spec.Scope == apiextensionsv1.NamespaceScoped {
-		opts = append(opts, client.InNamespace(d.opts.Namespace))
-		where = "namespace " + d.opts.Namespace
+	if namespaces[0] != "" {
+		where = "namespace " + strings.Join(namespaces, ", ")
 	}
-	if err := d.c.List(ctx, list, opts...); err != nil {
-		return fmt.Errorf("doctor: listing %s: %w", crd.Spec.Names.Plural, err)
+	for _, ns := range namespaces {
+		part := &unstructured.UnstructuredList{}
+		part.SetGroupVersionKind(gvk)
+		if err := d.c.List(ctx, part, client.InNamespace(ns)); err != nil {
+			return fmt.Errorf("doctor: listing %s: %w", crd.Spec.Names.Plural, err)
+		}
+		list.Items = append(list.Items, part.Items...)
 	}
 	kind := crd.Spec.Names.Kind
 	if len(list.Items) == 0 {
@@ -177,6 +181,22 @@ func (d *doctor) crChecks(ctx context.Context, crd *apiextensionsv1.CustomResour
 		d.add(crCheck(&cr))
 	}
 	return nil
+}
+
+// crNamespaces are where custom resources of crd are looked for: the
+// namespaces the operator watches (its OperatorGroup's, or the ones asked
+// for), else the operator's namespace; "" alone means all namespaces.
+func (d *doctor) crNamespaces(crd *apiextensionsv1.CustomResourceDefinition) []string {
+	switch {
+	case crd.Spec.Scope != apiextensionsv1.NamespaceScoped:
+		return []string{""}
+	case len(d.opts.WatchNamespaces) > 0:
+		if slices.Contains(d.opts.WatchNamespaces, "") {
+			return []string{""}
+		}
+		return slices.Sorted(slices.Values(d.opts.WatchNamespaces))
+	}
+	return []string{d.opts.Namespace}
 }
 
 // crCheck reads the conditions the Helm operator writes.

@@ -55,9 +55,9 @@ type Options struct {
 	// Package is an OLM package installed in Namespace: its Subscription,
 	// CSV, owned CRDs, Deployments and ServiceAccount are examined.
 	Package string
-	// Namespace is where the operator is installed and its custom
-	// resources are looked for; empty means all namespaces for the custom
-	// resources.
+	// Namespace is where the operator is installed, and where its custom
+	// resources are looked for unless WatchNamespaces says otherwise; empty
+	// means all namespaces for the custom resources.
 	Namespace string
 	// WatchesFile is the operator's watches.yaml: its charts are rendered to
 	// derive the permissions they need (package rbac) and to find removed APIs.
@@ -66,8 +66,9 @@ type Options struct {
 	// default: the one of the CSV's Deployment.
 	ServiceAccount string
 	// WatchNamespaces are the namespaces the operator watches, where its
-	// namespaced permissions are checked; default: the OperatorGroup's
-	// target namespaces, else Namespace.
+	// namespaced permissions are checked and its custom resources looked
+	// for ("" is all namespaces); default: the OperatorGroup's target
+	// namespaces, else Namespace.
 	WatchNamespaces []string
 	// KubeVersion is the version APIs are checked against; default the cluster's.
 	KubeVersion string

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -196,6 +197,37 @@ func TestCustomResourceConditions(t *testing.T) {
 	}
 	if c := only(t, rep, doctor.CheckCRD); c.Severity != doctor.Pass {
 		t.Errorf("CRD check %+v", c)
+	}
+
+	// An operator watching other namespaces (an AllNamespaces install, or
+	// an OperatorGroup's targets): its custom resources are looked for
+	// there, not in the operator's namespace alone.
+	other := olmtest.Namespace(t, c, "doctor-watched")
+	cr := &unstructured.Unstructured{Object: map[string]any{"apiVersion": group + "/v1", "kind": "Widget", "metadata": map[string]any{"name": "elsewhere", "namespace": other}}}
+	if err := c.Create(ctx, cr); err != nil {
+		t.Fatal(err)
+	}
+	for _, tt := range []struct {
+		name  string
+		watch []string
+		want  []string
+	}{
+		{name: "operator namespace only", want: []string{ns + "/widget/failed", ns + "/widget/good", ns + "/widget/untouched"}},
+		{name: "watched namespaces", watch: []string{other, ns}, want: []string{other + "/widget/elsewhere", ns + "/widget/failed", ns + "/widget/good", ns + "/widget/untouched"}},
+		{name: "all namespaces", watch: []string{""}, want: []string{other + "/widget/elsewhere", ns + "/widget/failed", ns + "/widget/good", ns + "/widget/untouched"}},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			rep := run(t, doctor.Options{Kind: "Widget." + group, Namespace: ns, WatchNamespaces: tt.watch})
+			var got []string
+			for _, ch := range rep.Find(doctor.CheckCR) {
+				got = append(got, ch.Object)
+			}
+			slices.Sort(got)
+			slices.Sort(tt.want)
+			if !slices.Equal(got, tt.want) {
+				t.Errorf("custom resources examined %v, want %v", got, tt.want)
+			}
+		})
 	}
 }
 
