@@ -71,7 +71,7 @@ Exits non-zero when a check fails.`,
 	fl.StringVar(&opts.Package, "package", "", "the OLM package installed in the namespace")
 	fl.StringVar(&opts.WatchesFile, "watches-file", "", "the operator's watches.yaml: its charts give the permissions and APIs to check")
 	fl.StringVar(&opts.ServiceAccount, "service-account", "", "the operator's ServiceAccount as NAMESPACE/NAME (default: the CSV's)")
-	fl.StringSliceVar(&opts.WatchNamespaces, "watch-namespaces", nil, "namespaces the operator watches, where namespaced permissions are checked (default: the OperatorGroup's, else -n)")
+	fl.StringSliceVar(&opts.WatchNamespaces, "watch-namespaces", nil, "namespaces the operator watches, where namespaced permissions are checked and custom resources looked for (default: the OperatorGroup's, else -n)")
 	fl.StringVar(&opts.KubeVersion, "kube-version", "", "the Kubernetes version to check APIs against (default: the cluster's)")
 	fl.VarP(output, "output", "o", "output format: text or json")
 	return cmd
