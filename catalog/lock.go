@@ -4,14 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
 	"path/filepath"
-	"syscall"
-	"time"
-)
 
-// lockPoll is how often a writer waiting for the catalog's lock retries.
-const lockPoll = 20 * time.Millisecond
+	"github.com/chartpilot/chartpilot/internal/flock"
+)
 
 // LockPath is the lock file of the catalog directory dir: a hidden sibling
 // ".<name>.lock", outside the directory, so that neither operator-registry's
@@ -37,24 +33,12 @@ func lockDir(ctx context.Context, dir string) (unlock func(), err error) {
 	if err != nil {
 		return nil, fmt.Errorf("locking catalog %s: %w", dir, err)
 	}
-	f, err := os.OpenFile(path, os.O_CREATE|os.O_RDWR, 0o644)
+	unlock, err = flock.Lock(ctx, path)
+	if errors.Is(err, ctx.Err()) && ctx.Err() != nil {
+		return nil, fmt.Errorf("waiting for another writer of catalog %s (lock %s): %w", dir, path, err)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("locking catalog %s: %w", dir, err)
 	}
-	for {
-		err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB)
-		if err == nil {
-			return func() { f.Close() }, nil
-		}
-		if !errors.Is(err, syscall.EWOULDBLOCK) && !errors.Is(err, syscall.EINTR) {
-			f.Close()
-			return nil, fmt.Errorf("locking catalog %s (%s): %w", dir, path, err)
-		}
-		select {
-		case <-ctx.Done():
-			f.Close()
-			return nil, fmt.Errorf("waiting for another writer of catalog %s (lock %s): %w", dir, path, ctx.Err())
-		case <-time.After(lockPoll):
-		}
-	}
+	return unlock, nil
 }

@@ -31,6 +31,7 @@ import (
 
 	"github.com/chartpilot/chartpilot/cluster/pki"
 	"github.com/chartpilot/chartpilot/internal/atomicfile"
+	"github.com/chartpilot/chartpilot/internal/flock"
 )
 
 // ErrNotRunning is returned by Down when no component of the cluster is running.
@@ -277,13 +278,9 @@ func (c *Cluster) lock() (unlock func(), err error) {
 	if err := os.MkdirAll(c.opts.StateDir, 0o755); err != nil {
 		return nil, fmt.Errorf("creating %s: %w", c.opts.StateDir, err)
 	}
-	f, err := os.OpenFile(c.path("lock"), os.O_CREATE|os.O_RDWR, 0o644)
-	if err != nil {
-		return nil, err
-	}
-	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
-		f.Close()
+	unlock, err = flock.TryLock(c.path("lock"))
+	if errors.Is(err, flock.ErrLocked) {
 		return nil, fmt.Errorf("another chartpilot command is starting or stopping the cluster in %s", c.opts.StateDir)
 	}
-	return func() { _ = syscall.Flock(int(f.Fd()), syscall.LOCK_UN); f.Close() }, nil
+	return unlock, err
 }

@@ -6,10 +6,10 @@ package clustertest
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
-	"syscall"
 	"testing"
 	"time"
 
@@ -18,6 +18,7 @@ import (
 
 	"github.com/chartpilot/chartpilot/cluster"
 	"github.com/chartpilot/chartpilot/cluster/toolchain"
+	"github.com/chartpilot/chartpilot/internal/flock"
 )
 
 // Env is the local cluster of a test binary.
@@ -77,18 +78,12 @@ func Main(m *testing.M, env **Env) int {
 // for the test binary holding it. The kernel releases it if we die.
 func lockOLM() (unlock func(), err error) {
 	path := filepath.Join(os.TempDir(), "chartpilot-olm-cluster.lock")
-	f, err := os.OpenFile(path, os.O_CREATE|os.O_RDWR, 0o600)
-	if err != nil {
-		return nil, fmt.Errorf("opening the OLM cluster lock: %w", err)
-	}
-	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
+	unlock, err = flock.TryLock(path)
+	if errors.Is(err, flock.ErrLocked) {
 		fmt.Fprintf(os.Stderr, "clustertest: waiting for another test's cluster with OLM (lock %s)\n", path)
-		if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX); err != nil {
-			f.Close()
-			return nil, fmt.Errorf("locking %s: %w", path, err)
-		}
+		unlock, err = flock.Lock(context.Background(), path)
 	}
-	return func() { f.Close() }, nil
+	return unlock, err
 }
 
 func start(ctx context.Context, stateDir string) (*Env, error) {

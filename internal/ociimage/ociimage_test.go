@@ -7,6 +7,7 @@ import (
 	"io"
 	"log"
 	"net/http/httptest"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -89,6 +90,33 @@ func TestStore(t *testing.T) {
 	}
 	if _, err := s.Get(host + "/other:v1"); !errors.Is(err, ErrNotInStore) {
 		t.Errorf("unknown reference: %v", err)
+	}
+	// The replaced build's blobs are gone; the other image's stay.
+	other := build("other")
+	if err := s.Put(other, host+"/other:v1"); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Put(img, ref); err != nil { // a rebuild that changes nothing
+		t.Fatal(err)
+	}
+	blobs := func() map[string]bool {
+		entries, err := os.ReadDir(filepath.Join(s.Dir, "blobs", "sha256"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		set := map[string]bool{}
+		for _, e := range entries {
+			set[e.Name()] = true
+		}
+		return set
+	}()
+	for name, i := range map[string]v1.Image{"replaced": old, "stored": img, "other": other} {
+		d, _ := i.Digest()
+		layers, _ := i.Layers()
+		ld, _ := layers[0].Digest()
+		if blobs[d.Hex] != (name != "replaced") || blobs[ld.Hex] != (name != "replaced") {
+			t.Errorf("%s image: manifest blob kept %v, layer blob kept %v", name, blobs[d.Hex], blobs[ld.Hex])
+		}
 	}
 	pushed, err := s.Push(t.Context(), ref)
 	if err != nil || pushed != want {

@@ -14,6 +14,8 @@ import (
 	"github.com/google/go-containerregistry/pkg/v1/layout"
 	"github.com/google/go-containerregistry/pkg/v1/match"
 	"github.com/google/go-containerregistry/pkg/v1/remote"
+
+	"github.com/chartpilot/chartpilot/internal/flock"
 )
 
 // ErrNotInStore means no image was built under a reference.
@@ -22,7 +24,9 @@ var ErrNotInStore = errors.New("no image built under this reference")
 // Store keeps built images between `build` and `push`: one OCI image
 // layout whose index names each image by its full reference (the
 // org.opencontainers.image.ref.name annotation). A new build under the same
-// reference replaces the old one.
+// reference replaces the old one, and the blobs no image refers to any more
+// are removed, so that rebuilding does not fill the disk. Writers and
+// pushers take the store's lock (a sibling file, Dir + ".lock").
 type Store struct {
 	// Dir is the OCI layout directory.
 	Dir string
@@ -62,12 +66,31 @@ func (s Store) open() (layout.Path, error) {
 	return p, nil
 }
 
-// Put stores an image or image index under ref, replacing what was there.
+// lock takes the store's lock: a Put's garbage collection must not remove
+// the blobs another Put is writing, or a Push is reading.
+func (s Store) lock(ctx context.Context) (func(), error) {
+	if err := os.MkdirAll(filepath.Dir(filepath.Clean(s.Dir)), 0o755); err != nil {
+		return nil, fmt.Errorf("image store %s: %w", s.Dir, err)
+	}
+	unlock, err := flock.Lock(ctx, filepath.Clean(s.Dir)+".lock")
+	if err != nil {
+		return nil, fmt.Errorf("image store %s: %w", s.Dir, err)
+	}
+	return unlock, nil
+}
+
+// Put stores an image or image index under ref, replacing what was there,
+// and removes the blobs left unreferenced.
 func (s Store) Put(t remote.Taggable, ref string) error {
 	k, err := key(ref)
 	if err != nil {
 		return err
 	}
+	unlock, err := s.lock(context.Background())
+	if err != nil {
+		return err
+	}
+	defer unlock()
 	p, err := s.open()
 	if err != nil {
 		return err
@@ -84,6 +107,15 @@ func (s Store) Put(t remote.Taggable, ref string) error {
 	}
 	if err != nil {
 		return fmt.Errorf("image store %s: %w", s.Dir, err)
+	}
+	garbage, err := p.GarbageCollect()
+	if err != nil {
+		return fmt.Errorf("image store %s: collecting unreferenced blobs: %w", s.Dir, err)
+	}
+	for _, h := range garbage {
+		if err := p.RemoveBlob(h); err != nil {
+			return fmt.Errorf("image store %s: %w", s.Dir, err)
+		}
 	}
 	return nil
 }
@@ -119,6 +151,11 @@ func (s Store) Get(ref string) (remote.Taggable, error) {
 
 // Push pushes what was stored under ref to ref.
 func (s Store) Push(ctx context.Context, ref string) (v1.Hash, error) {
+	unlock, err := s.lock(ctx)
+	if err != nil {
+		return v1.Hash{}, err
+	}
+	defer unlock()
 	t, err := s.Get(ref)
 	if err != nil {
 		return v1.Hash{}, err
