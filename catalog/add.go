@@ -118,7 +118,8 @@ func AddContext(ctx context.Context, opts AddOptions) (*AddResult, error) {
 	}
 	if opts.InitPackage {
 		if _, _, err := findPackageFile(opts.Dir, b.Package); errors.Is(err, ErrPackageNotFound) {
-			if err := Init(InitOptions{Dir: opts.Dir, FromBundle: opts.BundleDir}); err != nil {
+			// Another first add may initialize it between the look and Init.
+			if err := Init(InitOptions{Dir: opts.Dir, FromBundle: opts.BundleDir}); err != nil && !errors.Is(err, ErrPackageExists) {
 				return nil, err
 			}
 		}

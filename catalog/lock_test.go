@@ -17,7 +17,12 @@ import (
 // changes and writes the same package file, so without the writer lock
 // most of them would be lost.
 func TestConcurrentAdds(t *testing.T) {
-	dir := initPackage(t, "w")
+	t.Run("to an initialized package", func(t *testing.T) { testConcurrentAdds(t, initPackage(t, "w"), false) })
+	// Every add may be the first: one initializes the package, none fails.
+	t.Run("initializing the package", func(t *testing.T) { testConcurrentAdds(t, filepath.Join(t.TempDir(), "catalog"), true) })
+}
+
+func testConcurrentAdds(t *testing.T, dir string, initPackage bool) {
 	const n = 8
 	bundles := make([]string, n)
 	for i := range n {
@@ -26,7 +31,7 @@ func TestConcurrentAdds(t *testing.T) {
 	var wg sync.WaitGroup
 	errs := make([]error, n)
 	for i := range n {
-		wg.Go(func() { _, errs[i] = Add(AddOptions{Dir: dir, BundleDir: bundles[i]}) })
+		wg.Go(func() { _, errs[i] = Add(AddOptions{Dir: dir, BundleDir: bundles[i], InitPackage: initPackage}) })
 	}
 	wg.Wait()
 	for i, err := range errs {
