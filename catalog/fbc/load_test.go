@@ -85,6 +85,8 @@ func TestLoadBytesEqualsDeclcfg(t *testing.T) {
 		{name: "infinity", yaml: "schema: custom\nname: x\na: .inf\n", slow: true},
 		{name: "stream ending with a separator", yaml: "schema: custom\nname: x\n---\n", slow: true},
 		{name: "only a separator", yaml: "---", slow: true},
+		{name: "two separators in a row", yaml: "schema: a\nname: x\n---\n---\nschema: b\nname: y\n", slow: true},
+		{name: "two leading separators", yaml: "---\n---\nschema: b\nname: y\n", slow: true},
 		{name: "anchors", yaml: "schema: custom\nname: &n x\nother: *n\n", slow: true},
 		{name: "flow mapping", yaml: "schema: custom\nname: x\na: {b: c}\n", slow: true},
 		{name: "multi-line plain", yaml: "schema: custom\nname: x\na: one\n  two\n", slow: true},
@@ -317,6 +319,8 @@ func FuzzLoadBytes(f *testing.F) {
 		}
 	}
 	f.Add([]byte("schema: custom\nname: x\na:\n- b: |\n    text\n  c: 'd'\n"))
+	f.Add([]byte("---\nschema: b\nname: y\n---\n# only comment\n---\n\n---\nschema: c\nname: z\n"))
+	f.Add([]byte("schema: a\nname: x\nl: |-\n  one\n\n  two  \n- x\nq: 'a''b' # c\nd: \"\\u00e9\"\n"))
 	f.Add([]byte("schema: olm.package\nname: p\n---\nschema: olm.channel\npackage: p\nname: s\nentries:\n- name: a\n  skips:\n  - b\n"))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		sameLoad(t, data)

@@ -61,7 +61,7 @@ func parseYAMLStream(data []byte, scalars map[string]any) ([]map[string]any, err
 	var cur []yamlLine
 	// declcfg's reader fails on a stream ending with a separator, and on
 	// some without any document: leave those to it.
-	endsWithSeparator := true
+	endsWithSeparator, sawSeparator := true, false
 	flush := func() error {
 		if len(cur) == 0 {
 			return nil
@@ -89,10 +89,15 @@ func parseYAMLStream(data []byte, scalars map[string]any) ([]map[string]any, err
 			if len(rest) > 0 && (rest[0] != '#' || len(rest) == len(text)-3) {
 				return nil, errGiveUp
 			}
+			// Two separators in a row make declcfg's reader hand the YAML
+			// parser an empty document, an error to declcfg.
+			if len(cur) == 0 && endsWithSeparator && sawSeparator {
+				return nil, errGiveUp
+			}
 			if err := flush(); err != nil {
 				return nil, err
 			}
-			endsWithSeparator = true
+			endsWithSeparator, sawSeparator = true, true
 			continue
 		}
 		if bytes.HasPrefix(text, []byte("...")) || bytes.HasPrefix(text, []byte("%")) {
