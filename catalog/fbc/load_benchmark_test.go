@@ -1,7 +1,6 @@
 package fbc
 
 import (
-	"bytes"
 	"context"
 	"os"
 	"path/filepath"
@@ -15,27 +14,11 @@ import (
 // with declcfg, in the same run.
 func BenchmarkLoad(b *testing.B) {
 	dir := b.TempDir()
-	cfg := sampleCatalog(b, 200, 25)
-	for _, p := range cfg.Packages {
-		pkg := declcfg.DeclarativeConfig{Packages: []declcfg.Package{p}}
-		for _, c := range cfg.Channels {
-			if c.Package == p.Name {
-				pkg.Channels = append(pkg.Channels, c)
-			}
-		}
-		for _, bd := range cfg.Bundles {
-			if bd.Package == p.Name {
-				pkg.Bundles = append(pkg.Bundles, bd)
-			}
-		}
-		var buf bytes.Buffer
-		if err := declcfg.WriteYAML(pkg, &buf); err != nil {
+	for path, data := range packageFiles(b, sampleCatalog(b, 200, 25), false) {
+		if err := os.MkdirAll(filepath.Join(dir, filepath.Dir(path)), 0o755); err != nil {
 			b.Fatal(err)
 		}
-		if err := os.MkdirAll(filepath.Join(dir, p.Name), 0o755); err != nil {
-			b.Fatal(err)
-		}
-		if err := os.WriteFile(filepath.Join(dir, p.Name, "catalog.yaml"), buf.Bytes(), 0o644); err != nil {
+		if err := os.WriteFile(filepath.Join(dir, path), data, 0o644); err != nil {
 			b.Fatal(err)
 		}
 	}

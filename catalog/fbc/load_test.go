@@ -167,28 +167,8 @@ func TestLoadEqualsLoadFS(t *testing.T) {
 		"README.md":          {Data: []byte("# not a catalog\n")},
 		"ignored/broken.txt": {Data: []byte("{{{")},
 	}
-	cfg := sampleCatalog(t, 4, 3)
-	for i, p := range cfg.Packages {
-		pkg := declcfg.DeclarativeConfig{Packages: []declcfg.Package{p}}
-		for _, c := range cfg.Channels {
-			if c.Package == p.Name {
-				pkg.Channels = append(pkg.Channels, c)
-			}
-		}
-		for _, b := range cfg.Bundles {
-			if b.Package == p.Name {
-				pkg.Bundles = append(pkg.Bundles, b)
-			}
-		}
-		var buf bytes.Buffer
-		write, ext := declcfg.WriteYAML, "yaml"
-		if i%2 == 1 {
-			write, ext = declcfg.WriteJSON, "json"
-		}
-		if err := write(pkg, &buf); err != nil {
-			t.Fatal(err)
-		}
-		fsys[p.Name+"/catalog."+ext] = &fstest.MapFile{Data: buf.Bytes()}
+	for path, data := range packageFiles(t, sampleCatalog(t, 4, 3), true) {
+		fsys[path] = &fstest.MapFile{Data: data}
 	}
 	fsys["others.yaml"] = &fstest.MapFile{Data: []byte("schema: example.com/other\nname: o\nvalue: 1\n")}
 	want, err := declcfg.LoadFS(context.Background(), fsys)
@@ -244,6 +224,36 @@ func difference(want, got *declcfg.DeclarativeConfig) string {
 		}
 	}
 	return "unequal"
+}
+
+// packageFiles writes each package of cfg as <package>/catalog.yaml, or
+// every other one as catalog.json with mixJSON.
+func packageFiles(t testing.TB, cfg declcfg.DeclarativeConfig, mixJSON bool) map[string][]byte {
+	t.Helper()
+	files := map[string][]byte{}
+	for i, p := range cfg.Packages {
+		pkg := declcfg.DeclarativeConfig{Packages: []declcfg.Package{p}}
+		for _, c := range cfg.Channels {
+			if c.Package == p.Name {
+				pkg.Channels = append(pkg.Channels, c)
+			}
+		}
+		for _, b := range cfg.Bundles {
+			if b.Package == p.Name {
+				pkg.Bundles = append(pkg.Bundles, b)
+			}
+		}
+		var buf bytes.Buffer
+		write, ext := declcfg.WriteYAML, "yaml"
+		if mixJSON && i%2 == 1 {
+			write, ext = declcfg.WriteJSON, "json"
+		}
+		if err := write(pkg, &buf); err != nil {
+			t.Fatal(err)
+		}
+		files[p.Name+"/catalog."+ext] = buf.Bytes()
+	}
+	return files
 }
 
 func sortConfig(cfg *declcfg.DeclarativeConfig) {
