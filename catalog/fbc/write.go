@@ -31,15 +31,23 @@ func WriteJSON(cfg declcfg.DeclarativeConfig, w io.Writer) error {
 // goes through yaml.v2 as in declcfg, so the output is equal for every
 // input; the differential tests and the fuzzer check it.
 func WriteYAML(cfg declcfg.DeclarativeConfig, w io.Writer) error {
+	_, err := writeYAML(cfg, w)
+	return err
+}
+
+// writeYAML is WriteYAML; it tells tests how many blobs took yaml.v2's
+// path.
+func writeYAML(cfg declcfg.DeclarativeConfig, w io.Writer) (fallbacks int, err error) {
 	if !yamlWrapsAt80() {
 		// Something in this process turned yaml.v2's line folding off
 		// (yaml.FutureLineWrap); the emitter folds at 80 columns.
-		return declcfg.WriteYAML(cfg, w)
+		return -1, declcfg.WriteYAML(cfg, w)
 	}
 	enc := &yamlBlobEncoder{w: w}
 	enc.json = json.NewEncoder(&enc.jsonBuf)
 	enc.json.SetEscapeHTML(false)
-	return writeBlobs(cfg, enc)
+	err = writeBlobs(cfg, enc)
+	return enc.fallbacks, err
 }
 
 // yamlBlobEncoder turns one blob into a YAML document.
@@ -48,6 +56,8 @@ type yamlBlobEncoder struct {
 	jsonBuf bytes.Buffer
 	json    *json.Encoder
 	em      emitter
+	// fallbacks counts the blobs that took yaml.v2's path.
+	fallbacks int
 }
 
 func (e *yamlBlobEncoder) encode(v any) error {
@@ -59,6 +69,7 @@ func (e *yamlBlobEncoder) encode(v any) error {
 	if !e.em.document(e.jsonBuf.Bytes()) {
 		// The slow path of declcfg, for the blobs the emitter does not
 		// handle.
+		e.fallbacks++
 		y, err := yaml.JSONToYAML(e.jsonBuf.Bytes())
 		if err != nil {
 			return err
