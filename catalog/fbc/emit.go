@@ -37,15 +37,19 @@ type node struct {
 	kind byte
 	// s is the string's value or the integer's text.
 	s string
-	// kids are an array's items, or an object's keys (kind 's') and
-	// values in turn, keys in yaml.v2's order.
+	// key is the key of an object's value.
+	key string
+	// kids are an array's items or an object's values, in yaml.v2's
+	// order of their keys.
 	kids []node
 }
 
 // parser reads the compact JSON encoding/json writes, refusing what the
 // emitter does not handle.
 type parser struct {
-	in  []byte
+	// in is the JSON, as a string so that the values' strings share its
+	// memory.
+	in  string
 	pos int
 	// unescaped collects a string that had escapes.
 	unescaped []byte
@@ -76,7 +80,7 @@ func (p *parser) value() (node, bool) {
 }
 
 func (p *parser) literal(word string, kind byte) (node, bool) {
-	if !strings.HasPrefix(string(p.in[p.pos:min(len(p.in), p.pos+len(word))]), word) {
+	if !strings.HasPrefix(p.in[p.pos:], word) {
 		return node{}, false
 	}
 	p.pos += len(word)
@@ -93,7 +97,7 @@ func (p *parser) integer() (node, bool) {
 	for p.pos < len(p.in) && p.in[p.pos] >= '0' && p.in[p.pos] <= '9' {
 		p.pos++
 	}
-	text := string(p.in[start:p.pos])
+	text := p.in[start:p.pos]
 	if p.pos < len(p.in) {
 		switch p.in[p.pos] {
 		case '.', 'e', 'E':
@@ -118,7 +122,7 @@ func (p *parser) str() (string, bool) {
 		c := p.in[p.pos]
 		switch {
 		case c == '"':
-			s := string(p.in[start:p.pos])
+			s := p.in[start:p.pos]
 			p.pos++
 			return s, true
 		case c == '\\':
@@ -201,8 +205,6 @@ func (p *parser) object() (node, bool) {
 		p.pos++
 		return n, true
 	}
-	type pair struct{ k, v node }
-	var pairs []pair
 	for {
 		if p.pos >= len(p.in) || p.in[p.pos] != '"' {
 			return node{}, false
@@ -219,7 +221,8 @@ func (p *parser) object() (node, bool) {
 		if !ok {
 			return node{}, false
 		}
-		pairs = append(pairs, pair{node{kind: 's', s: k}, v})
+		v.key = k
+		n.kids = append(n.kids, v)
 		if p.pos >= len(p.in) {
 			return node{}, false
 		}
@@ -234,23 +237,21 @@ func (p *parser) object() (node, bool) {
 		}
 		break
 	}
-	slices.SortFunc(pairs, func(a, b pair) int {
+	slices.SortFunc(n.kids, func(a, b node) int {
 		switch {
-		case keyLess(a.k.s, b.k.s):
+		case keyLess(a.key, b.key):
 			return -1
-		case keyLess(b.k.s, a.k.s):
+		case keyLess(b.key, a.key):
 			return 1
 		}
 		return 0
 	})
-	n.kids = make([]node, 0, 2*len(pairs))
-	for i, kv := range pairs {
-		if i > 0 && kv.k.s == pairs[i-1].k.s {
+	for i := 1; i < len(n.kids); i++ {
+		if n.kids[i].key == n.kids[i-1].key {
 			// yaml.v2 keeps the last of duplicate keys; rare enough
 			// to leave to it.
 			return node{}, false
 		}
-		n.kids = append(n.kids, kv.k, kv.v)
 	}
 	return n, true
 }
@@ -316,12 +317,12 @@ type emitter struct {
 // reports false, leaving e.out as it was, if js holds anything the
 // emitter does not handle.
 func (e *emitter) document(js []byte) bool {
-	e.parser.in, e.parser.pos = js, 0
+	e.parser.in, e.parser.pos = string(js), 0
 	root, ok := e.parser.value()
 	if !ok || root.kind != 'o' || len(root.kids) == 0 {
 		return false
 	}
-	if rest := js[e.parser.pos:]; len(rest) > 1 || len(rest) == 1 && rest[0] != '\n' {
+	if rest := e.parser.in[e.parser.pos:]; rest != "" && rest != "\n" {
 		return false
 	}
 	e.column, e.whitespace, e.indention = 0, true, true
@@ -342,11 +343,11 @@ func (e *emitter) node(n *node, ind int, inMapping bool) {
 			return
 		}
 		mi := blockIndent(ind)
-		for i := 0; i < len(n.kids); i += 2 {
+		for i := range n.kids {
 			e.writeIndent(mi)
-			e.key(n.kids[i].s)
+			e.key(n.kids[i].key)
 			e.indicator(":", false, false, false)
-			e.node(&n.kids[i+1], mi, true)
+			e.node(&n.kids[i], mi, true)
 		}
 	case 'a':
 		if len(n.kids) == 0 {
@@ -460,7 +461,7 @@ func (e *emitter) plain(s string, fold bool, ind int) {
 		e.put(' ')
 	}
 	spaces := false
-	for i := 0; i < len(s); i++ {
+	for i := 0; i < len(s); {
 		if s[i] == ' ' {
 			if fold && !spaces && e.column > bestWidth && s[i+1] != ' ' {
 				e.writeIndent(ind)
@@ -468,11 +469,19 @@ func (e *emitter) plain(s string, fold bool, ind int) {
 				e.put(' ')
 			}
 			spaces = true
+			i++
 			continue
 		}
-		e.put(s[i])
+		// The run of other characters up to the next space, at once.
+		j := strings.IndexByte(s[i:], ' ')
+		if j < 0 {
+			j = len(s) - i
+		}
+		e.out = append(e.out, s[i:i+j]...)
+		e.column += j
 		e.indention = false
 		spaces = false
+		i += j
 	}
 	e.whitespace = false
 	e.indention = false
