@@ -6,6 +6,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode"
+	"unicode/utf8"
 )
 
 // This file turns one compact JSON object, as encoding/json writes it,
@@ -14,14 +16,16 @@ import (
 // marshals them in block style with its defaults (indent 2, width 80).
 // The emitter follows yaml.v2's rules on the subset of JSON it accepts:
 //
-//   - strings of printable ASCII and line feeds (escaped in JSON as \n,
-//     \" and \\ only), keys of at most 128 bytes without line feeds;
+//   - strings of printable characters and line feeds, without tabs,
+//     other line breaks, other controls or a byte order mark (escaped in
+//     JSON as \n, \" and \\ only), keys of at most 128 bytes without
+//     line feeds;
 //   - integers that fit in an int64 (yaml.v2 reads them as int);
 //   - true, false, null, objects without duplicate keys, arrays;
 //   - an object at the root with at least one key.
 //
-// The parser refuses anything else (floats, \u escapes, tabs, non-ASCII,
-// ...) and the caller then takes yaml.v2's path for the whole blob.
+// The parser refuses anything else (floats, \u escapes, tabs, emoji and
+// other characters past U+FFFF, which yaml.v2 escapes, ...) and the caller then takes yaml.v2's path for the whole blob.
 
 // maxSimpleKey is the longest key yaml.v2 writes as `key: value`; longer
 // ones get the `? key` form, which the emitter does not write.
@@ -113,8 +117,8 @@ func (p *parser) integer() (node, bool) {
 	return node{kind: 'i', s: text}, true
 }
 
-// str reads a string of printable ASCII whose only escapes are \", \\
-// and \n.
+// str reads a string of characters yaml.v2 prints as they are (see
+// printable) whose only escapes are \", \\ and \n.
 func (p *parser) str() (string, bool) {
 	p.pos++ // the opening quote
 	start := p.pos
@@ -127,12 +131,33 @@ func (p *parser) str() (string, bool) {
 			return s, true
 		case c == '\\':
 			return p.escapedStr(start)
-		case c < 0x20 || c > 0x7e:
+		case c < 0x20 || c == 0x7f:
 			return "", false
+		case c > 0x7f:
+			n := printable(p.in[p.pos:])
+			if n == 0 {
+				return "", false
+			}
+			p.pos += n
+			continue
 		}
 		p.pos++
 	}
 	return "", false
+}
+
+// printable is the length of the UTF-8 character s starts with if
+// yaml.v2 writes it as it is in every style (a printable character, not
+// a line break, not a byte order mark), else 0.
+func printable(s string) int {
+	r, n := utf8.DecodeRuneInString(s)
+	switch {
+	case r == utf8.RuneError && n <= 1:
+		return 0
+	case r < 0xa0, r >= 0xd800 && r <= 0xdfff, r == 0x2028, r == 0x2029, r == 0xfeff, r > 0xfffd:
+		return 0
+	}
+	return n
 }
 
 func (p *parser) escapedStr(start int) (string, bool) {
@@ -160,8 +185,16 @@ func (p *parser) escapedStr(start int) (string, bool) {
 			}
 			p.pos += 2
 			continue
-		case c < 0x20 || c > 0x7e:
+		case c < 0x20 || c == 0x7f:
 			return "", false
+		case c > 0x7f:
+			n := printable(p.in[p.pos:])
+			if n == 0 {
+				return "", false
+			}
+			b = append(b, p.in[p.pos:p.pos+n]...)
+			p.pos += n
+			continue
 		}
 		b = append(b, c)
 		p.pos++
@@ -256,9 +289,12 @@ func (p *parser) object() (node, bool) {
 	return n, true
 }
 
-// keyLess is yaml.v2's order of string map keys (sorter.go) for ASCII:
-// letters before other characters, runs of digits compared as numbers.
+// keyLess is yaml.v2's order of string map keys (sorter.go): letters
+// before other characters, runs of digits compared as numbers.
 func keyLess(a, b string) bool {
+	if !isASCII(a) || !isASCII(b) {
+		return runesLess([]rune(a), []rune(b))
+	}
 	for i := 0; i < len(a) && i < len(b); i++ {
 		if a[i] == b[i] {
 			continue
@@ -297,6 +333,55 @@ func keyLess(a, b string) bool {
 		return a[i] < b[i]
 	}
 	return len(a) < len(b)
+}
+
+// runesLess is keyLess on characters: Unicode letters and digits.
+func runesLess(a, b []rune) bool {
+	for i := 0; i < len(a) && i < len(b); i++ {
+		if a[i] == b[i] {
+			continue
+		}
+		al, bl := unicode.IsLetter(a[i]), unicode.IsLetter(b[i])
+		if al && bl {
+			return a[i] < b[i]
+		}
+		if al || bl {
+			return bl
+		}
+		var an, bn int64
+		if a[i] == '0' || b[i] == '0' {
+			for j := i - 1; j >= 0 && unicode.IsDigit(a[j]); j-- {
+				if a[j] != '0' {
+					an, bn = 1, 1
+					break
+				}
+			}
+		}
+		ai, bi := i, i
+		for ; ai < len(a) && unicode.IsDigit(a[ai]); ai++ {
+			an = an*10 + int64(a[ai]-'0')
+		}
+		for ; bi < len(b) && unicode.IsDigit(b[bi]); bi++ {
+			bn = bn*10 + int64(b[bi]-'0')
+		}
+		if an != bn {
+			return an < bn
+		}
+		if ai != bi {
+			return ai < bi
+		}
+		return a[i] < b[i]
+	}
+	return len(a) < len(b)
+}
+
+func isASCII(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] >= utf8.RuneSelf {
+			return false
+		}
+	}
+	return true
 }
 
 func isLetter(c byte) bool { return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' }
@@ -426,6 +511,14 @@ func (e *emitter) put(c byte) {
 	e.column++
 }
 
+// char writes a byte of a scalar's text; the column counts characters.
+func (e *emitter) char(c byte) {
+	e.out = append(e.out, c)
+	if c&0xc0 != 0x80 {
+		e.column++
+	}
+}
+
 func (e *emitter) newline() {
 	e.out = append(e.out, '\n')
 	e.column = 0
@@ -478,7 +571,7 @@ func (e *emitter) plain(s string, fold bool, ind int) {
 			j = len(s) - i
 		}
 		e.out = append(e.out, s[i:i+j]...)
-		e.column += j
+		e.column += utf8.RuneCountInString(s[i : i+j])
 		e.indention = false
 		spaces = false
 		i += j
@@ -503,7 +596,7 @@ func (e *emitter) singleQuoted(s string, fold bool, ind int) {
 		if s[i] == '\'' {
 			e.put('\'')
 		}
-		e.put(s[i])
+		e.char(s[i])
 		e.indention = false
 		spaces = false
 	}
@@ -536,7 +629,7 @@ func (e *emitter) doubleQuoted(s string, fold bool, ind int) {
 			}
 			spaces = true
 		default:
-			e.put(c)
+			e.char(c)
 			spaces = false
 		}
 	}
@@ -574,14 +667,14 @@ func (e *emitter) literal(s string, ind int) {
 		if breaks {
 			e.writeIndent(ind)
 		}
-		e.put(s[i])
+		e.char(s[i])
 		e.indention = false
 		breaks = false
 	}
 }
 
 // blockPlainAllowed reports whether yaml.v2's emitter accepts s (printable
-// ASCII, no line break) as a plain scalar in block context: no space at
+// characters, no line break) as a plain scalar in block context: no space at
 // either end, no indicator at the start, no ": " or " #" inside, and not
 // a document marker.
 func blockPlainAllowed(s string) bool {
@@ -620,7 +713,7 @@ func blockPlainAllowed(s string) bool {
 }
 
 // literalAllowed reports whether yaml.v2's emitter accepts a multi-line s
-// (printable ASCII and line feeds) as a block scalar: no space at its end
+// (printable characters and line feeds) as a block scalar: no space at its end
 // and none right before a line break.
 func literalAllowed(s string) bool {
 	return s[len(s)-1] != ' ' && !strings.Contains(s, " \n")

@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"unicode/utf8"
 
 	"github.com/operator-framework/operator-registry/alpha/declcfg"
 	"github.com/operator-framework/operator-registry/alpha/property"
@@ -81,10 +82,15 @@ func encodeJSON(t testing.TB, v any) string {
 }
 
 // inScope reports whether the emitter handles s as a value: printable
-// ASCII and line feeds.
+// characters of the Basic Multilingual Plane and line feeds.
 func inScope(s string) bool {
-	for i := 0; i < len(s); i++ {
-		if (s[i] < 0x20 || s[i] > 0x7e) && s[i] != '\n' {
+	if !utf8.ValidString(s) {
+		return false
+	}
+	for _, r := range s {
+		switch {
+		case r == '\n', r >= 0x20 && r <= 0x7e:
+		case r < 0xa0, r >= 0xd800 && r <= 0xdfff, r == 0x2028, r == 0x2029, r == 0xfeff, r > 0xfffd:
 			return false
 		}
 	}
@@ -135,14 +141,21 @@ var hardStrings = []string{
 	"\n", "\n\n", "a\n", "a\nb", "a\nb\n", "a\nb\n\n", "\na", "\n\na", " a\nb", "a \nb", "a\n b", "a\n\nb", "a\nb ", "a\n\n",
 	"a\n \n", "# a\nb", "- a\n- b", "a: b\nc: d", "'\n'", "\"\n\"",
 	// Outside the emitter's ASCII: yaml.v2's path.
-	"a\tb", "\t", "a\rb", "café", "日本語", "😀", "\x01", "\x7f", "a\u2028b", "a\u0085b", "\ufeffa", "\u00a0", "caf\u00e9\n",
-	"a\tb\nc", strings.Repeat("é ", 50),
+	"a\tb", "\t", "a\rb", "😀", "a😀", "\x01", "\x7f", "\x80", "a\xffb", "a\u2028b", "a\u2029", "a\u0085b", "\u009f", "\ufeffa", "a\ufeff",
+	"\ufffe", "\uffff", "\U00010000", "a\tb\nc", string([]byte{0xed, 0xa0, 0x80}),
+	// Other characters of the Basic Multilingual Plane: the column counts
+	// characters, not bytes.
+	"café", "日本語", "\u00a0", "a\u00a0", "\u00a0a", "\ufffd", "\ud7ff", "\ue000", "caf\u00e9\n", "ü: x", "# ü", "ü #x",
+	strings.Repeat("é ", 50), strings.Repeat("日本語 ", 30), "'" + strings.Repeat("é ", 50), "- " + strings.Repeat("ß", 30) + " " + strings.Repeat("ø ", 40),
+	strings.Repeat("é ", 30) + "\n" + strings.Repeat("é", 90) + " ü\n", strings.Repeat("é", 79) + "  x y", "\u00a0 " + words(20, " "),
 }
 
 // hardKeys add key orders and key styles to the hard strings.
 var hardKeys = []string{
 	"a", "b", "A", "B", "_a", "a1", "a2", "a9", "a10", "a01", "a001", "a0", "a00", "1", "2", "10", "01", "x0y", "x00y", "x10y",
 	"k8s.io/a", "k8s-io", "a.b", "a-b", "a b", "a/b", "zz", "Zz", "~", "-", "true", "1.5", "a: b", "",
+	"é", "e", "f", "éa", "ea", "a١", "a٢", "a١٠", "a9", "ü1", "ü10", "ü2", "日本", "本", "x\u00a0", "ö0", "ö00",
+	strings.Repeat("é", maxSimpleKey/2), strings.Repeat("é", maxSimpleKey/2) + "x",
 	strings.Repeat("k", maxSimpleKey), strings.Repeat("k", maxSimpleKey+1),
 }
 
