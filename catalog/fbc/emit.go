@@ -57,16 +57,29 @@ type parser struct {
 	pos int
 	// unescaped collects a string that had escapes.
 	unescaped []byte
+	// depth counts the arrays and objects around the value being read.
+	depth int
 }
+
+// maxDepth is far below yaml.v2's limit of 10000 nested flow collections,
+// which a bundle's property value can pass by the few levels of the
+// bundle around it.
+const maxDepth = 1000
 
 func (p *parser) value() (node, bool) {
 	if p.pos >= len(p.in) {
 		return node{}, false
 	}
 	switch c := p.in[p.pos]; {
-	case c == '{':
-		return p.object()
-	case c == '[':
+	case c == '{' || c == '[':
+		if p.depth >= maxDepth {
+			return node{}, false
+		}
+		p.depth++
+		defer func() { p.depth-- }()
+		if c == '{' {
+			return p.object()
+		}
 		return p.array()
 	case c == '"':
 		s, ok := p.str()
@@ -402,7 +415,7 @@ type emitter struct {
 // reports false, leaving e.out as it was, if js holds anything the
 // emitter does not handle.
 func (e *emitter) document(js []byte) bool {
-	e.parser.in, e.parser.pos = string(js), 0
+	e.parser.in, e.parser.pos, e.parser.depth = string(js), 0, 0
 	root, ok := e.parser.value()
 	if !ok || root.kind != 'o' || len(root.kids) == 0 {
 		return false

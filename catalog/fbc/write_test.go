@@ -238,6 +238,9 @@ func TestWriteYAMLRawBlobs(t *testing.T) {
 		{"surrogate pair", `{"schema":"s","a":"\ud83d\ude00"}`, true},
 		{"duplicate keys", `{"schema":"s","a":1,"a":2}`, true},
 		{"escapes", `{"schema":"s","a\"b":"c\\d\"e\nf","g":"\"\n"}`, false},
+		{"deep", `{"a":` + strings.Repeat("[", maxDepth-1) + strings.Repeat("]", maxDepth-1) + `}`, false},
+		{"too deep", `{"a":` + strings.Repeat("[", maxDepth) + strings.Repeat("]", maxDepth) + `}`, true},
+		{"as deep as yaml.v2 reads", `{"a":` + strings.Repeat("[", 9999) + strings.Repeat("]", 9999) + `}`, true},
 		{"empty object", `{}`, true},
 		{"array", `[1,2]`, true},
 		{"scalar", `"a"`, true},
@@ -290,6 +293,21 @@ func TestWriteYAMLOrder(t *testing.T) {
 	assertSameJSON(t, cfg)
 	if fallbacks := assertSameYAML(t, declcfg.DeclarativeConfig{}); fallbacks != 0 {
 		t.Errorf("empty catalog: %d fallbacks", fallbacks)
+	}
+}
+
+// TestWriteYAMLDeepProperty: a property value that encoding/json takes
+// but is too deep for yaml.v2 inside its bundle fails as in declcfg.
+func TestWriteYAMLDeepProperty(t *testing.T) {
+	value := strings.Repeat("[", 9999) + strings.Repeat("]", 9999)
+	cfg := declcfg.DeclarativeConfig{Bundles: []declcfg.Bundle{{Schema: declcfg.SchemaBundle, Package: "p", Name: "p.v1",
+		Properties: []property.Property{{Type: "deep", Value: json.RawMessage(value)}}}}}
+	if fallbacks := assertSameYAML(t, cfg); fallbacks != 1 {
+		t.Errorf("%d blobs took yaml.v2's path, want 1", fallbacks)
+	}
+	var buf bytes.Buffer
+	if err := WriteYAML(cfg, &buf); err == nil {
+		t.Error("no error for a bundle nested deeper than yaml.v2 reads")
 	}
 }
 
