@@ -299,7 +299,44 @@ func (p *parser) object() (node, bool) {
 			return node{}, false
 		}
 	}
+	if !totallyOrdered(n.kids) {
+		return node{}, false
+	}
 	return n, true
+}
+
+// maxOrderCheck is the most keys with digits whose order totallyOrdered
+// checks pair by pair.
+const maxOrderCheck = 256
+
+// totallyOrdered reports whether keyLess orders the sorted keys of an
+// object consistently. It does for keys without digits (it is then a
+// lexicographic order), but its numeric comparison of digit runs is not
+// transitive ("a1" < "a01" < "a1b" < "a1" can happen with leading zeros):
+// for such keys yaml.v2's order depends on Go's random map order, and the
+// blob is left to it.
+func totallyOrdered(kids []node) bool {
+	digits := false
+	for i := range kids {
+		if strings.ContainsAny(kids[i].key, "0123456789") || !isASCII(kids[i].key) {
+			digits = true
+			break
+		}
+	}
+	if !digits {
+		return true
+	}
+	if len(kids) > maxOrderCheck {
+		return false
+	}
+	for i := range kids {
+		for j := i + 1; j < len(kids); j++ {
+			if !keyLess(kids[i].key, kids[j].key) {
+				return false
+			}
+		}
+	}
+	return true
 }
 
 // keyLess is yaml.v2's order of string map keys (sorter.go): letters
