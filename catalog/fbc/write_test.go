@@ -424,21 +424,22 @@ func FuzzScalarStyle(f *testing.F) {
 }
 
 // FuzzWriteYAML compares WriteYAML with declcfg.WriteYAML on a blob made
-// of a fuzzed key and value in every position, and on a fuzzed blob.
+// of two fuzzed keys and a fuzzed value in every position, and on a
+// fuzzed blob.
 func FuzzWriteYAML(f *testing.F) {
 	for i, s := range hardStrings {
-		k := hardKeys[i%len(hardKeys)]
-		f.Add(k, s, []byte(encodeJSON(f, map[string]any{"schema": "s", k: []any{s, map[string]any{s: k}}})))
+		k, k2 := hardKeys[i%len(hardKeys)], hardKeys[(i*7+3)%len(hardKeys)]
+		f.Add(k, k2, s, []byte(encodeJSON(f, map[string]any{"schema": "s", k: []any{s, map[string]any{s: k2}}})))
 	}
 	for _, b := range []string{`{"schema":"s","a":[1,[2,{}],[]],"b":{"c":null,"d":true}}`, `{"a":1.5,"b":"x\/y"}`} {
-		f.Add("k", "v", []byte(b))
+		f.Add("k", "k2", "v", []byte(b))
 	}
-	f.Fuzz(func(t *testing.T, key, value string, blob []byte) {
+	f.Fuzz(func(t *testing.T, key, key2, value string, blob []byte) {
 		assertSameYAML(t, metaCfg(encodeJSON(t, map[string]any{
 			"schema": "test", "package": "p", "name": "n",
-			"value": value, key: value,
-			"list": []any{value, []any{value, []any{key}}, map[string]any{key: value, "l": []any{value}}},
-			"deep": map[string]any{"deeper": map[string]any{key: []any{map[string]any{key: value}}}},
+			"value": value, key: value, key2: []any{key},
+			"list": []any{value, []any{value, []any{key}}, map[string]any{key: value, key2: key, "l": []any{value}}},
+			"deep": map[string]any{"deeper": map[string]any{key: []any{map[string]any{key: value, key2: value}}}},
 			"a-key-that-is-much-longer-than-the-others-so-the-value-folds-earlier": value,
 		})))
 		var m map[string]any
