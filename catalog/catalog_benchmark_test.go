@@ -38,9 +38,9 @@ func benchBundleFS(pkg, version string) fstest.MapFS {
 // semver in a stable channel, the way Add would place them. With
 // CHARTPILOT_BENCH_CATALOG=DIR set, the catalog is written (and kept) there,
 // to run opm on the same catalog.
-func generateBenchCatalog(b *testing.B) string {
-	b.Helper()
-	dir := b.TempDir()
+func generateBenchCatalog(tb testing.TB) string {
+	tb.Helper()
+	dir := tb.TempDir()
 	if keep := os.Getenv("CHARTPILOT_BENCH_CATALOG"); keep != "" {
 		dir = keep
 	}
@@ -53,7 +53,7 @@ func generateBenchCatalog(b *testing.B) string {
 			version := fmt.Sprintf("%d.%d.0", v/10, v%10)
 			bundle, err := LoadBundleDir(benchBundleFS(pkg, version), BundleOptions{})
 			if err != nil {
-				b.Fatal(err)
+				tb.Fatal(err)
 			}
 			cfg.Bundles = append(cfg.Bundles, bundle.Declcfg)
 			ch.Entries = append(ch.Entries, declcfg.ChannelEntry{Name: bundle.Name})
@@ -63,13 +63,13 @@ func generateBenchCatalog(b *testing.B) string {
 		cfg.Channels = []declcfg.Channel{ch}
 		data, err := encodePackage(cfg, FormatYAML)
 		if err != nil {
-			b.Fatal(err)
+			tb.Fatal(err)
 		}
 		if err := os.MkdirAll(filepath.Join(dir, pkg), 0o755); err != nil {
-			b.Fatal(err)
+			tb.Fatal(err)
 		}
 		if err := os.WriteFile(filepath.Join(dir, pkg, "catalog.yaml"), data, 0o644); err != nil {
-			b.Fatal(err)
+			tb.Fatal(err)
 		}
 	}
 	return dir
