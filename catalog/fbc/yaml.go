@@ -396,19 +396,9 @@ func resolveHint(s string) bool {
 	return strings.IndexByte("+-0123456789yYnNtTfFoO~.", s[0]) >= 0
 }
 
-// yaml11Words are the plain scalars starting with a letter that YAML 1.1
-// reads as a bool or null; any other starting with a letter is a string.
-var yaml11Words = map[string]bool{}
-
-func init() {
-	for _, w := range strings.Fields("y Y yes Yes YES n N no No NO true True TRUE false False FALSE on On ON off Off OFF null Null NULL") {
-		yaml11Words[w] = true
-	}
-}
-
 // surelyString tells, without asking the YAML library, that a plain
-// scalar with a resolve hint is a string anyway: a word not in
-// yaml11Words, or text with two dots (a version: no YAML 1.1 number or
+// scalar with a resolve hint is a string anyway: a word starting with a
+// letter not in yaml11Words (scalar.go), or text with two dots (a version: no YAML 1.1 number or
 // timestamp has two).
 func surelyString(s string) bool {
 	switch c := s[0]; {
