@@ -183,16 +183,5 @@ func BenchmarkListBundles(b *testing.B) {
 func BenchmarkGetBundleForChannel(b *testing.B) {
 	client := benchServer(b)
 	b.ReportAllocs()
-	i := 0
-	for b.Loop() {
-		pkg := fmt.Sprintf("operator-%03d", i%benchPackages)
-		i++
-		bundle, err := client.GetBundleForChannel(b.Context(), &api.GetBundleInChannelRequest{PkgName: pkg, ChannelName: "stable"})
-		if err != nil {
-			b.Fatal(err)
-		}
-		if bundle.CsvName != pkg+".v2.4.0" {
-			b.Fatalf("head %s", bundle.CsvName)
-		}
-	}
+	benchGetBundleForChannel(b, client)
 }
