@@ -97,8 +97,8 @@ func NewServer(ctx context.Context, opts ServeOptions) (_ *Server, err error) {
 }
 
 // loadIndex is the one place the served catalog is read: it loads the
-// directory and indexes it. The declarative config goes out of scope on
-// return, so that only the index's answers stay in memory.
+// directory and indexes it. index.New takes the declarative config over,
+// so that only the index's answers stay in memory.
 func loadIndex(ctx context.Context, dir string, log io.Writer) (*index.Index, error) {
 	start := time.Now()
 	cfg, err := LoadDir(ctx, dir)
@@ -106,12 +106,13 @@ func loadIndex(ctx context.Context, dir string, log io.Writer) (*index.Index, er
 		return nil, err
 	}
 	loaded := time.Now()
+	packages, bundles := len(cfg.Packages), len(cfg.Bundles)
 	idx, err := index.New(cfg)
 	if err != nil {
 		return nil, fmt.Errorf("serving catalog %s: %w", dir, err)
 	}
 	fmt.Fprintf(log, "catalog %s: %d packages, %d bundles: loaded in %s, indexed in %s\n",
-		dir, len(cfg.Packages), len(cfg.Bundles), loaded.Sub(start).Round(time.Millisecond), time.Since(loaded).Round(time.Millisecond))
+		dir, packages, bundles, loaded.Sub(start).Round(time.Millisecond), time.Since(loaded).Round(time.Millisecond))
 	return idx, nil
 }
 

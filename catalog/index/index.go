@@ -3,12 +3,15 @@ package index
 import (
 	"cmp"
 	"fmt"
+	"maps"
 	"regexp"
+	"runtime"
 	"slices"
 
 	"github.com/operator-framework/operator-registry/alpha/declcfg"
 	"github.com/operator-framework/operator-registry/alpha/model"
 	"github.com/operator-framework/operator-registry/pkg/api"
+	"golang.org/x/sync/errgroup"
 	"google.golang.org/protobuf/types/known/structpb"
 )
 
@@ -69,33 +72,136 @@ type providers struct {
 // blobs outside any package).
 type metaKey struct{ schema, pkg string }
 
-// New indexes cfg. It fails where opm serve fails to build its cache: on a
-// catalog that does not convert to a valid model, and on a custom schema
-// or package name a cache key cannot hold. The Index keeps no reference to
-// cfg.
+// New indexes cfg, one package at a time on every CPU. It fails where opm
+// serve fails to build its cache: on a package that does not convert to a
+// valid model, and on a custom schema or package name a cache key cannot
+// hold.
+//
+// New takes cfg over and empties it: each package's part of it can be
+// collected as soon as that package is indexed, which keeps the peak
+// memory of a server's start near the size of the index.
 func New(cfg *declcfg.DeclarativeConfig) (*Index, error) {
 	metas, err := indexMetas(cfg.Others)
 	if err != nil {
 		return nil, err
 	}
-	m, err := declcfg.ConvertToModel(*cfg)
-	if err != nil {
-		return nil, fmt.Errorf("converting catalog: %w", err)
+	groups := byPackage(cfg)
+	*cfg = declcfg.DeclarativeConfig{}
+
+	parts := make([]*part, len(groups))
+	errs := make([]error, len(groups))
+	var eg errgroup.Group
+	eg.SetLimit(runtime.GOMAXPROCS(0))
+	for i := range groups {
+		eg.Go(func() error {
+			m, err := declcfg.ConvertToModel(*groups[i])
+			// The blobs are in the model now (or of no use): let them go.
+			groups[i] = nil
+			if err != nil {
+				errs[i] = fmt.Errorf("converting catalog: %w", err)
+				return nil
+			}
+			parts[i], errs[i] = indexPackages(m)
+			return nil
+		})
 	}
-	idx, err := fromModel(m)
-	if err != nil {
-		return nil, err
+	eg.Wait()
+	// The first error in package order, the same on every start.
+	for _, err := range errs {
+		if err != nil {
+			return nil, err
+		}
 	}
-	idx.metas = metas
+	idx := &Index{
+		packages:  map[string]*pkg{},
+		replacing: map[string][]*api.ChannelEntry{},
+		providers: map[gvk]*providers{},
+		metas:     metas,
+	}
+	for _, p := range parts {
+		idx.merge(p)
+	}
+	slices.SortFunc(idx.names, func(a, b *api.PackageName) int { return cmp.Compare(a.Name, b.Name) })
+	slices.SortFunc(idx.listed, func(a, b *api.Bundle) int {
+		return cmp.Or(cmp.Compare(a.ChannelName, b.ChannelName), cmp.Compare(a.PackageName, b.PackageName), cmp.Compare(a.CsvName, b.CsvName))
+	})
+	idx.indexDefaultProviders()
 	return idx, nil
 }
 
-// fromModel builds every answer from the model.
-func fromModel(m model.Model) (*Index, error) {
-	idx := &Index{
+// byPackage splits cfg by package name (blobs naming a package without its
+// olm.package blob make a group that fails to convert, as in opm), in
+// package name order.
+func byPackage(cfg *declcfg.DeclarativeConfig) []*declcfg.DeclarativeConfig {
+	groups := map[string]*declcfg.DeclarativeConfig{}
+	group := func(name string) *declcfg.DeclarativeConfig {
+		g, ok := groups[name]
+		if !ok {
+			g = &declcfg.DeclarativeConfig{}
+			groups[name] = g
+		}
+		return g
+	}
+	for _, p := range cfg.Packages {
+		g := group(p.Name)
+		g.Packages = append(g.Packages, p)
+	}
+	for _, c := range cfg.Channels {
+		g := group(c.Package)
+		g.Channels = append(g.Channels, c)
+	}
+	for _, b := range cfg.Bundles {
+		g := group(b.Package)
+		g.Bundles = append(g.Bundles, b)
+	}
+	for _, d := range cfg.Deprecations {
+		g := group(d.Package)
+		g.Deprecations = append(g.Deprecations, d)
+	}
+	names := slices.Sorted(maps.Keys(groups))
+	out := make([]*declcfg.DeclarativeConfig, len(names))
+	for i, n := range names {
+		out[i] = groups[n]
+	}
+	return out
+}
+
+// part is the index of some packages, merged into the Index when every
+// package is done.
+type part struct {
+	packages  map[string]*pkg
+	listed    []*api.Bundle
+	replacing map[string][]*api.ChannelEntry
+	all       map[gvk][]*api.ChannelEntry
+	latest    map[gvk][]*api.ChannelEntry
+}
+
+func (idx *Index) merge(p *part) {
+	for name, ip := range p.packages {
+		idx.packages[name] = ip
+		idx.names = append(idx.names, &api.PackageName{Name: name})
+	}
+	idx.listed = append(idx.listed, p.listed...)
+	for name, es := range p.replacing {
+		idx.replacing[name] = append(idx.replacing[name], es...)
+	}
+	for k, es := range p.all {
+		pr := idx.provider(k)
+		pr.all = append(pr.all, es...)
+	}
+	for k, es := range p.latest {
+		pr := idx.provider(k)
+		pr.latest = append(pr.latest, es...)
+	}
+}
+
+// indexPackages builds every answer about the packages of m.
+func indexPackages(m model.Model) (*part, error) {
+	pt := &part{
 		packages:  make(map[string]*pkg, len(m)),
 		replacing: map[string][]*api.ChannelEntry{},
-		providers: map[gvk]*providers{},
+		all:       map[gvk][]*api.ChannelEntry{},
+		latest:    map[gvk][]*api.ChannelEntry{},
 	}
 	// full holds every bundle with replaces and skips, for the graph
 	// indexes; the trimmed copies are what the Get* calls return.
@@ -114,15 +220,20 @@ func fromModel(m model.Model) (*Index, error) {
 			ap.Channels = append(ap.Channels, &api.Channel{Name: ch.Name, CsvName: head.Name, Deprecation: deprecation(ch.Deprecation)})
 			ic := &channel{bundles: make(map[string]*api.Bundle, len(ch.Bundles))}
 			entries := make([]entry, 0, len(ch.Bundles))
+			var headFull *api.Bundle
 			for _, b := range ch.Bundles {
 				full, err := api.ConvertModelBundleToAPIBundle(*b)
 				if err != nil {
 					return nil, fmt.Errorf("package %q, channel %q, bundle %q: %w", p.Name, ch.Name, b.Name, err)
 				}
+				shareCSV(full)
 				e := entry{full: full, trimmed: trimmed(full)}
 				entries = append(entries, e)
 				ic.bundles[b.Name] = e.trimmed
-				idx.listed = append(idx.listed, listed(full))
+				pt.listed = append(pt.listed, listed(full))
+				if b.Name == head.Name {
+					headFull = full
+				}
 			}
 			ic.head = ic.bundles[head.Name]
 			// By name, so that the replacer chosen among several is the
@@ -142,43 +253,46 @@ func fromModel(m model.Model) (*Index, error) {
 						ic.replacer[s] = e.trimmed
 					}
 				}
-				idx.indexReplaces(e.full)
+				pt.indexReplaces(e.full)
 				for _, k := range uniqueGVKs(e.full.ProvidedApis) {
-					pr := idx.provider(k)
-					pr.all = append(pr.all, channelEntries(e.full, nil)...)
+					pt.all[k] = append(pt.all[k], channelEntries(e.full, nil)...)
 				}
 			}
 			// Only the head's own channel counts for the skips of the
 			// latest entries, as in opm.
-			headFull := entries[slices.IndexFunc(entries, func(e entry) bool { return e.full.CsvName == head.Name })].full
 			for _, k := range uniqueGVKs(headFull.ProvidedApis) {
-				pr := idx.provider(k)
-				pr.latest = append(pr.latest, channelEntries(headFull, ic.bundles)...)
+				pt.latest[k] = append(pt.latest[k], channelEntries(headFull, ic.bundles)...)
 			}
 			ip.channels[ch.Name] = ic
 		}
 		slices.SortFunc(ap.Channels, func(a, b *api.Channel) int { return cmp.Compare(a.Name, b.Name) })
-		idx.packages[p.Name] = ip
-		idx.names = append(idx.names, &api.PackageName{Name: p.Name})
+		pt.packages[p.Name] = ip
 	}
-	slices.SortFunc(idx.names, func(a, b *api.PackageName) int { return cmp.Compare(a.Name, b.Name) })
-	slices.SortFunc(idx.listed, func(a, b *api.Bundle) int {
-		return cmp.Or(cmp.Compare(a.ChannelName, b.ChannelName), cmp.Compare(a.PackageName, b.PackageName), cmp.Compare(a.CsvName, b.CsvName))
-	})
-	idx.indexDefaultProviders()
-	return idx, nil
+	return pt, nil
+}
+
+// shareCSV points the bundle's CSV at its copy among the manifests: the
+// loader decodes them into two strings, and the CSV is the largest manifest
+// of most bundles.
+func shareCSV(b *api.Bundle) {
+	for _, o := range b.Object {
+		if len(o) == len(b.CsvJson) && o == b.CsvJson {
+			b.CsvJson = o
+			return
+		}
+	}
 }
 
 // indexReplaces records the channel entries of b under each bundle it
 // replaces or skips, once per mention, as opm lists them.
-func (idx *Index) indexReplaces(b *api.Bundle) {
+func (pt *part) indexReplaces(b *api.Bundle) {
 	e := &api.ChannelEntry{PackageName: b.PackageName, ChannelName: b.ChannelName, BundleName: b.CsvName, Replaces: b.Replaces}
 	if b.Replaces != "" {
-		idx.replacing[b.Replaces] = append(idx.replacing[b.Replaces], e)
+		pt.replacing[b.Replaces] = append(pt.replacing[b.Replaces], e)
 	}
 	for _, s := range b.Skips {
 		if s != b.Replaces {
-			idx.replacing[s] = append(idx.replacing[s], e)
+			pt.replacing[s] = append(pt.replacing[s], e)
 		}
 	}
 }
