@@ -12,6 +12,8 @@ import (
 	"github.com/operator-framework/operator-registry/alpha/model"
 	"github.com/operator-framework/operator-registry/pkg/api"
 	"golang.org/x/sync/errgroup"
+	"google.golang.org/protobuf/proto"
+	"google.golang.org/protobuf/types/known/emptypb"
 	"google.golang.org/protobuf/types/known/structpb"
 )
 
@@ -25,8 +27,9 @@ type Index struct {
 	// names are the packages' names, sorted.
 	names []*api.PackageName
 	// listed are the bundles as ListBundles sends them, one per channel
-	// entry, in the order of opm's cache (channel, package, bundle name).
-	listed []*api.Bundle
+	// entry, in the order of opm's cache (channel, package, bundle name),
+	// encoded once (see encoded).
+	listed []*emptypb.Empty
 	// replacing maps a bundle name to the channel entries whose bundle
 	// replaces or skips it, in every package and channel.
 	replacing map[string][]*api.ChannelEntry
@@ -118,13 +121,19 @@ func New(cfg *declcfg.DeclarativeConfig) (*Index, error) {
 		providers: map[gvk]*providers{},
 		metas:     metas,
 	}
+	var listed []listedBundle
 	for _, p := range parts {
 		idx.merge(p)
+		listed = append(listed, p.listed...)
 	}
 	slices.SortFunc(idx.names, func(a, b *api.PackageName) int { return cmp.Compare(a.Name, b.Name) })
-	slices.SortFunc(idx.listed, func(a, b *api.Bundle) int {
-		return cmp.Or(cmp.Compare(a.ChannelName, b.ChannelName), cmp.Compare(a.PackageName, b.PackageName), cmp.Compare(a.CsvName, b.CsvName))
+	slices.SortFunc(listed, func(a, b listedBundle) int {
+		return cmp.Or(cmp.Compare(a.channel, b.channel), cmp.Compare(a.pkg, b.pkg), cmp.Compare(a.name, b.name))
 	})
+	idx.listed = make([]*emptypb.Empty, len(listed))
+	for i, l := range listed {
+		idx.listed[i] = l.msg
+	}
 	idx.indexDefaultProviders()
 	return idx, nil
 }
@@ -166,11 +175,31 @@ func byPackage(cfg *declcfg.DeclarativeConfig) []*declcfg.DeclarativeConfig {
 	return out
 }
 
+// listedBundle is an encoded ListBundles answer with its sort keys.
+type listedBundle struct {
+	channel, pkg, name string
+	msg                *emptypb.Empty
+}
+
+// encoded returns m encoded once, carried as the unknown fields of an empty
+// message: proto writes unknown fields out verbatim, so a client receives
+// m's encoding (an api.Bundle to it) and the server does not encode the
+// whole catalog again on every ListBundles, the most expensive call.
+func encoded(m proto.Message) (*emptypb.Empty, error) {
+	b, err := proto.Marshal(m)
+	if err != nil {
+		return nil, err
+	}
+	e := &emptypb.Empty{}
+	e.ProtoReflect().SetUnknown(b)
+	return e, nil
+}
+
 // part is the index of some packages, merged into the Index when every
 // package is done.
 type part struct {
 	packages  map[string]*pkg
-	listed    []*api.Bundle
+	listed    []listedBundle
 	replacing map[string][]*api.ChannelEntry
 	all       map[gvk][]*api.ChannelEntry
 	latest    map[gvk][]*api.ChannelEntry
@@ -181,7 +210,6 @@ func (idx *Index) merge(p *part) {
 		idx.packages[name] = ip
 		idx.names = append(idx.names, &api.PackageName{Name: name})
 	}
-	idx.listed = append(idx.listed, p.listed...)
 	for name, es := range p.replacing {
 		idx.replacing[name] = append(idx.replacing[name], es...)
 	}
@@ -230,7 +258,11 @@ func indexPackages(m model.Model) (*part, error) {
 				e := entry{full: full, trimmed: trimmed(full)}
 				entries = append(entries, e)
 				ic.bundles[b.Name] = e.trimmed
-				pt.listed = append(pt.listed, listed(full))
+				l, err := encoded(listed(full))
+				if err != nil {
+					return nil, fmt.Errorf("package %q, channel %q, bundle %q: %w", p.Name, ch.Name, b.Name, err)
+				}
+				pt.listed = append(pt.listed, listedBundle{channel: ch.Name, pkg: p.Name, name: b.Name, msg: l})
 				if b.Name == head.Name {
 					headFull = full
 				}

@@ -123,10 +123,12 @@ func (idx *Index) GetDefaultBundleThatProvides(_ context.Context, req *api.GetDe
 }
 
 // ListBundles sends every bundle of every channel, with replaces and
-// skips; image-based ones without their CSV and manifests.
+// skips; image-based ones without their CSV and manifests. The bundles go
+// out pre-encoded, through the stream's SendMsg: a stream that is not a
+// gRPC one must accept what SendMsg gets, not only *api.Bundle.
 func (idx *Index) ListBundles(_ *api.ListBundlesRequest, stream api.Registry_ListBundlesServer) error {
 	for _, b := range idx.listed {
-		if err := stream.Send(b); err != nil {
+		if err := stream.SendMsg(b); err != nil {
 			return err
 		}
 	}
