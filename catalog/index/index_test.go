@@ -508,3 +508,16 @@ func TestNewRefuses(t *testing.T) {
 		})
 	}
 }
+
+// New empties the config it is given, so that a server does not hold the
+// catalog twice.
+func TestNewTakesTheConfigOver(t *testing.T) {
+	cfg := testCatalog()
+	if _, err := New(cfg); err != nil {
+		t.Fatal(err)
+	}
+	if cfg.Packages != nil || cfg.Channels != nil || cfg.Bundles != nil || cfg.Deprecations != nil || cfg.Others != nil {
+		t.Errorf("config still holds %d packages, %d channels, %d bundles, %d deprecations, %d others",
+			len(cfg.Packages), len(cfg.Channels), len(cfg.Bundles), len(cfg.Deprecations), len(cfg.Others))
+	}
+}
