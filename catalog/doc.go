@@ -25,7 +25,8 @@
 // bundle. Render writes the catalog as one deterministic stream, Graph
 // draws the upgrade graphs as mermaid or an SVG picture, and Serve answers
 // OLM's registry gRPC API for a directory or a catalog image, as `opm serve`
-// does, on loopback unless told otherwise.
+// does, on loopback unless told otherwise, from an in-memory index of the
+// catalog (package catalog/index).
 //
 // BuildImage builds the catalog image without a container engine (the FBC
 // under /configs, the serving cache pre-built, the configs label);

@@ -9,11 +9,13 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"runtime/debug"
+	"time"
+
+	"github.com/chartpilot/chartpilot/catalog/index"
 
 	"github.com/operator-framework/operator-registry/pkg/api"
-	"github.com/operator-framework/operator-registry/pkg/cache"
 	"github.com/operator-framework/operator-registry/pkg/server"
-	"github.com/sirupsen/logrus"
 	"google.golang.org/grpc"
 	health "google.golang.org/grpc/health/grpc_health_v1"
 	"google.golang.org/grpc/reflection"
@@ -33,28 +35,26 @@ type ServeOptions struct {
 	// Address is the host:port to listen on; default DefaultServeAddress.
 	// Port 0 picks a free port (see Server.Addr).
 	Address string
-	// CacheDir keeps operator-registry's serving cache between runs; it is
-	// rebuilt when the catalog changed. Empty means a temporary directory
-	// removed by Close.
-	CacheDir string
-	// Log receives operator-registry's log lines; nil discards them.
+	// Log receives a line on the catalog's load (sizes and durations); nil
+	// discards it.
 	Log io.Writer
 }
 
 // Server serves OLM's registry gRPC API (api.Registry, the experimental
 // api, grpc health and reflection) for one catalog directory, the way
 // `opm serve` does, so that a CatalogSource with spec.address can use it.
+// The answers come from an in-memory index (package catalog/index) built
+// at start: nothing is written to disk but a pulled image.
 type Server struct {
 	grpc   *grpc.Server
 	lis    net.Listener
-	store  cache.Cache
 	tmpDir string
 	// Digest is the digest of the image served, when serving an image.
 	Digest string
 }
 
-// NewServer loads (or builds) the serving cache of the catalog and listens.
-// It does not serve until Serve is called; Close releases everything.
+// NewServer loads and indexes the catalog, then listens. It does not serve
+// until Serve is called; Close releases everything.
 func NewServer(ctx context.Context, opts ServeOptions) (_ *Server, err error) {
 	if (opts.Dir == "") == (opts.Image == "") {
 		return nil, errors.New("set either a catalog directory or a catalog image")
@@ -65,10 +65,10 @@ func NewServer(ctx context.Context, opts ServeOptions) (_ *Server, err error) {
 			s.Close()
 		}
 	}()
-	if s.tmpDir, err = os.MkdirTemp("", "chartpilot-catalog-serve-*"); err != nil {
-		return nil, err
-	}
 	if opts.Image != "" {
+		if s.tmpDir, err = os.MkdirTemp("", "chartpilot-catalog-serve-*"); err != nil {
+			return nil, err
+		}
 		opts.Dir = filepath.Join(s.tmpDir, "configs")
 		digest, err := PullImage(ctx, opts.Image, opts.Dir)
 		if err != nil {
@@ -81,31 +81,44 @@ func NewServer(ctx context.Context, opts ServeOptions) (_ *Server, err error) {
 	} else if !fi.IsDir() {
 		return nil, fmt.Errorf("serving catalog: %s is not a directory", opts.Dir)
 	}
-	logger := logrus.New()
-	logger.SetOutput(io.Discard)
-	if opts.Log != nil {
-		logger.SetOutput(opts.Log)
+	idx, err := loadIndex(ctx, opts.Dir, cmp.Or(opts.Log, io.Discard))
+	if err != nil {
+		return nil, err
 	}
-	cacheDir := opts.CacheDir
-	if cacheDir == "" {
-		cacheDir = filepath.Join(s.tmpDir, "cache")
-	}
-	if s.store, err = cache.New(cacheDir, cache.WithLog(logrus.NewEntry(logger))); err != nil {
-		return nil, fmt.Errorf("opening serving cache %s: %w", cacheDir, err)
-	}
-	if err := cache.LoadOrRebuild(ctx, s.store, os.DirFS(opts.Dir)); err != nil {
-		return nil, fmt.Errorf("serving catalog %s: %w", opts.Dir, err)
-	}
+	// Loading leaves several times the index's size in garbage, which an
+	// idle server would otherwise keep resident for minutes: collect it and
+	// return it to the OS, beside the start rather than in its way.
+	go debug.FreeOSMemory()
 	var lc net.ListenConfig
 	if s.lis, err = lc.Listen(ctx, "tcp", cmp.Or(opts.Address, DefaultServeAddress)); err != nil {
 		return nil, fmt.Errorf("serving catalog: %w", err)
 	}
 	s.grpc = grpc.NewServer()
-	api.RegisterRegistryServer(s.grpc, server.NewRegistryServer(s.store))
-	api.RegisterExperimentalRegistryServer(s.grpc, server.NewExperimentalRegistryServer(s.store))
+	api.RegisterRegistryServer(s.grpc, idx)
+	api.RegisterExperimentalRegistryServer(s.grpc, idx.Experimental())
 	health.RegisterHealthServer(s.grpc, server.NewHealthServer())
 	reflection.Register(s.grpc)
 	return s, nil
+}
+
+// loadIndex is the one place the served catalog is read: it loads the
+// directory and indexes it. index.New takes the declarative config over,
+// so that only the index's answers stay in memory.
+func loadIndex(ctx context.Context, dir string, log io.Writer) (*index.Index, error) {
+	start := time.Now()
+	cfg, err := LoadDir(ctx, dir)
+	if err != nil {
+		return nil, err
+	}
+	loaded := time.Now()
+	packages, bundles := len(cfg.Packages), len(cfg.Bundles)
+	idx, err := index.New(cfg)
+	if err != nil {
+		return nil, fmt.Errorf("serving catalog %s: %w", dir, err)
+	}
+	fmt.Fprintf(log, "catalog %s: %d packages, %d bundles: loaded in %s, indexed in %s\n",
+		dir, packages, bundles, loaded.Sub(start).Round(time.Millisecond), time.Since(loaded).Round(time.Millisecond))
+	return idx, nil
 }
 
 // Addr is the address the server listens on.
@@ -122,25 +135,21 @@ func (s *Server) Serve(ctx context.Context) error {
 	return err
 }
 
-// Close stops serving and releases the cache.
+// Close stops serving and removes a pulled image.
 func (s *Server) Close() error {
 	if s.grpc != nil {
 		s.grpc.Stop()
 	} else if s.lis != nil {
 		s.lis.Close()
 	}
-	var err error
-	if s.store != nil {
-		err = s.store.Close()
-	}
 	if s.tmpDir != "" {
-		err = errors.Join(err, os.RemoveAll(s.tmpDir))
+		return os.RemoveAll(s.tmpDir)
 	}
-	return err
+	return nil
 }
 
 // Serve serves the catalog until ctx is done. ready, if not nil, is called
-// with the listening address once the cache is loaded and the port open:
+// with the listening address once the catalog is indexed and the port open:
 // connections made from then on are answered.
 func Serve(ctx context.Context, opts ServeOptions, ready func(addr string)) error {
 	s, err := NewServer(ctx, opts)

@@ -286,8 +286,7 @@ catalog image, pulled with the docker credentials. Stop with Ctrl-C.`,
 	fl := cmd.Flags()
 	fl.StringVar(&opts.Address, "address", opts.Address, "host:port to listen on")
 	fl.IntVar(&port, "port", 0, "port to listen on, overriding the port of --address")
-	fl.StringVar(&opts.CacheDir, "cache-dir", "", "keep the serving cache here between runs (default: a temporary directory)")
-	fl.BoolVar(&verbose, "verbose", false, "log the cache build to stderr")
+	fl.BoolVar(&verbose, "verbose", false, "log the catalog load (sizes, durations) to stderr")
 	return cmd
 }
 
