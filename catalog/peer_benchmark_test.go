@@ -84,8 +84,9 @@ func BenchmarkSideBySide(b *testing.B) {
 		}},
 		{"ListBundles", func(b *testing.B, tool peerTool) {
 			b.StopTimer()
-			stop, client := startServeProcess(b, tool.bin, tool.serve, dir)
+			stop, conn := startServeProcess(b, tool.bin, tool.serve, dir)
 			defer stop()
+			client := api.NewRegistryClient(conn)
 			b.StartTimer()
 			for b.Loop() {
 				s, err := client.ListBundles(b.Context(), &api.ListBundlesRequest{})
@@ -108,10 +109,27 @@ func BenchmarkSideBySide(b *testing.B) {
 		}},
 		{"GetBundleForChannel", func(b *testing.B, tool peerTool) {
 			b.StopTimer()
-			stop, client := startServeProcess(b, tool.bin, tool.serve, dir)
+			stop, conn := startServeProcess(b, tool.bin, tool.serve, dir)
 			defer stop()
 			b.StartTimer()
-			benchGetBundleForChannel(b, client)
+			benchGetBundleForChannel(b, api.NewRegistryClient(conn))
+		}},
+		// The floor of a call: a health check, the smallest request and
+		// answer, over the same connection to the same process.
+		{"health-check", func(b *testing.B, tool peerTool) {
+			b.StopTimer()
+			stop, conn := startServeProcess(b, tool.bin, tool.serve, dir)
+			defer stop()
+			client := health.NewHealthClient(conn)
+			b.StartTimer()
+			for b.Loop() {
+				for range callsPerIteration {
+					if _, err := client.Check(b.Context(), &health.HealthCheckRequest{}); err != nil {
+						b.Fatal(err)
+					}
+				}
+			}
+			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*callsPerIteration), "ns/call")
 		}},
 	}
 	for _, op := range ops {
@@ -166,7 +184,7 @@ func benchProcess(b *testing.B, bin string, args []string) {
 // startServeProcess starts a registry server process and waits until its
 // health check answers SERVING; stop kills it and returns its peak resident
 // memory in KiB.
-func startServeProcess(b *testing.B, bin string, args func(dir, port string) []string, dir string) (stop func() int64, client api.RegistryClient) {
+func startServeProcess(b *testing.B, bin string, args func(dir, port string) []string, dir string) (stop func() int64, conn *grpc.ClientConn) {
 	b.Helper()
 	port := freePort(b)
 	cmd := exec.Command(bin, args(dir, port)...)
@@ -206,5 +224,5 @@ func startServeProcess(b *testing.B, bin string, args func(dir, port string) []s
 		}
 		return peak
 	}
-	return stop, api.NewRegistryClient(conn)
+	return stop, conn
 }
