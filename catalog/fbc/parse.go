@@ -321,16 +321,21 @@ func totallyOrdered(kids []node) bool {
 }
 
 // keyLess is yaml.v2's order of string map keys (sorter.go): letters
-// before other characters, runs of digits compared as numbers.
+// before other characters, runs of digits compared as numbers. ASCII keys,
+// the usual ones, are compared as bytes, others as Unicode characters.
 func keyLess(a, b string) bool {
 	if !isASCII(a) || !isASCII(b) {
-		return runesLess([]rune(a), []rune(b))
+		return orderedLess([]rune(a), []rune(b), unicode.IsLetter, unicode.IsDigit)
 	}
+	return orderedLess([]byte(a), []byte(b), isLetter, isDigit)
+}
+
+func orderedLess[C byte | rune](a, b []C, letter, digit func(C) bool) bool {
 	for i := 0; i < len(a) && i < len(b); i++ {
 		if a[i] == b[i] {
 			continue
 		}
-		al, bl := isLetter(a[i]), isLetter(b[i])
+		al, bl := letter(a[i]), letter(b[i])
 		if al && bl {
 			return a[i] < b[i]
 		}
@@ -341,7 +346,7 @@ func keyLess(a, b string) bool {
 		if a[i] == '0' || b[i] == '0' {
 			// A zero inside a number that started earlier counts as a
 			// digit of it, not as a leading zero.
-			for j := i - 1; j >= 0 && isDigit(a[j]); j-- {
+			for j := i - 1; j >= 0 && digit(a[j]); j-- {
 				if a[j] != '0' {
 					an, bn = 1, 1
 					break
@@ -349,50 +354,10 @@ func keyLess(a, b string) bool {
 			}
 		}
 		ai, bi := i, i
-		for ; ai < len(a) && isDigit(a[ai]); ai++ {
+		for ; ai < len(a) && digit(a[ai]); ai++ {
 			an = an*10 + int64(a[ai]-'0')
 		}
-		for ; bi < len(b) && isDigit(b[bi]); bi++ {
-			bn = bn*10 + int64(b[bi]-'0')
-		}
-		if an != bn {
-			return an < bn
-		}
-		if ai != bi {
-			return ai < bi
-		}
-		return a[i] < b[i]
-	}
-	return len(a) < len(b)
-}
-
-// runesLess is keyLess on characters: Unicode letters and digits.
-func runesLess(a, b []rune) bool {
-	for i := 0; i < len(a) && i < len(b); i++ {
-		if a[i] == b[i] {
-			continue
-		}
-		al, bl := unicode.IsLetter(a[i]), unicode.IsLetter(b[i])
-		if al && bl {
-			return a[i] < b[i]
-		}
-		if al || bl {
-			return bl
-		}
-		var an, bn int64
-		if a[i] == '0' || b[i] == '0' {
-			for j := i - 1; j >= 0 && unicode.IsDigit(a[j]); j-- {
-				if a[j] != '0' {
-					an, bn = 1, 1
-					break
-				}
-			}
-		}
-		ai, bi := i, i
-		for ; ai < len(a) && unicode.IsDigit(a[ai]); ai++ {
-			an = an*10 + int64(a[ai]-'0')
-		}
-		for ; bi < len(b) && unicode.IsDigit(b[bi]); bi++ {
+		for ; bi < len(b) && digit(b[bi]); bi++ {
 			bn = bn*10 + int64(b[bi]-'0')
 		}
 		if an != bn {
