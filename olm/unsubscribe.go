@@ -327,14 +327,41 @@ func (u *unsubscriber) waitGone(ctx context.Context, obj client.Object) error {
 	if !ok {
 		return fmt.Errorf("cannot copy %T", obj)
 	}
-	return wait.PollUntilContextTimeout(ctx, 500*time.Millisecond, u.opts.Timeout, true, func(ctx context.Context) (bool, error) {
+	var finalizers []string
+	nudged := time.Now()
+	err := wait.PollUntilContextTimeout(ctx, 500*time.Millisecond, u.opts.Timeout, true, func(ctx context.Context) (bool, error) {
 		err := u.c.Get(ctx, client.ObjectKeyFromObject(obj), probe)
 		if apierrors.IsNotFound(err) {
 			return true, nil
 		}
-		return false, err
+		if err != nil {
+			return false, err
+		}
+		finalizers = probe.GetFinalizers()
+		// A controller whose finalizer failed while its caches lagged (OLM's
+		// CSV cleanup does, on a loaded machine) retries with a backoff
+		// that grows to minutes; an update of the object requeues it now.
+		if probe.GetDeletionTimestamp() != nil && len(finalizers) > 0 && time.Since(nudged) > nudgeEvery {
+			nudged = time.Now()
+			patch := fmt.Sprintf(`{"metadata":{"annotations":{%q:%q}}}`, NudgedAnnotation, nudged.UTC().Format(time.RFC3339))
+			if err := u.c.Patch(ctx, probe, client.RawPatch(types.MergePatchType, []byte(patch))); err != nil && !apierrors.IsNotFound(err) {
+				return false, err
+			}
+		}
+		return false, nil
 	})
+	if err != nil && len(finalizers) > 0 {
+		return fmt.Errorf("%w (finalizers %s)", err, strings.Join(finalizers, ", "))
+	}
+	return err
 }
+
+// NudgedAnnotation is set on an object Unsubscribe waits for while its
+// finalizers are pending, to wake the controller that owns them.
+const NudgedAnnotation = "olm.chartpilot.dev/finalizer-nudged"
+
+// nudgeEvery is how often a terminating object is nudged.
+const nudgeEvery = 10 * time.Second
 
 // uniq returns the non-empty strings of ss, once each, in order.
 func uniq(ss ...string) []string {
