@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"io/fs"
@@ -88,7 +89,16 @@ func catalogFiles(root fs.FS) ([]string, error) {
 // LoadBytes reads one catalog file (a YAML stream or JSON objects), equal
 // to declcfg.LoadReader.
 func LoadBytes(data []byte) (*declcfg.DeclarativeConfig, error) {
-	metas, err := readMetas(data)
+	cfg, err := loadMetas(readMetas(data))
+	var empty emptyDocument
+	if err != nil && emptyDocumentIn(data, &empty) {
+		// declcfg's own message for an empty document does not say so.
+		return nil, fmt.Errorf("%w (%v)", empty, err)
+	}
+	return cfg, err
+}
+
+func loadMetas(metas []*declcfg.Meta, err error) (*declcfg.DeclarativeConfig, error) {
 	if err != nil {
 		return nil, err
 	}
@@ -99,6 +109,13 @@ func LoadBytes(data []byte) (*declcfg.DeclarativeConfig, error) {
 		}
 	}
 	return &cfg, nil
+}
+
+// emptyDocumentIn tells whether the fast parser found an empty document in
+// data, and where.
+func emptyDocumentIn(data []byte, empty *emptyDocument) bool {
+	_, err := parseYAMLStream(data, map[string]any{})
+	return errors.As(err, empty)
 }
 
 // readMetas splits a file into blobs. YAML in the subset the fast parser

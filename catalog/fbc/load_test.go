@@ -336,3 +336,32 @@ func FuzzLoadBytes(f *testing.F) {
 		sameLoad(t, data)
 	})
 }
+
+// TestEmptyDocumentErrors: where declcfg fails on an empty document with
+// a message that does not say so, the error names the line.
+func TestEmptyDocumentErrors(t *testing.T) {
+	for _, tc := range []struct {
+		name, yaml string
+		line       int
+	}{
+		{"comment before the first separator", "# head\n---\nschema: olm.package\nname: x\n", 1},
+		{"two separators in a row", "schema: olm.package\nname: x\n---\n---\nschema: olm.package\nname: y\n", 4},
+		// declcfg reads this one fine, and so does LoadBytes.
+		{"a stream ending with a separator", "schema: olm.package\nname: x\n---\n", 0},
+		{"a document of comments", "schema: olm.package\nname: x\n---\n# nothing\n---\nschema: olm.package\nname: y\n", 4},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := LoadBytes([]byte(tc.yaml))
+			if tc.line == 0 {
+				if err != nil {
+					t.Fatal(err)
+				}
+				return
+			}
+			want := fmt.Sprintf("line %d: an empty YAML document", tc.line)
+			if err == nil || !strings.Contains(err.Error(), want) {
+				t.Fatalf("error %v, want one starting %q", err, want)
+			}
+		})
+	}
+}

@@ -3,6 +3,8 @@ package fbc
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
+	"fmt"
 	"strconv"
 	"strings"
 	"unicode/utf8"
@@ -50,6 +52,18 @@ func (giveUp) Error() string { return "not in the fast YAML subset" }
 
 var errGiveUp error = giveUp{}
 
+// emptyDocument is a give-up that knows the reason: declcfg's reader hands
+// the YAML parser an empty document there (only separators, blank lines or
+// comments), which declcfg fails on with a message that does not say so.
+type emptyDocument struct{ line int }
+
+func (e emptyDocument) Error() string {
+	return fmt.Sprintf("line %d: an empty YAML document (nothing but a separator, blank lines or comments): remove it", e.line)
+}
+
+// errEmpty is document's answer for a document without content.
+var errEmpty = errors.New("empty document")
+
 // parseYAMLStream splits a file into documents the way apimachinery's
 // YAMLReader does (a line starting with "---") and parses each; it
 // returns errGiveUp when the file is outside the subset.
@@ -62,12 +76,16 @@ func parseYAMLStream(data []byte, scalars map[string]any) ([]map[string]any, err
 	// declcfg's reader fails on a stream ending with a separator, and on
 	// some without any document: leave those to it.
 	endsWithSeparator, sawSeparator := true, false
+	line, docStart := 0, 1
 	flush := func() error {
 		if len(cur) == 0 {
 			return nil
 		}
 		p := yamlParser{lines: cur, scalars: scalars}
 		doc, err := p.document()
+		if errors.Is(err, errEmpty) {
+			return emptyDocument{line: docStart}
+		}
 		if err != nil {
 			return err
 		}
@@ -82,6 +100,7 @@ func parseYAMLStream(data []byte, scalars map[string]any) ([]map[string]any, err
 		} else {
 			text, data = data, nil
 		}
+		line++
 		if bytes.HasPrefix(text, []byte("---")) {
 			// declcfg's reader hands the YAML parser a separator line that
 			// opens a document: "---#" is no document start to that parser.
@@ -92,12 +111,13 @@ func parseYAMLStream(data []byte, scalars map[string]any) ([]map[string]any, err
 			// Two separators in a row make declcfg's reader hand the YAML
 			// parser an empty document, an error to declcfg.
 			if len(cur) == 0 && endsWithSeparator && sawSeparator {
-				return nil, errGiveUp
+				return nil, emptyDocument{line: line}
 			}
 			if err := flush(); err != nil {
 				return nil, err
 			}
 			endsWithSeparator, sawSeparator = true, true
+			docStart = line + 1
 			continue
 		}
 		if bytes.HasPrefix(text, []byte("...")) || bytes.HasPrefix(text, []byte("%")) {
@@ -114,7 +134,7 @@ func parseYAMLStream(data []byte, scalars map[string]any) ([]map[string]any, err
 		cur = append(cur, yamlLine{indent: indent, text: strings.TrimRight(full, " "), full: full})
 	}
 	if endsWithSeparator {
-		return nil, errGiveUp
+		return nil, emptyDocument{line: line}
 	}
 	if err := flush(); err != nil {
 		return nil, err
@@ -157,7 +177,7 @@ func plainText(data []byte) bool {
 func (p *yamlParser) document() (map[string]any, error) {
 	p.skipBlank()
 	if p.i == len(p.lines) {
-		return nil, errGiveUp // an empty document: declcfg has its own opinion
+		return nil, errEmpty
 	}
 	if isSeqItem(p.lines[p.i].text) {
 		return nil, errGiveUp
