@@ -3,8 +3,10 @@ package operator
 import (
 	"context"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -191,6 +193,30 @@ func (e *env) waitGreeting(ns, name, want string) {
 	if err != nil {
 		got, gerr := e.greeting(ns, name)
 		e.t.Fatalf("greeting of %s/%s: %q (%v), want %q", ns, name, got, gerr, want)
+	}
+}
+
+// waitEvents waits until the object has an event with each reason.
+func (e *env) waitEvents(ns, name string, reasons ...string) {
+	e.t.Helper()
+	seen := map[string]bool{}
+	err := wait.PollUntilContextTimeout(context.Background(), 100*time.Millisecond, 30*time.Second, true, func(ctx context.Context) (bool, error) {
+		events, err := e.cs.CoreV1().Events(ns).List(ctx, metav1.ListOptions{FieldSelector: "involvedObject.name=" + name})
+		if err != nil {
+			return false, nil
+		}
+		for _, ev := range events.Items {
+			seen[ev.Reason] = true
+		}
+		for _, r := range reasons {
+			if !seen[r] {
+				return false, nil
+			}
+		}
+		return true, nil
+	})
+	if err != nil {
+		e.t.Fatalf("%s/%s: events %v, want each of %v", ns, name, slices.Sorted(maps.Keys(seen)), reasons)
 	}
 }
 
