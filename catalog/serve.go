@@ -93,7 +93,7 @@ func NewServer(ctx context.Context, opts ServeOptions) (_ *Server, err error) {
 	if s.lis, err = lc.Listen(ctx, "tcp", cmp.Or(opts.Address, DefaultServeAddress)); err != nil {
 		return nil, fmt.Errorf("serving catalog: %w", err)
 	}
-	s.grpc = grpc.NewServer()
+	s.grpc = grpc.NewServer(grpc.ForceServerCodecV2(index.Codec()))
 	api.RegisterRegistryServer(s.grpc, idx)
 	api.RegisterExperimentalRegistryServer(s.grpc, idx.Experimental())
 	health.RegisterHealthServer(s.grpc, server.NewHealthServer())

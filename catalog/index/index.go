@@ -12,6 +12,7 @@ import (
 	"github.com/operator-framework/operator-registry/alpha/model"
 	"github.com/operator-framework/operator-registry/pkg/api"
 	"golang.org/x/sync/errgroup"
+	"google.golang.org/grpc/mem"
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/types/known/emptypb"
 	"google.golang.org/protobuf/types/known/structpb"
@@ -29,7 +30,7 @@ type Index struct {
 	// listed are the bundles as ListBundles sends them, one per channel
 	// entry, in the order of opm's cache (channel, package, bundle name),
 	// encoded once (see encoded).
-	listed []*emptypb.Empty
+	listed []*encodedAnswer
 	// replacing maps a bundle name to the channel entries whose bundle
 	// replaces or skips it, in every package and channel.
 	replacing map[string][]*api.ChannelEntry
@@ -130,7 +131,7 @@ func New(cfg *declcfg.DeclarativeConfig) (*Index, error) {
 	slices.SortFunc(listed, func(a, b listedBundle) int {
 		return cmp.Or(cmp.Compare(a.channel, b.channel), cmp.Compare(a.pkg, b.pkg), cmp.Compare(a.name, b.name))
 	})
-	idx.listed = make([]*emptypb.Empty, len(listed))
+	idx.listed = make([]*encodedAnswer, len(listed))
 	for i, l := range listed {
 		idx.listed[i] = l.msg
 	}
@@ -178,21 +179,31 @@ func byPackage(cfg *declcfg.DeclarativeConfig) []*declcfg.DeclarativeConfig {
 // listedBundle is an encoded ListBundles answer with its sort keys.
 type listedBundle struct {
 	channel, pkg, name string
-	msg                *emptypb.Empty
+	msg                *encodedAnswer
 }
 
-// encoded returns m encoded once, carried as the unknown fields of an empty
-// message: proto writes unknown fields out verbatim, so a client receives
-// m's encoding (an api.Bundle to it) and the server does not encode the
-// whole catalog again on every ListBundles, the most expensive call.
-func encoded(m proto.Message) (*emptypb.Empty, error) {
+// encodedAnswer is a message encoded once, so that the server does not
+// encode the whole catalog again on every ListBundles, the most expensive
+// call. It carries the encoding twice over, in the same bytes: as the
+// unknown fields of an empty message, which any proto codec writes out
+// verbatim (a client receives an api.Bundle), and as a buffer that Codec
+// hands to gRPC as it is.
+type encodedAnswer struct {
+	*emptypb.Empty
+	wire mem.BufferSlice
+}
+
+// encoded returns m encoded once.
+func encoded(m proto.Message) (*encodedAnswer, error) {
 	b, err := proto.Marshal(m)
 	if err != nil {
 		return nil, err
 	}
 	e := &emptypb.Empty{}
 	e.ProtoReflect().SetUnknown(b)
-	return e, nil
+	// A SliceBuffer is never returned to a pool: gRPC frees the buffers
+	// it has written, and these are written again on the next call.
+	return &encodedAnswer{Empty: e, wire: mem.BufferSlice{mem.SliceBuffer(b)}}, nil
 }
 
 // part is the index of some packages, merged into the Index when every
