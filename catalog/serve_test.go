@@ -10,9 +10,11 @@ import (
 	"testing"
 
 	"github.com/operator-framework/operator-registry/pkg/api"
+	"golang.org/x/sync/errgroup"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/credentials/insecure"
 	health "google.golang.org/grpc/health/grpc_health_v1"
+	"google.golang.org/protobuf/proto"
 )
 
 // serveCatalog serves dir on a free loopback port and returns a connection.
@@ -259,5 +261,54 @@ func TestServeRefusesAnInvalidCatalog(t *testing.T) {
 	_, err := NewServer(t.Context(), ServeOptions{Dir: dir, Address: "127.0.0.1:0"})
 	if err == nil || !strings.Contains(err.Error(), `not found in any channel entries`) {
 		t.Fatalf("error = %v", err)
+	}
+}
+
+// Every ListBundles sends the same pre-encoded buffers: clients listing at
+// once, on connections of their own, each get every bundle whole.
+func TestServeConcurrentListBundles(t *testing.T) {
+	conn := serveCatalog(t, serveTestCatalog(t))
+	list := func(ctx context.Context, c api.RegistryClient) ([]*api.Bundle, error) {
+		stream, err := c.ListBundles(ctx, &api.ListBundlesRequest{})
+		if err != nil {
+			return nil, err
+		}
+		var out []*api.Bundle
+		for {
+			b, err := stream.Recv()
+			if errors.Is(err, io.EOF) {
+				return out, nil
+			} else if err != nil {
+				return nil, err
+			}
+			out = append(out, b)
+		}
+	}
+	want, err := list(t.Context(), api.NewRegistryClient(conn))
+	if err != nil || len(want) != 5 {
+		t.Fatalf("ListBundles: %d bundles, %v", len(want), err)
+	}
+	g, ctx := errgroup.WithContext(t.Context())
+	for range 8 {
+		c, err := grpc.NewClient(conn.Target(), grpc.WithTransportCredentials(insecure.NewCredentials()))
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { c.Close() })
+		g.Go(func() error {
+			for range 20 {
+				got, err := list(ctx, api.NewRegistryClient(c))
+				if err != nil {
+					return err
+				}
+				if !slices.EqualFunc(got, want, func(a, b *api.Bundle) bool { return proto.Equal(a, b) }) {
+					return fmt.Errorf("a concurrent ListBundles answered %d bundles unlike the first's %d", len(got), len(want))
+				}
+			}
+			return nil
+		})
+	}
+	if err := g.Wait(); err != nil {
+		t.Fatal(err)
 	}
 }
