@@ -49,12 +49,20 @@ func generateBenchCatalog(tb testing.TB) string {
 	if keep := os.Getenv("CHARTPILOT_BENCH_CATALOG"); keep != "" {
 		dir = keep
 	}
-	for p := range benchPackages {
+	generateCatalog(tb, dir, benchPackages, benchBundles)
+	return dir
+}
+
+// generateCatalog writes packages packages of bundles inline bundles each
+// into dir.
+func generateCatalog(tb testing.TB, dir string, packages, bundles int) {
+	tb.Helper()
+	for p := range packages {
 		pkg := fmt.Sprintf("operator-%03d", p)
 		cfg := declcfg.DeclarativeConfig{Packages: []declcfg.Package{{Schema: declcfg.SchemaPackage, Name: pkg, DefaultChannel: "stable", Description: "Benchmark operator."}}}
 		ch := declcfg.Channel{Schema: declcfg.SchemaChannel, Name: "stable", Package: pkg}
 		versions := map[string]semver.Version{}
-		for v := range benchBundles {
+		for v := range bundles {
 			version := fmt.Sprintf("%d.%d.0", v/10, v%10)
 			bundle, err := LoadBundleDir(benchBundleFS(pkg, version), BundleOptions{})
 			if err != nil {
@@ -77,7 +85,6 @@ func generateBenchCatalog(tb testing.TB) string {
 			tb.Fatal(err)
 		}
 	}
-	return dir
 }
 
 // reportCatalogSize records the catalog's size in bytes.

@@ -38,6 +38,9 @@ type ServeOptions struct {
 	// Log receives a line on the catalog's load (sizes and durations); nil
 	// discards it.
 	Log io.Writer
+	// ShutdownGrace is how long calls in flight may take to finish once
+	// Serve's context is done; then they are cut off. Default 10s.
+	ShutdownGrace time.Duration
 }
 
 // Server serves OLM's registry gRPC API (api.Registry, the experimental
@@ -48,6 +51,7 @@ type ServeOptions struct {
 type Server struct {
 	grpc   *grpc.Server
 	lis    net.Listener
+	grace  time.Duration
 	tmpDir string
 	// Digest is the digest of the image served, when serving an image.
 	Digest string
@@ -59,7 +63,7 @@ func NewServer(ctx context.Context, opts ServeOptions) (_ *Server, err error) {
 	if (opts.Dir == "") == (opts.Image == "") {
 		return nil, errors.New("set either a catalog directory or a catalog image")
 	}
-	s := &Server{}
+	s := &Server{grace: cmp.Or(opts.ShutdownGrace, 10*time.Second)}
 	defer func() {
 		if err != nil {
 			s.Close()
@@ -130,9 +134,15 @@ func loadIndex(ctx context.Context, dir string, log io.Writer) (*index.Index, er
 // Addr is the address the server listens on.
 func (s *Server) Addr() string { return s.lis.Addr().String() }
 
-// Serve answers requests until ctx is done or Close is called.
+// Serve answers requests until ctx is done or Close is called. Once ctx is
+// done, calls in flight have ShutdownGrace to finish: a client that stops
+// reading a ListBundles would otherwise hold a graceful stop forever.
 func (s *Server) Serve(ctx context.Context) error {
-	stop := context.AfterFunc(ctx, s.grpc.GracefulStop)
+	stop := context.AfterFunc(ctx, func() {
+		cut := time.AfterFunc(s.grace, s.grpc.Stop)
+		defer cut.Stop()
+		s.grpc.GracefulStop()
+	})
 	defer stop()
 	err := s.grpc.Serve(s.lis)
 	if errors.Is(err, grpc.ErrServerStopped) {

@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/operator-framework/operator-registry/pkg/api"
 	"golang.org/x/sync/errgroup"
@@ -310,5 +311,50 @@ func TestServeConcurrentListBundles(t *testing.T) {
 	}
 	if err := g.Wait(); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// A client that stops reading in the middle of a ListBundles does not hold
+// the server's stop: after ShutdownGrace, its call is cut off.
+func TestServeStopsDespiteAStalledClient(t *testing.T) {
+	dir := t.TempDir()
+	generateCatalog(t, dir, 8, 25) // about 0.7 MiB of ListBundles, ten windows
+	s, err := NewServer(t.Context(), ServeOptions{Dir: dir, Address: "127.0.0.1:0", ShutdownGrace: 300 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(t.Context())
+	done := make(chan error, 1)
+	go func() { done <- s.Serve(ctx) }()
+	defer s.Close()
+
+	// A fixed 64 KiB window: the server can send no more than that until
+	// the client reads.
+	conn, err := grpc.NewClient(s.Addr(), grpc.WithTransportCredentials(insecure.NewCredentials()),
+		grpc.WithInitialWindowSize(64<<10), grpc.WithInitialConnWindowSize(64<<10))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	stream, err := api.NewRegistryClient(conn).ListBundles(t.Context(), &api.ListBundlesRequest{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := stream.Recv(); err != nil {
+		t.Fatal(err)
+	}
+
+	start := time.Now()
+	cancel()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Errorf("serve: %v", err)
+		}
+		if took := time.Since(start); took < 300*time.Millisecond {
+			t.Errorf("stopped after %s, before the grace ended: was the call ever stalled?", took)
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatal("serve did not stop 30s after its context was done")
 	}
 }
