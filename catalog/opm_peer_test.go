@@ -114,6 +114,7 @@ func startOpmServe(t testing.TB, dir string) string {
 		"--pprof-addr", "127.0.0.1:0",
 		"--termination-log", filepath.Join(work, "termination.log"))
 	cmd.Stdout, cmd.Stderr = &log, &log
+	cmd.SysProcAttr = serverProcAttr()
 	if err := cmd.Start(); err != nil {
 		cancel()
 		t.Fatalf("starting opm serve: %v", err)

@@ -191,6 +191,7 @@ func startServeProcess(b *testing.B, bin string, args func(dir, port string) []s
 	cmd := exec.Command(bin, args(dir, port)...)
 	var errOut bytes.Buffer
 	cmd.Stdout, cmd.Stderr = io.Discard, &errOut
+	cmd.SysProcAttr = serverProcAttr()
 	if err := cmd.Start(); err != nil {
 		b.Fatal(err)
 	}
