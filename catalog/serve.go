@@ -25,6 +25,10 @@ import (
 // loopback, on the port OLM's registry pods use.
 const DefaultServeAddress = "127.0.0.1:50051"
 
+// DefaultShutdownGrace is how long calls in flight may take to finish once
+// a server is told to stop, unless told otherwise.
+const DefaultShutdownGrace = 10 * time.Second
+
 // ServeOptions configure a registry server for a catalog directory.
 type ServeOptions struct {
 	// Dir is the catalog directory to serve.
@@ -39,7 +43,8 @@ type ServeOptions struct {
 	// discards it.
 	Log io.Writer
 	// ShutdownGrace is how long calls in flight may take to finish once
-	// Serve's context is done; then they are cut off. Default 10s.
+	// Serve's context is done; then they are cut off. Default
+	// DefaultShutdownGrace.
 	ShutdownGrace time.Duration
 }
 
@@ -63,7 +68,7 @@ func NewServer(ctx context.Context, opts ServeOptions) (_ *Server, err error) {
 	if (opts.Dir == "") == (opts.Image == "") {
 		return nil, errors.New("set either a catalog directory or a catalog image")
 	}
-	s := &Server{grace: cmp.Or(opts.ShutdownGrace, 10*time.Second)}
+	s := &Server{grace: cmp.Or(opts.ShutdownGrace, DefaultShutdownGrace)}
 	defer func() {
 		if err != nil {
 			s.Close()

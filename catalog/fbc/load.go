@@ -112,7 +112,9 @@ func loadMetas(metas []*declcfg.Meta, err error) (*declcfg.DeclarativeConfig, er
 }
 
 // emptyDocumentIn tells whether the fast parser found an empty document in
-// data, and where.
+// data, and where. It parses again, but only for a file that failed:
+// declcfg fails on an empty document while walking or while adding what
+// it made of it, so the answer is wanted past readMetas.
 func emptyDocumentIn(data []byte, empty *emptyDocument) bool {
 	_, err := parseYAMLStream(data, map[string]any{})
 	return errors.As(err, empty)

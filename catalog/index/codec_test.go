@@ -46,7 +46,10 @@ func TestCodecSendsEncodedAnswers(t *testing.T) {
 		})
 	}
 	var decoded api.Bundle
-	data, _ := Codec().Marshal(answer)
+	data, err := Codec().Marshal(answer)
+	if err != nil {
+		t.Fatal(err)
+	}
 	if err := Codec().Unmarshal(data, &decoded); err != nil || !proto.Equal(&decoded, bundle) {
 		t.Errorf("decoded %v (%v), want %v", &decoded, err, bundle)
 	}

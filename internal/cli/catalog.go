@@ -10,7 +10,6 @@ import (
 	"runtime"
 	"strconv"
 	"strings"
-	"time"
 
 	"github.com/google/go-containerregistry/pkg/name"
 	v1 "github.com/google/go-containerregistry/pkg/v1"
@@ -296,7 +295,7 @@ catalog image, pulled with the docker credentials. Stop with Ctrl-C.`,
 	fl.StringVar(&opts.Address, "address", opts.Address, "host:port to listen on")
 	fl.IntVar(&port, "port", 0, "port to listen on, overriding the port of --address")
 	fl.BoolVar(&verbose, "verbose", false, "log the catalog load (sizes, durations) to stderr")
-	fl.DurationVar(&opts.ShutdownGrace, "shutdown-grace", 10*time.Second, "on SIGTERM or Ctrl-C, how long calls in flight may take to finish before they are cut off")
+	fl.DurationVar(&opts.ShutdownGrace, "shutdown-grace", catalog.DefaultShutdownGrace, "on SIGTERM or Ctrl-C, how long calls in flight may take to finish before they are cut off")
 	return cmd
 }
 
