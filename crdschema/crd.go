@@ -12,6 +12,7 @@ import (
 	helmchart "helm.sh/helm/v3/pkg/chart"
 
 	"github.com/chartpilot/chartpilot/chart"
+	"github.com/chartpilot/chartpilot/operator/reconciler"
 )
 
 // Spec is the schema of a chart's values, which a CR's spec holds, with
@@ -103,48 +104,9 @@ func mergeSchemas(base, over *apiextensionsv1.JSONSchemaProps) *apiextensionsv1.
 	return out
 }
 
-// Status is the schema of the status the operator runtime writes.
-func Status() apiextensionsv1.JSONSchemaProps {
-	str := func(d string) apiextensionsv1.JSONSchemaProps {
-		return apiextensionsv1.JSONSchemaProps{Type: "string", Description: d}
-	}
-	return apiextensionsv1.JSONSchemaProps{
-		Type:        "object",
-		Description: "What the operator last observed and did.",
-		Properties: map[string]apiextensionsv1.JSONSchemaProps{
-			"observedGeneration": {Type: "integer", Format: "int64", Description: "The generation of the spec the status is about."},
-			"conditions": {
-				Type:         "array",
-				Description:  "The latest observations of the release's state.",
-				XListType:    ptr.To("map"),
-				XListMapKeys: []string{"type"},
-				Items: &apiextensionsv1.JSONSchemaPropsOrArray{Schema: &apiextensionsv1.JSONSchemaProps{
-					Type:     "object",
-					Required: []string{"type", "status"},
-					Properties: map[string]apiextensionsv1.JSONSchemaProps{
-						"type": str("The condition's type, e.g. Deployed or ReleaseFailed."),
-						"status": {Type: "string", Description: "True, False or Unknown.",
-							Enum: []apiextensionsv1.JSON{{Raw: []byte(`"True"`)}, {Raw: []byte(`"False"`)}, {Raw: []byte(`"Unknown"`)}}},
-						"reason":             str("A CamelCase reason for the last transition."),
-						"message":            str("A human-readable message about the transition."),
-						"lastTransitionTime": {Type: "string", Format: "date-time", Description: "When the status last changed."},
-					},
-				}},
-			},
-			"deployedRelease": {
-				Type:        "object",
-				Description: "The Helm release the operator last deployed.",
-				Properties: map[string]apiextensionsv1.JSONSchemaProps{
-					"name":       str("The release name."),
-					"version":    {Type: "integer", Description: "The release revision."},
-					"chart":      str("The chart name and version."),
-					"appVersion": str("The chart's appVersion."),
-					"digest":     str("Digest of the chart and values of the release."),
-				},
-			},
-		},
-	}
-}
+// Status is the schema of the status the operator runtime writes: the
+// runtime's own definition, so that what it writes is never pruned.
+func Status() apiextensionsv1.JSONSchemaProps { return reconciler.StatusSchema() }
 
 // Options name the custom resource.
 type Options struct {

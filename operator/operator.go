@@ -50,6 +50,8 @@ type Options struct {
 	// ReconcilePeriod re-checks each CR this often unless its watch or
 	// annotation says otherwise; 0 only reconciles on changes.
 	ReconcilePeriod time.Duration
+	// Backoff spaces the attempts of a release that keeps failing.
+	Backoff reconciler.Backoff
 	// LeaderElection, with a Lease named LeaderElectionID in
 	// LeaderElectionNamespace, lets replicas stand by.
 	LeaderElection          bool
@@ -202,6 +204,7 @@ func addController(mgr manager.Manager, helm *release.Client, w watches.Watch, o
 		Helm:            helm,
 		Recorder:        mgr.GetEventRecorderFor(name),
 		ReconcilePeriod: opts.ReconcilePeriod,
+		Backoff:         opts.Backoff,
 		Log:             opts.Log.WithName(name),
 	})
 	c, err := builder.ControllerManagedBy(mgr).
@@ -291,10 +294,37 @@ func (dependentChanged) Update(e event.TypedUpdateEvent[*unstructured.Unstructur
 		// on a change of data: every update counts.
 		return true
 	}
-	if !maps.Equal(o.GetLabels(), n.GetLabels()) || !maps.Equal(o.GetAnnotations(), n.GetAnnotations()) {
+	if !maps.Equal(o.GetLabels(), n.GetLabels()) || !maps.Equal(ours(o.GetAnnotations()), ours(n.GetAnnotations())) {
 		return true
 	}
 	return ready(o) != ready(n)
+}
+
+// ours leaves out the annotations that other controllers keep on the objects
+// of a release (a Deployment's revision, a claim's binding): a change of one
+// is bookkeeping, not a change to what the release set, and reacting to it
+// would requeue the CR after every rollout.
+func ours(annotations map[string]string) map[string]string {
+	out := make(map[string]string, len(annotations))
+	for k, v := range annotations {
+		if !bookkeeping(k) {
+			out[k] = v
+		}
+	}
+	return out
+}
+
+func bookkeeping(key string) bool {
+	prefix, _, _ := strings.Cut(key, "/")
+	switch prefix {
+	case "deployment.kubernetes.io", // revision, desired-replicas, max-replicas
+		"pv.kubernetes.io",          // bind-completed, bound-by-controller
+		"volume.kubernetes.io",      // selected-node, storage-provisioner
+		"volume.beta.kubernetes.io", // storage-provisioner
+		"endpoints.kubernetes.io":   // last-change-trigger-time
+		return true
+	}
+	return false
 }
 
 func ready(u *unstructured.Unstructured) bool {

@@ -115,6 +115,11 @@ func TestDependentChanged(t *testing.T) {
 			"apiVersion": "v1", "kind": "ConfigMap", "metadata": map[string]any{"name": "c"}, "data": map[string]any{"k": data},
 		}}
 	}
+	annotated := func(k, v string) *unstructured.Unstructured {
+		d := deployment(1, true, "a")
+		d.SetAnnotations(map[string]string{k: v})
+		return d
+	}
 	tests := []struct {
 		name     string
 		old, new *unstructured.Unstructured
@@ -125,6 +130,9 @@ func TestDependentChanged(t *testing.T) {
 		{"became ready", deployment(1, false, "a"), deployment(1, true, "a"), true},
 		{"status churn, still not ready", deployment(1, false, "a"), deployment(1, false, "a"), false},
 		{"kind without generation", configMap("x"), configMap("y"), true},
+		{"a controller's bookkeeping annotation", annotated("deployment.kubernetes.io/revision", "1"), annotated("deployment.kubernetes.io/revision", "2"), false},
+		{"bookkeeping annotation added", deployment(1, true, "a"), annotated("deployment.kubernetes.io/revision", "1"), false},
+		{"an annotation the release set", annotated("team", "a"), annotated("team", "b"), true},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

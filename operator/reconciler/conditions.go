@@ -1,10 +1,15 @@
 package reconciler
 
 import (
+	"fmt"
+
+	helmrelease "helm.sh/helm/v3/pkg/release"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
+
+	"github.com/chartpilot/chartpilot/operator/release"
 )
 
 // Condition types, operator-sdk's four plus Ready and Drifted.
@@ -66,6 +71,18 @@ func (s *Status) set(generation int64, typ string, status metav1.ConditionStatus
 	meta.SetStatusCondition(&s.Conditions, metav1.Condition{
 		Type: typ, Status: status, Reason: reason, Message: truncate(message), ObservedGeneration: generation,
 	})
+}
+
+// setDeployed records the revision deployed now.
+func (s *Status) setDeployed(generation int64, rel *helmrelease.Release) {
+	md := rel.Chart.Metadata
+	s.set(generation, TypeDeployed, metav1.ConditionTrue, successReason(rel.Version), fmt.Sprintf("revision %d of %s", rel.Version, chartName(md.Name, md.Version)))
+	s.DeployedRelease = &DeployedRelease{
+		Name: rel.Name, Version: rel.Version,
+		Chart:      chartName(md.Name, md.Version),
+		AppVersion: md.AppVersion,
+		Digest:     rel.Labels[release.DigestLabel],
+	}
 }
 
 // truncate keeps condition messages within the API's 32 KiB limit.

@@ -10,6 +10,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
+	"k8s.io/utils/ptr"
 	"sigs.k8s.io/yaml"
 )
 
@@ -40,7 +41,7 @@ func (r ownerRenderer) Run(rendered *bytes.Buffer) (*bytes.Buffer, error) {
 	ref := metav1.OwnerReference{
 		APIVersion: ownerGVK.GroupVersion().String(), Kind: ownerGVK.Kind,
 		Name: r.owner.GetName(), UID: r.owner.GetUID(),
-		Controller: ptr(true), BlockOwnerDeletion: ptr(true),
+		Controller: ptr.To(true), BlockOwnerDeletion: ptr.To(true),
 	}
 	for {
 		var obj unstructured.Unstructured
@@ -102,5 +103,3 @@ func (r ownerRenderer) ownable(obj *unstructured.Unstructured) bool {
 	}
 	return obj.GetNamespace() == "" || obj.GetNamespace() == r.owner.GetNamespace()
 }
-
-func ptr[T any](v T) *T { return &v }

@@ -75,6 +75,10 @@ type Options struct {
 	OnDeployed func(ctx context.Context, digest, manifest string)
 	// Metrics, when set, records each reconcile's state and actions.
 	Metrics Metrics
+	// Backoff spaces the attempts of a release that keeps failing.
+	Backoff Backoff
+	// Now is the clock; defaults to time.Now.
+	Now func() time.Time
 }
 
 // Metrics records what reconciles did.
@@ -89,11 +93,15 @@ type Metrics interface {
 type Reconciler struct {
 	opts        Options
 	chartDigest string
+	retries     retries
 }
 
 // New returns a Reconciler.
 func New(opts Options) *Reconciler {
-	return &Reconciler{opts: opts, chartDigest: release.ChartDigest(opts.Watch.LoadedChart)}
+	if opts.Now == nil {
+		opts.Now = time.Now
+	}
+	return &Reconciler{opts: opts, chartDigest: release.ChartDigest(opts.Watch.LoadedChart), retries: retries{policy: opts.Backoff}}
 }
 
 // Reconcile implements reconcile.Reconciler. See package release for the
@@ -103,6 +111,9 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reco
 	obj := &unstructured.Unstructured{}
 	obj.SetGroupVersionKind(r.opts.Watch.GroupVersionKind())
 	if err := r.opts.Client.Get(ctx, req.NamespacedName, obj); err != nil {
+		if apierrors.IsNotFound(err) {
+			r.retries.forget(req.NamespacedName)
+		}
 		return reconcile.Result{}, client.IgnoreNotFound(err)
 	}
 	if !r.opts.Watch.LabelSelector.Matches(labels.Set(obj.GetLabels())) {
@@ -139,6 +150,13 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reco
 		return reconcile.Result{}, r.writeStatus(ctx, obj, before, st)
 	}
 	relReq.Values = vals
+	attempt := attemptKey(relReq.Digest(), obj.GetAnnotations())
+	if wait := r.retries.wait(req.NamespacedName, attempt, r.opts.Now()); wait > 0 {
+		// The same attempt failed a moment ago: an event of the release's
+		// objects does not make it worth repeating before its time.
+		log.V(1).Info("backing off after a failure", "retryIn", wait.Round(time.Millisecond))
+		return reconcile.Result{RequeueAfter: wait}, nil
+	}
 	st.set(gen, TypeIrreconcilable, metav1.ConditionFalse, ReasonReconcileSuccessful, "")
 
 	res, rerr := r.opts.Helm.Reconcile(ctx, relReq)
@@ -151,24 +169,16 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reco
 		r.opts.Metrics.Observe(req.NamespacedName, state, res.Actions)
 	}
 	if rerr != nil {
-		reason := failureReason(rerr)
-		st.set(gen, TypeReleaseFailed, metav1.ConditionTrue, reason, rerr.Error())
-		if res.State.Deployed == nil {
-			st.set(gen, TypeDeployed, metav1.ConditionFalse, reason, rerr.Error())
-		}
-		st.ObservedGeneration = gen
-		if werr := r.writeStatus(ctx, obj, before, st); werr != nil {
-			log.Error(werr, "writing status")
-		}
-		return reconcile.Result{}, rerr
+		return r.failed(ctx, obj, before, st, res, rerr, attempt)
 	}
+	r.retries.forget(req.NamespacedName)
 
 	deployed := res.State.Deployed
 	if r.opts.OnDeployed != nil {
 		r.opts.OnDeployed(ctx, deployed.Labels[release.DigestLabel], deployed.Manifest)
 	}
 	st.set(gen, TypeReleaseFailed, metav1.ConditionFalse, ReasonReconcileSuccessful, "")
-	st.set(gen, TypeDeployed, metav1.ConditionTrue, successReason(deployed.Version), fmt.Sprintf("revision %d of %s", deployed.Version, chartName(deployed.Chart.Metadata.Name, deployed.Chart.Metadata.Version)))
+	st.setDeployed(gen, deployed)
 	switch prev := meta.FindStatusCondition(before.Conditions, TypeDrifted); {
 	case performed(res, release.ActionRepair):
 		st.set(gen, TypeDrifted, metav1.ConditionFalse, ReasonDriftRepaired, "objects changed in the cluster were restored: "+driftSummary(res))
@@ -182,17 +192,36 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reco
 	} else {
 		st.set(gen, TypeReady, metav1.ConditionTrue, ReasonObjectsReady, "")
 	}
-	st.DeployedRelease = &DeployedRelease{
-		Name: deployed.Name, Version: deployed.Version,
-		Chart:      chartName(deployed.Chart.Metadata.Name, deployed.Chart.Metadata.Version),
-		AppVersion: deployed.Chart.Metadata.AppVersion,
-		Digest:     deployed.Labels[release.DigestLabel],
-	}
 	st.ObservedGeneration = gen
 	if err := r.writeStatus(ctx, obj, before, st); err != nil {
 		return reconcile.Result{}, err
 	}
 	return reconcile.Result{RequeueAfter: r.requeue(obj, res)}, nil
+}
+
+// failed records a failed reconcile: the status says what failed and which
+// revision is deployed now (a rollback may have made a new one), and the
+// next attempt waits for the backoff unless the CR or the chart changes.
+func (r *Reconciler) failed(ctx context.Context, obj *unstructured.Unstructured, before, st Status, res release.Result, rerr error, attempt string) (reconcile.Result, error) {
+	gen := obj.GetGeneration()
+	reason := failureReason(rerr)
+	st.set(gen, TypeReleaseFailed, metav1.ConditionTrue, reason, rerr.Error())
+	if deployed := res.State.Deployed; deployed != nil {
+		st.setDeployed(gen, deployed)
+	} else {
+		st.set(gen, TypeDeployed, metav1.ConditionFalse, reason, rerr.Error())
+		st.DeployedRelease = nil
+	}
+	st.ObservedGeneration = gen
+	log := r.opts.Log.WithValues("name", obj.GetName(), "namespace", obj.GetNamespace())
+	if werr := r.writeStatus(ctx, obj, before, st); werr != nil {
+		log.Error(werr, "writing status")
+	}
+	retryIn := r.retries.failed(client.ObjectKeyFromObject(obj), attempt, r.opts.Now())
+	log.Error(rerr, "reconcile failed", "retryIn", retryIn.Round(time.Millisecond))
+	// The backoff is this reconciler's: an error would add the controller's
+	// own rate limiting on top and log the failure a second time.
+	return reconcile.Result{RequeueAfter: retryIn}, nil
 }
 
 // request maps the CR and its annotations to a release request.

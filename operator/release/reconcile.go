@@ -75,40 +75,62 @@ func (c *Client) Reconcile(ctx context.Context, req *Request) (Result, error) {
 		if err != nil {
 			return res, err
 		}
-		switch st.Status {
-		case InSync:
+		if st.Status == InSync {
 			return res, nil
-		case Locked:
-			if err := run(unlock{c}, st); err != nil {
+		}
+		step, err := c.plan(st)
+		if err != nil {
+			return res, err
+		}
+		if err := run(step.action, st); err != nil {
+			if step.remediation == nil {
 				return res, err
 			}
-		case Absent:
-			if err := run(install{c}, st); err != nil {
-				return res, remediate(err, uninstallAction{c: c, remediation: true}, st)
-			}
-		case Failed:
-			if st.Deployed != nil {
-				if err := run(upgrade{c}, st); err != nil {
-					return res, remediate(err, rollback{c}, st)
-				}
-				continue
-			}
-			// A failed install leaves records (and maybe objects) that block
-			// a new install: clear them, then install from scratch.
-			if err := run(uninstallAction{c: c, remediation: true}, st); err != nil {
-				return res, err
-			}
-		case OutOfSync:
-			if err := run(upgrade{c}, st); err != nil {
-				return res, remediate(err, rollback{c}, st)
-			}
-		case Drifted:
-			if err := run(repair{}, st); err != nil {
-				return res, err
-			}
-		default:
-			return res, fmt.Errorf("unknown release state %q", st.Status)
+			err = remediate(err, step.remediation, st)
+			return c.settled(ctx, req, res), err
 		}
 	}
 	return res, fmt.Errorf("%w: still %s after %d actions", ErrNotConverged, res.State.Status, len(res.Actions))
+}
+
+// step is what brings a release one state closer to its request, and what
+// restores a known state when that fails.
+type step struct {
+	action, remediation Action
+}
+
+// plan chooses the step for a state that is not InSync. A release that was
+// ever deployed is only ever upgraded or rolled back: its objects are live.
+// Only a first install that failed is uninstalled, to install it afresh.
+func (c *Client) plan(st State) (step, error) {
+	switch st.Status {
+	case Locked:
+		return step{action: unlock{c}}, nil
+	case Absent:
+		return step{action: install{c}, remediation: uninstallAction{c: c, remediation: true}}, nil
+	case Failed:
+		if st.EverDeployed {
+			return step{action: upgrade{c}, remediation: rollback{c}}, nil
+		}
+		// A failed install leaves records (and maybe objects) that block
+		// a new install: clear them, then install from scratch.
+		return step{action: uninstallAction{c: c, remediation: true}}, nil
+	case OutOfSync:
+		return step{action: upgrade{c}, remediation: rollback{c}}, nil
+	case Drifted:
+		return step{action: repair{}}, nil
+	}
+	return step{}, fmt.Errorf("unknown release state %q", st.Status)
+}
+
+// settled observes the release again after a failed action and its
+// remediation, so that the result (and the CR's status) says which revision
+// is deployed now rather than which was before.
+func (c *Client) settled(ctx context.Context, req *Request, res Result) Result {
+	quick := *req
+	quick.SkipDrift = true
+	if st, err := c.Observe(ctx, &quick); err == nil {
+		res.State = st
+	}
+	return res
 }

@@ -114,6 +114,15 @@ func (f *fixture) greeting() string {
 	return cm.Data["greeting"]
 }
 
+func (f *fixture) configMapUID() string {
+	f.t.Helper()
+	cm, err := f.cs.CoreV1().ConfigMaps(f.ns).Get(context.Background(), "app-config", metav1.GetOptions{})
+	if err != nil {
+		f.t.Fatalf("reading the release's ConfigMap: %v", err)
+	}
+	return string(cm.UID)
+}
+
 func actionNames(res Result) []string {
 	var out []string
 	for _, a := range res.Actions {
@@ -369,6 +378,101 @@ func TestUnlockPendingRelease(t *testing.T) {
 				t.Errorf("greeting %q", f.greeting())
 			}
 		})
+	}
+}
+
+// A crash after Helm superseded the deployed revision and before it deployed
+// the new one leaves no deployed revision: recovery must upgrade or roll back
+// the live release, never uninstall it (its objects keep their UIDs, its
+// history its revisions).
+func TestCrashAfterSupersede(t *testing.T) {
+	for _, pending := range []helmrelease.Status{helmrelease.StatusPendingUpgrade, helmrelease.StatusPendingRollback} {
+		t.Run(string(pending), func(t *testing.T) {
+			f := newFixture(t)
+			f.mustReconcile(f.request(map[string]any{"greeting": "one"}), ActionInstall)
+			req := f.request(map[string]any{"greeting": "two"})
+			f.mustReconcile(req, ActionUpgrade)
+			uid := f.configMapUID()
+
+			// What the kill left, as the issue reproduces it by hand.
+			store := f.client.actionConfig(f.ns).Releases
+			deployed, err := store.Deployed("app")
+			if err != nil {
+				t.Fatal(err)
+			}
+			next := *deployed
+			info := *deployed.Info
+			next.Info, next.Version = &info, deployed.Version+1
+			next.Info.Status = pending
+			deployed.Info.Status = helmrelease.StatusSuperseded
+			if err := store.Update(deployed); err != nil {
+				t.Fatal(err)
+			}
+			if err := store.Create(&next); err != nil {
+				t.Fatal(err)
+			}
+
+			res, err := f.reconcile(req)
+			if err != nil {
+				t.Fatalf("Reconcile: %v (%v)", err, actionNames(res))
+			}
+			if got := actionNames(res); !slices.Equal(got, []string{ActionUnlock, ActionUpgrade}) {
+				t.Errorf("actions %v, want unlock then upgrade", got)
+			}
+			if got := f.configMapUID(); got != uid {
+				t.Errorf("ConfigMap UID %s, was %s: the release was recreated", got, uid)
+			}
+			if got := res.State.Deployed.Version; got != next.Version+1 {
+				t.Errorf("deployed revision %d, want %d (the history kept)", got, next.Version+1)
+			}
+			if f.greeting() != "two" {
+				t.Errorf("greeting %q", f.greeting())
+			}
+		})
+	}
+}
+
+// When the upgrade after such a crash fails too, the release is rolled back
+// to the superseded revision, not uninstalled.
+func TestCrashAfterSupersedeThenFailedUpgrade(t *testing.T) {
+	f := newFixture(t)
+	f.mustReconcile(f.request(map[string]any{"greeting": "good"}), ActionInstall)
+	uid := f.configMapUID()
+	store := f.client.actionConfig(f.ns).Releases
+	deployed, err := store.Deployed("app")
+	if err != nil {
+		t.Fatal(err)
+	}
+	next := *deployed
+	info := *deployed.Info
+	next.Info, next.Version = &info, 2
+	next.Info.Status = helmrelease.StatusPendingUpgrade
+	deployed.Info.Status = helmrelease.StatusSuperseded
+	if err := store.Update(deployed); err != nil {
+		t.Fatal(err)
+	}
+	if err := store.Create(&next); err != nil {
+		t.Fatal(err)
+	}
+
+	bad := f.request(map[string]any{"greeting": "bad", "broken": true})
+	bad.DryRun = "none"
+	res, err := f.reconcile(bad)
+	if !errors.Is(err, ErrUpgradeFailed) {
+		t.Fatalf("err = %v (%v), want ErrUpgradeFailed", err, actionNames(res))
+	}
+	if got := actionNames(res); !slices.Equal(got, []string{ActionUnlock, ActionUpgrade, ActionRollback}) {
+		t.Errorf("actions %v, want unlock, upgrade, rollback", got)
+	}
+	if got := f.configMapUID(); got != uid {
+		t.Errorf("ConfigMap UID %s, was %s: the release was recreated", got, uid)
+	}
+	if f.greeting() != "good" {
+		t.Errorf("greeting %q after rollback, want the superseded revision's", f.greeting())
+	}
+	// The result says what is deployed now: the rollback's revision.
+	if res.State.Deployed == nil || res.State.Deployed.Version != 4 {
+		t.Errorf("result's deployed revision %v, want 4 (install, pending, failed upgrade, rollback)", version(res.State.Deployed))
 	}
 }
 

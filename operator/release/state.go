@@ -18,7 +18,7 @@ const (
 	// Locked: the latest revision is pending (install, upgrade, rollback or
 	// uninstall): a previous operator process stopped in the middle of it.
 	Locked Status = "Locked"
-	// Failed: the latest revision failed.
+	// Failed: the latest revision failed, or none is deployed.
 	Failed Status = "Failed"
 	// OutOfSync: deployed, from another chart or other values than requested.
 	OutOfSync Status = "OutOfSync"
@@ -37,6 +37,16 @@ type State struct {
 	// Latest is the newest revision; Deployed the one currently deployed.
 	// Either may be nil.
 	Latest, Deployed *helmrelease.Release
+	// LastGood is the revision a failed upgrade rolls back to: Deployed or,
+	// when none is, the newest superseded one. Helm supersedes the old
+	// revision before it marks the new one deployed, so a crash in between
+	// leaves a live release with no deployed revision.
+	LastGood *helmrelease.Release
+	// EverDeployed says the history proves the release was deployed once: a
+	// revision is deployed or superseded, or one is newer than the first
+	// install. Recovery never uninstalls such a release: its objects (and
+	// the data of its volumes) are live.
+	EverDeployed bool
 	// Drift lists what differs in the cluster (Drifted).
 	Drift []Drift
 	// NotReady lists the release's objects that are not ready yet (kstatus);
@@ -47,61 +57,85 @@ type State struct {
 // Observe compares the release in Helm's storage and in the cluster with the
 // request. It changes nothing.
 func (c *Client) Observe(ctx context.Context, req *Request) (State, error) {
-	cfg := c.actionConfig(req.Namespace)
 	history, err := c.history(ctx, req.Namespace, req.Name)
 	if err != nil && !errors.Is(err, driver.ErrReleaseNotFound) {
 		return State{}, fmt.Errorf("reading the history of release %s/%s: %w", req.Namespace, req.Name, err)
 	}
+	st := assess(history, req.Digest())
+	if st.Status != InSync || req.SkipDrift {
+		return st, nil
+	}
+	drift, notReady, err := c.compare(ctx, c.actionConfig(req.Namespace), st.Deployed)
+	if err != nil {
+		return st, err
+	}
+	st.NotReady = notReady
+	if len(drift) > 0 {
+		st.Status, st.Drift = Drifted, drift
+		st.Reason = fmt.Sprintf("%d object(s) differ from revision %d: %s", len(drift), st.Deployed.Version, drift[0].String())
+	}
+	return st, nil
+}
+
+// assess classifies a release's history against the digest of the request,
+// without looking at the cluster: a release found InSync here may still
+// have drifted.
+func assess(history []*helmrelease.Release, digest string) State {
 	var st State
 	for _, r := range history {
+		if r.Info == nil {
+			continue
+		}
 		if st.Latest == nil || r.Version > st.Latest.Version {
 			st.Latest = r
 		}
-		if r.Info != nil && r.Info.Status == helmrelease.StatusDeployed && (st.Deployed == nil || r.Version > st.Deployed.Version) {
-			st.Deployed = r
+		switch r.Info.Status {
+		case helmrelease.StatusDeployed:
+			if st.Deployed == nil || r.Version > st.Deployed.Version {
+				st.Deployed = r
+			}
+			st.EverDeployed = true
+		case helmrelease.StatusSuperseded:
+			if st.LastGood == nil || r.Version > st.LastGood.Version {
+				st.LastGood = r
+			}
+			st.EverDeployed = true
 		}
 	}
-	if st.Latest == nil || st.Latest.Info == nil || st.Latest.Info.Status == helmrelease.StatusUninstalled {
-		st.Status, st.Reason = Absent, "no release installed"
-		return st, nil
+	if st.Deployed != nil {
+		st.LastGood = st.Deployed
 	}
 	latest := st.Latest
+	if latest == nil || latest.Info.Status == helmrelease.StatusUninstalled {
+		st.Status, st.Reason = Absent, "no release installed"
+		return st
+	}
+	// Only an install writes revision 1: anything later is an upgrade or a
+	// rollback of a release that was deployed.
+	st.EverDeployed = st.EverDeployed || latest.Version > 1
 	switch latest.Info.Status {
 	case helmrelease.StatusPendingInstall, helmrelease.StatusPendingUpgrade, helmrelease.StatusPendingRollback, helmrelease.StatusUninstalling:
 		st.Status = Locked
 		st.Reason = fmt.Sprintf("revision %d is %s: interrupted before it finished", latest.Version, latest.Info.Status)
-		return st, nil
+		return st
 	case helmrelease.StatusFailed:
 		st.Status = Failed
 		st.Reason = fmt.Sprintf("revision %d failed: %s", latest.Version, latest.Info.Description)
-		return st, nil
+		return st
 	}
 	if st.Deployed == nil {
-		// Superseded or unknown without a deployed revision: only an install helps.
 		st.Status, st.Reason = Failed, fmt.Sprintf("revision %d is %s and none is deployed", latest.Version, latest.Info.Status)
-		return st, nil
+		return st
 	}
-	if got, want := st.Deployed.Labels[DigestLabel], req.Digest(); got != want {
+	if got := st.Deployed.Labels[DigestLabel]; got != digest {
 		st.Status = OutOfSync
 		st.Reason = "the chart or the values changed"
 		if got == "" {
 			st.Reason = "deployed without a chartpilot digest (adopted release)"
 		}
-		return st, nil
-	}
-	if !req.SkipDrift {
-		drift, notReady, err := c.compare(ctx, cfg, st.Deployed)
-		if err != nil {
-			return st, err
-		}
-		st.NotReady = notReady
-		if len(drift) > 0 {
-			st.Status, st.Drift = Drifted, drift
-			st.Reason = fmt.Sprintf("%d object(s) differ from revision %d: %s", len(drift), st.Deployed.Version, drift[0].String())
-			return st, nil
-		}
+		return st
 	}
 	st.Status = InSync
 	st.Reason = fmt.Sprintf("revision %d deployed as requested", st.Deployed.Version)
-	return st, nil
+	return st
 }

@@ -1,0 +1,106 @@
+package reconciler
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"math/rand/v2"
+	"slices"
+	"sync"
+	"time"
+
+	"k8s.io/apimachinery/pkg/types"
+)
+
+// Backoff spaces the attempts of a release that keeps failing: Initial after
+// the first failure, doubling up to Max. Zero values take 1s and 5m.
+type Backoff struct {
+	Initial, Max time.Duration
+}
+
+func (b Backoff) delay(failures int) time.Duration {
+	initial, limit := b.Initial, b.Max
+	if initial <= 0 {
+		initial = time.Second
+	}
+	if limit <= 0 {
+		limit = 5 * time.Minute
+	}
+	d := initial
+	for i := 1; i < failures && d < limit; i++ {
+		d *= 2
+	}
+	d = min(d, limit)
+	// Up to a tenth more, so that CRs failing together spread out.
+	return d + rand.N(d/10+1)
+}
+
+// retries remembers, per CR, the failures of its current attempt and when
+// the next may start. An attempt is identified by what could change its
+// outcome: the chart, the values and the CR's annotations. Events of the
+// release's objects (the operator's own writes, other controllers'
+// bookkeeping) change none of these, so they cannot start a new attempt
+// early; a change to the CR or a new chart starts one at once.
+type retries struct {
+	policy Backoff
+	mu     sync.Mutex
+	byCR   map[types.NamespacedName]failure
+}
+
+type failure struct {
+	attempt  string
+	failures int
+	next     time.Time
+}
+
+// wait is how long the CR must wait before trying attempt; 0 when it may try now.
+func (r *retries) wait(cr types.NamespacedName, attempt string, now time.Time) time.Duration {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	f, ok := r.byCR[cr]
+	if !ok || f.attempt != attempt || !now.Before(f.next) {
+		return 0
+	}
+	return f.next.Sub(now)
+}
+
+// failed records a failure of attempt and returns the delay before the next.
+func (r *retries) failed(cr types.NamespacedName, attempt string, now time.Time) time.Duration {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.byCR == nil {
+		r.byCR = map[types.NamespacedName]failure{}
+	}
+	f := r.byCR[cr]
+	if f.attempt != attempt {
+		f = failure{attempt: attempt}
+	}
+	f.failures++
+	d := r.policy.delay(f.failures)
+	f.next = now.Add(d)
+	r.byCR[cr] = f
+	return d
+}
+
+// forget drops the failures of a CR that succeeded or is gone.
+func (r *retries) forget(cr types.NamespacedName) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	delete(r.byCR, cr)
+}
+
+// attemptKey identifies an attempt by the release digest (chart and values)
+// and the CR's annotations (which choose forces, hooks and waits; changing
+// one is also how a user asks for a new attempt at once).
+func attemptKey(digest string, annotations map[string]string) string {
+	h := sha256.New()
+	h.Write([]byte(digest))
+	keys := make([]string, 0, len(annotations))
+	for k := range annotations {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	for _, k := range keys {
+		h.Write([]byte("\x00" + k + "\x00" + annotations[k]))
+	}
+	return hex.EncodeToString(h.Sum(nil)[:16])
+}

@@ -1,0 +1,84 @@
+package reconciler
+
+import (
+	"testing"
+	"time"
+
+	"k8s.io/apimachinery/pkg/types"
+)
+
+func TestBackoffDelay(t *testing.T) {
+	b := Backoff{Initial: time.Second, Max: 10 * time.Second}
+	for _, tc := range []struct {
+		failures int
+		want     time.Duration
+	}{
+		{1, time.Second}, {2, 2 * time.Second}, {3, 4 * time.Second}, {4, 8 * time.Second},
+		{5, 10 * time.Second}, {50, 10 * time.Second},
+	} {
+		got := b.delay(tc.failures)
+		if got < tc.want || got > tc.want+tc.want/10 {
+			t.Errorf("after %d failures: %s, want %s plus at most a tenth", tc.failures, got, tc.want)
+		}
+	}
+	if got := (Backoff{}).delay(1); got < time.Second || got > 1100*time.Millisecond {
+		t.Errorf("default first delay %s", got)
+	}
+}
+
+// Events in between cannot start the same attempt early; a new attempt (the
+// CR or the chart changed) goes at once; success forgets the failures.
+func TestRetries(t *testing.T) {
+	cr := types.NamespacedName{Namespace: "ns", Name: "a"}
+	now := time.Unix(1000, 0)
+	r := retries{policy: Backoff{Initial: time.Second, Max: time.Minute}}
+	if w := r.wait(cr, "x", now); w != 0 {
+		t.Fatalf("first attempt waits %s", w)
+	}
+	var delays []time.Duration
+	for range 4 {
+		d := r.failed(cr, "x", now)
+		delays = append(delays, d)
+		if w := r.wait(cr, "x", now.Add(d/2)); w <= 0 {
+			t.Errorf("after failure %d: an event half way through the backoff may retry", len(delays))
+		}
+		if w := r.wait(cr, "x", now.Add(d)); w != 0 {
+			t.Errorf("after failure %d: still waiting %s once the backoff is over", len(delays), w)
+		}
+		now = now.Add(d)
+	}
+	for i := 1; i < len(delays); i++ {
+		if delays[i] <= delays[i-1] {
+			t.Errorf("delays %v do not grow", delays)
+		}
+	}
+	if w := r.wait(cr, "y", now); w != 0 {
+		t.Errorf("a changed CR waits %s", w)
+	}
+	if d := r.failed(cr, "y", now); d > 1100*time.Millisecond {
+		t.Errorf("a new attempt's first failure backs off %s, want the initial delay", d)
+	}
+	r.forget(cr)
+	if w := r.wait(cr, "y", now); w != 0 {
+		t.Errorf("after success: waits %s", w)
+	}
+}
+
+func TestAttemptKey(t *testing.T) {
+	base := attemptKey("d1", map[string]string{"a": "1", "b": "2"})
+	for _, tc := range []struct {
+		name   string
+		key    string
+		change bool
+	}{
+		{"same, other map order", attemptKey("d1", map[string]string{"b": "2", "a": "1"}), false},
+		{"other digest", attemptKey("d2", map[string]string{"a": "1", "b": "2"}), true},
+		{"annotation changed", attemptKey("d1", map[string]string{"a": "1", "b": "3"}), true},
+		{"annotation added", attemptKey("d1", map[string]string{"a": "1", "b": "2", "c": ""}), true},
+		{"key and value not confused", attemptKey("d1", map[string]string{"a": "1b", "": "2"}), true},
+	} {
+		if got := tc.key != base; got != tc.change {
+			t.Errorf("%s: changed = %v, want %v", tc.name, got, tc.change)
+		}
+	}
+}

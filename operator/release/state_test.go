@@ -1,0 +1,95 @@
+package release
+
+import (
+	"testing"
+
+	helmrelease "helm.sh/helm/v3/pkg/release"
+)
+
+// history makes revisions 1..n with the given statuses, each labelled with
+// the digest "want" unless the status is prefixed by "old:".
+func history(statuses ...string) []*helmrelease.Release {
+	var out []*helmrelease.Release
+	for i, s := range statuses {
+		digest := "want"
+		if len(s) > 4 && s[:4] == "old:" {
+			digest, s = "old", s[4:]
+		}
+		out = append(out, &helmrelease.Release{
+			Name: "app", Version: i + 1,
+			Info:   &helmrelease.Info{Status: helmrelease.Status(s)},
+			Labels: map[string]string{DigestLabel: digest},
+		})
+	}
+	return out
+}
+
+// Each hand-made history is classified, and the step planned for it never
+// uninstalls a release that was ever deployed.
+func TestAssessAndPlan(t *testing.T) {
+	c := &Client{}
+	for _, tc := range []struct {
+		name         string
+		history      []*helmrelease.Release
+		status       Status
+		everDeployed bool
+		lastGood     int // version, 0 for none
+		action       string
+		remediation  string
+	}{
+		{"no release", nil, Absent, false, 0, ActionInstall, ActionUninstall},
+		{"uninstalled", history("uninstalled"), Absent, false, 0, ActionInstall, ActionUninstall},
+		{"in sync", history("superseded", "deployed"), InSync, true, 2, "", ""},
+		{"values changed", history("old:deployed"), OutOfSync, true, 1, ActionUpgrade, ActionRollback},
+		{"crash mid-install", history("pending-install"), Locked, false, 0, ActionUnlock, ""},
+		{"failed first install", history("failed"), Failed, false, 0, ActionUninstall, ""},
+		{"crash mid-upgrade before superseding", history("old:deployed", "pending-upgrade"), Locked, true, 1, ActionUnlock, ""},
+		{"crash mid-upgrade after superseding", history("old:superseded", "pending-upgrade"), Locked, true, 1, ActionUnlock, ""},
+		{"unlocked mid-upgrade crash", history("old:superseded", "failed"), Failed, true, 1, ActionUpgrade, ActionRollback},
+		{"crash mid-rollback after superseding", history("old:superseded", "superseded", "failed", "pending-rollback"), Locked, true, 2, ActionUnlock, ""},
+		{"unlocked mid-rollback crash", history("old:superseded", "superseded", "failed", "failed"), Failed, true, 2, ActionUpgrade, ActionRollback},
+		{"failed upgrade of a deployed release", history("old:deployed", "failed"), Failed, true, 1, ActionUpgrade, ActionRollback},
+		{"superseded revisions pruned away", history("failed", "failed")[1:], Failed, true, 0, ActionUpgrade, ActionRollback},
+		{"superseded on top, none deployed", history("superseded", "superseded"), Failed, true, 2, ActionUpgrade, ActionRollback},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			st := assess(tc.history, "want")
+			if st.Status != tc.status || st.EverDeployed != tc.everDeployed {
+				t.Fatalf("assessed %s (ever deployed %v): %s; want %s (%v)", st.Status, st.EverDeployed, st.Reason, tc.status, tc.everDeployed)
+			}
+			if got := version(st.LastGood); got != tc.lastGood {
+				t.Errorf("last good revision %d, want %d", got, tc.lastGood)
+			}
+			if st.Status == InSync {
+				return
+			}
+			step, err := c.plan(st)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := step.action.Name(); got != tc.action {
+				t.Errorf("action %s, want %s", got, tc.action)
+			}
+			if got := name(step.remediation); got != tc.remediation {
+				t.Errorf("remediation %q, want %q", got, tc.remediation)
+			}
+			if st.EverDeployed && (step.action.Name() == ActionUninstall || name(step.remediation) == ActionUninstall) {
+				t.Errorf("plans to uninstall a release that was deployed")
+			}
+		})
+	}
+}
+
+func version(r *helmrelease.Release) int {
+	if r == nil {
+		return 0
+	}
+	return r.Version
+}
+
+func name(a Action) string {
+	if a == nil {
+		return ""
+	}
+	return a.Name()
+}
