@@ -118,6 +118,10 @@ func New(opts Options) (manager.Manager, error) {
 	for _, w := range opts.Watches {
 		byObject[crObject(w.GroupVersionKind())] = cache.ByObject{Label: w.LabelSelector}
 	}
+	gate, err := newServerGate(opts.Config)
+	if err != nil {
+		return nil, err
+	}
 	cacheOpts := cache.Options{
 		DefaultLabelSelector: labels.SelectorFromSet(labels.Set{reconciler.ManagedLabel: "true"}),
 		ByObject:             byObject,
@@ -134,6 +138,8 @@ func New(opts Options) (manager.Manager, error) {
 	mgr, err := ctrl.NewManager(opts.Config, ctrl.Options{
 		Logger: opts.Log,
 		Cache:  cacheOpts,
+		// Informers resume the moment the API server is back from an outage.
+		NewCache: gate.newCache,
 		// CRs and release objects are unstructured: read them from the cache too.
 		Client:                  client.Options{Cache: &client.CacheOptions{Unstructured: true}},
 		Metrics:                 metricsserver.Options{BindAddress: opts.MetricsBindAddress},

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strconv"
 	"testing"
 	"time"
 
@@ -209,16 +210,96 @@ func TestAPIServerOutage(t *testing.T) {
 	if err := local.Up(context.Background()); err != nil {
 		t.Fatal(err)
 	}
+	back := time.Now()
 	patch := []byte(`{"spec":{"message":"after"}}`)
 	if _, err := dyn.Resource(gvr).Namespace(ns).Patch(context.Background(), "outage", types.MergePatchType, patch, metav1.PatchOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	waitCondition(t, dyn, ns, "outage", reconciler.TypeDeployed, 120*time.Second)
-	err := wait.PollUntilContextTimeout(context.Background(), 200*time.Millisecond, 60*time.Second, true, func(ctx context.Context) (bool, error) {
+	// The informers wait for the server's return rather than back off past
+	// it: the change is applied within seconds, not client-go's 30-60 s.
+	err := wait.PollUntilContextTimeout(context.Background(), 100*time.Millisecond, 2*time.Minute, true, func(ctx context.Context) (bool, error) {
 		cm, err := cs.CoreV1().ConfigMaps(ns).Get(ctx, "outage", metav1.GetOptions{})
 		return err == nil && cm.Data["message"] == "after", nil
 	})
+	took := time.Since(back)
 	if err != nil {
-		t.Fatal("the change made after the outage was not applied")
+		t.Fatal("the change made after the outage was never applied")
 	}
+	t.Logf("resumed %s after the API server's return", took.Round(10*time.Millisecond))
+	if took > resumeWithin {
+		t.Errorf("the change made after the outage was applied %s after the API server's return, want within %s", took.Round(time.Second), resumeWithin)
+	}
+}
+
+// resumeWithin is how soon after the API server's return the operator must
+// apply a change.
+const resumeWithin = 10 * time.Second
+
+// An upgrade the API server rejects (a Service port of 70000) is rolled back
+// and retried with a growing backoff: the events of the rollback's own writes
+// and of kube-controller-manager's bookkeeping on the Deployment do not
+// requeue it at once. The status names the revision deployed now.
+func TestFailingUpgradeBacksOff(t *testing.T) {
+	cs, dyn := clients(t)
+	ns := newNamespace(t, cs)
+	createWeb(t, dyn, ns, "failing", map[string]any{"message": "good"})
+	waitCondition(t, dyn, ns, "failing", reconciler.TypeDeployed, 60*time.Second)
+	before := latestRevision(t, cs, ns, "failing")
+
+	patch := []byte(`{"spec":{"message":"bad","port":70000}}`)
+	if _, err := dyn.Resource(gvr).Namespace(ns).Patch(context.Background(), "failing", types.MergePatchType, patch, metav1.PatchOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	waitCondition(t, dyn, ns, "failing", reconciler.TypeReleaseFailed, 60*time.Second)
+	const watched = 20 * time.Second
+	time.Sleep(watched)
+
+	// Attempts 1, 2, 4 and 8 s apart: five in 20 s, six with the time the
+	// first took to show, each adding two revisions (the failed upgrade and
+	// its rollback). Without the backoff this was about 44.
+	added := latestRevision(t, cs, ns, "failing") - before
+	t.Logf("%d revisions in %s of a failing upgrade", added, watched)
+	if added > 12 {
+		t.Errorf("%d revisions in %s: the failing upgrade is retried without backoff", added, watched)
+	}
+	cm, err := cs.CoreV1().ConfigMaps(ns).Get(context.Background(), "failing", metav1.GetOptions{})
+	if err != nil || cm.Data["message"] != "good" {
+		t.Errorf("ConfigMap after the rollbacks: %v, %v; want the last good message", cm.Data, err)
+	}
+	u, err := dyn.Resource(gvr).Namespace(ns).Get(context.Background(), "failing", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, _, _ := unstructured.NestedInt64(u.Object, "status", "deployedRelease", "version")
+	if want := deployedRevision(t, cs, ns, "failing"); got != int64(want) {
+		t.Errorf("status.deployedRelease.version %d, but revision %d is deployed", got, want)
+	}
+}
+
+// latestRevision is the newest revision of a release in Helm's storage.
+func latestRevision(t *testing.T, cs kubernetes.Interface, ns, name string) int {
+	return revision(t, cs, ns, name, "")
+}
+
+func deployedRevision(t *testing.T, cs kubernetes.Interface, ns, name string) int {
+	return revision(t, cs, ns, name, "deployed")
+}
+
+func revision(t *testing.T, cs kubernetes.Interface, ns, name, status string) int {
+	t.Helper()
+	sel := "owner=helm,name=" + name
+	if status != "" {
+		sel += ",status=" + status
+	}
+	secrets, err := cs.CoreV1().Secrets(ns).List(context.Background(), metav1.ListOptions{LabelSelector: sel})
+	if err != nil {
+		t.Fatal(err)
+	}
+	latest := 0
+	for _, s := range secrets.Items {
+		if v, err := strconv.Atoi(s.Labels["version"]); err == nil && v > latest {
+			latest = v
+		}
+	}
+	return latest
 }

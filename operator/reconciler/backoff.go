@@ -8,7 +8,9 @@ import (
 	"sync"
 	"time"
 
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/types"
+	utilnet "k8s.io/apimachinery/pkg/util/net"
 )
 
 // Backoff spaces the attempts of a release that keeps failing: Initial after
@@ -64,7 +66,10 @@ func (r *retries) wait(cr types.NamespacedName, attempt string, now time.Time) t
 }
 
 // failed records a failure of attempt and returns the delay before the next.
-func (r *retries) failed(cr types.NamespacedName, attempt string, now time.Time) time.Duration {
+// A failure to reach the API server says nothing about the release: it is
+// retried after the initial delay, without counting, so that the operator
+// resumes within moments of the server's return however long it was away.
+func (r *retries) failed(cr types.NamespacedName, attempt string, now time.Time, unreachable bool) time.Duration {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if r.byCR == nil {
@@ -74,8 +79,11 @@ func (r *retries) failed(cr types.NamespacedName, attempt string, now time.Time)
 	if f.attempt != attempt {
 		f = failure{attempt: attempt}
 	}
-	f.failures++
-	d := r.policy.delay(f.failures)
+	d := r.policy.delay(1)
+	if !unreachable {
+		f.failures++
+		d = r.policy.delay(f.failures)
+	}
 	f.next = now.Add(d)
 	r.byCR[cr] = f
 	return d
@@ -86,6 +94,15 @@ func (r *retries) forget(cr types.NamespacedName) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	delete(r.byCR, cr)
+}
+
+// unreachable says the error is the API server's absence (refused, reset or
+// timed-out connections, 503s and 429s), not the release's failure.
+func unreachable(err error) bool {
+	return utilnet.IsConnectionRefused(err) || utilnet.IsConnectionReset(err) || utilnet.IsProbableEOF(err) ||
+		utilnet.IsHTTP2ConnectionLost(err) || utilnet.IsTimeout(err) ||
+		apierrors.IsServiceUnavailable(err) || apierrors.IsServerTimeout(err) || apierrors.IsTimeout(err) ||
+		apierrors.IsTooManyRequests(err)
 }
 
 // attemptKey identifies an attempt by the release digest (chart and values)

@@ -1,9 +1,15 @@
 package reconciler
 
 import (
+	"errors"
+	"fmt"
+	"net"
+	"os"
+	"syscall"
 	"testing"
 	"time"
 
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/types"
 )
 
@@ -37,7 +43,7 @@ func TestRetries(t *testing.T) {
 	}
 	var delays []time.Duration
 	for range 4 {
-		d := r.failed(cr, "x", now)
+		d := r.failed(cr, "x", now, false)
 		delays = append(delays, d)
 		if w := r.wait(cr, "x", now.Add(d/2)); w <= 0 {
 			t.Errorf("after failure %d: an event half way through the backoff may retry", len(delays))
@@ -55,8 +61,17 @@ func TestRetries(t *testing.T) {
 	if w := r.wait(cr, "y", now); w != 0 {
 		t.Errorf("a changed CR waits %s", w)
 	}
-	if d := r.failed(cr, "y", now); d > 1100*time.Millisecond {
+	if d := r.failed(cr, "y", now, false); d > 1100*time.Millisecond {
 		t.Errorf("a new attempt's first failure backs off %s, want the initial delay", d)
+	}
+	// Failures to reach the API server do not grow the backoff.
+	for range 10 {
+		if d := r.failed(cr, "y", now, true); d > 1100*time.Millisecond {
+			t.Fatalf("an unreachable API server backs off %s", d)
+		}
+	}
+	if d := r.failed(cr, "y", now, false); d < 2*time.Second || d > 2200*time.Millisecond {
+		t.Errorf("the second real failure backs off %s, want 2s", d)
 	}
 	r.forget(cr)
 	if w := r.wait(cr, "y", now); w != 0 {
@@ -79,6 +94,26 @@ func TestAttemptKey(t *testing.T) {
 	} {
 		if got := tc.key != base; got != tc.change {
 			t.Errorf("%s: changed = %v, want %v", tc.name, got, tc.change)
+		}
+	}
+}
+
+func TestUnreachable(t *testing.T) {
+	refused := &net.OpError{Op: "dial", Net: "tcp", Err: os.NewSyscallError("connect", syscall.ECONNREFUSED)}
+	for _, tc := range []struct {
+		name string
+		err  error
+		want bool
+	}{
+		{"connection refused, wrapped twice", fmt.Errorf("upgrade failed: %w", fmt.Errorf("get: %w", refused)), true},
+		{"joined with a remediation's error", errors.Join(errors.New("upgrade failed"), refused), true},
+		{"service unavailable", apierrors.NewServiceUnavailable("starting"), true},
+		{"too many requests", apierrors.NewTooManyRequests("slow down", 1), true},
+		{"invalid object", apierrors.NewBadRequest("port 70000 out of range"), false},
+		{"template error", errors.New("values.mandatory is required"), false},
+	} {
+		if got := unreachable(tc.err); got != tc.want {
+			t.Errorf("%s: unreachable = %v, want %v", tc.name, got, tc.want)
 		}
 	}
 }

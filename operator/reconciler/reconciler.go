@@ -217,7 +217,7 @@ func (r *Reconciler) failed(ctx context.Context, obj *unstructured.Unstructured,
 	if werr := r.writeStatus(ctx, obj, before, st); werr != nil {
 		log.Error(werr, "writing status")
 	}
-	retryIn := r.retries.failed(client.ObjectKeyFromObject(obj), attempt, r.opts.Now())
+	retryIn := r.retries.failed(client.ObjectKeyFromObject(obj), attempt, r.opts.Now(), unreachable(rerr))
 	log.Error(rerr, "reconcile failed", "retryIn", retryIn.Round(time.Millisecond))
 	// The backoff is this reconciler's: an error would add the controller's
 	// own rate limiting on top and log the failure a second time.
