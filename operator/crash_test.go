@@ -20,10 +20,15 @@ import (
 	"github.com/chartpilot/chartpilot/operator/watches"
 )
 
-const helperEnv = "CHARTPILOT_TEST_OPERATOR_PROCESS"
+// The operator process a test starts from its own binary reads the
+// kubeconfig's path and its chart from these.
+const (
+	helperEnv      = "CHARTPILOT_TEST_OPERATOR_PROCESS"
+	helperChartEnv = "CHARTPILOT_TEST_OPERATOR_CHART"
+)
 
 // TestOperatorProcess is not a test: it is the operator process that
-// TestCrashMidInstall starts from this test binary and kills.
+// TestCrashMidInstall and TestKillTrials start from this test binary and kill.
 func TestOperatorProcess(t *testing.T) {
 	kubeconfigPath := os.Getenv(helperEnv)
 	if kubeconfigPath == "" {
@@ -34,7 +39,7 @@ func TestOperatorProcess(t *testing.T) {
 		t.Fatal(err)
 	}
 	opts := Options{
-		Watches: []watches.Watch{appWatch(t, "testdata/charts/hooked")},
+		Watches: []watches.Watch{appWatch(t, os.Getenv(helperChartEnv))},
 		Config:  cfg, MetricsBindAddress: "0", HealthProbeBindAddress: "0", Log: logr.Discard(),
 	}
 	_ = Run(context.Background(), opts) // until killed
@@ -45,17 +50,7 @@ func TestOperatorProcess(t *testing.T) {
 func TestCrashMidInstall(t *testing.T) {
 	e := newEnv(t)
 	ns := e.namespace()
-	path := filepath.Join(t.TempDir(), "kubeconfig")
-	if err := os.WriteFile(path, kubeconfig, 0o600); err != nil {
-		t.Fatal(err)
-	}
-	proc := exec.Command(os.Args[0], "-test.run=^TestOperatorProcess$")
-	proc.Env = append(os.Environ(), helperEnv+"="+path)
-	proc.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	if err := proc.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = syscall.Kill(-proc.Process.Pid, syscall.SIGKILL); _ = proc.Wait() })
+	proc := startOperatorProcess(t, "testdata/charts/hooked")
 
 	e.createApp(ns, "crash", map[string]any{"greeting": "hi"}, nil)
 	helm, err := release.NewClient(restConfig)
@@ -71,10 +66,7 @@ func TestCrashMidInstall(t *testing.T) {
 		t.Fatal("the operator process never started the install")
 	}
 	// The install waits for its hook: kill the operator in the middle of it.
-	if err := syscall.Kill(-proc.Process.Pid, syscall.SIGKILL); err != nil {
-		t.Fatal(err)
-	}
-	_ = proc.Wait()
+	proc.kill()
 	st, err := helm.Observe(context.Background(), req)
 	if err != nil || st.Status != release.Locked {
 		t.Fatalf("after the crash: %s, %v; want Locked", st.Status, err)
@@ -91,4 +83,41 @@ func TestCrashMidInstall(t *testing.T) {
 	// Events are recorded asynchronously: the condition can be written
 	// before the last of them is.
 	e.waitEvents(ns, "crash", "Unlocked", "Uninstalled", "Installed")
+}
+
+// operatorProcess is an operator running in a process of its own, to kill.
+type operatorProcess struct {
+	t   *testing.T
+	cmd *exec.Cmd
+}
+
+// startOperatorProcess starts an operator for the App kind with the chart at
+// chartPath, in a process of its own, killed at the end of the test at the latest.
+func startOperatorProcess(t *testing.T, chartPath string) *operatorProcess {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "kubeconfig")
+	if err := os.WriteFile(path, kubeconfig, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(os.Args[0], "-test.run=^TestOperatorProcess$")
+	cmd.Env = append(os.Environ(), helperEnv+"="+path, helperChartEnv+"="+chartPath)
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	p := &operatorProcess{t: t, cmd: cmd}
+	t.Cleanup(p.kill)
+	return p
+}
+
+// kill sends SIGKILL, as the kernel's OOM killer or a node's loss would, and
+// reaps the process. Killing it again does nothing.
+func (p *operatorProcess) kill() {
+	if p.cmd.ProcessState != nil {
+		return
+	}
+	if err := syscall.Kill(-p.cmd.Process.Pid, syscall.SIGKILL); err != nil {
+		p.t.Errorf("killing the operator: %v", err)
+	}
+	_ = p.cmd.Wait()
 }
