@@ -14,6 +14,7 @@ import (
 	"sync"
 	"time"
 
+	"helm.sh/helm/v3/pkg/chart"
 	helmrelease "helm.sh/helm/v3/pkg/release"
 	"helm.sh/helm/v3/pkg/storage/driver"
 	corev1 "k8s.io/api/core/v1"
@@ -26,9 +27,13 @@ import (
 // secretsDriver stores Helm releases in Secrets exactly as Helm does (one
 // Secret of type helm.sh/release.v1 per revision, gzipped JSON, base64) when
 // a release fits in one Secret, so the helm CLI and operator-sdk read them.
-// A release too large for one Secret (the API server refuses more than 1 MiB)
-// is split: the first part in that Secret, labelled with the number of parts,
-// the rest in Secrets of its own named <key>.part-N.
+//
+// A release too large for one Secret (the API server refuses more than 1 MiB;
+// Helm itself cannot store it) is kept whole in Secrets of its own named
+// <key>.part-N, and the release Secret holds its summary in Helm's format:
+// everything but the manifest, the hooks and the chart's files, with a note
+// in its description. Helm reads the summary (helm list, history and status
+// work; helm get manifest shows nothing); this driver reads the whole.
 type secretsDriver struct {
 	secrets typedcorev1.SecretInterface
 	log     func(string, ...any)
@@ -49,6 +54,11 @@ type secretsDriver struct {
 const defaultPartSize = 1000 * 1024
 
 const (
+	// bodyPartsLabel on a release Secret holding a summary counts the parts
+	// that hold the whole release.
+	bodyPartsLabel = "chartpilot/body-parts"
+	// partsLabel marks the earlier format, still read: the release Secret
+	// held the first piece of the encoding, parts 2..N the rest.
 	partsLabel  = "chartpilot/parts"
 	partOfLabel = "chartpilot/part-of"
 	releaseType = "helm.sh/release.v1"
@@ -157,17 +167,16 @@ func (d *secretsDriver) Delete(key string) (*helmrelease.Release, error) {
 	d.mu.Lock()
 	delete(d.parts, key)
 	d.mu.Unlock()
-	return rls, d.deleteParts(key, 2)
+	return rls, d.deleteParts(key, 1)
 }
 
-// write stores rls: the extra parts first, so the release Secret, which
-// readers look for, only ever points at parts that exist.
+// write stores rls: the parts first, so the release Secret, which readers
+// look for, only ever points at parts that exist.
 func (d *secretsDriver) write(key string, rls *helmrelease.Release, stamp string, put func(*corev1.Secret) (*corev1.Secret, error)) error {
-	data, err := encode(rls)
+	head, body, err := d.encodeRecord(key, rls)
 	if err != nil {
-		return fmt.Errorf("encoding release %q: %w", key, err)
+		return err
 	}
-	parts := split(data, d.partSize)
 	lbls := map[string]string{}
 	for k, v := range rls.Labels {
 		lbls[k] = v
@@ -179,28 +188,19 @@ func (d *secretsDriver) write(key string, rls *helmrelease.Release, stamp string
 	lbls["status"], lbls["version"] = rls.Info.Status.String(), strconv.Itoa(rls.Version)
 	lbls[stamp] = strconv.FormatInt(time.Now().Unix(), 10)
 	delete(lbls, partsLabel)
-	if len(parts) > 1 {
-		lbls[partsLabel] = strconv.Itoa(len(parts))
+	delete(lbls, bodyPartsLabel)
+	if len(body) > 0 {
+		lbls[bodyPartsLabel] = strconv.Itoa(len(body))
 	}
-	for i := 1; i < len(parts); i++ {
-		part := &corev1.Secret{
-			ObjectMeta: metav1.ObjectMeta{Name: partName(key, i+1), Labels: map[string]string{partOfLabel: key}},
-			Type:       "chartpilot/release-part.v1",
-			Data:       map[string][]byte{"part": parts[i]},
-		}
-		if _, err := d.secrets.Create(context.Background(), part, metav1.CreateOptions{}); apierrors.IsAlreadyExists(err) {
-			_, err = d.secrets.Update(context.Background(), part, metav1.UpdateOptions{})
-			if err != nil {
-				return fmt.Errorf("writing part %d of release %q: %w", i+1, key, err)
-			}
-		} else if err != nil {
-			return fmt.Errorf("writing part %d of release %q: %w", i+1, key, err)
+	for i, data := range body {
+		if err := d.writePart(key, i+1, data); err != nil {
+			return err
 		}
 	}
 	main := &corev1.Secret{
 		ObjectMeta: metav1.ObjectMeta{Name: key, Labels: lbls},
 		Type:       releaseType,
-		Data:       map[string][]byte{"release": parts[0]},
+		Data:       map[string][]byte{"release": head},
 	}
 	written, err := put(main)
 	if err != nil {
@@ -211,19 +211,75 @@ func (d *secretsDriver) write(key string, rls *helmrelease.Release, stamp string
 	if d.parts == nil {
 		d.parts = map[string]int{}
 	}
-	d.parts[key] = len(parts)
+	d.parts[key] = len(body)
 	d.mu.Unlock()
 	slim := slimRelease(rls)
 	slim.Labels = maps.Clone(lbls)
-	delete(slim.Labels, partsLabel)
+	delete(slim.Labels, bodyPartsLabel)
 	d.writes.wrote(rls.Name, key, cachedRecord{resourceVersion: written.ResourceVersion, release: slim})
 	// A release that shrank leaves parts it no longer uses. A new record
 	// has none, unless an earlier process died writing it (then they are
 	// orphans nothing reads, removed with the release).
-	if known && before <= len(parts) || !known && stamp == "createdAt" && len(parts) == 1 {
+	if known && before <= len(body) || !known && stamp == "createdAt" && len(body) == 0 {
 		return nil
 	}
-	return d.deleteParts(key, len(parts)+1)
+	return d.deleteParts(key, len(body)+1)
+}
+
+// encodeRecord returns what the release Secret holds and, for a release too
+// large for it, the pieces of the whole release for the parts.
+func (d *secretsDriver) encodeRecord(key string, rls *helmrelease.Release) (head []byte, body [][]byte, err error) {
+	data, err := encode(rls)
+	if err != nil {
+		return nil, nil, fmt.Errorf("encoding release %q: %w", key, err)
+	}
+	if len(data) <= d.partSize {
+		return data, nil, nil
+	}
+	body = split(data, d.partSize)
+	for _, keepValues := range []bool{true, false} {
+		if head, err = encode(summary(rls, len(body), keepValues)); err != nil {
+			return nil, nil, fmt.Errorf("encoding the summary of release %q: %w", key, err)
+		}
+		if len(head) <= d.partSize {
+			return head, body, nil
+		}
+	}
+	return nil, nil, fmt.Errorf("release %q: even its summary is %d bytes encoded, more than a Secret holds", key, len(head))
+}
+
+// summary is what Helm can read of a release stored in parts.
+func summary(rls *helmrelease.Release, parts int, keepValues bool) *helmrelease.Release {
+	s := *rls
+	s.Manifest, s.Hooks = "", nil
+	if rls.Chart != nil {
+		s.Chart = &chart.Chart{Metadata: rls.Chart.Metadata}
+	}
+	if !keepValues {
+		s.Config = nil
+	}
+	if rls.Info != nil {
+		info := *rls.Info
+		info.Description = fmt.Sprintf("%s (stored by chartpilot in %d parts: Helm sees no manifest, hooks or chart files)", info.Description, parts)
+		s.Info = &info
+	}
+	return &s
+}
+
+func (d *secretsDriver) writePart(key string, n int, data []byte) error {
+	part := &corev1.Secret{
+		ObjectMeta: metav1.ObjectMeta{Name: partName(key, n), Labels: map[string]string{partOfLabel: key}},
+		Type:       "chartpilot/release-part.v1",
+		Data:       map[string][]byte{"part": data},
+	}
+	_, err := d.secrets.Create(context.Background(), part, metav1.CreateOptions{})
+	if apierrors.IsAlreadyExists(err) {
+		_, err = d.secrets.Update(context.Background(), part, metav1.UpdateOptions{})
+	}
+	if err != nil {
+		return fmt.Errorf("writing part %d of release %q: %w", n, key, err)
+	}
+	return nil
 }
 
 func (d *secretsDriver) deleteParts(key string, from int) error {
@@ -244,19 +300,19 @@ func (d *secretsDriver) deleteParts(key string, from int) error {
 	return errors.Join(errs...)
 }
 
-// decode reads the release of a Secret, fetching its other parts if any.
+// decode reads the release of a Secret, fetching its parts if any.
 func (d *secretsDriver) decode(s *corev1.Secret) (*helmrelease.Release, error) {
 	data := s.Data["release"]
-	if n, _ := strconv.Atoi(s.Labels[partsLabel]); n > 1 {
-		buf := bytes.NewBuffer(append([]byte(nil), data...))
-		for i := 2; i <= n; i++ {
-			part, err := d.secrets.Get(context.Background(), partName(s.Name, i), metav1.GetOptions{})
-			if err != nil {
-				return nil, fmt.Errorf("reading part %d of %d of release %q: %w", i, n, s.Name, err)
-			}
-			buf.Write(part.Data["part"])
+	if n, _ := strconv.Atoi(s.Labels[bodyPartsLabel]); n > 0 {
+		var err error
+		if data, err = d.readParts(s.Name, 1, n, nil); err != nil {
+			return nil, err
 		}
-		data = buf.Bytes()
+	} else if n, _ := strconv.Atoi(s.Labels[partsLabel]); n > 1 {
+		var err error
+		if data, err = d.readParts(s.Name, 2, n, data); err != nil {
+			return nil, err
+		}
 	}
 	rls, err := decode(data)
 	if err != nil {
@@ -264,11 +320,24 @@ func (d *secretsDriver) decode(s *corev1.Secret) (*helmrelease.Release, error) {
 	}
 	rls.Labels = map[string]string{}
 	for k, v := range s.Labels {
-		if k != partsLabel {
+		if k != partsLabel && k != bodyPartsLabel {
 			rls.Labels[k] = v
 		}
 	}
 	return rls, nil
+}
+
+// readParts appends parts from..to of a record to first.
+func (d *secretsDriver) readParts(key string, from, to int, first []byte) ([]byte, error) {
+	buf := bytes.NewBuffer(append([]byte(nil), first...))
+	for i := from; i <= to; i++ {
+		part, err := d.secrets.Get(context.Background(), partName(key, i), metav1.GetOptions{})
+		if err != nil {
+			return nil, fmt.Errorf("reading part %d of %d of release %q: %w", i, to, key, err)
+		}
+		buf.Write(part.Data["part"])
+	}
+	return buf.Bytes(), nil
 }
 
 func partName(key string, n int) string { return fmt.Sprintf("%s.part-%d", key, n) }

@@ -11,6 +11,7 @@ import (
 	"helm.sh/helm/v3/pkg/chart"
 	helmrelease "helm.sh/helm/v3/pkg/release"
 	"helm.sh/helm/v3/pkg/storage/driver"
+	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
@@ -81,6 +82,25 @@ func TestSecretsDriverSplitsLargeReleases(t *testing.T) {
 	if err != nil || len(rs) != 1 || rs[0].Manifest != big {
 		t.Fatalf("query: %d releases, %v", len(rs), err)
 	}
+	if got.Info.Description != "" {
+		t.Errorf("the summary's note reached the whole release: %q", got.Info.Description)
+	}
+
+	// Helm's own driver (helm list, history, status) reads the summary.
+	helms := driver.NewSecrets(secrets)
+	sum, err := helms.Get(key)
+	if err != nil {
+		t.Fatalf("Helm cannot read a release stored in parts: %v", err)
+	}
+	if sum.Name != "big" || sum.Version != 1 || sum.Info.Status != helmrelease.StatusDeployed || sum.Chart.Metadata.Name != "c" || sum.Labels[DigestLabel] != "abc" {
+		t.Errorf("Helm reads %s v%d %s of chart %s, labels %v", sum.Name, sum.Version, sum.Info.Status, sum.Chart.Metadata.Name, sum.Labels)
+	}
+	if sum.Manifest != "" || !strings.Contains(sum.Info.Description, "stored by chartpilot in") {
+		t.Errorf("Helm's view should say the manifest is elsewhere: manifest %d bytes, description %q", len(sum.Manifest), sum.Info.Description)
+	}
+	if hist, err := helms.Query(map[string]string{"name": "big", "owner": "helm"}); err != nil || len(hist) != 1 {
+		t.Errorf("helm history: %d records, %v", len(hist), err)
+	}
 
 	// Shrinking removes the parts no longer used.
 	if err := d.Update(key, testRelease("big", 1, "small")); err != nil {
@@ -119,6 +139,10 @@ func TestReleaseOverOneMiB(t *testing.T) {
 	req2 := &Request{Name: "big", Namespace: f.ns, Chart: big, Values: map[string]any{"x": 1}}
 	f.mustReconcile(req2, ActionUpgrade)
 	f.mustReconcile(req2)
+	// helm history reads both revisions.
+	if hist, err := driver.NewSecrets(f.cs.CoreV1().Secrets(f.ns)).Query(map[string]string{"name": "big", "owner": "helm"}); err != nil || len(hist) != 2 {
+		t.Errorf("Helm's driver reads %d revisions, %v; want 2", len(hist), err)
+	}
 	if err := f.client.Uninstall(context.Background(), req2); err != nil {
 		t.Fatal(err)
 	}
@@ -130,6 +154,41 @@ func TestReleaseOverOneMiB(t *testing.T) {
 		if strings.HasPrefix(s.Name, "sh.helm.release") {
 			t.Errorf("secret %s left after uninstall", s.Name)
 		}
+	}
+}
+
+// Records written in the earlier format (the release Secret holding the first
+// piece of the encoding) are still read whole.
+func TestSecretsDriverReadsEarlierParts(t *testing.T) {
+	f := newFixture(t)
+	secrets := f.cs.CoreV1().Secrets(f.ns)
+	key, manifest := "sh.helm.release.v1.old.v1", randomText(20000)
+	data, err := encode(testRelease("old", 1, manifest))
+	if err != nil {
+		t.Fatal(err)
+	}
+	pieces := split(data, 4096)
+	for i, p := range pieces {
+		s := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: partName(key, i+1), Labels: map[string]string{partOfLabel: key}}, Data: map[string][]byte{"part": p}}
+		if i == 0 {
+			s.Name, s.Type = key, releaseType
+			s.Labels = map[string]string{"owner": "helm", "name": "old", "version": "1", "status": "deployed", partsLabel: fmt.Sprint(len(pieces))}
+			s.Data = map[string][]byte{"release": p}
+		}
+		if _, err := secrets.Create(context.Background(), s, metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	d := newSecretsDriver(secrets, t.Logf, nil)
+	got, err := d.Get(key)
+	if err != nil || got.Manifest != manifest {
+		t.Fatalf("read back: %v (manifest equal: %v)", err, got != nil && got.Manifest == manifest)
+	}
+	if _, err := d.Delete(key); err != nil {
+		t.Fatal(err)
+	}
+	if n := countParts(t, f, key); n != 0 {
+		t.Errorf("%d parts of the earlier format left after Delete", n)
 	}
 }
 
