@@ -485,20 +485,15 @@ func (g *generation) chartResources(samples []*unstructured.Unstructured, crds [
 		if err := r.Err(); err != nil {
 			return nil, err
 		}
-		images, err := operandImages(c, g.opts.KubeVersion, values)
-		if err != nil {
-			return nil, fmt.Errorf("rendering chart %s: %w", w.Chart, err)
-		}
-		g.operandImages = append(g.operandImages, images...)
+		g.operandImages = append(g.operandImages, operandImages(r.Renders)...)
 		crdGroups := map[string]bool{}
 		for _, c := range crds {
 			crdGroups[c.Spec.Group] = true
 		}
 		var refs []v1alpha1.APIResourceReference
+		// Every kind the operator is granted, gated or found only by
+		// scanning the templates included: the list says what a CR may create.
 		for _, k := range r.Kinds {
-			if k.ScannedOnly {
-				continue
-			}
 			ref := v1alpha1.APIResourceReference{Kind: k.Kind, Version: k.Version}
 			if crdGroups[k.Group] {
 				ref.Name = k.Resource

@@ -2,6 +2,7 @@ package bundle
 
 import (
 	"slices"
+	"strings"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
@@ -19,19 +20,18 @@ var podSpecPaths = map[string][]string{
 	"CronJob":     {"spec", "jobTemplate", "spec", "template", "spec"},
 }
 
-// operandImages lists the container images (name, image) a chart runs with
-// its default values and with each sample's values, in render order; they
-// become relatedImages so that mirrors for disconnected clusters know them.
-func operandImages(c *chart.Chart, kubeVersion string, samples []map[string]any) ([][2]string, error) {
+// operandImages lists the container images (name, image) of the workloads
+// in renders, in render order; they become relatedImages so that mirrors for
+// disconnected clusters know them. The renders are RBAC derivation's (default
+// values, samples, value gates on), so that an image behind a gate is listed
+// as surely as the permission to run it is granted. Images of `helm test`
+// hooks are left out: the operator never runs them.
+func operandImages(renders []*chart.Rendered) [][2]string {
 	var out [][2]string
-	for _, values := range append([]map[string]any{nil}, samples...) {
-		r, err := c.Render(chart.RenderOptions{Values: values, KubeVersion: kubeVersion})
-		if err != nil {
-			return nil, err
-		}
+	for _, r := range renders {
 		for _, m := range r.Objects {
 			path, ok := podSpecPaths[m.Object.GetKind()]
-			if !ok {
+			if !ok || isTestHook(m.Hook) {
 				continue
 			}
 			for _, field := range []string{"initContainers", "containers"} {
@@ -47,5 +47,17 @@ func operandImages(c *chart.Chart, kubeVersion string, samples []map[string]any)
 			}
 		}
 	}
-	return out, nil
+	return out
+}
+
+// isTestHook says whether a hook annotation's value (a comma-separated list)
+// makes the object a `helm test` hook.
+func isTestHook(hook string) bool {
+	for _, h := range strings.Split(hook, ",") {
+		switch strings.TrimSpace(h) {
+		case "test", "test-success", "test-failure":
+			return true
+		}
+	}
+	return false
 }

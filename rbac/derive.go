@@ -8,12 +8,14 @@ import (
 
 	"helm.sh/helm/v3/pkg/chartutil"
 	rbacv1 "k8s.io/api/rbac/v1"
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/rest"
 
 	"github.com/chartpilot/chartpilot/chart"
+	"github.com/chartpilot/chartpilot/crdschema"
 )
 
 // ErrRemovedAPI is wrapped by Result.Err when the chart renders an apiVersion
@@ -127,7 +129,12 @@ type Result struct {
 	// Errors are removed APIs; Warnings deprecated APIs, guessed resource
 	// names and kinds found only by scanning templates.
 	Errors, Warnings []Problem
-	opts             Options
+	// Renders are every render of the chart the derivation looked at: the
+	// default values, each sample's, value gates turned on and each choice
+	// of a value that picks a kind. What they hold is what the operator may
+	// run (its images, for one).
+	Renders []*chart.Rendered
+	opts    Options
 }
 
 // Err is nil unless the chart renders removed APIs, in which case it wraps
@@ -262,6 +269,11 @@ func Derive(opts Options) (*Result, error) {
 		}
 	}
 
+	// 2b. Kinds a value chooses: each choice the CR's schema allows.
+	if err := deriveKindValues(opts.Chart, scans, render, see, res); err != nil {
+		return nil, fmt.Errorf("deriving RBAC for chart %s: %w", opts.Chart.Name(), err)
+	}
+
 	// 3. Kinds only the templates' text shows.
 	for _, s := range scans {
 		for _, gvk := range s.Kinds {
@@ -371,6 +383,7 @@ func Derive(opts Options) (*Result, error) {
 	rules.add(true, "coordination.k8s.io", "leases", nil, []string{"get", "create", "update"}, "leader election")
 
 	res.Rules = rules.list()
+	res.Renders = renders
 	res.ClusterRole = &rbacv1.ClusterRole{TypeMeta: metav1.TypeMeta{APIVersion: "rbac.authorization.k8s.io/v1", Kind: "ClusterRole"}, ObjectMeta: metav1.ObjectMeta{Name: opts.Name}, Rules: []rbacv1.PolicyRule{}}
 	if opts.WatchNamespace != "" {
 		res.Role = &rbacv1.Role{TypeMeta: metav1.TypeMeta{APIVersion: "rbac.authorization.k8s.io/v1", Kind: "Role"}, ObjectMeta: metav1.ObjectMeta{Name: opts.Name, Namespace: opts.WatchNamespace}, Rules: []rbacv1.PolicyRule{}}
@@ -383,6 +396,47 @@ func Derive(opts Options) (*Result, error) {
 		}
 	}
 	return res, nil
+}
+
+// deriveKindValues renders, for each template whose kind or apiVersion comes
+// from a value, the chart with each choice the CR's schema allows (an enum),
+// and sees what that template creates. A value the schema leaves open gets
+// a warning with the rules to add instead: granting every kind is not least
+// privilege, and a guess is not proof.
+func deriveKindValues(c *chart.Chart, scans []templateScan, render func(map[string]any, string) (*chart.Rendered, error), see func(chart.Manifest, []string), res *Result) error {
+	var spec *apiextensionsv1.JSONSchemaProps
+	for _, s := range scans {
+		for _, kv := range s.KindValues {
+			if spec == nil {
+				var err error
+				if spec, _, err = crdschema.Spec(c); err != nil {
+					return fmt.Errorf("the values schema, for the choices of .Values.%s: %w", kv.Path, err)
+				}
+			}
+			choices := kindChoices(spec, kv.Path)
+			if len(choices) == 0 {
+				prop, _ := property(spec, kv.Path)
+				res.Warnings = append(res.Warnings, unprovenKindValue(s.Source, kv, prop.Description))
+				continue
+			}
+			for _, choice := range choices {
+				vals := map[string]any{}
+				setValue(vals, kv.Path, choice)
+				gate := kv.Path + "=" + choice
+				r, err := render(vals, gate)
+				if err != nil {
+					res.Warnings = append(res.Warnings, Problem{Template: s.Source, Message: fmt.Sprintf("could not render with %s to find the kind it chooses: %v", gate, err)})
+					continue
+				}
+				for _, m := range r.Objects {
+					if m.Source == s.Source {
+						see(m, []string{gate})
+					}
+				}
+			}
+		}
+	}
+	return nil
 }
 
 // manageVerbs are what Helm needs for a kind it creates: get to read the live

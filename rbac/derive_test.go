@@ -226,7 +226,6 @@ func TestDeriveWatchNamespaceSplitsRoles(t *testing.T) {
 // TestDeriveScannedOnly covers a kind no render creates: the gate compares a
 // string, which chartpilot cannot turn on, so only the template's text shows it.
 func TestDeriveScannedOnly(t *testing.T) {
-	dir := t.TempDir()
 	files := map[string]string{
 		"Chart.yaml":                "apiVersion: v2\nname: modes\nversion: 0.1.0\n",
 		"values.yaml":               "mode: modern\nlegacyJob:\n  disabled: false\ningress:\n  enabled: false\n",
@@ -239,19 +238,7 @@ func TestDeriveScannedOnly(t *testing.T) {
 		"templates/claims.yaml":     "{{- if .Values.dra }}\napiVersion: resource.k8s.io/v1beta1\nkind: ResourceClaim\nmetadata:\n  name: {{ .Release.Name }}\n{{- end }}\n",
 		"templates/unused-tpl.yaml": "{{- /* nothing */}}\n",
 	}
-	for name, content := range files {
-		p := filepath.Join(dir, name)
-		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	c, err := chart.Load(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
+	c := writeChart(t, files)
 	res, err := Derive(Options{Chart: c, Owner: Owner{Group: "charts.example.com", Resource: "things"}})
 	if err != nil {
 		t.Fatal(err)
@@ -275,6 +262,84 @@ func TestDeriveScannedOnly(t *testing.T) {
 		"modes/templates/job.yaml: batch/v1 Job appears in the template but no render created it",
 		"modes/templates/claims.yaml: resource.k8s.io/v1beta1 ResourceClaim is a pre-release version of an API that is GA in Kubernetes 1.36",
 	})
+}
+
+// writeChart writes a chart of files into a new directory and loads it.
+func writeChart(t *testing.T, files map[string]string) *chart.Chart {
+	t.Helper()
+	dir := t.TempDir()
+	for name, content := range files {
+		p := filepath.Join(dir, name)
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	c, err := chart.Load(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
+
+// A kind chosen by a value: with an enum in values.schema.json every choice
+// is rendered and granted; without one, a warning names the rules for the
+// kinds the value's comment mentions.
+func TestDeriveKindFromValue(t *testing.T) {
+	workload := "apiVersion: apps/v1\nkind: {{ .Values.workload.kind }}\nmetadata:\n  name: {{ .Release.Name }}\nspec:\n  selector:\n    matchLabels: {app: x}\n  template:\n    metadata:\n      labels: {app: x}\n    spec:\n      containers: [{name: app, image: x}]\n"
+	values := "workload:\n  # kind is the workload's kind: StatefulSet or Deployment\n  kind: Deployment\n"
+	tests := []struct {
+		name     string
+		schema   string
+		rules    []string
+		gates    map[string][]string
+		warnings []string
+	}{{
+		name:   "enum in values.schema.json",
+		schema: `{"type":"object","properties":{"workload":{"type":"object","properties":{"kind":{"type":"string","enum":["Deployment","StatefulSet","DaemonSet"]}}}}}`,
+		rules:  with("ns apps/daemonsets: "+all, "ns apps/deployments: "+all, "ns apps/statefulsets: "+all),
+		gates:  map[string][]string{"DaemonSet": {"workload.kind=DaemonSet"}, "StatefulSet": {"workload.kind=StatefulSet"}},
+	}, {
+		name:  "no schema: the comment's kinds are named, not granted",
+		rules: with("ns apps/deployments: " + all),
+		warnings: []string{`chooser/templates/workload.yaml: the kind of a document comes from .Values.workload.kind, which values.schema.json does not restrict to an enum: only what the default values render is granted, and a CR choosing another kind is forbidden at runtime; its description names {apiGroups: ["apps"], resources: ["statefulsets"], verbs: [get, list, watch, create, update, patch, delete]} for StatefulSet; {apiGroups: ["apps"], resources: ["deployments"]`},
+	}}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			files := map[string]string{
+				"Chart.yaml":              "apiVersion: v2\nname: chooser\nversion: 0.1.0\n",
+				"values.yaml":             values,
+				"templates/workload.yaml": workload,
+			}
+			if tt.schema != "" {
+				files["values.schema.json"] = tt.schema
+			}
+			res, err := Derive(Options{Chart: writeChart(t, files), Owner: Owner{Group: "charts.example.com", Resource: "things"}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			got := ruleStrings(res.Rules)
+			sort.Strings(got)
+			if !reflect.DeepEqual(got, tt.rules) {
+				t.Errorf("rules:\n got %s\nwant %s", strings.Join(got, "\n     "), strings.Join(tt.rules, "\n     "))
+			}
+			gates := map[string][]string{}
+			for _, k := range res.Kinds {
+				if len(k.Gates) > 0 {
+					gates[k.Kind] = k.Gates
+				}
+			}
+			if tt.gates == nil {
+				tt.gates = map[string][]string{}
+			}
+			if !reflect.DeepEqual(gates, tt.gates) {
+				t.Errorf("gates = %v, want %v", gates, tt.gates)
+			}
+			checkProblems(t, "warnings", res.Warnings, tt.warnings)
+		})
+	}
 }
 
 func TestCheckAPI(t *testing.T) {

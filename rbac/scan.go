@@ -3,6 +3,7 @@ package rbac
 import (
 	"path"
 	"regexp"
+	"slices"
 	"sort"
 	"strings"
 
@@ -31,6 +32,18 @@ type templateScan struct {
 	Gates []gate
 	// Kinds are the literal apiVersion/kind pairs of its documents.
 	Kinds []schema.GroupVersionKind
+	// KindValues are the values that choose a document's kind or apiVersion
+	// (`kind: {{ .Values.kind }}`): the render of the defaults shows one
+	// choice only.
+	KindValues []kindValue
+}
+
+// kindValue is a value a template's kind or apiVersion comes from.
+type kindValue struct {
+	// Path is the value's dotted path from the top chart's values.
+	Path string
+	// Field is "kind" or "apiVersion".
+	Field string
 }
 
 var (
@@ -39,6 +52,8 @@ var (
 	docSep     = regexp.MustCompile(`(?m)^---\s*$`)
 	apiVersion = regexp.MustCompile(`(?m)^apiVersion:\s*["']?([A-Za-z0-9./-]+)["']?\s*$`)
 	kindLine   = regexp.MustCompile(`(?m)^kind:\s*["']?([A-Za-z0-9]+)["']?\s*$`)
+	// kindOrAPIFromAction is a kind or apiVersion line with a template action.
+	kindOrAPIFromAction = regexp.MustCompile(`(?m)^(kind|apiVersion):\s*(.*\{\{.*)$`)
 )
 
 // scanTemplates reads every template of ch and its subcharts.
@@ -64,6 +79,15 @@ func scanChart(ch *helmchart.Chart, dir string, prefix []string, inherited []gat
 			for _, ref := range valueRef.FindAllStringSubmatch(cond[1], -1) {
 				p := append(append([]string(nil), prefix...), strings.Split(strings.TrimPrefix(ref[2], "."), ".")...)
 				s.Gates = append(s.Gates, gate{Path: strings.Join(p, "."), Negated: ref[1] != ""})
+			}
+		}
+		for _, m := range kindOrAPIFromAction.FindAllStringSubmatch(text, -1) {
+			for _, ref := range valueRef.FindAllStringSubmatch(m[2], -1) {
+				p := append(append([]string(nil), prefix...), strings.Split(strings.TrimPrefix(ref[2], "."), ".")...)
+				kv := kindValue{Path: strings.Join(p, "."), Field: m[1]}
+				if !slices.Contains(s.KindValues, kv) {
+					s.KindValues = append(s.KindValues, kv)
+				}
 			}
 		}
 		for _, doc := range docSep.Split(text, -1) {
