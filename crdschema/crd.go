@@ -49,7 +49,12 @@ func specOf(ch *helmchart.Chart, where string) (*apiextensionsv1.JSONSchemaProps
 		}
 		warnings = append(warnings, ws...)
 		mergeSubchart(s, subSchema, key, sub.Name())
-		usage.addUnder(subUsage, key, "charts/"+key+"/")
+		if sub.Metadata.Type == "library" {
+			// A library's named templates run in the including chart's
+			// context: what they read is this chart's values.
+			key = ""
+		}
+		usage.addUnder(subUsage, key, "charts/"+subchart.Key+"/")
 	}
 	if len(ch.Metadata.Dependencies) > 0 {
 		if _, ok := s.Properties["global"]; !ok && s.Properties != nil {

@@ -14,6 +14,8 @@ import (
 	"k8s.io/apiextensions-apiserver/pkg/apiserver/validation"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
+	helmchart "helm.sh/helm/v3/pkg/chart"
+
 	"github.com/chartpilot/chartpilot/chart"
 )
 
@@ -335,5 +337,28 @@ func TestUndeclaredValuesConditionsAndTags(t *testing.T) {
 	}
 	if got := append(helperWarnings, stackWarnings...); strings.Join(got, "\n") != strings.Join(wantWarnings, "\n") {
 		t.Errorf("warnings:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(wantWarnings, "\n"))
+	}
+}
+
+// A library chart's helpers run in the including chart's context: the
+// values they read are the parent's.
+func TestLibraryHelpersReadTheParentsValues(t *testing.T) {
+	lib := &helmchart.Chart{Metadata: &helmchart.Metadata{Name: "common", Version: "1.0.0", Type: "library"},
+		Templates: []*helmchart.File{{Name: "templates/_names.tpl", Data: []byte(`{{ define "common.name" }}{{ default .Chart.Name .Values.nameOverride }}{{ end }}`)}}}
+	parent := &helmchart.Chart{Metadata: &helmchart.Metadata{Name: "app", Version: "1.0.0",
+		Dependencies: []*helmchart.Dependency{{Name: "common", Version: "1.0.0"}}},
+		Raw:       []*helmchart.File{{Name: "values.yaml", Data: []byte("replicas: 1\n")}},
+		Templates: []*helmchart.File{{Name: "templates/cm.yaml", Data: []byte(`name: {{ include "common.name" . }}`)}}}
+	parent.AddDependency(lib)
+	s, warnings, err := Spec(&chart.Chart{Helm: parent})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := s.Properties["nameOverride"]; !ok {
+		t.Errorf("nameOverride is not in the schema: %v", s.Properties)
+	}
+	want := "chart app: charts/common/templates/_names.tpl reads .Values.nameOverride, which values.yaml does not declare"
+	if len(warnings) != 1 || !strings.HasPrefix(warnings[0], want) {
+		t.Errorf("warnings = %q, want %q...", warnings, want)
 	}
 }

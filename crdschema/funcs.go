@@ -39,26 +39,10 @@ func kindOfFunc(name string) funcKind {
 
 // call applies function name to args, marking how it uses values.
 func (w *walker) call(name string, args []ref) ref {
-	switch {
-	case name == "index":
-		return w.index(args)
-	case name == "get" && len(args) == 2:
-		return w.keyed(args[0], args[1:])
-	case name == "hasKey" && len(args) == 2:
-		w.keyed(args[0], args[1:])
-		return ref{}
-	case name == "dig" && len(args) >= 2:
-		// dig "a" "b" default map
-		return w.keyed(args[len(args)-1], args[:len(args)-2])
-	case name == "first" || name == "last":
-		for _, a := range args {
-			w.mark(a, UseRead)
-		}
-		if len(args) == 1 {
-			return args[0].child(Elem)
-		}
-		return ref{}
+	if r, ok := w.lookupCall(name, args); ok {
+		return r
 	}
+	use := UseFree
 	switch kindOfFunc(name) {
 	case passthroughFunc:
 		out := ref{}
@@ -68,32 +52,41 @@ func (w *walker) call(name string, args []ref) ref {
 		}
 		return out
 	case readerFunc:
-		for _, a := range args {
-			w.mark(a, UseRead)
-		}
-		return ref{}
+		use = UseRead
 	case keysFunc:
-		for _, a := range args {
-			w.mark(a, UseRange)
-		}
-		return ref{}
+		use = UseRange
 	}
 	for _, a := range args {
-		w.mark(a, UseFree)
+		w.mark(a, use)
 	}
 	return ref{}
 }
 
-// index is `index x k1 k2...`: constant keys are fields (numbers elements);
-// a key computed at render time may name any field, so x is free-form.
-func (w *walker) index(args []ref) ref {
-	if len(args) == 0 {
-		return ref{}
+// lookupCall applies the functions that read below a map or list: index,
+// get, hasKey, dig, first and last. ok is false for any other.
+func (w *walker) lookupCall(name string, args []ref) (r ref, ok bool) {
+	switch {
+	case name == "index" && len(args) > 0:
+		return w.keyed(args[0], args[1:]), true
+	case name == "get" && len(args) == 2:
+		return w.keyed(args[0], args[1:]), true
+	case name == "hasKey" && len(args) == 2:
+		w.keyed(args[0], args[1:])
+		return ref{}, true
+	case name == "dig" && len(args) >= 2:
+		// dig "a" "b" default map
+		w.mark(args[len(args)-2], UseRead)
+		return w.keyed(args[len(args)-1], args[:len(args)-2]), true
+	case (name == "first" || name == "last") && len(args) == 1:
+		w.mark(args[0], UseRead)
+		return args[0].child(Elem), true
 	}
-	return w.keyed(args[0], args[1:])
+	return ref{}, false
 }
 
-// keyed reads keys below base.
+// keyed reads keys below base: constant keys are fields (numbers
+// elements); a key computed at render time may name any field, so base is
+// free-form.
 func (w *walker) keyed(base ref, keys []ref) ref {
 	names := make([]string, 0, len(keys))
 	for _, k := range keys {

@@ -130,12 +130,12 @@ func helmFuncs() map[string]any {
 	return f
 }
 
-// addUnder adds a subchart's usage: its paths below key (its global values
-// are its parent's), its files below dir.
+// addUnder adds a subchart's usage: its paths below key (none: the
+// parent's own; its global values are its parent's), its files below dir.
 func (u Usage) addUnder(sub Usage, key, dir string) {
 	for _, p := range sub.Sorted() {
 		path := p.Path
-		if len(path) == 0 || path[0] != "global" {
+		if key != "" && (len(path) == 0 || path[0] != "global") {
 			path = append([]string{key}, path...)
 		}
 		for _, f := range p.Files {
