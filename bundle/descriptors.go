@@ -69,7 +69,9 @@ func statusDescriptors(status apiextensionsv1.JSONSchemaProps) []v1alpha1.Status
 
 func xDescriptor(name string, p apiextensionsv1.JSONSchemaProps) string {
 	switch {
-	case name == "resources" && p.Type == "object":
+	case name == "resources" && (p.Type == "object" || p.Type == ""):
+		// An empty default leaves resources untyped; it is still a chart's
+		// ResourceRequirements by convention, which the console edits.
 		return xdResources
 	case p.Type == "boolean":
 		return xdBoolean

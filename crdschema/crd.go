@@ -16,56 +16,46 @@ import (
 )
 
 // Spec is the schema of a chart's values, which a CR's spec holds, with
-// warnings about what values.schema.json could not carry over.
+// warnings about what values.schema.json could not carry over and about
+// values the templates read whose types the chart does not prove.
+//
+// A chart without values.schema.json gets the schema values.yaml shows,
+// widened to accept what its templates (and its subcharts') use: see
+// FromValuesYAML, TemplateUsage and Widen. Dependencies' conditions and
+// tags in Chart.yaml are booleans Helm reads from the values.
 func Spec(c *chart.Chart) (*apiextensionsv1.JSONSchemaProps, []string, error) {
-	return specOf(c.Helm, c.Name())
+	s, usage, warnings, err := specOf(c.Helm, c.Name())
+	if err != nil {
+		return nil, nil, err
+	}
+	warnings = append(warnings, Widen(s, usage, c.Name())...)
+	warnings = append(warnings, addTags(s, c.Helm, c.Name())...)
+	return s, warnings, nil
 }
 
-func specOf(ch *helmchart.Chart, where string) (*apiextensionsv1.JSONSchemaProps, []string, error) {
-	var (
-		s        *apiextensionsv1.JSONSchemaProps
-		warnings []string
-		err      error
-	)
-	switch {
-	case ch.Schema != nil:
-		var ws []string
-		s, ws, err = FromJSONSchema(ch.Schema, ch.Values)
-		if err != nil {
-			return nil, nil, fmt.Errorf("chart %s: %w", where, err)
-		}
-		for _, w := range ws {
-			warnings = append(warnings, fmt.Sprintf("chart %s: values.schema.json %s", where, w))
-		}
-	default:
-		var data []byte
-		for _, f := range ch.Raw {
-			if f.Name == chartutil.ValuesfileName {
-				data = f.Data
-			}
-		}
-		if s, err = FromValuesYAML(data, FreeFormPaths(ch)); err != nil {
-			return nil, nil, fmt.Errorf("chart %s: %w", where, err)
-		}
+// specOf is the schema of ch's values, subcharts' under their keys, and
+// what the templates of ch and its subcharts (those without
+// values.schema.json) use, by path from ch's values and by file from ch.
+func specOf(ch *helmchart.Chart, where string) (*apiextensionsv1.JSONSchemaProps, Usage, []string, error) {
+	s, usage, warnings, err := ownSpec(ch, where)
+	if err != nil {
+		return nil, nil, nil, err
 	}
 	// Subcharts' values sit under their name (or alias) in the parent's.
 	for _, subchart := range chart.Subcharts(ch) {
 		sub, key := subchart.Chart, subchart.Key
-		subSchema, ws, err := specOf(sub, where+"/charts/"+key)
+		subSchema, subUsage, ws, err := specOf(sub, where+"/charts/"+key)
 		if err != nil {
-			return nil, nil, err
+			return nil, nil, nil, err
 		}
 		warnings = append(warnings, ws...)
-		if s.Properties == nil {
-			s.Properties = map[string]apiextensionsv1.JSONSchemaProps{}
+		mergeSubchart(s, subSchema, key, sub.Name())
+		if sub.Metadata.Type == "library" {
+			// A library's named templates run in the including chart's
+			// context: what they read is this chart's values.
+			key = ""
 		}
-		if have, ok := s.Properties[key]; ok {
-			merged := mergeSchemas(subSchema, &have)
-			s.Properties[key] = *merged
-		} else {
-			subSchema.Description = fmt.Sprintf("Values of the %s subchart.", sub.Name())
-			s.Properties[key] = *subSchema
-		}
+		usage.addUnder(subUsage, key, "charts/"+subchart.Key+"/")
 	}
 	if len(ch.Metadata.Dependencies) > 0 {
 		if _, ok := s.Properties["global"]; !ok && s.Properties != nil {
@@ -75,12 +65,68 @@ func specOf(ch *helmchart.Chart, where string) (*apiextensionsv1.JSONSchemaProps
 			s.Properties["global"] = *g
 		}
 	}
-	return s, warnings, nil
+	warnings = append(warnings, addConditions(s, ch, where)...)
+	return s, usage, warnings, nil
+}
+
+// ownSpec is the schema of ch's own values: from values.schema.json, or
+// from values.yaml with what ch's templates use (which the caller widens
+// the schema with once every subchart is merged).
+func ownSpec(ch *helmchart.Chart, where string) (*apiextensionsv1.JSONSchemaProps, Usage, []string, error) {
+	if ch.Schema != nil {
+		s, ws, err := FromJSONSchema(ch.Schema, ch.Values)
+		if err != nil {
+			return nil, nil, nil, fmt.Errorf("chart %s: %w", where, err)
+		}
+		var warnings []string
+		for _, w := range ws {
+			warnings = append(warnings, fmt.Sprintf("chart %s: values.schema.json %s", where, w))
+		}
+		// Helm validates values against the chart's schema: what the schema
+		// closes, the chart refuses too.
+		return s, Usage{}, warnings, nil
+	}
+	var data []byte
+	for _, f := range ch.Raw {
+		if f.Name == chartutil.ValuesfileName {
+			data = f.Data
+		}
+	}
+	s, err := FromValuesYAML(data)
+	if err != nil {
+		return nil, nil, nil, fmt.Errorf("chart %s: %w", where, err)
+	}
+	usage, err := TemplateUsage(ch)
+	if err != nil {
+		return nil, nil, nil, fmt.Errorf("chart %s: %w", where, err)
+	}
+	return s, usage, nil, nil
+}
+
+// mergeSubchart puts a subchart's schema under key in its parent's.
+func mergeSubchart(s, sub *apiextensionsv1.JSONSchemaProps, key, name string) {
+	if s.Properties == nil {
+		s.Properties = map[string]apiextensionsv1.JSONSchemaProps{}
+	}
+	if have, ok := s.Properties[key]; ok {
+		s.Properties[key] = *mergeSchemas(sub, &have)
+		return
+	}
+	sub.Description = fmt.Sprintf("Values of the %s subchart.", name)
+	s.Properties[key] = *sub
 }
 
 // mergeSchemas lays over's properties over base's (the parent chart's values
 // for a subchart win over the subchart's own); over's description wins too.
 func mergeSchemas(base, over *apiextensionsv1.JSONSchemaProps) *apiextensionsv1.JSONSchemaProps {
+	if isOpen(over) && base.Type == "object" {
+		// An empty default in the parent proves nothing; the subchart's does.
+		out := base.DeepCopy()
+		if over.Description != "" {
+			out.Description = over.Description
+		}
+		return out
+	}
 	if base.Type != "object" || over.Type != "object" {
 		return over
 	}

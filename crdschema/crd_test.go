@@ -14,6 +14,8 @@ import (
 	"k8s.io/apiextensions-apiserver/pkg/apiserver/validation"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
+	helmchart "helm.sh/helm/v3/pkg/chart"
+
 	"github.com/chartpilot/chartpilot/chart"
 )
 
@@ -94,12 +96,15 @@ func TestSampleAndCRsValidate(t *testing.T) {
 			"resources":    map[string]any{"limits": map[string]any{"cpu": "100m"}},
 			"nodeSelector": map[string]any{"disk": "ssd"},
 			"ratio":        1,
-			"replicaCount": 2.5,
+			"replicaCount": 2,
 		}},
+		// Empty defaults prove no type: a list where values.yaml has {}.
+		{chart: "webapp", spec: map[string]any{"podLabels": []any{"a"}, "resources": "none", "image": map[string]any{"tag": 3}}},
 		{chart: "webapp", spec: map[string]any{"nodeSelector": nil}},
 		{chart: "umbrella", spec: map[string]any{"cache": map[string]any{"port": 7000, "pdb": map[string]any{"enabled": true}}, "global": map[string]any{"x": 1}}},
 		// Rejected: wrong types where values.yaml is clear.
 		{chart: "webapp", spec: map[string]any{"replicaCount": "three"}, wantErr: "spec.replicaCount"},
+		{chart: "webapp", spec: map[string]any{"replicaCount": 2.5}, wantErr: "spec.replicaCount"},
 		{chart: "webapp", spec: map[string]any{"image": "nginx"}, wantErr: "spec.image"},
 		{chart: "webapp", spec: map[string]any{"autoscaling": map[string]any{"enabled": "yes"}}, wantErr: "spec.autoscaling.enabled"},
 		{chart: "umbrella", spec: map[string]any{"cache": map[string]any{"port": "redis"}}, wantErr: "spec.cache.port"},
@@ -156,17 +161,18 @@ func TestInferredSchema(t *testing.T) {
 		freeForm   bool
 		properties []string
 	}{
-		{name: "int is number", schema: prop(spec(webapp), "replicaCount"), typ: "number", desc: "Number of pods when autoscaling is off."},
+		{name: "whole number is integer", schema: prop(spec(webapp), "replicaCount"), typ: "integer", desc: "Number of pods when autoscaling is off."},
 		{name: "float is number", schema: prop(spec(webapp), "ratio"), typ: "number", desc: "A ratio used by the application."},
-		{name: "nested description", schema: prop(spec(webapp), "image", "tag"), typ: "string", desc: "Image tag; the chart's appVersion when empty."},
+		{name: "nested description", schema: prop(spec(webapp), "image", "repository"), typ: "string", desc: "Container image repository."},
+		{name: "empty string is anything", schema: prop(spec(webapp), "image", "tag"), freeForm: true, desc: "Image tag; the chart's appVersion when empty."},
 		{name: "nested object is structured", schema: prop(spec(webapp), "config"), typ: "object", desc: "Settings written to the application's ConfigMap.", properties: []string{"greeting", "logLevel"}},
-		{name: "empty map is free-form", schema: prop(spec(webapp), "podLabels"), typ: "object", desc: "Extra labels on every pod (free-form).", freeForm: true},
-		{name: "toYaml'd value is free-form", schema: prop(spec(webapp), "resources"), typ: "object", freeForm: true, desc: "Resource requests and limits of the container."},
+		{name: "empty map is anything", schema: prop(spec(webapp), "podLabels"), desc: "Extra labels on every pod (free-form).", freeForm: true},
+		{name: "toYaml'd value is free-form", schema: prop(spec(webapp), "resources"), freeForm: true, desc: "Resource requests and limits of the container."},
 		{name: "null is anything", schema: prop(spec(webapp), "nodeSelector"), freeForm: true, desc: "Node selector of the pods; null means none."},
-		{name: "empty list", schema: prop(spec(webapp), "env"), typ: "array", desc: "Extra environment variables, as a list of {name, value}."},
+		{name: "empty list is anything", schema: prop(spec(webapp), "env"), freeForm: true, desc: "Extra environment variables, as a list of {name, value}."},
 		{name: "subchart values under its key", schema: prop(spec(umbrella), "cache"), typ: "object", desc: "", properties: []string{"enabled", "pdb", "port", "replicas"}},
-		{name: "subchart's own description", schema: prop(spec(umbrella), "cache", "port"), typ: "number", desc: "Port of the cache."},
-		{name: "parent overrides subchart", schema: prop(spec(umbrella), "cache", "replicas"), typ: "number", desc: "Cache replicas."},
+		{name: "subchart's own description", schema: prop(spec(umbrella), "cache", "port"), typ: "integer", desc: "Port of the cache."},
+		{name: "parent overrides subchart", schema: prop(spec(umbrella), "cache", "replicas"), typ: "integer", desc: "Cache replicas."},
 		{name: "global for subcharts", schema: prop(spec(umbrella), "global"), typ: "object", freeForm: true, desc: "Values shared with every subchart."},
 	}
 	for _, tt := range tests {
@@ -270,5 +276,89 @@ func TestPlural(t *testing.T) {
 		if got := Plural(kind); got != want {
 			t.Errorf("Plural(%q) = %q, want %q", kind, got, want)
 		}
+	}
+}
+
+// localCRD builds the CRD of a chart of this package's testdata, with its
+// warnings.
+func localCRD(t *testing.T, name string) (apiextensionsv1.JSONSchemaProps, []string) {
+	t.Helper()
+	c, err := chart.Load(filepath.Join("testdata", "charts", name))
+	if err != nil {
+		t.Fatal(err)
+	}
+	crd, warnings, err := CRD(c, Options{Group: "charts.example.com", Version: "v1alpha1", Kind: "Thing"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return prop(*crd.Spec.Versions[0].Schema.OpenAPIV3Schema, "spec"), warnings
+}
+
+func TestUndeclaredValuesConditionsAndTags(t *testing.T) {
+	helpers, helperWarnings := localCRD(t, "helpers")
+	stack, stackWarnings := localCRD(t, "stack")
+	tests := []struct {
+		name   string
+		schema apiextensionsv1.JSONSchemaProps
+		// want is the schema as JSON.
+		want string
+	}{
+		{name: "a helper's default", schema: prop(helpers, "nameOverride"), want: `{"x-kubernetes-preserve-unknown-fields":true}`},
+		{name: "read through a variable", schema: prop(helpers, "serviceAccount"), want: `{"x-kubernetes-preserve-unknown-fields":true}`},
+		{name: "empty default used as a list", schema: prop(helpers, "tolerations"), want: `{"description":"Tolerations of the pods.","x-kubernetes-preserve-unknown-fields":true}`},
+		{name: "ranged map", schema: prop(helpers, "extraEnv"), want: `{"description":"Extra environment variables, by name.","x-kubernetes-preserve-unknown-fields":true}`},
+		{name: "whole number", schema: prop(helpers, "probePeriodSeconds"), want: `{"description":"Seconds between liveness probes.","type":"integer"}`},
+		{name: "fraction", schema: prop(helpers, "sampleRatio"), want: `{"description":"Share of traffic to sample, 0 to 1.","type":"number"}`},
+		{name: "undescribed after a commented-out example", schema: prop(helpers, "image", "pullPolicy"), want: `{"type":"string"}`},
+		{name: "condition", schema: prop(stack, "db", "enabled"), want: `{"description":"Whether the db subchart is installed (its condition in Chart.yaml).","type":"boolean"}`},
+		{name: "tag", schema: prop(stack, "tags"), want: `{"type":"object","properties":{"backend":{"description":"Whether the subcharts tagged backend are installed, unless their conditions say otherwise.","type":"boolean"}}}`},
+		{name: "subchart's undeclared value", schema: prop(stack, "db", "persistence"), want: `{"x-kubernetes-preserve-unknown-fields":true}`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, err := json.Marshal(tt.schema)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if string(got) != tt.want {
+				t.Errorf("schema:\n got %s\nwant %s", got, tt.want)
+			}
+		})
+	}
+	wantWarnings := []string{
+		"chart helpers: templates/_helpers.tpl reads .Values.commonLabels, which values.yaml does not declare: the CRD accepts any value there",
+		"chart helpers: templates/_helpers.tpl reads .Values.fullnameOverride, which values.yaml does not declare: the CRD accepts any value there",
+		"chart helpers: templates/_helpers.tpl reads .Values.nameOverride, which values.yaml does not declare: the CRD accepts any value there",
+		"chart helpers: templates/deployment.yaml reads .Values.probe, which values.yaml does not declare: the CRD accepts any value there",
+		"chart helpers: templates/_helpers.tpl reads .Values.serviceAccount, which values.yaml does not declare: the CRD accepts any value there",
+		"chart stack: Chart.yaml's condition of dependency db reads .Values.db.enabled, which values.yaml does not declare: the CRD accepts a boolean there",
+		"chart stack: charts/db/templates/statefulset.yaml reads .Values.db.persistence, which values.yaml does not declare: the CRD accepts any value there",
+		"chart stack: Chart.yaml's tag backend of dependency db is read from .Values.tags.backend, which values.yaml does not declare: the CRD accepts a boolean there",
+	}
+	if got := append(helperWarnings, stackWarnings...); strings.Join(got, "\n") != strings.Join(wantWarnings, "\n") {
+		t.Errorf("warnings:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(wantWarnings, "\n"))
+	}
+}
+
+// A library chart's helpers run in the including chart's context: the
+// values they read are the parent's.
+func TestLibraryHelpersReadTheParentsValues(t *testing.T) {
+	lib := &helmchart.Chart{Metadata: &helmchart.Metadata{Name: "common", Version: "1.0.0", Type: "library"},
+		Templates: []*helmchart.File{{Name: "templates/_names.tpl", Data: []byte(`{{ define "common.name" }}{{ default .Chart.Name .Values.nameOverride }}{{ end }}`)}}}
+	parent := &helmchart.Chart{Metadata: &helmchart.Metadata{Name: "app", Version: "1.0.0",
+		Dependencies: []*helmchart.Dependency{{Name: "common", Version: "1.0.0"}}},
+		Raw:       []*helmchart.File{{Name: "values.yaml", Data: []byte("replicas: 1\n")}},
+		Templates: []*helmchart.File{{Name: "templates/cm.yaml", Data: []byte(`name: {{ include "common.name" . }}`)}}}
+	parent.AddDependency(lib)
+	s, warnings, err := Spec(&chart.Chart{Helm: parent})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := s.Properties["nameOverride"]; !ok {
+		t.Errorf("nameOverride is not in the schema: %v", s.Properties)
+	}
+	want := "chart app: charts/common/templates/_names.tpl reads .Values.nameOverride, which values.yaml does not declare"
+	if len(warnings) != 1 || !strings.HasPrefix(warnings[0], want) {
+		t.Errorf("warnings = %q, want %q...", warnings, want)
 	}
 }

@@ -1,12 +1,19 @@
 // Package crdschema builds the CustomResourceDefinition of a Helm operator's
 // custom resource with a real openAPIV3Schema: `spec` from the chart's
 // values.schema.json when it has one, otherwise inferred from values.yaml
-// (types, nested objects, arrays, descriptions from its comments), and
-// `status` for what the operator runtime writes.
+// and the templates, and `status` for what the operator runtime writes.
 //
-// Inference is permissive where values.yaml says nothing: empty maps and
-// lists, nulls and values templates pass through toYaml are free-form
-// (x-kubernetes-preserve-unknown-fields), numbers are `number` (int or
-// float), and fields values.yaml defaults are never required, so a CR that
-// plain Helm would accept is not rejected.
+// The inferred schema accepts what the chart accepts:
+//   - non-empty defaults give types (whole numbers are integers); empty ones
+//     ({}, [], null, "") prove nothing and accept any value;
+//   - the templates (helpers and subcharts' included) are parsed with Helm's
+//     function names, and every .Values path they read is kept: one values.yaml
+//     does not declare accepts any value, with a warning naming the file and
+//     the path; values handed whole to toYaml, tpl or include are free-form,
+//     and ranged maps keep unknown keys (TemplateUsage, Widen);
+//   - dependencies' conditions and tags in Chart.yaml are booleans;
+//   - descriptions come from the comment block directly above a key, without
+//     commented-out YAML examples;
+//   - defaults are never required, so a CR that plain Helm would accept is not
+//     rejected.
 package crdschema

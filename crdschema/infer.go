@@ -2,21 +2,20 @@ package crdschema
 
 import (
 	"fmt"
-	"regexp"
-	"sort"
 	"strings"
+	"unicode"
 
 	"go.yaml.in/yaml/v3"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	"k8s.io/utils/ptr"
-
-	helmchart "helm.sh/helm/v3/pkg/chart"
 )
 
-// FromValuesYAML infers the schema of spec from a values.yaml document.
-// freeForm holds dotted value paths whose content is free-form whatever
-// values.yaml shows (see FreeFormPaths).
-func FromValuesYAML(data []byte, freeForm map[string]bool) (*apiextensionsv1.JSONSchemaProps, error) {
+// FromValuesYAML infers the schema of spec from a values.yaml document alone:
+// types from non-empty defaults (whole numbers are integers), any value where
+// the default is empty ({}, [], null, ""), which proves no type, and
+// descriptions from the comments directly above keys. TemplateUsage and
+// Widen then open what the templates use more freely.
+func FromValuesYAML(data []byte) (*apiextensionsv1.JSONSchemaProps, error) {
 	var doc yaml.Node
 	if err := yaml.Unmarshal(data, &doc); err != nil {
 		return nil, fmt.Errorf("values.yaml: %w", err)
@@ -30,7 +29,7 @@ func FromValuesYAML(data []byte, freeForm map[string]bool) (*apiextensionsv1.JSO
 	if n.Kind != yaml.MappingNode {
 		return nil, fmt.Errorf("values.yaml: line %d: the top level is a %s, want a map", n.Line, kindName(n))
 	}
-	s, err := inferNode(n, "", freeForm)
+	s, err := inferNode(n)
 	if err != nil {
 		return nil, err
 	}
@@ -53,100 +52,96 @@ func anyValue() *apiextensionsv1.JSONSchemaProps {
 	return &apiextensionsv1.JSONSchemaProps{XPreserveUnknownFields: ptr.To(true)}
 }
 
-func inferNode(n *yaml.Node, path string, freeForm map[string]bool) (*apiextensionsv1.JSONSchemaProps, error) {
+func inferNode(n *yaml.Node) (*apiextensionsv1.JSONSchemaProps, error) {
 	if n.Kind == yaml.AliasNode {
 		n = n.Alias
 	}
 	switch n.Kind {
 	case yaml.MappingNode:
-		s := &apiextensionsv1.JSONSchemaProps{Type: "object"}
-		if len(n.Content) == 0 || freeForm[path] {
-			s.XPreserveUnknownFields = ptr.To(true)
-			if len(n.Content) == 0 {
-				return s, nil
-			}
+		if len(n.Content) == 0 {
+			return anyValue(), nil
 		}
-		s.Properties = map[string]apiextensionsv1.JSONSchemaProps{}
-		for i := 0; i+1 < len(n.Content); i += 2 {
-			k, v := n.Content[i], n.Content[i+1]
-			if k.Value == "<<" {
-				// A merge key: its map's keys are this map's.
-				merged, err := inferNode(v, path, freeForm)
-				if err != nil {
-					return nil, err
-				}
-				for name, p := range merged.Properties {
-					s.Properties[name] = p
-				}
-				continue
-			}
-			child := k.Value
-			if path != "" {
-				child = path + "." + k.Value
-			}
-			p, err := inferNode(v, child, freeForm)
-			if err != nil {
-				return nil, err
-			}
-			if d := description(k, v); d != "" {
-				p.Description = d
-			}
-			s.Properties[k.Value] = *p
-		}
-		return s, nil
+		return inferMap(n)
 	case yaml.SequenceNode:
-		s := &apiextensionsv1.JSONSchemaProps{Type: "array"}
-		items, err := inferItems(n, path, freeForm)
+		if len(n.Content) == 0 {
+			return anyValue(), nil
+		}
+		items, err := inferItems(n)
 		if err != nil {
 			return nil, err
 		}
-		s.Items = &apiextensionsv1.JSONSchemaPropsOrArray{Schema: items}
-		return s, nil
+		return &apiextensionsv1.JSONSchemaProps{Type: "array", Items: &apiextensionsv1.JSONSchemaPropsOrArray{Schema: items}}, nil
 	case yaml.ScalarNode:
-		if freeForm[path] {
-			return anyValue(), nil
-		}
-		switch n.Tag {
-		case "!!null":
-			s := anyValue()
-			s.Nullable = true
-			return s, nil
-		case "!!bool":
-			return &apiextensionsv1.JSONSchemaProps{Type: "boolean"}, nil
-		case "!!int", "!!float":
-			// values.yaml cannot say whether 1 may be 1.5: number takes both.
-			return &apiextensionsv1.JSONSchemaProps{Type: "number"}, nil
-		default:
-			return &apiextensionsv1.JSONSchemaProps{Type: "string"}, nil
-		}
+		return inferScalar(n), nil
 	}
 	return nil, fmt.Errorf("values.yaml: line %d: unexpected YAML node", n.Line)
 }
 
-// inferItems infers a list's item schema from its elements: one type when
-// they agree, any value otherwise or when the list is empty. Objects in lists
-// keep unknown fields: a few examples do not list every field an item may have.
-func inferItems(n *yaml.Node, path string, freeForm map[string]bool) (*apiextensionsv1.JSONSchemaProps, error) {
-	if len(n.Content) == 0 || freeForm[path] {
-		return anyValue(), nil
+// inferScalar types a scalar default; null and "" prove no type.
+func inferScalar(n *yaml.Node) *apiextensionsv1.JSONSchemaProps {
+	switch n.Tag {
+	case "!!null":
+		s := anyValue()
+		s.Nullable = true
+		return s
+	case "!!bool":
+		return &apiextensionsv1.JSONSchemaProps{Type: "boolean"}
+	case "!!int":
+		return &apiextensionsv1.JSONSchemaProps{Type: "integer"}
+	case "!!float":
+		return &apiextensionsv1.JSONSchemaProps{Type: "number"}
 	}
-	var merged *apiextensionsv1.JSONSchemaProps
-	for _, e := range n.Content {
-		s, err := inferNode(e, path+"[]", freeForm)
+	if n.Value == "" {
+		return anyValue()
+	}
+	return &apiextensionsv1.JSONSchemaProps{Type: "string"}
+}
+
+// inferMap infers a non-empty map, merge keys (<<) included.
+func inferMap(n *yaml.Node) (*apiextensionsv1.JSONSchemaProps, error) {
+	s := &apiextensionsv1.JSONSchemaProps{Type: "object", Properties: map[string]apiextensionsv1.JSONSchemaProps{}}
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		k, v := n.Content[i], n.Content[i+1]
+		p, err := inferNode(v)
 		if err != nil {
 			return nil, err
 		}
-		if merged == nil {
-			merged = s
+		if k.Value == "<<" {
+			// A merge key: its map's keys are this map's.
+			for name, mp := range p.Properties {
+				s.Properties[name] = mp
+			}
 			continue
 		}
-		if merged.Type != s.Type {
-			return anyValue(), nil
+		if d := description(k, v); d != "" {
+			p.Description = d
 		}
-		if s.Type == "object" {
-			if merged.Properties == nil {
-				merged.Properties = map[string]apiextensionsv1.JSONSchemaProps{}
+		s.Properties[k.Value] = *p
+	}
+	return s, nil
+}
+
+// inferItems infers a list's item schema from its elements: one type when
+// they agree (integers and numbers make numbers), any value otherwise.
+// Objects in lists keep unknown fields: a few examples do not list every
+// field an item may have.
+func inferItems(n *yaml.Node) (*apiextensionsv1.JSONSchemaProps, error) {
+	var merged *apiextensionsv1.JSONSchemaProps
+	for _, e := range n.Content {
+		s, err := inferNode(e)
+		if err != nil {
+			return nil, err
+		}
+		switch {
+		case merged == nil:
+			merged = s
+		case isNumeric(merged.Type) && isNumeric(s.Type):
+			if s.Type == "number" {
+				merged.Type = "number"
 			}
+		case merged.Type != s.Type || merged.Type == "":
+			return anyValue(), nil
+		case s.Type == "object":
 			for k, p := range s.Properties {
 				if _, ok := merged.Properties[k]; !ok {
 					merged.Properties[k] = p
@@ -160,10 +155,18 @@ func inferItems(n *yaml.Node, path string, freeForm map[string]bool) (*apiextens
 	return merged, nil
 }
 
-// description is the comment above a key (or on its line), without the
-// comment markers and helm-docs' "-- " prefix.
+func isNumeric(t string) bool { return t == "integer" || t == "number" }
+
+// description is the prose of the comment block directly above a key (or,
+// without one, of the comment on its line), without the comment markers,
+// helm-docs' "-- " prefix and @-annotations. Blocks further up (split by a
+// blank line) belong to something else, and commented-out YAML such as
+// "# key: value" is an example, not prose.
 func description(k, v *yaml.Node) string {
 	text := k.HeadComment
+	if blocks := strings.Split(text, "\n\n"); len(blocks) > 1 {
+		text = blocks[len(blocks)-1]
+	}
 	if text == "" {
 		text = k.LineComment
 	}
@@ -172,8 +175,11 @@ func description(k, v *yaml.Node) string {
 	}
 	var lines []string
 	for _, l := range strings.Split(text, "\n") {
-		l = strings.TrimSpace(strings.TrimLeft(strings.TrimSpace(l), "#"))
-		l = strings.TrimSpace(strings.TrimPrefix(l, "--"))
+		l = strings.TrimLeft(strings.TrimSpace(l), "#")
+		if isYAMLExample(l) {
+			continue
+		}
+		l = strings.TrimSpace(strings.TrimPrefix(strings.TrimSpace(l), "--"))
 		if l == "" || strings.HasPrefix(l, "@") {
 			continue
 		}
@@ -182,58 +188,31 @@ func description(k, v *yaml.Node) string {
 	return strings.Join(lines, " ")
 }
 
-var (
-	toYAMLRef = regexp.MustCompile(`(?:toYaml|toJson|toPrettyJson|toRawJson|tpl)\s+\(?\s*\$?\.Values((?:\.[A-Za-z_][A-Za-z0-9_-]*)+)`)
-	pipedRef  = regexp.MustCompile(`\$?\.Values((?:\.[A-Za-z_][A-Za-z0-9_-]*)+)\s*\|\s*(?:toYaml|toJson|toPrettyJson|toRawJson)`)
-	withRef   = regexp.MustCompile(`(?s)\{\{-?\s*with\s+\$?\.Values((?:\.[A-Za-z_][A-Za-z0-9_-]*)+)\s*-?\}\}(.*?)\{\{-?\s*end`)
-	dotToYAML = regexp.MustCompile(`(?:toYaml|toJson|toPrettyJson|toRawJson)\s+\.\s*`)
-)
-
-// FreeFormPaths are the value paths the chart's templates (and its
-// subcharts', under their keys) render wholesale with toYaml, toJson or tpl:
-// Kubernetes objects such as resources or affinity that the chart passes
-// through, whose fields values.yaml cannot list.
-func FreeFormPaths(ch *helmchart.Chart) map[string]bool {
-	out := map[string]bool{}
-	var walk func(c *helmchart.Chart, prefix string)
-	walk = func(c *helmchart.Chart, prefix string) {
-		for _, t := range c.Templates {
-			text := string(t.Data)
-			for _, re := range []*regexp.Regexp{toYAMLRef, pipedRef} {
-				for _, m := range re.FindAllStringSubmatch(text, -1) {
-					out[prefix+strings.TrimPrefix(m[1], ".")] = true
-				}
-			}
-			for _, m := range withRef.FindAllStringSubmatch(text, -1) {
-				if dotToYAML.MatchString(m[2]) {
-					out[prefix+strings.TrimPrefix(m[1], ".")] = true
-				}
-			}
-		}
-		byName := map[string]*helmchart.Chart{}
-		for _, d := range c.Dependencies() {
-			byName[d.Name()] = d
-		}
-		for _, dep := range c.Metadata.Dependencies {
-			if sub, ok := byName[dep.Name]; ok {
-				key := dep.Name
-				if dep.Alias != "" {
-					key = dep.Alias
-				}
-				walk(sub, prefix+key+".")
-			}
-		}
+// isYAMLExample tells commented-out YAML from prose: a line that parses as
+// a one-key map whose key is a single word and whose value is empty, not a
+// string, quoted, in flow style or a single word ("tag: latest",
+// "resources:", "  - name: x"); or a list item of such a thing. "Note: this
+// is prose" and "Modes:" (a capitalised key, no value) are prose.
+func isYAMLExample(line string) bool {
+	t := strings.TrimSpace(line)
+	if rest, ok := strings.CutPrefix(t, "- "); ok {
+		return isYAMLExample(rest) || (rest != "" && !strings.ContainsAny(rest, " \t"))
 	}
-	walk(ch, "")
-	return out
-}
-
-// sortedPaths lists a set of paths in order (for messages).
-func sortedPaths(m map[string]bool) []string {
-	out := make([]string, 0, len(m))
-	for k := range m {
-		out = append(out, k)
+	var doc yaml.Node
+	if yaml.Unmarshal([]byte(t), &doc) != nil || len(doc.Content) != 1 {
+		return false
 	}
-	sort.Strings(out)
-	return out
+	m := doc.Content[0]
+	if m.Kind != yaml.MappingNode || len(m.Content) != 2 || strings.ContainsAny(m.Content[0].Value, " \t") {
+		return false
+	}
+	k, v := m.Content[0].Value, m.Content[1]
+	switch {
+	case v.Tag == "!!null" && v.Value == "":
+		// "resources:" opens a commented-out map; "Modes:" heads prose.
+		return k != "" && !unicode.IsUpper([]rune(k)[0])
+	case v.Kind != yaml.ScalarNode, v.Tag != "!!str", v.Style != 0:
+		return true
+	}
+	return !strings.ContainsAny(v.Value, " \t")
 }

@@ -355,3 +355,37 @@ func TestInitFromOCI(t *testing.T) {
 		t.Errorf("a failed init left %s behind: %v", missing, err)
 	}
 }
+
+// TestInitKeepsValuesTheTemplatesRead: init of a chart whose helpers read
+// values values.yaml leaves out writes a CRD that declares them (any value)
+// and warns, naming the file and the path.
+func TestInitKeepsValuesTheTemplatesRead(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "helpers-operator")
+	var out bytes.Buffer
+	chart := filepath.Join("..", "crdschema", "testdata", "charts", "helpers")
+	if err := Init(Options{APIOptions: APIOptions{Chart: chart}, Dir: dir, Out: &out}); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{
+		"warning: chart helpers: templates/_helpers.tpl reads .Values.nameOverride, which values.yaml does not declare",
+		"warning: chart helpers: templates/deployment.yaml reads .Values.probe, which values.yaml does not declare",
+	} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("init's output lacks %q:\n%s", want, out.String())
+		}
+	}
+	matches, err := filepath.Glob(filepath.Join(dir, "config", "crd", "bases", "*.yaml"))
+	if err != nil || len(matches) != 1 {
+		t.Fatalf("CRDs written: %v, %v", matches, err)
+	}
+	crd, err := os.ReadFile(matches[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"              nameOverride:\n                x-kubernetes-preserve-unknown-fields: true\n",
+		"              replicaCount:\n                description: Number of pods.\n                type: integer\n"} {
+		if !strings.Contains(string(crd), want) {
+			t.Errorf("the CRD lacks\n%s", want)
+		}
+	}
+}

@@ -1,0 +1,110 @@
+package crdschema
+
+import (
+	"encoding/json"
+	"strings"
+	"testing"
+
+	helmchart "helm.sh/helm/v3/pkg/chart"
+)
+
+func TestWiden(t *testing.T) {
+	tests := []struct {
+		name, values, template string
+		// want is the widened schema as JSON.
+		want string
+		// warnings are prefixes of the warnings, in order.
+		warnings []string
+	}{{
+		name:     "undeclared value read by a helper",
+		values:   "replicas: 1",
+		template: `{{ default .Chart.Name .Values.nameOverride }}{{ .Values.replicas }}`,
+		want:     `{"type":"object","properties":{"nameOverride":{"x-kubernetes-preserve-unknown-fields":true},"replicas":{"type":"integer"}}}`,
+		warnings: []string{"chart t: templates/x.yaml reads .Values.nameOverride, which values.yaml does not declare"},
+	}, {
+		name:     "undeclared below a declared map",
+		values:   "image:\n  repository: x",
+		template: `{{ .Values.image.repository }}:{{ .Values.image.tag | default "latest" }}`,
+		want:     `{"type":"object","properties":{"image":{"type":"object","properties":{"repository":{"type":"string"},"tag":{"x-kubernetes-preserve-unknown-fields":true}}}}}`,
+		warnings: []string{"chart t: templates/x.yaml reads .Values.image.tag, which"},
+	}, {
+		name:     "undeclared nesting warns once",
+		values:   "a: 1",
+		template: `{{ .Values.ingress.tls.secret }}{{ .Values.ingress.host }}`,
+		want:     `{"type":"object","properties":{"a":{"type":"integer"},"ingress":{"x-kubernetes-preserve-unknown-fields":true}}}`,
+		warnings: []string{"chart t: templates/x.yaml reads .Values.ingress, which"},
+	}, {
+		name:     "free-form map keeps its keys as documentation only",
+		values:   "resources:\n  limits:\n    cpu: 100m",
+		template: `{{ toYaml .Values.resources }}`,
+		want:     `{"type":"object","properties":{"resources":{"type":"object","properties":{"limits":{"type":"object","properties":{"cpu":{"x-kubernetes-preserve-unknown-fields":true}},"x-kubernetes-preserve-unknown-fields":true}},"x-kubernetes-preserve-unknown-fields":true}}}`,
+	}, {
+		name:     "free-form list has any items",
+		values:   "args: [a]",
+		template: `{{ toYaml .Values.args }}`,
+		want:     `{"type":"object","properties":{"args":{"type":"array","items":{"x-kubernetes-preserve-unknown-fields":true}}}}`,
+	}, {
+		name:     "ranged map keeps unknown keys",
+		values:   "env:\n  A: x",
+		template: `{{ range $k, $v := .Values.env }}{{ $k }}={{ $v }}{{ end }}`,
+		want:     `{"type":"object","properties":{"env":{"type":"object","properties":{"A":{"type":"string"}},"x-kubernetes-preserve-unknown-fields":true}}}`,
+	}, {
+		name:     "a scalar used as a map",
+		values:   "db: postgres",
+		template: `{{ .Values.db.host }}{{ toYaml .Values.db }}`,
+		want:     `{"type":"object","properties":{"db":{"x-kubernetes-preserve-unknown-fields":true}}}`,
+		warnings: []string{"chart t: templates/x.yaml uses .Values.db as a map, which values.yaml makes a string"},
+	}, {
+		name:     "elements of a declared list",
+		values:   "ports: [80]",
+		template: `{{ range .Values.ports }}{{ .number }}{{ end }}`,
+		want:     `{"type":"object","properties":{"ports":{"type":"array","items":{"x-kubernetes-preserve-unknown-fields":true}}}}`,
+		warnings: []string{"chart t: templates/x.yaml uses .Values.ports[] as a map, which values.yaml makes an integer"},
+	}, {
+		name:     "empty defaults stay open whatever the use",
+		values:   "tolerations: {}\nlabels: {}",
+		template: `{{ with .Values.tolerations }}{{ toYaml . }}{{ end }}{{ .Values.labels.team }}`,
+		want:     `{"type":"object","properties":{"labels":{"x-kubernetes-preserve-unknown-fields":true},"tolerations":{"x-kubernetes-preserve-unknown-fields":true}}}`,
+	}, {
+		name:     "a scalar ranged over",
+		values:   "hosts: a.example.com",
+		template: `{{ range .Values.hosts }}{{ . }}{{ end }}`,
+		want:     `{"type":"object","properties":{"hosts":{"x-kubernetes-preserve-unknown-fields":true}}}`,
+		warnings: []string{"chart t: templates/x.yaml uses .Values.hosts as a list or map (range), which values.yaml makes a string"},
+	}, {
+		name:     "the whole values handed on",
+		values:   "a: 1",
+		template: `{{ toYaml .Values }}`,
+		want:     `{"type":"object","properties":{"a":{"type":"integer"}},"x-kubernetes-preserve-unknown-fields":true}`,
+	}}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			s, err := FromValuesYAML([]byte(tt.values))
+			if err != nil {
+				t.Fatal(err)
+			}
+			ch := &helmchart.Chart{Metadata: &helmchart.Metadata{Name: "t"},
+				Templates: []*helmchart.File{{Name: "templates/x.yaml", Data: []byte(tt.template)}}}
+			u, err := TemplateUsage(ch)
+			if err != nil {
+				t.Fatal(err)
+			}
+			warnings := Widen(s, u, "t")
+			got, err := json.Marshal(s)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if string(got) != tt.want {
+				t.Errorf("schema:\n got %s\nwant %s", got, tt.want)
+			}
+			if len(warnings) != len(tt.warnings) {
+				t.Fatalf("warnings = %q, want %q", warnings, tt.warnings)
+			}
+			for i := range warnings {
+				if !strings.HasPrefix(warnings[i], tt.warnings[i]) {
+					t.Errorf("warning %q, want %q...", warnings[i], tt.warnings[i])
+				}
+			}
+		})
+	}
+}
