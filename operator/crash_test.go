@@ -15,6 +15,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/tools/clientcmd"
 
+	"github.com/chartpilot/chartpilot/cluster/clustertest"
 	"github.com/chartpilot/chartpilot/operator/reconciler"
 	"github.com/chartpilot/chartpilot/operator/release"
 	"github.com/chartpilot/chartpilot/operator/watches"
@@ -25,6 +26,7 @@ const helperEnv = "CHARTPILOT_TEST_OPERATOR_PROCESS"
 // TestOperatorProcess is not a test: it is the operator process that
 // TestCrashMidInstall starts from this test binary and kills.
 func TestOperatorProcess(t *testing.T) {
+	clustertest.SkipIfShort(t)
 	kubeconfigPath := os.Getenv(helperEnv)
 	if kubeconfigPath == "" {
 		t.Skip("runs only as TestCrashMidInstall's operator process")
@@ -43,6 +45,7 @@ func TestOperatorProcess(t *testing.T) {
 // An operator killed in the middle of an install leaves the release
 // pending-install; the next operator unlocks it and converges.
 func TestCrashMidInstall(t *testing.T) {
+	clustertest.SkipIfShort(t)
 	e := newEnv(t)
 	ns := e.namespace()
 	path := filepath.Join(t.TempDir(), "kubeconfig")

@@ -2,6 +2,7 @@ package operator
 
 import (
 	"context"
+	"flag"
 	"fmt"
 	"maps"
 	"os"
@@ -42,7 +43,9 @@ var appGVR = schema.GroupVersionResource{Group: "charts.example.com", Version: "
 
 func TestMain(m *testing.M) {
 	ctrl.SetLogger(logr.Discard())
-	if os.Getenv(helperEnv) != "" {
+	flag.Parse() // for testing.Short
+	if os.Getenv(helperEnv) != "" || testing.Short() {
+		// -short: the fast tier starts no API server (SkipIfShort).
 		// The operator process of TestCrashMidInstall uses its parent's API
 		// server; one of its own would outlive the SIGKILL that ends it.
 		os.Exit(m.Run())
@@ -223,6 +226,7 @@ func (e *env) waitEvents(ns, name string, reasons ...string) {
 // One CR through its life: install, upgrade on a spec change, drift repair
 // triggered by the dependent watch, invalid values, uninstall on deletion.
 func TestLifecycle(t *testing.T) {
+	clustertest.SkipIfShort(t)
 	startOperator(t, nil)
 	e := newEnv(t)
 	ns := e.namespace()
@@ -300,6 +304,7 @@ func TestLifecycle(t *testing.T) {
 
 // Only CRs in WATCH_NAMESPACE and matching the watch's selector are reconciled.
 func TestNamespaceAndSelectorFiltering(t *testing.T) {
+	clustertest.SkipIfShort(t)
 	e := newEnv(t)
 	watched, other := e.namespace(), e.namespace()
 	startOperator(t, func(o *Options, w *watches.Watch) {
@@ -323,6 +328,7 @@ func TestNamespaceAndSelectorFiltering(t *testing.T) {
 
 // Many CRs reconciled concurrently all reach Deployed.
 func TestManyCRs(t *testing.T) {
+	clustertest.SkipIfShort(t)
 	startOperator(t, nil)
 	e := newEnv(t)
 	ns := e.namespace()

@@ -22,6 +22,7 @@ import (
 	"k8s.io/client-go/dynamic"
 
 	"github.com/chartpilot/chartpilot/cluster"
+	"github.com/chartpilot/chartpilot/cluster/clustertest"
 	"github.com/chartpilot/chartpilot/cluster/process"
 	"github.com/chartpilot/chartpilot/cluster/toolchain"
 )
@@ -66,6 +67,7 @@ type result struct {
 }
 
 func BenchmarkRuntime(b *testing.B) {
+	clustertest.SkipIfShort(b)
 	ctx := context.Background()
 	dir := b.TempDir()
 	c, err := cluster.New(cluster.Options{StateDir: filepath.Join(dir, "cluster"), WithoutOLM: true, Out: os.Stderr})
