@@ -349,3 +349,53 @@ func containsAll(s string, subs ...string) bool {
 	}
 	return true
 }
+
+// Run starts once discovery serves the watched kinds, and refuses to start,
+// naming the kind and what discovery showed, when it never does.
+func TestRunWaitsForServedKinds(t *testing.T) {
+	clustertest.SkipIfShort(t)
+	tests := []struct {
+		name string
+		// mutate changes the App watch.
+		mutate  func(*watches.Watch)
+		wantErr string
+	}{
+		{name: "served"},
+		{
+			name:    "no CRD",
+			mutate:  func(w *watches.Watch) { w.Group = "nowhere.example.com" },
+			wantErr: "waiting for the watched kinds: kind App.nowhere.example.com/v1alpha1 not served after 1s (is its CRD installed and Established?): last seen: discovery (/api, /apis) does not list group-version nowhere.example.com/v1alpha1",
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			w := appWatch(t, "testdata/charts/app")
+			if tt.mutate != nil {
+				tt.mutate(&w)
+			}
+			ctx, cancel := context.WithCancel(context.Background())
+			defer cancel()
+			done := make(chan error, 1)
+			go func() {
+				done <- Run(ctx, Options{Watches: []watches.Watch{w}, Config: restConfig, ServedTimeout: time.Second,
+					MetricsBindAddress: "0", HealthProbeBindAddress: "0", Log: logr.Discard(), SkipNameValidation: true})
+			}()
+			if tt.wantErr == "" {
+				// Running after its wait: stop it.
+				select {
+				case err := <-done:
+					t.Fatalf("Run ended: %v", err)
+				case <-time.After(3 * time.Second):
+				}
+				cancel()
+				if err := <-done; err != nil {
+					t.Errorf("Run: %v", err)
+				}
+				return
+			}
+			if err := <-done; err == nil || err.Error() != tt.wantErr {
+				t.Errorf("Run:\n%v\nwant:\n%s", err, tt.wantErr)
+			}
+		})
+	}
+}
