@@ -184,11 +184,12 @@ func New(opts Options) (manager.Manager, error) {
 // operator until ctx ends.
 func Run(ctx context.Context, opts Options) error {
 	opts.defaults()
-	mgr, err := New(opts)
-	if err != nil {
+	// Before New: the manager's cache maps the watched kinds as it is built.
+	if err := waitServed(ctx, opts); err != nil {
 		return err
 	}
-	if err := waitServed(ctx, opts); err != nil {
+	mgr, err := New(opts)
+	if err != nil {
 		return err
 	}
 	return mgr.Start(ctx)
