@@ -161,7 +161,8 @@ func WaitKinds(ctx context.Context, cfg *rest.Config, gvks []schema.GroupVersion
 }
 
 // Observe looks once at the CRD named: whether it exists, is Established
-// and served by discovery. An error means the cluster could not be reached.
+// and served by discovery. An error means cfg makes no client; what kept
+// the CRD from being read is Status.Err.
 func Observe(ctx context.Context, cfg *rest.Config, name string) (Status, error) {
 	l, err := newLooker(cfg)
 	if err != nil {
