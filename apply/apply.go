@@ -21,12 +21,14 @@ import (
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/restmapper"
+
+	"github.com/chartpilot/chartpilot/internal/crdready"
 )
 
 // DefaultFieldManager is the server-side apply field manager.
 const DefaultFieldManager = "chartpilot"
 
-// DefaultTimeout bounds the wait for CRDs to become Established.
+// DefaultTimeout bounds the wait for CRDs to become Established and served.
 const DefaultTimeout = time.Minute
 
 // Options configure Apply and Delete.
@@ -38,7 +40,8 @@ type Options struct {
 	Namespace string
 	// FieldManager owns the applied fields (default DefaultFieldManager).
 	FieldManager string
-	// Timeout bounds each wait: for CRDs to become Established on apply,
+	// Timeout bounds each wait: for CRDs to become Established and served
+	// by discovery on apply,
 	// for deleted objects to be gone on delete (default DefaultTimeout).
 	Timeout time.Duration
 	// Wait makes Delete wait, at each step, until what it deleted is gone
@@ -122,7 +125,7 @@ var crdGK = schema.GroupKind{Group: "apiextensions.k8s.io", Kind: "CustomResourc
 // Apply applies objs (in the order Sort gives) with server-side apply,
 // forcing ownership of conflicting fields as `kubectl apply --server-side
 // --force-conflicts` does, and waits for the CRDs among them to be
-// Established before applying the rest.
+// Established and their kinds served by discovery before applying the rest.
 func Apply(ctx context.Context, objs []*unstructured.Unstructured, opts Options) error {
 	c, err := newClient(opts)
 	if err != nil {
@@ -134,7 +137,7 @@ func Apply(ctx context.Context, objs []*unstructured.Unstructured, opts Options)
 	for i, obj := range objs {
 		isCRD := obj.GroupVersionKind().GroupKind() == crdGK
 		if !isCRD && len(crds) > 0 {
-			if err := c.waitEstablished(ctx, crds); err != nil {
+			if err := c.waitServed(ctx, crds); err != nil {
 				return err
 			}
 			crds = nil
@@ -145,7 +148,7 @@ func Apply(ctx context.Context, objs []*unstructured.Unstructured, opts Options)
 		if isCRD {
 			crds = append(crds, obj.GetName())
 			if i == len(objs)-1 {
-				return c.waitEstablished(ctx, crds)
+				return c.waitServed(ctx, crds)
 			}
 		}
 	}
@@ -170,30 +173,11 @@ func (c *client) apply(ctx context.Context, obj *unstructured.Unstructured) erro
 	return nil
 }
 
-// waitEstablished waits until each CRD is Established, then forgets the
-// cached discovery so that their kinds resolve.
-func (c *client) waitEstablished(ctx context.Context, names []string) error {
-	crds := c.dynamic.Resource(schema.GroupVersionResource{Group: "apiextensions.k8s.io", Version: "v1", Resource: "customresourcedefinitions"})
-	for _, name := range names {
-		var last string
-		err := wait.PollUntilContextTimeout(ctx, 100*time.Millisecond, c.opts.Timeout, true, func(ctx context.Context) (bool, error) {
-			crd, err := crds.Get(ctx, name, metav1.GetOptions{})
-			if err != nil {
-				return false, err
-			}
-			conds, _, _ := unstructured.NestedSlice(crd.Object, "status", "conditions")
-			for _, cond := range conds {
-				cm, _ := cond.(map[string]any)
-				if cm["type"] == "Established" {
-					last = fmt.Sprintf("%v: %v", cm["reason"], cm["message"])
-					return cm["status"] == "True", nil
-				}
-			}
-			return false, nil
-		})
-		if err != nil {
-			return fmt.Errorf("waiting for CRD %s to be Established (%s): %w", name, last, err)
-		}
+// waitServed waits until each CRD is Established and discovery
+// serves its kinds, then forgets the cached discovery so that they resolve.
+func (c *client) waitServed(ctx context.Context, names []string) error {
+	if err := crdready.Wait(ctx, c.opts.Config, names, crdready.Options{Timeout: c.opts.Timeout}); err != nil {
+		return fmt.Errorf("waiting for CRDs before applying their custom resources: %w", err)
 	}
 	c.mapper.Reset()
 	return nil

@@ -4,7 +4,8 @@
 // `uninstall` and `undeploy` run through `chartpilot apply|delete --kustomize`.
 //
 // Objects are applied in dependency order (CRDs and Namespaces first, then
-// RBAC, configuration, workloads), CRDs are waited for until Established
-// before objects of their kinds are applied, and deletion runs in the
+// RBAC, configuration, workloads), CRDs are waited for until Established and
+// served by discovery (package internal/crdready) before objects of their
+// kinds are applied, and deletion runs in the
 // reverse order, treating objects already gone as deleted.
 package apply

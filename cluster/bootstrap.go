@@ -12,12 +12,10 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
-	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/wait"
@@ -26,6 +24,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 
 	"github.com/chartpilot/chartpilot/cluster/toolchain"
+	"github.com/chartpilot/chartpilot/internal/crdready"
 )
 
 // NodeName is the kwok node every pod of the local cluster lands on.
@@ -60,10 +59,15 @@ func (c *Cluster) bootstrap(ctx context.Context, inst *toolchain.Installation) e
 	if err != nil {
 		return err
 	}
-	if err := waitEstablished(ctx, dyn, names, c.opts.StartTimeout); err != nil {
+	cfg, err := c.RESTConfig()
+	if err != nil {
 		return err
 	}
-	fmt.Fprintf(c.opts.Out, "  %-24s %d OLM CRDs established, namespaces %s and %s, node %s registered in %s\n",
+	// OLM's operators start next and map its kinds through discovery.
+	if err := crdready.Wait(ctx, cfg, names, crdready.Options{Timeout: c.opts.StartTimeout}); err != nil {
+		return fmt.Errorf("waiting for OLM's CRDs: %w", err)
+	}
+	fmt.Fprintf(c.opts.Out, "  %-24s %d OLM CRDs established and served, namespaces %s and %s, node %s registered in %s\n",
 		"bootstrap", len(names), OLMNamespace, OperatorsNamespace, NodeName, time.Since(began).Round(10*time.Millisecond))
 	return nil
 }
@@ -110,31 +114,6 @@ func applyCRDs(ctx context.Context, dyn dynamic.Interface, dir string) ([]string
 		return nil, fmt.Errorf("no CRDs found in %s", dir)
 	}
 	return names, nil
-}
-
-func waitEstablished(ctx context.Context, dyn dynamic.Interface, names []string, timeout time.Duration) error {
-	for _, name := range names {
-		err := wait.PollUntilContextTimeout(ctx, 100*time.Millisecond, timeout, true, func(ctx context.Context) (bool, error) {
-			u, err := dyn.Resource(crdResource).Get(ctx, name, metav1.GetOptions{})
-			if err != nil {
-				return false, nil
-			}
-			var crd apiextensionsv1.CustomResourceDefinition
-			if err := runtimeFromUnstructured(u, &crd); err != nil {
-				return false, err
-			}
-			for _, cond := range crd.Status.Conditions {
-				if cond.Type == apiextensionsv1.Established && cond.Status == apiextensionsv1.ConditionTrue {
-					return true, nil
-				}
-			}
-			return false, nil
-		})
-		if err != nil {
-			return fmt.Errorf("CRD %s not established: %w", name, err)
-		}
-	}
-	return nil
 }
 
 // registerNode creates the fake node kwok manages, with room for many pods.
@@ -189,8 +168,4 @@ func nodeReady(n *corev1.Node) bool {
 		}
 	}
 	return false
-}
-
-func runtimeFromUnstructured(u *unstructured.Unstructured, into any) error {
-	return runtime.DefaultUnstructuredConverter.FromUnstructured(u.Object, into)
 }

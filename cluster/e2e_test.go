@@ -69,6 +69,7 @@ func kubectl(t *testing.T, args ...string) string {
 }
 
 func TestKubectlCreateDeploymentBecomesAvailable(t *testing.T) {
+	clustertest.SkipIfShort(t)
 	cs, _ := clients(t)
 	ns := namespace(t, cs)
 	kubectl(t, "-n", ns, "create", "deployment", "web", "--image=registry.k8s.io/pause:3.10", "--replicas=3")
@@ -104,6 +105,7 @@ func podReady(p *corev1.Pod) bool {
 }
 
 func TestOLMCRDsServed(t *testing.T) {
+	clustertest.SkipIfShort(t)
 	cs, _ := clients(t)
 	want := map[string][]string{
 		"operators.coreos.com/v1alpha1": {"catalogsources", "clusterserviceversions", "installplans", "subscriptions"},
@@ -132,6 +134,7 @@ func TestOLMCRDsServed(t *testing.T) {
 }
 
 func TestComponentsHealthy(t *testing.T) {
+	clustertest.SkipIfShort(t)
 	for _, s := range env.Cluster.Status(context.Background()) {
 		if !s.Running || !s.Healthy {
 			t.Errorf("%s: running %v, healthy %v: %s", s.Name, s.Running, s.Healthy, s.Error)
@@ -154,6 +157,7 @@ func TestComponentsHealthy(t *testing.T) {
 }
 
 func TestOperatorGroupAndAddressCatalogSourceAccepted(t *testing.T) {
+	clustertest.SkipIfShort(t)
 	cs, dyn := clients(t)
 	ns := namespace(t, cs)
 	ctx := context.Background()
@@ -202,6 +206,7 @@ func TestOperatorGroupAndAddressCatalogSourceAccepted(t *testing.T) {
 }
 
 func TestCheck(t *testing.T) {
+	clustertest.SkipIfShort(t)
 	results, err := env.Cluster.Check(context.Background(), testWriter{t})
 	if err != nil {
 		t.Fatal(err)
@@ -212,6 +217,7 @@ func TestCheck(t *testing.T) {
 }
 
 func TestUpAgainIsHarmless(t *testing.T) {
+	clustertest.SkipIfShort(t)
 	before := pids(t)
 	began := time.Now()
 	if err := env.Cluster.Up(context.Background()); err != nil {
@@ -249,6 +255,7 @@ func (w testWriter) Write(p []byte) (int, error) {
 // and taken by the shared cluster): it shares nothing but the binaries. Each
 // fault must end Up at once with a clear error.
 func TestUpFaults(t *testing.T) {
+	clustertest.SkipIfShort(t)
 	tests := []struct {
 		name string
 		// setup prepares the state directory and returns the options to use.
@@ -330,6 +337,7 @@ func TestUpFaults(t *testing.T) {
 }
 
 func TestDownWithNothingRunning(t *testing.T) {
+	clustertest.SkipIfShort(t)
 	c, err := cluster.New(cluster.Options{StateDir: t.TempDir()})
 	if err != nil {
 		t.Fatal(err)
@@ -343,6 +351,7 @@ func TestDownWithNothingRunning(t *testing.T) {
 // orphan, and a second Down says nothing runs. TestMain's own Down then finds
 // nothing to do.
 func TestZDownStopsEverything(t *testing.T) {
+	clustertest.SkipIfShort(t)
 	before := pids(t)
 	began := time.Now()
 	if err := env.Cluster.Down(context.Background(), cluster.DownOptions{}); err != nil {

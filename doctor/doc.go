@@ -1,12 +1,13 @@
 // Package doctor runs the Helm operator troubleshooting checklist against a
-// cluster: the CRD is installed and Established; the operator Deployment and
-// its pods are healthy; the custom resources exist and what their last
-// reconcile said (operator-sdk's Deployed, ReleaseFailed, Irreconcilable and
-// chartpilot's Ready conditions); every permission the chart needs is granted
-// to the operator's ServiceAccount, checked with SubjectAccessReviews so that
-// the exact missing rule is named; the chart renders no API the cluster's
-// Kubernetes version removed; and OLM's chain (CatalogSource connection,
-// Subscription, InstallPlan, CSV) as package olm diagnoses it.
+// cluster: the CRD is installed, Established and served by discovery; the
+// operator Deployment and its pods are healthy; the custom resources exist
+// and what their last reconcile said (operator-sdk's Deployed,
+// ReleaseFailed, Irreconcilable and chartpilot's Ready conditions); every
+// permission the chart needs is granted to the operator's ServiceAccount,
+// checked with SubjectAccessReviews so that the exact missing rule is named;
+// the chart renders no API the cluster's Kubernetes version removed; and
+// OLM's chain (CatalogSource connection, Subscription, InstallPlan, CSV) as
+// package olm diagnoses it.
 //
 // Each check passes, warns or fails, with a one-line fix. Run only reads.
 package doctor

@@ -17,6 +17,7 @@ import (
 	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/chartpilot/chartpilot/internal/crdready"
 	"github.com/chartpilot/chartpilot/olm"
 	"github.com/chartpilot/chartpilot/operator/watches"
 	"github.com/chartpilot/chartpilot/rbac"
@@ -288,7 +289,7 @@ func groupOfCRDName(name string) string {
 }
 
 // crdCheck finds the CRD of kind (KIND.GROUP or PLURAL.GROUP) and checks
-// that it is Established.
+// that it is Established and discovery serves its kind.
 func (d *doctor) crdCheck(ctx context.Context, kind string) error {
 	gk := schema.ParseGroupKind(kind)
 	if gk.Group == "" {
@@ -312,17 +313,27 @@ func (d *doctor) crdCheck(ctx context.Context, kind string) error {
 		return nil
 	}
 	obj := "customresourcedefinition/" + crd.Name
-	for _, c := range crd.Status.Conditions {
-		if c.Type == apiextensionsv1.Established {
-			if c.Status == apiextensionsv1.ConditionTrue {
-				d.add(Check{Check: CheckCRD, Severity: Pass, Object: obj, Message: "installed and Established"})
-				d.crds = append(d.crds, crd)
-			} else {
-				d.add(Check{Check: CheckCRD, Severity: Fail, Object: obj, Message: "not Established: " + cmp.Or(c.Message, c.Reason), Fix: "kubectl get crd " + crd.Name + " -o yaml: see status.conditions (NamesAccepted: a name conflict?)"})
-			}
-			return nil
-		}
+	st, err := crdready.Observe(ctx, d.opts.Config, crd.Name)
+	if err != nil {
+		return fmt.Errorf("doctor: %w", err)
 	}
-	d.add(Check{Check: CheckCRD, Severity: Warn, Object: obj, Message: "no Established condition yet", Fix: "wait a few seconds and run doctor again"})
+	switch {
+	case st.Ready():
+		d.add(Check{Check: CheckCRD, Severity: Pass, Object: obj, Message: "installed, Established and served"})
+		d.crds = append(d.crds, crd)
+	case st.Err != nil:
+		return fmt.Errorf("doctor: reading CRD %s: %w", crd.Name, st.Err)
+	case !st.Found:
+		// Deleted since the list above.
+		d.add(Check{Check: CheckCRD, Severity: Fail, Object: obj, Message: "deleted while doctor ran", Fix: "install the CRD again"})
+	case st.Established:
+		// Discovery catches up within seconds. Until then the client cannot
+		// map the kind, so its custom resources are not checked.
+		d.add(Check{Check: CheckCRD, Severity: Warn, Object: obj, Message: st.String(), Fix: "wait a few seconds and run doctor again; if it stays, see the kube-apiserver log"})
+	case st.Condition == "":
+		d.add(Check{Check: CheckCRD, Severity: Warn, Object: obj, Message: "no Established condition yet", Fix: "wait a few seconds and run doctor again"})
+	default:
+		d.add(Check{Check: CheckCRD, Severity: Fail, Object: obj, Message: st.String(), Fix: "kubectl get crd " + crd.Name + " -o yaml: see status.conditions (NamesAccepted: a name conflict?)"})
+	}
 	return nil
 }

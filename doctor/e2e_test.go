@@ -22,6 +22,7 @@ import (
 	"github.com/chartpilot/chartpilot/cluster/clustertest"
 	"github.com/chartpilot/chartpilot/doctor"
 	"github.com/chartpilot/chartpilot/internal/cli"
+	"github.com/chartpilot/chartpilot/internal/crdready"
 	"github.com/chartpilot/chartpilot/olm"
 	"github.com/chartpilot/chartpilot/olm/olmtest"
 	"github.com/chartpilot/chartpilot/rbac"
@@ -85,6 +86,7 @@ func mustContain(t *testing.T, what, s string, want ...string) {
 }
 
 func TestCRDMissing(t *testing.T) {
+	clustertest.SkipIfShort(t)
 	rep := run(t, doctor.Options{Kind: "Gadget.missing.example.com", Namespace: "default"})
 	c := only(t, rep, doctor.CheckCRD)
 	if c.Severity != doctor.Fail {
@@ -97,7 +99,7 @@ func TestCRDMissing(t *testing.T) {
 	}
 }
 
-// installCRD installs the Widget CRD of group and waits until it is Established.
+// installCRD installs the Widget CRD of group and waits until it is served.
 func installCRD(t *testing.T, c client.Client, group string) {
 	t.Helper()
 	ctx := context.Background()
@@ -117,29 +119,8 @@ func installCRD(t *testing.T, c client.Client, group string) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = c.Delete(context.Background(), crd) })
-	err := wait.PollUntilContextTimeout(ctx, 200*time.Millisecond, 30*time.Second, true, func(ctx context.Context) (bool, error) {
-		if err := c.Get(ctx, client.ObjectKeyFromObject(crd), crd); err != nil {
-			return false, err
-		}
-		for _, cond := range crd.Status.Conditions {
-			if cond.Type == apiextensionsv1.Established && cond.Status == apiextensionsv1.ConditionTrue {
-				return true, nil
-			}
-		}
-		return false, nil
-	})
-	if err != nil {
-		t.Fatalf("CRD not Established: %v", err)
-	}
-	// Discovery serves the kind a moment after the CRD is Established.
-	err = wait.PollUntilContextTimeout(ctx, 200*time.Millisecond, 30*time.Second, true, func(ctx context.Context) (bool, error) {
-		list := &unstructured.UnstructuredList{}
-		list.SetAPIVersion(group + "/v1")
-		list.SetKind("WidgetList")
-		return c.List(ctx, list) == nil, nil
-	})
-	if err != nil {
-		t.Fatalf("Widgets of %s not served: %v", group, err)
+	if err := crdready.Wait(ctx, env.Config, []string{crd.Name}, crdready.Options{Timeout: 30 * time.Second}); err != nil {
+		t.Fatal(err)
 	}
 }
 
@@ -147,6 +128,7 @@ func ptrTrue() *bool { b := true; return &b }
 
 // Custom resources whose last reconcile failed, succeeded or never happened.
 func TestCustomResourceConditions(t *testing.T) {
+	clustertest.SkipIfShort(t)
 	ctx := context.Background()
 	c := newClient(t)
 	ns := olmtest.Namespace(t, c, "doctor")
@@ -232,6 +214,7 @@ func TestCustomResourceConditions(t *testing.T) {
 }
 
 func TestRemovedAPIInChart(t *testing.T) {
+	clustertest.SkipIfShort(t)
 	rep := run(t, doctor.Options{WatchesFile: watchesFile(t, "legacy.example.com", "legacy"), Namespace: "default"})
 	c := only(t, rep, doctor.CheckRemovedAPIs)
 	if c.Severity != doctor.Fail || c.Object != "legacy/templates/pdb.yaml" {
@@ -269,6 +252,7 @@ func derivedRules(t *testing.T, group, ns string, skip string) []string {
 // An operator installed through OLM, once with the RBAC its chart needs and
 // once without the ConfigMaps rule: the doctor names the exact missing rule.
 func TestInstalledOperator(t *testing.T) {
+	clustertest.SkipIfShort(t)
 	tests := []struct {
 		name string
 		// skip is the resource whose rule the bundle leaves out
@@ -355,6 +339,7 @@ func chartpilot(t *testing.T, args ...string) (string, error) {
 // package the catalog does not have. OLM takes a few seconds to notice
 // each, so the doctor runs until it names the failure.
 func TestOLMFailures(t *testing.T) {
+	clustertest.SkipIfShort(t)
 	tests := []struct {
 		name string
 		// subscribe returns the options of the Subscription to make

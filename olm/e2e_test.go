@@ -53,6 +53,7 @@ func chartpilot(t *testing.T, args ...string) (string, error) {
 // status, then unsubscribe, which first refuses to leave custom resources
 // hanging on finalizers and then removes everything with the flags.
 func TestSubscribeStatusUnsubscribe(t *testing.T) {
+	clustertest.SkipIfShort(t)
 	ctx := context.Background()
 	c := newClient(t)
 	ns := olmtest.Namespace(t, c, "olm")
@@ -198,6 +199,7 @@ func actions(res *olm.SubscribeResult) string {
 // Manual approval: Wait stops at the InstallPlan that waits for approval and
 // status says how to approve it; once approved, the CSV installs.
 func TestManualApproval(t *testing.T) {
+	clustertest.SkipIfShort(t)
 	ctx := context.Background()
 	c := newClient(t)
 	ns := olmtest.Namespace(t, c, "olm")
@@ -253,6 +255,7 @@ func findingOf(fs []olm.Finding, check string) olm.Finding {
 // OperatorGroups that OLM would choke on are refused before anything is
 // created.
 func TestSubscribeRefusesOperatorGroups(t *testing.T) {
+	clustertest.SkipIfShort(t)
 	ctx := context.Background()
 	c := newClient(t)
 	tests := []struct {
@@ -289,6 +292,7 @@ func TestSubscribeRefusesOperatorGroups(t *testing.T) {
 
 // A Subscription made with kubectl under another name is updated, not doubled.
 func TestSubscribeAdoptsExistingSubscription(t *testing.T) {
+	clustertest.SkipIfShort(t)
 	ctx := context.Background()
 	c := newClient(t)
 	ns := olmtest.Namespace(t, c, "olm")

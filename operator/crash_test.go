@@ -15,6 +15,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/tools/clientcmd"
 
+	"github.com/chartpilot/chartpilot/cluster/clustertest"
 	"github.com/chartpilot/chartpilot/operator/reconciler"
 	"github.com/chartpilot/chartpilot/operator/release"
 	"github.com/chartpilot/chartpilot/operator/watches"
@@ -30,6 +31,7 @@ const (
 // TestOperatorProcess is not a test: it is the operator process that
 // TestCrashMidInstall and TestKillTrials start from this test binary and kill.
 func TestOperatorProcess(t *testing.T) {
+	clustertest.SkipIfShort(t)
 	kubeconfigPath := os.Getenv(helperEnv)
 	if kubeconfigPath == "" {
 		t.Skip("runs only as TestCrashMidInstall's operator process")
@@ -48,6 +50,7 @@ func TestOperatorProcess(t *testing.T) {
 // An operator killed in the middle of an install leaves the release
 // pending-install; the next operator unlocks it and converges.
 func TestCrashMidInstall(t *testing.T) {
+	clustertest.SkipIfShort(t)
 	e := newEnv(t)
 	ns := e.namespace()
 	proc := startOperatorProcess(t, "testdata/charts/hooked")

@@ -15,6 +15,7 @@ import (
 	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/metrics"
 
+	"github.com/chartpilot/chartpilot/cluster/clustertest"
 	"github.com/chartpilot/chartpilot/operator/reconciler"
 	"github.com/chartpilot/chartpilot/operator/watches"
 )
@@ -34,6 +35,7 @@ func (c countingTransport) RoundTrip(r *http.Request) (*http.Response, error) {
 // the release history comes from the record index, the objects from the
 // informer cache.
 func TestNoOpReconcileIsCheap(t *testing.T) {
+	clustertest.SkipIfShort(t)
 	var requests atomic.Int64
 	cfg := rest.CopyConfig(restConfig)
 	cfg.WrapTransport = func(rt http.RoundTripper) http.RoundTripper { return countingTransport{next: rt, n: &requests} }

@@ -31,6 +31,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 	"sigs.k8s.io/controller-runtime/pkg/source"
 
+	"github.com/chartpilot/chartpilot/internal/crdready"
 	"github.com/chartpilot/chartpilot/operator/reconciler"
 	"github.com/chartpilot/chartpilot/operator/release"
 	"github.com/chartpilot/chartpilot/operator/watches"
@@ -63,6 +64,11 @@ type Options struct {
 	HealthProbeBindAddress string
 	// Log is the logger; defaults to controller-runtime's.
 	Log logr.Logger
+	// ServedTimeout bounds how long Run waits at start for discovery to
+	// serve the watched kinds (their CRDs are applied just before the
+	// operator by `make install`, OLM or the scorecard). Default
+	// DefaultServedTimeout.
+	ServedTimeout time.Duration
 
 	// SkipNameValidation lets several operators for the same kinds run in
 	// one process (the scorecard's cluster tests, tests): controller-runtime
@@ -93,7 +99,15 @@ func (o *Options) defaults() {
 	if o.Log.GetSink() == nil {
 		o.Log = ctrl.Log.WithName("chartpilot")
 	}
+	if o.ServedTimeout == 0 {
+		o.ServedTimeout = DefaultServedTimeout
+	}
 }
+
+// DefaultServedTimeout is Options.ServedTimeout's default: controller-runtime's
+// cache sync timeout, which would otherwise end a start whose kinds are not
+// served, with a less helpful message.
+const DefaultServedTimeout = 2 * time.Minute
 
 // ParseNamespaces reads WATCH_NAMESPACE: a comma-separated list, empty for all.
 func ParseNamespaces(v string) []string {
@@ -174,13 +188,35 @@ func New(opts Options) (manager.Manager, error) {
 	return mgr, nil
 }
 
-// Run runs the operator until ctx ends.
+// Run waits until discovery serves the watched kinds, then runs the
+// operator until ctx ends.
 func Run(ctx context.Context, opts Options) error {
+	opts.defaults()
+	// Before New: the manager's cache maps the watched kinds as it is built.
+	if err := waitServed(ctx, opts); err != nil {
+		return err
+	}
 	mgr, err := New(opts)
 	if err != nil {
 		return err
 	}
 	return mgr.Start(ctx)
+}
+
+// waitServed waits, for at most opts.ServedTimeout, until discovery serves
+// the kind of every watch: the operator's REST mapper starts from
+// discovery, and a kind it cannot map fails the start. It reads discovery
+// only, which the operator's ServiceAccount may do, not the CRDs.
+func waitServed(ctx context.Context, opts Options) error {
+	opts.defaults()
+	gvks := make([]schema.GroupVersionKind, 0, len(opts.Watches))
+	for _, w := range opts.Watches {
+		gvks = append(gvks, w.GroupVersionKind())
+	}
+	if err := crdready.WaitKinds(ctx, opts.Config, gvks, crdready.Options{Timeout: opts.ServedTimeout}); err != nil {
+		return fmt.Errorf("waiting for the watched kinds: %w", err)
+	}
+	return nil
 }
 
 func crObject(gvk schema.GroupVersionKind) *unstructured.Unstructured {

@@ -2,6 +2,7 @@ package operator
 
 import (
 	"context"
+	"flag"
 	"fmt"
 	"maps"
 	"os"
@@ -42,7 +43,9 @@ var appGVR = schema.GroupVersionResource{Group: "charts.example.com", Version: "
 
 func TestMain(m *testing.M) {
 	ctrl.SetLogger(logr.Discard())
-	if os.Getenv(helperEnv) != "" {
+	flag.Parse() // for testing.Short
+	if os.Getenv(helperEnv) != "" || testing.Short() {
+		// -short: the fast tier starts no API server (SkipIfShort).
 		// The operator process of TestCrashMidInstall uses its parent's API
 		// server; one of its own would outlive the SIGKILL that ends it.
 		os.Exit(m.Run())
@@ -223,6 +226,7 @@ func (e *env) waitEvents(ns, name string, reasons ...string) {
 // One CR through its life: install, upgrade on a spec change, drift repair
 // triggered by the dependent watch, invalid values, uninstall on deletion.
 func TestLifecycle(t *testing.T) {
+	clustertest.SkipIfShort(t)
 	startOperator(t, nil)
 	e := newEnv(t)
 	ns := e.namespace()
@@ -300,6 +304,7 @@ func TestLifecycle(t *testing.T) {
 
 // Only CRs in WATCH_NAMESPACE and matching the watch's selector are reconciled.
 func TestNamespaceAndSelectorFiltering(t *testing.T) {
+	clustertest.SkipIfShort(t)
 	e := newEnv(t)
 	watched, other := e.namespace(), e.namespace()
 	startOperator(t, func(o *Options, w *watches.Watch) {
@@ -323,6 +328,7 @@ func TestNamespaceAndSelectorFiltering(t *testing.T) {
 
 // Many CRs reconciled concurrently all reach Deployed.
 func TestManyCRs(t *testing.T) {
+	clustertest.SkipIfShort(t)
 	startOperator(t, nil)
 	e := newEnv(t)
 	ns := e.namespace()
@@ -342,4 +348,54 @@ func containsAll(s string, subs ...string) bool {
 		}
 	}
 	return true
+}
+
+// Run starts once discovery serves the watched kinds, and refuses to start,
+// naming the kind and what discovery showed, when it never does.
+func TestRunWaitsForServedKinds(t *testing.T) {
+	clustertest.SkipIfShort(t)
+	tests := []struct {
+		name string
+		// mutate changes the App watch.
+		mutate  func(*watches.Watch)
+		wantErr string
+	}{
+		{name: "served"},
+		{
+			name:    "no CRD",
+			mutate:  func(w *watches.Watch) { w.Group = "nowhere.example.com" },
+			wantErr: "waiting for the watched kinds: kind App.nowhere.example.com/v1alpha1 not served after 1s (is its CRD installed and Established?): last seen: discovery (/api, /apis) does not list group-version nowhere.example.com/v1alpha1",
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			w := appWatch(t, "testdata/charts/app")
+			if tt.mutate != nil {
+				tt.mutate(&w)
+			}
+			ctx, cancel := context.WithCancel(context.Background())
+			defer cancel()
+			done := make(chan error, 1)
+			go func() {
+				done <- Run(ctx, Options{Watches: []watches.Watch{w}, Config: restConfig, ServedTimeout: time.Second,
+					MetricsBindAddress: "0", HealthProbeBindAddress: "0", Log: logr.Discard(), SkipNameValidation: true})
+			}()
+			if tt.wantErr == "" {
+				// Running after its wait: stop it.
+				select {
+				case err := <-done:
+					t.Fatalf("Run ended: %v", err)
+				case <-time.After(3 * time.Second):
+				}
+				cancel()
+				if err := <-done; err != nil {
+					t.Errorf("Run: %v", err)
+				}
+				return
+			}
+			if err := <-done; err == nil || err.Error() != tt.wantErr {
+				t.Errorf("Run:\n%v\nwant:\n%s", err, tt.wantErr)
+			}
+		})
+	}
 }

@@ -33,6 +33,7 @@ import (
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/restmapper"
 
+	"github.com/chartpilot/chartpilot/internal/crdready"
 	"github.com/chartpilot/chartpilot/operator"
 	"github.com/chartpilot/chartpilot/operator/reconciler"
 	"github.com/chartpilot/chartpilot/operator/watches"
@@ -55,7 +56,6 @@ type clusterRun struct {
 	ext    apiextensionsclient.Interface
 	dyn    dynamic.Interface
 	mapper *restmapper.DeferredDiscoveryRESTMapper
-	disc   discovery.DiscoveryInterface
 	denied forbiddenRecorder
 
 	mu       sync.Mutex
@@ -100,7 +100,6 @@ func newClusterRun(ctx context.Context, run *run, name string, res *result) (*cl
 	if err != nil {
 		return c, err
 	}
-	c.disc = dc
 	c.mapper = restmapper.NewDeferredDiscoveryRESTMapper(memory.NewMemCacheClient(dc))
 	ns, err := c.kube.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{
 		ObjectMeta: metav1.ObjectMeta{GenerateName: "scorecard-" + name + "-", Labels: map[string]string{"app.kubernetes.io/created-by": "chartpilot-scorecard"}},
@@ -236,39 +235,9 @@ func (c *clusterRun) applyCRD(ctx context.Context, crd *apiextensionsv1.CustomRe
 	default:
 		return fmt.Errorf("installing CRD %s: %w", crd.Name, err)
 	}
-	err = c.poll(ctx, func(ctx context.Context) (bool, error) {
-		cur, err := api.Get(ctx, crd.Name, metav1.GetOptions{})
-		if err != nil {
-			return false, nil
-		}
-		for _, cond := range cur.Status.Conditions {
-			if cond.Type == apiextensionsv1.Established && cond.Status == apiextensionsv1.ConditionTrue {
-				return true, nil
-			}
-		}
-		return false, nil
-	})
-	if err != nil {
-		return fmt.Errorf("CRD %s not established after %s", crd.Name, c.opts.WaitTime)
-	}
-	// Established comes a moment before discovery serves the resource, and
-	// the operator's REST mapper starts from discovery.
-	err = c.poll(ctx, func(context.Context) (bool, error) {
-		for _, v := range crd.Spec.Versions {
-			if !v.Served {
-				continue
-			}
-			list, err := c.disc.ServerResourcesForGroupVersion(crd.Spec.Group + "/" + v.Name)
-			if err != nil || !slices.ContainsFunc(list.APIResources, func(r metav1.APIResource) bool { return r.Name == crd.Spec.Names.Plural }) {
-				return false, nil
-			}
-		}
-		return true, nil
-	})
-	if err != nil {
-		return fmt.Errorf("CRD %s: not served by discovery after %s", crd.Name, c.opts.WaitTime)
-	}
-	return nil
+	// The operator's REST mapper starts from discovery, which serves the
+	// kind a moment after the CRD is Established.
+	return crdready.Wait(ctx, c.opts.Config, []string{crd.Name}, crdready.Options{Timeout: c.opts.WaitTime})
 }
 
 // servesStoredVersions checks that a new CRD still serves every version

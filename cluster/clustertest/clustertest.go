@@ -2,11 +2,18 @@
 // OLM for end-to-end tests (one per test binary, through Main), or envtest's
 // API server alone on the same etcd and kube-apiserver binaries for
 // integration tests that need nothing more.
+//
+// `go test -short` is the fast tier: it starts neither. Main then runs the
+// tests without a cluster, StartAPIServer skips its test, and every test
+// that needs a cluster or API server started elsewhere (a TestMain of its
+// own) calls SkipIfShort first. Such a TestMain checks testing.Short itself,
+// after flag.Parse.
 package clustertest
 
 import (
 	"context"
 	"errors"
+	"flag"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -36,7 +43,8 @@ type Env struct {
 
 // Main starts a local cluster in a temporary state directory, runs the tests
 // with *env set, then stops the cluster and deletes its state. Use it from
-// TestMain: os.Exit(clustertest.Main(m, &env)).
+// TestMain: os.Exit(clustertest.Main(m, &env)). With -short it starts
+// nothing and leaves *env nil: the tests that use it call SkipIfShort.
 //
 // Progress (including a cold build of the components) goes to stderr.
 //
@@ -44,6 +52,10 @@ type Env struct {
 // on a machine: Main waits for a machine-wide lock first, which serializes
 // the test binaries (go test runs packages in parallel) that use it.
 func Main(m *testing.M, env **Env) int {
+	flag.Parse() // for testing.Short
+	if testing.Short() {
+		return m.Run()
+	}
 	ctx := context.Background()
 	unlock, err := lockOLM()
 	if err != nil {
@@ -72,6 +84,15 @@ func Main(m *testing.M, env **Env) int {
 	}
 	*env = e
 	return m.Run()
+}
+
+// SkipIfShort skips t in the fast tier (go test -short): call it first in
+// every test that needs a cluster or an API server.
+func SkipIfShort(t testing.TB) {
+	t.Helper()
+	if testing.Short() {
+		t.Skip("needs a cluster or an API server: go test -short starts none")
+	}
 }
 
 // lockOLM takes the machine-wide lock of the one cluster with OLM, waiting
@@ -127,6 +148,7 @@ const StopTimeout = 2 * time.Minute
 // caller's (CRDs to install, flags); nil means the defaults.
 func StartAPIServer(t testing.TB, env *envtest.Environment) *rest.Config {
 	t.Helper()
+	SkipIfShort(t)
 	assets, err := EnvtestAssets(context.Background())
 	if err != nil {
 		t.Fatalf("building envtest binaries: %v", err)

@@ -115,7 +115,8 @@ func newApplyCommand(streams genericiooptions.IOStreams, configFlags *genericcli
 binary) and applies its objects with server-side apply, field manager
 "chartpilot", taking over conflicting fields as kubectl apply --server-side
 --force-conflicts does. CRDs and Namespaces go first; CRDs are waited for until
-Established before objects of their kinds are applied.`,
+Established and their kinds served by discovery before objects of their kinds
+are applied.`,
 		Example: `  chartpilot apply --kustomize config/crd
   chartpilot apply --kustomize config/default --image controller=example.com/op:v0.1.0
   chartpilot apply --kustomize config/default --dry-run -o yaml`,

@@ -19,7 +19,7 @@ func newDoctorCommand(streams genericiooptions.IOStreams, configFlags *genericcl
 		Use:   "doctor",
 		Short: "Run the troubleshooting checklist of a Helm operator: CRD, Deployment, custom resources, RBAC, APIs, OLM",
 		Long: `Checks, each with pass, warn or fail and a one-line fix:
-  - the CRD of the kind is installed and Established;
+  - the CRD of the kind is installed, Established and served by discovery;
   - the operator Deployment is Available and its pods Running and Ready;
   - each custom resource's last reconcile (Deployed, ReleaseFailed,
     Irreconcilable, Ready conditions);

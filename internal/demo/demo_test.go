@@ -18,6 +18,7 @@ func TestMain(m *testing.M) { os.Exit(clustertest.Main(m, &env)) }
 
 // The whole journey, as `make demo` runs it, on the test binary's cluster.
 func TestJourney(t *testing.T) {
+	clustertest.SkipIfShort(t)
 	bin := filepath.Join(t.TempDir(), "chartpilot")
 	build := exec.Command("go", "build", "-o", bin, "github.com/chartpilot/chartpilot/cmd/chartpilot")
 	if out, err := build.CombinedOutput(); err != nil {

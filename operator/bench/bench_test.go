@@ -22,8 +22,10 @@ import (
 	"k8s.io/client-go/dynamic"
 
 	"github.com/chartpilot/chartpilot/cluster"
+	"github.com/chartpilot/chartpilot/cluster/clustertest"
 	"github.com/chartpilot/chartpilot/cluster/process"
 	"github.com/chartpilot/chartpilot/cluster/toolchain"
+	"github.com/chartpilot/chartpilot/internal/crdready"
 )
 
 var benchGVR = schema.GroupVersionResource{Group: "bench.example.com", Version: "v1", Resource: "benchapps"}
@@ -66,6 +68,7 @@ type result struct {
 }
 
 func BenchmarkRuntime(b *testing.B) {
+	clustertest.SkipIfShort(b)
 	ctx := context.Background()
 	dir := b.TempDir()
 	c, err := cluster.New(cluster.Options{StateDir: filepath.Join(dir, "cluster"), WithoutOLM: true, Out: os.Stderr})
@@ -83,7 +86,10 @@ func BenchmarkRuntime(b *testing.B) {
 	cfg.QPS, cfg.Burst = 200, 400
 	dyn := dynamic.NewForConfigOrDie(cfg)
 	kubectl(b, c, "apply", "-f", writeFile(b, dir, "crd.yaml", crd))
-	kubectl(b, c, "wait", "--for=condition=Established", "crd/benchapps.bench.example.com")
+	// Both operators map the kind through discovery as they start.
+	if err := crdready.Wait(ctx, cfg, []string{"benchapps.bench.example.com"}, crdready.Options{}); err != nil {
+		b.Fatal(err)
+	}
 
 	chartpilot := filepath.Join(dir, "chartpilot")
 	build := exec.Command("go", "build", "-o", chartpilot, "github.com/chartpilot/chartpilot/cmd/chartpilot")

@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"context"
+	"flag"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -26,7 +27,9 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 
 	"github.com/chartpilot/chartpilot/cluster"
+	"github.com/chartpilot/chartpilot/cluster/clustertest"
 	"github.com/chartpilot/chartpilot/cluster/process"
+	"github.com/chartpilot/chartpilot/internal/crdready"
 	"github.com/chartpilot/chartpilot/operator"
 	"github.com/chartpilot/chartpilot/operator/reconciler"
 	"github.com/chartpilot/chartpilot/operator/watches"
@@ -40,6 +43,11 @@ var (
 
 func TestMain(m *testing.M) {
 	ctrl.SetLogger(logr.Discard())
+	flag.Parse() // for testing.Short
+	if testing.Short() {
+		// The fast tier starts no cluster (SkipIfShort).
+		os.Exit(m.Run())
+	}
 	os.Exit(func() int {
 		dir, err := os.MkdirTemp("", "chartpilot-operator-e2e-")
 		if err != nil {
@@ -94,18 +102,7 @@ func installCRD(cfg *rest.Config) error {
 	if _, err := cs.ApiextensionsV1().CustomResourceDefinitions().Create(context.Background(), crd, metav1.CreateOptions{}); err != nil {
 		return err
 	}
-	return wait.PollUntilContextTimeout(context.Background(), 100*time.Millisecond, 30*time.Second, true, func(ctx context.Context) (bool, error) {
-		c, err := cs.ApiextensionsV1().CustomResourceDefinitions().Get(ctx, crd.Name, metav1.GetOptions{})
-		if err != nil {
-			return false, nil
-		}
-		for _, cond := range c.Status.Conditions {
-			if cond.Type == apiextensionsv1.Established && cond.Status == apiextensionsv1.ConditionTrue {
-				return true, nil
-			}
-		}
-		return false, nil
-	})
+	return crdready.Wait(context.Background(), cfg, []string{crd.Name}, crdready.Options{Timeout: 30 * time.Second})
 }
 
 // startOperator runs one operator for the package's tests.
@@ -180,6 +177,7 @@ func createWeb(t *testing.T, dyn dynamic.Interface, ns, name string, spec map[st
 
 // Ready follows the Deployment: pods become ready on the kwok node.
 func TestReadyFollowsTheDeployment(t *testing.T) {
+	clustertest.SkipIfShort(t)
 	cs, dyn := clients(t)
 	ns := newNamespace(t, cs)
 	createWeb(t, dyn, ns, "site", map[string]any{"replicas": 2})
@@ -197,6 +195,7 @@ func TestReadyFollowsTheDeployment(t *testing.T) {
 // The API server goes away for 30 s and comes back: the operator keeps
 // running and converges on the change made while it was gone.
 func TestAPIServerOutage(t *testing.T) {
+	clustertest.SkipIfShort(t)
 	cs, dyn := clients(t)
 	ns := newNamespace(t, cs)
 	createWeb(t, dyn, ns, "outage", map[string]any{"message": "before"})

@@ -14,6 +14,8 @@ import (
 	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/chartpilot/chartpilot/cluster/clustertest"
 )
 
 var indexLabels = map[string]string{"chartpilot/managed": "true"}
@@ -114,6 +116,7 @@ func (f roundTripFunc) RoundTrip(r *http.Request) (*http.Response, error) { retu
 // The whole lifecycle behaves the same with the index, and a release in
 // sync is observed without a request once the index has caught up.
 func TestRecordIndexLifecycle(t *testing.T) {
+	clustertest.SkipIfShort(t)
 	f, _, requests := indexedFixture(t)
 	f.mustReconcile(f.request(map[string]any{"greeting": "one"}), ActionInstall)
 	f.mustReconcile(f.request(map[string]any{"greeting": "two"}), ActionUpgrade)
@@ -154,6 +157,7 @@ func TestRecordIndexLifecycle(t *testing.T) {
 // An index that has not seen this process's writes is not trusted: an
 // upgrade is observed right after it, not the revision before.
 func TestRecordIndexBehindWrites(t *testing.T) {
+	clustertest.SkipIfShort(t)
 	f, idx, _ := indexedFixture(t)
 	f.mustReconcile(f.request(map[string]any{"greeting": "one"}), ActionInstall)
 	idx.freeze(t, f.ns)
@@ -172,6 +176,7 @@ func TestRecordIndexBehindWrites(t *testing.T) {
 // A release deployed by another tool (records without our labels) is read
 // from the API server, not taken as absent.
 func TestRecordIndexAdoptedRelease(t *testing.T) {
+	clustertest.SkipIfShort(t)
 	f, _, _ := indexedFixture(t)
 	plain, err := NewClient(restConfig)
 	if err != nil {

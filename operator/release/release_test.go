@@ -3,6 +3,7 @@ package release
 import (
 	"context"
 	"errors"
+	"flag"
 	"fmt"
 	"os"
 	"slices"
@@ -30,6 +31,11 @@ var (
 )
 
 func TestMain(m *testing.M) {
+	flag.Parse() // for testing.Short
+	if testing.Short() {
+		// The fast tier starts no API server (SkipIfShort).
+		os.Exit(m.Run())
+	}
 	os.Exit(func() int {
 		assets, err := clustertest.EnvtestAssets(context.Background())
 		if err != nil {
@@ -132,6 +138,7 @@ func actionNames(res Result) []string {
 }
 
 func TestInstallThenNoOp(t *testing.T) {
+	clustertest.SkipIfShort(t)
 	f := newFixture(t)
 	req := f.request(map[string]any{"greeting": "hi"})
 	res := f.mustReconcile(req, ActionInstall)
@@ -146,6 +153,7 @@ func TestInstallThenNoOp(t *testing.T) {
 }
 
 func TestUpgradeOnlyWhenValuesOrChartChange(t *testing.T) {
+	clustertest.SkipIfShort(t)
 	f := newFixture(t)
 	f.mustReconcile(f.request(map[string]any{"greeting": "hi"}), ActionInstall)
 	res := f.mustReconcile(f.request(map[string]any{"greeting": "bonjour"}), ActionUpgrade)
@@ -162,6 +170,7 @@ func TestUpgradeOnlyWhenValuesOrChartChange(t *testing.T) {
 }
 
 func TestDriftRepair(t *testing.T) {
+	clustertest.SkipIfShort(t)
 	tests := []struct {
 		name string
 		// drift changes the cluster behind Helm's back.
@@ -237,6 +246,7 @@ func TestDriftRepair(t *testing.T) {
 // Objects the server defaults or normalises are not drift: a Deployment with
 // cpu "0.5" (stored as 500m) stays in sync.
 func TestNoFalseDrift(t *testing.T) {
+	clustertest.SkipIfShort(t)
 	f := newFixture(t)
 	req := f.request(map[string]any{"withDeployment": true})
 	res := f.mustReconcile(req, ActionInstall)
@@ -248,6 +258,7 @@ func TestNoFalseDrift(t *testing.T) {
 }
 
 func TestFailedUpgradeRollsBack(t *testing.T) {
+	clustertest.SkipIfShort(t)
 	f := newFixture(t)
 	f.mustReconcile(f.request(map[string]any{"greeting": "good"}), ActionInstall)
 
@@ -277,6 +288,7 @@ func TestFailedUpgradeRollsBack(t *testing.T) {
 // A template error fails an upgrade or an install before anything is written,
 // whatever the dry run option: no remediation runs and no revision is added.
 func TestRenderErrorsChangeNothing(t *testing.T) {
+	clustertest.SkipIfShort(t)
 	broken := *appChart
 	broken.Templates = append(slices.Clone(appChart.Templates), &chart.File{Name: "templates/bad.yaml", Data: []byte(`{{ required "values.mandatory is required" .Values.mandatory }}`)})
 	for _, dryRun := range []string{"client", "none", "server"} {
@@ -313,6 +325,7 @@ func TestRenderErrorsChangeNothing(t *testing.T) {
 }
 
 func TestFailedInstallIsUninstalled(t *testing.T) {
+	clustertest.SkipIfShort(t)
 	f := newFixture(t)
 	req := f.request(map[string]any{"broken": true})
 	req.DryRun = "none"
@@ -338,6 +351,7 @@ func TestFailedInstallIsUninstalled(t *testing.T) {
 
 // A revision left pending by a crash is unlocked and the release converges.
 func TestUnlockPendingRelease(t *testing.T) {
+	clustertest.SkipIfShort(t)
 	for _, pending := range []helmrelease.Status{helmrelease.StatusPendingInstall, helmrelease.StatusPendingUpgrade, helmrelease.StatusPendingRollback} {
 		t.Run(string(pending), func(t *testing.T) {
 			f := newFixture(t)
@@ -477,6 +491,7 @@ func TestCrashAfterSupersedeThenFailedUpgrade(t *testing.T) {
 }
 
 func TestUninstall(t *testing.T) {
+	clustertest.SkipIfShort(t)
 	for _, wait := range []bool{false, true} {
 		t.Run(fmt.Sprintf("wait=%v", wait), func(t *testing.T) {
 			f := newFixture(t)
@@ -503,6 +518,7 @@ func TestUninstall(t *testing.T) {
 
 // A release installed by another tool (no digest label) is adopted with one upgrade.
 func TestAdoptsReleaseWithoutDigest(t *testing.T) {
+	clustertest.SkipIfShort(t)
 	f := newFixture(t)
 	req := f.request(nil)
 	f.mustReconcile(req, ActionInstall)

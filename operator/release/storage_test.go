@@ -13,6 +13,8 @@ import (
 	"helm.sh/helm/v3/pkg/storage/driver"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/chartpilot/chartpilot/cluster/clustertest"
 )
 
 func testRelease(name string, version int, manifest string) *helmrelease.Release {
@@ -27,6 +29,7 @@ func testRelease(name string, version int, manifest string) *helmrelease.Release
 // Releases that fit in a Secret are stored as Helm stores them: Helm's own
 // driver reads them, and ours reads Helm's.
 func TestSecretsDriverIsHelmCompatible(t *testing.T) {
+	clustertest.SkipIfShort(t)
 	f := newFixture(t)
 	secrets := f.cs.CoreV1().Secrets(f.ns)
 	ours := newSecretsDriver(secrets, t.Logf, nil)
@@ -57,6 +60,7 @@ func TestSecretsDriverIsHelmCompatible(t *testing.T) {
 // A release larger than a Secret can hold is split, read back whole, and
 // its parts follow it through updates and deletion.
 func TestSecretsDriverSplitsLargeReleases(t *testing.T) {
+	clustertest.SkipIfShort(t)
 	f := newFixture(t)
 	secrets := f.cs.CoreV1().Secrets(f.ns)
 	d := newSecretsDriver(secrets, t.Logf, nil)
@@ -122,6 +126,7 @@ func TestSecretsDriverSplitsLargeReleases(t *testing.T) {
 
 // A release whose manifest exceeds 1 MiB installs, upgrades and uninstalls.
 func TestReleaseOverOneMiB(t *testing.T) {
+	clustertest.SkipIfShort(t)
 	f := newFixture(t)
 	templates := []*chart.File{}
 	for i := range 3 {

@@ -7,6 +7,7 @@ package e2e
 import (
 	"context"
 	"encoding/json"
+	"flag"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -29,6 +30,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/chartpilot/chartpilot/cluster"
+	"github.com/chartpilot/chartpilot/cluster/clustertest"
 	"github.com/chartpilot/chartpilot/scaffold"
 	"github.com/chartpilot/chartpilot/scorecard"
 )
@@ -37,6 +39,11 @@ var cfg *rest.Config
 
 func TestMain(m *testing.M) {
 	ctrl.SetLogger(logr.Discard())
+	flag.Parse() // for testing.Short
+	if testing.Short() {
+		// The fast tier starts no cluster (SkipIfShort).
+		os.Exit(m.Run())
+	}
 	os.Exit(func() int {
 		dir, err := os.MkdirTemp("", "chartpilot-scorecard-e2e-")
 		if err != nil {
@@ -122,6 +129,7 @@ func project(t *testing.T, chartVersion, v string) string {
 // Deployment: installed, upgraded, uninstalled with the RBAC chartpilot
 // derived, its pods made Ready by kwok.
 func TestClusterSuiteOnLocalCluster(t *testing.T) {
+	clustertest.SkipIfShort(t)
 	from := project(t, "0.1.0", "0.1.0")
 	to := project(t, "0.2.0", "0.2.0")
 	opts := scorecard.Options{BundleDir: to, FromBundleDir: from, Config: cfg, WaitTime: 60 * time.Second}
