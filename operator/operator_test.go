@@ -112,6 +112,7 @@ type env struct {
 }
 
 func newEnv(t *testing.T) *env {
+	clustertest.SkipIfShort(t)
 	cs, err := kubernetes.NewForConfig(restConfig)
 	if err != nil {
 		t.Fatal(err)

@@ -131,6 +131,7 @@ func startOperator() (stop func(), err error) {
 }
 
 func clients(t *testing.T) (kubernetes.Interface, dynamic.Interface) {
+	clustertest.SkipIfShort(t)
 	return kubernetes.NewForConfigOrDie(cfg), dynamic.NewForConfigOrDie(cfg)
 }
 

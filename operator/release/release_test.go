@@ -70,6 +70,7 @@ type fixture struct {
 
 func newFixture(t *testing.T) *fixture {
 	t.Helper()
+	clustertest.SkipIfShort(t)
 	cs, err := kubernetes.NewForConfig(restConfig)
 	if err != nil {
 		t.Fatal(err)
