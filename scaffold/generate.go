@@ -10,6 +10,7 @@ import (
 
 	"github.com/chartpilot/chartpilot/chart"
 	"github.com/chartpilot/chartpilot/crdschema"
+	"github.com/chartpilot/chartpilot/operator/watches"
 	"github.com/chartpilot/chartpilot/rbac"
 )
 
@@ -74,7 +75,7 @@ func (g *generator) derived() (map[string][]byte, error) {
 }
 
 // resourceData describes a watch's API for the templates.
-func (g *generator) resourceData(w Watch, chartName string) resourceData {
+func (g *generator) resourceData(w watches.Watch, chartName string) resourceData {
 	return resourceData{Group: w.Group, Version: w.Version, Kind: w.Kind, Plural: crdschema.Plural(w.Kind),
 		Lower: lower(w.Kind), Chart: chartName, ProjectName: g.project.ProjectName}
 }
@@ -89,10 +90,10 @@ func openProject(dir, kubeVersion string, config *rest.Config, out io.Writer) (*
 	if err != nil {
 		return nil, err
 	}
-	watches, err := LoadWatches(dir)
+	ws, err := LoadWatches(dir)
 	if err != nil {
 		return nil, err
 	}
-	return &generator{dir: dir, project: proj, watches: watches, config: config,
+	return &generator{dir: dir, project: proj, watches: ws, config: config,
 		opts: Options{Domain: proj.Domain, ProjectName: proj.ProjectName, KubeVersion: kubeVersion, Out: out}}, nil
 }

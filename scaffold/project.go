@@ -8,6 +8,8 @@ import (
 	"unicode"
 
 	"sigs.k8s.io/yaml"
+
+	"github.com/chartpilot/chartpilot/operator/watches"
 )
 
 // ProjectFile is the name of the project file at the project's root.
@@ -86,39 +88,16 @@ func LoadProject(dir string) (*Project, error) {
 	return &proj, nil
 }
 
-// Watch is one entry of watches.yaml, in operator-sdk's format, which the
-// runtime reads.
-type Watch struct {
-	Group   string `json:"group"`
-	Version string `json:"version"`
-	Kind    string `json:"kind"`
-	// Chart is the chart's directory, relative to the watches file.
-	Chart string `json:"chart"`
-	// WatchDependentResources re-reconciles when an object the release owns
-	// changes (drift repair); the runtime's default is true.
-	WatchDependentResources *bool `json:"watchDependentResources,omitempty"`
-	// OverrideValues are values that win over the CR's spec.
-	OverrideValues map[string]string `json:"overrideValues,omitempty"`
-	// ReconcilePeriod is how often a CR is reconciled without events (e.g. "1m").
-	ReconcilePeriod string `json:"reconcilePeriod,omitempty"`
-	// MaxConcurrentReconciles bounds the parallel reconciles of this kind.
-	MaxConcurrentReconciles int `json:"maxConcurrentReconciles,omitempty"`
-	// Selector restricts the CRs reconciled by label.
-	Selector map[string]any `json:"selector,omitempty"`
-}
-
-// LoadWatches reads dir/watches.yaml.
-func LoadWatches(dir string) ([]Watch, error) {
+// LoadWatches reads dir/watches.yaml as the runtime reads it (package
+// watches), without loading the charts: a file the runtime accepts is
+// accepted here, and the other way round.
+func LoadWatches(dir string) ([]watches.Watch, error) {
 	p := filepath.Join(dir, WatchesFile)
 	data, err := os.ReadFile(p)
 	if err != nil {
 		return nil, fmt.Errorf("reading the watches: %w", err)
 	}
-	var ws []Watch
-	if err := yaml.UnmarshalStrict(data, &ws); err != nil {
-		return nil, fmt.Errorf("%s: %w", p, err)
-	}
-	return ws, nil
+	return watches.Decode(data, p)
 }
 
 // KindFromChartName is operator-sdk's default kind for a chart: its name in

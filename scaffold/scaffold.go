@@ -20,6 +20,7 @@ import (
 	"github.com/chartpilot/chartpilot/chart"
 	"github.com/chartpilot/chartpilot/crdschema"
 	"github.com/chartpilot/chartpilot/internal/atomicfile"
+	"github.com/chartpilot/chartpilot/operator/watches"
 	"github.com/chartpilot/chartpilot/rbac"
 )
 
@@ -287,7 +288,7 @@ type generator struct {
 	dir     string
 	opts    Options
 	project *Project
-	watches []Watch
+	watches []watches.Watch
 	// config, when set, resolves kinds through a cluster's discovery.
 	config *rest.Config
 }
@@ -339,7 +340,7 @@ func (g *generator) addAPI(a APIOptions) error {
 		return err
 	}
 	g.project.Resources = append(g.project.Resources, res)
-	g.watches = append(g.watches, Watch{Group: res.FullGroup(), Version: res.Version, Kind: res.Kind, Chart: "helm-charts/" + c.Name()})
+	g.watches = append(g.watches, watches.Watch{Group: res.FullGroup(), Version: res.Version, Kind: res.Kind, Chart: "helm-charts/" + c.Name()})
 	rd := resourceData{Group: res.FullGroup(), Version: res.Version, Kind: res.Kind, Plural: crdschema.Plural(res.Kind),
 		Lower: strings.ToLower(res.Kind), Chart: c.Name(), ProjectName: g.project.ProjectName}
 
@@ -551,7 +552,7 @@ func (g *generator) roleYAML() ([]byte, error) {
 }
 
 // marshalWatches writes watches.yaml with a comment on the runtime's options.
-func marshalWatches(ws []Watch) ([]byte, error) {
+func marshalWatches(ws []watches.Watch) ([]byte, error) {
 	out, err := yaml.Marshal(ws)
 	if err != nil {
 		return nil, err
@@ -563,6 +564,7 @@ func marshalWatches(ws []Watch) ([]byte, error) {
 #   reconcilePeriod: 1m              reconcile this often even without events
 #   maxConcurrentReconciles: 2       parallel reconciles of this kind
 #   selector: {matchLabels: {...}}   only CRs with these labels
+#   dryRunOption: server             how a change is tried first: none, client (default) or server
 `
 	return append([]byte(head), out...), nil
 }

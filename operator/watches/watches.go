@@ -101,12 +101,27 @@ func Load(path string, opts Options) ([]Watch, error) {
 	return Parse(data, filepath.Dir(path), path, opts)
 }
 
-// Parse checks watches.yaml content; charts resolve against baseDir and
-// messages name source.
+// Parse checks watches.yaml content and completes each entry for the
+// runtime: defaults, the label selector, $VAR expansion and the chart, loaded.
+// Charts resolve against baseDir and messages name source.
 func Parse(data []byte, baseDir, source string, opts Options) ([]Watch, error) {
 	if opts.Getenv == nil {
 		opts.Getenv = os.Getenv
 	}
+	return parse(data, source, func(w *Watch) error { return w.complete(baseDir, opts) })
+}
+
+// Decode reads watches.yaml content strictly and checks every entry's fields,
+// without loading charts, expanding the environment or filling defaults: what
+// the tools that read or write the file (scaffolding, bundles) need. What
+// Decode accepts, the runtime accepts, given charts that load.
+func Decode(data []byte, source string) ([]Watch, error) {
+	return parse(data, source, nil)
+}
+
+// parse decodes the entries, checks each and, when complete is set,
+// completes each that passed.
+func parse(data []byte, source string, complete func(*Watch) error) ([]Watch, error) {
 	var watches []Watch
 	if err := yaml.UnmarshalStrict(data, &watches); err != nil {
 		return nil, fmt.Errorf("%s: %w", source, err)
@@ -115,24 +130,35 @@ func Parse(data []byte, baseDir, source string, opts Options) ([]Watch, error) {
 		return nil, fmt.Errorf("%s: no entries", source)
 	}
 	seen := map[schema.GroupVersionKind]int{}
-	var errs []error
-	for i := range watches {
-		w := &watches[i]
-		where := fmt.Sprintf("%s: entry %d (%s)", source, i+1, describe(*w))
-		if err := w.complete(baseDir, opts); err != nil {
-			errs = append(errs, fmt.Errorf("%s: %w", where, err))
-			continue
+	err := eachEntry(watches, source, func(i int, w *Watch) error {
+		if err := w.check(); err != nil {
+			return err
 		}
 		if first, dup := seen[w.GroupVersionKind()]; dup {
-			errs = append(errs, fmt.Errorf("%s: duplicate of entry %d: each group/version/kind may be watched once", where, first))
-			continue
+			return fmt.Errorf("duplicate of entry %d: each group/version/kind may be watched once", first)
 		}
 		seen[w.GroupVersionKind()] = i + 1
-	}
-	if len(errs) > 0 {
-		return nil, errors.Join(errs...)
+		if complete != nil {
+			return complete(w)
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
 	}
 	return watches, nil
+}
+
+// eachEntry runs f on every entry and joins the errors, each naming the file
+// and the entry by index and GVK.
+func eachEntry(watches []Watch, source string, f func(int, *Watch) error) error {
+	var errs []error
+	for i := range watches {
+		if err := f(i, &watches[i]); err != nil {
+			errs = append(errs, fmt.Errorf("%s: entry %d (%s): %w", source, i+1, describe(watches[i]), err))
+		}
+	}
+	return errors.Join(errs...)
 }
 
 func describe(w Watch) string {
@@ -143,7 +169,8 @@ func describe(w Watch) string {
 	return gvk.String()
 }
 
-func (w *Watch) complete(baseDir string, opts Options) error {
+// check checks the fields of an entry as written.
+func (w *Watch) check() error {
 	switch {
 	case w.Version == "":
 		return errors.New("version is required")
@@ -153,9 +180,7 @@ func (w *Watch) complete(baseDir string, opts Options) error {
 		return errors.New("chart is required")
 	}
 	switch w.DryRunOption {
-	case "":
-		w.DryRunOption = DryRunClient
-	case DryRunNone, DryRunClient, DryRunServer:
+	case "", DryRunNone, DryRunClient, DryRunServer:
 	default:
 		return fmt.Errorf("dryRunOption %q: must be none, client or server", w.DryRunOption)
 	}
@@ -164,6 +189,24 @@ func (w *Watch) complete(baseDir string, opts Options) error {
 	}
 	if w.ReconcilePeriod != nil && w.ReconcilePeriod.Duration < 0 {
 		return fmt.Errorf("reconcilePeriod %s: must not be negative", w.ReconcilePeriod.Duration)
+	}
+	if w.Selector != nil {
+		if _, err := metav1.LabelSelectorAsSelector(w.Selector); err != nil {
+			return fmt.Errorf("selector: %w", err)
+		}
+	}
+	for k := range w.OverrideValues {
+		if strings.TrimSpace(k) == "" {
+			return errors.New("overrideValues: empty key")
+		}
+	}
+	return nil
+}
+
+// complete fills what the runtime needs of a checked entry.
+func (w *Watch) complete(baseDir string, opts Options) error {
+	if w.DryRunOption == "" {
+		w.DryRunOption = DryRunClient
 	}
 	w.LabelSelector = labels.Everything()
 	if w.Selector != nil {
@@ -174,9 +217,6 @@ func (w *Watch) complete(baseDir string, opts Options) error {
 		w.LabelSelector = sel
 	}
 	for k, v := range w.OverrideValues {
-		if strings.TrimSpace(k) == "" {
-			return errors.New("overrideValues: empty key")
-		}
 		w.OverrideValues[k] = os.Expand(v, opts.Getenv)
 	}
 	w.ChartPath = resolveChart(w.Chart, baseDir)
