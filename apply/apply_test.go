@@ -22,6 +22,7 @@ import (
 
 	"github.com/chartpilot/chartpilot/apply"
 	"github.com/chartpilot/chartpilot/cluster/clustertest"
+	goldenfile "github.com/chartpilot/chartpilot/internal/golden"
 	"github.com/chartpilot/chartpilot/scaffold"
 )
 
@@ -90,22 +91,7 @@ func TestBuildGolden(t *testing.T) {
 				t.Fatal(err)
 			}
 			got := marshal(t, objs)
-			golden := filepath.Join("testdata", "golden", tt.name+".yaml")
-			if *update {
-				if err := os.MkdirAll(filepath.Dir(golden), 0o755); err != nil {
-					t.Fatal(err)
-				}
-				if err := os.WriteFile(golden, got, 0o644); err != nil {
-					t.Fatal(err)
-				}
-			}
-			want, err := os.ReadFile(golden)
-			if err != nil {
-				t.Fatalf("%v (run with -update)", err)
-			}
-			if !bytes.Equal(got, want) {
-				t.Errorf("Build(%s) differs from %s (run with -update):\n%s", tt.dir, golden, got)
-			}
+			goldenfile.File(t, filepath.Join("testdata", "golden", tt.name+".yaml"), got, *update)
 		})
 	}
 }

@@ -14,7 +14,9 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/yaml"
 
+	"github.com/chartpilot/chartpilot/bundle/registryv1"
 	"github.com/chartpilot/chartpilot/scaffold"
+	"github.com/chartpilot/chartpilot/scorecard"
 )
 
 // Level is an operator capability level, from Basic Install (1) to Auto
@@ -51,14 +53,6 @@ func ParseLevel(s string) (Level, bool) {
 	}
 	return 0, false
 }
-
-// The scorecard tests (chartpilot's in-cluster suite) that prove levels.
-const (
-	TestInstall   = "chartpilot-install"
-	TestUpgrade   = "chartpilot-upgrade"
-	TestUninstall = "chartpilot-uninstall"
-	TestRBAC      = "chartpilot-rbac"
-)
 
 // TestState is a scorecard test's outcome, "" when it did not run.
 type TestState string
@@ -154,8 +148,8 @@ func Assess(ev Evidence) *Assessment {
 			{Name: "owned APIs", Met: len(ev.OwnedAPIs) > 0, Why: "owned CRDs: " + orNone(ev.OwnedAPIs)},
 			{Name: "a sample per owned API", Met: len(ev.OwnedAPIs) > 0 && len(unsampled) == 0, Why: ternary(len(unsampled) == 0, "alm-examples has a sample of every owned kind", "no sample (config/samples) of: "+strings.Join(unsampled, ", "))},
 			{Name: "install and status", Met: true, Why: "the runtime installs the chart for each CR and reports Deployed, ReleaseFailed and Ready (kstatus of the release's objects) conditions"},
-			test(TestInstall, "a CR installs the operand"),
-			test(TestRBAC, "the generated RBAC suffices"),
+			test(scorecard.ChartpilotInstall, "a CR installs the operand"),
+			test(scorecard.ChartpilotRBAC, "the generated RBAC suffices"),
 		},
 	}, {
 		Level: LevelSeamlessUpgrades,
@@ -164,13 +158,13 @@ func Assess(ev Evidence) *Assessment {
 			{Name: "operator upgrade path", Met: ev.Replaces != "" || ev.SkipRange != "", Why: ternary(ev.Replaces != "" || ev.SkipRange != "",
 				"the CSV upgrades from "+strings.TrimSpace(ev.Replaces+" "+ev.SkipRange),
 				"the CSV replaces nothing and has no skipRange (a first release, or no --from-catalog/--replaces): OLM has nothing to upgrade from")},
-			test(TestUpgrade, "an operand survives an operator upgrade"),
+			test(scorecard.ChartpilotUpgrade, "an operand survives an operator upgrade"),
 		},
 	}, {
 		Level: LevelFullLifecycle,
 		Criteria: []Criterion{
 			{Name: "failure recovery", Met: true, Why: "the runtime uninstalls failed installs and retries, rolls back failed upgrades, and unlocks releases stuck in pending-* after a crash"},
-			test(TestUninstall, "deleting a CR removes what its release created"),
+			test(scorecard.ChartpilotUninstall, "deleting a CR removes what its release created"),
 			{Name: "backup and restore", Met: false, Why: "chartpilot has no backup or restore of the operand's data: Helm releases hold configuration only"},
 		},
 	}, {
@@ -339,14 +333,14 @@ func AssessProject(opts CapabilitiesOptions) (*Assessment, error) {
 	if !filepath.IsAbs(bundleDir) {
 		bundleDir = filepath.Join(dir, bundleDir)
 	}
-	entries, err := os.ReadDir(filepath.Join(bundleDir, ManifestsDir))
+	entries, err := os.ReadDir(filepath.Join(bundleDir, registryv1.ManifestsDir))
 	if err != nil {
 		return nil, fmt.Errorf("bundle capabilities: %w (run `chartpilot bundle generate` first)", err)
 	}
 	var csv *v1alpha1.ClusterServiceVersion
 	var metricsService, serviceMonitor, prometheusRule bool
 	for _, e := range entries {
-		p := filepath.Join(bundleDir, ManifestsDir, e.Name())
+		p := filepath.Join(bundleDir, registryv1.ManifestsDir, e.Name())
 		data, err := os.ReadFile(p)
 		if err != nil {
 			return nil, err
@@ -370,7 +364,7 @@ func AssessProject(opts CapabilitiesOptions) (*Assessment, error) {
 		}
 	}
 	if csv == nil {
-		return nil, fmt.Errorf("bundle capabilities: %s holds no ClusterServiceVersion (run `chartpilot bundle generate` first)", filepath.Join(bundleDir, ManifestsDir))
+		return nil, fmt.Errorf("bundle capabilities: %s holds no ClusterServiceVersion (run `chartpilot bundle generate` first)", filepath.Join(bundleDir, registryv1.ManifestsDir))
 	}
 	ev, err := collectEvidence(dir, opts.ScorecardResults, csv, metricsService, serviceMonitor, prometheusRule)
 	if err != nil {

@@ -11,6 +11,7 @@ import (
 	"github.com/operator-framework/api/pkg/apis/scorecard/v1alpha3"
 
 	"github.com/chartpilot/chartpilot/scaffold"
+	"github.com/chartpilot/chartpilot/scorecard"
 )
 
 // passing is scorecard evidence where the given tests passed.
@@ -41,31 +42,36 @@ func TestAssess(t *testing.T) {
 		unmet: []string{"a CR installs the operand (scorecard chartpilot-install)", "operator upgrade path"},
 	}, {
 		name: "install and rbac proven, first release: Basic Install met, no upgrade path",
-		edit: func(e *Evidence) { e.Scorecard = passing(TestInstall, TestRBAC, TestUpgrade) },
+		edit: func(e *Evidence) {
+			e.Scorecard = passing(scorecard.ChartpilotInstall, scorecard.ChartpilotRBAC, scorecard.ChartpilotUpgrade)
+		},
 		want: LevelBasicInstall, unmet: []string{"operator upgrade path"},
 	}, {
 		name: "an upgrade path without a passing upgrade test is not Seamless Upgrades",
-		edit: func(e *Evidence) { e.Scorecard = passing(TestInstall, TestRBAC); e.Replaces = "op.v0.1.0" },
+		edit: func(e *Evidence) {
+			e.Scorecard = passing(scorecard.ChartpilotInstall, scorecard.ChartpilotRBAC)
+			e.Replaces = "op.v0.1.0"
+		},
 		want: LevelBasicInstall, unmet: []string{"an operand survives an operator upgrade (scorecard chartpilot-upgrade)"},
 	}, {
 		name: "upgrade proven: Seamless Upgrades",
 		edit: func(e *Evidence) {
-			e.Scorecard = passing(TestInstall, TestRBAC, TestUpgrade)
+			e.Scorecard = passing(scorecard.ChartpilotInstall, scorecard.ChartpilotRBAC, scorecard.ChartpilotUpgrade)
 			e.SkipRange = ">=0.1.0 <0.2.0"
 		},
 		want: LevelSeamlessUpgrades,
 	}, {
 		name: "everything proven still stops before Full Lifecycle: no backup",
 		edit: func(e *Evidence) {
-			e.Scorecard = passing(TestInstall, TestRBAC, TestUpgrade, TestUninstall)
+			e.Scorecard = passing(scorecard.ChartpilotInstall, scorecard.ChartpilotRBAC, scorecard.ChartpilotUpgrade, scorecard.ChartpilotUninstall)
 			e.Replaces, e.ServiceMonitor, e.PrometheusRule = "op.v0.1.0", true, true
 		},
 		want: LevelSeamlessUpgrades, unmet: []string{"backup and restore", "auto-scaling and auto-tuning"},
 	}, {
 		name: "a failed install test",
 		edit: func(e *Evidence) {
-			e.Scorecard = passing(TestRBAC, TestUpgrade)
-			e.Scorecard[TestInstall] = TestState(v1alpha3.FailState)
+			e.Scorecard = passing(scorecard.ChartpilotRBAC, scorecard.ChartpilotUpgrade)
+			e.Scorecard[scorecard.ChartpilotInstall] = TestState(v1alpha3.FailState)
 			e.Replaces = "op.v0.1.0"
 		},
 		want: LevelBasicInstall, unmet: []string{"a CR installs the operand (scorecard chartpilot-install)"},
@@ -158,7 +164,7 @@ func TestGenerateComputesCapabilities(t *testing.T) {
 	if res.Capabilities != "Basic Install" {
 		t.Errorf("first bundle: %s", res.Capabilities)
 	}
-	results := writeResults(t, map[string]v1alpha3.State{TestInstall: v1alpha3.PassState, TestRBAC: v1alpha3.PassState, TestUpgrade: v1alpha3.PassState, TestUninstall: v1alpha3.FailState})
+	results := writeResults(t, map[string]v1alpha3.State{scorecard.ChartpilotInstall: v1alpha3.PassState, scorecard.ChartpilotRBAC: v1alpha3.PassState, scorecard.ChartpilotUpgrade: v1alpha3.PassState, scorecard.ChartpilotUninstall: v1alpha3.FailState})
 	res = mustGenerate(t, dir, GenerateOptions{Version: "0.2.0", Replaces: "webapp-operator.v0.1.0", ScorecardResults: results})
 	if res.Capabilities != "Seamless Upgrades" || readCSV(t, dir).Annotations[AnnotationCapabilities] != "Seamless Upgrades" {
 		t.Errorf("with upgrade evidence: %s", res.Capabilities)

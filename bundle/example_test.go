@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	"github.com/chartpilot/chartpilot/bundle"
+	"github.com/chartpilot/chartpilot/scorecard"
 )
 
 // Assess computes the capability level from evidence: an upgrade path and
@@ -16,7 +17,7 @@ func ExampleAssess() {
 		Samples:     []string{"Webapp"},
 		Replaces:    "webapp-operator.v0.1.0",
 		Scorecard: map[string]bundle.TestState{
-			bundle.TestInstall: "pass", bundle.TestRBAC: "pass", bundle.TestUpgrade: "pass", bundle.TestUninstall: "pass",
+			scorecard.ChartpilotInstall: "pass", scorecard.ChartpilotRBAC: "pass", scorecard.ChartpilotUpgrade: "pass", scorecard.ChartpilotUninstall: "pass",
 		},
 	})
 	fmt.Println(a.Level)

@@ -21,6 +21,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/yaml"
 
+	"github.com/chartpilot/chartpilot/bundle/registryv1"
 	"github.com/chartpilot/chartpilot/chart"
 	"github.com/chartpilot/chartpilot/internal/atomicfile"
 	"github.com/chartpilot/chartpilot/rbac"
@@ -292,7 +293,7 @@ func (g *generation) run(ctx context.Context) error {
 		}
 		group, _, _ := unstructured.NestedString(o.Object, "spec", "group")
 		plural, _, _ := unstructured.NestedString(o.Object, "spec", "names", "plural")
-		if err := add(ManifestsDir+"/"+group+"_"+plural+".yaml", data); err != nil {
+		if err := add(registryv1.ManifestsDir+"/"+group+"_"+plural+".yaml", data); err != nil {
 			return err
 		}
 	}
@@ -320,7 +321,7 @@ func (g *generation) run(ctx context.Context) error {
 		if err != nil {
 			return err
 		}
-		if err := add(ManifestsDir+"/"+manifestFileName(o), data); err != nil {
+		if err := add(registryv1.ManifestsDir+"/"+manifestFileName(o), data); err != nil {
 			return err
 		}
 	}
@@ -330,7 +331,7 @@ func (g *generation) run(ctx context.Context) error {
 		if err != nil {
 			return err
 		}
-		files[ScorecardConfigFile] = data
+		files[registryv1.ScorecardConfigFile] = data
 	} else {
 		g.warn("no scorecard configuration (config/scorecard): the bundle carries no tests")
 	}
@@ -358,7 +359,7 @@ func (g *generation) run(ctx context.Context) error {
 	channels, defaultChannel := g.channels()
 	g.res.Channels, g.res.DefaultChannel = channels, defaultChannel
 	labels := metadataLabels(pkg, channels, defaultChannel, g.opts.Builder, scorecard)
-	files[AnnotationsFile] = annotationsYAML(labels)
+	files[registryv1.AnnotationsFile] = annotationsYAML(labels)
 	if err := keepMetadataExtras(g.opts.OutputDir, files); err != nil {
 		return err
 	}
@@ -370,7 +371,7 @@ func (g *generation) run(ctx context.Context) error {
 	dfPath := filepath.Join(g.opts.Dir, DockerfileName)
 
 	// createdAt: fixed, else kept when nothing else changed, else now.
-	csvFile := ManifestsDir + "/" + pkg + ".clusterserviceversion.yaml"
+	csvFile := registryv1.ManifestsDir + "/" + pkg + ".clusterserviceversion.yaml"
 	g.res.CSV = csv.Name
 	render := func(createdAt string) error {
 		csv.Annotations[AnnotationCreatedAt] = createdAt
@@ -547,15 +548,15 @@ func lowerBound(constraint string) (semver.Version, bool) {
 func (g *generation) channels() ([]string, string) {
 	prev, _ := ReadAnnotations(g.opts.OutputDir)
 	channels := g.opts.Channels
-	if len(channels) == 0 && prev[AnnotationChannels] != "" {
-		channels = strings.Split(prev[AnnotationChannels], ",")
+	if len(channels) == 0 && prev[registryv1.AnnotationChannels] != "" {
+		channels = strings.Split(prev[registryv1.AnnotationChannels], ",")
 	}
 	if len(channels) == 0 {
 		channels = []string{DefaultChannel}
 	}
 	def := g.opts.DefaultChannel
-	if def == "" && slices.Contains(channels, prev[AnnotationDefaultChannel]) {
-		def = prev[AnnotationDefaultChannel]
+	if def == "" && slices.Contains(channels, prev[registryv1.AnnotationDefaultChannel]) {
+		def = prev[registryv1.AnnotationDefaultChannel]
 	}
 	if def == "" && len(channels) == 1 {
 		def = channels[0]
@@ -582,12 +583,12 @@ func previousCreatedAt(bundleDir, csvFile string) string {
 
 // keepMetadataExtras adds the existing bundle's other metadata files.
 func keepMetadataExtras(bundleDir string, files map[string][]byte) error {
-	entries, err := os.ReadDir(filepath.Join(bundleDir, MetadataDir))
+	entries, err := os.ReadDir(filepath.Join(bundleDir, registryv1.MetadataDir))
 	if err != nil {
 		return nil // no previous bundle
 	}
 	for _, e := range entries {
-		name := MetadataDir + "/" + e.Name()
+		name := registryv1.MetadataDir + "/" + e.Name()
 		if e.IsDir() || files[name] != nil {
 			continue
 		}

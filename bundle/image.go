@@ -19,6 +19,7 @@ import (
 	v1 "github.com/google/go-containerregistry/pkg/v1"
 	"github.com/google/go-containerregistry/pkg/v1/remote"
 
+	"github.com/chartpilot/chartpilot/bundle/registryv1"
 	"github.com/chartpilot/chartpilot/internal/ociimage"
 	"github.com/chartpilot/chartpilot/scaffold"
 )
@@ -51,7 +52,7 @@ func BuildImage(dir string) (v1.Image, error) {
 		return nil, fmt.Errorf("bundle build: %w", err)
 	}
 	var entries []ociimage.Entry
-	for _, sub := range []string{ManifestsDir, MetadataDir, "tests"} {
+	for _, sub := range []string{registryv1.ManifestsDir, registryv1.MetadataDir, "tests"} {
 		if !exists(filepath.Join(dir, sub)) {
 			continue
 		}

@@ -22,6 +22,7 @@ import (
 	"github.com/google/go-containerregistry/pkg/v1/remote"
 	"github.com/operator-framework/api/pkg/operators/v1alpha1"
 
+	"github.com/chartpilot/chartpilot/bundle/registryv1"
 	"github.com/chartpilot/chartpilot/catalog"
 	"github.com/chartpilot/chartpilot/internal/golden"
 	"github.com/chartpilot/chartpilot/internal/ociimage"
@@ -86,12 +87,12 @@ func TestBuildImage(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if cf.Config.Labels[AnnotationMediaType] != MediaTypeRegistryV1 || cf.Config.Labels[AnnotationPackage] != "webapp-operator" ||
-		cf.Config.Labels[AnnotationTestConfig] != "tests/scorecard/" {
+	if cf.Config.Labels[registryv1.AnnotationMediaType] != registryv1.MediaTypeRegistryV1 || cf.Config.Labels[registryv1.AnnotationPackage] != "webapp-operator" ||
+		cf.Config.Labels[registryv1.AnnotationTestConfig] != "tests/scorecard/" {
 		t.Errorf("labels: %v", cf.Config.Labels)
 	}
 	files := imageFiles(t, img)
-	for _, want := range []string{"manifests/webapp-operator.clusterserviceversion.yaml", "manifests/charts.example.com_webapps.yaml", AnnotationsFile, ScorecardConfigFile} {
+	for _, want := range []string{"manifests/webapp-operator.clusterserviceversion.yaml", "manifests/charts.example.com_webapps.yaml", registryv1.AnnotationsFile, registryv1.ScorecardConfigFile} {
 		if h, ok := files[want]; !ok || h.ModTime.Unix() != 0 && !h.ModTime.IsZero() {
 			t.Errorf("%s: %+v", want, h)
 		}
@@ -101,10 +102,10 @@ func TestBuildImage(t *testing.T) {
 func TestBuildImageRefusesAnInvalidBundle(t *testing.T) {
 	dir := newProject(t, "webapp", scaffold.Options{})
 	mustGenerate(t, dir, GenerateOptions{})
-	replaceInFile(t, filepath.Join(dir, "bundle", AnnotationsFile), "registry+v1", "helm")
+	replaceInFile(t, filepath.Join(dir, "bundle", registryv1.AnnotationsFile), "registry+v1", "helm")
 	_, err := BuildImage(filepath.Join(dir, "bundle"))
-	if !errors.Is(err, ErrInvalid) || !strings.Contains(err.Error(), AnnotationsFile) {
-		t.Fatalf("error = %v, want ErrInvalid naming %s", err, AnnotationsFile)
+	if !errors.Is(err, ErrInvalid) || !strings.Contains(err.Error(), registryv1.AnnotationsFile) {
+		t.Fatalf("error = %v, want ErrInvalid naming %s", err, registryv1.AnnotationsFile)
 	}
 }
 

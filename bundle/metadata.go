@@ -8,30 +8,13 @@ import (
 	"strings"
 
 	"sigs.k8s.io/yaml"
+
+	"github.com/chartpilot/chartpilot/bundle/registryv1"
 )
 
-// The registry+v1 bundle annotations (metadata/annotations.yaml and the
-// bundle image's labels).
+// What chartpilot names and defaults in a bundle beyond the format's own
+// (package registryv1).
 const (
-	AnnotationMediaType       = "operators.operatorframework.io.bundle.mediatype.v1"
-	AnnotationManifests       = "operators.operatorframework.io.bundle.manifests.v1"
-	AnnotationMetadata        = "operators.operatorframework.io.bundle.metadata.v1"
-	AnnotationPackage         = "operators.operatorframework.io.bundle.package.v1"
-	AnnotationChannels        = "operators.operatorframework.io.bundle.channels.v1"
-	AnnotationDefaultChannel  = "operators.operatorframework.io.bundle.channel.default.v1"
-	AnnotationMetricsBuilder  = "operators.operatorframework.io.metrics.builder"
-	AnnotationMetricsMedia    = "operators.operatorframework.io.metrics.mediatype.v1"
-	AnnotationMetricsLayout   = "operators.operatorframework.io.metrics.project_layout"
-	AnnotationTestMediaType   = "operators.operatorframework.io.test.mediatype.v1"
-	AnnotationTestConfig      = "operators.operatorframework.io.test.config.v1"
-	MediaTypeRegistryV1       = "registry+v1"
-	MediaTypeMetricsV1        = "metrics+v1"
-	MediaTypeScorecardV1      = "scorecard+v1"
-	ManifestsDir              = "manifests"
-	MetadataDir               = "metadata"
-	ScorecardConfigDir        = "tests/scorecard"
-	AnnotationsFile           = "metadata/annotations.yaml"
-	ScorecardConfigFile       = "tests/scorecard/config.yaml"
 	DockerfileName            = "bundle.Dockerfile"
 	DefaultChannel            = "alpha"
 	DefaultOutputDir          = "bundle"
@@ -44,22 +27,22 @@ type Label struct{ Key, Value string }
 // metadataLabels are the bundle's annotations in operator-sdk's order.
 func metadataLabels(pkg string, channels []string, defaultChannel, builder string, scorecard bool) []Label {
 	ls := []Label{
-		{AnnotationMediaType, MediaTypeRegistryV1},
-		{AnnotationManifests, ManifestsDir + "/"},
-		{AnnotationMetadata, MetadataDir + "/"},
-		{AnnotationPackage, pkg},
-		{AnnotationChannels, strings.Join(channels, ",")},
+		{registryv1.AnnotationMediaType, registryv1.MediaTypeRegistryV1},
+		{registryv1.AnnotationManifests, registryv1.ManifestsDir + "/"},
+		{registryv1.AnnotationMetadata, registryv1.MetadataDir + "/"},
+		{registryv1.AnnotationPackage, pkg},
+		{registryv1.AnnotationChannels, strings.Join(channels, ",")},
 	}
 	if defaultChannel != "" {
-		ls = append(ls, Label{AnnotationDefaultChannel, defaultChannel})
+		ls = append(ls, Label{registryv1.AnnotationDefaultChannel, defaultChannel})
 	}
 	ls = append(ls,
-		Label{AnnotationMetricsBuilder, builder},
-		Label{AnnotationMetricsMedia, MediaTypeMetricsV1},
-		Label{AnnotationMetricsLayout, ProjectLayout},
+		Label{registryv1.AnnotationMetricsBuilder, builder},
+		Label{registryv1.AnnotationMetricsMedia, registryv1.MediaTypeMetricsV1},
+		Label{registryv1.AnnotationMetricsLayout, ProjectLayout},
 	)
 	if scorecard {
-		ls = append(ls, Label{AnnotationTestMediaType, MediaTypeScorecardV1}, Label{AnnotationTestConfig, ScorecardConfigDir + "/"})
+		ls = append(ls, Label{registryv1.AnnotationTestMediaType, registryv1.MediaTypeScorecardV1}, Label{registryv1.AnnotationTestConfig, registryv1.ScorecardConfigDir + "/"})
 	}
 	return ls
 }
@@ -88,9 +71,9 @@ func dockerfile(ls []Label, bundleDir string, scorecard bool) []byte {
 		fmt.Fprintf(&b, "LABEL %s=%s\n", l.Key, l.Value)
 	}
 	b.WriteString("\n")
-	dirs := []string{ManifestsDir, MetadataDir}
+	dirs := []string{registryv1.ManifestsDir, registryv1.MetadataDir}
 	if scorecard {
-		dirs = append(dirs, ScorecardConfigDir)
+		dirs = append(dirs, registryv1.ScorecardConfigDir)
 	}
 	for _, d := range dirs {
 		fmt.Fprintf(&b, "COPY %s /%s/\n", path.Join(filepath.ToSlash(bundleDir), d), d)
@@ -100,7 +83,7 @@ func dockerfile(ls []Label, bundleDir string, scorecard bool) []byte {
 
 // ReadAnnotations reads metadata/annotations.yaml of a bundle directory.
 func ReadAnnotations(bundleDir string) (map[string]string, error) {
-	p := filepath.Join(bundleDir, AnnotationsFile)
+	p := filepath.Join(bundleDir, registryv1.AnnotationsFile)
 	data, err := os.ReadFile(p)
 	if err != nil {
 		return nil, err

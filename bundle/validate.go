@@ -17,6 +17,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/yaml"
 
+	"github.com/chartpilot/chartpilot/bundle/registryv1"
 	"github.com/chartpilot/chartpilot/rbac"
 )
 
@@ -151,11 +152,11 @@ func Validate(opts ValidateOptions) (*Report, error) {
 
 	b, err := manifests.GetBundleFromDir(opts.Dir)
 	if err != nil && b == nil {
-		rep.Findings = append(rep.Findings, Finding{Level: levelError, File: ManifestsDir, Type: string(valerrors.ErrorInvalidBundle), Message: err.Error()})
+		rep.Findings = append(rep.Findings, Finding{Level: levelError, File: registryv1.ManifestsDir, Type: string(valerrors.ErrorInvalidBundle), Message: err.Error()})
 		return rep.finish()
 	}
 	if err != nil {
-		rep.Findings = append(rep.Findings, Finding{Level: levelError, File: ManifestsDir, Type: string(valerrors.ErrorInvalidBundle), Message: err.Error()})
+		rep.Findings = append(rep.Findings, Finding{Level: levelError, File: registryv1.ManifestsDir, Type: string(valerrors.ErrorInvalidBundle), Message: err.Error()})
 	}
 	objs := append(b.ObjectsToValidate(), map[string]string{"k8s-version": kube})
 	for _, res := range validators.Validate(objs...) {
@@ -190,7 +191,7 @@ type fileIndex struct {
 // indexFiles reads the kind and name of every manifest.
 func indexFiles(dir string) (fileIndex, error) {
 	idx := fileIndex{byName: map[string]string{}}
-	entries, err := os.ReadDir(filepath.Join(dir, ManifestsDir))
+	entries, err := os.ReadDir(filepath.Join(dir, registryv1.ManifestsDir))
 	if err != nil {
 		return idx, fmt.Errorf("%s is not a bundle directory: %w", dir, err)
 	}
@@ -198,7 +199,7 @@ func indexFiles(dir string) (fileIndex, error) {
 		if e.IsDir() {
 			continue
 		}
-		rel := ManifestsDir + "/" + e.Name()
+		rel := registryv1.ManifestsDir + "/" + e.Name()
 		data, err := os.ReadFile(filepath.Join(dir, rel))
 		if err != nil {
 			return idx, err
@@ -236,7 +237,7 @@ func finding(e valerrors.Error, object string, idx fileIndex) Finding {
 		f.File = cmp.Or(idx.csv, ".")
 	}
 	if strings.HasPrefix(f.Field, "annotations") || strings.Contains(f.Message, "annotations.yaml") {
-		f.File = AnnotationsFile
+		f.File = registryv1.AnnotationsFile
 	}
 	return f
 }
@@ -246,29 +247,29 @@ func finding(e valerrors.Error, object string, idx fileIndex) Finding {
 func checkMetadata(dir string) []Finding {
 	ann, err := ReadAnnotations(dir)
 	if err != nil {
-		return []Finding{{Level: levelError, File: AnnotationsFile, Message: err.Error()}}
+		return []Finding{{Level: levelError, File: registryv1.AnnotationsFile, Message: err.Error()}}
 	}
 	var out []Finding
 	need := func(key, want string) {
 		switch got := ann[key]; {
 		case got == "":
-			out = append(out, Finding{Level: levelError, File: AnnotationsFile, Field: "annotations." + key, Message: "missing"})
+			out = append(out, Finding{Level: levelError, File: registryv1.AnnotationsFile, Field: "annotations." + key, Message: "missing"})
 		case want != "" && strings.TrimSuffix(got, "/") != strings.TrimSuffix(want, "/"):
-			out = append(out, Finding{Level: levelError, File: AnnotationsFile, Field: "annotations." + key, Message: fmt.Sprintf("is %q, want %q", got, want)})
+			out = append(out, Finding{Level: levelError, File: registryv1.AnnotationsFile, Field: "annotations." + key, Message: fmt.Sprintf("is %q, want %q", got, want)})
 		}
 	}
-	need(AnnotationMediaType, MediaTypeRegistryV1)
-	need(AnnotationManifests, ManifestsDir+"/")
-	need(AnnotationMetadata, MetadataDir+"/")
-	need(AnnotationPackage, "")
-	need(AnnotationChannels, "")
-	if def := ann[AnnotationDefaultChannel]; def != "" && !slices.Contains(strings.Split(ann[AnnotationChannels], ","), def) {
-		out = append(out, Finding{Level: levelError, File: AnnotationsFile, Field: "annotations." + AnnotationDefaultChannel,
-			Message: fmt.Sprintf("default channel %q is not one of the channels %q", def, ann[AnnotationChannels])})
+	need(registryv1.AnnotationMediaType, registryv1.MediaTypeRegistryV1)
+	need(registryv1.AnnotationManifests, registryv1.ManifestsDir+"/")
+	need(registryv1.AnnotationMetadata, registryv1.MetadataDir+"/")
+	need(registryv1.AnnotationPackage, "")
+	need(registryv1.AnnotationChannels, "")
+	if def := ann[registryv1.AnnotationDefaultChannel]; def != "" && !slices.Contains(strings.Split(ann[registryv1.AnnotationChannels], ","), def) {
+		out = append(out, Finding{Level: levelError, File: registryv1.AnnotationsFile, Field: "annotations." + registryv1.AnnotationDefaultChannel,
+			Message: fmt.Sprintf("default channel %q is not one of the channels %q", def, ann[registryv1.AnnotationChannels])})
 	}
-	if cfg := ann[AnnotationTestConfig]; cfg != "" {
+	if cfg := ann[registryv1.AnnotationTestConfig]; cfg != "" {
 		if _, err := os.Stat(filepath.Join(dir, cfg, "config.yaml")); err != nil {
-			out = append(out, Finding{Level: levelError, File: AnnotationsFile, Field: "annotations." + AnnotationTestConfig,
+			out = append(out, Finding{Level: levelError, File: registryv1.AnnotationsFile, Field: "annotations." + registryv1.AnnotationTestConfig,
 				Message: fmt.Sprintf("names %s, which holds no config.yaml", cfg)})
 		}
 	}

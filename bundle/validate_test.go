@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/chartpilot/chartpilot/bundle/registryv1"
 	"github.com/chartpilot/chartpilot/scaffold"
 )
 
@@ -25,10 +26,10 @@ func TestValidateFindings(t *testing.T) {
 	}{{
 		name: "no package annotation",
 		edit: func(t *testing.T, d string) {
-			replaceInFile(t, filepath.Join(d, AnnotationsFile), "bundle.package.v1: webapp-operator", "bundle.package.v1: \"\"")
+			replaceInFile(t, filepath.Join(d, registryv1.AnnotationsFile), "bundle.package.v1: webapp-operator", "bundle.package.v1: \"\"")
 		},
-		file:  AnnotationsFile,
-		field: "annotations." + AnnotationPackage,
+		file:  registryv1.AnnotationsFile,
+		field: "annotations." + registryv1.AnnotationPackage,
 		msg:   "missing",
 		level: levelError,
 	}, {
@@ -36,7 +37,7 @@ func TestValidateFindings(t *testing.T) {
 		edit: func(t *testing.T, d string) {
 			replaceInFile(t, filepath.Join(d, csvFile), "  version: 0.1.0", "  version: one")
 		},
-		file:  ManifestsDir,
+		file:  registryv1.ManifestsDir,
 		msg:   "unable to parse CSV",
 		level: levelError,
 	}, {

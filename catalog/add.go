@@ -12,6 +12,8 @@ import (
 
 	"github.com/blang/semver/v4"
 	"github.com/operator-framework/operator-registry/alpha/declcfg"
+
+	"github.com/chartpilot/chartpilot/bundle/registryv1"
 )
 
 // ChannelScope splits channels by version, a convention for operators that
@@ -153,7 +155,7 @@ func addBundle(pf *packageFile, b *Bundle, opts AddOptions) (*AddResult, error) 
 		channels = b.Channels
 	}
 	if len(channels) == 0 {
-		return nil, fmt.Errorf("%w: bundle %s names no channel (set %s or pass channels)", ErrInvalidBundle, b.Name, AnnotationChannels)
+		return nil, fmt.Errorf("%w: bundle %s names no channel (set %s or pass channels)", ErrInvalidBundle, b.Name, registryv1.AnnotationChannels)
 	}
 	var scoped []string
 	for _, ch := range channels {

@@ -20,20 +20,15 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
 	"sigs.k8s.io/yaml"
+
+	"github.com/chartpilot/chartpilot/bundle/registryv1"
 )
 
 // The annotations of a registry+v1 bundle's metadata/annotations.yaml (and
 // the labels of its image) that the catalog reads.
 const (
-	AnnotationMediaType      = "operators.operatorframework.io.bundle.mediatype.v1"
-	AnnotationManifests      = "operators.operatorframework.io.bundle.manifests.v1"
-	AnnotationMetadata       = "operators.operatorframework.io.bundle.metadata.v1"
-	AnnotationPackage        = "operators.operatorframework.io.bundle.package.v1"
-	AnnotationChannels       = "operators.operatorframework.io.bundle.channels.v1"
-	AnnotationDefaultChannel = "operators.operatorframework.io.bundle.channel.default.v1"
 
-	// MediaTypeRegistryV1 is the only bundle format the catalog reads.
-	MediaTypeRegistryV1 = "registry+v1"
+// registryv1.MediaTypeRegistryV1 is the only bundle format the catalog reads.
 )
 
 // ErrInvalidBundle is wrapped by every error about the content of a bundle
@@ -75,20 +70,20 @@ func LoadBundleDir(fsys fs.FS, opts BundleOptions) (*Bundle, error) {
 	if err != nil {
 		return nil, err
 	}
-	if mt := ann[AnnotationMediaType]; mt != "" && mt != MediaTypeRegistryV1 {
-		return nil, fmt.Errorf("%w: media type %q, only %s is supported", ErrInvalidBundle, mt, MediaTypeRegistryV1)
+	if mt := ann[registryv1.AnnotationMediaType]; mt != "" && mt != registryv1.MediaTypeRegistryV1 {
+		return nil, fmt.Errorf("%w: media type %q, only %s is supported", ErrInvalidBundle, mt, registryv1.MediaTypeRegistryV1)
 	}
-	b := &Bundle{Package: ann[AnnotationPackage], DefaultChannel: ann[AnnotationDefaultChannel]}
+	b := &Bundle{Package: ann[registryv1.AnnotationPackage], DefaultChannel: ann[registryv1.AnnotationDefaultChannel]}
 	if b.Package == "" {
-		return nil, fmt.Errorf("%w: metadata/annotations.yaml has no %s", ErrInvalidBundle, AnnotationPackage)
+		return nil, fmt.Errorf("%w: metadata/annotations.yaml has no %s", ErrInvalidBundle, registryv1.AnnotationPackage)
 	}
-	for _, ch := range strings.Split(ann[AnnotationChannels], ",") {
+	for _, ch := range strings.Split(ann[registryv1.AnnotationChannels], ",") {
 		if ch = strings.TrimSpace(ch); ch != "" && !slices.Contains(b.Channels, ch) {
 			b.Channels = append(b.Channels, ch)
 		}
 	}
-	manifestsDir := strings.TrimSuffix(cmp.Or(ann[AnnotationManifests], "manifests/"), "/")
-	metadataDir := strings.TrimSuffix(cmp.Or(ann[AnnotationMetadata], "metadata/"), "/")
+	manifestsDir := strings.TrimSuffix(cmp.Or(ann[registryv1.AnnotationManifests], "manifests/"), "/")
+	metadataDir := strings.TrimSuffix(cmp.Or(ann[registryv1.AnnotationMetadata], "metadata/"), "/")
 
 	objs, err := readManifests(fsys, manifestsDir)
 	if err != nil {

@@ -3,7 +3,6 @@ package olm
 import (
 	"errors"
 	"flag"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -12,6 +11,8 @@ import (
 	"github.com/operator-framework/api/pkg/operators/v1alpha1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/yaml"
+
+	goldenfile "github.com/chartpilot/chartpilot/internal/golden"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files")
@@ -132,19 +133,7 @@ func TestPlanObjectsGolden(t *testing.T) {
 				}
 				got = append(append(got, "---\n"...), data...)
 			}
-			path := filepath.Join("testdata", "plan-"+name+".yaml")
-			if *update {
-				if err := os.WriteFile(path, got, 0o644); err != nil {
-					t.Fatal(err)
-				}
-			}
-			want, err := os.ReadFile(path)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if string(got) != string(want) {
-				t.Errorf("objects differ from %s (-update rewrites it):\n%s", path, got)
-			}
+			goldenfile.File(t, filepath.Join("testdata", "plan-"+name+".yaml"), got, *update)
 		})
 	}
 }

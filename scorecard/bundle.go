@@ -13,22 +13,15 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/yaml"
 
+	"github.com/chartpilot/chartpilot/bundle/registryv1"
 	"github.com/chartpilot/chartpilot/internal/ociimage"
 )
 
 // The annotations of a registry+v1 bundle's metadata/annotations.yaml that
 // the scorecard reads or checks.
 const (
-	annotationMediaType      = "operators.operatorframework.io.bundle.mediatype.v1"
-	annotationManifests      = "operators.operatorframework.io.bundle.manifests.v1"
-	annotationMetadata       = "operators.operatorframework.io.bundle.metadata.v1"
-	annotationPackage        = "operators.operatorframework.io.bundle.package.v1"
-	annotationChannels       = "operators.operatorframework.io.bundle.channels.v1"
-	annotationDefaultChannel = "operators.operatorframework.io.bundle.channel.default.v1"
-	mediaTypeRegistryV1      = "registry+v1"
 
-	// annotationsFile is where a bundle keeps its annotations.
-	annotationsFile = "metadata/annotations.yaml"
+	// registryv1.AnnotationsFile is where a bundle keeps its annotations.
 	// ConfigFile is where a bundle keeps its scorecard configuration.
 	ConfigFile = "tests/scorecard/config.yaml"
 	// almExamples is the CSV annotation holding sample custom resources.
@@ -58,14 +51,14 @@ func LoadBundle(dir string) (*Bundle, error) {
 		return nil, fmt.Errorf("bundle %s: not a directory", dir)
 	}
 	b := &Bundle{Dir: dir}
-	data, err := os.ReadFile(filepath.Join(dir, annotationsFile))
+	data, err := os.ReadFile(filepath.Join(dir, registryv1.AnnotationsFile))
 	switch {
 	case err == nil:
 		var f struct {
 			Annotations map[string]string `json:"annotations"`
 		}
 		if err := yaml.Unmarshal(data, &f); err != nil {
-			b.LoadErr = fmt.Errorf("%s: %w", annotationsFile, err)
+			b.LoadErr = fmt.Errorf("%s: %w", registryv1.AnnotationsFile, err)
 			return b, nil
 		}
 		b.Annotations = f.Annotations
@@ -85,7 +78,7 @@ func LoadBundle(dir string) (*Bundle, error) {
 // "manifests/" by default.
 func (b *Bundle) ManifestsDir() string {
 	dir := "manifests"
-	if v := strings.Trim(b.Annotations[annotationManifests], "/"); v != "" {
+	if v := strings.Trim(b.Annotations[registryv1.AnnotationManifests], "/"); v != "" {
 		dir = v
 	}
 	return filepath.Join(b.Dir, filepath.FromSlash(dir))
@@ -138,9 +131,9 @@ func PullBundle(ctx context.Context, ref, dir string) error {
 		}
 		return fmt.Errorf("bundle %s: %w", ref, err)
 	}
-	if _, err := os.Stat(filepath.Join(dir, annotationsFile)); err != nil {
+	if _, err := os.Stat(filepath.Join(dir, registryv1.AnnotationsFile)); err != nil {
 		os.RemoveAll(dir)
-		return fmt.Errorf("bundle %s: not a registry+v1 bundle image: no /%s", ref, annotationsFile)
+		return fmt.Errorf("bundle %s: not a registry+v1 bundle image: no /%s", ref, registryv1.AnnotationsFile)
 	}
 	return nil
 }

@@ -15,6 +15,8 @@ import (
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/yaml"
+
+	"github.com/chartpilot/chartpilot/bundle/registryv1"
 )
 
 // fixture is a registry+v1 bundle of the "validated" chart's operator
@@ -119,12 +121,12 @@ func newFixture(t testing.TB, v string) *fixture {
 			"spec":     map[string]any{"replicas": 2, "mode": "fast", "tags": []any{"a", "b"}},
 		}},
 		annotations: map[string]string{
-			annotationMediaType:      mediaTypeRegistryV1,
-			annotationManifests:      "manifests/",
-			annotationMetadata:       "metadata/",
-			annotationPackage:        "validated-operator",
-			annotationChannels:       "alpha",
-			annotationDefaultChannel: "alpha",
+			registryv1.AnnotationMediaType:      registryv1.MediaTypeRegistryV1,
+			registryv1.AnnotationManifests:      "manifests/",
+			registryv1.AnnotationMetadata:       "metadata/",
+			registryv1.AnnotationPackage:        "validated-operator",
+			registryv1.AnnotationChannels:       "alpha",
+			registryv1.AnnotationDefaultChannel: "alpha",
 		},
 	}
 }

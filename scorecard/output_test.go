@@ -12,6 +12,8 @@ import (
 	"github.com/operator-framework/api/pkg/apis/scorecard/v1alpha3"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
+
+	goldenfile "github.com/chartpilot/chartpilot/internal/golden"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files under testdata")
@@ -19,18 +21,7 @@ var update = flag.Bool("update", false, "rewrite the golden files under testdata
 // golden compares got with testdata/name, or rewrites it with -update.
 func golden(t *testing.T, name string, got []byte) {
 	t.Helper()
-	path := filepath.Join("testdata", name)
-	if *update {
-		writeFile(t, path, got)
-		return
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("%v (run go test ./scorecard -update)", err)
-	}
-	if !bytes.Equal(got, want) {
-		t.Errorf("%s differs (run go test ./scorecard -update and review the diff); got:\n%s", path, got)
-	}
+	goldenfile.File(t, filepath.Join("testdata", name), got, *update)
 }
 
 // The example bundle the command's tests use: the fixture as a file tree.

@@ -14,6 +14,8 @@ import (
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
+	"github.com/chartpilot/chartpilot/bundle/registryv1"
 )
 
 // testFunc runs one test; the result's Name and timestamp are the runner's.
@@ -107,31 +109,31 @@ func bundleValidation(_ context.Context, run *run) v1alpha3.TestResult {
 // the required annotations, and the directories they name.
 func bundleFormatErrors(b *Bundle) []string {
 	if b.Annotations == nil {
-		return []string{fmt.Sprintf("%s: missing or without annotations", annotationsFile)}
+		return []string{fmt.Sprintf("%s: missing or without annotations", registryv1.AnnotationsFile)}
 	}
 	var out []string
-	for _, key := range []string{annotationMediaType, annotationManifests, annotationMetadata, annotationPackage, annotationChannels} {
+	for _, key := range []string{registryv1.AnnotationMediaType, registryv1.AnnotationManifests, registryv1.AnnotationMetadata, registryv1.AnnotationPackage, registryv1.AnnotationChannels} {
 		if strings.TrimSpace(b.Annotations[key]) == "" {
-			out = append(out, fmt.Sprintf("%s: annotation %s is required", annotationsFile, key))
+			out = append(out, fmt.Sprintf("%s: annotation %s is required", registryv1.AnnotationsFile, key))
 		}
 	}
-	if mt := b.Annotations[annotationMediaType]; mt != "" && mt != mediaTypeRegistryV1 {
-		out = append(out, fmt.Sprintf("%s: %s is %q: only %s bundles are supported", annotationsFile, annotationMediaType, mt, mediaTypeRegistryV1))
+	if mt := b.Annotations[registryv1.AnnotationMediaType]; mt != "" && mt != registryv1.MediaTypeRegistryV1 {
+		out = append(out, fmt.Sprintf("%s: %s is %q: only %s bundles are supported", registryv1.AnnotationsFile, registryv1.AnnotationMediaType, mt, registryv1.MediaTypeRegistryV1))
 	}
-	for _, key := range []string{annotationManifests, annotationMetadata} {
+	for _, key := range []string{registryv1.AnnotationManifests, registryv1.AnnotationMetadata} {
 		if v := strings.Trim(b.Annotations[key], "/"); v != "" {
 			if fi, err := os.Stat(filepath.Join(b.Dir, filepath.FromSlash(v))); err != nil || !fi.IsDir() {
-				out = append(out, fmt.Sprintf("%s: %s names %s/, which is not a directory of the bundle", annotationsFile, key, v))
+				out = append(out, fmt.Sprintf("%s: %s names %s/, which is not a directory of the bundle", registryv1.AnnotationsFile, key, v))
 			}
 		}
 	}
-	if def := b.Annotations[annotationDefaultChannel]; def != "" {
-		channels := strings.Split(b.Annotations[annotationChannels], ",")
+	if def := b.Annotations[registryv1.AnnotationDefaultChannel]; def != "" {
+		channels := strings.Split(b.Annotations[registryv1.AnnotationChannels], ",")
 		for i := range channels {
 			channels[i] = strings.TrimSpace(channels[i])
 		}
 		if !slices.Contains(channels, def) {
-			out = append(out, fmt.Sprintf("%s: default channel %q is not one of the bundle's channels %q", annotationsFile, def, b.Annotations[annotationChannels]))
+			out = append(out, fmt.Sprintf("%s: default channel %q is not one of the bundle's channels %q", registryv1.AnnotationsFile, def, b.Annotations[registryv1.AnnotationChannels]))
 		}
 	}
 	return out

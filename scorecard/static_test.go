@@ -7,6 +7,8 @@ import (
 
 	"github.com/operator-framework/api/pkg/apis/scorecard/v1alpha3"
 	"k8s.io/apimachinery/pkg/labels"
+
+	"github.com/chartpilot/chartpilot/bundle/registryv1"
 )
 
 // runOne runs the built-in test name on the bundle in dir.
@@ -50,12 +52,12 @@ func TestStaticTests(t *testing.T) {
 		},
 		{
 			test:      OLMBundleValidation,
-			change:    func(f *fixture) { delete(f.annotations, annotationPackage) },
+			change:    func(f *fixture) { delete(f.annotations, registryv1.AnnotationPackage) },
 			wantState: v1alpha3.FailState, wantError: "metadata/annotations.yaml: annotation operators.operatorframework.io.bundle.package.v1 is required",
 		},
 		{
 			test:      OLMBundleValidation,
-			change:    func(f *fixture) { f.annotations[annotationDefaultChannel] = "stable" },
+			change:    func(f *fixture) { f.annotations[registryv1.AnnotationDefaultChannel] = "stable" },
 			wantState: v1alpha3.FailState, wantError: `default channel "stable" is not one of the bundle's channels "alpha"`,
 		},
 		{test: OLMCRDsHaveValidation, wantState: v1alpha3.PassState},

@@ -78,3 +78,25 @@ func Check(t testing.TB, dir string, files map[string][]byte, update bool) {
 		}
 	}
 }
+
+// File compares got with the golden file at path, naming it and showing got
+// when they differ; with update it writes got there instead.
+func File(t testing.TB, path string, got []byte, update bool) {
+	t.Helper()
+	if update {
+		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(path, got, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("%v (run go test -update to create it)", err)
+	}
+	if !bytes.Equal(got, want) {
+		t.Errorf("%s differs (run go test -update and review the diff); got:\n%s", path, got)
+	}
+}
