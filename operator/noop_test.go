@@ -67,7 +67,7 @@ func TestNoOpReconcileIsCheap(t *testing.T) {
 	reconciles := counterSum(t, "controller_runtime_reconcile_total", map[string]string{"controller": "app.charts.example.com.v1alpha1"}) - reconcilesBefore
 	perReconcile := float64(requests.Load()-requestsBefore) / reconciles
 	t.Logf("%.0f no-op reconciles: %.2f API requests each", reconciles, perReconcile)
-	if perReconcile > 0.2 {
+	if perReconcile > 0 {
 		t.Errorf("a no-op reconcile costs %.2f API requests, want none", perReconcile)
 	}
 	if got := counterSum(t, "chartpilot_release_actions_total", nil); got != actionsBefore {

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
 	"testing"
@@ -83,17 +84,41 @@ func TestSelected(t *testing.T) {
 	}
 }
 
-// The cache key changes with the Go version and stays put otherwise.
+// The cache key is the same for the same module and Go, and changes with the
+// Go version and with the version of any component's module.
 func TestCacheKey(t *testing.T) {
-	m, err := loadModule()
-	if err != nil {
-		t.Fatal(err)
+	load := func() module {
+		m, err := loadModule()
+		if err != nil {
+			t.Fatal(err)
+		}
+		return m
 	}
-	if m.key("go1.26.8") != m.key("go1.26.8") {
-		t.Error("key is not stable")
+	base := load().key("go1.26.8")
+	if !regexp.MustCompile(`^go1\.26\.8-[0-9a-f]{8,}$`).MatchString(base) {
+		t.Errorf("key %q: want the Go version, a dash and a hex digest", base)
 	}
-	if m.key("go1.26.8") == m.key("go1.27.0") {
-		t.Error("key ignores the Go version")
+	// The embedded go.mod and go.sum are hashed whole; the Kubernetes
+	// version also goes into the binaries' build flags.
+	bumped := load()
+	for _, r := range bumped.file.Require {
+		if r.Mod.Path == kubernetesModule {
+			r.Mod.Version += "-bumped"
+		}
+	}
+	tests := []struct {
+		name string
+		key  string
+		same bool
+	}{
+		{"loaded again", load().key("go1.26.8"), true},
+		{"another Go", load().key("go1.27.0"), false},
+		{"another Kubernetes version", bumped.key("go1.26.8"), false},
+	}
+	for _, tt := range tests {
+		if got := tt.key == base; got != tt.same {
+			t.Errorf("%s: key %q vs %q, same = %v, want %v", tt.name, tt.key, base, got, tt.same)
+		}
 	}
 }
 
