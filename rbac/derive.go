@@ -1,6 +1,7 @@
 package rbac
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"sort"
@@ -8,14 +9,12 @@ import (
 
 	"helm.sh/helm/v3/pkg/chartutil"
 	rbacv1 "k8s.io/api/rbac/v1"
-	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/rest"
 
 	"github.com/chartpilot/chartpilot/chart"
-	"github.com/chartpilot/chartpilot/crdschema"
 )
 
 // ErrRemovedAPI is wrapped by Result.Err when the chart renders an apiVersion
@@ -165,119 +164,161 @@ func Derive(opts Options) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
+	d, err := newDerivation(opts)
+	if err != nil {
+		return nil, fmt.Errorf("deriving RBAC: %w", err)
+	}
+	steps := []func() error{
+		d.renderDefaultsAndSamples, // what the chart creates as given
+		d.renderGatesOn,            // what value gates turn on
+		d.renderKindChoices,        // each kind a value may choose
+		d.addScannedKinds,          // kinds only the templates' text shows
+		d.learnCRDs,                // the chart's CRDs teach the resolver their kinds
+		d.grantKinds,               // check and grant every kind
+		d.holdChartRoles,           // what the chart's roles grant, the operator must hold
+	}
+	for _, step := range steps {
+		if err := step(); err != nil {
+			return nil, fmt.Errorf("deriving RBAC for chart %s: %w", opts.Chart.Name(), err)
+		}
+	}
+	d.grantOperator()
+	return d.result(), nil
+}
+
+// derivation is one run of Derive: what it rendered and saw so far.
+type derivation struct {
+	opts    Options
+	minor   int
+	resolv  *resolver
+	res     *Result
+	kinds   map[schema.GroupVersionKind]*created
+	renders []*chart.Rendered
+	scans   []templateScan
+	rules   *ruleSet
+	// crdFiles are the chart's CRD files, under crds/.
+	crdFiles map[string]bool
+}
+
+func newDerivation(opts Options) (*derivation, error) {
 	minor, err := ParseKubeVersion(opts.KubeVersion)
 	if err != nil {
-		return nil, fmt.Errorf("deriving RBAC: %w", err)
+		return nil, err
 	}
-	res := &Result{opts: opts}
 	resolv, err := newResolver(opts.Config)
 	if err != nil {
-		return nil, fmt.Errorf("deriving RBAC: %w", err)
+		return nil, err
 	}
-	ns := opts.WatchNamespace
-	if ns == "" {
-		ns = "default"
-	}
-	kinds := map[schema.GroupVersionKind]*created{}
-	see := func(m chart.Manifest, gates []string) {
-		gvk := m.GroupVersionKind()
-		c, ok := kinds[gvk]
-		if !ok {
-			c = &created{gvk: gvk, templates: map[string]bool{}, gates: map[string]bool{}}
-			kinds[gvk] = c
-		}
-		c.rendered = true
-		c.templates[m.Source] = true
-		if gates == nil {
-			c.ungated = true
-		}
-		for _, g := range gates {
-			c.gates[g] = true
-		}
-	}
-	var renders []*chart.Rendered
-	render := func(vals map[string]any, what string) (*chart.Rendered, error) {
-		r, err := opts.Chart.Render(chart.RenderOptions{Namespace: ns, Values: vals, KubeVersion: "v" + opts.KubeVersion + ".0"})
-		if err != nil {
-			return nil, fmt.Errorf("rendering with %s: %w", what, err)
-		}
-		renders = append(renders, r)
-		return r, nil
-	}
+	return &derivation{
+		opts: opts, minor: minor, resolv: resolv, res: &Result{opts: opts},
+		kinds: map[schema.GroupVersionKind]*created{}, scans: scanTemplates(opts.Chart.Helm),
+		rules: newRuleSet(), crdFiles: map[string]bool{},
+	}, nil
+}
 
-	// 1. Default values and each sample's.
-	valueSets := append([]map[string]any{nil}, opts.SampleValues...)
+// see records a kind a render created; gates nil means the default values
+// or a sample's created it.
+func (d *derivation) see(m chart.Manifest, gates []string) {
+	gvk := m.GroupVersionKind()
+	c, ok := d.kinds[gvk]
+	if !ok {
+		c = &created{gvk: gvk, templates: map[string]bool{}, gates: map[string]bool{}}
+		d.kinds[gvk] = c
+	}
+	c.rendered = true
+	c.templates[m.Source] = true
+	if gates == nil {
+		c.ungated = true
+	}
+	for _, g := range gates {
+		c.gates[g] = true
+	}
+}
+
+// render renders the chart with vals (what describes them, for errors) and
+// keeps the render.
+func (d *derivation) render(vals map[string]any, what string) (*chart.Rendered, error) {
+	ns := cmp.Or(d.opts.WatchNamespace, "default")
+	r, err := d.opts.Chart.Render(chart.RenderOptions{Namespace: ns, Values: vals, KubeVersion: "v" + d.opts.KubeVersion + ".0"})
+	if err != nil {
+		return nil, fmt.Errorf("rendering with %s: %w", what, err)
+	}
+	d.renders = append(d.renders, r)
+	return r, nil
+}
+
+func (d *derivation) renderDefaultsAndSamples() error {
+	valueSets := append([]map[string]any{nil}, d.opts.SampleValues...)
 	for i, vals := range valueSets {
 		what := "the default values"
 		if i > 0 {
 			what = fmt.Sprintf("the values of sample %d", i)
 		}
-		r, err := render(vals, what)
-		if err != nil {
-			return nil, fmt.Errorf("deriving RBAC for chart %s: %w", opts.Chart.Name(), err)
-		}
-		for _, m := range r.Objects {
-			see(m, nil)
-		}
-	}
-
-	// 2. Value gates turned on, all at once, else one by one.
-	scans := scanTemplates(opts.Chart.Helm)
-	defaults, err := chartutil.CoalesceValues(opts.Chart.Helm, nil)
-	if err != nil {
-		return nil, fmt.Errorf("deriving RBAC for chart %s: default values: %w", opts.Chart.Name(), err)
-	}
-	flips := gatesToFlip(scans, defaults)
-	gatesOf := map[string][]gate{}
-	for _, s := range scans {
-		gatesOf[s.Source] = s.Gates
-	}
-	renderGated := func(paths []string) error {
-		vals := map[string]any{}
-		for _, p := range paths {
-			setValue(vals, p, true)
-		}
-		r, err := render(vals, strings.Join(paths, ", ")+" set")
+		r, err := d.render(vals, what)
 		if err != nil {
 			return err
 		}
-		on := map[string]bool{}
-		for _, p := range paths {
-			on[p] = true
-		}
 		for _, m := range r.Objects {
-			var gates []string
-			for _, g := range gatesOf[m.Source] {
-				if on[g.Path] && !g.Negated {
-					gates = append(gates, g.Path)
-				}
-			}
-			if len(gates) == 0 {
-				gates = paths
-			}
-			see(m, gates)
+			d.see(m, nil)
 		}
+	}
+	return nil
+}
+
+// renderGatesOn turns the value gates on, all at once, else one by one.
+func (d *derivation) renderGatesOn() error {
+	defaults, err := chartutil.CoalesceValues(d.opts.Chart.Helm, nil)
+	if err != nil {
+		return fmt.Errorf("default values: %w", err)
+	}
+	flips := gatesToFlip(d.scans, defaults)
+	if len(flips) == 0 || d.renderGated(flips) == nil {
 		return nil
 	}
-	if len(flips) > 0 {
-		if err := renderGated(flips); err != nil {
-			for _, p := range flips {
-				if err := renderGated([]string{p}); err != nil {
-					res.Warnings = append(res.Warnings, Problem{Message: fmt.Sprintf("could not render with %s=true to find what it creates (its templates were scanned instead): %v", p, err)})
-				}
-			}
+	for _, p := range flips {
+		if err := d.renderGated([]string{p}); err != nil {
+			d.res.Warnings = append(d.res.Warnings, Problem{Message: fmt.Sprintf("could not render with %s=true to find what it creates (its templates were scanned instead): %v", p, err)})
 		}
 	}
+	return nil
+}
 
-	// 2b. Kinds a value chooses: each choice the CR's schema allows.
-	if err := deriveKindValues(opts.Chart, scans, render, see, res); err != nil {
-		return nil, fmt.Errorf("deriving RBAC for chart %s: %w", opts.Chart.Name(), err)
+func (d *derivation) renderGated(paths []string) error {
+	vals := map[string]any{}
+	on := map[string]bool{}
+	for _, p := range paths {
+		setValue(vals, p, true)
+		on[p] = true
 	}
+	r, err := d.render(vals, strings.Join(paths, ", ")+" set")
+	if err != nil {
+		return err
+	}
+	gatesOf := map[string][]gate{}
+	for _, s := range d.scans {
+		gatesOf[s.Source] = s.Gates
+	}
+	for _, m := range r.Objects {
+		var gates []string
+		for _, g := range gatesOf[m.Source] {
+			if on[g.Path] && !g.Negated {
+				gates = append(gates, g.Path)
+			}
+		}
+		if len(gates) == 0 {
+			gates = paths
+		}
+		d.see(m, gates)
+	}
+	return nil
+}
 
-	// 3. Kinds only the templates' text shows.
-	for _, s := range scans {
+// addScannedKinds adds the kinds no render created that a template's text
+// shows, with the gates of the template.
+func (d *derivation) addScannedKinds() error {
+	for _, s := range d.scans {
 		for _, gvk := range s.Kinds {
-			if _, ok := kinds[gvk]; ok {
+			if _, ok := d.kinds[gvk]; ok {
 				continue
 			}
 			c := &created{gvk: gvk, templates: map[string]bool{s.Source: true}, gates: map[string]bool{}}
@@ -288,102 +329,126 @@ func Derive(opts Options) (*Result, error) {
 					c.gates[g.Path] = true
 				}
 			}
-			kinds[gvk] = c
+			d.kinds[gvk] = c
 		}
 	}
+	return nil
+}
 
-	// CRDs the chart ships (crds/) or renders teach the resolver their kinds.
-	crdFiles := map[string]bool{}
-	for _, r := range renders {
+// learnCRDs teaches the resolver the kinds of the CRDs the chart ships
+// (crds/) or renders.
+func (d *derivation) learnCRDs() error {
+	for _, r := range d.renders {
 		for _, m := range r.CRDs {
-			crdFiles[m.Source] = true
-			if err := resolv.addCRD(m); err != nil {
-				return nil, fmt.Errorf("deriving RBAC for chart %s: %w", opts.Chart.Name(), err)
+			d.crdFiles[m.Source] = true
+			if err := d.resolv.addCRD(m); err != nil {
+				return err
 			}
 		}
 		for _, m := range r.Objects {
 			if m.Object.GetKind() == "CustomResourceDefinition" && m.Object.GetAPIVersion() == "apiextensions.k8s.io/v1" {
-				if err := resolv.addCRD(m); err != nil {
-					return nil, fmt.Errorf("deriving RBAC for chart %s: %w", opts.Chart.Name(), err)
+				if err := d.resolv.addCRD(m); err != nil {
+					return err
 				}
 			}
 		}
 	}
+	return nil
+}
 
-	// 4. Check and resolve every kind.
-	rules := newRuleSet()
-	gvkList := make([]schema.GroupVersionKind, 0, len(kinds))
-	for gvk := range kinds {
+// grantKinds checks each kind's API against the Kubernetes version, resolves
+// its resource and grants what Helm needs to manage it.
+func (d *derivation) grantKinds() error {
+	gvkList := make([]schema.GroupVersionKind, 0, len(d.kinds))
+	for gvk := range d.kinds {
 		gvkList = append(gvkList, gvk)
 	}
 	sort.Slice(gvkList, func(i, j int) bool { return lessGVK(gvkList[i], gvkList[j]) })
 	for _, gvk := range gvkList {
-		c := kinds[gvk]
-		k := Kind{GroupVersionKind: gvk, Templates: sortedKeys(c.templates), ScannedOnly: !c.rendered}
-		if !c.ungated {
-			k.Gates = sortedKeys(c.gates)
-		}
-		status, msg := checkAPI(gvk, minor)
-		for _, t := range k.Templates {
-			p := Problem{Template: t, GVK: gvk, Message: msg}
-			switch status {
-			case apiRemoved:
-				res.Errors = append(res.Errors, p)
-			case apiDeprecated:
-				res.Warnings = append(res.Warnings, p)
-			}
-		}
-		target := replacementFor(gvk, minor)
-		if status == apiRemoved && target == gvk {
-			// Removed without a replacement: nothing to grant, the error says what to do.
-			res.Kinds = append(res.Kinds, k)
-			continue
-		}
-		m := resolv.resolve(target)
-		k.Resource, k.Namespaced, k.ResolvedBy = m.Resource, m.Namespaced, m.Source
-		res.Kinds = append(res.Kinds, k)
-
-		reason := fmt.Sprintf("%s %s (%s)", gvk.GroupVersion(), gvk.Kind, strings.Join(k.Templates, ", "))
-		if target != gvk {
-			reason = fmt.Sprintf("%s %s in place of removed %s (%s)", target.GroupVersion(), target.Kind, gvk.GroupVersion(), strings.Join(k.Templates, ", "))
-		}
-		if len(k.Gates) > 0 {
-			reason += " when " + strings.Join(k.Gates, ", ") + " is set"
-		}
-		if k.ScannedOnly {
-			reason += "; found by scanning the template"
-			res.Warnings = append(res.Warnings, Problem{Template: k.Templates[0], GVK: gvk,
-				Message: fmt.Sprintf("%s %s appears in the template but no render created it (gated by values chartpilot could not turn on); it is granted anyway", gvk.GroupVersion(), gvk.Kind)})
-		}
-		if m.Source == SourceGuessed {
-			res.Warnings = append(res.Warnings, Problem{Template: k.Templates[0], GVK: gvk,
-				Message: fmt.Sprintf("%s %s is neither a Kubernetes %d.%d kind nor defined by the chart's CRDs: its resource name was guessed the kubectl way (lower-case kind, plural) as %q, namespaced; if its CRD says otherwise, fix the rule {apiGroups: [%q], resources: [%q], verbs: [%s]} in role.yaml, or derive RBAC against a cluster that has the CRD",
-					gvk.GroupVersion(), gvk.Kind, 1, builtinMinor, m.Resource, target.Group, m.Resource, strings.Join(manageVerbs, ", "))})
-			reason += "; resource name guessed"
-		}
-		rules.add(m.Namespaced, target.Group, m.Resource, nil, manageVerbs, reason)
+		d.grantKind(d.kinds[gvk])
 	}
-	if len(crdFiles) > 0 {
-		rules.add(false, "apiextensions.k8s.io", "customresourcedefinitions", nil, []string{"get", "list", "watch", "create"},
-			"CRDs under crds/ ("+strings.Join(sortedKeys(crdFiles), ", ")+"): Helm creates them on install and never updates or deletes them")
+	if len(d.crdFiles) > 0 {
+		d.rules.add(false, "apiextensions.k8s.io", "customresourcedefinitions", nil, []string{"get", "list", "watch", "create"},
+			"CRDs under crds/ ("+strings.Join(sortedKeys(d.crdFiles), ", ")+"): Helm creates them on install and never updates or deletes them")
 	}
+	return nil
+}
 
-	// 5. RBAC objects of the chart: the operator must hold what they grant.
-	if err := addHeldPermissions(rules, renders); err != nil {
-		return nil, fmt.Errorf("deriving RBAC for chart %s: %w", opts.Chart.Name(), err)
+func (d *derivation) grantKind(c *created) {
+	gvk := c.gvk
+	k := Kind{GroupVersionKind: gvk, Templates: sortedKeys(c.templates), ScannedOnly: !c.rendered}
+	if !c.ungated {
+		k.Gates = sortedKeys(c.gates)
 	}
+	status, msg := checkAPI(gvk, d.minor)
+	for _, t := range k.Templates {
+		p := Problem{Template: t, GVK: gvk, Message: msg}
+		switch status {
+		case apiRemoved:
+			d.res.Errors = append(d.res.Errors, p)
+		case apiDeprecated:
+			d.res.Warnings = append(d.res.Warnings, p)
+		}
+	}
+	target := replacementFor(gvk, d.minor)
+	if status == apiRemoved && target == gvk {
+		// Removed without a replacement: nothing to grant, the error says what to do.
+		d.res.Kinds = append(d.res.Kinds, k)
+		return
+	}
+	m := d.resolv.resolve(target)
+	k.Resource, k.Namespaced, k.ResolvedBy = m.Resource, m.Namespaced, m.Source
+	d.res.Kinds = append(d.res.Kinds, k)
+	d.rules.add(m.Namespaced, target.Group, m.Resource, nil, manageVerbs, d.reason(k, target, m))
+}
 
-	// 6. What the operator itself needs.
-	owner := opts.Owner.Resource + "." + opts.Owner.Group
-	rules.add(true, opts.Owner.Group, opts.Owner.Resource, nil, []string{"get", "list", "watch", "patch", "update"}, owner+": the operator's custom resource (watch, finalizer)")
-	rules.add(true, opts.Owner.Group, opts.Owner.Resource+"/status", nil, []string{"get", "patch", "update"}, owner+": its status")
-	rules.add(true, opts.Owner.Group, opts.Owner.Resource+"/finalizers", nil, []string{"update"}, owner+": owner references blocking deletion of what it creates")
-	rules.add(true, "", "secrets", nil, manageVerbs, "Helm release storage (sh.helm.release.v1.* Secrets)")
-	rules.add(true, "", "events", nil, []string{"create", "patch"}, "events about the custom resource")
-	rules.add(true, "coordination.k8s.io", "leases", nil, []string{"get", "create", "update"}, "leader election")
+// reason says why a kind is granted, for role.yaml, and warns about what the
+// derivation could not prove.
+func (d *derivation) reason(k Kind, target schema.GroupVersionKind, m mapping) string {
+	gvk := k.GroupVersionKind
+	reason := fmt.Sprintf("%s %s (%s)", gvk.GroupVersion(), gvk.Kind, strings.Join(k.Templates, ", "))
+	if target != gvk {
+		reason = fmt.Sprintf("%s %s in place of removed %s (%s)", target.GroupVersion(), target.Kind, gvk.GroupVersion(), strings.Join(k.Templates, ", "))
+	}
+	if len(k.Gates) > 0 {
+		reason += " when " + strings.Join(k.Gates, ", ") + " is set"
+	}
+	if k.ScannedOnly {
+		reason += "; found by scanning the template"
+		d.res.Warnings = append(d.res.Warnings, Problem{Template: k.Templates[0], GVK: gvk,
+			Message: fmt.Sprintf("%s %s appears in the template but no render created it (gated by values chartpilot could not turn on); it is granted anyway", gvk.GroupVersion(), gvk.Kind)})
+	}
+	if m.Source == SourceGuessed {
+		d.res.Warnings = append(d.res.Warnings, Problem{Template: k.Templates[0], GVK: gvk,
+			Message: fmt.Sprintf("%s %s is neither a Kubernetes %d.%d kind nor defined by the chart's CRDs: its resource name was guessed the kubectl way (lower-case kind, plural) as %q, namespaced; if its CRD says otherwise, fix the rule {apiGroups: [%q], resources: [%q], verbs: [%s]} in role.yaml, or derive RBAC against a cluster that has the CRD",
+				gvk.GroupVersion(), gvk.Kind, 1, builtinMinor, m.Resource, target.Group, m.Resource, strings.Join(manageVerbs, ", "))})
+		reason += "; resource name guessed"
+	}
+	return reason
+}
 
-	res.Rules = rules.list()
-	res.Renders = renders
+func (d *derivation) holdChartRoles() error {
+	return addHeldPermissions(d.rules, d.renders)
+}
+
+// grantOperator adds what the operator itself needs.
+func (d *derivation) grantOperator() {
+	o := d.opts.Owner
+	owner := o.Resource + "." + o.Group
+	d.rules.add(true, o.Group, o.Resource, nil, []string{"get", "list", "watch", "patch", "update"}, owner+": the operator's custom resource (watch, finalizer)")
+	d.rules.add(true, o.Group, o.Resource+"/status", nil, []string{"get", "patch", "update"}, owner+": its status")
+	d.rules.add(true, o.Group, o.Resource+"/finalizers", nil, []string{"update"}, owner+": owner references blocking deletion of what it creates")
+	d.rules.add(true, "", "secrets", nil, manageVerbs, "Helm release storage (sh.helm.release.v1.* Secrets)")
+	d.rules.add(true, "", "events", nil, []string{"create", "patch"}, "events about the custom resource")
+	d.rules.add(true, "coordination.k8s.io", "leases", nil, []string{"get", "create", "update"}, "leader election")
+}
+
+// result lays the rules out in the ClusterRole and, when the operator
+// watches one namespace, the Role.
+func (d *derivation) result() *Result {
+	res, opts := d.res, d.opts
+	res.Rules = d.rules.list()
+	res.Renders = d.renders
 	res.ClusterRole = &rbacv1.ClusterRole{TypeMeta: metav1.TypeMeta{APIVersion: "rbac.authorization.k8s.io/v1", Kind: "ClusterRole"}, ObjectMeta: metav1.ObjectMeta{Name: opts.Name}, Rules: []rbacv1.PolicyRule{}}
 	if opts.WatchNamespace != "" {
 		res.Role = &rbacv1.Role{TypeMeta: metav1.TypeMeta{APIVersion: "rbac.authorization.k8s.io/v1", Kind: "Role"}, ObjectMeta: metav1.ObjectMeta{Name: opts.Name, Namespace: opts.WatchNamespace}, Rules: []rbacv1.PolicyRule{}}
@@ -395,48 +460,7 @@ func Derive(opts Options) (*Result, error) {
 			res.ClusterRole.Rules = append(res.ClusterRole.Rules, r.PolicyRule)
 		}
 	}
-	return res, nil
-}
-
-// deriveKindValues renders, for each template whose kind or apiVersion comes
-// from a value, the chart with each choice the CR's schema allows (an enum),
-// and sees what that template creates. A value the schema leaves open gets
-// a warning with the rules to add instead: granting every kind is not least
-// privilege, and a guess is not proof.
-func deriveKindValues(c *chart.Chart, scans []templateScan, render func(map[string]any, string) (*chart.Rendered, error), see func(chart.Manifest, []string), res *Result) error {
-	var spec *apiextensionsv1.JSONSchemaProps
-	for _, s := range scans {
-		for _, kv := range s.KindValues {
-			if spec == nil {
-				var err error
-				if spec, _, err = crdschema.Spec(c); err != nil {
-					return fmt.Errorf("the values schema, for the choices of .Values.%s: %w", kv.Path, err)
-				}
-			}
-			choices := kindChoices(spec, kv.Path)
-			if len(choices) == 0 {
-				prop, _ := property(spec, kv.Path)
-				res.Warnings = append(res.Warnings, unprovenKindValue(s.Source, kv, prop.Description))
-				continue
-			}
-			for _, choice := range choices {
-				vals := map[string]any{}
-				setValue(vals, kv.Path, choice)
-				gate := kv.Path + "=" + choice
-				r, err := render(vals, gate)
-				if err != nil {
-					res.Warnings = append(res.Warnings, Problem{Template: s.Source, Message: fmt.Sprintf("could not render with %s to find the kind it chooses: %v", gate, err)})
-					continue
-				}
-				for _, m := range r.Objects {
-					if m.Source == s.Source {
-						see(m, []string{gate})
-					}
-				}
-			}
-		}
-	}
-	return nil
+	return res
 }
 
 // manageVerbs are what Helm needs for a kind it creates: get to read the live

@@ -302,8 +302,8 @@ func TestDeriveKindFromValue(t *testing.T) {
 		rules:  with("ns apps/daemonsets: "+all, "ns apps/deployments: "+all, "ns apps/statefulsets: "+all),
 		gates:  map[string][]string{"DaemonSet": {"workload.kind=DaemonSet"}, "StatefulSet": {"workload.kind=StatefulSet"}},
 	}, {
-		name:  "no schema: the comment's kinds are named, not granted",
-		rules: with("ns apps/deployments: " + all),
+		name:     "no schema: the comment's kinds are named, not granted",
+		rules:    with("ns apps/deployments: " + all),
 		warnings: []string{`chooser/templates/workload.yaml: the kind of a document comes from .Values.workload.kind, which values.schema.json does not restrict to an enum: only what the default values render is granted, and a CR choosing another kind is forbidden at runtime; its description names {apiGroups: ["apps"], resources: ["statefulsets"], verbs: [get, list, watch, create, update, patch, delete]} for StatefulSet; {apiGroups: ["apps"], resources: ["deployments"]`},
 	}}
 	for _, tt := range tests {

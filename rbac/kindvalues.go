@@ -8,6 +8,8 @@ import (
 	"strings"
 
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+
+	"github.com/chartpilot/chartpilot/crdschema"
 )
 
 // kindChoices are the values a template's kind (or apiVersion) may take, as
@@ -93,4 +95,49 @@ func unprovenKindValue(source string, kv kindValue, description string) Problem 
 	}
 	msg += ", or declare the choices as an enum in values.schema.json and regenerate"
 	return Problem{Template: source, Message: msg}
+}
+
+// renderKindChoices renders, for each template whose kind or apiVersion
+// comes from a value, the chart with each choice the CR's schema allows (an
+// enum), and sees what that template creates. A value the schema leaves open
+// gets a warning with the rules to add instead: granting every kind is not
+// least privilege, and a guess is not proof.
+func (d *derivation) renderKindChoices() error {
+	var spec *apiextensionsv1.JSONSchemaProps
+	for _, s := range d.scans {
+		for _, kv := range s.KindValues {
+			if spec == nil {
+				var err error
+				if spec, _, err = crdschema.Spec(d.opts.Chart); err != nil {
+					return fmt.Errorf("the values schema, for the choices of .Values.%s: %w", kv.Path, err)
+				}
+			}
+			choices := kindChoices(spec, kv.Path)
+			if len(choices) == 0 {
+				prop, _ := property(spec, kv.Path)
+				d.res.Warnings = append(d.res.Warnings, unprovenKindValue(s.Source, kv, prop.Description))
+				continue
+			}
+			for _, choice := range choices {
+				d.renderKindChoice(s.Source, kv.Path, choice)
+			}
+		}
+	}
+	return nil
+}
+
+func (d *derivation) renderKindChoice(source, path, choice string) {
+	vals := map[string]any{}
+	setValue(vals, path, choice)
+	gate := path + "=" + choice
+	r, err := d.render(vals, gate)
+	if err != nil {
+		d.res.Warnings = append(d.res.Warnings, Problem{Template: source, Message: fmt.Sprintf("could not render with %s to find the kind it chooses: %v", gate, err)})
+		return
+	}
+	for _, m := range r.Objects {
+		if m.Source == source {
+			d.see(m, []string{gate})
+		}
+	}
 }
