@@ -3,7 +3,8 @@ package crdschema
 import (
 	"encoding/json"
 	"fmt"
-	"sort"
+	"maps"
+	"slices"
 	"strings"
 
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
@@ -69,33 +70,57 @@ func (c *converter) convert(in map[string]any, pointer string, defaults any, dep
 		return anyValue(), nil
 	}
 	if ref, ok := in["$ref"].(string); ok {
-		target, err := c.resolveRef(ref)
-		if err != nil {
-			return nil, fmt.Errorf("%s: %w", pointer, err)
-		}
-		s, err := c.convert(target, pointer, defaults, depth+1)
-		if err != nil {
-			return nil, err
-		}
-		if d, ok := in["description"].(string); ok {
-			s.Description = d
-		}
-		return s, nil
+		return c.convertRef(in, ref, pointer, defaults, depth)
 	}
 	for _, k := range []string{"anyOf", "oneOf", "allOf", "not", "if", "then", "else", "patternProperties", "dependencies", "dependentSchemas"} {
 		if _, ok := in[k]; ok {
 			c.warnings = append(c.warnings, fmt.Sprintf("%s: %s is not carried into the CRD (a structural schema cannot hold it): this field accepts any value and Helm still validates it", pointer, k))
 			s := anyValue()
-			if d, ok := in["description"].(string); ok {
-				s.Description = d
-			}
+			s.Description, _ = in["description"].(string)
 			return s, nil
 		}
 	}
 	s := &apiextensionsv1.JSONSchemaProps{}
+	s.Description, _ = in["description"].(string)
+	c.convertType(s, in, pointer)
+	convertBounds(s, in)
+	if err := convertEnum(s, in, pointer); err != nil {
+		return nil, err
+	}
+	switch s.Type {
+	case "array":
+		if err := c.convertArray(s, in, pointer, depth); err != nil {
+			return nil, err
+		}
+	case "object":
+		if err := c.convertObject(s, in, pointer, defaults, depth); err != nil {
+			return nil, err
+		}
+	}
+	return s, nil
+}
+
+// convertRef converts the schema a $ref points at, with the referring
+// schema's description.
+func (c *converter) convertRef(in map[string]any, ref, pointer string, defaults any, depth int) (*apiextensionsv1.JSONSchemaProps, error) {
+	target, err := c.resolveRef(ref)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", pointer, err)
+	}
+	s, err := c.convert(target, pointer, defaults, depth+1)
+	if err != nil {
+		return nil, err
+	}
 	if d, ok := in["description"].(string); ok {
 		s.Description = d
 	}
+	return s, nil
+}
+
+// convertType sets the type: one of a list with null makes it nullable, a
+// number or string int-or-string, what a CRD cannot express free-form; an
+// untyped schema is typed by its keywords.
+func (c *converter) convertType(s *apiextensionsv1.JSONSchemaProps, in map[string]any, pointer string) {
 	switch t := in["type"].(type) {
 	case string:
 		s.Type = t
@@ -119,142 +144,151 @@ func (c *converter) convert(in map[string]any, pointer string, defaults any, dep
 			s.XPreserveUnknownFields = ptr.To(true)
 		}
 	}
-	if s.Type == "" && !s.XIntOrString {
-		switch {
-		case in["properties"] != nil || in["additionalProperties"] != nil:
-			s.Type = "object"
-		case in["items"] != nil:
-			s.Type = "array"
-		default:
-			s.XPreserveUnknownFields = ptr.To(true)
+	if s.Type != "" || s.XIntOrString {
+		return
+	}
+	switch {
+	case in["properties"] != nil || in["additionalProperties"] != nil:
+		s.Type = "object"
+	case in["items"] != nil:
+		s.Type = "array"
+	default:
+		s.XPreserveUnknownFields = ptr.To(true)
+	}
+}
+
+// convertBounds carries the numeric, string and array bounds of the type.
+func convertBounds(s *apiextensionsv1.JSONSchemaProps, in map[string]any) {
+	bound := func(key string) (float64, bool) { return number(in[key]) }
+	count := func(key string, to **int64) {
+		if v, ok := bound(key); ok {
+			*to = ptr.To(int64(v))
 		}
 	}
-	if s.Type == "integer" || s.Type == "number" {
-		if v, ok := number(in["minimum"]); ok {
+	switch s.Type {
+	case "integer", "number":
+		if v, ok := bound("minimum"); ok {
 			s.Minimum = &v
 		}
-		if v, ok := number(in["maximum"]); ok {
+		if v, ok := bound("maximum"); ok {
 			s.Maximum = &v
 		}
-		if v, ok := number(in["exclusiveMinimum"]); ok {
+		if v, ok := bound("exclusiveMinimum"); ok {
 			s.Minimum, s.ExclusiveMinimum = &v, true
 		}
-		if v, ok := number(in["exclusiveMaximum"]); ok {
+		if v, ok := bound("exclusiveMaximum"); ok {
 			s.Maximum, s.ExclusiveMaximum = &v, true
 		}
-		if v, ok := number(in["multipleOf"]); ok && v > 0 {
+		if v, ok := bound("multipleOf"); ok && v > 0 {
 			s.MultipleOf = &v
 		}
+	case "string":
+		count("minLength", &s.MinLength)
+		count("maxLength", &s.MaxLength)
+		s.Pattern, _ = in["pattern"].(string)
+	case "array":
+		count("minItems", &s.MinItems)
+		count("maxItems", &s.MaxItems)
 	}
-	if s.Type == "string" {
-		if v, ok := number(in["minLength"]); ok {
-			s.MinLength = ptr.To(int64(v))
+}
+
+// convertEnum carries the enum; a null choice makes the field nullable.
+func convertEnum(s *apiextensionsv1.JSONSchemaProps, in map[string]any, pointer string) error {
+	enum, _ := in["enum"].([]any)
+	for _, e := range enum {
+		if e == nil {
+			s.Nullable = true
+			continue
 		}
-		if v, ok := number(in["maxLength"]); ok {
-			s.MaxLength = ptr.To(int64(v))
+		raw, err := json.Marshal(e)
+		if err != nil {
+			return fmt.Errorf("%s/enum: %w", pointer, err)
 		}
-		if p, ok := in["pattern"].(string); ok {
-			s.Pattern = p
+		s.Enum = append(s.Enum, apiextensionsv1.JSON{Raw: raw})
+	}
+	return nil
+}
+
+func (c *converter) convertArray(s *apiextensionsv1.JSONSchemaProps, in map[string]any, pointer string, depth int) error {
+	if u, ok := in["uniqueItems"].(bool); ok && u {
+		// Structural schemas forbid uniqueItems; a set list says the same.
+		s.XListType = ptr.To("set")
+	}
+	items := anyValue()
+	if m, ok := in["items"].(map[string]any); ok {
+		var err error
+		if items, err = c.convert(m, pointer+"/items", nil, depth+1); err != nil {
+			return err
 		}
 	}
-	if enum, ok := in["enum"].([]any); ok {
-		for _, e := range enum {
-			if e == nil {
-				s.Nullable = true
-				continue
-			}
-			raw, err := json.Marshal(e)
-			if err != nil {
-				return nil, fmt.Errorf("%s/enum: %w", pointer, err)
-			}
-			s.Enum = append(s.Enum, apiextensionsv1.JSON{Raw: raw})
-		}
+	if s.XListType != nil && items.Type != "string" && items.Type != "integer" && items.Type != "number" && items.Type != "boolean" {
+		s.XListType = nil // a set list needs scalar items
 	}
-	if s.Type == "array" {
-		if v, ok := number(in["minItems"]); ok {
-			s.MinItems = ptr.To(int64(v))
-		}
-		if v, ok := number(in["maxItems"]); ok {
-			s.MaxItems = ptr.To(int64(v))
-		}
-		if u, ok := in["uniqueItems"].(bool); ok && u {
-			// Structural schemas forbid uniqueItems; a set list says the same.
-			s.XListType = ptr.To("set")
-		}
-		items := anyValue()
-		if m, ok := in["items"].(map[string]any); ok {
-			var err error
-			if items, err = c.convert(m, pointer+"/items", nil, depth+1); err != nil {
-				return nil, err
-			}
-		}
-		if s.XListType != nil && items.Type != "string" && items.Type != "integer" && items.Type != "number" && items.Type != "boolean" {
-			s.XListType = nil // a set list needs scalar items
-		}
-		s.Items = &apiextensionsv1.JSONSchemaPropsOrArray{Schema: items}
+	s.Items = &apiextensionsv1.JSONSchemaPropsOrArray{Schema: items}
+	return nil
+}
+
+func (c *converter) convertObject(s *apiextensionsv1.JSONSchemaProps, in map[string]any, pointer string, defaults any, depth int) error {
+	defs, _ := defaults.(map[string]any)
+	if err := c.convertProperties(s, in, pointer, defs, depth); err != nil {
+		return err
 	}
-	if s.Type == "object" {
-		defs, _ := defaults.(map[string]any)
-		if props, ok := in["properties"].(map[string]any); ok {
-			s.Properties = map[string]apiextensionsv1.JSONSchemaProps{}
-			names := make([]string, 0, len(props))
-			for k := range props {
-				names = append(names, k)
-			}
-			sort.Strings(names)
-			for _, k := range names {
-				m, ok := props[k].(map[string]any)
-				if !ok {
-					// `true` (anything) or `false` (nothing): keep permissive.
-					s.Properties[k] = *anyValue()
-					continue
-				}
-				p, err := c.convert(m, pointer+"/properties/"+k, defs[k], depth+1)
-				if err != nil {
-					return nil, err
-				}
-				s.Properties[k] = *p
-			}
+	switch ap := in["additionalProperties"].(type) {
+	case map[string]any:
+		p, err := c.convert(ap, pointer+"/additionalProperties", nil, depth+1)
+		if err != nil {
+			return err
 		}
-		switch ap := in["additionalProperties"].(type) {
-		case map[string]any:
-			p, err := c.convert(ap, pointer+"/additionalProperties", nil, depth+1)
-			if err != nil {
-				return nil, err
-			}
-			if len(s.Properties) > 0 {
-				// Structural schemas cannot have both: keep the fields, allow the rest.
-				s.XPreserveUnknownFields = ptr.To(true)
-			} else {
-				s.AdditionalProperties = &apiextensionsv1.JSONSchemaPropsOrBool{Allows: true, Schema: p}
-			}
-		case bool:
-			if ap {
-				s.XPreserveUnknownFields = ptr.To(true)
-			}
-		case nil:
-			// JSON Schema allows unknown fields unless told otherwise; so does Helm.
+		if len(s.Properties) > 0 {
+			// Structural schemas cannot have both: keep the fields, allow the rest.
+			s.XPreserveUnknownFields = ptr.To(true)
+		} else {
+			s.AdditionalProperties = &apiextensionsv1.JSONSchemaPropsOrBool{Allows: true, Schema: p}
+		}
+	case bool:
+		if ap {
 			s.XPreserveUnknownFields = ptr.To(true)
 		}
-		if len(s.Properties) == 0 && s.AdditionalProperties == nil {
-			s.XPreserveUnknownFields = ptr.To(true)
+	case nil:
+		// JSON Schema allows unknown fields unless told otherwise; so does Helm.
+		s.XPreserveUnknownFields = ptr.To(true)
+	}
+	if len(s.Properties) == 0 && s.AdditionalProperties == nil {
+		s.XPreserveUnknownFields = ptr.To(true)
+	}
+	req, _ := in["required"].([]any)
+	for _, r := range req {
+		name, _ := r.(string)
+		if _, hasDefault := defs[name]; hasDefault {
+			continue // Helm fills it from the chart's values
 		}
-		if req, ok := in["required"].([]any); ok {
-			for _, r := range req {
-				name, ok := r.(string)
-				if !ok {
-					continue
-				}
-				if _, hasDefault := defs[name]; hasDefault {
-					continue // Helm fills it from the chart's values
-				}
-				if _, declared := s.Properties[name]; declared {
-					s.Required = append(s.Required, name)
-				}
-			}
+		if _, declared := s.Properties[name]; declared && name != "" {
+			s.Required = append(s.Required, name)
 		}
 	}
-	return s, nil
+	return nil
+}
+
+func (c *converter) convertProperties(s *apiextensionsv1.JSONSchemaProps, in map[string]any, pointer string, defs map[string]any, depth int) error {
+	props, ok := in["properties"].(map[string]any)
+	if !ok {
+		return nil
+	}
+	s.Properties = map[string]apiextensionsv1.JSONSchemaProps{}
+	for _, k := range slices.Sorted(maps.Keys(props)) {
+		m, ok := props[k].(map[string]any)
+		if !ok {
+			// `true` (anything) or `false` (nothing): keep permissive.
+			s.Properties[k] = *anyValue()
+			continue
+		}
+		p, err := c.convert(m, pointer+"/properties/"+k, defs[k], depth+1)
+		if err != nil {
+			return err
+		}
+		s.Properties[k] = *p
+	}
+	return nil
 }
 
 func number(v any) (float64, bool) {
