@@ -99,6 +99,7 @@ func (o *Options) defaults() {
 	if o.Log.GetSink() == nil {
 		o.Log = ctrl.Log.WithName("chartpilot")
 	}
+	o.Log = capVerbosity(o.Log)
 	if o.ServedTimeout == 0 {
 		o.ServedTimeout = DefaultServedTimeout
 	}
