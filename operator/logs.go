@@ -36,7 +36,9 @@ func (s cappedSink) Info(level int, msg string, kv ...any) {
 	}
 }
 
-func (s cappedSink) WithValues(kv ...any) logr.LogSink { return cappedSink{s.LogSink.WithValues(kv...)} }
+func (s cappedSink) WithValues(kv ...any) logr.LogSink {
+	return cappedSink{s.LogSink.WithValues(kv...)}
+}
 
 func (s cappedSink) WithName(name string) logr.LogSink { return cappedSink{s.LogSink.WithName(name)} }
 

@@ -11,7 +11,7 @@ func TestCapVerbosity(t *testing.T) {
 	var out strings.Builder
 	log := capVerbosity(funcr.New(func(_, args string) { out.WriteString(args + "\n") }, funcr.Options{Verbosity: 10}))
 	log.V(maxLogLevel).Info("kept")
-	log.V(maxLogLevel+1).Info("dropped")
+	log.V(maxLogLevel + 1).Info("dropped")
 	log.WithName("sub").WithValues("k", "v").V(8).Info("response body")
 	log.Error(nil, "errors always")
 	got := out.String()
