@@ -231,6 +231,44 @@ func TestAPIServerOutage(t *testing.T) {
 	}
 }
 
+// etcd restarts under a running API server: the operator keeps running and
+// applies a change made once etcd is back within moments.
+func TestEtcdRestart(t *testing.T) {
+	cs, dyn := clients(t)
+	ns := newNamespace(t, cs)
+	createWeb(t, dyn, ns, "etcd", map[string]any{"message": "before"})
+	waitCondition(t, dyn, ns, "etcd", reconciler.TypeDeployed, 60*time.Second)
+
+	if err := process.Stop(filepath.Join(local.StateDir(), "run", cluster.Etcd+".pid"), 5*time.Second); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(10 * time.Second)
+	if err := local.Up(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	back := time.Now()
+	patch := []byte(`{"spec":{"message":"after"}}`)
+	err := wait.PollUntilContextTimeout(context.Background(), 200*time.Millisecond, 30*time.Second, true, func(ctx context.Context) (bool, error) {
+		_, err := dyn.Resource(gvr).Namespace(ns).Patch(ctx, "etcd", types.MergePatchType, patch, metav1.PatchOptions{})
+		return err == nil, nil
+	})
+	if err != nil {
+		t.Fatal("the API server never took a write after etcd's return")
+	}
+	err = wait.PollUntilContextTimeout(context.Background(), 100*time.Millisecond, 2*time.Minute, true, func(ctx context.Context) (bool, error) {
+		cm, err := cs.CoreV1().ConfigMaps(ns).Get(ctx, "etcd", metav1.GetOptions{})
+		return err == nil && cm.Data["message"] == "after", nil
+	})
+	took := time.Since(back)
+	if err != nil {
+		t.Fatal("the change made after etcd's restart was never applied")
+	}
+	t.Logf("resumed %s after etcd's return", took.Round(10*time.Millisecond))
+	if took > resumeWithin {
+		t.Errorf("the change made after etcd's restart was applied %s after its return, want within %s", took.Round(time.Second), resumeWithin)
+	}
+}
+
 // resumeWithin is how soon after the API server's return the operator must
 // apply a change.
 const resumeWithin = 10 * time.Second
