@@ -1,11 +1,15 @@
 package rbac
 
 import (
+	"cmp"
 	"fmt"
+	"sort"
 	"strconv"
 	"strings"
 
 	"k8s.io/apimachinery/pkg/runtime/schema"
+
+	"github.com/chartpilot/chartpilot/chart"
 )
 
 // DefaultKubeVersion is the Kubernetes version APIs are checked against
@@ -185,4 +189,76 @@ func replacementFor(gvk schema.GroupVersionKind, minor int) schema.GroupVersionK
 func schemaGVK(apiVersion, kind string) schema.GroupVersionKind {
 	gv, _ := schema.ParseGroupVersion(apiVersion)
 	return gv.WithKind(kind)
+}
+
+// renderKubeVersion is .Capabilities.KubeVersion for Kubernetes 1.minor,
+// whichever way the version was written ("1.30", "v1.30", "1.30.2").
+func renderKubeVersion(minor int) string { return fmt.Sprintf("v1.%d.0", minor) }
+
+// checkManifests checks the apiVersion of each manifest against Kubernetes
+// 1.minor: removed ones are errors, deprecated ones warnings, each naming
+// its file.
+func checkManifests(ms []chart.Manifest, minor int) (errs, warns []Problem) {
+	for _, m := range ms {
+		gvk := m.GroupVersionKind()
+		status, msg := checkAPI(gvk, minor)
+		p := Problem{Template: m.Source, GVK: gvk, Message: msg}
+		switch status {
+		case apiRemoved:
+			errs = append(errs, p)
+		case apiDeprecated:
+			warns = append(warns, p)
+		}
+	}
+	return errs, warns
+}
+
+// checkCRDFiles checks the CRDs under the crds/ directories of the renders
+// (the chart's and its enabled subcharts'), each file once.
+func checkCRDFiles(renders []*chart.Rendered, minor int) (errs, warns []Problem) {
+	seen := map[string]bool{}
+	var crds []chart.Manifest
+	for _, r := range renders {
+		for _, m := range r.CRDs {
+			key := m.Source + "\x00" + m.Object.GetAPIVersion() + "\x00" + m.Object.GetName()
+			if !seen[key] {
+				seen[key] = true
+				crds = append(crds, m)
+			}
+		}
+	}
+	sort.SliceStable(crds, func(i, j int) bool { return crds[i].Source < crds[j].Source })
+	return checkManifests(crds, minor)
+}
+
+// CheckCRDs checks the CustomResourceDefinitions a chart ships under crds/
+// (its own and those of the subcharts its default values enable) against
+// Kubernetes kubeVersion (default DefaultKubeVersion), as Derive does. Helm
+// installs them as they are, so a removed apiVersion (apiextensions.k8s.io/
+// v1beta1 since 1.22) fails every install: each is in removed, naming the
+// file, its API and the replacement; deprecated ones are in deprecated.
+// err says the chart could not be checked.
+func CheckCRDs(c *chart.Chart, kubeVersion string) (removed, deprecated []Problem, err error) {
+	minor, err := ParseKubeVersion(cmp.Or(kubeVersion, DefaultKubeVersion))
+	if err != nil {
+		return nil, nil, fmt.Errorf("checking the CRDs of chart %s: %w", c.Name(), err)
+	}
+	r, err := c.Render(chart.RenderOptions{KubeVersion: renderKubeVersion(minor)})
+	if err != nil {
+		return nil, nil, fmt.Errorf("checking the CRDs of chart %s: %w", c.Name(), err)
+	}
+	removed, deprecated = checkCRDFiles([]*chart.Rendered{r}, minor)
+	return removed, deprecated, nil
+}
+
+// removedAPIError wraps ErrRemovedAPI and lists problems, or is nil.
+func removedAPIError(problems []Problem, kubeVersion string) error {
+	if len(problems) == 0 {
+		return nil
+	}
+	msgs := make([]string, 0, len(problems))
+	for _, p := range problems {
+		msgs = append(msgs, p.String())
+	}
+	return fmt.Errorf("%w for Kubernetes %s:\n  %s", ErrRemovedAPI, kubeVersion, strings.Join(msgs, "\n  "))
 }

@@ -16,8 +16,9 @@ import (
 	"github.com/chartpilot/chartpilot/chart"
 )
 
-// ErrRemovedAPI is wrapped by Result.Err when the chart renders an apiVersion
-// the target Kubernetes version no longer serves.
+// ErrRemovedAPI is wrapped by Result.Err (and CheckCRDs' error) when the
+// chart renders, or ships under crds/, an apiVersion the target Kubernetes
+// version no longer serves.
 var ErrRemovedAPI = errors.New("removed Kubernetes API")
 
 // Owner is the operator's own custom resource.
@@ -124,8 +125,9 @@ type Result struct {
 	// Role holds the namespaced rules when the operator watches one
 	// namespace; nil otherwise.
 	Role *rbacv1.Role
-	// Errors are removed APIs; Warnings deprecated APIs, guessed resource
-	// names and kinds found only by scanning templates.
+	// Errors are removed APIs, in templates and in crds/; Warnings
+	// deprecated APIs, guessed resource names and kinds found only by
+	// scanning templates.
 	Errors, Warnings []Problem
 	opts             Options
 }
@@ -133,14 +135,7 @@ type Result struct {
 // Err is nil unless the chart renders removed APIs, in which case it wraps
 // ErrRemovedAPI and names each one.
 func (r *Result) Err() error {
-	if len(r.Errors) == 0 {
-		return nil
-	}
-	var msgs []string
-	for _, p := range r.Errors {
-		msgs = append(msgs, p.String())
-	}
-	return fmt.Errorf("%w for Kubernetes %s:\n  %s", ErrRemovedAPI, r.opts.KubeVersion, strings.Join(msgs, "\n  "))
+	return removedAPIError(r.Errors, r.opts.KubeVersion)
 }
 
 // created is one kind seen in renders or templates, before resolution.
@@ -190,7 +185,7 @@ func Derive(opts Options) (*Result, error) {
 	}
 	var renders []*chart.Rendered
 	render := func(vals map[string]any, what string) (*chart.Rendered, error) {
-		r, err := opts.Chart.Render(chart.RenderOptions{Namespace: ns, Values: vals, KubeVersion: "v" + opts.KubeVersion + ".0"})
+		r, err := opts.Chart.Render(chart.RenderOptions{Namespace: ns, Values: vals, KubeVersion: renderKubeVersion(minor)})
 		if err != nil {
 			return nil, fmt.Errorf("rendering with %s: %w", what, err)
 		}
@@ -281,6 +276,11 @@ func Derive(opts Options) (*Result, error) {
 	}
 
 	// CRDs the chart ships (crds/) or renders teach the resolver their kinds.
+	// Helm installs crds/ as they are, before anything else: a removed
+	// apiVersion there fails every install.
+	crdErrs, crdWarns := checkCRDFiles(renders, minor)
+	res.Errors = append(res.Errors, crdErrs...)
+	res.Warnings = append(res.Warnings, crdWarns...)
 	crdFiles := map[string]bool{}
 	for _, r := range renders {
 		for _, m := range r.CRDs {

@@ -134,6 +134,16 @@ func TestDerive(t *testing.T) {
 			"legacy/templates/deployment.yaml: extensions/v1beta1 Deployment is no longer served since Kubernetes 1.16: use apiVersion apps/v1",
 			"legacy/templates/psp.yaml: policy/v1beta1 PodSecurityPolicy is no longer served since Kubernetes 1.25: PodSecurityPolicy has no replacement API; use Pod Security Admission (namespace labels pod-security.kubernetes.io/*)",
 		},
+	}, {
+		name:  "a removed CRD API under crds/ is an error naming the file",
+		chart: "oldcrds",
+		rules: with(
+			"cluster apiextensions.k8s.io/customresourcedefinitions: get,list,watch,create",
+			"ns /configmaps: "+all,
+		),
+		errors: []string{
+			"oldcrds/crds/gadgets.yaml: apiextensions.k8s.io/v1beta1 CustomResourceDefinition is no longer served since Kubernetes 1.22: use apiVersion apiextensions.k8s.io/v1",
+		},
 	}}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -368,5 +378,39 @@ func TestMerge(t *testing.T) {
 		if r.Resources[0] == "configmaps" && len(r.Reasons) != 2 {
 			t.Errorf("configmaps reasons = %q, want one per chart", r.Reasons)
 		}
+	}
+}
+
+func TestCheckCRDs(t *testing.T) {
+	tests := []struct {
+		name, chart, kubeVersion string
+		// removed and deprecated are the starts of the problems found.
+		removed, deprecated []string
+	}{
+		{name: "v1 CRDs pass", chart: "widgets"},
+		{name: "a chart without crds/ passes", chart: "webapp"},
+		{name: "v1beta1 CRD on the default version", chart: "oldcrds", removed: []string{
+			"oldcrds/crds/gadgets.yaml: apiextensions.k8s.io/v1beta1 CustomResourceDefinition is no longer served since Kubernetes 1.22: use apiVersion apiextensions.k8s.io/v1",
+		}},
+		{name: "v1beta1 CRD on a cluster that still serves it", chart: "oldcrds", kubeVersion: "1.21", deprecated: []string{
+			"oldcrds/crds/gadgets.yaml: apiextensions.k8s.io/v1beta1 CustomResourceDefinition is deprecated since Kubernetes 1.16 and removed in 1.22",
+		}},
+		{name: "v1beta1 CRD, version written with a v and a patch", chart: "oldcrds", kubeVersion: "v1.30.2", removed: []string{
+			"oldcrds/crds/gadgets.yaml: apiextensions.k8s.io/v1beta1 CustomResourceDefinition is no longer served since Kubernetes 1.22",
+		}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			c, err := chart.Load(chartDir(tt.chart))
+			if err != nil {
+				t.Fatal(err)
+			}
+			removed, deprecated, err := CheckCRDs(c, tt.kubeVersion)
+			if err != nil {
+				t.Fatal(err)
+			}
+			checkProblems(t, "removed", removed, tt.removed)
+			checkProblems(t, "deprecated", deprecated, tt.deprecated)
+		})
 	}
 }

@@ -159,6 +159,11 @@ func TestInitRefusals(t *testing.T) {
 		wantErr: rbac.ErrRemovedAPI,
 		wantMsg: "legacy/templates/deployment.yaml: extensions/v1beta1 Deployment is no longer served since Kubernetes 1.16: use apiVersion apps/v1",
 	}, {
+		name:    "a removed API in crds/ fails the init and leaves nothing",
+		opts:    Options{APIOptions: APIOptions{Chart: chartDir("oldcrds")}},
+		wantErr: rbac.ErrRemovedAPI,
+		wantMsg: "oldcrds/crds/gadgets.yaml: apiextensions.k8s.io/v1beta1 CustomResourceDefinition is no longer served since Kubernetes 1.22: use apiVersion apiextensions.k8s.io/v1",
+	}, {
 		name:       "non-empty directory",
 		setup:      func(t *testing.T, dir string) { writeFile(t, filepath.Join(dir, "notes.txt"), "mine") },
 		opts:       Options{APIOptions: APIOptions{Chart: chartDir("webapp")}},
