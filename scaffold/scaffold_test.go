@@ -360,3 +360,32 @@ func TestInitFromOCI(t *testing.T) {
 		t.Errorf("a failed init left %s behind: %v", missing, err)
 	}
 }
+
+// A library chart is refused by init and create api, naming its
+// Chart.yaml and type, and nothing is written.
+func TestLibraryChartRefused(t *testing.T) {
+	lib := filepath.Join(t.TempDir(), "lib")
+	writeFile(t, filepath.Join(lib, "Chart.yaml"), "apiVersion: v2\nname: lib\ntype: library\nversion: 0.1.0\n")
+	want := filepath.Join(lib, "Chart.yaml") + `: type is "library"`
+
+	dir := filepath.Join(t.TempDir(), "op")
+	err := Init(Options{APIOptions: APIOptions{Chart: lib}, Dir: dir})
+	if !errors.Is(err, chart.ErrLibraryChart) || !strings.Contains(err.Error(), want) {
+		t.Errorf("Init() = %v, want ErrLibraryChart containing %q", err, want)
+	}
+	if _, err := os.Stat(dir); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("a refused init left %s: %v", dir, err)
+	}
+
+	if err := Init(Options{APIOptions: APIOptions{Chart: chartDir("webapp")}, Dir: dir}); err != nil {
+		t.Fatal(err)
+	}
+	before := projectFiles(t, dir)
+	err = CreateAPI(CreateAPIOptions{APIOptions: APIOptions{Chart: lib}, Dir: dir})
+	if !errors.Is(err, chart.ErrLibraryChart) || !strings.Contains(err.Error(), want) {
+		t.Errorf("CreateAPI() = %v, want ErrLibraryChart containing %q", err, want)
+	}
+	if after := projectFiles(t, dir); len(after) != len(before) {
+		t.Errorf("a refused create api changed the project: %d files, then %d", len(before), len(after))
+	}
+}
