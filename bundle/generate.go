@@ -21,6 +21,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/yaml"
 
+	"github.com/chartpilot/chartpilot/catalog"
 	"github.com/chartpilot/chartpilot/chart"
 	"github.com/chartpilot/chartpilot/internal/atomicfile"
 	"github.com/chartpilot/chartpilot/rbac"
@@ -106,8 +107,8 @@ func (o *GenerateOptions) defaults() error {
 	if o.Version == "" {
 		return fmt.Errorf("%w: no version (--version)", ErrInvalidVersion)
 	}
-	if _, err := semver.Parse(o.Version); err != nil {
-		return fmt.Errorf("%w: --version %q is not semver (e.g. 0.1.0, without a leading v): %w", ErrInvalidVersion, o.Version, err)
+	if _, err := catalog.ParseVersion(o.Version); err != nil {
+		return fmt.Errorf("%w: --version: %w", ErrInvalidVersion, err)
 	}
 	if o.DefaultChannel != "" && len(o.Channels) > 0 && !slices.Contains(o.Channels, o.DefaultChannel) {
 		return fmt.Errorf("--default-channel %q is not one of --channels %s", o.DefaultChannel, strings.Join(o.Channels, ","))

@@ -321,7 +321,12 @@ func TestGenerateErrors(t *testing.T) {
 		name:    "version not semver",
 		opts:    GenerateOptions{Version: "v1.0"},
 		wantErr: ErrInvalidVersion,
-		want:    `--version "v1.0" is not semver`,
+		want:    `--version: version "v1.0" is not semver: it starts with a v; want MAJOR.MINOR.PATCH`,
+	}, {
+		name:    "version with two numbers: the rule catalog add applies to the CSV",
+		opts:    GenerateOptions{Version: "1.0"},
+		wantErr: ErrInvalidVersion,
+		want:    `--version: version "1.0" is not semver: it has 2 number(s) where three are wanted; want ` + catalog.VersionRule,
 	}, {
 		name: "default channel outside the channels",
 		opts: GenerateOptions{Channels: []string{"stable"}, DefaultChannel: "fast"},
