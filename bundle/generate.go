@@ -640,7 +640,7 @@ func writeTree(dir string, files map[string][]byte) error {
 	if err := os.MkdirAll(parent, 0o755); err != nil {
 		return err
 	}
-	tmp, err := os.MkdirTemp(parent, "."+filepath.Base(dir)+".new-*")
+	tmp, err := atomicfile.MkdirTemp(parent, "."+filepath.Base(dir)+".new-*")
 	if err != nil {
 		return err
 	}
@@ -653,9 +653,6 @@ func writeTree(dir string, files map[string][]byte) error {
 		if err := os.WriteFile(p, data, 0o644); err != nil {
 			return err
 		}
-	}
-	if err := os.Chmod(tmp, 0o755); err != nil {
-		return err
 	}
 	old := ""
 	if exists(dir) {

@@ -446,3 +446,28 @@ func removeFile(t *testing.T, p string) {
 		t.Fatal(err)
 	}
 }
+
+// The bundle directory is built aside and renamed into place with the mode
+// mkdir gives a directory (0o777 less the umask).
+func TestWriteTreeMode(t *testing.T) {
+	parent := t.TempDir()
+	ref := filepath.Join(parent, "ref")
+	if err := os.Mkdir(ref, 0o777); err != nil {
+		t.Fatal(err)
+	}
+	dir := filepath.Join(parent, "bundle")
+	if err := writeTree(dir, map[string][]byte{"metadata/annotations.yaml": []byte("annotations: {}\n")}); err != nil {
+		t.Fatal(err)
+	}
+	want, err := os.Stat(ref)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := os.Stat(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.Mode().Perm() != want.Mode().Perm() {
+		t.Errorf("bundle directory mode %v, want %v (what mkdir makes)", got.Mode().Perm(), want.Mode().Perm())
+	}
+}

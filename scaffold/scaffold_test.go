@@ -389,3 +389,28 @@ func TestLibraryChartRefused(t *testing.T) {
 		t.Errorf("a refused create api changed the project: %d files, then %d", len(before), len(after))
 	}
 }
+
+// The project root gets the mode mkdir gives a directory (0o777 less the
+// umask), as the directories under it do, not MkdirTemp's 0o700.
+func TestInitRootMode(t *testing.T) {
+	parent := t.TempDir()
+	ref := filepath.Join(parent, "ref")
+	if err := os.Mkdir(ref, 0o777); err != nil {
+		t.Fatal(err)
+	}
+	dir := filepath.Join(parent, "op")
+	if err := Init(Options{APIOptions: APIOptions{Chart: chartDir("webapp")}, Dir: dir}); err != nil {
+		t.Fatal(err)
+	}
+	want, err := os.Stat(ref)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := os.Stat(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.Mode().Perm() != want.Mode().Perm() {
+		t.Errorf("project root mode %v, want %v (what mkdir makes)", got.Mode().Perm(), want.Mode().Perm())
+	}
+}
