@@ -27,6 +27,10 @@ type apiChange struct {
 	Replacement schema.GroupVersionKind
 	// Note says more when there is no plain replacement.
 	Note string
+	// Resource and ClusterScoped map a kind the built-in table (Kubernetes
+	// 1.36) does not hold, for a target version that still serves it.
+	Resource      string
+	ClusterScoped bool
 }
 
 // gvks makes one apiChange per kind of a group version.
@@ -46,7 +50,8 @@ var apiChanges = concat(
 	gvks("extensions/v1beta1", 9, 16, "networking.k8s.io/v1", "NetworkPolicy"),
 	gvks("extensions/v1beta1", 14, 22, "networking.k8s.io/v1", "Ingress"),
 	[]apiChange{{GVK: schema.GroupVersionKind{Group: "extensions", Version: "v1beta1", Kind: "PodSecurityPolicy"}, Deprecated: 11, Removed: 16,
-		Note: "PodSecurityPolicy was removed in 1.25 altogether; use Pod Security Admission (namespace labels pod-security.kubernetes.io/*)"}},
+		Note:     "PodSecurityPolicy was removed in 1.25 altogether; use Pod Security Admission (namespace labels pod-security.kubernetes.io/*)",
+		Resource: "podsecuritypolicies", ClusterScoped: true}},
 	gvks("apps/v1beta1", 9, 16, "apps/v1", "Deployment", "StatefulSet", "ControllerRevision"),
 	gvks("apps/v1beta2", 9, 16, "apps/v1", "Deployment", "StatefulSet", "DaemonSet", "ReplicaSet", "ControllerRevision"),
 	gvks("networking.k8s.io/v1beta1", 19, 22, "networking.k8s.io/v1", "Ingress", "IngressClass"),
@@ -66,7 +71,8 @@ var apiChanges = concat(
 	gvks("autoscaling/v2beta1", 22, 25, "autoscaling/v2", "HorizontalPodAutoscaler"),
 	gvks("policy/v1beta1", 21, 25, "policy/v1", "PodDisruptionBudget"),
 	[]apiChange{{GVK: schema.GroupVersionKind{Group: "policy", Version: "v1beta1", Kind: "PodSecurityPolicy"}, Deprecated: 21, Removed: 25,
-		Note: "PodSecurityPolicy has no replacement API; use Pod Security Admission (namespace labels pod-security.kubernetes.io/*)"}},
+		Note:     "PodSecurityPolicy has no replacement API; use Pod Security Admission (namespace labels pod-security.kubernetes.io/*)",
+		Resource: "podsecuritypolicies", ClusterScoped: true}},
 	gvks("node.k8s.io/v1beta1", 22, 25, "node.k8s.io/v1", "RuntimeClass"),
 	gvks("flowcontrol.apiserver.k8s.io/v1beta1", 23, 26, "flowcontrol.apiserver.k8s.io/v1", "FlowSchema", "PriorityLevelConfiguration"),
 	gvks("autoscaling/v2beta2", 23, 26, "autoscaling/v2", "HorizontalPodAutoscaler"),
@@ -159,13 +165,44 @@ func checkAPI(gvk schema.GroupVersionKind, minor int) (apiStatus, string) {
 		if _, ok := builtins.byGK[gvk.GroupKind()]; ok {
 			for _, r := range builtinResources {
 				if r.Group == gvk.Group && r.Kind == gvk.Kind && !isPrerelease(r.Version) {
-					return apiDeprecated, fmt.Sprintf("%s %s is a pre-release version of an API that is GA in Kubernetes 1.%d (pre-release versions are deprecated once GA and off by default): use apiVersion %s/%s",
-						gvk.GroupVersion(), gvk.Kind, builtinMinor, r.Group, r.Version)
+					return apiDeprecated, prereleaseMessage(gvk, r.Group+"/"+r.Version, minor)
 				}
 			}
 		}
 	}
 	return apiCurrent, ""
+}
+
+// prereleaseMessage warns of gvk, a pre-release version of a kind that the
+// built-in table's Kubernetes serves as GA apiVersion ga. For an older
+// target the table cannot tell since when: the message says so.
+func prereleaseMessage(gvk schema.GroupVersionKind, ga string, minor int) string {
+	if minor >= builtinMinor {
+		return fmt.Sprintf("%s %s is a pre-release version of an API that is GA in Kubernetes 1.%d (pre-release versions are deprecated once GA and off by default): use apiVersion %s",
+			gvk.GroupVersion(), gvk.Kind, minor, ga)
+	}
+	return fmt.Sprintf("%s %s is a pre-release version of an API that Kubernetes 1.%d serves as GA (pre-release versions are deprecated once GA and off by default); whether Kubernetes 1.%d does, chartpilot's table cannot tell: use apiVersion %s if 1.%d serves it",
+		gvk.GroupVersion(), gvk.Kind, builtinMinor, minor, ga, minor)
+}
+
+// oldKind maps a kind of the migration guide that the built-in table lacks
+// (removed before 1.36), for a target version that still serves it.
+func oldKind(gvk schema.GroupVersionKind) (mapping, bool) {
+	c, ok := apiChangeIndex[gvk]
+	if !ok || c.Resource == "" {
+		return mapping{}, false
+	}
+	return mapping{Resource: c.Resource, Namespaced: !c.ClusterScoped, Source: SourceMigrationGuide}, true
+}
+
+// unknownKindMessage warns of a kind resolved by guessing its resource.
+func unknownKindMessage(gvk, target schema.GroupVersionKind, m mapping, minor int) string {
+	known := fmt.Sprintf("a Kubernetes 1.%d kind", minor)
+	if minor != builtinMinor {
+		known = fmt.Sprintf("a Kubernetes 1.%d kind chartpilot knows (from the kinds of 1.%d and those the deprecated API migration guide lists)", minor, builtinMinor)
+	}
+	return fmt.Sprintf("%s %s is neither %s nor defined by the chart's CRDs: its resource name was guessed the kubectl way (lower-case kind, plural) as %q, namespaced; if its CRD says otherwise, fix the rule {apiGroups: [%q], resources: [%q], verbs: [%s]} in role.yaml, or derive RBAC against a cluster that has the CRD",
+		gvk.GroupVersion(), gvk.Kind, known, m.Resource, target.Group, m.Resource, strings.Join(manageVerbs, ", "))
 }
 
 // builtinMinor is the minor version zz_builtin.go was generated from.

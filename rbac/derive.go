@@ -344,9 +344,7 @@ func Derive(opts Options) (*Result, error) {
 				Message: fmt.Sprintf("%s %s appears in the template but no render created it (gated by values chartpilot could not turn on); it is granted anyway", gvk.GroupVersion(), gvk.Kind)})
 		}
 		if m.Source == SourceGuessed {
-			res.Warnings = append(res.Warnings, Problem{Template: k.Templates[0], GVK: gvk,
-				Message: fmt.Sprintf("%s %s is neither a Kubernetes %d.%d kind nor defined by the chart's CRDs: its resource name was guessed the kubectl way (lower-case kind, plural) as %q, namespaced; if its CRD says otherwise, fix the rule {apiGroups: [%q], resources: [%q], verbs: [%s]} in role.yaml, or derive RBAC against a cluster that has the CRD",
-					gvk.GroupVersion(), gvk.Kind, 1, builtinMinor, m.Resource, target.Group, m.Resource, strings.Join(manageVerbs, ", "))})
+			res.Warnings = append(res.Warnings, Problem{Template: k.Templates[0], GVK: gvk, Message: unknownKindMessage(gvk, target, m, minor)})
 			reason += "; resource name guessed"
 		}
 		rules.add(m.Namespaced, target.Group, m.Resource, nil, manageVerbs, reason)

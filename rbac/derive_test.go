@@ -414,3 +414,78 @@ func TestCheckCRDs(t *testing.T) {
 		})
 	}
 }
+
+// Messages speak of the Kubernetes version asked for, not of the built-in
+// table's 1.36, and a kind removed since resolves for a target that serves it.
+func TestMessagesNameTheTargetVersion(t *testing.T) {
+	tests := []struct {
+		name, chart, kubeVersion string
+		// kind is a kind whose resolution is checked.
+		kind          string
+		wantResource  string
+		wantNamespace bool
+		// warning is the start of a warning that must be there (the
+		// template's name first).
+		warning string
+		// notIn is a text no warning may contain.
+		notIn string
+	}{{
+		name: "an unknown kind on 1.21", chart: "umbrella", kubeVersion: "1.21",
+		kind: "ServiceMonitor", wantResource: "servicemonitors", wantNamespace: true,
+		warning: "umbrella/templates/servicemonitor.yaml: monitoring.coreos.com/v1 ServiceMonitor is neither a Kubernetes 1.21 kind chartpilot knows",
+		notIn:   "1.36 kind",
+	}, {
+		name: "an unknown kind on 1.36", chart: "umbrella", kubeVersion: "1.36",
+		kind: "ServiceMonitor", wantResource: "servicemonitors", wantNamespace: true,
+		warning: "umbrella/templates/servicemonitor.yaml: monitoring.coreos.com/v1 ServiceMonitor is neither a Kubernetes 1.36 kind nor defined by the chart's CRDs",
+	}, {
+		name: "PodSecurityPolicy on 1.21: cluster-scoped, not guessed", chart: "legacy", kubeVersion: "1.21",
+		kind: "PodSecurityPolicy", wantResource: "podsecuritypolicies", wantNamespace: false,
+		warning: "legacy/templates/psp.yaml: policy/v1beta1 PodSecurityPolicy is deprecated since Kubernetes 1.21 and removed in 1.25",
+		notIn:   "guessed",
+	}}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			c, err := chart.Load(chartDir(tt.chart))
+			if err != nil {
+				t.Fatal(err)
+			}
+			res, err := Derive(Options{Chart: c, Owner: Owner{Group: "charts.example.com", Resource: "things"}, KubeVersion: tt.kubeVersion})
+			if err != nil {
+				t.Fatal(err)
+			}
+			found := false
+			for _, w := range res.Warnings {
+				found = found || strings.HasPrefix(w.String(), tt.warning)
+				if tt.notIn != "" && strings.Contains(w.String(), tt.notIn) {
+					t.Errorf("warning %q contains %q", w, tt.notIn)
+				}
+			}
+			if !found {
+				t.Errorf("no warning starting %q in %q", tt.warning, res.Warnings)
+			}
+			for _, k := range res.Kinds {
+				if k.Kind == tt.kind && (k.Resource != tt.wantResource || k.Namespaced != tt.wantNamespace) {
+					t.Errorf("%s resolved to %s (namespaced %t), want %s (namespaced %t)", k.Kind, k.Resource, k.Namespaced, tt.wantResource, tt.wantNamespace)
+				}
+			}
+		})
+	}
+}
+
+func TestPrereleaseMessage(t *testing.T) {
+	gvk := schemaGVK("batch/v2alpha1", "CronJob")
+	tests := []struct {
+		minor int
+		want  string
+	}{
+		{36, "batch/v2alpha1 CronJob is a pre-release version of an API that is GA in Kubernetes 1.36 (pre-release versions are deprecated once GA and off by default): use apiVersion batch/v1"},
+		{21, "batch/v2alpha1 CronJob is a pre-release version of an API that Kubernetes 1.36 serves as GA (pre-release versions are deprecated once GA and off by default); whether Kubernetes 1.21 does, chartpilot's table cannot tell: use apiVersion batch/v1 if 1.21 serves it"},
+	}
+	for _, tt := range tests {
+		status, msg := checkAPI(gvk, tt.minor)
+		if status != apiDeprecated || msg != tt.want {
+			t.Errorf("checkAPI(%v, 1.%d) = %v, %q; want deprecated, %q", gvk, tt.minor, status, msg, tt.want)
+		}
+	}
+}
