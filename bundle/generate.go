@@ -199,20 +199,30 @@ func (g *generation) run(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	csv := &v1alpha1.ClusterServiceVersion{}
-	if m.csv != nil {
-		if err := fromUnstructured(m.csv, csv); err != nil {
-			return fmt.Errorf("base CSV: %w", err)
-		}
-	} else {
+	base := m.csv
+	if base == nil {
 		g.warn("config/manifests does not list the base CSV; read %s directly", basePath)
 		data, err := os.ReadFile(basePath)
 		if err != nil {
 			return err
 		}
-		if err := yaml.Unmarshal(data, csv); err != nil {
+		base = &unstructured.Unstructured{}
+		if err := yaml.Unmarshal(data, &base.Object); err != nil {
 			return fmt.Errorf("%s: %w", basePath, err)
 		}
+	}
+	// The version is --version's: one the base holds (operator-sdk's
+	// bases may say 0.0.0, an edited one anything) is not read, so that it
+	// cannot fail the CSV's lenient version parse with a message about
+	// a version that is not used.
+	base = base.DeepCopy()
+	if v, ok, _ := unstructured.NestedFieldNoCopy(base.Object, "spec", "version"); ok && fmt.Sprint(v) != "0.0.0" && fmt.Sprint(v) != g.opts.Version {
+		g.warn("the base CSV's spec.version %v is not used: the bundle's version is --version %s", v, g.opts.Version)
+	}
+	unstructured.RemoveNestedField(base.Object, "spec", "version")
+	csv := &v1alpha1.ClusterServiceVersion{}
+	if err := fromUnstructured(base, csv); err != nil {
+		return fmt.Errorf("base CSV: %w", err)
 	}
 
 	crds, err := typedCRDs(m.crds)

@@ -471,3 +471,20 @@ func TestWriteTreeMode(t *testing.T) {
 		t.Errorf("bundle directory mode %v, want %v (what mkdir makes)", got.Mode().Perm(), want.Mode().Perm())
 	}
 }
+
+// The base CSV's spec.version is not read: the bundle's version is
+// --version's, and a stale or invalid one in the base cannot fail the
+// generation with a message about a version that is not used.
+func TestGenerateIgnoresTheBaseVersion(t *testing.T) {
+	dir := newProject(t, "webapp", scaffold.Options{})
+	base := filepath.Join(dir, "config", "manifests", "bases", "webapp-operator.clusterserviceversion.yaml")
+	replaceInFile(t, base, "  version: 0.0.0\n", "  version: 0latest\n")
+	res := mustGenerate(t, dir, GenerateOptions{Version: "0.2.0"})
+	if got := readCSV(t, dir).Spec.Version.String(); got != "0.2.0" {
+		t.Errorf("CSV version %s, want 0.2.0", got)
+	}
+	want := "the base CSV's spec.version 0latest is not used: the bundle's version is --version 0.2.0"
+	if !slices.Contains(res.Warnings, want) {
+		t.Errorf("warnings %q lack %q", res.Warnings, want)
+	}
+}
