@@ -22,6 +22,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/chartpilot/chartpilot/bundle/registryv1"
+	"github.com/chartpilot/chartpilot/catalog"
 	"github.com/chartpilot/chartpilot/chart"
 	"github.com/chartpilot/chartpilot/internal/atomicfile"
 	"github.com/chartpilot/chartpilot/rbac"
@@ -107,8 +108,8 @@ func (o *GenerateOptions) defaults() error {
 	if o.Version == "" {
 		return fmt.Errorf("%w: no version (--version)", ErrInvalidVersion)
 	}
-	if _, err := semver.Parse(o.Version); err != nil {
-		return fmt.Errorf("%w: --version %q is not semver (e.g. 0.1.0, without a leading v): %w", ErrInvalidVersion, o.Version, err)
+	if _, err := catalog.ParseVersion(o.Version); err != nil {
+		return fmt.Errorf("%w: --version: %w", ErrInvalidVersion, err)
 	}
 	if o.DefaultChannel != "" && len(o.Channels) > 0 && !slices.Contains(o.Channels, o.DefaultChannel) {
 		return fmt.Errorf("--default-channel %q is not one of --channels %s", o.DefaultChannel, strings.Join(o.Channels, ","))
@@ -199,20 +200,30 @@ func (g *generation) run(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	csv := &v1alpha1.ClusterServiceVersion{}
-	if m.csv != nil {
-		if err := fromUnstructured(m.csv, csv); err != nil {
-			return fmt.Errorf("base CSV: %w", err)
-		}
-	} else {
+	base := m.csv
+	if base == nil {
 		g.warn("config/manifests does not list the base CSV; read %s directly", basePath)
 		data, err := os.ReadFile(basePath)
 		if err != nil {
 			return err
 		}
-		if err := yaml.Unmarshal(data, csv); err != nil {
+		base = &unstructured.Unstructured{}
+		if err := yaml.Unmarshal(data, &base.Object); err != nil {
 			return fmt.Errorf("%s: %w", basePath, err)
 		}
+	}
+	// The version is --version's: one the base holds (operator-sdk's
+	// bases may say 0.0.0, an edited one anything) is not read, so that it
+	// cannot fail the CSV's lenient version parse with a message about
+	// a version that is not used.
+	base = base.DeepCopy()
+	if v, ok, _ := unstructured.NestedFieldNoCopy(base.Object, "spec", "version"); ok && fmt.Sprint(v) != "0.0.0" && fmt.Sprint(v) != g.opts.Version {
+		g.warn("the base CSV's spec.version %v is not used: the bundle's version is --version %s", v, g.opts.Version)
+	}
+	unstructured.RemoveNestedField(base.Object, "spec", "version")
+	csv := &v1alpha1.ClusterServiceVersion{}
+	if err := fromUnstructured(base, csv); err != nil {
+		return fmt.Errorf("base CSV: %w", err)
 	}
 
 	crds, err := typedCRDs(m.crds)
@@ -635,7 +646,7 @@ func writeTree(dir string, files map[string][]byte) error {
 	if err := os.MkdirAll(parent, 0o755); err != nil {
 		return err
 	}
-	tmp, err := os.MkdirTemp(parent, "."+filepath.Base(dir)+".new-*")
+	tmp, err := atomicfile.MkdirTemp(parent, "."+filepath.Base(dir)+".new-*")
 	if err != nil {
 		return err
 	}
@@ -648,9 +659,6 @@ func writeTree(dir string, files map[string][]byte) error {
 		if err := os.WriteFile(p, data, 0o644); err != nil {
 			return err
 		}
-	}
-	if err := os.Chmod(tmp, 0o755); err != nil {
-		return err
 	}
 	old := ""
 	if exists(dir) {

@@ -321,7 +321,12 @@ func TestGenerateErrors(t *testing.T) {
 		name:    "version not semver",
 		opts:    GenerateOptions{Version: "v1.0"},
 		wantErr: ErrInvalidVersion,
-		want:    `--version "v1.0" is not semver`,
+		want:    `--version: version "v1.0" is not semver: it starts with a v; want MAJOR.MINOR.PATCH`,
+	}, {
+		name:    "version with two numbers: the rule catalog add applies to the CSV",
+		opts:    GenerateOptions{Version: "1.0"},
+		wantErr: ErrInvalidVersion,
+		want:    `--version: version "1.0" is not semver: it has 2 number(s) where three are wanted; want ` + catalog.VersionRule,
 	}, {
 		name: "default channel outside the channels",
 		opts: GenerateOptions{Channels: []string{"stable"}, DefaultChannel: "fast"},
@@ -439,5 +444,47 @@ func removeFile(t *testing.T, p string) {
 	t.Helper()
 	if err := os.Remove(p); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// The bundle directory is built aside and renamed into place with the mode
+// mkdir gives a directory (0o777 less the umask).
+func TestWriteTreeMode(t *testing.T) {
+	parent := t.TempDir()
+	ref := filepath.Join(parent, "ref")
+	if err := os.Mkdir(ref, 0o777); err != nil {
+		t.Fatal(err)
+	}
+	dir := filepath.Join(parent, "bundle")
+	if err := writeTree(dir, map[string][]byte{"metadata/annotations.yaml": []byte("annotations: {}\n")}); err != nil {
+		t.Fatal(err)
+	}
+	want, err := os.Stat(ref)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := os.Stat(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.Mode().Perm() != want.Mode().Perm() {
+		t.Errorf("bundle directory mode %v, want %v (what mkdir makes)", got.Mode().Perm(), want.Mode().Perm())
+	}
+}
+
+// The base CSV's spec.version is not read: the bundle's version is
+// --version's, and a stale or invalid one in the base cannot fail the
+// generation with a message about a version that is not used.
+func TestGenerateIgnoresTheBaseVersion(t *testing.T) {
+	dir := newProject(t, "webapp", scaffold.Options{})
+	base := filepath.Join(dir, "config", "manifests", "bases", "webapp-operator.clusterserviceversion.yaml")
+	replaceInFile(t, base, "  version: 0.0.0\n", "  version: 0latest\n")
+	res := mustGenerate(t, dir, GenerateOptions{Version: "0.2.0"})
+	if got := readCSV(t, dir).Spec.Version.String(); got != "0.2.0" {
+		t.Errorf("CSV version %s, want 0.2.0", got)
+	}
+	want := "the base CSV's spec.version 0latest is not used: the bundle's version is --version 0.2.0"
+	if !slices.Contains(res.Warnings, want) {
+		t.Errorf("warnings %q lack %q", res.Warnings, want)
 	}
 }

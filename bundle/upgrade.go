@@ -35,9 +35,9 @@ func (g *generation) upgradePath(ctx context.Context, pkg string, v semver.Versi
 		if err != nil || len(props.Packages) == 0 {
 			return "", "", fmt.Errorf("--from-catalog: bundle %s has no olm.package property", b.Name)
 		}
-		bv, err := semver.Parse(props.Packages[0].Version)
+		bv, err := catalog.ParseVersion(props.Packages[0].Version)
 		if err != nil {
-			return "", "", fmt.Errorf("--from-catalog: bundle %s: version %q: %w", b.Name, props.Packages[0].Version, err)
+			return "", "", fmt.Errorf("--from-catalog: bundle %s: %w", b.Name, err)
 		}
 		versions[b.Name] = bv
 	}

@@ -18,7 +18,9 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/chartpilot/chartpilot/bundle/registryv1"
+	"github.com/chartpilot/chartpilot/chart"
 	"github.com/chartpilot/chartpilot/rbac"
+	"github.com/chartpilot/chartpilot/scaffold"
 )
 
 // Optional validator suites (--select-optional suite=NAME).
@@ -45,6 +47,12 @@ type ValidateOptions struct {
 	// "good-practices", or "all" (both). operator-framework's multi-arch
 	// validator is left out: it runs `docker pull`.
 	Suites []string
+	// Project, when set, is the project the bundle was generated from: the
+	// CRDs under the crds/ directories of the charts its watches.yaml names
+	// are checked too (rbac.CheckCRDs, as init and generate do). The
+	// operator image carries the charts, not the bundle, and Helm installs
+	// crds/ as they are: a removed API there fails every install.
+	Project string
 }
 
 // Finding is one error or warning of a validator.
@@ -157,6 +165,13 @@ func Validate(opts ValidateOptions) (*Report, error) {
 	}
 	if err != nil {
 		rep.Findings = append(rep.Findings, Finding{Level: levelError, File: registryv1.ManifestsDir, Type: string(valerrors.ErrorInvalidBundle), Message: err.Error()})
+	}
+	if opts.Project != "" {
+		found, err := checkChartCRDs(opts.Project, kube)
+		if err != nil {
+			return nil, fmt.Errorf("bundle validate: %w", err)
+		}
+		rep.Findings = append(rep.Findings, found...)
 	}
 	objs := append(b.ObjectsToValidate(), map[string]string{"k8s-version": kube})
 	for _, res := range validators.Validate(objs...) {
@@ -274,4 +289,47 @@ func checkMetadata(dir string) []Finding {
 		}
 	}
 	return out
+}
+
+// checkChartCRDs checks the crds/ of each chart of the project's
+// watches.yaml; each finding names the file as a path under the project.
+func checkChartCRDs(project, kubeVersion string) ([]Finding, error) {
+	watches, err := scaffold.LoadWatches(project)
+	if err != nil {
+		return nil, err
+	}
+	var out []Finding
+	for _, w := range watches {
+		c, err := chart.Load(filepath.Join(project, w.Chart))
+		if err != nil {
+			return nil, fmt.Errorf("%s: %s %s: %w", filepath.Join(project, scaffold.WatchesFile), w.Kind, w.Chart, err)
+		}
+		removed, deprecated, err := rbac.CheckCRDs(c, kubeVersion)
+		if err != nil {
+			return nil, err
+		}
+		// A problem names the file from the chart's directory's parent
+		// ("webapp/crds/x.yaml"); the chart sits at w.Chart.
+		file := func(p rbac.Problem) string {
+			return filepath.Join(project, filepath.Dir(filepath.FromSlash(w.Chart)), filepath.FromSlash(p.Template))
+		}
+		for _, p := range removed {
+			out = append(out, Finding{Level: levelError, File: file(p), Object: p.GVK.Kind, Type: "RemovedAPI", Message: p.Message})
+		}
+		for _, p := range deprecated {
+			out = append(out, Finding{Level: levelWarning, File: file(p), Object: p.GVK.Kind, Type: "DeprecatedAPI", Message: p.Message})
+		}
+	}
+	return out, nil
+}
+
+// ProjectOf is the project a bundle directory was generated into: its
+// parent when that holds a watches.yaml (`make bundle` writes ./bundle),
+// else "".
+func ProjectOf(bundleDir string) string {
+	parent := filepath.Dir(filepath.Clean(bundleDir))
+	if _, err := os.Stat(filepath.Join(parent, scaffold.WatchesFile)); err != nil {
+		return ""
+	}
+	return parent
 }

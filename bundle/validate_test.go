@@ -2,6 +2,7 @@ package bundle
 
 import (
 	"errors"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -17,12 +18,15 @@ func TestValidateFindings(t *testing.T) {
 	tests := []struct {
 		name string
 		// edit breaks the generated bundle
-		edit  func(t *testing.T, bundleDir string)
-		opts  ValidateOptions
-		file  string
-		field string
-		msg   string
-		level string
+		edit func(t *testing.T, bundleDir string)
+		opts ValidateOptions
+		// withProject validates with the project the bundle came from;
+		// file is then relative to the project.
+		withProject bool
+		file        string
+		field       string
+		msg         string
+		level       string
 	}{{
 		name: "no package annotation",
 		edit: func(t *testing.T, d string) {
@@ -58,6 +62,23 @@ func TestValidateFindings(t *testing.T) {
 		msg:   "PodDisruptionBudget",
 		level: levelError,
 	}, {
+		name: "a removed CRD API under a chart's crds/, with the project",
+		edit: func(t *testing.T, d string) {
+			crds := filepath.Join(filepath.Dir(d), "helm-charts", "webapp", "crds")
+			if err := os.MkdirAll(crds, 0o755); err != nil {
+				t.Fatal(err)
+			}
+			old, err := os.ReadFile(filepath.Join("..", "chart", "testdata", "charts", "oldcrds", "crds", "gadgets.yaml"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			writeFile(t, filepath.Join(crds, "gadgets.yaml"), string(old))
+		},
+		withProject: true,
+		file:        filepath.Join("helm-charts", "webapp", "crds", "gadgets.yaml"),
+		msg:         "apiextensions.k8s.io/v1beta1 CustomResourceDefinition is no longer served since Kubernetes 1.22: use apiVersion apiextensions.k8s.io/v1",
+		level:       levelError,
+	}, {
 		name: "operatorhub: an unknown category",
 		edit: func(t *testing.T, d string) {
 			replaceInFile(t, filepath.Join(d, csvFile), "    capabilities: Basic Install\n", "    capabilities: Basic Install\n    categories: Gardening\n")
@@ -74,6 +95,10 @@ func TestValidateFindings(t *testing.T) {
 			bundleDir := filepath.Join(dir, "bundle")
 			tt.edit(t, bundleDir)
 			tt.opts.Dir = bundleDir
+			if tt.withProject {
+				tt.opts.Project = ProjectOf(bundleDir)
+				tt.file = filepath.Join(dir, tt.file)
+			}
 			rep, err := Validate(tt.opts)
 			if tt.level == levelError && !errors.Is(err, ErrInvalid) {
 				t.Fatalf("error = %v, want ErrInvalid", err)
@@ -106,5 +131,22 @@ func TestValidateNotABundle(t *testing.T) {
 	var b strings.Builder
 	if err := rep.WriteText(&b); err != nil || !strings.Contains(b.String(), "is valid: 0 error(s)") {
 		t.Errorf("%q %v", b.String(), err)
+	}
+}
+
+func TestProjectOf(t *testing.T) {
+	dir := t.TempDir()
+	if err := os.Mkdir(filepath.Join(dir, "proj"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	writeFile(t, filepath.Join(dir, "proj", "watches.yaml"), "[]\n")
+	for _, tt := range []struct{ bundle, want string }{
+		{filepath.Join(dir, "proj", "bundle"), filepath.Join(dir, "proj")},
+		{filepath.Join(dir, "proj", "bundle") + "/", filepath.Join(dir, "proj")},
+		{filepath.Join(dir, "elsewhere", "bundle"), ""},
+	} {
+		if got := ProjectOf(tt.bundle); got != tt.want {
+			t.Errorf("ProjectOf(%s) = %q, want %q", tt.bundle, got, tt.want)
+		}
 	}
 }

@@ -114,9 +114,12 @@ func AddContext(ctx context.Context, opts AddOptions) (*AddResult, error) {
 			return nil, err
 		}
 	}
-	b, err := LoadBundleDir(os.DirFS(opts.BundleDir), BundleOptions{Image: opts.Image})
+	b, err := readBundleDir(opts.BundleDir, BundleOptions{Image: opts.Image})
 	if err != nil {
-		return nil, fmt.Errorf("reading bundle %s: %w", source, err)
+		if opts.BundleImage != "" {
+			return nil, fmt.Errorf("bundle image %s: %w", source, err)
+		}
+		return nil, err
 	}
 	if opts.InitPackage {
 		if _, _, err := findPackageFile(opts.Dir, b.Package); errors.Is(err, ErrPackageNotFound) {
@@ -126,7 +129,7 @@ func AddContext(ctx context.Context, opts AddOptions) (*AddResult, error) {
 			}
 		}
 	}
-	unlock, err := lockDir(ctx, opts.Dir)
+	unlock, err := lockCatalog(ctx, opts.Dir)
 	if err != nil {
 		return nil, err
 	}
@@ -179,7 +182,7 @@ func addBundle(pf *packageFile, b *Bundle, opts AddOptions) (*AddResult, error) 
 			continue
 		}
 		if !opts.Replace {
-			return nil, fmt.Errorf("%w: package %q already has %s (version %s); pass Replace to overwrite it", ErrBundleExists, b.Package, existing.Name, v)
+			return nil, fmt.Errorf("%w: package %q already has %s (version %s); pass --replace to overwrite it", ErrBundleExists, b.Package, existing.Name, v)
 		}
 		res.Replaced = existing.Name
 		for _, ch := range removeBundle(&pf.cfg, existing.Name) {
@@ -335,7 +338,7 @@ type RemoveOptions struct {
 // was in, so their replaces chains close over the gap. Channels left empty
 // are dropped. The package is validated before anything is written.
 func Remove(opts RemoveOptions) (removed string, err error) {
-	unlock, err := lockDir(context.Background(), opts.Dir)
+	unlock, err := lockCatalog(context.Background(), opts.Dir)
 	if err != nil {
 		return "", err
 	}
@@ -403,7 +406,7 @@ func Deprecate(opts DeprecateOptions) error {
 	if opts.Bundle != "" && opts.Channel != "" {
 		return errors.New("deprecate a bundle or a channel, not both")
 	}
-	unlock, err := lockDir(context.Background(), opts.Dir)
+	unlock, err := lockCatalog(context.Background(), opts.Dir)
 	if err != nil {
 		return err
 	}

@@ -253,6 +253,35 @@ func TestFailedAddLeavesCatalogUntouched(t *testing.T) {
 			wantErr: "holds no ClusterServiceVersion",
 		},
 		{
+			name: "another package's file does not load",
+			setup: func(t *testing.T, dir string) AddOptions {
+				writeCatalogFile(t, filepath.Join(dir, "other", "catalog.yaml"), "schema: olm.package\nname: other\n---\nschema: olm.channel\nentries: {\n")
+				return AddOptions{Dir: dir, BundleDir: writeBundle(t, bundleSpec{pkg: "w", version: "3.0.0", channels: "stable"})}
+			},
+			wantErr: "catalog does not load: " + "%DIR%: other/catalog.yaml: ",
+		},
+		{
+			name: "a CSV version that is not semver",
+			setup: func(t *testing.T, dir string) AddOptions {
+				return AddOptions{Dir: dir, BundleDir: writeBundle(t, bundleSpec{pkg: "w", version: "0.3", channels: "stable"})}
+			},
+			wantErr: `ClusterServiceVersion w.v0.3: spec.version: version "0.3" is not semver: it has 2 number(s) where three are wanted; want ` + VersionRule,
+		},
+		{
+			name: "a bundle directory that does not exist",
+			setup: func(t *testing.T, dir string) AddOptions {
+				return AddOptions{Dir: dir, BundleDir: filepath.Join(filepath.Dir(dir), "bundel")}
+			},
+			wantErr: "no bundle directory: %PARENT%/bundel does not exist",
+		},
+		{
+			name: "the version is there",
+			setup: func(t *testing.T, dir string) AddOptions {
+				return AddOptions{Dir: dir, BundleDir: writeBundle(t, bundleSpec{pkg: "w", version: "2.0.0", channels: "stable"})}
+			},
+			wantErr: `package "w" already has w.v2.0.0 (version 2.0.0); pass --replace to overwrite it`,
+		},
+		{
 			name: "package not initialized",
 			setup: func(t *testing.T, dir string) AddOptions {
 				return AddOptions{Dir: dir, BundleDir: writeBundle(t, bundleSpec{pkg: "other", version: "1.0.0", channels: "stable"})}
@@ -336,6 +365,7 @@ func TestFailedAddLeavesCatalogUntouched(t *testing.T) {
 			opts := tt.setup(t, dir)
 			before := snapshot(t, dir)
 			_, err := Add(opts)
+			tt.wantErr = strings.NewReplacer("%DIR%", dir, "%PARENT%", filepath.Dir(dir)).Replace(tt.wantErr)
 			if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
 				t.Fatalf("error = %v, want one containing %q", err, tt.wantErr)
 			}
@@ -578,5 +608,111 @@ func TestDeprecate(t *testing.T) {
 				t.Error(err)
 			}
 		})
+	}
+}
+
+// writeCatalogFile writes a file into a catalog, creating its directory.
+func writeCatalogFile(t *testing.T, path, content string) {
+	t.Helper()
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, []byte(content), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// Every writer refuses a catalog with a file that does not load, names
+// the file, and writes nothing: what it wrote would sit in a catalog that
+// catalog validate rejects.
+func TestWritersRefuseACatalogThatDoesNotLoad(t *testing.T) {
+	const broken = "other/catalog.json"
+	tests := []struct {
+		name  string
+		write func(t *testing.T, dir string) error
+	}{
+		{"init", func(t *testing.T, dir string) error {
+			return Init(InitOptions{Dir: dir, Package: "v"})
+		}},
+		{"add", func(t *testing.T, dir string) error {
+			_, err := Add(AddOptions{Dir: dir, BundleDir: writeBundle(t, bundleSpec{pkg: "w", version: "2.0.0", channels: "stable"})})
+			return err
+		}},
+		{"add, initializing the package", func(t *testing.T, dir string) error {
+			_, err := Add(AddOptions{Dir: dir, BundleDir: writeBundle(t, bundleSpec{pkg: "v", version: "1.0.0", channels: "stable"}), InitPackage: true})
+			return err
+		}},
+		{"remove", func(t *testing.T, dir string) error {
+			_, err := Remove(RemoveOptions{Dir: dir, Package: "w", Bundle: "1.0.0"})
+			return err
+		}},
+		{"deprecate", func(t *testing.T, dir string) error {
+			return Deprecate(DeprecateOptions{Dir: dir, Package: "w", Message: "use v"})
+		}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			dir := initPackage(t, "w")
+			addVersions(t, dir, "w", "stable", "1.0.0", "1.1.0")
+			// A truncated JSON file.
+			writeCatalogFile(t, filepath.Join(dir, broken), "{\n  \"schema\": \"olm.package\",\n  \"name\": \"oth")
+			before := snapshot(t, dir)
+			err := tt.write(t, dir)
+			if !errors.Is(err, ErrCatalogUnreadable) || !strings.Contains(err.Error(), dir+": "+broken+": ") {
+				t.Fatalf("error = %v, want ErrCatalogUnreadable naming %s", err, broken)
+			}
+			if after := snapshot(t, dir); after != before {
+				t.Errorf("a refused %s changed the catalog", tt.name)
+			}
+		})
+	}
+}
+
+// Writers other than Init refuse a catalog directory that does not exist,
+// and leave no lock file beside it.
+func TestWritersRefuseAMissingCatalogDir(t *testing.T) {
+	tests := []struct {
+		name  string
+		write func(t *testing.T, dir string) error
+	}{
+		{"add", func(t *testing.T, dir string) error {
+			_, err := Add(AddOptions{Dir: dir, BundleDir: writeBundle(t, bundleSpec{pkg: "w", version: "2.0.0", channels: "stable"})})
+			return err
+		}},
+		{"remove", func(t *testing.T, dir string) error {
+			_, err := Remove(RemoveOptions{Dir: dir, Package: "w", Bundle: "1.0.0"})
+			return err
+		}},
+		{"deprecate", func(t *testing.T, dir string) error {
+			return Deprecate(DeprecateOptions{Dir: dir, Package: "w", Message: "use v"})
+		}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			parent := t.TempDir()
+			dir := filepath.Join(parent, "catalgo")
+			err := tt.write(t, dir)
+			if !errors.Is(err, ErrNoCatalogDir) || !strings.Contains(err.Error(), dir+" does not exist") {
+				t.Fatalf("error = %v, want ErrNoCatalogDir saying %s does not exist", err, dir)
+			}
+			if entries, _ := os.ReadDir(parent); len(entries) != 0 {
+				t.Errorf("left %v beside the missing catalog directory", entries)
+			}
+		})
+	}
+}
+
+// A failed Init that created the catalog directory removes it, and its
+// lock file with it.
+func TestFailedInitLeavesNoCatalogDir(t *testing.T) {
+	parent := t.TempDir()
+	dir := filepath.Join(parent, "catalog")
+	writeFile = func(p string, data []byte, perm os.FileMode) error { return errors.New("disk full") }
+	t.Cleanup(func() { writeFile = atomicfile.WriteFile })
+	if err := Init(InitOptions{Dir: dir, Package: "w"}); err == nil || !strings.Contains(err.Error(), "disk full") {
+		t.Fatalf("Init() = %v, want the write's error", err)
+	}
+	if entries, _ := os.ReadDir(parent); len(entries) != 0 {
+		t.Errorf("a failed init left %v", entries)
 	}
 }

@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"os"
 	"path"
 	"slices"
 	"strings"
@@ -63,6 +64,29 @@ type BundleOptions struct {
 	Image string
 }
 
+// ErrNoBundleDir means the bundle directory given does not exist or is
+// not a directory.
+var ErrNoBundleDir = errors.New("no bundle directory")
+
+// readBundleDir is LoadBundleDir of the directory dir, which must exist:
+// a mistyped path is named as such, not as a bundle without annotations.
+func readBundleDir(dir string, opts BundleOptions) (*Bundle, error) {
+	fi, err := os.Stat(dir)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return nil, fmt.Errorf("%w: %s does not exist", ErrNoBundleDir, dir)
+	case err != nil:
+		return nil, fmt.Errorf("reading bundle %s: %w", dir, err)
+	case !fi.IsDir():
+		return nil, fmt.Errorf("%w: %s is not a directory", ErrNoBundleDir, dir)
+	}
+	b, err := LoadBundleDir(os.DirFS(dir), opts)
+	if err != nil {
+		return nil, fmt.Errorf("reading bundle %s: %w", dir, err)
+	}
+	return b, nil
+}
+
 // LoadBundleDir reads a registry+v1 bundle (manifests/ and
 // metadata/annotations.yaml) from fsys.
 func LoadBundleDir(fsys fs.FS, opts BundleOptions) (*Bundle, error) {
@@ -90,6 +114,7 @@ func LoadBundleDir(fsys fs.FS, opts BundleOptions) (*Bundle, error) {
 		return nil, err
 	}
 	var csv *v1alpha1.ClusterServiceVersion
+	var version semver.Version
 	var crds []*unstructured.Unstructured
 	for _, o := range objs {
 		switch o.GetKind() {
@@ -97,8 +122,15 @@ func LoadBundleDir(fsys fs.FS, opts BundleOptions) (*Bundle, error) {
 			if csv != nil {
 				return nil, fmt.Errorf("%w: %s holds more than one ClusterServiceVersion", ErrInvalidBundle, manifestsDir)
 			}
-			if v, _, _ := unstructured.NestedFieldNoCopy(o.Object, "spec", "version"); v == nil || v == "" {
+			v, _, _ := unstructured.NestedFieldNoCopy(o.Object, "spec", "version")
+			if v == nil || v == "" {
 				return nil, fmt.Errorf("%w: ClusterServiceVersion %s has no spec.version", ErrInvalidBundle, o.GetName())
+			}
+			// The CSV's own type reads versions leniently ("0.3" as 0.3.0):
+			// the version is held to the rule bundle generate applies.
+			var err error
+			if version, err = ParseVersion(fmt.Sprint(v)); err != nil {
+				return nil, fmt.Errorf("%w: ClusterServiceVersion %s: spec.version: %w", ErrInvalidBundle, o.GetName(), err)
 			}
 			csv = &v1alpha1.ClusterServiceVersion{}
 			if err := runtimeConvert(o, csv); err != nil {
@@ -115,7 +147,7 @@ func LoadBundleDir(fsys fs.FS, opts BundleOptions) (*Bundle, error) {
 	if b.Name == "" {
 		return nil, fmt.Errorf("%w: the ClusterServiceVersion has no metadata.name", ErrInvalidBundle)
 	}
-	b.Version = csv.Spec.Version.Version
+	b.Version = version
 	b.Description = csv.Spec.Description
 	if len(csv.Spec.Icon) > 0 && csv.Spec.Icon[0].Data != "" {
 		data, err := base64.StdEncoding.DecodeString(csv.Spec.Icon[0].Data)

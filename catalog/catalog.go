@@ -104,9 +104,9 @@ func Init(opts InitOptions) error {
 		return errors.New("catalog directory must be set")
 	}
 	if opts.FromBundle != "" {
-		b, err := LoadBundleDir(os.DirFS(opts.FromBundle), BundleOptions{})
+		b, err := readBundleDir(opts.FromBundle, BundleOptions{})
 		if err != nil {
-			return fmt.Errorf("reading bundle %s: %w", opts.FromBundle, err)
+			return err
 		}
 		opts.Package = cmp.Or(opts.Package, b.Package)
 		opts.DefaultChannel = cmp.Or(opts.DefaultChannel, b.DefaultChannel)
@@ -121,24 +121,6 @@ func Init(opts InitOptions) error {
 	if err := checkPackageName(opts.Package); err != nil {
 		return err
 	}
-	// The lock's sibling file needs the catalog's parent directory.
-	if err := os.MkdirAll(filepath.Dir(filepath.Clean(opts.Dir)), 0o755); err != nil {
-		return fmt.Errorf("creating catalog directory: %w", err)
-	}
-	unlock, err := lockDir(context.Background(), opts.Dir)
-	if err != nil {
-		return err
-	}
-	defer unlock()
-	if _, _, err := findPackageFile(opts.Dir, opts.Package); err == nil {
-		return fmt.Errorf("%w: %q in %s", ErrPackageExists, opts.Package, opts.Dir)
-	} else if !errors.Is(err, ErrPackageNotFound) {
-		return err
-	}
-	pkgDir := filepath.Join(opts.Dir, opts.Package)
-	if _, err := os.Lstat(pkgDir); err == nil {
-		return fmt.Errorf("%w: %s exists but holds no %s.yaml or %s.json", ErrPackageExists, pkgDir, packageFileBase, packageFileBase)
-	}
 	cfg := declcfg.DeclarativeConfig{Packages: []declcfg.Package{{
 		Schema:         declcfg.SchemaPackage,
 		Name:           opts.Package,
@@ -150,33 +132,60 @@ func Init(opts InitOptions) error {
 	if err != nil {
 		return err
 	}
-
-	createdRoot := false
-	if _, err := os.Stat(opts.Dir); errors.Is(err, fs.ErrNotExist) {
-		if err := os.MkdirAll(opts.Dir, 0o755); err != nil {
-			return fmt.Errorf("creating catalog directory: %w", err)
+	createdRoot, err := mkdirIfMissing(opts.Dir)
+	if err != nil {
+		return fmt.Errorf("creating catalog directory: %w", err)
+	}
+	unlock, err := lockCatalog(context.Background(), opts.Dir)
+	if err != nil {
+		return err
+	}
+	defer unlock()
+	if err := writeNewPackage(opts.Dir, opts.Package, opts.Format, data); err != nil {
+		if createdRoot && os.Remove(opts.Dir) == nil {
+			removeLock(opts.Dir)
 		}
-		createdRoot = true
+		return err
 	}
-	// Build the package directory aside, then rename it into place.
-	tmp, err := os.MkdirTemp(opts.Dir, "."+opts.Package+".tmp-*")
-	if err == nil {
-		err = os.Chmod(tmp, 0o755)
+	return nil
+}
+
+// mkdirIfMissing creates dir (and its parents) unless it exists, the way
+// mkdir -p does (mode 0o777 less the umask); created says it did.
+func mkdirIfMissing(dir string) (created bool, err error) {
+	if _, err := os.Stat(dir); !errors.Is(err, fs.ErrNotExist) {
+		return false, nil
 	}
-	if err == nil {
-		err = atomicfile.WriteFile(filepath.Join(tmp, packageFileBase+"."+string(opts.Format)), data, 0o644)
+	if err := os.MkdirAll(dir, 0o777); err != nil {
+		return false, err
 	}
+	return true, nil
+}
+
+// writeNewPackage writes the package directory <dir>/<pkg> holding data as
+// its package file: built aside, then renamed into place, so it appears
+// complete or not at all. The caller holds the catalog's lock.
+func writeNewPackage(dir, pkg string, format Format, data []byte) error {
+	if _, _, err := findPackageFile(dir, pkg); err == nil {
+		return fmt.Errorf("%w: %q in %s", ErrPackageExists, pkg, dir)
+	} else if !errors.Is(err, ErrPackageNotFound) {
+		return err
+	}
+	pkgDir := filepath.Join(dir, pkg)
+	if _, err := os.Lstat(pkgDir); err == nil {
+		return fmt.Errorf("%w: %s exists but holds no %s.yaml or %s.json", ErrPackageExists, pkgDir, packageFileBase, packageFileBase)
+	}
+	tmp, err := atomicfile.MkdirTemp(dir, "."+pkg+".tmp-*")
+	if err != nil {
+		return fmt.Errorf("initializing package %q: %w", pkg, err)
+	}
+	err = writeFile(filepath.Join(tmp, packageFileBase+"."+string(format)), data, 0o644)
 	if err == nil {
 		err = os.Rename(tmp, pkgDir)
 	}
 	if err != nil {
-		if tmp != "" {
-			os.RemoveAll(tmp)
-		}
-		if createdRoot {
-			os.Remove(opts.Dir)
-		}
-		return fmt.Errorf("initializing package %q: %w", opts.Package, err)
+		os.RemoveAll(tmp)
+		return fmt.Errorf("initializing package %q: %w", pkg, err)
 	}
 	return nil
 }
@@ -309,9 +318,9 @@ func bundleVersion(b *declcfg.Bundle) (semver.Version, error) {
 	if len(pkgs) != 1 {
 		return semver.Version{}, fmt.Errorf("bundle %q: want exactly one %s property, found %d", b.Name, property.TypePackage, len(pkgs))
 	}
-	v, err := semver.Parse(pkgs[0].Version)
+	v, err := ParseVersion(pkgs[0].Version)
 	if err != nil {
-		return semver.Version{}, fmt.Errorf("bundle %q: version %q: %w", b.Name, pkgs[0].Version, err)
+		return semver.Version{}, fmt.Errorf("bundle %q: %s: %w", b.Name, property.TypePackage, err)
 	}
 	return v, nil
 }

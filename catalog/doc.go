@@ -18,7 +18,11 @@
 //
 // Writers of one directory serialize on a lock (flock of the sibling file
 // LockPath names, outside the directory so that operator-registry's loaders
-// and catalog images never see it): concurrent changes all land.
+// and catalog images never see it): concurrent changes all land. Under the
+// lock, a writer loads the whole catalog and refuses one with a file that
+// does not load (ErrCatalogUnreadable); only Init creates the directory,
+// and no lock file is made beside one that does not exist. Bundle versions
+// follow one rule, ParseVersion's.
 //
 // Validate runs operator-registry's model validation and chartpilot's graph
 // checks and reports every problem as a tree naming package, channel and

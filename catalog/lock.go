@@ -4,8 +4,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
+	"os"
 	"path/filepath"
 
+	"github.com/chartpilot/chartpilot/catalog/fbc"
 	"github.com/chartpilot/chartpilot/internal/flock"
 )
 
@@ -21,14 +24,25 @@ func LockPath(dir string) (string, error) {
 	return filepath.Join(filepath.Dir(abs), "."+filepath.Base(abs)+".lock"), nil
 }
 
+// ErrNoCatalogDir means the catalog directory does not exist: a writer
+// other than Init refuses it, and creates no lock file beside it.
+var ErrNoCatalogDir = errors.New("no catalog directory")
+
 // lockDir takes the catalog directory's writer lock (flock on LockPath),
 // waiting while another writer, in this process or another, holds it, until
 // ctx is done. Every change (Init, Add, Remove, Deprecate) reads the package
 // file, changes it and writes it back under the lock, so concurrent writers
 // serialize instead of losing each other's changes. The kernel releases the
 // lock if the process dies; the lock file stays (removing it would let two
-// writers lock two different files).
+// writers lock two different files), except when a failed Init removes the
+// directory it created (see removeLock).
+//
+// dir must exist, before the lock (no lock file is left beside a mistyped
+// directory) and once it is held (a failed Init may have removed it).
 func lockDir(ctx context.Context, dir string) (unlock func(), err error) {
+	if err := checkCatalogDir(dir); err != nil {
+		return nil, err
+	}
 	path, err := LockPath(dir)
 	if err != nil {
 		return nil, fmt.Errorf("locking catalog %s: %w", dir, err)
@@ -39,6 +53,54 @@ func lockDir(ctx context.Context, dir string) (unlock func(), err error) {
 	}
 	if err != nil {
 		return nil, fmt.Errorf("locking catalog %s: %w", dir, err)
+	}
+	if err := checkCatalogDir(dir); err != nil {
+		unlock()
+		return nil, err
+	}
+	return unlock, nil
+}
+
+// checkCatalogDir tells whether dir is an existing directory.
+func checkCatalogDir(dir string) error {
+	fi, err := os.Stat(dir)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return fmt.Errorf("%w: %s does not exist (create it with `chartpilot catalog init`)", ErrNoCatalogDir, dir)
+	case err != nil:
+		return fmt.Errorf("catalog %s: %w", dir, err)
+	case !fi.IsDir():
+		return fmt.Errorf("%w: %s is not a directory", ErrNoCatalogDir, dir)
+	}
+	return nil
+}
+
+// removeLock removes the lock file of dir while its lock is held: only for
+// a directory the holder created and removed again, which no other writer
+// can have written to. A writer waiting on the removed file finds the
+// directory gone once it holds the lock, and stops.
+func removeLock(dir string) {
+	if path, err := LockPath(dir); err == nil {
+		os.Remove(path)
+	}
+}
+
+// ErrCatalogUnreadable means a file of the catalog directory does not
+// load: a writer refuses to add to it, since the catalog would stay one
+// that `catalog validate`, opm and OLM reject.
+var ErrCatalogUnreadable = errors.New("catalog does not load")
+
+// lockCatalog takes the writer lock of dir (lockDir), then loads the whole
+// catalog: a file that does not load is refused, named, before anything is
+// written.
+func lockCatalog(ctx context.Context, dir string) (unlock func(), err error) {
+	unlock, err = lockDir(ctx, dir)
+	if err != nil {
+		return nil, err
+	}
+	if _, err := fbc.Load(ctx, os.DirFS(dir)); err != nil {
+		unlock()
+		return nil, fmt.Errorf("%w: %s: %w; fix or remove that file (nothing was written)", ErrCatalogUnreadable, dir, err)
 	}
 	return unlock, nil
 }

@@ -240,3 +240,68 @@ func TestLoadDependencyErrors(t *testing.T) {
 		})
 	}
 }
+
+func TestLoadRefusesLibraryCharts(t *testing.T) {
+	const library = "apiVersion: v2\nname: lib\ntype: library\nversion: 0.1.0\n"
+	tests := []struct {
+		name string
+		// files are written under a temporary directory.
+		files map[string]string
+		// load is the chart to load, relative to that directory.
+		load string
+		// packaged loads a .tgz of the chart instead of its directory.
+		packaged bool
+		// wantErr is a substring of the error; empty: Load succeeds.
+		wantErr string
+	}{{
+		name:    "a library chart",
+		files:   map[string]string{"lib/Chart.yaml": library, "lib/templates/_helpers.tpl": "{{- define \"lib.name\" }}x{{- end }}\n"},
+		load:    "lib",
+		wantErr: filepath.Join("lib", "Chart.yaml") + `: type is "library"`,
+	}, {
+		name:     "a packaged library chart",
+		files:    map[string]string{"lib/Chart.yaml": library},
+		load:     "lib",
+		packaged: true,
+		wantErr:  `lib-0.1.0.tgz (Chart.yaml): type is "library"`,
+	}, {
+		name:  "an application chart",
+		files: map[string]string{"app/Chart.yaml": "apiVersion: v2\nname: app\ntype: application\nversion: 0.1.0\n"},
+		load:  "app",
+	}, {
+		name: "an application chart depending on a library chart",
+		files: map[string]string{
+			"lib/Chart.yaml": library,
+			"app/Chart.yaml": "apiVersion: v2\nname: app\nversion: 0.1.0\ndependencies:\n  - name: lib\n    version: 0.1.0\n    repository: file://../lib\n",
+		},
+		load: "app",
+	}}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			dir := t.TempDir()
+			for name, content := range tt.files {
+				writeFile(t, dir, name, content)
+			}
+			path := filepath.Join(dir, tt.load)
+			if tt.packaged {
+				c, err := load(path, nil)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if path, err = chartutil.Save(c, dir); err != nil {
+					t.Fatal(err)
+				}
+			}
+			_, err := Load(path)
+			if tt.wantErr == "" {
+				if err != nil {
+					t.Fatal(err)
+				}
+				return
+			}
+			if !errors.Is(err, ErrLibraryChart) || !strings.Contains(err.Error(), tt.wantErr) {
+				t.Fatalf("Load() error = %v, want ErrLibraryChart containing %q", err, tt.wantErr)
+			}
+		})
+	}
+}

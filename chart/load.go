@@ -17,6 +17,10 @@ import (
 // neither vendored under charts/ nor a local file:// chart that can be loaded.
 var ErrUnresolvedDependency = errors.New("unresolved chart dependency")
 
+// ErrLibraryChart is returned when the chart is a library chart (type:
+// library in Chart.yaml): Helm installs only application charts.
+var ErrLibraryChart = errors.New("a library chart cannot be installed")
+
 // Chart is a loaded Helm chart and where it came from.
 type Chart struct {
 	// Path is the directory or .tgz the chart was loaded from.
@@ -32,13 +36,31 @@ func (c *Chart) Name() string { return c.Helm.Name() }
 // attaches every dependency of Chart.yaml that is not vendored under charts/
 // but points at a local chart (repository file://...), recursively, checking
 // the version constraint. A dependency that is neither is an error wrapping
-// ErrUnresolvedDependency.
+// ErrUnresolvedDependency. A library chart, which Helm refuses to install,
+// is an error wrapping ErrLibraryChart (as a dependency it is fine).
 func Load(path string) (*Chart, error) {
 	ch, err := load(path, nil)
 	if err != nil {
 		return nil, err
 	}
+	if err := checkInstallable(path, ch); err != nil {
+		return nil, err
+	}
 	return &Chart{Path: path, Helm: ch}, nil
+}
+
+// checkInstallable refuses a chart Helm does not install: its Chart.yaml's
+// type must be empty or "application".
+func checkInstallable(path string, ch *helmchart.Chart) error {
+	switch ch.Metadata.Type {
+	case "", "application":
+		return nil
+	}
+	file := filepath.Join(path, chartutil.ChartfileName)
+	if fi, err := os.Stat(path); err == nil && !fi.IsDir() {
+		file = path + " (" + chartutil.ChartfileName + ")"
+	}
+	return fmt.Errorf("%s: type is %q: %w: Helm installs only application charts (type: application, or no type), and a library chart only lends templates to the charts that depend on it; make an application chart that depends on %s and use that", file, ch.Metadata.Type, ErrLibraryChart, ch.Name())
 }
 
 // reload loads the chart again from its source, for a render of its own.

@@ -17,8 +17,9 @@ import (
 	"github.com/chartpilot/chartpilot/chart"
 )
 
-// ErrRemovedAPI is wrapped by Result.Err when the chart renders an apiVersion
-// the target Kubernetes version no longer serves.
+// ErrRemovedAPI is wrapped by Result.Err (and CheckCRDs' error) when the
+// chart renders, or ships under crds/, an apiVersion the target Kubernetes
+// version no longer serves.
 var ErrRemovedAPI = errors.New("removed Kubernetes API")
 
 // Owner is the operator's own custom resource.
@@ -125,8 +126,9 @@ type Result struct {
 	// Role holds the namespaced rules when the operator watches one
 	// namespace; nil otherwise.
 	Role *rbacv1.Role
-	// Errors are removed APIs; Warnings deprecated APIs, guessed resource
-	// names and kinds found only by scanning templates.
+	// Errors are removed APIs, in templates and in crds/; Warnings
+	// deprecated APIs, guessed resource names and kinds found only by
+	// scanning templates.
 	Errors, Warnings []Problem
 	// Renders are every render of the chart the derivation looked at: the
 	// default values, each sample's, value gates turned on and each choice
@@ -139,14 +141,7 @@ type Result struct {
 // Err is nil unless the chart renders removed APIs, in which case it wraps
 // ErrRemovedAPI and names each one.
 func (r *Result) Err() error {
-	if len(r.Errors) == 0 {
-		return nil
-	}
-	var msgs []string
-	for _, p := range r.Errors {
-		msgs = append(msgs, p.String())
-	}
-	return fmt.Errorf("%w for Kubernetes %s:\n  %s", ErrRemovedAPI, r.opts.KubeVersion, strings.Join(msgs, "\n  "))
+	return removedAPIError(r.Errors, r.opts.KubeVersion)
 }
 
 // created is one kind seen in renders or templates, before resolution.
@@ -239,7 +234,7 @@ func (d *derivation) see(m chart.Manifest, gates []string) {
 // keeps the render.
 func (d *derivation) render(vals map[string]any, what string) (*chart.Rendered, error) {
 	ns := cmp.Or(d.opts.WatchNamespace, "default")
-	r, err := d.opts.Chart.Render(chart.RenderOptions{Namespace: ns, Values: vals, KubeVersion: "v" + d.opts.KubeVersion + ".0"})
+	r, err := d.opts.Chart.Render(chart.RenderOptions{Namespace: ns, Values: vals, KubeVersion: renderKubeVersion(d.minor)})
 	if err != nil {
 		return nil, fmt.Errorf("rendering with %s: %w", what, err)
 	}
@@ -337,7 +332,13 @@ func (d *derivation) addScannedKinds() error {
 
 // learnCRDs teaches the resolver the kinds of the CRDs the chart ships
 // (crds/) or renders.
+//
+// Helm installs crds/ as they are, before anything else: a removed
+// apiVersion there fails every install.
 func (d *derivation) learnCRDs() error {
+	crdErrs, crdWarns := checkCRDFiles(d.renders, d.minor)
+	d.res.Errors = append(d.res.Errors, crdErrs...)
+	d.res.Warnings = append(d.res.Warnings, crdWarns...)
 	for _, r := range d.renders {
 		for _, m := range r.CRDs {
 			d.crdFiles[m.Source] = true
@@ -419,9 +420,7 @@ func (d *derivation) reason(k Kind, target schema.GroupVersionKind, m mapping) s
 			Message: fmt.Sprintf("%s %s appears in the template but no render created it (gated by values chartpilot could not turn on); it is granted anyway", gvk.GroupVersion(), gvk.Kind)})
 	}
 	if m.Source == SourceGuessed {
-		d.res.Warnings = append(d.res.Warnings, Problem{Template: k.Templates[0], GVK: gvk,
-			Message: fmt.Sprintf("%s %s is neither a Kubernetes %d.%d kind nor defined by the chart's CRDs: its resource name was guessed the kubectl way (lower-case kind, plural) as %q, namespaced; if its CRD says otherwise, fix the rule {apiGroups: [%q], resources: [%q], verbs: [%s]} in role.yaml, or derive RBAC against a cluster that has the CRD",
-				gvk.GroupVersion(), gvk.Kind, 1, builtinMinor, m.Resource, target.Group, m.Resource, strings.Join(manageVerbs, ", "))})
+		d.res.Warnings = append(d.res.Warnings, Problem{Template: k.Templates[0], GVK: gvk, Message: unknownKindMessage(gvk, target, m, d.minor)})
 		reason += "; resource name guessed"
 	}
 	return reason

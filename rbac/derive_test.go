@@ -134,6 +134,16 @@ func TestDerive(t *testing.T) {
 			"legacy/templates/deployment.yaml: extensions/v1beta1 Deployment is no longer served since Kubernetes 1.16: use apiVersion apps/v1",
 			"legacy/templates/psp.yaml: policy/v1beta1 PodSecurityPolicy is no longer served since Kubernetes 1.25: PodSecurityPolicy has no replacement API; use Pod Security Admission (namespace labels pod-security.kubernetes.io/*)",
 		},
+	}, {
+		name:  "a removed CRD API under crds/ is an error naming the file",
+		chart: "oldcrds",
+		rules: with(
+			"cluster apiextensions.k8s.io/customresourcedefinitions: get,list,watch,create",
+			"ns /configmaps: "+all,
+		),
+		errors: []string{
+			"oldcrds/crds/gadgets.yaml: apiextensions.k8s.io/v1beta1 CustomResourceDefinition is no longer served since Kubernetes 1.22: use apiVersion apiextensions.k8s.io/v1",
+		},
 	}}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -432,6 +442,115 @@ func TestMerge(t *testing.T) {
 	for _, r := range m.Rules {
 		if r.Resources[0] == "configmaps" && len(r.Reasons) != 2 {
 			t.Errorf("configmaps reasons = %q, want one per chart", r.Reasons)
+		}
+	}
+}
+
+func TestCheckCRDs(t *testing.T) {
+	tests := []struct {
+		name, chart, kubeVersion string
+		// removed and deprecated are the starts of the problems found.
+		removed, deprecated []string
+	}{
+		{name: "v1 CRDs pass", chart: "widgets"},
+		{name: "a chart without crds/ passes", chart: "webapp"},
+		{name: "v1beta1 CRD on the default version", chart: "oldcrds", removed: []string{
+			"oldcrds/crds/gadgets.yaml: apiextensions.k8s.io/v1beta1 CustomResourceDefinition is no longer served since Kubernetes 1.22: use apiVersion apiextensions.k8s.io/v1",
+		}},
+		{name: "v1beta1 CRD on a cluster that still serves it", chart: "oldcrds", kubeVersion: "1.21", deprecated: []string{
+			"oldcrds/crds/gadgets.yaml: apiextensions.k8s.io/v1beta1 CustomResourceDefinition is deprecated since Kubernetes 1.16 and removed in 1.22",
+		}},
+		{name: "v1beta1 CRD, version written with a v and a patch", chart: "oldcrds", kubeVersion: "v1.30.2", removed: []string{
+			"oldcrds/crds/gadgets.yaml: apiextensions.k8s.io/v1beta1 CustomResourceDefinition is no longer served since Kubernetes 1.22",
+		}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			c, err := chart.Load(chartDir(tt.chart))
+			if err != nil {
+				t.Fatal(err)
+			}
+			removed, deprecated, err := CheckCRDs(c, tt.kubeVersion)
+			if err != nil {
+				t.Fatal(err)
+			}
+			checkProblems(t, "removed", removed, tt.removed)
+			checkProblems(t, "deprecated", deprecated, tt.deprecated)
+		})
+	}
+}
+
+// Messages speak of the Kubernetes version asked for, not of the built-in
+// table's 1.36, and a kind removed since resolves for a target that serves it.
+func TestMessagesNameTheTargetVersion(t *testing.T) {
+	tests := []struct {
+		name, chart, kubeVersion string
+		// kind is a kind whose resolution is checked.
+		kind          string
+		wantResource  string
+		wantNamespace bool
+		// warning is the start of a warning that must be there (the
+		// template's name first).
+		warning string
+		// notIn is a text no warning may contain.
+		notIn string
+	}{{
+		name: "an unknown kind on 1.21", chart: "umbrella", kubeVersion: "1.21",
+		kind: "ServiceMonitor", wantResource: "servicemonitors", wantNamespace: true,
+		warning: "umbrella/templates/servicemonitor.yaml: monitoring.coreos.com/v1 ServiceMonitor is neither a Kubernetes 1.21 kind chartpilot knows",
+		notIn:   "1.36 kind",
+	}, {
+		name: "an unknown kind on 1.36", chart: "umbrella", kubeVersion: "1.36",
+		kind: "ServiceMonitor", wantResource: "servicemonitors", wantNamespace: true,
+		warning: "umbrella/templates/servicemonitor.yaml: monitoring.coreos.com/v1 ServiceMonitor is neither a Kubernetes 1.36 kind nor defined by the chart's CRDs",
+	}, {
+		name: "PodSecurityPolicy on 1.21: cluster-scoped, not guessed", chart: "legacy", kubeVersion: "1.21",
+		kind: "PodSecurityPolicy", wantResource: "podsecuritypolicies", wantNamespace: false,
+		warning: "legacy/templates/psp.yaml: policy/v1beta1 PodSecurityPolicy is deprecated since Kubernetes 1.21 and removed in 1.25",
+		notIn:   "guessed",
+	}}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			c, err := chart.Load(chartDir(tt.chart))
+			if err != nil {
+				t.Fatal(err)
+			}
+			res, err := Derive(Options{Chart: c, Owner: Owner{Group: "charts.example.com", Resource: "things"}, KubeVersion: tt.kubeVersion})
+			if err != nil {
+				t.Fatal(err)
+			}
+			found := false
+			for _, w := range res.Warnings {
+				found = found || strings.HasPrefix(w.String(), tt.warning)
+				if tt.notIn != "" && strings.Contains(w.String(), tt.notIn) {
+					t.Errorf("warning %q contains %q", w, tt.notIn)
+				}
+			}
+			if !found {
+				t.Errorf("no warning starting %q in %q", tt.warning, res.Warnings)
+			}
+			for _, k := range res.Kinds {
+				if k.Kind == tt.kind && (k.Resource != tt.wantResource || k.Namespaced != tt.wantNamespace) {
+					t.Errorf("%s resolved to %s (namespaced %t), want %s (namespaced %t)", k.Kind, k.Resource, k.Namespaced, tt.wantResource, tt.wantNamespace)
+				}
+			}
+		})
+	}
+}
+
+func TestPrereleaseMessage(t *testing.T) {
+	gvk := schemaGVK("batch/v2alpha1", "CronJob")
+	tests := []struct {
+		minor int
+		want  string
+	}{
+		{36, "batch/v2alpha1 CronJob is a pre-release version of an API that is GA in Kubernetes 1.36 (pre-release versions are deprecated once GA and off by default): use apiVersion batch/v1"},
+		{21, "batch/v2alpha1 CronJob is a pre-release version of an API that Kubernetes 1.36 serves as GA (pre-release versions are deprecated once GA and off by default); whether Kubernetes 1.21 does, chartpilot's table cannot tell: use apiVersion batch/v1 if 1.21 serves it"},
+	}
+	for _, tt := range tests {
+		status, msg := checkAPI(gvk, tt.minor)
+		if status != apiDeprecated || msg != tt.want {
+			t.Errorf("checkAPI(%v, 1.%d) = %v, %q; want deprecated, %q", gvk, tt.minor, status, msg, tt.want)
 		}
 	}
 }

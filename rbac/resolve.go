@@ -24,6 +24,9 @@ const (
 	SourceChartCRD Source = "chart CRD"
 	// SourceBuiltin is the built-in table of Kubernetes 1.36 APIs.
 	SourceBuiltin Source = "Kubernetes 1.36"
+	// SourceMigrationGuide is the deprecated API migration guide's table,
+	// for kinds removed before 1.36 (PodSecurityPolicy) on an older target.
+	SourceMigrationGuide Source = "Kubernetes deprecated API migration guide"
 	// SourceGuessed is kubectl's guess from the kind's name: a warning.
 	SourceGuessed Source = "guessed"
 )
@@ -102,6 +105,9 @@ func (r *resolver) resolve(gvk schema.GroupVersionKind) mapping {
 	}
 	if b, ok := builtins.lookup(gvk); ok {
 		return mapping{Resource: b.Resource, Namespaced: b.Namespaced, Source: SourceBuiltin}
+	}
+	if m, ok := oldKind(gvk); ok {
+		return m
 	}
 	plural, _ := meta.UnsafeGuessKindToResource(gvk)
 	// An unknown kind is most likely a namespaced custom resource.

@@ -122,11 +122,11 @@ func Adopt(opts AdoptOptions) (*AdoptResult, error) {
 	if _, err := os.Stat(filepath.Join(opts.Dir, "config")); err != nil {
 		return nil, fmt.Errorf("adopt: %s is not an operator-sdk Helm project: %w", opts.Dir, err)
 	}
-	want, why, err := g.adoptedFiles()
+	want, why, notes, err := g.adoptedFiles()
 	if err != nil {
 		return nil, fmt.Errorf("adopt: %w", err)
 	}
-	res := &AdoptResult{}
+	res := &AdoptResult{Notes: notes}
 	old := map[string][]byte{}
 	paths := make([]string, 0, len(want))
 	for p := range want {
@@ -168,38 +168,33 @@ func Adopt(opts AdoptOptions) (*AdoptResult, error) {
 }
 
 // adoptedFiles are the files of the adopted project that chartpilot
-// writes, and why.
-func (g *generator) adoptedFiles() (map[string][]byte, map[string]string, error) {
-	files, err := g.derived()
+// writes, why, and notes on what the author should know.
+func (g *generator) adoptedFiles() (files map[string][]byte, why map[string]string, notes []string, err error) {
+	files, err = g.derived()
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
-	why := map[string]string{}
+	why = map[string]string{}
 	for p := range files {
 		why[p] = "the spec schema derived from the chart's values"
 	}
 	why["config/rbac/role.yaml"] = "least-privilege rules derived from the charts instead of every verb on each kind"
 	ours, err := render(staticFiles["Makefile"], g.data())
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
 	user, err := os.ReadFile(filepath.Join(g.dir, "Makefile"))
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
 		files["Makefile"], why["Makefile"] = ours, "chartpilot's Makefile"
 	case err != nil:
-		return nil, nil, err
+		return nil, nil, nil, err
 	default:
-		out, rewired, added := rewireMakefile(user, ours)
-		files["Makefile"] = out
-		var parts []string
-		if len(rewired) > 0 {
-			parts = append(parts, "targets "+strings.Join(rewired, ", ")+" run chartpilot")
+		r := rewireMakefile(user, ours)
+		files["Makefile"], why["Makefile"] = r.out, r.why()
+		for _, v := range r.removed {
+			notes = append(notes, "Makefile: removed "+v.String())
 		}
-		if len(added) > 0 {
-			parts = append(parts, "added "+strings.Join(added, ", "))
-		}
-		why["Makefile"] = strings.Join(parts, "; ") + "; your variables and other targets kept"
 	}
 	if _, err := os.Stat(filepath.Join(g.dir, "config", "scorecard")); errors.Is(err, fs.ErrNotExist) {
 		for p, tmpl := range staticFiles {
@@ -208,12 +203,12 @@ func (g *generator) adoptedFiles() (map[string][]byte, map[string]string, error)
 			}
 			out, err := render(tmpl, g.data())
 			if err != nil {
-				return nil, nil, err
+				return nil, nil, nil, err
 			}
 			files[p], why[p] = out, "scorecard configuration (make scorecard)"
 		}
 	}
-	return files, why, nil
+	return files, why, notes, nil
 }
 
 // writeAdopted saves the backups, then writes each change atomically; on

@@ -35,6 +35,16 @@ func TestGenerateAfterChartChanges(t *testing.T) {
 			writeFile(t, filepath.Join(dir, "templates", "job.yaml"), strings.Replace(job, "batch/v1\nkind: Job", "batch/v1beta1\nkind: CronJob", 1))
 		},
 		wantErr: rbac.ErrRemovedAPI,
+	}, {
+		name: "a removed API in crds/ fails and changes nothing",
+		change: func(t *testing.T, dir string) {
+			old, err := os.ReadFile(filepath.Join("..", "chart", "testdata", "charts", "oldcrds", "crds", "gadgets.yaml"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			writeFile(t, filepath.Join(dir, "crds", "gadgets.yaml"), string(old))
+		},
+		wantErr: rbac.ErrRemovedAPI,
 	}}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

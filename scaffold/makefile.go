@@ -115,15 +115,47 @@ var toolTargets = []string{"kustomize", "helm-operator", "operator-sdk", "opm", 
 // notRewired are the chartpilot Makefile's targets that stay the user's.
 var notRewired = []string{"all", "help"}
 
+// rewiring is what rewireMakefile made of a user's Makefile.
+type rewiring struct {
+	out []byte
+	// rewired and added are targets whose recipes now run chartpilot, and
+	// the targets added.
+	rewired, added []string
+	// removed are the variables whose definitions were removed.
+	removed []removedVar
+}
+
+// why says what the rewiring changed, for adopt's report.
+func (r rewiring) why() string {
+	var parts []string
+	if len(r.rewired) > 0 {
+		parts = append(parts, "targets "+strings.Join(r.rewired, ", ")+" run chartpilot")
+	}
+	if len(r.added) > 0 {
+		parts = append(parts, "added "+strings.Join(r.added, ", "))
+	}
+	if len(r.removed) > 0 {
+		names := make([]string, 0, len(r.removed))
+		for _, v := range r.removed {
+			names = append(names, v.Name)
+		}
+		parts = append(parts, "removed "+strings.Join(names, ", ")+", which no longer did anything")
+	}
+	return strings.Join(parts, "; ") + "; your other variables and targets kept"
+}
+
 // rewireMakefile points the targets of user's Makefile that chartpilot's
 // Makefile (ours) also has at chartpilot's recipes, keeping the user's
 // variables, help texts, other prerequisites and other targets; it adds
 // the variables the new recipes use that user lacks (above the first rule)
-// and the targets user lacks (at the end). It returns what it changed.
-func rewireMakefile(user, ours []byte) (out []byte, rewired, added []string) {
+// and the targets user lacks (at the end). Variables that only the
+// replaced recipes used are removed (see removeDeadVariables).
+func rewireMakefile(user, ours []byte) rewiring {
 	u, o := parseMakefile(user), parseMakefile(ours)
+	var res rewiring
 	var usedVars []string
 	var appended []mkPart
+	replaced := u.recipeVariables(o)
 	for _, op := range o.parts {
 		if op.target == "" || slices.Contains(notRewired, op.target) {
 			continue
@@ -138,7 +170,7 @@ func rewireMakefile(user, ours []byte) (out []byte, rewired, added []string) {
 		up := u.rule(op.target)
 		if up == nil {
 			appended = append(appended, mkPart{lines: []string{"", ".PHONY: " + op.target}}, op)
-			added = append(added, op.target)
+			res.added = append(res.added, op.target)
 			continue
 		}
 		var prereqs []string
@@ -160,51 +192,59 @@ func rewireMakefile(user, ours []byte) (out []byte, rewired, added []string) {
 		}
 		lines := append([]string{header}, op.lines[1:]...)
 		if !slices.Equal(lines, up.lines) {
-			rewired = append(rewired, op.target)
+			res.rewired = append(res.rewired, op.target)
 		}
 		up.lines, up.prereqs = lines, prereqs
 	}
-	// Variables are added in the order our Makefile defines them, so that
-	// one defined from another follows it.
-	var block []string
-	for _, op := range o.parts {
-		for _, l := range op.lines {
-			// Only unconditional defaults (?=) are copied: a variable set
-			// inside an ifneq block would lose its condition.
-			sm := varRE.FindStringSubmatch(l)
-			if sm == nil || !strings.Contains(l, "?=") || strings.HasPrefix(l, "\t") || u.defines(sm[1]) || !needs(o, sm[1], usedVars) {
-				continue
-			}
-			if def := o.definition(sm[1]); def != nil && !slices.Contains(block, def[len(def)-1]) {
-				block = append(block, def...)
-			}
-		}
-	}
-	if len(block) > 0 {
-		block = append([]string{"# Added by chartpilot adopt: the variables of the chartpilot targets below."}, block...)
-		block = append(block, "")
-		first := slices.IndexFunc(u.parts, func(p mkPart) bool { return p.target != "" })
-		if first < 0 {
-			first = len(u.parts)
-		}
-		// Before the .PHONY line and comments that belong to the first rule.
-		if first > 0 && u.parts[first-1].target == "" {
-			prev := &u.parts[first-1]
-			cut := len(prev.lines)
-			for cut > 0 && (strings.HasPrefix(prev.lines[cut-1], ".PHONY") || strings.HasPrefix(prev.lines[cut-1], "#")) {
-				cut--
-			}
-			rest := slices.Clone(prev.lines[cut:])
-			prev.lines = append(append(prev.lines[:cut:cut], block...), rest...)
-		} else {
-			u.parts = slices.Insert(u.parts, first, mkPart{lines: block})
-		}
-	}
+	u.addVariables(o, usedVars)
 	if len(appended) > 0 {
 		u.parts = append(u.parts, mkPart{lines: []string{"", "##@ chartpilot"}})
 		u.parts = append(u.parts, appended...)
 	}
-	return u.bytes(), rewired, added
+	res.removed = u.removeDeadVariables(replaced)
+	res.out = u.bytes()
+	return res
+}
+
+// addVariables adds the unconditional defaults (?=) of ours that the
+// rewired recipes use (usedVars) and m lacks, above m's first rule, in
+// the order ours defines them, so that one defined from another follows it.
+func (m *makefile) addVariables(ours *makefile, usedVars []string) {
+	var block []string
+	for _, op := range ours.parts {
+		for _, l := range op.lines {
+			// Only unconditional defaults (?=) are copied: a variable set
+			// inside an ifneq block would lose its condition.
+			sm := varRE.FindStringSubmatch(l)
+			if sm == nil || !strings.Contains(l, "?=") || strings.HasPrefix(l, "\t") || m.defines(sm[1]) || !needs(ours, sm[1], usedVars) {
+				continue
+			}
+			if def := ours.definition(sm[1]); def != nil && !slices.Contains(block, def[len(def)-1]) {
+				block = append(block, def...)
+			}
+		}
+	}
+	if len(block) == 0 {
+		return
+	}
+	block = append([]string{"# Added by chartpilot adopt: the variables of the chartpilot targets below."}, block...)
+	block = append(block, "")
+	first := slices.IndexFunc(m.parts, func(p mkPart) bool { return p.target != "" })
+	if first < 0 {
+		first = len(m.parts)
+	}
+	// Before the .PHONY line and comments that belong to the first rule.
+	if first > 0 && m.parts[first-1].target == "" {
+		prev := &m.parts[first-1]
+		cut := len(prev.lines)
+		for cut > 0 && (strings.HasPrefix(prev.lines[cut-1], ".PHONY") || strings.HasPrefix(prev.lines[cut-1], "#")) {
+			cut--
+		}
+		rest := slices.Clone(prev.lines[cut:])
+		prev.lines = append(append(prev.lines[:cut:cut], block...), rest...)
+	} else {
+		m.parts = slices.Insert(m.parts, first, mkPart{lines: block})
+	}
 }
 
 // needs tells whether a variable is used by the rewired recipes, directly

@@ -165,10 +165,11 @@ func Init(opts Options) error {
 		return err
 	}
 	parent := filepath.Dir(filepath.Clean(opts.Dir))
-	if err := os.MkdirAll(parent, 0o755); err != nil {
+	if err := os.MkdirAll(parent, 0o777); err != nil {
 		return fmt.Errorf("init: %w", err)
 	}
-	tmp, err := os.MkdirTemp(parent, "."+filepath.Base(opts.Dir)+".init-*")
+	// The project root gets mkdir's mode (the umask applies), not MkdirTemp's 0o700.
+	tmp, err := atomicfile.MkdirTemp(parent, "."+filepath.Base(opts.Dir)+".init-*")
 	if err != nil {
 		return fmt.Errorf("init: %w", err)
 	}

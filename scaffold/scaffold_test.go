@@ -159,6 +159,11 @@ func TestInitRefusals(t *testing.T) {
 		wantErr: rbac.ErrRemovedAPI,
 		wantMsg: "legacy/templates/deployment.yaml: extensions/v1beta1 Deployment is no longer served since Kubernetes 1.16: use apiVersion apps/v1",
 	}, {
+		name:    "a removed API in crds/ fails the init and leaves nothing",
+		opts:    Options{APIOptions: APIOptions{Chart: chartDir("oldcrds")}},
+		wantErr: rbac.ErrRemovedAPI,
+		wantMsg: "oldcrds/crds/gadgets.yaml: apiextensions.k8s.io/v1beta1 CustomResourceDefinition is no longer served since Kubernetes 1.22: use apiVersion apiextensions.k8s.io/v1",
+	}, {
 		name:       "non-empty directory",
 		setup:      func(t *testing.T, dir string) { writeFile(t, filepath.Join(dir, "notes.txt"), "mine") },
 		opts:       Options{APIOptions: APIOptions{Chart: chartDir("webapp")}},
@@ -387,5 +392,59 @@ func TestInitKeepsValuesTheTemplatesRead(t *testing.T) {
 		if !strings.Contains(string(crd), want) {
 			t.Errorf("the CRD lacks\n%s", want)
 		}
+	}
+}
+
+// A library chart is refused by init and create api, naming its
+// Chart.yaml and type, and nothing is written.
+func TestLibraryChartRefused(t *testing.T) {
+	lib := filepath.Join(t.TempDir(), "lib")
+	writeFile(t, filepath.Join(lib, "Chart.yaml"), "apiVersion: v2\nname: lib\ntype: library\nversion: 0.1.0\n")
+	want := filepath.Join(lib, "Chart.yaml") + `: type is "library"`
+
+	dir := filepath.Join(t.TempDir(), "op")
+	err := Init(Options{APIOptions: APIOptions{Chart: lib}, Dir: dir})
+	if !errors.Is(err, chart.ErrLibraryChart) || !strings.Contains(err.Error(), want) {
+		t.Errorf("Init() = %v, want ErrLibraryChart containing %q", err, want)
+	}
+	if _, err := os.Stat(dir); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("a refused init left %s: %v", dir, err)
+	}
+
+	if err := Init(Options{APIOptions: APIOptions{Chart: chartDir("webapp")}, Dir: dir}); err != nil {
+		t.Fatal(err)
+	}
+	before := projectFiles(t, dir)
+	err = CreateAPI(CreateAPIOptions{APIOptions: APIOptions{Chart: lib}, Dir: dir})
+	if !errors.Is(err, chart.ErrLibraryChart) || !strings.Contains(err.Error(), want) {
+		t.Errorf("CreateAPI() = %v, want ErrLibraryChart containing %q", err, want)
+	}
+	if after := projectFiles(t, dir); len(after) != len(before) {
+		t.Errorf("a refused create api changed the project: %d files, then %d", len(before), len(after))
+	}
+}
+
+// The project root gets the mode mkdir gives a directory (0o777 less the
+// umask), as the directories under it do, not MkdirTemp's 0o700.
+func TestInitRootMode(t *testing.T) {
+	parent := t.TempDir()
+	ref := filepath.Join(parent, "ref")
+	if err := os.Mkdir(ref, 0o777); err != nil {
+		t.Fatal(err)
+	}
+	dir := filepath.Join(parent, "op")
+	if err := Init(Options{APIOptions: APIOptions{Chart: chartDir("webapp")}, Dir: dir}); err != nil {
+		t.Fatal(err)
+	}
+	want, err := os.Stat(ref)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := os.Stat(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.Mode().Perm() != want.Mode().Perm() {
+		t.Errorf("project root mode %v, want %v (what mkdir makes)", got.Mode().Perm(), want.Mode().Perm())
 	}
 }

@@ -90,12 +90,15 @@ func catalogFiles(root fs.FS) ([]string, error) {
 // to declcfg.LoadReader.
 func LoadBytes(data []byte) (*declcfg.DeclarativeConfig, error) {
 	cfg, err := loadMetas(readMetas(data))
+	if err == nil {
+		return cfg, nil
+	}
 	var empty emptyDocument
-	if err != nil && emptyDocumentIn(data, &empty) {
+	if emptyDocumentIn(data, &empty) {
 		// declcfg's own message for an empty document does not say so.
 		return nil, fmt.Errorf("%w (%v)", empty, err)
 	}
-	return cfg, err
+	return nil, locate(data, err)
 }
 
 func loadMetas(metas []*declcfg.Meta, err error) (*declcfg.DeclarativeConfig, error) {
@@ -103,9 +106,9 @@ func loadMetas(metas []*declcfg.Meta, err error) (*declcfg.DeclarativeConfig, er
 		return nil, err
 	}
 	var cfg declcfg.DeclarativeConfig
-	for _, m := range metas {
+	for i, m := range metas {
 		if err := addMeta(&cfg, m); err != nil {
-			return nil, err
+			return nil, &docError{index: i, err: err}
 		}
 	}
 	return &cfg, nil
@@ -143,7 +146,7 @@ func readMetas(data []byte) ([]*declcfg.Meta, error) {
 	var metas []*declcfg.Meta
 	err := declcfg.WalkMetasReader(bytes.NewReader(data), func(m *declcfg.Meta, err error) error {
 		if err != nil {
-			return err
+			return &docError{index: len(metas), err: err}
 		}
 		metas = append(metas, m)
 		return nil
@@ -224,7 +227,7 @@ func addMeta(cfg *declcfg.DeclarativeConfig, in *declcfg.Meta) error {
 		}
 		cfg.Deprecations = append(cfg.Deprecations, d)
 	case "":
-		return fmt.Errorf("object '%s' is missing root schema field", string(in.Blob))
+		return errNoSchema{blob: in.Blob}
 	default:
 		cfg.Others = append(cfg.Others, *in)
 	}

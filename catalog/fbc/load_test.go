@@ -365,3 +365,62 @@ func TestEmptyDocumentErrors(t *testing.T) {
 		})
 	}
 }
+
+// A file that does not load is named with the document and its line (the
+// byte where it ends, for a truncated JSON file), quoting no more than a
+// short excerpt of the document, however large it is.
+func TestLoadBytesErrorsSayWhere(t *testing.T) {
+	big := strings.Repeat("eHh4", 2000) // an inline bundle object's worth
+	tests := []struct {
+		name, data string
+		// want is a substring of the error.
+		want string
+	}{{
+		name: "a truncated YAML file: the last document lost its schema",
+		data: "schema: olm.package\nname: p\n---\nname: p.v0.1.0\npackage: p\nproperties:\n- type: olm.bundle.object\n  value:\n    data: " + big + "\n",
+		want: `document 2 (line 4): the document has no "schema" key (a truncated file?); it starts {"name":"p.v0.1.0","package":"p","properties":[{"type":"olm.bundle.object","valu...`,
+	}, {
+		name: "a truncated JSON file",
+		data: "{\"schema\": \"olm.package\", \"name\": \"p\"}\n{\"schema\": \"olm.bundle\", \"name\": \"p.v0.1.0\", \"properties\": [{\"type\": \"olm.bundle.object\", \"value\": {\"data\": \"" + big,
+		want: "the file ends inside a document at byte %LEN% (line 2): is it truncated?",
+	}, {
+		name: "a JSON document without a schema",
+		data: "{\"schema\": \"olm.package\", \"name\": \"p\"}\n{\"name\": \"x\", \"data\": \"" + big + "\"}\n",
+		want: `document 2: the document has no "schema" key (a truncated file?); it starts {"data":"eHh4`,
+	}, {
+		name: "a YAML syntax error in the third document",
+		data: "schema: olm.package\nname: p\n---\nschema: olm.package\nname: q\n---\n# c\nschema: olm.package\nname: [r\n",
+		want: "document 3 (line 7): ",
+	}}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := LoadBytes([]byte(tt.data))
+			tt.want = strings.ReplaceAll(tt.want, "%LEN%", fmt.Sprint(len(tt.data)))
+			if err == nil || !strings.Contains(err.Error(), tt.want) {
+				t.Fatalf("error = %v, want one containing %q", err, tt.want)
+			}
+			if len(err.Error()) > 400 {
+				t.Errorf("the error is %d bytes long: %.400s...", len(err.Error()), err)
+			}
+		})
+	}
+}
+
+func TestYAMLDocStarts(t *testing.T) {
+	tests := []struct {
+		data string
+		want []int
+	}{
+		{"", nil},
+		{"a: 1\n", []int{1}},
+		{"---\na: 1\n", []int{2}},
+		{"a: 1\n---\nb: 2\n---\n", []int{1, 3}},
+		{"a: 1\n---\n---\nb: 2", []int{1, 4}},
+		{"# head\n--- # comment\na: 1\n", []int{1, 3}},
+	}
+	for _, tt := range tests {
+		if got := yamlDocStarts([]byte(tt.data)); !slices.Equal(got, tt.want) {
+			t.Errorf("yamlDocStarts(%q) = %v, want %v", tt.data, got, tt.want)
+		}
+	}
+}

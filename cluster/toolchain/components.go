@@ -3,6 +3,7 @@ package toolchain
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -69,10 +70,29 @@ func versionLDFlags(module, version string) []string {
 // EnvtestBinaries are the ones envtest needs for an API server alone.
 var EnvtestBinaries = []string{"etcd", "kube-apiserver", "kubectl"}
 
-func selected(only []string) []Binary {
+// ErrUnknownComponent is returned for a name in Options.Only that is not
+// one of Binaries.
+var ErrUnknownComponent = errors.New("unknown component")
+
+// selected are the binaries named in only, in build order; empty means all.
+// A name that is none of them is an error listing the known ones.
+func selected(only []string) ([]Binary, error) {
 	all := Binaries()
 	if len(only) == 0 {
-		return all
+		return all, nil
+	}
+	var unknown []string
+	for _, name := range only {
+		if !slices.ContainsFunc(all, func(b Binary) bool { return b.Name == name }) {
+			unknown = append(unknown, fmt.Sprintf("%q", name))
+		}
+	}
+	if len(unknown) > 0 {
+		names := make([]string, 0, len(all))
+		for _, b := range all {
+			names = append(names, b.Name)
+		}
+		return nil, fmt.Errorf("%w %s: the components are %s", ErrUnknownComponent, strings.Join(unknown, ", "), strings.Join(names, ", "))
 	}
 	var out []Binary
 	for _, b := range all {
@@ -80,7 +100,7 @@ func selected(only []string) []Binary {
 			out = append(out, b)
 		}
 	}
-	return out
+	return out, nil
 }
 
 // kwokStageDirs are the kwok stages the local cluster runs: nodes become Ready

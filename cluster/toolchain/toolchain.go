@@ -39,7 +39,9 @@ type Options struct {
 	// Heartbeat is how often a long build reports that it is still going.
 	// Defaults to 30s.
 	Heartbeat time.Duration
-	// Only limits the build to these binaries (names as in Binaries); empty means all.
+	// Only limits the build to these binaries (names as in Binaries); empty
+	// means all. A name that is not one of them is an error wrapping
+	// ErrUnknownComponent.
 	Only []string
 }
 
@@ -86,6 +88,10 @@ func Ensure(ctx context.Context, opts Options) (*Installation, error) {
 	if err := opts.defaults(); err != nil {
 		return nil, err
 	}
+	bins, err := selected(opts.Only)
+	if err != nil {
+		return nil, err
+	}
 	mod, err := loadModule()
 	if err != nil {
 		return nil, err
@@ -99,7 +105,7 @@ func Ensure(ctx context.Context, opts Options) (*Installation, error) {
 		Versions:   map[string]string{},
 	}
 	var missing []Binary
-	for _, b := range selected(opts.Only) {
+	for _, b := range bins {
 		inst.Versions[b.Name] = mod.version(b.Module)
 		if _, err := os.Stat(inst.Binary(b.Name)); err != nil {
 			missing = append(missing, b)

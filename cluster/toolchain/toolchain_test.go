@@ -68,14 +68,29 @@ func TestSelected(t *testing.T) {
 	tests := []struct {
 		only []string
 		want []string
+		// wantErr is a substring of the error; empty: no error.
+		wantErr string
 	}{
-		{nil, []string{"etcd", "kube-apiserver", "kubectl", "kube-controller-manager", "kube-scheduler", "kwok", "olm", "catalog"}},
-		{EnvtestBinaries, []string{"etcd", "kube-apiserver", "kubectl"}},
-		{[]string{"olm", "nope"}, []string{"olm"}},
+		{only: nil, want: []string{"etcd", "kube-apiserver", "kubectl", "kube-controller-manager", "kube-scheduler", "kwok", "olm", "catalog"}},
+		{only: EnvtestBinaries, want: []string{"etcd", "kube-apiserver", "kubectl"}},
+		{only: []string{"olm", "etcd"}, want: []string{"etcd", "olm"}},
+		{only: []string{"kube-apiservr"}, wantErr: `unknown component "kube-apiservr": the components are etcd, kube-apiserver, kubectl, kube-controller-manager, kube-scheduler, kwok, olm, catalog`},
+		{only: []string{"olm", "nope", "etcd2"}, wantErr: `unknown component "nope", "etcd2": the components are `},
 	}
 	for _, tt := range tests {
+		bins, err := selected(tt.only)
+		if tt.wantErr != "" {
+			if !errors.Is(err, ErrUnknownComponent) || !strings.Contains(err.Error(), tt.wantErr) {
+				t.Errorf("selected(%v) error = %v, want ErrUnknownComponent containing %q", tt.only, err, tt.wantErr)
+			}
+			continue
+		}
+		if err != nil {
+			t.Errorf("selected(%v): %v", tt.only, err)
+			continue
+		}
 		var got []string
-		for _, b := range selected(tt.only) {
+		for _, b := range bins {
 			got = append(got, b.Name)
 		}
 		if !slices.Equal(got, tt.want) {
@@ -84,8 +99,16 @@ func TestSelected(t *testing.T) {
 	}
 }
 
+// Ensure refuses an unknown component before building or looking at anything.
+func TestEnsureRefusesUnknownComponents(t *testing.T) {
+	_, err := Ensure(t.Context(), Options{CacheDir: t.TempDir(), Go: "no-such-go", Only: []string{"kube-apiservr"}})
+	if !errors.Is(err, ErrUnknownComponent) {
+		t.Fatalf("Ensure() = %v, want ErrUnknownComponent", err)
+	}
+}
+
 // The cache key is the same for the same module and Go, and changes with the
-// Go version and with the version of any component's module.
+// Go version and with the Kubernetes version.
 func TestCacheKey(t *testing.T) {
 	load := func() module {
 		m, err := loadModule()

@@ -3,9 +3,14 @@
 package atomicfile
 
 import (
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
+	"strings"
 )
 
 // WriteFile writes data to path through a temporary file in the same
@@ -39,4 +44,31 @@ func WriteFile(path string, data []byte, perm os.FileMode) error {
 		return fmt.Errorf("writing %s: %w", path, err)
 	}
 	return nil
+}
+
+// MkdirTemp creates a new directory in dir, named from pattern as
+// os.MkdirTemp names it (the last "*" is replaced by a random string), to
+// be filled and then renamed into place. Unlike os.MkdirTemp, which makes
+// it 0o700, its mode is 0o777 less the umask, as mkdir makes a directory:
+// renamed into place, it is what the user would have created.
+func MkdirTemp(dir, pattern string) (string, error) {
+	prefix, suffix := pattern, ""
+	if i := strings.LastIndex(pattern, "*"); i >= 0 {
+		prefix, suffix = pattern[:i], pattern[i+1:]
+	}
+	for range 10000 {
+		var b [6]byte
+		if _, err := rand.Read(b[:]); err != nil {
+			return "", err
+		}
+		name := filepath.Join(dir, prefix+hex.EncodeToString(b[:])+suffix)
+		err := os.Mkdir(name, 0o777)
+		if err == nil {
+			return name, nil
+		}
+		if !errors.Is(err, fs.ErrExist) {
+			return "", fmt.Errorf("creating a temporary directory in %s: %w", dir, err)
+		}
+	}
+	return "", fmt.Errorf("creating a temporary directory in %s: too many names taken", dir)
 }

@@ -3,6 +3,7 @@ package atomicfile
 import (
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 )
 
@@ -60,5 +61,43 @@ func TestWriteFileIntoAFileFails(t *testing.T) {
 	}
 	if err := WriteFile(filepath.Join(blocker, "f"), []byte("y"), 0o644); err == nil {
 		t.Fatal("writing under a regular file succeeded")
+	}
+}
+
+// MkdirTemp makes directories with the mode mkdir would give them: 0o777
+// less the umask (this process's umask is not changed: tests run in
+// parallel processes, and the umask is process-wide).
+func TestMkdirTemp(t *testing.T) {
+	parent := t.TempDir()
+	// What mkdir makes here, under this process's umask.
+	ref := filepath.Join(parent, "ref")
+	if err := os.Mkdir(ref, 0o777); err != nil {
+		t.Fatal(err)
+	}
+	refInfo, err := os.Stat(ref)
+	if err != nil {
+		t.Fatal(err)
+	}
+	seen := map[string]bool{}
+	for range 3 {
+		dir, err := MkdirTemp(parent, ".proj.init-*.tmp")
+		if err != nil {
+			t.Fatal(err)
+		}
+		base := filepath.Base(dir)
+		if filepath.Dir(dir) != parent || !strings.HasPrefix(base, ".proj.init-") || !strings.HasSuffix(base, ".tmp") || seen[base] {
+			t.Errorf("MkdirTemp made %s", dir)
+		}
+		seen[base] = true
+		fi, err := os.Stat(dir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !fi.IsDir() || fi.Mode().Perm() != refInfo.Mode().Perm() {
+			t.Errorf("%s: mode %v, want %v (what mkdir makes)", dir, fi.Mode(), refInfo.Mode())
+		}
+	}
+	if _, err := MkdirTemp(filepath.Join(parent, "missing"), "x-*"); err == nil {
+		t.Error("MkdirTemp in a missing directory succeeded")
 	}
 }

@@ -162,7 +162,11 @@ func newBundleValidateCommand(streams genericiooptions.IOStreams) *cobra.Command
 and removed APIs for --k8s-version; --select-optional suite=operatorhub adds
 OperatorHub's metadata checks, suite=good-practices the good practices,
 suite=all both. Each error and warning names
-the bundle file and field.`,
+the bundle file and field.
+
+The charts are not in the bundle but in the operator image: with --project
+(by default the bundle directory's parent when it holds watches.yaml), the
+CRDs under each chart's crds/ are checked too, as init and generate do.`,
 		Example: `  chartpilot bundle validate ./bundle
   chartpilot bundle validate ./bundle --select-optional suite=operatorhub -o json`,
 		Args: cobra.MaximumNArgs(1),
@@ -170,6 +174,9 @@ the bundle file and field.`,
 			opts.Dir = bundle.DefaultOutputDir
 			if len(args) == 1 {
 				opts.Dir = args[0]
+			}
+			if !cmd.Flags().Changed("project") {
+				opts.Project = bundle.ProjectOf(opts.Dir)
 			}
 			for _, sel := range optional {
 				suite, ok := strings.CutPrefix(sel, "suite=")
@@ -193,6 +200,7 @@ the bundle file and field.`,
 	}
 	fl := cmd.Flags()
 	fl.StringVar(&opts.KubeVersion, "k8s-version", rbac.DefaultKubeVersion, "the Kubernetes version deprecated and removed APIs are checked against")
+	fl.StringVar(&opts.Project, "project", "", "the project the bundle was generated from, whose charts' crds/ are checked too (default: the bundle directory's parent when it holds watches.yaml; \"\" for none)")
 	fl.StringArrayVar(&optional, "select-optional", nil, "optional validators: suite="+strings.Join(bundle.Suites, "|")+"; repeatable")
 	fl.VarP(output, "output", "o", "output format: text or json")
 	return cmd

@@ -383,7 +383,7 @@ catalog-build does with opm.`,
 	}
 	fl.add(cmd)
 	store.add(cmd)
-	cmd.Flags().StringVar(&image, "image", "", "keep the image in the image store under this reference, for `chartpilot image push`")
+	cmd.Flags().StringVar(&image, "image", "", "keep the image in the image store under `REF`, for chartpilot image push")
 	cmd.Flags().StringSliceVar(&bundles, "bundles", nil, "bundle images to publish in the catalog before building")
 	cmd.Flags().StringVar(&ociLayout, "oci-layout", "", "write the image into this OCI image layout directory")
 	cmd.Flags().StringVar(&tag, "tag", "latest", "the tag recorded in the OCI layout")

@@ -3,9 +3,12 @@ package cli
 import (
 	"bytes"
 	"encoding/json"
+	"regexp"
 	"strings"
 	"testing"
 
+	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 	"k8s.io/cli-runtime/pkg/genericiooptions"
 )
 
@@ -90,4 +93,29 @@ func TestShellQuote(t *testing.T) {
 			t.Errorf("shellQuote(%q) = %q, want %q", in, got, want)
 		}
 	}
+}
+
+// pflag reads a `quoted` word of a flag's usage as the name of its value
+// (`--image REF`): a quoted command in a usage became "--image chartpilot
+// image push". Quotes in usages are for upper-case value names only.
+func TestFlagUsagesQuoteOnlyValueNames(t *testing.T) {
+	valueName := regexp.MustCompile("^[A-Z][A-Z0-9_=]*$")
+	var walk func(cmd *cobra.Command)
+	walk = func(cmd *cobra.Command) {
+		check := func(f *pflag.Flag) {
+			if !strings.Contains(f.Usage, "`") {
+				return
+			}
+			if name, _ := pflag.UnquoteUsage(f); !valueName.MatchString(name) {
+				t.Errorf("%s --%s: usage %q names its value %q", cmd.CommandPath(), f.Name, f.Usage, name)
+			}
+		}
+		cmd.LocalFlags().VisitAll(check)
+		cmd.PersistentFlags().VisitAll(check)
+		for _, c := range cmd.Commands() {
+			walk(c)
+		}
+	}
+	streams, _, _, _ := genericiooptions.NewTestIOStreams()
+	walk(NewRootCommand(streams))
 }
