@@ -74,6 +74,7 @@ func TestMain(m *testing.M) {
 // startOperator runs an operator for the App kind until the test ends.
 func startOperator(t *testing.T, mutate func(*Options, *watches.Watch)) {
 	t.Helper()
+	clustertest.SkipIfShort(t)
 	w := appWatch(t, "testdata/charts/app")
 	opts := Options{Config: restConfig, MetricsBindAddress: "0", HealthProbeBindAddress: "0", MaxConcurrentReconciles: 4, Log: logr.Discard(), SkipNameValidation: true}
 	if mutate != nil {
