@@ -1,19 +1,16 @@
 package bundle
 
 import (
-	"os"
-	"path/filepath"
 	"slices"
 	"testing"
 
-	"github.com/chartpilot/chartpilot/chart"
+	"github.com/chartpilot/chartpilot/chart/charttest"
 	"github.com/chartpilot/chartpilot/rbac"
 )
 
 // Images behind a value gate are related images as surely as their RBAC is
 // granted; images of `helm test` hooks are not.
 func TestOperandImages(t *testing.T) {
-	dir := t.TempDir()
 	pod := func(name, image, hook string) string {
 		ann := ""
 		if hook != "" {
@@ -21,26 +18,14 @@ func TestOperandImages(t *testing.T) {
 		}
 		return "apiVersion: v1\nkind: Pod\nmetadata:\n  name: " + name + ann + "\nspec:\n  containers: [{name: " + name + ", image: " + image + "}]\n"
 	}
-	for name, content := range map[string]string{
+	c := charttest.Load(t, map[string]string{
 		"Chart.yaml":               "apiVersion: v2\nname: images\nversion: 0.1.0\n",
 		"values.yaml":              "cache:\n  enabled: false\n",
 		"templates/app.yaml":       pod("app", "example.com/app:1", ""),
 		"templates/cache.yaml":     "{{- if .Values.cache.enabled }}\n" + pod("cache", "example.com/cache:2", "") + "{{- end }}\n",
 		"templates/migrate.yaml":   pod("migrate", "example.com/migrate:1", "pre-upgrade"),
 		"templates/test-conn.yaml": pod("test-conn", "example.com/busybox:1", "test"),
-	} {
-		p := filepath.Join(dir, name)
-		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	c, err := chart.Load(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
+	})
 	r, err := rbac.Derive(rbac.Options{Chart: c, Owner: rbac.Owner{Group: "charts.example.com", Resource: "images"}})
 	if err != nil {
 		t.Fatal(err)

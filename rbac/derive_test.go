@@ -3,7 +3,6 @@ package rbac
 import (
 	"errors"
 	"fmt"
-	"os"
 	"path/filepath"
 	"reflect"
 	"sort"
@@ -11,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/chartpilot/chartpilot/chart"
+	"github.com/chartpilot/chartpilot/chart/charttest"
 )
 
 // chartDir is a chart under the chart package's testdata.
@@ -155,23 +155,7 @@ func TestDerive(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			got := ruleStrings(res.Rules)
-			sort.Strings(got)
-			if !reflect.DeepEqual(got, tt.rules) {
-				t.Errorf("rules:\n got %s\nwant %s", strings.Join(got, "\n     "), strings.Join(tt.rules, "\n     "))
-			}
-			gates := map[string][]string{}
-			for _, k := range res.Kinds {
-				if len(k.Gates) > 0 {
-					gates[k.Kind] = k.Gates
-				}
-			}
-			if tt.gates == nil {
-				tt.gates = map[string][]string{}
-			}
-			if !reflect.DeepEqual(gates, tt.gates) {
-				t.Errorf("gates = %v, want %v", gates, tt.gates)
-			}
+			checkDerived(t, res, tt.rules, tt.gates)
 			checkProblems(t, "warnings", res.Warnings, tt.warnings)
 			checkProblems(t, "errors", res.Errors, tt.errors)
 			if err := res.Err(); (err != nil) != (len(tt.errors) > 0) || (err != nil && !errors.Is(err, ErrRemovedAPI)) {
@@ -189,6 +173,29 @@ func TestDerive(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// checkDerived checks the rules (sorted, as ruleStrings) and the gates of
+// each gated kind.
+func checkDerived(t *testing.T, res *Result, rules []string, gates map[string][]string) {
+	t.Helper()
+	got := ruleStrings(res.Rules)
+	sort.Strings(got)
+	if !reflect.DeepEqual(got, rules) {
+		t.Errorf("rules:\n got %s\nwant %s", strings.Join(got, "\n     "), strings.Join(rules, "\n     "))
+	}
+	gotGates := map[string][]string{}
+	for _, k := range res.Kinds {
+		if len(k.Gates) > 0 {
+			gotGates[k.Kind] = k.Gates
+		}
+	}
+	if gates == nil {
+		gates = map[string][]string{}
+	}
+	if !reflect.DeepEqual(gotGates, gates) {
+		t.Errorf("gates = %v, want %v", gotGates, gates)
 	}
 }
 
@@ -248,7 +255,7 @@ func TestDeriveScannedOnly(t *testing.T) {
 		"templates/claims.yaml":     "{{- if .Values.dra }}\napiVersion: resource.k8s.io/v1beta1\nkind: ResourceClaim\nmetadata:\n  name: {{ .Release.Name }}\n{{- end }}\n",
 		"templates/unused-tpl.yaml": "{{- /* nothing */}}\n",
 	}
-	c := writeChart(t, files)
+	c := charttest.Load(t, files)
 	res, err := Derive(Options{Chart: c, Owner: Owner{Group: "charts.example.com", Resource: "things"}})
 	if err != nil {
 		t.Fatal(err)
@@ -272,26 +279,6 @@ func TestDeriveScannedOnly(t *testing.T) {
 		"modes/templates/job.yaml: batch/v1 Job appears in the template but no render created it",
 		"modes/templates/claims.yaml: resource.k8s.io/v1beta1 ResourceClaim is a pre-release version of an API that is GA in Kubernetes 1.36",
 	})
-}
-
-// writeChart writes a chart of files into a new directory and loads it.
-func writeChart(t *testing.T, files map[string]string) *chart.Chart {
-	t.Helper()
-	dir := t.TempDir()
-	for name, content := range files {
-		p := filepath.Join(dir, name)
-		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	c, err := chart.Load(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return c
 }
 
 // A kind chosen by a value: with an enum in values.schema.json every choice
@@ -326,27 +313,11 @@ func TestDeriveKindFromValue(t *testing.T) {
 			if tt.schema != "" {
 				files["values.schema.json"] = tt.schema
 			}
-			res, err := Derive(Options{Chart: writeChart(t, files), Owner: Owner{Group: "charts.example.com", Resource: "things"}})
+			res, err := Derive(Options{Chart: charttest.Load(t, files), Owner: Owner{Group: "charts.example.com", Resource: "things"}})
 			if err != nil {
 				t.Fatal(err)
 			}
-			got := ruleStrings(res.Rules)
-			sort.Strings(got)
-			if !reflect.DeepEqual(got, tt.rules) {
-				t.Errorf("rules:\n got %s\nwant %s", strings.Join(got, "\n     "), strings.Join(tt.rules, "\n     "))
-			}
-			gates := map[string][]string{}
-			for _, k := range res.Kinds {
-				if len(k.Gates) > 0 {
-					gates[k.Kind] = k.Gates
-				}
-			}
-			if tt.gates == nil {
-				tt.gates = map[string][]string{}
-			}
-			if !reflect.DeepEqual(gates, tt.gates) {
-				t.Errorf("gates = %v, want %v", gates, tt.gates)
-			}
+			checkDerived(t, res, tt.rules, tt.gates)
 			checkProblems(t, "warnings", res.Warnings, tt.warnings)
 		})
 	}

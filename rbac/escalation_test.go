@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/chartpilot/chartpilot/chart"
+	"github.com/chartpilot/chartpilot/chart/charttest"
 )
 
 // The verbs that let a subject widen its own or others' permissions are
@@ -48,7 +49,7 @@ func TestEscalatingVerbsOnlyForChartRBAC(t *testing.T) {
 // A binding to a role the chart does not create needs bind on that role, and
 // only on it; role.yaml says which binding needs it.
 func TestBindForABindingToAnExistingRole(t *testing.T) {
-	c := writeChart(t, map[string]string{
+	c := charttest.Load(t, map[string]string{
 		"Chart.yaml": "apiVersion: v2\nname: viewer\nversion: 0.1.0\n",
 		"templates/binding.yaml": "apiVersion: rbac.authorization.k8s.io/v1\nkind: RoleBinding\nmetadata:\n  name: {{ .Release.Name }}-view\n" +
 			"roleRef: {apiGroup: rbac.authorization.k8s.io, kind: ClusterRole, name: view}\nsubjects: [{kind: ServiceAccount, name: default}]\n",

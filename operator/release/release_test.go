@@ -121,6 +121,31 @@ func (f *fixture) greeting() string {
 	return cm.Data["greeting"]
 }
 
+// crashAfterSupersede leaves the release as a kill in the middle of an
+// upgrade or rollback does (as the issue reproduced it by hand): the
+// deployed revision superseded, and a copy of it as the next revision with
+// the pending status. It returns that revision.
+func (f *fixture) crashAfterSupersede(pending helmrelease.Status) *helmrelease.Release {
+	f.t.Helper()
+	store := f.client.actionConfig(f.ns).Releases
+	deployed, err := store.Deployed("app")
+	if err != nil {
+		f.t.Fatal(err)
+	}
+	next := *deployed
+	info := *deployed.Info
+	next.Info, next.Version = &info, deployed.Version+1
+	next.Info.Status = pending
+	deployed.Info.Status = helmrelease.StatusSuperseded
+	if err := store.Update(deployed); err != nil {
+		f.t.Fatal(err)
+	}
+	if err := store.Create(&next); err != nil {
+		f.t.Fatal(err)
+	}
+	return &next
+}
+
 func (f *fixture) configMapUID() string {
 	f.t.Helper()
 	cm, err := f.cs.CoreV1().ConfigMaps(f.ns).Get(context.Background(), "app-config", metav1.GetOptions{})
@@ -409,23 +434,7 @@ func TestCrashAfterSupersede(t *testing.T) {
 			f.mustReconcile(req, ActionUpgrade)
 			uid := f.configMapUID()
 
-			// What the kill left, as the issue reproduces it by hand.
-			store := f.client.actionConfig(f.ns).Releases
-			deployed, err := store.Deployed("app")
-			if err != nil {
-				t.Fatal(err)
-			}
-			next := *deployed
-			info := *deployed.Info
-			next.Info, next.Version = &info, deployed.Version+1
-			next.Info.Status = pending
-			deployed.Info.Status = helmrelease.StatusSuperseded
-			if err := store.Update(deployed); err != nil {
-				t.Fatal(err)
-			}
-			if err := store.Create(&next); err != nil {
-				t.Fatal(err)
-			}
+			next := f.crashAfterSupersede(pending)
 
 			res, err := f.reconcile(req)
 			if err != nil {
@@ -453,22 +462,7 @@ func TestCrashAfterSupersedeThenFailedUpgrade(t *testing.T) {
 	f := newFixture(t)
 	f.mustReconcile(f.request(map[string]any{"greeting": "good"}), ActionInstall)
 	uid := f.configMapUID()
-	store := f.client.actionConfig(f.ns).Releases
-	deployed, err := store.Deployed("app")
-	if err != nil {
-		t.Fatal(err)
-	}
-	next := *deployed
-	info := *deployed.Info
-	next.Info, next.Version = &info, 2
-	next.Info.Status = helmrelease.StatusPendingUpgrade
-	deployed.Info.Status = helmrelease.StatusSuperseded
-	if err := store.Update(deployed); err != nil {
-		t.Fatal(err)
-	}
-	if err := store.Create(&next); err != nil {
-		t.Fatal(err)
-	}
+	f.crashAfterSupersede(helmrelease.StatusPendingUpgrade)
 
 	bad := f.request(map[string]any{"greeting": "bad", "broken": true})
 	bad.DryRun = "none"
