@@ -244,21 +244,7 @@ func TestFromJSONSchema(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			got, err := json.Marshal(s)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if string(got) != tt.want {
-				t.Errorf("schema:\n got %s\nwant %s", got, tt.want)
-			}
-			if len(warnings) != len(tt.warnings) {
-				t.Fatalf("warnings = %q, want %q", warnings, tt.warnings)
-			}
-			for i := range warnings {
-				if !strings.HasPrefix(warnings[i], tt.warnings[i]) {
-					t.Errorf("warning %q, want %q", warnings[i], tt.warnings[i])
-				}
-			}
+			checkSchema(t, s, tt.want, warnings, tt.warnings)
 		})
 	}
 }
@@ -316,13 +302,7 @@ func TestUndeclaredValuesConditionsAndTags(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			got, err := json.Marshal(tt.schema)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if string(got) != tt.want {
-				t.Errorf("schema:\n got %s\nwant %s", got, tt.want)
-			}
+			checkSchema(t, tt.schema, tt.want, nil, nil)
 		})
 	}
 	wantWarnings := []string{
@@ -360,5 +340,26 @@ func TestLibraryHelpersReadTheParentsValues(t *testing.T) {
 	want := "chart app: charts/common/templates/_names.tpl reads .Values.nameOverride, which values.yaml does not declare"
 	if len(warnings) != 1 || !strings.HasPrefix(warnings[0], want) {
 		t.Errorf("warnings = %q, want %q...", warnings, want)
+	}
+}
+
+// checkSchema compares a schema, as JSON, with want, and warnings with the
+// prefixes in wantWarnings, one to one.
+func checkSchema(t *testing.T, s any, want string, warnings, wantWarnings []string) {
+	t.Helper()
+	got, err := json.Marshal(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if string(got) != want {
+		t.Errorf("schema:\n got %s\nwant %s", got, want)
+	}
+	if len(warnings) != len(wantWarnings) {
+		t.Fatalf("warnings = %q, want %q", warnings, wantWarnings)
+	}
+	for i := range warnings {
+		if !strings.HasPrefix(warnings[i], wantWarnings[i]) {
+			t.Errorf("warning %q, want %q...", warnings[i], wantWarnings[i])
+		}
 	}
 }

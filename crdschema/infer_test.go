@@ -1,7 +1,6 @@
 package crdschema
 
 import (
-	"encoding/json"
 	"testing"
 )
 
@@ -32,13 +31,7 @@ func TestFromValuesYAMLTypes(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			got, err := json.Marshal(s)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if string(got) != tt.want {
-				t.Errorf("schema:\n got %s\nwant %s", got, tt.want)
-			}
+			checkSchema(t, s, tt.want, nil, nil)
 		})
 	}
 }

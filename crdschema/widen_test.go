@@ -1,8 +1,6 @@
 package crdschema
 
 import (
-	"encoding/json"
-	"strings"
 	"testing"
 
 	helmchart "helm.sh/helm/v3/pkg/chart"
@@ -90,21 +88,7 @@ func TestWiden(t *testing.T) {
 				t.Fatal(err)
 			}
 			warnings := Widen(s, u, "t")
-			got, err := json.Marshal(s)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if string(got) != tt.want {
-				t.Errorf("schema:\n got %s\nwant %s", got, tt.want)
-			}
-			if len(warnings) != len(tt.warnings) {
-				t.Fatalf("warnings = %q, want %q", warnings, tt.warnings)
-			}
-			for i := range warnings {
-				if !strings.HasPrefix(warnings[i], tt.warnings[i]) {
-					t.Errorf("warning %q, want %q...", warnings[i], tt.warnings[i])
-				}
-			}
+			checkSchema(t, s, tt.want, warnings, tt.warnings)
 		})
 	}
 }
