@@ -182,34 +182,78 @@ func (g *generation) run(ctx context.Context) error {
 	g.project = proj
 	pkg := cmp.Or(g.opts.Package, proj.ProjectName)
 	g.res.Package = pkg
-
-	basePath := filepath.Join(g.opts.Dir, "config", "manifests", "bases", proj.ProjectName+".clusterserviceversion.yaml")
-	if !exists(basePath) {
-		data, err := csvToYAML(baseCSV(proj.ProjectName, proj.Domain))
-		if err != nil {
-			return err
-		}
-		if err := atomicfile.WriteFile(basePath, data, 0o644); err != nil {
-			return err
-		}
-		g.res.CreatedBase = true
-		g.warn("wrote a new base CSV %s: edit its description, provider, links, icon and maintainers", basePath)
+	basePath, err := g.ensureBaseCSV()
+	if err != nil {
+		return err
 	}
-
+	// config/manifests lists the base CSV: it is written first.
 	m, err := loadManifests(g.opts.Dir)
 	if err != nil {
 		return err
 	}
+	csv, err := g.baseCSV(m, basePath)
+	if err != nil {
+		return err
+	}
+	consumed, err := g.fillCSV(ctx, csv, m, pkg)
+	if err != nil {
+		return err
+	}
+	files := map[string][]byte{}
+	monitoring, err := g.manifestFiles(files, m, consumed)
+	if err != nil {
+		return err
+	}
+	scorecard, err := g.scorecardFile(files, m)
+	if err != nil {
+		return err
+	}
+	if err := g.capabilities(csv, monitoring); err != nil {
+		return err
+	}
+	df, err := g.metadataFiles(files, pkg, scorecard)
+	if err != nil {
+		return err
+	}
+	if err := g.csvFile(files, csv, pkg); err != nil {
+		return err
+	}
+	return g.write(files, df)
+}
+
+// ensureBaseCSV writes a new base CSV when the project has none, and returns
+// its path.
+func (g *generation) ensureBaseCSV() (string, error) {
+	proj := g.project
+	basePath := filepath.Join(g.opts.Dir, "config", "manifests", "bases", proj.ProjectName+".clusterserviceversion.yaml")
+	if exists(basePath) {
+		return basePath, nil
+	}
+	data, err := csvToYAML(baseCSV(proj.ProjectName, proj.Domain))
+	if err != nil {
+		return "", err
+	}
+	if err := atomicfile.WriteFile(basePath, data, 0o644); err != nil {
+		return "", err
+	}
+	g.res.CreatedBase = true
+	g.warn("wrote a new base CSV %s: edit its description, provider, links, icon and maintainers", basePath)
+	return basePath, nil
+}
+
+// baseCSV reads the project's base CSV without its version: the bundle's is
+// --version's.
+func (g *generation) baseCSV(m *projectManifests, basePath string) (*v1alpha1.ClusterServiceVersion, error) {
 	base := m.csv
 	if base == nil {
 		g.warn("config/manifests does not list the base CSV; read %s directly", basePath)
 		data, err := os.ReadFile(basePath)
 		if err != nil {
-			return err
+			return nil, err
 		}
 		base = &unstructured.Unstructured{}
 		if err := yaml.Unmarshal(data, &base.Object); err != nil {
-			return fmt.Errorf("%s: %w", basePath, err)
+			return nil, fmt.Errorf("%s: %w", basePath, err)
 		}
 	}
 	// The version is --version's: one the base holds (operator-sdk's
@@ -223,31 +267,34 @@ func (g *generation) run(ctx context.Context) error {
 	unstructured.RemoveNestedField(base.Object, "spec", "version")
 	csv := &v1alpha1.ClusterServiceVersion{}
 	if err := fromUnstructured(base, csv); err != nil {
-		return fmt.Errorf("base CSV: %w", err)
+		return nil, fmt.Errorf("base CSV: %w", err)
 	}
+	return csv, nil
+}
 
+// fillCSV sets what the bundle generates in the CSV, the base's authored
+// fields kept: install strategy, owned CRDs, images, upgrade path,
+// annotations. It returns the project objects the install strategy took in.
+func (g *generation) fillCSV(ctx context.Context, csv *v1alpha1.ClusterServiceVersion, m *projectManifests, pkg string) (map[string]bool, error) {
 	crds, err := typedCRDs(m.crds)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	if err := checkSamples(m.samples, crds); err != nil {
-		return err
+		return nil, err
 	}
-
 	strategy, consumed, err := installStrategy(m, g.opts.Images)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	resources, err := g.chartResources(m.samples, crds)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	examples, err := almExamples(m.samples)
 	if err != nil {
-		return err
+		return nil, err
 	}
-
-	// The CSV, the base's authored fields kept.
 	v := semver.MustParse(g.opts.Version)
 	csv.Name = pkg + ".v" + g.opts.Version
 	csv.Spec.Version = version.OperatorVersion{Version: v}
@@ -263,7 +310,7 @@ func (g *generation) run(ctx context.Context) error {
 	}
 	replaces, skipRange, err := g.upgradePath(ctx, pkg, v)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	csv.Spec.Replaces = replaces
 	g.res.Replaces, g.res.SkipRange = replaces, skipRange
@@ -280,36 +327,33 @@ func (g *generation) run(ctx context.Context) error {
 	}
 	if g.opts.UseImageDigests {
 		if err := pinDigests(ctx, csv); err != nil {
-			return err
+			return nil, err
 		}
 	}
 	// The operand's images are listed as the charts name them: the charts,
 	// not the CSV, decide what runs, so they are not pinned.
 	csv.Spec.RelatedImages = addRelatedImages(csv.Spec.RelatedImages, g.operandImages)
 	csv.Annotations[AnnotationContainerImage] = containerImage(csv.Spec.InstallStrategy.StrategySpec)
+	return consumed, nil
+}
 
-	// Extra objects and the scorecard configuration.
-	files := map[string][]byte{}
-	add := func(name string, data []byte) error {
-		if _, dup := files[name]; dup {
-			return fmt.Errorf("two objects would be written to %s", name)
-		}
-		files[name] = data
-		return nil
-	}
+// monitoring is what the bundle ships for monitoring, as capability evidence.
+type monitoring struct {
+	metricsService, serviceMonitor, prometheusRule bool
+}
+
+// manifestFiles adds the CRDs and the objects OLM installs from a bundle
+// that the install strategy did not take in.
+func (g *generation) manifestFiles(files map[string][]byte, m *projectManifests, consumed map[string]bool) (monitoring, error) {
+	var mon monitoring
 	for _, o := range m.crds {
-		data, err := marshalObject(o.DeepCopy().Object)
-		if err != nil {
-			return err
-		}
 		group, _, _ := unstructured.NestedString(o.Object, "spec", "group")
 		plural, _, _ := unstructured.NestedString(o.Object, "spec", "names", "plural")
-		if err := add(registryv1.ManifestsDir+"/"+group+"_"+plural+".yaml", data); err != nil {
-			return err
+		if err := addObject(files, registryv1.ManifestsDir+"/"+group+"_"+plural+".yaml", o.DeepCopy()); err != nil {
+			return mon, err
 		}
 	}
 	extras := slices.Concat(m.others, m.roles, m.clusterRoles, m.roleBindings, m.clusterRoleBindings, m.serviceAccounts)
-	var hasMetricsService, hasServiceMonitor, hasPrometheusRule bool
 	for _, o := range extras {
 		if consumed[objectID(o)] {
 			continue
@@ -320,35 +364,52 @@ func (g *generation) run(ctx context.Context) error {
 		}
 		switch o.GetKind() {
 		case kindService:
-			hasMetricsService = hasMetricsService || strings.Contains(o.GetName(), "metrics")
+			mon.metricsService = mon.metricsService || strings.Contains(o.GetName(), "metrics")
 		case kindServiceMonitor:
-			hasServiceMonitor = true
+			mon.serviceMonitor = true
 		case kindPrometheusRule:
-			hasPrometheusRule = true
+			mon.prometheusRule = true
 		}
 		c := o.DeepCopy()
 		c.SetNamespace("") // OLM installs into the operator's namespace
-		data, err := marshalObject(c.Object)
-		if err != nil {
-			return err
-		}
-		if err := add(registryv1.ManifestsDir+"/"+manifestFileName(o), data); err != nil {
-			return err
+		if err := addObject(files, registryv1.ManifestsDir+"/"+manifestFileName(o), c); err != nil {
+			return mon, err
 		}
 	}
-	scorecard := m.scorecard != nil
-	if scorecard {
-		data, err := marshalObject(m.scorecard.DeepCopy().Object)
-		if err != nil {
-			return err
-		}
-		files[registryv1.ScorecardConfigFile] = data
-	} else {
-		g.warn("no scorecard configuration (config/scorecard): the bundle carries no tests")
-	}
+	return mon, nil
+}
 
-	// The capability level, computed.
-	ev, err := g.evidence(csv, hasMetricsService, hasServiceMonitor, hasPrometheusRule)
+// addObject adds an object's YAML under name, refusing a second one there.
+func addObject(files map[string][]byte, name string, o *unstructured.Unstructured) error {
+	if _, dup := files[name]; dup {
+		return fmt.Errorf("two objects would be written to %s", name)
+	}
+	data, err := marshalObject(o.Object)
+	if err != nil {
+		return err
+	}
+	files[name] = data
+	return nil
+}
+
+// scorecardFile adds the scorecard configuration, when the project has one.
+func (g *generation) scorecardFile(files map[string][]byte, m *projectManifests) (bool, error) {
+	if m.scorecard == nil {
+		g.warn("no scorecard configuration (config/scorecard): the bundle carries no tests")
+		return false, nil
+	}
+	data, err := marshalObject(m.scorecard.DeepCopy().Object)
+	if err != nil {
+		return false, err
+	}
+	files[registryv1.ScorecardConfigFile] = data
+	return true, nil
+}
+
+// capabilities computes the capability level from the evidence; a higher
+// level the base CSV declares is refused unless forced.
+func (g *generation) capabilities(csv *v1alpha1.ClusterServiceVersion, mon monitoring) error {
+	ev, err := g.evidence(csv, mon.metricsService, mon.serviceMonitor, mon.prometheusRule)
 	if err != nil {
 		return err
 	}
@@ -365,24 +426,30 @@ func (g *generation) run(ctx context.Context) error {
 	}
 	csv.Annotations[AnnotationCapabilities] = level.String()
 	g.res.Capabilities = level.String()
+	return nil
+}
 
-	// Metadata.
+// metadataFiles adds metadata/annotations.yaml (and keeps other metadata
+// files the bundle had) and returns bundle.Dockerfile's content.
+func (g *generation) metadataFiles(files map[string][]byte, pkg string, scorecard bool) ([]byte, error) {
 	channels, defaultChannel := g.channels()
 	g.res.Channels, g.res.DefaultChannel = channels, defaultChannel
 	labels := metadataLabels(pkg, channels, defaultChannel, g.opts.Builder, scorecard)
 	files[registryv1.AnnotationsFile] = annotationsYAML(labels)
 	if err := keepMetadataExtras(g.opts.OutputDir, files); err != nil {
-		return err
+		return nil, err
 	}
 	relBundle, err := filepath.Rel(g.opts.Dir, g.opts.OutputDir)
 	if err != nil || !filepath.IsLocal(relBundle) {
 		relBundle = g.opts.OutputDir
 	}
-	df := dockerfile(labels, relBundle, scorecard)
-	dfPath := filepath.Join(g.opts.Dir, DockerfileName)
+	return dockerfile(labels, relBundle, scorecard), nil
+}
 
-	// createdAt: fixed, else kept when nothing else changed, else now.
-	csvFile := registryv1.ManifestsDir + "/" + pkg + ".clusterserviceversion.yaml"
+// csvFile adds the CSV, its createdAt fixed when asked, else kept when
+// nothing else changed, else now.
+func (g *generation) csvFile(files map[string][]byte, csv *v1alpha1.ClusterServiceVersion, pkg string) error {
+	name := registryv1.ManifestsDir + "/" + pkg + ".clusterserviceversion.yaml"
 	g.res.CSV = csv.Name
 	render := func(createdAt string) error {
 		csv.Annotations[AnnotationCreatedAt] = createdAt
@@ -390,29 +457,32 @@ func (g *generation) run(ctx context.Context) error {
 		if err != nil {
 			return err
 		}
-		files[csvFile] = data
+		files[name] = data
 		return nil
 	}
-	switch prev := previousCreatedAt(g.opts.OutputDir, csvFile); {
+	now := func() string { return g.opts.now().UTC().Format(time.RFC3339) }
+	switch prev := previousCreatedAt(g.opts.OutputDir, name); {
 	case g.opts.CreatedAt != nil:
-		err = render(g.opts.CreatedAt.UTC().Format(time.RFC3339))
+		return render(g.opts.CreatedAt.UTC().Format(time.RFC3339))
 	case prev != "":
-		if err = render(prev); err == nil && !sameTree(g.opts.OutputDir, files) {
-			err = render(g.opts.now().UTC().Format(time.RFC3339))
+		if err := render(prev); err != nil || sameTree(g.opts.OutputDir, files) {
+			return err
 		}
+		return render(now())
 	default:
-		err = render(g.opts.now().UTC().Format(time.RFC3339))
+		return render(now())
 	}
-	if err != nil {
-		return err
-	}
-	g.res.Files = sortedKeys(files)
+}
 
+// write writes the bundle and bundle.Dockerfile where they changed.
+func (g *generation) write(files map[string][]byte, df []byte) error {
+	g.res.Files = sortedKeys(files)
 	if sameTree(g.opts.OutputDir, files) {
 		g.res.Unchanged = true
 	} else if err := writeTree(g.opts.OutputDir, files); err != nil {
 		return err
 	}
+	dfPath := filepath.Join(g.opts.Dir, DockerfileName)
 	if old, err := os.ReadFile(dfPath); err != nil || !bytes.Equal(old, df) {
 		if err := atomicfile.WriteFile(dfPath, df, 0o644); err != nil {
 			return err
