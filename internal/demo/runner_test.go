@@ -60,6 +60,9 @@ func TestRunFailure(t *testing.T) {
 	if !strings.Contains(string(data), "line 1\n") {
 		t.Fatalf("the log file lacks the start of the output:\n%s", data)
 	}
+	if !strings.Contains(string(data), "\n# exit status 3 in ") {
+		t.Fatalf("the log file does not end with how the command ended and how long it took:\n%s", data)
+	}
 }
 
 // A background process is stopped with its process group, and its exit is
