@@ -167,20 +167,22 @@ func (d *demo) journey(ctx context.Context) (err error) {
 	}
 	d.r.total = len(steps)
 	defer func() {
+		var own *cluster.Cluster // the cluster this run started
+		var cerr error
+		if d.opts.Kubeconfig == "" && d.kubeconfig != "" {
+			own, cerr = cluster.New(cluster.Options{StateDir: filepath.Join(d.opts.Dir, "cluster")})
+		}
 		if err != nil {
 			// Before the cluster stops: its logs go with its state.
-			if kerr := d.keepClusterLogs(); kerr != nil {
+			if kerr := d.keepClusterLogs(own); kerr != nil {
 				err = errors.Join(err, fmt.Errorf("keeping the cluster's logs: %w", kerr))
 			}
 		}
-		if d.opts.Kubeconfig == "" && d.kubeconfig != "" {
-			c, cerr := cluster.New(cluster.Options{StateDir: filepath.Join(d.opts.Dir, "cluster")})
-			if cerr == nil {
-				cerr = c.Down(context.Background(), cluster.DownOptions{Wipe: true})
-			}
-			if cerr != nil {
-				err = errors.Join(err, fmt.Errorf("stopping the local cluster: %w", cerr))
-			}
+		if own != nil {
+			cerr = own.Down(context.Background(), cluster.DownOptions{Wipe: true})
+		}
+		if cerr != nil {
+			err = errors.Join(err, fmt.Errorf("stopping the local cluster: %w", cerr))
 		}
 	}()
 	for _, s := range steps {
@@ -245,8 +247,10 @@ func (d *demo) scaffold(ctx context.Context) (string, error) {
 }
 
 // keepClusterLogs copies the cluster components' logs into the run's logs
-// (Dir/logs/cluster), as they are now.
-func (d *demo) keepClusterLogs() error {
+// (Dir/logs/cluster), as they are now, with the status of each component of
+// own (the cluster this run started, if any) in status.txt: a component
+// that died says so there.
+func (d *demo) keepClusterLogs(own *cluster.Cluster) error {
 	if d.clusterLog == "" {
 		return nil
 	}
@@ -270,7 +274,14 @@ func (d *demo) keepClusterLogs() error {
 		}
 	}
 	d.keptLogs = dst
-	return nil
+	if own == nil {
+		return nil
+	}
+	var b strings.Builder
+	for _, st := range own.Status(context.Background()) {
+		fmt.Fprintf(&b, "%-24s running=%-5v healthy=%-5v pid=%d %s\n", st.Name, st.Running, st.Healthy, st.PID, st.Error)
+	}
+	return os.WriteFile(filepath.Join(dst, "status.txt"), []byte(b.String()), 0o644)
 }
 
 func copyFile(src, dst string) error {

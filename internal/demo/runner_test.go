@@ -136,7 +136,7 @@ func TestKeepClusterLogs(t *testing.T) {
 			if tt.noDir {
 				d.clusterLog = ""
 			}
-			if err := d.keepClusterLogs(); err != nil {
+			if err := d.keepClusterLogs(nil); err != nil {
 				t.Fatal(err)
 			}
 			kept := filepath.Join(d.r.logDir, "cluster")
