@@ -38,6 +38,8 @@ type UnsubscribeOptions struct {
 	// ForceRemoveFinalizers removes the finalizers of custom resources still
 	// there after Timeout (the operator is gone or broken). What their
 	// finalizers would have cleaned up (a Helm release's objects) stays.
+	// It also removes OLM's csv-cleanup finalizer from a CSV still there
+	// after Timeout, but only when nothing is left for it to clean up.
 	ForceRemoveFinalizers bool
 	// Timeout bounds each wait for deletions; default 2 minutes.
 	Timeout time.Duration
@@ -89,7 +91,7 @@ func (u *unsubscriber) run(ctx context.Context) error {
 		return err
 	}
 	if sub == nil {
-		return fmt.Errorf("%w %s in namespace %s", ErrNotSubscribed, u.opts.Package, ns)
+		return u.finish(ctx)
 	}
 	var csvs []*v1alpha1.ClusterServiceVersion
 	for _, name := range uniq(sub.Status.InstalledCSV, sub.Status.CurrentCSV) {
@@ -101,6 +103,43 @@ func (u *unsubscriber) run(ctx context.Context) error {
 			csvs = append(csvs, csv)
 		}
 	}
+	// Marked as the package's, so that an unsubscribe run again after
+	// this one stopped waiting finds them once the Subscription is gone.
+	for _, csv := range csvs {
+		patch := fmt.Sprintf(`{"metadata":{"labels":{%q:%q}}}`, PackageLabel, u.opts.Package)
+		if err := u.c.Patch(ctx, csv, client.RawPatch(types.MergePatchType, []byte(patch))); err != nil && !apierrors.IsNotFound(err) {
+			return fmt.Errorf("labelling CSV %s: %w", csv.Name, err)
+		}
+	}
+	return u.remove(ctx, sub, csvs)
+}
+
+// finish completes an unsubscribe that stopped after it deleted the
+// Subscription: it waits again for the CSVs it deleted (found by their
+// PackageLabel), then removes the rest.
+func (u *unsubscriber) finish(ctx context.Context) error {
+	ns := u.opts.Namespace
+	var list v1alpha1.ClusterServiceVersionList
+	if err := u.c.List(ctx, &list, client.InNamespace(ns), client.MatchingLabels{PackageLabel: u.opts.Package}); err != nil {
+		return fmt.Errorf("listing CSVs: %w", err)
+	}
+	var csvs []*v1alpha1.ClusterServiceVersion
+	for i := range list.Items {
+		if list.Items[i].DeletionTimestamp != nil {
+			csvs = append(csvs, &list.Items[i])
+		}
+	}
+	if len(csvs) == 0 {
+		return fmt.Errorf("%w %s in namespace %s", ErrNotSubscribed, u.opts.Package, ns)
+	}
+	return u.remove(ctx, nil, csvs)
+}
+
+// remove deletes what the package installed: sub (when not already gone)
+// and csvs, with their custom resources, InstallPlans, CatalogSource,
+// OperatorGroup and CRDs as asked.
+func (u *unsubscriber) remove(ctx context.Context, sub *v1alpha1.Subscription, csvs []*v1alpha1.ClusterServiceVersion) error {
+	ns := u.opts.Namespace
 	var crds []string
 	for _, csv := range csvs {
 		for _, d := range csv.Spec.CustomResourceDefinitions.Owned {
@@ -132,8 +171,10 @@ func (u *unsubscriber) run(ctx context.Context) error {
 	}
 	// The InstallPlans first: the Subscription owns them, and once it is
 	// gone the garbage collector races us for them.
-	if err := u.delete(ctx, sub); err != nil {
-		return err
+	if sub != nil {
+		if err := u.delete(ctx, sub); err != nil {
+			return err
+		}
 	}
 	for _, csv := range csvs {
 		if err := u.delete(ctx, csv); err != nil {
@@ -141,8 +182,8 @@ func (u *unsubscriber) run(ctx context.Context) error {
 		}
 	}
 	for _, csv := range csvs {
-		if err := u.waitGone(ctx, csv); err != nil {
-			return fmt.Errorf("waiting for CSV %s to go: %w", csv.Name, err)
+		if err := u.waitCSVGone(ctx, csv); err != nil {
+			return err
 		}
 	}
 	if err := u.deleteOwnedSetup(ctx, sub); err != nil {
@@ -161,14 +202,17 @@ func (u *unsubscriber) run(ctx context.Context) error {
 }
 
 // deleteOwnedSetup deletes the CatalogSource and OperatorGroup Subscribe
-// created for this package, unless another Subscription still uses them.
+// created for this package, unless another Subscription still uses them;
+// sub, if not gone already, is the package's, about to go.
 func (u *unsubscriber) deleteOwnedSetup(ctx context.Context, sub *v1alpha1.Subscription) error {
 	ns := u.opts.Namespace
 	var subs v1alpha1.SubscriptionList
 	if err := u.c.List(ctx, &subs, client.InNamespace(ns)); err != nil {
 		return fmt.Errorf("listing Subscriptions: %w", err)
 	}
-	others := slices.DeleteFunc(subs.Items, func(s v1alpha1.Subscription) bool { return s.Name == sub.Name })
+	others := slices.DeleteFunc(subs.Items, func(s v1alpha1.Subscription) bool {
+		return (sub != nil && s.Name == sub.Name) || (s.Spec != nil && s.Spec.Package == u.opts.Package)
+	})
 	ours := client.MatchingLabels{ManagedByLabel: FieldManager, PackageLabel: u.opts.Package}
 
 	var sources v1alpha1.CatalogSourceList
@@ -231,14 +275,27 @@ func (u *unsubscriber) deleteCRs(ctx context.Context, crds []string) error {
 			pending = append(pending, cr)
 		}
 	}
-	// Wait for the operator to run the finalizers of all of them.
-	_ = wait.PollUntilContextTimeout(ctx, 500*time.Millisecond, u.opts.Timeout, true, func(ctx context.Context) (bool, error) {
-		var err error
-		pending, err = u.remaining(ctx, pending)
-		return len(pending) == 0, err
+	// Wait for the operator to run the finalizers of all of them. An error
+	// reading them does not end the wait (the API server may answer the
+	// next poll); the last one is reported if the wait ends.
+	var lastErr error
+	pollErr := wait.PollUntilContextTimeout(ctx, 500*time.Millisecond, u.opts.Timeout, true, func(ctx context.Context) (bool, error) {
+		left, err := u.remaining(ctx, pending)
+		if ctx.Err() != nil {
+			return false, nil // the wait is over, not this poll's reads
+		}
+		if err != nil {
+			lastErr = err
+			return false, nil
+		}
+		pending, lastErr = left, nil
+		return len(pending) == 0, nil
 	})
-	if len(pending) == 0 {
+	if pollErr == nil || len(pending) == 0 {
 		return nil
+	}
+	if ctx.Err() != nil {
+		return ctx.Err()
 	}
 	var stuck []string
 	for _, cr := range pending {
@@ -257,9 +314,13 @@ func (u *unsubscriber) deleteCRs(ctx context.Context, crds []string) error {
 		}
 	}
 	if len(stuck) > 0 {
-		return fmt.Errorf("%w after %s: %s\nThe operator runs these finalizers (for a Helm operator: uninstalling the release); it is not running or failing. "+
+		err := fmt.Errorf("%w after %s: %s\nThe operator runs these finalizers (for a Helm operator: uninstalling the release); it is not running or failing. "+
 			"Start it (or fix it) and run unsubscribe again, or pass --force-remove-finalizers to drop them, leaving what they would clean up",
 			ErrFinalizersPending, u.opts.Timeout, strings.Join(stuck, "; "))
+		if lastErr != nil {
+			err = fmt.Errorf("%w\nlast error reading them: %w", err, lastErr)
+		}
+		return err
 	}
 	return nil
 }
@@ -321,14 +382,14 @@ func kindOf(c client.Client, obj client.Object) string {
 	return fmt.Sprintf("%T", obj)
 }
 
-// waitGone waits until obj no longer exists.
+// waitGone waits until obj no longer exists; a timeout's error names the
+// finalizers left on it.
 func (u *unsubscriber) waitGone(ctx context.Context, obj client.Object) error {
 	probe, ok := obj.DeepCopyObject().(client.Object)
 	if !ok {
 		return fmt.Errorf("cannot copy %T", obj)
 	}
 	var finalizers []string
-	nudged := time.Now()
 	err := wait.PollUntilContextTimeout(ctx, 500*time.Millisecond, u.opts.Timeout, true, func(ctx context.Context) (bool, error) {
 		err := u.c.Get(ctx, client.ObjectKeyFromObject(obj), probe)
 		if apierrors.IsNotFound(err) {
@@ -338,16 +399,6 @@ func (u *unsubscriber) waitGone(ctx context.Context, obj client.Object) error {
 			return false, err
 		}
 		finalizers = probe.GetFinalizers()
-		// A controller whose finalizer failed while its caches lagged (OLM's
-		// CSV cleanup does, on a loaded machine) retries with a backoff
-		// that grows to minutes; an update of the object requeues it now.
-		if probe.GetDeletionTimestamp() != nil && len(finalizers) > 0 && time.Since(nudged) > nudgeEvery {
-			nudged = time.Now()
-			patch := fmt.Sprintf(`{"metadata":{"annotations":{%q:%q}}}`, NudgedAnnotation, nudged.UTC().Format(time.RFC3339))
-			if err := u.c.Patch(ctx, probe, client.RawPatch(types.MergePatchType, []byte(patch))); err != nil && !apierrors.IsNotFound(err) {
-				return false, err
-			}
-		}
 		return false, nil
 	})
 	if err != nil && len(finalizers) > 0 {
@@ -355,13 +406,6 @@ func (u *unsubscriber) waitGone(ctx context.Context, obj client.Object) error {
 	}
 	return err
 }
-
-// NudgedAnnotation is set on an object Unsubscribe waits for while its
-// finalizers are pending, to wake the controller that owns them.
-const NudgedAnnotation = "olm.chartpilot.dev/finalizer-nudged"
-
-// nudgeEvery is how often a terminating object is nudged.
-const nudgeEvery = 10 * time.Second
 
 // uniq returns the non-empty strings of ss, once each, in order.
 func uniq(ss ...string) []string {

@@ -13,11 +13,9 @@ import (
 	"github.com/chartpilot/chartpilot/cluster/clustertest"
 )
 
-// TestWaitGoneNudges: an object whose controller removes its finalizer
-// only when woken by an update (a controller in a long backoff) goes
-// within the wait, because waitGone nudges it; one nobody finalizes fails
-// the wait, naming the finalizer.
-func TestWaitGoneNudges(t *testing.T) {
+// TestWaitGoneNamesFinalizers: the wait for an object nobody finalizes
+// fails, naming the finalizer.
+func TestWaitGoneNamesFinalizers(t *testing.T) {
 	cfg := clustertest.StartAPIServer(t, nil)
 	c, err := client.New(cfg, client.Options{})
 	if err != nil {
@@ -34,33 +32,6 @@ func TestWaitGoneNudges(t *testing.T) {
 		}
 		return cm
 	}
-
-	t.Run("a controller that needs waking", func(t *testing.T) {
-		cm := terminating("woken")
-		stop := make(chan struct{})
-		defer close(stop)
-		go func() {
-			for {
-				select {
-				case <-stop:
-					return
-				case <-time.After(100 * time.Millisecond):
-				}
-				var got corev1.ConfigMap
-				if err := c.Get(ctx, client.ObjectKeyFromObject(cm), &got); err != nil {
-					continue
-				}
-				if got.Annotations[NudgedAnnotation] != "" {
-					got.Finalizers = nil
-					_ = c.Update(ctx, &got)
-				}
-			}
-		}()
-		u := &unsubscriber{c: c, opts: UnsubscribeOptions{Timeout: 2 * nudgeEvery}}
-		if err := u.waitGone(ctx, cm); err != nil {
-			t.Fatalf("waitGone: %v", err)
-		}
-	})
 
 	t.Run("a finalizer nobody removes", func(t *testing.T) {
 		cm := terminating("stuck")

@@ -286,7 +286,16 @@ namespaces, first, while the operator still runs its finalizers (a Helm
 operator uninstalls each release). If the operator is gone, they wait
 forever: --force-remove-finalizers drops the finalizers after --timeout,
 leaving the release's objects. --delete-crds also deletes the CRDs. Both
-destroy data and need --yes.`,
+destroy data and need --yes.
+
+Each CSV is waited for until OLM's olm operator has run its finalizer
+(operators.coreos.com/csv-cleanup: it deletes the CSV's ClusterRoles and
+ClusterRoleBindings). OLM can leave that finalizer on a CSV whose cleanup it
+finished, when its last update failed; unsubscribe then updates the CSV so
+that OLM looks at it again. A CSV still there after --timeout is named with
+what is left of it; run again, unsubscribe finds it without the
+Subscription, and --force-remove-finalizers removes OLM's finalizer when
+nothing is left for it to clean up.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if (opts.DeleteCRs || opts.DeleteCRDs) && !yes {
@@ -319,7 +328,7 @@ destroy data and need --yes.`,
 	fl := cmd.Flags()
 	fl.BoolVar(&opts.DeleteCRs, "delete-crs", false, "delete the custom resources of the operator's CRDs (all namespaces) first")
 	fl.BoolVar(&opts.DeleteCRDs, "delete-crds", false, "delete the operator's CRDs too (implies --delete-crs)")
-	fl.BoolVar(&opts.ForceRemoveFinalizers, "force-remove-finalizers", false, "drop the finalizers of custom resources still there after --timeout")
+	fl.BoolVar(&opts.ForceRemoveFinalizers, "force-remove-finalizers", false, "drop the finalizers of custom resources still there after --timeout, and OLM's of a CSV it has cleaned up")
 	fl.BoolVar(&yes, "yes", false, "confirm --delete-crs / --delete-crds")
 	fl.DurationVar(&opts.Timeout, "timeout", 2*time.Minute, "how long to wait for each deletion")
 	fl.VarP(output, "output", "o", "output format: text, json or yaml")

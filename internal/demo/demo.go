@@ -14,6 +14,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
@@ -41,6 +42,12 @@ type Options struct {
 	// Kubeconfig points at a running local cluster with OLM to use. Empty
 	// starts the local cluster in Dir/cluster and stops it at the end.
 	Kubeconfig string
+	// ClusterLogDir, with Kubeconfig, is the directory of that cluster's
+	// component logs (kube-apiserver.log, olm.log...). When a step fails
+	// they are copied into Dir/logs/cluster, as those of the cluster the
+	// demo starts itself always are (its state, logs included, is wiped
+	// when it stops). Empty with Kubeconfig: they are not copied.
+	ClusterLogDir string
 	// Namespace the operator is installed in and watches. Default hello-demo.
 	Namespace string
 	// Timeout bounds each wait. Default 3 minutes.
@@ -98,6 +105,8 @@ const (
 type demo struct {
 	opts       Options
 	r          *runner
+	clusterLog string // the directory of the cluster components' logs
+	keptLogs   string // where a failed run copied them
 	sum        *Summary
 	kubeconfig string
 	dyn        dynamic.Interface
@@ -158,14 +167,22 @@ func (d *demo) journey(ctx context.Context) (err error) {
 	}
 	d.r.total = len(steps)
 	defer func() {
+		var own *cluster.Cluster // the cluster this run started
+		var cerr error
 		if d.opts.Kubeconfig == "" && d.kubeconfig != "" {
-			c, cerr := cluster.New(cluster.Options{StateDir: filepath.Join(d.opts.Dir, "cluster")})
-			if cerr == nil {
-				cerr = c.Down(context.Background(), cluster.DownOptions{Wipe: true})
+			own, cerr = cluster.New(cluster.Options{StateDir: filepath.Join(d.opts.Dir, "cluster")})
+		}
+		if err != nil {
+			// Before the cluster stops: its logs go with its state.
+			if kerr := d.keepClusterLogs(own); kerr != nil {
+				err = errors.Join(err, fmt.Errorf("keeping the cluster's logs: %w", kerr))
 			}
-			if cerr != nil {
-				err = errors.Join(err, fmt.Errorf("stopping the local cluster: %w", cerr))
-			}
+		}
+		if own != nil {
+			cerr = own.Down(context.Background(), cluster.DownOptions{Wipe: true})
+		}
+		if cerr != nil {
+			err = errors.Join(err, fmt.Errorf("stopping the local cluster: %w", cerr))
 		}
 	}()
 	for _, s := range steps {
@@ -183,12 +200,13 @@ func (d *demo) startCluster(ctx context.Context) (string, error) {
 	}
 	d.r.env = append(d.r.env, "PATH="+tools.BinDir+string(os.PathListSeparator)+os.Getenv("PATH"))
 	detail := "using " + d.opts.Kubeconfig
-	d.kubeconfig = d.opts.Kubeconfig
+	d.kubeconfig, d.clusterLog = d.opts.Kubeconfig, d.opts.ClusterLogDir
 	if d.kubeconfig == "" {
 		c, err := cluster.New(cluster.Options{StateDir: filepath.Join(d.opts.Dir, "cluster"), Out: indent(d.opts.Out)})
 		if err != nil {
 			return "", err
 		}
+		d.clusterLog = filepath.Dir(c.LogFile(cluster.OLM))
 		// A fresh cluster each run: what an earlier run left (even one that
 		// was interrupted) must not change this one.
 		if err := c.Down(ctx, cluster.DownOptions{Wipe: true}); err != nil && !errors.Is(err, cluster.ErrNotRunning) {
@@ -226,6 +244,61 @@ func (d *demo) scaffold(ctx context.Context) (string, error) {
 		return "", err
 	}
 	return "project " + d.projectDir, nil
+}
+
+// keepClusterLogs copies the cluster components' logs into the run's logs
+// (Dir/logs/cluster), as they are now, with the status of each component of
+// own (the cluster this run started, if any) in status.txt: a component
+// that died says so there.
+func (d *demo) keepClusterLogs(own *cluster.Cluster) error {
+	if d.clusterLog == "" {
+		return nil
+	}
+	entries, err := os.ReadDir(d.clusterLog)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil // the cluster never started
+	}
+	if err != nil {
+		return err
+	}
+	dst := filepath.Join(d.r.logDir, "cluster")
+	if err := os.MkdirAll(dst, 0o755); err != nil {
+		return err
+	}
+	for _, e := range entries {
+		if !e.Type().IsRegular() {
+			continue
+		}
+		if err := copyFile(filepath.Join(d.clusterLog, e.Name()), filepath.Join(dst, e.Name())); err != nil {
+			return err
+		}
+	}
+	d.keptLogs = dst
+	if own == nil {
+		return nil
+	}
+	var b strings.Builder
+	for _, st := range own.Status(context.Background()) {
+		fmt.Fprintf(&b, "%-24s running=%-5v healthy=%-5v pid=%d %s\n", st.Name, st.Running, st.Healthy, st.PID, st.Error)
+	}
+	return os.WriteFile(filepath.Join(dst, "status.txt"), []byte(b.String()), 0o644)
+}
+
+func copyFile(src, dst string) error {
+	in, err := os.Open(src)
+	if err != nil {
+		return err
+	}
+	defer in.Close()
+	out, err := os.Create(dst)
+	if err != nil {
+		return err
+	}
+	if _, err := io.Copy(out, in); err != nil {
+		out.Close()
+		return err
+	}
+	return out.Close()
 }
 
 // indent prefixes the lines written to w, for progress inside a step.
@@ -274,6 +347,9 @@ func (d *demo) printSummary(err error) {
 	status := "the whole journey passed"
 	if err != nil {
 		status = "FAILED; logs in " + d.r.logDir
+		if d.keptLogs != "" {
+			status += " (the cluster components' in " + d.keptLogs + ")"
+		}
 	}
 	fmt.Fprintf(d.opts.Out, "  Total: %s, %s\n", d.sum.Total, status)
 }

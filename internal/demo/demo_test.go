@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/chartpilot/chartpilot/cluster"
 	"github.com/chartpilot/chartpilot/cluster/clustertest"
 )
 
@@ -26,11 +27,15 @@ func TestJourney(t *testing.T) {
 	}
 	var out strings.Builder
 	dir := t.TempDir()
-	sum, err := Run(context.Background(), Options{Dir: dir, Binary: bin, Kubeconfig: env.Kubeconfig, Out: &out, Timeout: 3 * time.Minute})
+	sum, err := Run(context.Background(), Options{
+		Dir: dir, Binary: bin, Kubeconfig: env.Kubeconfig, Out: &out, Timeout: 3 * time.Minute,
+		ClusterLogDir: filepath.Dir(env.Cluster.LogFile(cluster.OLM)),
+	})
 	t.Log("\n" + out.String())
 	if err != nil {
 		logs, _ := filepath.Glob(filepath.Join(dir, "logs", "*operator*"))
-		for _, l := range logs {
+		olmLogs, _ := filepath.Glob(filepath.Join(dir, "logs", "cluster", "olm.log"))
+		for _, l := range append(logs, olmLogs...) {
 			data, _ := os.ReadFile(l)
 			t.Logf("%s:\n%s", l, tail(string(data), 40))
 		}

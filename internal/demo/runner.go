@@ -78,10 +78,21 @@ func (r *runner) run(ctx context.Context, dir string, args ...string) (string, e
 	cmd.Stdout = io.MultiWriter(log, &buf)
 	cmd.Stderr = cmd.Stdout
 	fmt.Fprintf(log, "$ %s\n", strings.Join(args, " "))
-	if err := cmd.Run(); err != nil {
+	began := time.Now()
+	err = cmd.Run()
+	fmt.Fprintf(log, "# %s in %s\n", exitText(err), time.Since(began).Round(10*time.Millisecond))
+	if err != nil {
 		return buf.String(), fmt.Errorf("%s: %w\n%s(log: %s)", strings.Join(args, " "), err, tail(buf.String(), 15), log.Name())
 	}
 	return buf.String(), nil
+}
+
+// exitText says how a command ended, for the last line of its log.
+func exitText(err error) string {
+	if err == nil {
+		return "done"
+	}
+	return err.Error()
 }
 
 // logName makes a file name from a command's first words.

@@ -60,6 +60,9 @@ func TestRunFailure(t *testing.T) {
 	if !strings.Contains(string(data), "line 1\n") {
 		t.Fatalf("the log file lacks the start of the output:\n%s", data)
 	}
+	if !strings.Contains(string(data), "\n# exit status 3 in ") {
+		t.Fatalf("the log file does not end with how the command ended and how long it took:\n%s", data)
+	}
 }
 
 // A background process is stopped with its process group, and its exit is
@@ -97,5 +100,66 @@ func TestPollTimeoutSaysWhy(t *testing.T) {
 	boom := errors.New("boom")
 	if err := poll(context.Background(), time.Second, "x", func() (bool, string, error) { return false, "", boom }); !errors.Is(err, boom) {
 		t.Fatalf("err = %v, want boom", err)
+	}
+}
+
+// A failed run keeps the cluster components' logs as they were, and a
+// cluster that never wrote any (or none to keep) is no error.
+func TestKeepClusterLogs(t *testing.T) {
+	tests := []struct {
+		name string
+		// logs are the files in the cluster's log directory; nil: no directory.
+		logs map[string]string
+		// noDir: the demo knows of no cluster log directory.
+		noDir bool
+		want  map[string]string
+	}{
+		{name: "copied", logs: map[string]string{"olm.log": "started finalizer\n", "kube-apiserver.log": "ready\n"},
+			want: map[string]string{"olm.log": "started finalizer\n", "kube-apiserver.log": "ready\n"}},
+		{name: "cluster never started", logs: nil},
+		{name: "no cluster log directory", noDir: true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			src := filepath.Join(t.TempDir(), "logs")
+			if tt.logs != nil {
+				if err := os.MkdirAll(filepath.Join(src, "sub"), 0o755); err != nil {
+					t.Fatal(err)
+				}
+				for name, text := range tt.logs {
+					if err := os.WriteFile(filepath.Join(src, name), []byte(text), 0o644); err != nil {
+						t.Fatal(err)
+					}
+				}
+			}
+			d := &demo{r: &runner{logDir: t.TempDir()}, clusterLog: src}
+			if tt.noDir {
+				d.clusterLog = ""
+			}
+			if err := d.keepClusterLogs(nil); err != nil {
+				t.Fatal(err)
+			}
+			kept := filepath.Join(d.r.logDir, "cluster")
+			got := map[string]string{}
+			entries, _ := os.ReadDir(kept)
+			for _, e := range entries {
+				data, err := os.ReadFile(filepath.Join(kept, e.Name()))
+				if err != nil {
+					t.Fatalf("%s: %v", e.Name(), err)
+				}
+				got[e.Name()] = string(data)
+			}
+			if len(got) != len(tt.want) {
+				t.Fatalf("kept %v, want %v", got, tt.want)
+			}
+			for name, text := range tt.want {
+				if got[name] != text {
+					t.Errorf("%s: %q, want %q", name, got[name], text)
+				}
+			}
+			if (d.keptLogs != "") != (len(tt.want) > 0) {
+				t.Errorf("keptLogs = %q", d.keptLogs)
+			}
+		})
 	}
 }
