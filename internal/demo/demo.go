@@ -92,6 +92,15 @@ type Summary struct {
 	// the custom resource's release upgraded by the new operator version.
 	PublishToUpgraded time.Duration `json:"publishToUpgraded"`
 	Total             time.Duration `json:"total"`
+	// Capabilities are the capability levels the evidence proved, by
+	// release version: the climb from v0.1.0 to v0.2.0.
+	Capabilities map[string]string `json:"capabilities"`
+	// Revisions are the release revisions the Hello was deployed at, in
+	// order: its install, then the new operator's upgrade.
+	Revisions []int64 `json:"revisions"`
+	// Kept are the kinds of the release's objects the upgrade updated in
+	// place (the same UIDs).
+	Kept []string `json:"kept"`
 }
 
 const (

@@ -2,9 +2,11 @@ package demo
 
 import (
 	"context"
+	"maps"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -49,5 +51,16 @@ func TestJourney(t *testing.T) {
 	}
 	if !strings.Contains(out.String(), "the whole journey passed") {
 		t.Fatal("the summary does not say the journey passed")
+	}
+	// The capability level climbs with the evidence.
+	if got, want := sum.Capabilities, map[string]string{"0.1.0": "Basic Install", "0.2.0": "Seamless Upgrades"}; !maps.Equal(got, want) {
+		t.Errorf("capability levels %v, want %v", got, want)
+	}
+	// Installed at revision 1, upgraded in place to revision 2.
+	if !slices.Equal(sum.Revisions, []int64{1, 2}) {
+		t.Errorf("release revisions %v, want [1 2]", sum.Revisions)
+	}
+	if !slices.Equal(sum.Kept, []string{"ConfigMap", "Service", "Deployment"}) {
+		t.Errorf("objects the upgrade kept (same UIDs): %v, want the ConfigMap, Service and Deployment", sum.Kept)
 	}
 }

@@ -114,6 +114,10 @@ func (d *demo) scorecard(version string, from ...string) func(context.Context) (
 		if err != nil {
 			return "", err
 		}
+		if d.sum.Capabilities == nil {
+			d.sum.Capabilities = map[string]string{}
+		}
+		d.sum.Capabilities[version] = capability
 		return fmt.Sprintf("%d of %d tests passed; capability level %q proven", passed, total, capability), nil
 	}
 }
@@ -347,6 +351,8 @@ func (d *demo) waitRelease(ctx context.Context, chart string) (string, error) {
 		gotChart, _, _ := unstructured.NestedString(cr.Object, "status", "deployedRelease", "chart")
 		if deployed == "True" && ready == "True" && gotChart == chart {
 			detail = fmt.Sprintf("%s: %s (%s), Ready", crName, msg, reason)
+			revision, _, _ := unstructured.NestedInt64(cr.Object, "status", "deployedRelease", "version")
+			d.sum.Revisions = append(d.sum.Revisions, revision)
 			return true, "", nil
 		}
 		return false, fmt.Sprintf("Deployed=%s %s %s; Ready=%s %s; chart %q", deployed, reason, msg, ready, readyMsg, gotChart), nil
@@ -424,6 +430,7 @@ func (d *demo) upgradeOperator(ctx context.Context) (string, error) {
 		if string(obj.GetUID()) != d.uids[o.kind] {
 			return "", fmt.Errorf("the upgrade replaced the %s instead of updating it", o.kind)
 		}
+		d.sum.Kept = append(d.sum.Kept, o.kind)
 	}
 	if _, err := d.dyn.Resource(pdbGVR).Namespace(d.opts.Namespace).Get(ctx, crName+"-hello", metav1.GetOptions{}); err != nil {
 		return "", fmt.Errorf("the PodDisruptionBudget of v0.2.0: %w", err)
