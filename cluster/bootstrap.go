@@ -116,12 +116,15 @@ func applyCRDs(ctx context.Context, dyn dynamic.Interface, dir string) ([]string
 	return names, nil
 }
 
-// registerNode creates the fake node kwok manages, with room for many pods.
+// registerNode creates the fake node kwok manages, with room for many pods:
+// the operator's benchmark runs thousands of releases, each with a pod, and
+// a pod left Pending for want of room would keep its release from ever
+// becoming Ready.
 func registerNode(ctx context.Context, cs kubernetes.Interface) error {
 	capacity := corev1.ResourceList{
 		corev1.ResourceCPU:    resource.MustParse("32"),
 		corev1.ResourceMemory: resource.MustParse("256Gi"),
-		corev1.ResourcePods:   resource.MustParse("500"),
+		corev1.ResourcePods:   resource.MustParse("10000"),
 	}
 	node := &corev1.Node{
 		ObjectMeta: metav1.ObjectMeta{
