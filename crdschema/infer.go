@@ -132,27 +132,39 @@ func inferItems(n *yaml.Node) (*apiextensionsv1.JSONSchemaProps, error) {
 		if err != nil {
 			return nil, err
 		}
-		switch {
-		case merged == nil:
-			merged = s
-		case isNumeric(merged.Type) && isNumeric(s.Type):
-			if s.Type == "number" {
-				merged.Type = "number"
-			}
-		case merged.Type != s.Type || merged.Type == "":
-			return anyValue(), nil
-		case s.Type == "object":
-			for k, p := range s.Properties {
-				if _, ok := merged.Properties[k]; !ok {
-					merged.Properties[k] = p
-				}
-			}
-		}
+		merged = mergeInferred(merged, s)
 	}
 	if merged.Type == "object" {
 		merged.XPreserveUnknownFields = ptr.To(true)
 	}
 	return merged, nil
+}
+
+// mergeInferred is a schema of the values of both a and b (a nil a stands
+// for no value yet), a's descriptions kept: integers and numbers make
+// numbers, the fields of objects and the items of lists merge the same way
+// at every depth, and anything else that differs is any value.
+func mergeInferred(a, b *apiextensionsv1.JSONSchemaProps) *apiextensionsv1.JSONSchemaProps {
+	switch {
+	case a == nil:
+		return b
+	case isNumeric(a.Type) && isNumeric(b.Type):
+		if b.Type == "number" {
+			a.Type = "number"
+		}
+	case a.Type != b.Type || a.Type == "":
+		return anyValue()
+	case a.Type == "object":
+		for k, p := range b.Properties {
+			if have, ok := a.Properties[k]; ok {
+				p = *mergeInferred(&have, &p)
+			}
+			a.Properties[k] = p
+		}
+	case a.Type == "array":
+		a.Items.Schema = mergeInferred(a.Items.Schema, b.Items.Schema)
+	}
+	return a
 }
 
 func isNumeric(t string) bool { return t == "integer" || t == "number" }
