@@ -7,6 +7,7 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+	"time"
 
 	"k8s.io/apiextensions-apiserver/pkg/apis/apiextensions"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
@@ -260,6 +261,31 @@ func TestFromJSONSchema(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestFromJSONSchemaBounded: $refs that refer to each other many times
+// over do not multiply without end (this one would make 3^16 copies).
+func TestFromJSONSchemaBounded(t *testing.T) {
+	schema := `{"properties":{"a":{"$ref":"#/definitions/n"},"b":{"$ref":"#/definitions/n"},"c":{"$ref":"#/definitions/n"}},
+		"definitions":{"n":{"properties":{"a":{"$ref":"#/definitions/n"},"b":{"$ref":"#/definitions/n"},"c":{"$ref":"#/definitions/n"}}}}}`
+	start := time.Now()
+	s, warnings, err := FromJSONSchema([]byte(schema), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d := time.Since(start); d > 5*time.Second {
+		t.Errorf("took %s", d)
+	}
+	data, err := json.Marshal(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(data) > 1<<20 {
+		t.Errorf("the schema is %d bytes", len(data))
+	}
+	if len(warnings) > 3 || !strings.Contains(strings.Join(warnings, "\n"), "is not inlined") {
+		t.Errorf("warnings %q, want a few, one that says a $ref is not inlined", warnings)
 	}
 }
 

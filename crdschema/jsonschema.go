@@ -31,16 +31,32 @@ func FromJSONSchema(data []byte, defaults map[string]any) (*apiextensionsv1.JSON
 	if s.Type == "" && (s.XPreserveUnknownFields == nil || !*s.XPreserveUnknownFields) {
 		s.Type = "object"
 	}
+	if c.tooDeep > 1 {
+		c.warnings = append(c.warnings, fmt.Sprintf("recursive $refs stopped at 32 levels in %d more places", c.tooDeep-1))
+	}
 	return s, c.warnings, nil
 }
 
 type converter struct {
 	root     map[string]any
 	warnings []string
+	// nodes counts the schemas converted, to bound $ref expansion.
+	nodes int
+	// overBudget is set once a $ref was left free-form for maxNodes.
+	overBudget bool
+	// tooDeep counts the places recursion stopped at maxDepth; the first
+	// is warned about.
+	tooDeep int
 }
 
 // maxDepth bounds $ref expansion of recursive schemas.
 const maxDepth = 32
+
+// maxNodes bounds the schemas one conversion makes. A $ref is inlined at
+// every use, so refs to refs multiply (two uses per level, 16 levels: 65536
+// copies); a CRD must also stay far below etcd's object size limit of about
+// 1.5 MiB. Past the bound, $refs are not inlined and accept any value.
+const maxNodes = 10000
 
 func (c *converter) resolveRef(ref string) (map[string]any, error) {
 	if !strings.HasPrefix(ref, "#/") {
@@ -65,8 +81,11 @@ func (c *converter) resolveRef(ref string) (map[string]any, error) {
 }
 
 func (c *converter) convert(in map[string]any, pointer string, defaults any, depth int) (*apiextensionsv1.JSONSchemaProps, error) {
+	c.nodes++
 	if depth > maxDepth {
-		c.warnings = append(c.warnings, pointer+": recursive $ref nested deeper than 32 levels: free-form below")
+		if c.tooDeep++; c.tooDeep == 1 {
+			c.warnings = append(c.warnings, pointer+": recursive $ref nested deeper than 32 levels: free-form below")
+		}
 		return anyValue(), nil
 	}
 	if ref, ok := in["$ref"].(string); ok {
@@ -106,6 +125,15 @@ func (c *converter) convertRef(in map[string]any, ref, pointer string, defaults 
 	target, err := c.resolveRef(ref)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", pointer, err)
+	}
+	if c.nodes > maxNodes {
+		if !c.overBudget {
+			c.overBudget = true
+			c.warnings = append(c.warnings, fmt.Sprintf("%s: $ref %q is not inlined: with its $refs inlined the schema grows past %d schemas; this field and every $ref after it accept any value and Helm still validates them", pointer, ref, maxNodes))
+		}
+		s := anyValue()
+		s.Description, _ = in["description"].(string)
+		return s, nil
 	}
 	s, err := c.convert(target, pointer, defaults, depth+1)
 	if err != nil {
