@@ -8,6 +8,7 @@ import (
 	"go.yaml.in/yaml/v3"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	"k8s.io/utils/ptr"
+	sigsyaml "sigs.k8s.io/yaml"
 )
 
 // FromValuesYAML infers the schema of spec from a values.yaml document alone:
@@ -77,7 +78,8 @@ func inferNode(n *yaml.Node) (*apiextensionsv1.JSONSchemaProps, error) {
 	return nil, fmt.Errorf("values.yaml: line %d: unexpected YAML node", n.Line)
 }
 
-// inferScalar types a scalar default; null and "" prove no type.
+// inferScalar types a scalar default as Helm reads it; null and "" prove
+// no type.
 func inferScalar(n *yaml.Node) *apiextensionsv1.JSONSchemaProps {
 	switch n.Tag {
 	case "!!null":
@@ -87,12 +89,30 @@ func inferScalar(n *yaml.Node) *apiextensionsv1.JSONSchemaProps {
 	case "!!bool":
 		return &apiextensionsv1.JSONSchemaProps{Type: "boolean"}
 	case "!!int":
+		// Past int64 Helm's value is a float, and so is the CR's.
+		var i int64
+		if n.Decode(&i) != nil {
+			return &apiextensionsv1.JSONSchemaProps{Type: "number"}
+		}
 		return &apiextensionsv1.JSONSchemaProps{Type: "integer"}
 	case "!!float":
 		return &apiextensionsv1.JSONSchemaProps{Type: "number"}
 	}
 	if n.Value == "" {
 		return anyValue()
+	}
+	if n.Tag == "!!str" && n.Style == 0 {
+		// Helm reads values.yaml as YAML 1.1 (sigs.k8s.io/yaml), where a
+		// plain yes, no, on, off, y or n is a boolean.
+		var v any
+		if sigsyaml.Unmarshal([]byte(n.Value), &v) == nil {
+			switch v.(type) {
+			case bool:
+				return &apiextensionsv1.JSONSchemaProps{Type: "boolean"}
+			case float64:
+				return &apiextensionsv1.JSONSchemaProps{Type: "number"}
+			}
+		}
 	}
 	return &apiextensionsv1.JSONSchemaProps{Type: "string"}
 }

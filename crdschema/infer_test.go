@@ -24,6 +24,8 @@ func TestFromValuesYAMLTypes(t *testing.T) {
 		{name: "quoted number is a string", values: `a: "1"`, want: `{"type":"object","properties":{"a":{"type":"string"}}}`},
 		{name: "list of maps keeps unknown fields", values: "a: [{n: x}]", want: `{"type":"object","properties":{"a":{"type":"array","items":{"type":"object","properties":{"n":{"type":"string"}},"x-kubernetes-preserve-unknown-fields":true}}}}`},
 		{name: "fields of listed maps merge at every depth", values: "a: [{p: 1, l: [1]}, {p: 1.5, l: [x], m: {n: 1}}, {m: {n: 2.5}}]", want: `{"type":"object","properties":{"a":{"type":"array","items":{"type":"object","properties":{"l":{"type":"array","items":{"x-kubernetes-preserve-unknown-fields":true}},"m":{"type":"object","properties":{"n":{"type":"number"}}},"p":{"type":"number"}},"x-kubernetes-preserve-unknown-fields":true}}}}`},
+		{name: "YAML 1.1 booleans, as Helm reads them", values: "a: yes\nb: off\nc: 'yes'\nd: y", want: `{"type":"object","properties":{"a":{"type":"boolean"},"b":{"type":"boolean"},"c":{"type":"string"},"d":{"type":"boolean"}}}`},
+		{name: "whole numbers past int64 are numbers", values: "a: 12345678901234567890", want: `{"type":"object","properties":{"a":{"type":"number"}}}`},
 		{name: "merge key", values: "base: &b {x: 1}\nc:\n  <<: *b\n  y: true", want: `{"type":"object","properties":{"base":{"type":"object","properties":{"x":{"type":"integer"}}},"c":{"type":"object","properties":{"x":{"type":"integer"},"y":{"type":"boolean"}}}}}`},
 		{name: "empty document", values: "", want: `{"type":"object","x-kubernetes-preserve-unknown-fields":true}`},
 	}
