@@ -226,6 +226,26 @@ func TestFromJSONSchema(t *testing.T) {
 		schema: `{"type":"object","additionalProperties":false,"definitions":{"port":{"type":"integer","minimum":1,"maximum":65535}},"properties":{"http":{"$ref":"#/definitions/port","description":"HTTP port"}}}`,
 		want:   `{"type":"object","properties":{"http":{"description":"HTTP port","type":"integer","maximum":65535,"minimum":1}}}`,
 	}, {
+		name:     "number or string is free-form: int-or-string refuses 1.5",
+		schema:   `{"type":"object","additionalProperties":false,"properties":{"a":{"type":["number","string"]}}}`,
+		want:     `{"type":"object","properties":{"a":{"x-kubernetes-preserve-unknown-fields":true}}}`,
+		warnings: []string{"#/properties/a: type [number string] cannot be expressed in a CRD"},
+	}, {
+		name:     "a pattern Go cannot compile is left to Helm",
+		schema:   `{"type":"object","additionalProperties":false,"properties":{"a":{"type":"string","pattern":"^(?!tmp)"}}}`,
+		want:     `{"type":"object","properties":{"a":{"type":"string"}}}`,
+		warnings: []string{"#/properties/a: pattern \"^(?!tmp)\" is not carried into the CRD"},
+	}, {
+		name:     "a fractional multipleOf is left to Helm",
+		schema:   `{"type":"object","additionalProperties":false,"properties":{"a":{"type":"number","multipleOf":0.1},"b":{"type":"integer","multipleOf":5}}}`,
+		want:     `{"type":"object","properties":{"a":{"type":"number"},"b":{"type":"integer","multipleOf":5}}}`,
+		warnings: []string{"#/properties/a: multipleOf 0.1 is not carried into the CRD"},
+	}, {
+		name:     "an unknown type is free-form",
+		schema:   `{"type":"object","additionalProperties":false,"properties":{"a":{"type":"text"}}}`,
+		want:     `{"type":"object","properties":{"a":{"x-kubernetes-preserve-unknown-fields":true}}}`,
+		warnings: []string{"#/properties/a: type \"text\" is not a JSON Schema type"},
+	}, {
 		name:     "composition becomes free-form with a warning",
 		schema:   `{"type":"object","additionalProperties":false,"properties":{"x":{"anyOf":[{"type":"string"},{"type":"boolean"}]}}}`,
 		want:     `{"type":"object","properties":{"x":{"x-kubernetes-preserve-unknown-fields":true}}}`,
