@@ -54,7 +54,10 @@ func annotationsYAML(ls []Label) []byte {
 	b.WriteString("annotations:\n")
 	for _, l := range ls {
 		v, _ := yaml.Marshal(l.Value) // a string always marshals
-		fmt.Fprintf(&b, "  %s: %s", l.Key, v)
+		// A multi-line value is a block scalar: its lines go below the
+		// key, indented past it.
+		lines := strings.ReplaceAll(strings.TrimSuffix(string(v), "\n"), "\n", "\n  ")
+		fmt.Fprintf(&b, "  %s: %s\n", l.Key, lines)
 	}
 	return []byte(b.String())
 }
