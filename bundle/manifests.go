@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	"k8s.io/apimachinery/pkg/api/validation/path"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"sigs.k8s.io/kustomize/api/krusty"
@@ -147,7 +148,20 @@ func sortManifests(objs, samples []*unstructured.Unstructured, manifestsDir stri
 	}
 	m := &projectManifests{samples: samples}
 	for _, o := range objs {
+		// Names become bundle file names; the API server refuses these too.
+		if msgs := path.IsValidPathSegmentName(o.GetName()); len(msgs) > 0 {
+			return nil, fmt.Errorf("%s: %s: name %q: %s", manifestsDir, describe(o), o.GetName(), strings.Join(msgs, "; "))
+		}
 		gvk := o.GroupVersionKind()
+		if gvk.Kind == kindCRD {
+			group, _, _ := unstructured.NestedString(o.Object, "spec", "group")
+			plural, _, _ := unstructured.NestedString(o.Object, "spec", "names", "plural")
+			for _, name := range []string{group, plural} {
+				if msgs := path.IsValidPathSegmentName(name); len(msgs) > 0 {
+					return nil, fmt.Errorf("%s: %s: group and plural %q: %s", manifestsDir, describe(o), name, strings.Join(msgs, "; "))
+				}
+			}
+		}
 		switch {
 		case sampleIDs[objectID(o)]:
 			// Taken from the samples' own build above.
