@@ -7,8 +7,10 @@ CHARTPILOT := $(BIN)/chartpilot
 # that it never touches a cluster you started yourself with `chartpilot cluster up`.
 DEMO_DIR ?= $(CURDIR)/.cache/demo
 TEST_TIMEOUT ?= 80m
-# How long `make fuzz` runs each fuzz target.
+# How long `make fuzz` runs each fuzz target, and at most minimizes each new
+# input (Go's default, 60s, can take a whole run on large multi-file inputs).
 FUZZTIME ?= 60s
+FUZZMINIMIZETIME ?= 5s
 
 .PHONY: all
 all: build
@@ -38,7 +40,7 @@ fuzz: ## Run every fuzz target (func FuzzX in a _test.go) for FUZZTIME, one at a
 		pkg=./$$(dirname $${file#./}); \
 		for name in $$(sed -n 's/^func \(Fuzz[A-Za-z0-9_]*\)(.*/\1/p' $$file); do \
 			echo "== $$pkg $$name"; \
-			$(GO) test -run '^$$' -fuzz "^$$name\$$" -fuzztime $(FUZZTIME) -parallel 1 $$pkg; \
+			$(GO) test -run '^$$' -fuzz "^$$name\$$" -fuzztime $(FUZZTIME) -fuzzminimizetime $(FUZZMINIMIZETIME) -parallel 1 $$pkg; \
 		done; \
 	done
 
