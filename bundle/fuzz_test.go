@@ -221,8 +221,10 @@ func FuzzAnnotations(f *testing.F) {
 	f.Add("with: colon #and hash", "'quoted'", "\"dq\"", "yes")
 	f.Add("multi\nline", "a\n", "\n\nb\n\n", " x\n  y")
 	f.Fuzz(func(t *testing.T, pkg, channels, defaultChannel, builder string) {
-		if !utf8.ValidString(pkg + channels + defaultChannel + builder) {
-			return // names come from flags and files as text
+		for _, s := range []string{pkg, channels, defaultChannel, builder} {
+			if !utf8.ValidString(s) {
+				return // names come from flags and files as text
+			}
 		}
 		chs := strings.Split(channels, ",")
 		ls := metadataLabels(pkg, chs, defaultChannel, builder, true)
