@@ -177,8 +177,8 @@ func FuzzFromJSONSchema(f *testing.F) {
 			t.Fatalf("the API server refuses the CRD converted from\n%s\n: %s", schema, msg)
 		}
 		var value map[string]any
-		if json.Unmarshal(spec, &value) != nil || strings.Contains(string(schema), "://") {
-			return // no spec, or a schema Helm may fetch more of
+		if json.Unmarshal(spec, &value) != nil || value == nil || strings.Contains(string(schema), "://") {
+			return // no spec object (a null one is no values), or a schema Helm may fetch more of
 		}
 		ch := &helmchart.Chart{Metadata: &helmchart.Metadata{Name: "fuzz"}, Schema: schema}
 		if chartutil.ValidateAgainstSchema(ch, value) != nil {
