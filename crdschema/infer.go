@@ -2,6 +2,7 @@ package crdschema
 
 import (
 	"fmt"
+	"math"
 	"strings"
 	"unicode"
 
@@ -30,11 +31,42 @@ func FromValuesYAML(data []byte) (*apiextensionsv1.JSONSchemaProps, error) {
 	if n.Kind != yaml.MappingNode {
 		return nil, fmt.Errorf("values.yaml: line %d: the top level is a %s, want a map", n.Line, kindName(n))
 	}
-	s, err := inferNode(n)
+	// Helm's own reading of the file (YAML 1.1, through JSON) types the
+	// scalars; the YAML nodes give the structure and the comments.
+	var helm any
+	if sigsyaml.Unmarshal(data, &helm) != nil {
+		helm = nil
+	}
+	s, err := inferNode(n, helmValue{v: helm, ok: helm != nil})
 	if err != nil {
 		return nil, err
 	}
 	return s, nil
+}
+
+// helmValue is the value Helm reads where a node is, if it was found.
+type helmValue struct {
+	v  any
+	ok bool
+}
+
+// key is the value under k in a map Helm read.
+func (h helmValue) key(k string) helmValue {
+	m, ok := h.v.(map[string]any)
+	if !ok {
+		return helmValue{}
+	}
+	v, ok := m[k]
+	return helmValue{v: v, ok: ok}
+}
+
+// index is the i-th element of a list Helm read.
+func (h helmValue) index(i int) helmValue {
+	l, ok := h.v.([]any)
+	if !ok || i >= len(l) {
+		return helmValue{}
+	}
+	return helmValue{v: l[i], ok: true}
 }
 
 func kindName(n *yaml.Node) string {
@@ -53,7 +85,7 @@ func anyValue() *apiextensionsv1.JSONSchemaProps {
 	return &apiextensionsv1.JSONSchemaProps{XPreserveUnknownFields: ptr.To(true)}
 }
 
-func inferNode(n *yaml.Node) (*apiextensionsv1.JSONSchemaProps, error) {
+func inferNode(n *yaml.Node, h helmValue) (*apiextensionsv1.JSONSchemaProps, error) {
 	if n.Kind == yaml.AliasNode {
 		n = n.Alias
 	}
@@ -62,25 +94,47 @@ func inferNode(n *yaml.Node) (*apiextensionsv1.JSONSchemaProps, error) {
 		if len(n.Content) == 0 {
 			return anyValue(), nil
 		}
-		return inferMap(n)
+		return inferMap(n, h)
 	case yaml.SequenceNode:
 		if len(n.Content) == 0 {
 			return anyValue(), nil
 		}
-		items, err := inferItems(n)
+		items, err := inferItems(n, h)
 		if err != nil {
 			return nil, err
 		}
 		return &apiextensionsv1.JSONSchemaProps{Type: "array", Items: &apiextensionsv1.JSONSchemaPropsOrArray{Schema: items}}, nil
 	case yaml.ScalarNode:
-		return inferScalar(n), nil
+		return inferScalar(n, h), nil
 	}
 	return nil, fmt.Errorf("values.yaml: line %d: unexpected YAML node", n.Line)
 }
 
 // inferScalar types a scalar default as Helm reads it; null and "" prove
 // no type.
-func inferScalar(n *yaml.Node) *apiextensionsv1.JSONSchemaProps {
+func inferScalar(n *yaml.Node, h helmValue) *apiextensionsv1.JSONSchemaProps {
+	if h.ok {
+		switch v := h.v.(type) {
+		case nil:
+			s := anyValue()
+			s.Nullable = true
+			return s
+		case bool:
+			return &apiextensionsv1.JSONSchemaProps{Type: "boolean"}
+		case float64:
+			// Whole numbers written as integers are integers; past int64
+			// Helm's value is a float, and so is the CR's.
+			if n.Tag == "!!int" && v == math.Trunc(v) && math.Abs(v) < 1<<63 {
+				return &apiextensionsv1.JSONSchemaProps{Type: "integer"}
+			}
+			return &apiextensionsv1.JSONSchemaProps{Type: "number"}
+		case string:
+			if v == "" {
+				return anyValue()
+			}
+			return &apiextensionsv1.JSONSchemaProps{Type: "string"}
+		}
+	}
 	switch n.Tag {
 	case "!!null":
 		s := anyValue()
@@ -118,11 +172,15 @@ func inferScalar(n *yaml.Node) *apiextensionsv1.JSONSchemaProps {
 }
 
 // inferMap infers a non-empty map, merge keys (<<) included.
-func inferMap(n *yaml.Node) (*apiextensionsv1.JSONSchemaProps, error) {
+func inferMap(n *yaml.Node, h helmValue) (*apiextensionsv1.JSONSchemaProps, error) {
 	s := &apiextensionsv1.JSONSchemaProps{Type: "object", Properties: map[string]apiextensionsv1.JSONSchemaProps{}}
 	for i := 0; i+1 < len(n.Content); i += 2 {
 		k, v := n.Content[i], n.Content[i+1]
-		p, err := inferNode(v)
+		hv := h.key(k.Value)
+		if k.Value == "<<" {
+			hv = h // the merged keys are this map's
+		}
+		p, err := inferNode(v, hv)
 		if err != nil {
 			return nil, err
 		}
@@ -145,10 +203,10 @@ func inferMap(n *yaml.Node) (*apiextensionsv1.JSONSchemaProps, error) {
 // they agree (integers and numbers make numbers), any value otherwise.
 // Objects in lists keep unknown fields: a few examples do not list every
 // field an item may have.
-func inferItems(n *yaml.Node) (*apiextensionsv1.JSONSchemaProps, error) {
+func inferItems(n *yaml.Node, h helmValue) (*apiextensionsv1.JSONSchemaProps, error) {
 	var merged *apiextensionsv1.JSONSchemaProps
-	for _, e := range n.Content {
-		s, err := inferNode(e)
+	for i, e := range n.Content {
+		s, err := inferNode(e, h.index(i))
 		if err != nil {
 			return nil, err
 		}
