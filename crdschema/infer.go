@@ -44,6 +44,18 @@ func FromValuesYAML(data []byte) (*apiextensionsv1.JSONSchemaProps, error) {
 	return s, nil
 }
 
+// sameKind tells whether Helm read a map where n is a map, a list where it
+// is a list, and a scalar where it is a scalar.
+func sameKind(n *yaml.Node, v any) bool {
+	switch v.(type) {
+	case map[string]any:
+		return n.Kind == yaml.MappingNode
+	case []any:
+		return n.Kind == yaml.SequenceNode
+	}
+	return n.Kind == yaml.ScalarNode
+}
+
 // helmValue is the value Helm reads where a node is, if it was found.
 type helmValue struct {
 	v  any
@@ -88,6 +100,13 @@ func anyValue() *apiextensionsv1.JSONSchemaProps {
 func inferNode(n *yaml.Node, h helmValue) (*apiextensionsv1.JSONSchemaProps, error) {
 	if n.Kind == yaml.AliasNode {
 		n = n.Alias
+	}
+	if h.ok && !sameKind(n, h.v) {
+		// Helm reads something else here: keys that collide once Helm
+		// makes strings of them (0 and 000, on and true), the last wins.
+		s := anyValue()
+		s.Nullable = h.v == nil
+		return s, nil
 	}
 	switch n.Kind {
 	case yaml.MappingNode:
