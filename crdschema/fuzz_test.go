@@ -17,6 +17,7 @@ import (
 	crdvalidation "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/validation"
 	"k8s.io/apiextensions-apiserver/pkg/apiserver/validation"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	utiljson "k8s.io/apimachinery/pkg/util/json"
 )
 
 // The fuzz targets of the chart-to-schema conversion. Each seeds from the
@@ -90,7 +91,9 @@ func specErrors(t *testing.T, spec *apiextensionsv1.JSONSchemaProps, value any) 
 	return ""
 }
 
-// jsonCopy is v as it reaches the API server in a CR: through JSON.
+// jsonCopy is v as it reaches the API server in a CR: through JSON, read
+// back the way the API server reads it (whole numbers within int64 are
+// integers).
 func jsonCopy(t *testing.T, v any) any {
 	t.Helper()
 	data, err := json.Marshal(v)
@@ -98,7 +101,7 @@ func jsonCopy(t *testing.T, v any) any {
 		t.Fatal(err)
 	}
 	var out any
-	if err := json.Unmarshal(data, &out); err != nil {
+	if err := utiljson.Unmarshal(data, &out); err != nil {
 		t.Fatal(err)
 	}
 	return out
