@@ -31,6 +31,10 @@ func FromValuesYAML(data []byte) (*apiextensionsv1.JSONSchemaProps, error) {
 	if n.Kind != yaml.MappingNode {
 		return nil, fmt.Errorf("values.yaml: line %d: the top level is a %s, want a map", n.Line, kindName(n))
 	}
+	budget := maxExpanded
+	if err := checkAliases(n, map[*yaml.Node]bool{}, &budget); err != nil {
+		return nil, err
+	}
 	// Helm's own reading of the file (YAML 1.1, through JSON) types the
 	// scalars; the YAML nodes give the structure and the comments.
 	var helm any
@@ -42,6 +46,33 @@ func FromValuesYAML(data []byte) (*apiextensionsv1.JSONSchemaProps, error) {
 		return nil, err
 	}
 	return s, nil
+}
+
+// maxExpanded bounds the nodes of values.yaml with its aliases expanded:
+// aliases of aliases multiply (Helm's YAML reader refuses such files too).
+const maxExpanded = 1 << 20
+
+// checkAliases refuses an alias inside the value it refers to, which
+// expands without end, and a document whose aliases expand past budget
+// nodes. open holds the nodes being expanded.
+func checkAliases(n *yaml.Node, open map[*yaml.Node]bool, budget *int) error {
+	if n.Kind == yaml.AliasNode {
+		if open[n.Alias] {
+			return fmt.Errorf("values.yaml: line %d: alias *%s is inside the value it refers to", n.Line, n.Value)
+		}
+		n = n.Alias
+	}
+	if *budget--; *budget < 0 {
+		return fmt.Errorf("values.yaml: its aliases expand to more than %d values", maxExpanded)
+	}
+	open[n] = true
+	defer delete(open, n)
+	for _, c := range n.Content {
+		if err := checkAliases(c, open, budget); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // sameKind tells whether Helm read a map where n is a map, a list where it

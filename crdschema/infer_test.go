@@ -2,6 +2,7 @@ package crdschema
 
 import (
 	"encoding/json"
+	"fmt"
 	"testing"
 )
 
@@ -47,7 +48,11 @@ func TestFromValuesYAMLTypes(t *testing.T) {
 }
 
 func TestFromValuesYAMLErrors(t *testing.T) {
-	for _, values := range []string{"- a\n- b", "a: [", "x"} {
+	laughs := "a: &a [x, x, x, x, x, x, x, x, x, x]\n"
+	for i, prev := range "abcdefg" {
+		laughs += fmt.Sprintf("%c: &%[1]c [*%[2]c, *%[2]c, *%[2]c, *%[2]c, *%[2]c, *%[2]c, *%[2]c, *%[2]c, *%[2]c, *%[2]c]\n", 'b'+i, prev)
+	}
+	for _, values := range []string{"- a\n- b", "a: [", "x", "&0\n0: *0", "a: &x\n  b: [*x]\n", laughs} {
 		if _, err := FromValuesYAML([]byte(values)); err == nil {
 			t.Errorf("FromValuesYAML(%q) succeeded", values)
 		}
