@@ -7,6 +7,10 @@ CHARTPILOT := $(BIN)/chartpilot
 # that it never touches a cluster you started yourself with `chartpilot cluster up`.
 DEMO_DIR ?= $(CURDIR)/.cache/demo
 TEST_TIMEOUT ?= 80m
+# How long `make fuzz` runs each fuzz target, and at most minimizes each new
+# input (Go's default, 60s, can take a whole run on large multi-file inputs).
+FUZZTIME ?= 60s
+FUZZMINIMIZETIME ?= 5s
 
 .PHONY: all
 all: build
@@ -29,6 +33,16 @@ test: cluster-build ## Unit, integration (envtest) and end-to-end (local cluster
 	@unformatted=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \
 	if [ -n "$$unformatted" ]; then echo "gofmt needed: $$unformatted"; exit 1; fi
 	$(GO) test -count=1 -timeout $(TEST_TIMEOUT) ./...
+
+.PHONY: fuzz
+fuzz: ## Run every fuzz target (func FuzzX in a _test.go) for FUZZTIME, one at a time on one core
+	@set -e; for file in $$(find . -name '*_test.go' -not -path '*/.*' -not -path '*/testdata/*' | xargs grep -l '^func Fuzz' | sort); do \
+		pkg=./$$(dirname $${file#./}); \
+		for name in $$(sed -n 's/^func \(Fuzz[A-Za-z0-9_]*\)(.*/\1/p' $$file); do \
+			echo "== $$pkg $$name"; \
+			$(GO) test -run '^$$' -fuzz "^$$name\$$" -fuzztime $(FUZZTIME) -fuzzminimizetime $(FUZZMINIMIZETIME) -parallel 1 $$pkg; \
+		done; \
+	done
 
 .PHONY: generate
 generate: ## Refresh generated files (the embedded copy of the tools module)

@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	"k8s.io/apimachinery/pkg/api/validation/path"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"sigs.k8s.io/kustomize/api/krusty"
@@ -108,20 +109,59 @@ func loadManifests(projectDir string) (*projectManifests, error) {
 	if err != nil {
 		return nil, err
 	}
-	sampleIDs := map[string]bool{}
 	var samples []*unstructured.Unstructured
 	if dir := filepath.Join(projectDir, "config", "samples"); exists(filepath.Join(dir, "kustomization.yaml")) {
 		if samples, err = kustomizeBuild(dir); err != nil {
 			return nil, err
 		}
-		for _, s := range samples {
-			sampleIDs[objectID(s)] = true
+	}
+	m, err := sortManifests(objs, samples, manifestsDir)
+	if err != nil {
+		return nil, err
+	}
+	if m.scorecard == nil {
+		if dir := filepath.Join(projectDir, "config", "scorecard"); exists(filepath.Join(dir, "kustomization.yaml")) {
+			sc, err := kustomizeBuild(dir)
+			if err != nil {
+				return nil, err
+			}
+			for _, o := range sc {
+				if o.GroupVersionKind().Group == scorecardGroup {
+					m.scorecard = o
+				}
+			}
 		}
 	}
+	if len(m.deployments) == 0 {
+		return nil, fmt.Errorf("%w: kustomize build %s renders no apps/v1 Deployment (config/manager)", ErrNoDeployment, manifestsDir)
+	}
+	return m, nil
+}
 
+// sortManifests sorts the objects kustomize built of manifestsDir by what
+// the bundle does with each; samples (config/samples' own build) are taken
+// from there, not from objs.
+func sortManifests(objs, samples []*unstructured.Unstructured, manifestsDir string) (*projectManifests, error) {
+	sampleIDs := map[string]bool{}
+	for _, s := range samples {
+		sampleIDs[objectID(s)] = true
+	}
 	m := &projectManifests{samples: samples}
 	for _, o := range objs {
+		// Names become bundle file names; the API server refuses these too.
+		if msgs := path.IsValidPathSegmentName(o.GetName()); len(msgs) > 0 {
+			return nil, fmt.Errorf("%s: %s: name %q: %s", manifestsDir, describe(o), o.GetName(), strings.Join(msgs, "; "))
+		}
 		gvk := o.GroupVersionKind()
+		if gvk.Kind == kindCRD {
+			group, _, _ := unstructured.NestedString(o.Object, "spec", "group")
+			plural, _, _ := unstructured.NestedString(o.Object, "spec", "names", "plural")
+			for _, name := range []string{group, plural} {
+				if msgs := path.IsValidPathSegmentName(name); len(msgs) > 0 {
+					return nil, fmt.Errorf("%s: %s: group and plural %q: %s", manifestsDir, describe(o), name, strings.Join(msgs, "; "))
+				}
+			}
+		}
 		switch {
 		case sampleIDs[objectID(o)]:
 			// Taken from the samples' own build above.
@@ -151,22 +191,6 @@ func loadManifests(projectDir string) (*projectManifests, error) {
 		default:
 			m.others = append(m.others, o)
 		}
-	}
-	if m.scorecard == nil {
-		if dir := filepath.Join(projectDir, "config", "scorecard"); exists(filepath.Join(dir, "kustomization.yaml")) {
-			sc, err := kustomizeBuild(dir)
-			if err != nil {
-				return nil, err
-			}
-			for _, o := range sc {
-				if o.GroupVersionKind().Group == scorecardGroup {
-					m.scorecard = o
-				}
-			}
-		}
-	}
-	if len(m.deployments) == 0 {
-		return nil, fmt.Errorf("%w: kustomize build %s renders no apps/v1 Deployment (config/manager)", ErrNoDeployment, manifestsDir)
 	}
 	return m, nil
 }

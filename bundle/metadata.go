@@ -5,6 +5,7 @@ import (
 	"os"
 	"path"
 	"path/filepath"
+	"strconv"
 	"strings"
 
 	"sigs.k8s.io/yaml"
@@ -53,10 +54,24 @@ func annotationsYAML(ls []Label) []byte {
 	b.WriteString(annotationsFileHeaderNote)
 	b.WriteString("annotations:\n")
 	for _, l := range ls {
-		v, _ := yaml.Marshal(l.Value) // a string always marshals
-		fmt.Fprintf(&b, "  %s: %s", l.Key, v)
+		fmt.Fprintf(&b, "  %s: %s\n", l.Key, yamlString(l.Value))
 	}
 	return []byte(b.String())
+}
+
+// yamlString is s as a one-line YAML scalar that reads back as s: as
+// yaml.Marshal writes it where that does (yaml.Marshal writes a block
+// scalar for several lines and some control characters raw), else
+// double-quoted with Go's escapes, which YAML's double-quoted style shares
+// (\n, \t, \x7f, \u2028...).
+func yamlString(s string) string {
+	v, _ := yaml.Marshal(s) // a string always marshals
+	out := strings.TrimSuffix(string(v), "\n")
+	var back string
+	if !strings.Contains(out, "\n") && yaml.Unmarshal(v, &back) == nil && back == s {
+		return out
+	}
+	return strconv.Quote(s)
 }
 
 // dockerfile is bundle.Dockerfile for docker and podman users; `chartpilot

@@ -7,6 +7,7 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+	"time"
 
 	"k8s.io/apiextensions-apiserver/pkg/apis/apiextensions"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
@@ -225,6 +226,26 @@ func TestFromJSONSchema(t *testing.T) {
 		schema: `{"type":"object","additionalProperties":false,"definitions":{"port":{"type":"integer","minimum":1,"maximum":65535}},"properties":{"http":{"$ref":"#/definitions/port","description":"HTTP port"}}}`,
 		want:   `{"type":"object","properties":{"http":{"description":"HTTP port","type":"integer","maximum":65535,"minimum":1}}}`,
 	}, {
+		name:     "number or string is free-form: int-or-string refuses 1.5",
+		schema:   `{"type":"object","additionalProperties":false,"properties":{"a":{"type":["number","string"]}}}`,
+		want:     `{"type":"object","properties":{"a":{"x-kubernetes-preserve-unknown-fields":true}}}`,
+		warnings: []string{"#/properties/a: type [number string] cannot be expressed in a CRD"},
+	}, {
+		name:     "a pattern Go cannot compile is left to Helm",
+		schema:   `{"type":"object","additionalProperties":false,"properties":{"a":{"type":"string","pattern":"^(?!tmp)"}}}`,
+		want:     `{"type":"object","properties":{"a":{"type":"string"}}}`,
+		warnings: []string{"#/properties/a: pattern \"^(?!tmp)\" is not carried into the CRD"},
+	}, {
+		name:     "a fractional multipleOf is left to Helm",
+		schema:   `{"type":"object","additionalProperties":false,"properties":{"a":{"type":"number","multipleOf":0.1},"b":{"type":"integer","multipleOf":5}}}`,
+		want:     `{"type":"object","properties":{"a":{"type":"number"},"b":{"type":"integer","multipleOf":5}}}`,
+		warnings: []string{"#/properties/a: multipleOf 0.1 is not carried into the CRD"},
+	}, {
+		name:     "an unknown type is free-form",
+		schema:   `{"type":"object","additionalProperties":false,"properties":{"a":{"type":"text"}}}`,
+		want:     `{"type":"object","properties":{"a":{"x-kubernetes-preserve-unknown-fields":true}}}`,
+		warnings: []string{"#/properties/a: type \"text\" is not a JSON Schema type"},
+	}, {
 		name:     "composition becomes free-form with a warning",
 		schema:   `{"type":"object","additionalProperties":false,"properties":{"x":{"anyOf":[{"type":"string"},{"type":"boolean"}]}}}`,
 		want:     `{"type":"object","properties":{"x":{"x-kubernetes-preserve-unknown-fields":true}}}`,
@@ -246,6 +267,31 @@ func TestFromJSONSchema(t *testing.T) {
 			}
 			checkSchema(t, s, tt.want, warnings, tt.warnings)
 		})
+	}
+}
+
+// TestFromJSONSchemaBounded: $refs that refer to each other many times
+// over do not multiply without end (this one would make 3^16 copies).
+func TestFromJSONSchemaBounded(t *testing.T) {
+	schema := `{"properties":{"a":{"$ref":"#/definitions/n"},"b":{"$ref":"#/definitions/n"},"c":{"$ref":"#/definitions/n"}},
+		"definitions":{"n":{"properties":{"a":{"$ref":"#/definitions/n"},"b":{"$ref":"#/definitions/n"},"c":{"$ref":"#/definitions/n"}}}}}`
+	start := time.Now()
+	s, warnings, err := FromJSONSchema([]byte(schema), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d := time.Since(start); d > 5*time.Second {
+		t.Errorf("took %s", d)
+	}
+	data, err := json.Marshal(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(data) > 1<<20 {
+		t.Errorf("the schema is %d bytes", len(data))
+	}
+	if len(warnings) > 3 || !strings.Contains(strings.Join(warnings, "\n"), "is not inlined") {
+		t.Errorf("warnings %q, want a few, one that says a $ref is not inlined", warnings)
 	}
 }
 

@@ -1,6 +1,7 @@
 package crdschema
 
 import (
+	"fmt"
 	"testing"
 )
 
@@ -22,6 +23,9 @@ func TestFromValuesYAMLTypes(t *testing.T) {
 		{name: "null proves nothing", values: "a: null", want: `{"type":"object","properties":{"a":{"nullable":true,"x-kubernetes-preserve-unknown-fields":true}}}`},
 		{name: "quoted number is a string", values: `a: "1"`, want: `{"type":"object","properties":{"a":{"type":"string"}}}`},
 		{name: "list of maps keeps unknown fields", values: "a: [{n: x}]", want: `{"type":"object","properties":{"a":{"type":"array","items":{"type":"object","properties":{"n":{"type":"string"}},"x-kubernetes-preserve-unknown-fields":true}}}}`},
+		{name: "fields of listed maps merge at every depth", values: "a: [{p: 1, l: [1]}, {p: 1.5, l: [x], m: {n: 1}}, {m: {n: 2.5}}]", want: `{"type":"object","properties":{"a":{"type":"array","items":{"type":"object","properties":{"l":{"type":"array","items":{"x-kubernetes-preserve-unknown-fields":true}},"m":{"type":"object","properties":{"n":{"type":"number"}}},"p":{"type":"number"}},"x-kubernetes-preserve-unknown-fields":true}}}}`},
+		{name: "YAML 1.1 booleans, as Helm reads them", values: "a: yes\nb: off\nc: 'yes'\nd: y", want: `{"type":"object","properties":{"a":{"type":"boolean"},"b":{"type":"boolean"},"c":{"type":"string"},"d":{"type":"boolean"}}}`},
+		{name: "whole numbers past int64 are numbers", values: "a: 12345678901234567890", want: `{"type":"object","properties":{"a":{"type":"number"}}}`},
 		{name: "merge key", values: "base: &b {x: 1}\nc:\n  <<: *b\n  y: true", want: `{"type":"object","properties":{"base":{"type":"object","properties":{"x":{"type":"integer"}}},"c":{"type":"object","properties":{"x":{"type":"integer"},"y":{"type":"boolean"}}}}}`},
 		{name: "empty document", values: "", want: `{"type":"object","x-kubernetes-preserve-unknown-fields":true}`},
 	}
@@ -37,7 +41,11 @@ func TestFromValuesYAMLTypes(t *testing.T) {
 }
 
 func TestFromValuesYAMLErrors(t *testing.T) {
-	for _, values := range []string{"- a\n- b", "a: [", "x"} {
+	laughs := "a: &a [x, x, x, x, x, x, x, x, x, x]\n"
+	for i, prev := range "abcdefg" {
+		laughs += fmt.Sprintf("%c: &%[1]c [*%[2]c, *%[2]c, *%[2]c, *%[2]c, *%[2]c, *%[2]c, *%[2]c, *%[2]c, *%[2]c, *%[2]c]\n", 'b'+i, prev)
+	}
+	for _, values := range []string{"- a\n- b", "a: [", "x", "&0\n0: *0", "a: &x\n  b: [*x]\n", laughs} {
 		if _, err := FromValuesYAML([]byte(values)); err == nil {
 			t.Errorf("FromValuesYAML(%q) succeeded", values)
 		}

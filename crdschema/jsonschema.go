@@ -4,6 +4,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"maps"
+	"math"
+	"regexp"
 	"slices"
 	"strings"
 
@@ -31,16 +33,32 @@ func FromJSONSchema(data []byte, defaults map[string]any) (*apiextensionsv1.JSON
 	if s.Type == "" && (s.XPreserveUnknownFields == nil || !*s.XPreserveUnknownFields) {
 		s.Type = "object"
 	}
+	if c.tooDeep > 1 {
+		c.warnings = append(c.warnings, fmt.Sprintf("recursive $refs stopped at 32 levels in %d more places", c.tooDeep-1))
+	}
 	return s, c.warnings, nil
 }
 
 type converter struct {
 	root     map[string]any
 	warnings []string
+	// nodes counts the schemas converted, to bound $ref expansion.
+	nodes int
+	// overBudget is set once a $ref was left free-form for maxNodes.
+	overBudget bool
+	// tooDeep counts the places recursion stopped at maxDepth; the first
+	// is warned about.
+	tooDeep int
 }
 
 // maxDepth bounds $ref expansion of recursive schemas.
 const maxDepth = 32
+
+// maxNodes bounds the schemas one conversion makes. A $ref is inlined at
+// every use, so refs to refs multiply (two uses per level, 16 levels: 65536
+// copies); a CRD must also stay far below etcd's object size limit of about
+// 1.5 MiB. Past the bound, $refs are not inlined and accept any value.
+const maxNodes = 10000
 
 func (c *converter) resolveRef(ref string) (map[string]any, error) {
 	if !strings.HasPrefix(ref, "#/") {
@@ -65,8 +83,11 @@ func (c *converter) resolveRef(ref string) (map[string]any, error) {
 }
 
 func (c *converter) convert(in map[string]any, pointer string, defaults any, depth int) (*apiextensionsv1.JSONSchemaProps, error) {
+	c.nodes++
 	if depth > maxDepth {
-		c.warnings = append(c.warnings, pointer+": recursive $ref nested deeper than 32 levels: free-form below")
+		if c.tooDeep++; c.tooDeep == 1 {
+			c.warnings = append(c.warnings, pointer+": recursive $ref nested deeper than 32 levels: free-form below")
+		}
 		return anyValue(), nil
 	}
 	if ref, ok := in["$ref"].(string); ok {
@@ -83,7 +104,7 @@ func (c *converter) convert(in map[string]any, pointer string, defaults any, dep
 	s := &apiextensionsv1.JSONSchemaProps{}
 	s.Description, _ = in["description"].(string)
 	c.convertType(s, in, pointer)
-	convertBounds(s, in)
+	c.convertBounds(s, in, pointer)
 	if err := convertEnum(s, in, pointer); err != nil {
 		return nil, err
 	}
@@ -107,6 +128,15 @@ func (c *converter) convertRef(in map[string]any, ref, pointer string, defaults 
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", pointer, err)
 	}
+	if c.nodes > maxNodes {
+		if !c.overBudget {
+			c.overBudget = true
+			c.warnings = append(c.warnings, fmt.Sprintf("%s: $ref %q is not inlined: with its $refs inlined the schema grows past %d schemas; this field and every $ref after it accept any value and Helm still validates them", pointer, ref, maxNodes))
+		}
+		s := anyValue()
+		s.Description, _ = in["description"].(string)
+		return s, nil
+	}
 	s, err := c.convert(target, pointer, defaults, depth+1)
 	if err != nil {
 		return nil, err
@@ -117,9 +147,10 @@ func (c *converter) convertRef(in map[string]any, ref, pointer string, defaults 
 	return s, nil
 }
 
-// convertType sets the type: one of a list with null makes it nullable, a
-// number or string int-or-string, what a CRD cannot express free-form; an
-// untyped schema is typed by its keywords.
+// convertType sets the type: one of a list with null makes it nullable, an
+// integer or string int-or-string, what a CRD cannot express (a number or
+// string among them: int-or-string refuses 1.5) free-form; an untyped
+// schema is typed by its keywords.
 func (c *converter) convertType(s *apiextensionsv1.JSONSchemaProps, in map[string]any, pointer string) {
 	switch t := in["type"].(type) {
 	case string:
@@ -136,13 +167,19 @@ func (c *converter) convertType(s *apiextensionsv1.JSONSchemaProps, in map[strin
 		switch {
 		case len(types) == 1:
 			s.Type = types[0]
-		case len(types) == 2 && types[0] != types[1] && (types[0] == "integer" || types[0] == "number") && types[1] == "string",
-			len(types) == 2 && types[1] != types[0] && (types[1] == "integer" || types[1] == "number") && types[0] == "string":
+		case len(types) == 2 && types[0] == "integer" && types[1] == "string",
+			len(types) == 2 && types[1] == "integer" && types[0] == "string":
 			s.XIntOrString = true
 		default:
 			c.warnings = append(c.warnings, fmt.Sprintf("%s: type %v cannot be expressed in a CRD: this field accepts any value", pointer, types))
 			s.XPreserveUnknownFields = ptr.To(true)
 		}
+	}
+	if s.Type != "" && !crdTypes[s.Type] {
+		// Helm refuses such a schema; the API server refuses the CRD.
+		c.warnings = append(c.warnings, fmt.Sprintf("%s: type %q is not a JSON Schema type: this field accepts any value", pointer, s.Type))
+		s.Type, s.XPreserveUnknownFields = "", ptr.To(true)
+		return
 	}
 	if s.Type != "" || s.XIntOrString {
 		return
@@ -157,8 +194,12 @@ func (c *converter) convertType(s *apiextensionsv1.JSONSchemaProps, in map[strin
 	}
 }
 
-// convertBounds carries the numeric, string and array bounds of the type.
-func convertBounds(s *apiextensionsv1.JSONSchemaProps, in map[string]any) {
+// crdTypes are the types a CRD's schema may have.
+var crdTypes = map[string]bool{"array": true, "boolean": true, "integer": true, "number": true, "object": true, "string": true}
+
+// convertBounds carries the numeric, string and array bounds of the type,
+// those the API server checks differently from JSON Schema left to Helm.
+func (c *converter) convertBounds(s *apiextensionsv1.JSONSchemaProps, in map[string]any, pointer string) {
 	bound := func(key string) (float64, bool) { return number(in[key]) }
 	count := func(key string, to **int64) {
 		if v, ok := bound(key); ok {
@@ -180,12 +221,27 @@ func convertBounds(s *apiextensionsv1.JSONSchemaProps, in map[string]any) {
 			s.Maximum, s.ExclusiveMaximum = &v, true
 		}
 		if v, ok := bound("multipleOf"); ok && v > 0 {
-			s.MultipleOf = &v
+			// The API server divides in floating point (0.3 is no multiple
+			// of 0.1 there) and wants whole factors for integers; JSON
+			// Schema's check is exact. Whole factors agree.
+			if v == math.Trunc(v) && v <= 1<<53 {
+				s.MultipleOf = &v
+			} else {
+				c.warnings = append(c.warnings, fmt.Sprintf("%s: multipleOf %v is not carried into the CRD (the API server's check is not exact for fractions): Helm still validates it", pointer, v))
+			}
 		}
 	case "string":
 		count("minLength", &s.MinLength)
 		count("maxLength", &s.MaxLength)
-		s.Pattern, _ = in["pattern"].(string)
+		if p, ok := in["pattern"].(string); ok {
+			// JSON Schema patterns are ECMA 262; the API server compiles
+			// them with Go's regexp, which has no lookaround or backrefs.
+			if _, err := regexp.Compile(p); err == nil {
+				s.Pattern = p
+			} else {
+				c.warnings = append(c.warnings, fmt.Sprintf("%s: pattern %q is not carried into the CRD (Go's regexp cannot compile it): Helm still validates it", pointer, p))
+			}
+		}
 	case "array":
 		count("minItems", &s.MinItems)
 		count("maxItems", &s.MaxItems)

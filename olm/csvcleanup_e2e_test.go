@@ -20,6 +20,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/chartpilot/chartpilot/cluster"
+	"github.com/chartpilot/chartpilot/cluster/clustertest"
 	"github.com/chartpilot/chartpilot/olm"
 	"github.com/chartpilot/chartpilot/olm/olmtest"
 )
@@ -32,6 +33,7 @@ import (
 // cleanup done and its finalizer kept, wakes OLM, and the CSV goes; without
 // the wake-up it stays.
 func TestUnsubscribeWakesOLMThatLostTheCSV(t *testing.T) {
+	clustertest.SkipIfShort(t)
 	ctx := context.Background()
 	c := newClient(t)
 	ns := olmtest.Namespace(t, c, "wake")
@@ -78,6 +80,7 @@ func TestUnsubscribeWakesOLMThatLostTheCSV(t *testing.T) {
 // csv-cleanup finalizer, OLM v0.46 leaves the deleted CSV alone, though
 // the update would now succeed and nothing is left to clean up.
 func TestOLMLosesCSVAfterFailedFinalizerUpdate(t *testing.T) {
+	clustertest.SkipIfShort(t)
 	ctx := context.Background()
 	c := newClient(t)
 	ns := olmtest.Namespace(t, c, "lost")
@@ -131,6 +134,7 @@ func TestOLMLosesCSVAfterFailedFinalizerUpdate(t *testing.T) {
 // what to do; with --force-remove-finalizers it removes the finalizer (OLM
 // had nothing left to clean up) and finishes.
 func TestUnsubscribeCSVStuck(t *testing.T) {
+	clustertest.SkipIfShort(t)
 	ctx := context.Background()
 	c := newClient(t)
 	ns := olmtest.Namespace(t, c, "stuck")

@@ -130,13 +130,20 @@ func LoadConfig(bundleDir string) (cfg v1alpha3.Configuration, found bool, err e
 	if err != nil {
 		return cfg, false, fmt.Errorf("reading scorecard config: %w", err)
 	}
+	cfg, err = parseConfig(data, file)
+	return cfg, true, err
+}
+
+// parseConfig reads config.yaml content strictly; errors name source.
+func parseConfig(data []byte, source string) (v1alpha3.Configuration, error) {
+	var cfg v1alpha3.Configuration
 	if err := yaml.UnmarshalStrict(data, &cfg); err != nil {
-		return cfg, true, fmt.Errorf("%s: %w", file, err)
+		return cfg, fmt.Errorf("%s: %w", source, err)
 	}
 	if cfg.APIVersion != v1alpha3.GroupVersion.String() || cfg.Kind != v1alpha3.ConfigurationKind {
-		return cfg, true, fmt.Errorf("%s: apiVersion %q kind %q: want %s %s", file, cfg.APIVersion, cfg.Kind, v1alpha3.GroupVersion, v1alpha3.ConfigurationKind)
+		return cfg, fmt.Errorf("%s: apiVersion %q kind %q: want %s %s", source, cfg.APIVersion, cfg.Kind, v1alpha3.GroupVersion, v1alpha3.ConfigurationKind)
 	}
-	return cfg, true, nil
+	return cfg, nil
 }
 
 // plannedTest is a config entry resolved to its built-in.

@@ -224,7 +224,10 @@ func measure(b *testing.B, c *cluster.Cluster, dyn dynamic.Interface, op operato
 	}
 	b.Logf("%s, %d CRs: deployed in %s (%.1f CRs/s); RSS %.0f MiB (peak %.0f, anonymous %.0f); idle: %.2f CPU-s/min, %.2f API requests per CR per minute",
 		op.name, crs, deploy.Round(100*time.Millisecond), float64(crs)/deploy.Seconds(), r.rssMiB, r.peakMiB, r.anonMiB, r.idleCPU, r.idleRequests)
-	if op.name == "chartpilot" && req1 != req0 {
+	// A release in sync costs no request: one a CR needed would show as one
+	// per CR every reconcile period (20 s). What is left is per informer,
+	// not per CR: a watch renewed every 5 to 10 minutes.
+	if op.name == "chartpilot" && req1-req0 > float64(crs)/100 {
 		b.Errorf("chartpilot sent %.0f API requests in an idle minute (%.2f per CR): a release in sync must cost none", req1-req0, r.idleRequests)
 	}
 	return r
