@@ -18,6 +18,8 @@ import (
 	"k8s.io/apiextensions-apiserver/pkg/apiserver/validation"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	utiljson "k8s.io/apimachinery/pkg/util/json"
+
+	"github.com/chartpilot/chartpilot/internal/fuzzseed"
 )
 
 // The fuzz targets of the chart-to-schema conversion. Each seeds from the
@@ -28,20 +30,10 @@ import (
 // seedFiles adds every file called name under the test charts' directories.
 func seedFiles(f *testing.F, name string) {
 	f.Helper()
-	for _, glob := range []string{
+	fuzzseed.Files(f,
 		filepath.Join("testdata", "charts", "*", name),
 		filepath.Join("..", "chart", "testdata", "charts", "*", name),
-		filepath.Join("..", "chart", "testdata", "charts", "*", "charts", "*", name),
-	} {
-		files, _ := filepath.Glob(glob)
-		for _, file := range files {
-			data, err := os.ReadFile(file)
-			if err != nil {
-				f.Fatal(err)
-			}
-			f.Add(data)
-		}
-	}
+		filepath.Join("..", "chart", "testdata", "charts", "*", "charts", "*", name))
 }
 
 // crdOf wraps spec in a CRD and returns what the API server's validation of

@@ -11,6 +11,7 @@ import (
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -127,23 +128,11 @@ func (u *unsubscriber) observeCSV(ctx context.Context, csv *v1alpha1.ClusterServ
 }
 
 func objectNames(list client.ObjectList) []string {
-	var names []string
-	switch l := list.(type) {
-	case *rbacv1.ClusterRoleList:
-		for _, o := range l.Items {
-			names = append(names, o.Name)
-		}
-	case *rbacv1.ClusterRoleBindingList:
-		for _, o := range l.Items {
-			names = append(names, o.Name)
-		}
-	case *admissionregistrationv1.MutatingWebhookConfigurationList:
-		for _, o := range l.Items {
-			names = append(names, o.Name)
-		}
-	case *admissionregistrationv1.ValidatingWebhookConfigurationList:
-		for _, o := range l.Items {
-			names = append(names, o.Name)
+	items, _ := meta.ExtractList(list)
+	names := make([]string, 0, len(items))
+	for _, o := range items {
+		if m, err := meta.Accessor(o); err == nil {
+			names = append(names, m.GetName())
 		}
 	}
 	return names

@@ -2,9 +2,15 @@ package olm
 
 import (
 	"errors"
+	"slices"
 	"strings"
 	"testing"
 	"time"
+
+	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 )
 
 // Small builders of what is left of a deleted CSV.
@@ -97,5 +103,22 @@ func TestCSVStuckErrorSaysWhatToDo(t *testing.T) {
 	}
 	if !errors.Is(&CSVStuckError{LastErr: boom}, boom) {
 		t.Error("the last error is not wrapped")
+	}
+}
+
+func TestObjectNames(t *testing.T) {
+	crs := &rbacv1.ClusterRoleList{Items: []rbacv1.ClusterRole{{ObjectMeta: metav1.ObjectMeta{Name: "a"}}, {ObjectMeta: metav1.ObjectMeta{Name: "b"}}}}
+	hooks := &admissionregistrationv1.ValidatingWebhookConfigurationList{Items: []admissionregistrationv1.ValidatingWebhookConfiguration{{ObjectMeta: metav1.ObjectMeta{Name: "v"}}}}
+	for _, tc := range []struct {
+		list client.ObjectList
+		want []string
+	}{
+		{crs, []string{"a", "b"}},
+		{hooks, []string{"v"}},
+		{&rbacv1.ClusterRoleBindingList{}, []string{}},
+	} {
+		if got := objectNames(tc.list); !slices.Equal(got, tc.want) {
+			t.Errorf("objectNames(%T) = %q, want %q", tc.list, got, tc.want)
+		}
 	}
 }

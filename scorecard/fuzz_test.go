@@ -1,13 +1,14 @@
 package scorecard
 
 import (
-	"os"
 	"path/filepath"
 	"reflect"
 	"strings"
 	"testing"
 
 	"sigs.k8s.io/yaml"
+
+	"github.com/chartpilot/chartpilot/internal/fuzzseed"
 )
 
 // FuzzParseConfig: config.yaml is read strictly with its file named in
@@ -15,19 +16,9 @@ import (
 // plans without failing on anything but entries that name no built-in
 // test, each error naming the file, stage and test.
 func FuzzParseConfig(f *testing.F) {
-	for _, glob := range []string{
+	fuzzseed.Files(f,
 		filepath.Join("..", "bundle", "testdata", "golden", "*", "bundle", "tests", "scorecard", "config.yaml"),
-		filepath.Join("..", "scaffold", "testdata", "golden", "*", "config", "scorecard", "bases", "config.yaml"),
-	} {
-		files, _ := filepath.Glob(glob)
-		for _, file := range files {
-			data, err := os.ReadFile(file)
-			if err != nil {
-				f.Fatal(err)
-			}
-			f.Add(data)
-		}
-	}
+		filepath.Join("..", "scaffold", "testdata", "golden", "*", "config", "scorecard", "bases", "config.yaml"))
 	def, err := yaml.Marshal(DefaultConfig())
 	if err != nil {
 		f.Fatal(err)
