@@ -8,10 +8,11 @@ import "github.com/go-logr/logr"
 // must never reach a log, whatever verbosity the user asks for.
 const maxLogLevel = 6
 
-// capVerbosity returns log without the levels above maxLogLevel.
+// capVerbosity returns log without the levels above maxLogLevel; a logger
+// capped already is returned as it is.
 func capVerbosity(log logr.Logger) logr.Logger {
 	inner := log.GetSink()
-	if inner == nil {
+	if _, capped := inner.(cappedSink); inner == nil || capped {
 		return log
 	}
 	// The wrapper is one more frame between the caller and the sink.

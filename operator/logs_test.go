@@ -25,6 +25,9 @@ func TestCapVerbosity(t *testing.T) {
 			t.Errorf("%q logged above V(%d): %q", unwanted, maxLogLevel, got)
 		}
 	}
+	if again := capVerbosity(log); again.GetSink() != log.GetSink() {
+		t.Error("capping a capped logger wraps it again (and shifts its call sites)")
+	}
 	if log.V(maxLogLevel + 1).Enabled() {
 		t.Error("levels above the cap report enabled")
 	}

@@ -209,7 +209,6 @@ func Run(ctx context.Context, opts Options) error {
 // discovery, and a kind it cannot map fails the start. It reads discovery
 // only, which the operator's ServiceAccount may do, not the CRDs.
 func waitServed(ctx context.Context, opts Options) error {
-	opts.defaults()
 	gvks := make([]schema.GroupVersionKind, 0, len(opts.Watches))
 	for _, w := range opts.Watches {
 		gvks = append(gvks, w.GroupVersionKind())
@@ -337,24 +336,26 @@ func (dependentChanged) Update(e event.TypedUpdateEvent[*unstructured.Unstructur
 		// on a change of data: every update counts.
 		return true
 	}
-	if !maps.Equal(o.GetLabels(), n.GetLabels()) || !maps.Equal(ours(o.GetAnnotations()), ours(n.GetAnnotations())) {
+	if !maps.Equal(o.GetLabels(), n.GetLabels()) || !sameOurs(o.GetAnnotations(), n.GetAnnotations()) {
 		return true
 	}
 	return ready(o) != ready(n)
 }
 
-// ours leaves out the annotations that other controllers keep on the objects
-// of a release (a Deployment's revision, a claim's binding): a change of one
-// is bookkeeping, not a change to what the release set, and reacting to it
-// would requeue the CR after every rollout.
-func ours(annotations map[string]string) map[string]string {
-	out := make(map[string]string, len(annotations))
-	for k, v := range annotations {
-		if !bookkeeping(k) {
-			out[k] = v
+// sameOurs compares two sets of annotations without those other controllers
+// keep on the objects of a release (a Deployment's revision, a claim's
+// binding): a change of one is bookkeeping, not a change to what the release
+// set, and reacting to it would requeue the CR after every rollout.
+func sameOurs(a, b map[string]string) bool {
+	covers := func(x, y map[string]string) bool {
+		for k, v := range x {
+			if w, ok := y[k]; !bookkeeping(k) && (!ok || w != v) {
+				return false
+			}
 		}
+		return true
 	}
-	return out
+	return covers(a, b) && covers(b, a)
 }
 
 func bookkeeping(key string) bool {

@@ -83,7 +83,7 @@ func builtinByKind(kind string) (builtinResource, bool) {
 // unprovenKindValue is the warning for a kind chosen by a value the schema
 // leaves open: what a CR choosing otherwise meets, and the rules to add.
 func unprovenKindValue(source string, kv kindValue, description string) Problem {
-	msg := fmt.Sprintf("the %s of a document comes from .Values.%s, which values.schema.json does not restrict to an enum: only what the default values render is granted, and a CR choosing another kind is forbidden at runtime", kv.Field, kv.Path)
+	msg := fmt.Sprintf("the %s of a document comes from .Values.%s, which values.schema.json does not restrict to an enum: only what the default values render is granted, and a CR choosing another %s is forbidden at runtime", kv.Field, kv.Path, kv.Field)
 	var rules []string
 	for _, r := range mentionedKinds(description) {
 		rules = append(rules, fmt.Sprintf("{apiGroups: [%q], resources: [%q], verbs: [%s]} for %s", r.Group, r.Resource, strings.Join(manageVerbs, ", "), r.Kind))
