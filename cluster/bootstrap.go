@@ -159,7 +159,11 @@ func (c *Cluster) waitNodeReady(ctx context.Context) error {
 		return nodeReady(n), nil
 	})
 	if err != nil {
-		return fmt.Errorf("node %s did not become Ready (kwok log: %s): %w", NodeName, c.LogFile(Kwok), err)
+		agent := Kwok
+		if c.state.Node == NodeReal {
+			agent = Kubelet
+		}
+		return fmt.Errorf("node %s did not become Ready (%s log: %s): %w", NodeName, agent, c.LogFile(agent), err)
 	}
 	return nil
 }
