@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"sort"
 	"strconv"
@@ -27,6 +28,9 @@ func (c Config) Cleanup() error {
 		errs = append(errs, err)
 	}
 	removeCgroups()
+	if err := removeKubeChains(); err != nil {
+		errs = append(errs, err)
+	}
 	if _, err := os.Stat("/sys/class/net/" + Bridge); err == nil {
 		if err := ip("link", "del", Bridge); err != nil {
 			errs = append(errs, err)
@@ -146,4 +150,81 @@ func removeCgroups() {
 func exists(path string) bool {
 	_, err := os.Stat(path)
 	return err == nil
+}
+
+// removeKubeChains removes the iptables chains the kubelet and kube-proxy
+// made (KUBE-*) and the rules that jump to them from the built-in chains:
+// what `kube-proxy --cleanup` leaves, such as the kubelet's KUBE-FIREWALL.
+func removeKubeChains() error {
+	var errs []error
+	for _, table := range []string{"filter", "nat", "mangle"} {
+		out, err := exec.Command("iptables-save", "-t", table).Output()
+		if err != nil {
+			return fmt.Errorf("reading iptables table %s: %w", table, err)
+		}
+		rules, chains := kubeRules(string(out))
+		for _, rule := range rules {
+			errs = append(errs, iptables(append([]string{"-t", table, "-D"}, rule...)...))
+		}
+		for _, verb := range []string{"-F", "-X"} {
+			for _, chain := range chains {
+				errs = append(errs, iptables("-t", table, verb, chain))
+			}
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// kubeRules reads iptables-save output: the rules of built-in chains that
+// jump to a KUBE- chain (as arguments of -D), and the KUBE- chains.
+func kubeRules(save string) (rules [][]string, chains []string) {
+	for _, line := range strings.Split(save, "\n") {
+		switch {
+		case strings.HasPrefix(line, ":KUBE-"):
+			chains = append(chains, strings.Fields(line[1:])[0])
+		case strings.HasPrefix(line, "-A ") && !strings.HasPrefix(line, "-A KUBE-") && strings.Contains(line, " -j KUBE-"):
+			args, err := splitRule(strings.TrimPrefix(line, "-A "))
+			if err == nil {
+				rules = append(rules, args)
+			}
+		}
+	}
+	return rules, chains
+}
+
+// splitRule splits an iptables-save rule into arguments, honouring the
+// double quotes around comments.
+func splitRule(rule string) ([]string, error) {
+	var args []string
+	var cur strings.Builder
+	quoted, inArg := false, false
+	for _, r := range rule {
+		switch {
+		case r == '"':
+			quoted, inArg = !quoted, true
+		case r == ' ' && !quoted:
+			if inArg {
+				args = append(args, cur.String())
+				cur.Reset()
+				inArg = false
+			}
+		default:
+			cur.WriteRune(r)
+			inArg = true
+		}
+	}
+	if quoted {
+		return nil, fmt.Errorf("unbalanced quotes in %q", rule)
+	}
+	if inArg {
+		args = append(args, cur.String())
+	}
+	return args, nil
+}
+
+func iptables(args ...string) error {
+	if out, err := exec.Command("iptables", args...).CombinedOutput(); err != nil {
+		return fmt.Errorf("iptables %s: %w: %s", strings.Join(args, " "), err, strings.TrimSpace(string(out)))
+	}
+	return nil
 }

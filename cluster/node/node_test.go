@@ -153,3 +153,24 @@ func equalJSON(a, b any) bool {
 	y, _ := json.Marshal(b)
 	return string(x) == string(y)
 }
+
+func TestKubeRules(t *testing.T) {
+	save := `*filter
+:INPUT ACCEPT [0:0]
+:KUBE-FIREWALL - [0:0]
+:KUBE-KUBELET-CANARY - [0:0]
+-A INPUT -j KUBE-FIREWALL
+-A OUTPUT -m comment --comment "kubernetes service portals" -j KUBE-SERVICES
+-A INPUT -s 10.0.0.0/8 -j ACCEPT
+-A KUBE-FIREWALL ! -s 127.0.0.0/8 -d 127.0.0.0/8 -j DROP
+COMMIT
+`
+	rules, chains := kubeRules(save)
+	wantRules := [][]string{{"INPUT", "-j", "KUBE-FIREWALL"}, {"OUTPUT", "-m", "comment", "--comment", "kubernetes service portals", "-j", "KUBE-SERVICES"}}
+	if !equalJSON(rules, wantRules) {
+		t.Errorf("rules = %q, want %q", rules, wantRules)
+	}
+	if !equalJSON(chains, []string{"KUBE-FIREWALL", "KUBE-KUBELET-CANARY"}) {
+		t.Errorf("chains = %q", chains)
+	}
+}
