@@ -10,6 +10,10 @@ import (
 	"runtime"
 	"runtime/debug"
 	"sort"
+	"strings"
+
+	"golang.org/x/mod/module"
+	"golang.org/x/mod/semver"
 
 	"github.com/chartpilot/chartpilot/cluster/toolchain"
 )
@@ -74,6 +78,27 @@ func Get() (Info, error) {
 	}
 	sort.Slice(info.Cluster, func(i, j int) bool { return info.Cluster[i].Name < info.Cluster[j].Name })
 	return info, nil
+}
+
+// Builder names this chartpilot in what it generates (a bundle's metrics
+// builder label and its CSV's builder annotation): "chartpilot-" and the
+// release version. A build from source says "chartpilot-devel": its version,
+// a pseudo-version of the commit when the go command reads the VCS, would
+// change every generated bundle at each commit, and committed bundle files
+// (the repository's own bundle.Dockerfile) could never be up to date.
+func Builder() string {
+	v := ""
+	if bi, ok := debug.ReadBuildInfo(); ok {
+		v = bi.Main.Version
+	}
+	return builderName(v)
+}
+
+func builderName(v string) string {
+	if !semver.IsValid(v) || module.IsPseudoVersion(v) || strings.Contains(v, "+") {
+		return "chartpilot-devel"
+	}
+	return "chartpilot-" + v
 }
 
 // Text writes the report for people.
