@@ -145,6 +145,7 @@ func newCatalogAddCommand(streams genericiooptions.IOStreams, f *catalogFlags) *
 	fl.StringSliceVar(&opts.Channels, "channels", nil, "channels to place the bundle in (default: its annotations'); conventions: alpha, candidate, fast, stable")
 	fl.Var(scope, "channel-scope", "one channel per release line: none, major (stable-v1) or minor (stable-v1.2)")
 	fl.BoolVar(&opts.Replace, "replace", false, "replace a bundle of the same version or name")
+	fl.BoolVar(&opts.InitPackage, "init-package", false, "initialize the bundle's package from the bundle (as catalog init --from-bundle) when the catalog does not have it")
 	fl.VarP(output, "output", "o", "output format: text, json or yaml")
 	return cmd
 }
