@@ -5,8 +5,11 @@
 package version
 
 import (
+	"bytes"
 	"fmt"
 	"io"
+	"os"
+	"path/filepath"
 	"runtime"
 	"runtime/debug"
 	"sort"
@@ -119,4 +122,24 @@ func (i Info) Text(w io.Writer) error {
 		fmt.Fprintf(w, "  %-50s %s\n", m.Name, m.Version)
 	}
 	return nil
+}
+
+// modulePath is chartpilot's module path, as go.mod declares it.
+const modulePath = "github.com/chartpilot/chartpilot"
+
+// SourceDir is the chartpilot module this binary was built from, when it
+// was built without -trimpath (a development build, e.g. `make build`) and
+// the source is still where it was; else "". It is where a cross-build of
+// chartpilot (for another platform's operator image) can start from.
+func SourceDir() string {
+	_, file, _, ok := runtime.Caller(0)
+	if !ok || !filepath.IsAbs(file) {
+		return ""
+	}
+	root := filepath.Dir(filepath.Dir(filepath.Dir(file))) // <root>/internal/version/version.go
+	data, err := os.ReadFile(filepath.Join(root, "go.mod"))
+	if err != nil || !bytes.HasPrefix(data, []byte("module "+modulePath+"\n")) {
+		return ""
+	}
+	return root
 }

@@ -1,6 +1,10 @@
 package version
 
-import "testing"
+import (
+	"path/filepath"
+	"runtime"
+	"testing"
+)
 
 func TestBuilderName(t *testing.T) {
 	tests := []struct{ version, want string }{
@@ -18,5 +22,19 @@ func TestBuilderName(t *testing.T) {
 		if got := builderName(tt.version); got != tt.want {
 			t.Errorf("builderName(%q) = %q, want %q", tt.version, got, tt.want)
 		}
+	}
+}
+
+// A test binary built without -trimpath knows its source tree.
+func TestSourceDir(t *testing.T) {
+	if _, file, _, _ := runtime.Caller(0); !filepath.IsAbs(file) {
+		t.Skip("built with -trimpath")
+	}
+	want, err := filepath.Abs(filepath.Join("..", ".."))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := SourceDir(); got != want {
+		t.Errorf("SourceDir() = %q, want %q", got, want)
 	}
 }
