@@ -290,3 +290,36 @@ func writeTree(dir string, files map[string][]byte) error {
 	}
 	return nil
 }
+
+// A scaffolded project's .dockerignore lets into the build context what its
+// Dockerfile, bundle.Dockerfile and catalog.Dockerfile copy, with the
+// default bundle and catalog directories.
+func TestScaffoldDockerignoreLetsInWhatDockerfilesCopy(t *testing.T) {
+	dir := initProject(t)
+	if _, err := bundle.Generate(context.Background(), bundle.GenerateOptions{Dir: dir, Version: "0.1.0"}); err != nil {
+		t.Fatal(err)
+	}
+	var catalogDF bytes.Buffer
+	if err := catalog.WriteDockerfile(&catalogDF, catalog.DockerfileOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	var allowed []string
+	for _, line := range strings.Split(string(readFile(t, filepath.Join(dir, dockerignore))), "\n") {
+		if p, ok := strings.CutPrefix(strings.TrimSpace(line), "!"); ok {
+			allowed = append(allowed, strings.TrimSuffix(p, "/"))
+		}
+	}
+	for name, data := range map[string][]byte{
+		"Dockerfile": readFile(t, filepath.Join(dir, "Dockerfile")), bundle.DockerfileName: readFile(t, filepath.Join(dir, bundle.DockerfileName)), catalogDockerfile: catalogDF.Bytes(),
+	} {
+		sources, err := copySources(data)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, src := range sources {
+			if !slices.ContainsFunc(allowed, func(a string) bool { return src == a || strings.HasPrefix(src, a+"/") }) {
+				t.Errorf("%s copies %s, which .dockerignore (%v) leaves out of the build context", name, src, allowed)
+			}
+		}
+	}
+}
