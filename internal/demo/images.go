@@ -206,10 +206,7 @@ func (d *demo) rollCatalog(ctx context.Context, version string) error {
 // operator in its namespace and no CRD.
 func (d *demo) nothingLeft(ctx context.Context) error {
 	crd := schema.GroupVersionResource{Group: "apiextensions.k8s.io", Version: "v1", Resource: "customresourcedefinitions"}
-	if _, err := d.dyn.Resource(crd).Get(ctx, helloGVR.Resource+"."+helloGVR.Group, metav1.GetOptions{}); !isNotFound(err) {
-		return fmt.Errorf("the Hello CRD is still there after unsubscribe (%v)", err)
-	}
-	return poll(ctx, d.opts.Timeout, "the operator's pods and Jobs to be gone", func() (bool, string, error) {
+	return poll(ctx, d.opts.Timeout, "the operator's pods, Jobs and CRD to be gone", func() (bool, string, error) {
 		pods, err := d.cs.CoreV1().Pods(d.opts.Namespace).List(ctx, metav1.ListOptions{})
 		if err != nil {
 			return false, "", err
@@ -226,6 +223,9 @@ func (d *demo) nothingLeft(ctx context.Context) error {
 		}
 		for _, j := range jobs.Items {
 			left = append(left, "job "+j.Name)
+		}
+		if _, err := d.dyn.Resource(crd).Get(ctx, helloGVR.Resource+"."+helloGVR.Group, metav1.GetOptions{}); !isNotFound(err) {
+			left = append(left, "the Hello CRD")
 		}
 		return len(left) == 0, strings.Join(left, ", "), nil
 	})
