@@ -119,7 +119,7 @@ func podsCheck(dep *appsv1.Deployment, pods []corev1.Pod) Check {
 		}
 		if len(described) == 0 && p.Status.Phase != corev1.PodRunning {
 			problems = append(problems, fmt.Sprintf("pod %s is %s", p.Name, p.Status.Phase))
-		} else if len(described) == 0 && !podReady(&p) {
+		} else if len(described) == 0 && !podhealth.Ready(&p) {
 			problems = append(problems, fmt.Sprintf("pod %s is not Ready", p.Name))
 		}
 	}
@@ -134,15 +134,6 @@ func podsCheck(dep *appsv1.Deployment, pods []corev1.Pod) Check {
 		c.Severity, c.Message = Pass, fmt.Sprintf("%d pods Running and Ready", len(pods))
 	}
 	return c
-}
-
-func podReady(p *corev1.Pod) bool {
-	for _, c := range p.Status.Conditions {
-		if c.Type == corev1.PodReady {
-			return c.Status == corev1.ConditionTrue
-		}
-	}
-	return false
 }
 
 // crChecks lists the custom resources of crd and reports their last

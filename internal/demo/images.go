@@ -14,7 +14,6 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/chartpilot/chartpilot/cluster/images"
-	"github.com/chartpilot/chartpilot/example"
 	"github.com/chartpilot/chartpilot/internal/ociimage"
 	"github.com/chartpilot/chartpilot/internal/podhealth"
 )
@@ -97,7 +96,7 @@ func (d *demo) operatorPod(version string) func(context.Context) (string, error)
 					seen = append(seen, p.Name+" runs "+id)
 					continue
 				}
-				if problems := podhealth.Describe(p); len(problems) > 0 || !podReady(p) {
+				if problems := podhealth.Describe(p); len(problems) > 0 || !podhealth.Ready(p) {
 					return false, fmt.Sprintf("pod %s: %v", p.Name, problems), nil
 				}
 				uid := "unset"
@@ -121,15 +120,6 @@ func imageID(p *corev1.Pod) string {
 		}
 	}
 	return ""
-}
-
-func podReady(p *corev1.Pod) bool {
-	for _, c := range p.Status.Conditions {
-		if c.Type == corev1.PodReady {
-			return c.Status == corev1.ConditionTrue
-		}
-	}
-	return false
 }
 
 // scaffoldForRegistry scaffolds the project and points its sample Hello
@@ -185,7 +175,7 @@ func (d *demo) operandReady(ctx context.Context) (string, error) {
 		}
 		n = 0
 		for i := range pods.Items {
-			if podReady(&pods.Items[i]) {
+			if podhealth.Ready(&pods.Items[i]) {
 				n++
 			}
 		}
@@ -267,17 +257,8 @@ func (d *demo) createCRInPods(ctx context.Context) (string, error) {
 // and a catalog image holding both releases, which the CatalogSource is
 // pointed at.
 func (d *demo) releaseImages(ctx context.Context) (string, error) {
-	previous := filepath.Join(d.opts.Dir, project+"-0.1.0")
-	if err := os.RemoveAll(previous); err != nil {
-		return "", err
-	}
-	if _, err := d.r.run(ctx, d.opts.Dir, "cp", "-r", d.projectDir, previous); err != nil {
-		return "", err
-	}
-	if err := example.WriteUpgrade(filepath.Join(d.projectDir, "helm-charts", example.ChartName)); err != nil {
-		return "", err
-	}
-	if _, err := d.chartpilot(ctx, "generate"); err != nil {
+	previous, err := d.changeChart(ctx)
+	if err != nil {
 		return "", err
 	}
 	if _, err := d.dockerBuild("0.2.0")(ctx); err != nil {

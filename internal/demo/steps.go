@@ -371,18 +371,8 @@ func (d *demo) waitRelease(ctx context.Context, chart string) (string, error) {
 // and the new bundle is scorecarded (with the upgrade from v0.1.0) and added
 // to the catalog.
 func (d *demo) release(ctx context.Context) (string, error) {
-	// The v0.1.0 project stays as it was, for the scorecard's upgrade test.
-	previous := filepath.Join(d.opts.Dir, project+"-0.1.0")
-	if err := os.RemoveAll(previous); err != nil {
-		return "", err
-	}
-	if _, err := d.r.run(ctx, d.opts.Dir, "cp", "-r", d.projectDir, previous); err != nil {
-		return "", err
-	}
-	if err := example.WriteUpgrade(filepath.Join(d.projectDir, "helm-charts", example.ChartName)); err != nil {
-		return "", err
-	}
-	if _, err := d.chartpilot(ctx, "generate"); err != nil {
+	previous, err := d.changeChart(ctx)
+	if err != nil {
 		return "", err
 	}
 	if _, err := d.makeBundle(ctx, "0.2.0", "--from-catalog", d.catalogDir); err != nil {
@@ -403,6 +393,24 @@ func (d *demo) release(ctx context.Context) (string, error) {
 		return "", err
 	}
 	return scored + "; " + published, nil
+}
+
+// changeChart keeps the v0.1.0 project as it was (for the scorecard's
+// upgrade test), writes the chart's v0.2.0 changes and regenerates the
+// project; it returns the copy's directory.
+func (d *demo) changeChart(ctx context.Context) (previous string, err error) {
+	previous = filepath.Join(d.opts.Dir, project+"-0.1.0")
+	if err := os.RemoveAll(previous); err != nil {
+		return "", err
+	}
+	if _, err := d.r.run(ctx, d.opts.Dir, "cp", "-r", d.projectDir, previous); err != nil {
+		return "", err
+	}
+	if err := example.WriteUpgrade(filepath.Join(d.projectDir, "helm-charts", example.ChartName)); err != nil {
+		return "", err
+	}
+	_, err = d.chartpilot(ctx, "generate")
+	return previous, err
 }
 
 func (d *demo) waitCSVUpgrade(ctx context.Context) (string, error) {
