@@ -16,8 +16,9 @@ FUZZMINIMIZETIME ?= 5s
 all: build
 
 .PHONY: build
-build: ## Build the chartpilot binary into bin/
+build: ## Build chartpilot, and the operator image's static runtime binary, into bin/
 	$(GO) build -o $(CHARTPILOT) ./cmd/chartpilot
+	CGO_ENABLED=0 $(GO) build -o $(BIN)/chartpilot-operator ./cmd/chartpilot-operator
 
 .PHONY: demo
 demo: build ## The whole journey on a local cluster with real OLM: chart -> operator -> Subscription -> upgrade

@@ -62,6 +62,9 @@ type Options struct {
 	MetricsBindAddress string
 	// HealthProbeBindAddress serves /healthz and /readyz; "0" disables. Default 127.0.0.1:8081.
 	HealthProbeBindAddress string
+	// PprofBindAddress serves Go's profiles (/debug/pprof/), to see where
+	// memory and CPU go; "" or "0" disables (the default).
+	PprofBindAddress string
 	// Log is the logger; defaults to controller-runtime's.
 	Log logr.Logger
 	// ServedTimeout bounds how long Run waits at start for discovery to
@@ -159,6 +162,7 @@ func New(opts Options) (manager.Manager, error) {
 		Client:                  client.Options{Cache: &client.CacheOptions{Unstructured: true}},
 		Metrics:                 metricsserver.Options{BindAddress: opts.MetricsBindAddress},
 		HealthProbeBindAddress:  opts.HealthProbeBindAddress,
+		PprofBindAddress:        opts.PprofBindAddress,
 		LeaderElection:          opts.LeaderElection,
 		LeaderElectionID:        opts.LeaderElectionID,
 		LeaderElectionNamespace: opts.LeaderElectionNamespace,

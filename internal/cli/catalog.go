@@ -18,6 +18,7 @@ import (
 
 	"github.com/chartpilot/chartpilot/catalog"
 	"github.com/chartpilot/chartpilot/internal/atomicfile"
+	"github.com/chartpilot/chartpilot/internal/runcmd"
 )
 
 // catalogFlags are shared by the catalog subcommands.
@@ -276,7 +277,7 @@ catalog image, pulled with the docker credentials. Stop with Ctrl-C.`,
 			if verbose {
 				opts.Log = streams.ErrOut
 			}
-			ctx, cancel := signalContext(cmd.Context())
+			ctx, cancel := runcmd.SignalContext(cmd.Context())
 			defer cancel()
 			what := cmp.Or(opts.Image, opts.Dir)
 			return catalog.Serve(ctx, opts, func(addr string) {

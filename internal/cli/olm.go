@@ -18,6 +18,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/chartpilot/chartpilot/catalog"
+	"github.com/chartpilot/chartpilot/internal/runcmd"
 	"github.com/chartpilot/chartpilot/olm"
 )
 
@@ -47,7 +48,7 @@ func clusterClient(configFlags *genericclioptions.ConfigFlags) (client.Client, s
 	if err != nil {
 		return nil, "", err
 	}
-	cfg, err := kubeConfig(configFlags)
+	cfg, err := runcmd.KubeConfig(configFlags)
 	if err != nil {
 		return nil, "", fmt.Errorf("reaching the cluster: %w", err)
 	}
@@ -95,7 +96,7 @@ when --catalog-address can be reached; otherwise OwnNamespace.
   chartpilot olm subscribe demo-operator -n demo --catalog-image quay.io/me/demo-catalog:latest --channel stable --approval Manual`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			ctx, cancel := signalContext(cmd.Context())
+			ctx, cancel := runcmd.SignalContext(cmd.Context())
 			defer cancel()
 			ns, err := namespaceOf(configFlags)
 			if err != nil {
@@ -310,7 +311,7 @@ nothing is left for it to clean up.`,
 			if text {
 				opts.Out = streams.Out
 			}
-			ctx, cancel := signalContext(cmd.Context())
+			ctx, cancel := runcmd.SignalContext(cmd.Context())
 			defer cancel()
 			res, err := olm.Unsubscribe(ctx, c, opts)
 			if err != nil {

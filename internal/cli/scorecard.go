@@ -21,6 +21,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 
 	"github.com/chartpilot/chartpilot/internal/atomicfile"
+	"github.com/chartpilot/chartpilot/internal/runcmd"
 	"github.com/chartpilot/chartpilot/scorecard"
 )
 
@@ -61,7 +62,7 @@ could not run (or none could).`,
   chartpilot scorecard bundle --list`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			ctx, cancel := signalContext(cmd.Context())
+			ctx, cancel := runcmd.SignalContext(cmd.Context())
 			defer cancel()
 			// The in-process operator logs through controller-runtime's
 			// logger, which must be set either way.
@@ -142,8 +143,8 @@ could not run (or none could).`,
 // scorecardCluster is the cluster of the kubeconfig flags, or nil when there
 // is none: the cluster tests are then not run.
 func scorecardCluster(f *genericclioptions.ConfigFlags) (*rest.Config, error) {
-	cfg, err := kubeConfig(f)
-	if errors.Is(err, errNoCluster) && *f.KubeConfig == "" {
+	cfg, err := runcmd.KubeConfig(f)
+	if errors.Is(err, runcmd.ErrNoCluster) && *f.KubeConfig == "" {
 		return nil, nil
 	}
 	return cfg, err

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"fmt"
+	"io"
 	"net"
 	"net/http"
 	"os"
@@ -54,6 +55,8 @@ type operatorUnderTest struct {
 	name string
 	args func(watches string, metricsPort, probePort int) []string
 	path string
+	// profile: the operator serves Go's profiles with --pprof-bind-address.
+	profile bool
 }
 
 // result is one operator's numbers.
@@ -91,10 +94,12 @@ func BenchmarkRuntime(b *testing.B) {
 		b.Fatal(err)
 	}
 
-	chartpilot := filepath.Join(dir, "chartpilot")
-	build := exec.Command("go", "build", "-o", chartpilot, "github.com/chartpilot/chartpilot/cmd/chartpilot")
+	// The binary the operator image runs, built as the image builds it.
+	chartpilot := filepath.Join(dir, "chartpilot-operator")
+	build := exec.Command("go", "build", "-trimpath", "-o", chartpilot, "github.com/chartpilot/chartpilot/cmd/chartpilot-operator")
+	build.Env = append(os.Environ(), "CGO_ENABLED=0")
 	if out, err := build.CombinedOutput(); err != nil {
-		b.Fatalf("building chartpilot: %v\n%s", err, out)
+		b.Fatalf("building chartpilot-operator: %v\n%s", err, out)
 	}
 	ops := []operatorUnderTest{{
 		name: "chartpilot", path: chartpilot,
@@ -102,6 +107,7 @@ func BenchmarkRuntime(b *testing.B) {
 			return []string{"run", "--watches-file", w, "--kubeconfig", c.KubeconfigPath(), "--max-concurrent-reconciles", "4",
 				"--reconcile-period", "20s", "--metrics-bind-address", fmt.Sprintf("127.0.0.1:%d", m), "--health-probe-bind-address", fmt.Sprintf("127.0.0.1:%d", p)}
 		},
+		profile: true,
 	}}
 	if peer := os.Getenv("CHARTPILOT_PEER_HELM_OPERATOR"); peer != "" {
 		ops = append(ops, operatorUnderTest{
@@ -146,8 +152,14 @@ func measure(b *testing.B, c *cluster.Cluster, dyn dynamic.Interface, op operato
 
 	metricsPort, probePort := freePort(b), freePort(b)
 	logFile := filepath.Join(b.TempDir(), op.name+".log")
+	args := op.args(watches, metricsPort, probePort)
+	profiles, pprofPort := os.Getenv("CHARTPILOT_BENCH_PROFILES"), 0
+	if profiles != "" && op.profile {
+		pprofPort = freePort(b)
+		args = append(args, fmt.Sprintf("--pprof-bind-address=127.0.0.1:%d", pprofPort))
+	}
 	d, err := process.Start(process.Spec{
-		Name: op.name, Path: op.path, Args: op.args(watches, metricsPort, probePort),
+		Name: op.name, Path: op.path, Args: args,
 		Env:     []string{"KUBECONFIG=" + c.KubeconfigPath(), "WATCH_NAMESPACE=" + ns},
 		Dir:     filepath.Dir(watches),
 		LogFile: logFile, PIDFile: logFile + ".pid",
@@ -216,6 +228,9 @@ func measure(b *testing.B, c *cluster.Cluster, dyn dynamic.Interface, op operato
 	if err != nil {
 		b.Fatal(err)
 	}
+	if pprofPort != 0 {
+		saveHeapProfile(b, pprofPort, filepath.Join(profiles, fmt.Sprintf("%s-%d.heap.pb.gz", op.name, crs)))
+	}
 	r := result{
 		crs: crs, deploy: deploy,
 		rssMiB: float64(rss) / (1 << 20), peakMiB: float64(peak) / (1 << 20), anonMiB: rssAnonMiB(b, d.PID()),
@@ -231,6 +246,31 @@ func measure(b *testing.B, c *cluster.Cluster, dyn dynamic.Interface, op operato
 		b.Errorf("chartpilot sent %.0f API requests in an idle minute (%.2f per CR): a release in sync must cost none", req1-req0, r.idleRequests)
 	}
 	return r
+}
+
+// saveHeapProfile writes the operator's heap profile, after a collection, to
+// file (read it with go tool pprof).
+func saveHeapProfile(b *testing.B, port int, file string) {
+	b.Helper()
+	resp, err := http.Get(fmt.Sprintf("http://127.0.0.1:%d/debug/pprof/heap?gc=1", port))
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		b.Fatalf("heap profile: %s", resp.Status)
+	}
+	data, err := io.ReadAll(resp.Body)
+	if err != nil {
+		b.Fatal(err)
+	}
+	if err := os.MkdirAll(filepath.Dir(file), 0o755); err != nil {
+		b.Fatal(err)
+	}
+	if err := os.WriteFile(file, data, 0o644); err != nil {
+		b.Fatal(err)
+	}
+	b.Logf("heap profile: %s", file)
 }
 
 // waitAvailable waits until every Deployment of the namespace has all its

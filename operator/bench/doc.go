@@ -7,5 +7,8 @@
 //
 // and set CHARTPILOT_PEER_HELM_OPERATOR to a helm-operator binary (built from
 // tools/peers) to measure the peer in the same run; CHARTPILOT_BENCH_CRS
-// chooses the CR counts (default 200,1000).
+// chooses the CR counts (default 200,1000). chartpilot runs as the operator
+// image runs it: cmd/chartpilot-operator, built with CGO_ENABLED=0. With
+// CHARTPILOT_BENCH_PROFILES set to a directory, it serves Go's profiles and
+// its heap profile at the end of each measure is written there.
 package bench
