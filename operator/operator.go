@@ -132,9 +132,11 @@ func New(opts Options) (manager.Manager, error) {
 	}
 	// The cache holds the CRs and only the objects of releases (labelled by
 	// the post-renderer), so memory does not grow with unrelated objects.
+	// managedFields are often the largest part of an object and nothing
+	// here reads them.
 	byObject := map[client.Object]cache.ByObject{}
 	for _, w := range opts.Watches {
-		byObject[crObject(w.GroupVersionKind())] = cache.ByObject{Label: w.LabelSelector}
+		byObject[crObject(w.GroupVersionKind())] = cache.ByObject{Label: w.LabelSelector, Transform: cache.TransformStripManagedFields()}
 	}
 	gate, err := newServerGate(opts.Config)
 	if err != nil {
@@ -143,9 +145,10 @@ func New(opts Options) (manager.Manager, error) {
 	cacheOpts := cache.Options{
 		DefaultLabelSelector: labels.SelectorFromSet(labels.Set{reconciler.ManagedLabel: "true"}),
 		ByObject:             byObject,
-		// managedFields are often the largest part of an object and nothing
-		// here reads them.
-		DefaultTransform: cache.TransformStripManagedFields(),
+		// The objects of releases are held as views: their metadata and
+		// readiness, what a reconcile of a release in sync reads (see
+		// release.ViewTransform).
+		DefaultTransform: release.ViewTransform,
 	}
 	if len(opts.Namespaces) > 0 {
 		cacheOpts.DefaultNamespaces = map[string]cache.Config{}
@@ -375,9 +378,10 @@ func bookkeeping(key string) bool {
 	return false
 }
 
+// ready reads the readiness of an object or of its cached view.
 func ready(u *unstructured.Unstructured) bool {
-	res, err := status.Compute(u)
-	return err == nil && res.Status == status.CurrentStatus
+	st, _ := release.Readiness(u)
+	return st == status.CurrentStatus
 }
 
 // owners maps a dependent object to its CR: its controller owner reference,

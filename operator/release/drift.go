@@ -47,26 +47,54 @@ func (d Drift) String() string {
 	}
 }
 
-// desiredObject is one object of a revision's manifest, ready to compare.
+// desiredObject is one object of a revision's manifest: what names it, its
+// metadata, and the version of the live object last found as desired.
 type desiredObject struct {
 	id              string // "Kind namespace/name"
 	gvk             schema.GroupVersionKind
 	namespace, name string
-	obj             *unstructured.Unstructured
 	resource        dynamic.ResourceInterface
+	// metadata is the manifest's, compared with an object's cached view.
+	metadata map[string]any
+	// verified is the live object last found as desired.
+	verified struct {
+		resourceVersion string
+		generation      int64
+	}
 }
 
-// builtManifest is a revision's manifest parsed into objects, kept while the
-// revision is the release's deployed one: parsing it is most of what a
-// reconcile of a release in sync costs.
+// unchanged says, from the cached view (or object) live, that the object
+// still is as desired: it is the version last verified, or it kept the
+// verified generation (only metadata and status changed since) and the
+// metadata the manifest sets.
+func (o *desiredObject) unchanged(live *unstructured.Unstructured) bool {
+	v := o.verified
+	switch {
+	case v.resourceVersion == "":
+		return false
+	case live.GetResourceVersion() == v.resourceVersion:
+		return true
+	case v.generation > 0 && live.GetGeneration() == v.generation:
+		return firstDifference(o.metadata, live.Object["metadata"], ".metadata") == ""
+	}
+	return false
+}
+
+func (o *desiredObject) verify(live *unstructured.Unstructured) {
+	o.verified.resourceVersion, o.verified.generation = live.GetResourceVersion(), live.GetGeneration()
+}
+
+// builtManifest is what is kept of a revision's manifest while the revision
+// is the release's deployed one: the objects' names and metadata, not the
+// objects, which are parsed again when one has changed.
 type builtManifest struct {
 	rel     *helmrelease.Release
 	objects []desiredObject
 }
 
 // desired returns the objects of rel's manifest. Revisions read through the
-// record index are the same value from one reconcile to the next, so their
-// parse is reused.
+// record index are the same value from one reconcile to the next, so what
+// their objects were last verified at is kept with them.
 func (c *Client) desired(cfg *action.Configuration, rel *helmrelease.Release) ([]desiredObject, error) {
 	key := types.NamespacedName{Namespace: rel.Namespace, Name: rel.Name}
 	c.builtMu.Lock()
@@ -75,29 +103,9 @@ func (c *Client) desired(cfg *action.Configuration, rel *helmrelease.Release) ([
 	if ok && b.rel == rel {
 		return b.objects, nil
 	}
-	resources, err := cfg.KubeClient.Build(bytes.NewBufferString(rel.Manifest), false)
+	objects, _, err := c.parse(cfg, rel)
 	if err != nil {
-		return nil, fmt.Errorf("reading the manifest of revision %d: %w", rel.Version, err)
-	}
-	objects := make([]desiredObject, 0, len(resources))
-	for _, info := range resources {
-		obj, err := toUnstructured(info.Object)
-		if err != nil {
-			return nil, err
-		}
-		d := desiredObject{
-			id:        fmt.Sprintf("%s %s", info.Mapping.GroupVersionKind.Kind, info.Name),
-			gvk:       info.Mapping.GroupVersionKind,
-			namespace: info.Namespace,
-			name:      info.Name,
-			obj:       obj,
-			resource:  c.dynamic.Resource(info.Mapping.Resource),
-		}
-		if info.Namespaced() {
-			d.id = fmt.Sprintf("%s %s/%s", info.Mapping.GroupVersionKind.Kind, info.Namespace, info.Name)
-			d.resource = c.dynamic.Resource(info.Mapping.Resource).Namespace(info.Namespace)
-		}
-		objects = append(objects, d)
+		return nil, err
 	}
 	c.builtMu.Lock()
 	if c.built == nil {
@@ -108,16 +116,74 @@ func (c *Client) desired(cfg *action.Configuration, rel *helmrelease.Release) ([
 	return objects, nil
 }
 
+// parse reads rel's manifest into its objects, in order.
+func (c *Client) parse(cfg *action.Configuration, rel *helmrelease.Release) ([]desiredObject, []*unstructured.Unstructured, error) {
+	resources, err := cfg.KubeClient.Build(bytes.NewBufferString(rel.Manifest), false)
+	if err != nil {
+		return nil, nil, fmt.Errorf("reading the manifest of revision %d: %w", rel.Version, err)
+	}
+	objects := make([]desiredObject, 0, len(resources))
+	full := make([]*unstructured.Unstructured, 0, len(resources))
+	for _, info := range resources {
+		obj, err := toUnstructured(info.Object)
+		if err != nil {
+			return nil, nil, err
+		}
+		metadata, _ := obj.Object["metadata"].(map[string]any)
+		d := desiredObject{
+			id:        fmt.Sprintf("%s %s", info.Mapping.GroupVersionKind.Kind, info.Name),
+			gvk:       info.Mapping.GroupVersionKind,
+			namespace: info.Namespace,
+			name:      info.Name,
+			resource:  c.dynamic.Resource(info.Mapping.Resource),
+			metadata:  metadata,
+		}
+		if info.Namespaced() {
+			d.id = fmt.Sprintf("%s %s/%s", info.Mapping.GroupVersionKind.Kind, info.Namespace, info.Name)
+			d.resource = c.dynamic.Resource(info.Mapping.Resource).Namespace(info.Namespace)
+		}
+		objects = append(objects, d)
+		full = append(full, obj)
+	}
+	return objects, full, nil
+}
+
 // compare reads every object of the deployed revision from the cluster and
-// reports which were deleted or changed, and which are not ready.
+// reports which were deleted or changed, and which are not ready. An object
+// whose cached view shows it unchanged since it was last found as desired
+// costs no request and no parse; one that changed is read from the API
+// server and compared with the manifest, parsed again.
 func (c *Client) compare(ctx context.Context, cfg *action.Configuration, rel *helmrelease.Release) (drift []Drift, notReady []string, err error) {
 	objects, err := c.desired(cfg, rel)
 	if err != nil {
 		return nil, nil, err
 	}
-	for _, o := range objects {
+	var full []*unstructured.Unstructured
+	for i := range objects {
+		o := &objects[i]
 		live, err := c.get(ctx, o.resource, o.gvk, o.namespace, o.name)
-		d := Drift{Object: o.id, desired: o.obj, resource: o.resource}
+		if err == nil && live.GetDeletionTimestamp() == nil && o.unchanged(live) {
+			if st, msg := Readiness(live); st != status.CurrentStatus {
+				notReady = append(notReady, fmt.Sprintf("%s: %s %s", o.id, st, msg))
+			}
+			continue
+		}
+		if err == nil && isView(live) && live.GetDeletionTimestamp() == nil {
+			live, err = o.resource.Get(ctx, o.name, metav1.GetOptions{})
+		}
+		if full == nil && (err == nil || apierrors.IsNotFound(err)) {
+			var perr error
+			if _, full, perr = c.parse(cfg, rel); perr != nil {
+				return nil, nil, perr
+			}
+			if len(full) != len(objects) {
+				return nil, nil, fmt.Errorf("the manifest of revision %d read as %d objects, then %d", rel.Version, len(objects), len(full))
+			}
+		}
+		d := Drift{Object: o.id, resource: o.resource}
+		if full != nil {
+			d.desired = full[i]
+		}
 		switch {
 		case apierrors.IsNotFound(err):
 			d.Deleted = true
@@ -132,13 +198,13 @@ func (c *Client) compare(ctx context.Context, cfg *action.Configuration, rel *he
 			drift = append(drift, d)
 			continue
 		}
-		if d.Path = firstDifference(o.obj.Object, live.Object, ""); d.Path != "" {
+		if d.Path = firstDifference(d.desired.Object, live.Object, ""); d.Path != "" {
 			drift = append(drift, d)
 			continue
 		}
-		res, err := status.Compute(live)
-		if err == nil && res.Status != status.CurrentStatus {
-			notReady = append(notReady, fmt.Sprintf("%s: %s %s", o.id, res.Status, res.Message))
+		o.verify(live)
+		if st, msg := Readiness(live); st != status.CurrentStatus {
+			notReady = append(notReady, fmt.Sprintf("%s: %s %s", o.id, st, msg))
 		}
 	}
 	return drift, notReady, nil

@@ -1,0 +1,127 @@
+package release
+
+import (
+	"testing"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"sigs.k8s.io/cli-utils/pkg/kstatus/status"
+)
+
+// deployment is a Deployment as the API server returns it: spec, defaults,
+// managedFields and a status.
+func deployment(generation, available int64) *unstructured.Unstructured {
+	return &unstructured.Unstructured{Object: map[string]any{
+		"apiVersion": "apps/v1", "kind": "Deployment",
+		"metadata": map[string]any{
+			"name": "web", "namespace": "ns", "uid": "u1", "resourceVersion": "7", "generation": generation,
+			"labels":            map[string]any{"app": "web"},
+			"annotations":       map[string]any{"deployment.kubernetes.io/revision": "1"},
+			"ownerReferences":   []any{map[string]any{"apiVersion": "charts.example.com/v1", "kind": "App", "name": "a", "uid": "o1", "controller": true}},
+			"managedFields":     []any{map[string]any{"manager": "helm", "fieldsV1": map[string]any{"f:spec": map[string]any{}}}},
+			"creationTimestamp": "2026-01-01T00:00:00Z",
+		},
+		"spec": map[string]any{"replicas": int64(1), "template": map[string]any{"spec": map[string]any{"containers": []any{
+			map[string]any{"name": "app", "image": "pause", "imagePullPolicy": "IfNotPresent"}}}}},
+		"status": map[string]any{"observedGeneration": generation, "replicas": int64(1), "updatedReplicas": int64(1),
+			"readyReplicas": available, "availableReplicas": available,
+			"conditions": []any{map[string]any{"type": "Available", "status": map[bool]string{true: "True", false: "False"}[available > 0]}}},
+	}}
+}
+
+func TestViewTransform(t *testing.T) {
+	tests := []struct {
+		name string
+		// in is what the informer receives.
+		in any
+		// check looks at what the cache keeps.
+		check func(t *testing.T, out any)
+	}{{
+		name: "a ready Deployment: metadata and readiness, no spec, status or managedFields",
+		in:   deployment(2, 1),
+		check: func(t *testing.T, out any) {
+			v := out.(*unstructured.Unstructured)
+			if !isView(v) || v.Object["spec"] != nil || v.Object["status"] != nil || v.GetManagedFields() != nil {
+				t.Errorf("not a view: %v", v.Object)
+			}
+			if v.GetName() != "web" || v.GetNamespace() != "ns" || v.GetGeneration() != 2 || v.GetResourceVersion() != "7" ||
+				v.GetLabels()["app"] != "web" || len(v.GetOwnerReferences()) != 1 || v.GetKind() != "Deployment" {
+				t.Errorf("metadata lost: %v", v.Object)
+			}
+			if st, _ := Readiness(v); st != status.CurrentStatus {
+				t.Errorf("readiness %s, want Current", st)
+			}
+		},
+	}, {
+		name: "a Deployment not available yet says why",
+		in:   deployment(1, 0),
+		check: func(t *testing.T, out any) {
+			st, msg := Readiness(out.(*unstructured.Unstructured))
+			if st != status.InProgressStatus || msg == "" {
+				t.Errorf("readiness %s %q, want InProgress with a message", st, msg)
+			}
+		},
+	}, {
+		name: "a view stays as it is",
+		in:   view(deployment(1, 1)),
+		check: func(t *testing.T, out any) {
+			if st, _ := Readiness(out.(*unstructured.Unstructured)); st != status.CurrentStatus {
+				t.Errorf("readiness %s", st)
+			}
+		},
+	}, {
+		name: "metadata-only objects (release records) only lose their managedFields",
+		in: &metav1.PartialObjectMetadata{ObjectMeta: metav1.ObjectMeta{Name: "sh.helm.release.v1.a.v1", Labels: map[string]string{"owner": "helm"},
+			ManagedFields: []metav1.ManagedFieldsEntry{{Manager: "chartpilot"}}}},
+		check: func(t *testing.T, out any) {
+			m := out.(*metav1.PartialObjectMetadata)
+			if m.ManagedFields != nil || m.Labels["owner"] != "helm" {
+				t.Errorf("%+v", m.ObjectMeta)
+			}
+		},
+	}}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			out, err := ViewTransform(tt.in)
+			if err != nil {
+				t.Fatal(err)
+			}
+			tt.check(t, out)
+		})
+	}
+}
+
+func TestUnchanged(t *testing.T) {
+	desired := map[string]any{"name": "web", "labels": map[string]any{"app": "web"}}
+	verified := func(rv string, gen int64) *desiredObject {
+		o := &desiredObject{metadata: desired}
+		o.verified.resourceVersion, o.verified.generation = rv, gen
+		return o
+	}
+	live := func(rv string, gen int64, app string) *unstructured.Unstructured {
+		u := view(deployment(gen, 1))
+		u.SetResourceVersion(rv)
+		u.SetLabels(map[string]string{"app": app, "extra": "x"})
+		return u
+	}
+	tests := []struct {
+		name string
+		o    *desiredObject
+		live *unstructured.Unstructured
+		want bool
+	}{
+		{"never verified", &desiredObject{metadata: desired}, live("7", 1, "web"), false},
+		{"the version verified", verified("7", 1), live("7", 1, "web"), true},
+		{"status changed: same generation, same metadata", verified("7", 1), live("8", 1, "web"), true},
+		{"a label the release set changed", verified("7", 1), live("8", 1, "other"), false},
+		{"spec changed: new generation", verified("7", 1), live("8", 2, "web"), false},
+		{"a kind without generation changed", verified("7", 0), live("8", 0, "web"), false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := tt.o.unchanged(tt.live); got != tt.want {
+				t.Errorf("unchanged = %v, want %v", got, tt.want)
+			}
+		})
+	}
+}
