@@ -13,7 +13,6 @@ import (
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
-	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
 	"k8s.io/client-go/rest"
 	"sigs.k8s.io/cli-utils/pkg/kstatus/status"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -240,7 +239,7 @@ func addController(mgr manager.Manager, helm *release.Client, w watches.Watch, o
 		maxConcurrent = *w.MaxConcurrentReconciles
 	}
 	deps := &dependents{owner: gvk, cache: mgr.GetCache()}
-	var onDeployed func(context.Context, string, string)
+	var onDeployed func(context.Context, string, []schema.GroupVersionKind)
 	if w.WatchesDependents() {
 		onDeployed = deps.ensure
 	}
@@ -283,10 +282,10 @@ type dependents struct {
 	digests map[string]bool
 }
 
-// ensure is called after every reconcile of a release in sync: a digest
-// already handled (same chart and values, so the same kinds) costs a map
-// lookup, not a parse of the manifest.
-func (d *dependents) ensure(ctx context.Context, digest, manifest string) {
+// ensure is called after every reconcile of a release in sync with the
+// kinds of its objects: a digest already handled (same chart and values, so
+// the same kinds) costs a map lookup.
+func (d *dependents) ensure(ctx context.Context, digest string, kinds []schema.GroupVersionKind) {
 	d.mu.Lock()
 	if d.digests == nil {
 		d.digests = map[string]bool{}
@@ -297,7 +296,7 @@ func (d *dependents) ensure(ctx context.Context, digest, manifest string) {
 		return
 	}
 	failed := false
-	for _, gvk := range manifestKinds(manifest) {
+	for _, gvk := range kinds {
 		d.mu.Lock()
 		if d.watched == nil {
 			d.watched = map[schema.GroupVersionKind]bool{}
@@ -402,24 +401,4 @@ func (d *dependents) owners(_ context.Context, obj *unstructured.Unstructured) [
 		return nil
 	}
 	return []reconcile.Request{{NamespacedName: types.NamespacedName{Namespace: ns, Name: name}}}
-}
-
-// manifestKinds lists the kinds of a release manifest, in order, once each.
-func manifestKinds(manifest string) []schema.GroupVersionKind {
-	var out []schema.GroupVersionKind
-	seen := map[schema.GroupVersionKind]bool{}
-	dec := utilyaml.NewYAMLOrJSONDecoder(strings.NewReader(manifest), 4096)
-	for {
-		var u unstructured.Unstructured
-		if err := dec.Decode(&u.Object); err != nil {
-			break
-		}
-		gvk := u.GroupVersionKind()
-		if gvk.Kind == "" || seen[gvk] {
-			continue
-		}
-		seen[gvk] = true
-		out = append(out, gvk)
-	}
-	return out
 }

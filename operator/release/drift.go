@@ -5,6 +5,7 @@ import (
 	"context"
 	"fmt"
 	"reflect"
+	"slices"
 	"sort"
 	"strings"
 
@@ -113,12 +114,28 @@ func (c *Client) desired(cfg *action.Configuration, rel *helmrelease.Release) ([
 	}
 	c.built[key] = builtManifest{rel: rel, objects: objects}
 	c.builtMu.Unlock()
+	if c.records != nil {
+		// Kept from now on in its parsed form: the manifest, often the
+		// largest part of a release, is read again from the record in
+		// the rare reconcile that needs it whole. Without the record
+		// index, rel is read afresh each time.
+		rel.Manifest = ""
+	}
 	return objects, nil
 }
 
-// parse reads rel's manifest into its objects, in order.
+// parse reads rel's manifest into its objects, in order; from its record
+// when rel no longer holds it (see desired).
 func (c *Client) parse(cfg *action.Configuration, rel *helmrelease.Release) ([]desiredObject, []*unstructured.Unstructured, error) {
-	resources, err := cfg.KubeClient.Build(bytes.NewBufferString(rel.Manifest), false)
+	manifest := rel.Manifest
+	if manifest == "" {
+		whole, err := cfg.Releases.Get(rel.Name, rel.Version)
+		if err != nil {
+			return nil, nil, fmt.Errorf("reading revision %d of %s/%s: %w", rel.Version, rel.Namespace, rel.Name, err)
+		}
+		manifest = whole.Manifest
+	}
+	resources, err := cfg.KubeClient.Build(bytes.NewBufferString(manifest), false)
 	if err != nil {
 		return nil, nil, fmt.Errorf("reading the manifest of revision %d: %w", rel.Version, err)
 	}
@@ -148,15 +165,26 @@ func (c *Client) parse(cfg *action.Configuration, rel *helmrelease.Release) ([]d
 	return objects, full, nil
 }
 
+// kinds lists the kinds of objects, in order, once each.
+func kinds(objects []desiredObject) []schema.GroupVersionKind {
+	var out []schema.GroupVersionKind
+	for _, o := range objects {
+		if !slices.Contains(out, o.gvk) {
+			out = append(out, o.gvk)
+		}
+	}
+	return out
+}
+
 // compare reads every object of the deployed revision from the cluster and
 // reports which were deleted or changed, and which are not ready. An object
 // whose cached view shows it unchanged since it was last found as desired
 // costs no request and no parse; one that changed is read from the API
 // server and compared with the manifest, parsed again.
-func (c *Client) compare(ctx context.Context, cfg *action.Configuration, rel *helmrelease.Release) (drift []Drift, notReady []string, err error) {
+func (c *Client) compare(ctx context.Context, cfg *action.Configuration, rel *helmrelease.Release) (drift []Drift, notReady []string, gvks []schema.GroupVersionKind, err error) {
 	objects, err := c.desired(cfg, rel)
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
 	var full []*unstructured.Unstructured
 	for i := range objects {
@@ -174,10 +202,10 @@ func (c *Client) compare(ctx context.Context, cfg *action.Configuration, rel *he
 		if full == nil && (err == nil || apierrors.IsNotFound(err)) {
 			var perr error
 			if _, full, perr = c.parse(cfg, rel); perr != nil {
-				return nil, nil, perr
+				return nil, nil, nil, perr
 			}
 			if len(full) != len(objects) {
-				return nil, nil, fmt.Errorf("the manifest of revision %d read as %d objects, then %d", rel.Version, len(objects), len(full))
+				return nil, nil, nil, fmt.Errorf("the manifest of revision %d read as %d objects, then %d", rel.Version, len(objects), len(full))
 			}
 		}
 		d := Drift{Object: o.id, resource: o.resource}
@@ -190,7 +218,7 @@ func (c *Client) compare(ctx context.Context, cfg *action.Configuration, rel *he
 			drift = append(drift, d)
 			continue
 		case err != nil:
-			return nil, nil, fmt.Errorf("reading %s: %w", o.id, err)
+			return nil, nil, nil, fmt.Errorf("reading %s: %w", o.id, err)
 		}
 		d.live = live
 		if live.GetDeletionTimestamp() != nil {
@@ -207,7 +235,7 @@ func (c *Client) compare(ctx context.Context, cfg *action.Configuration, rel *he
 			notReady = append(notReady, fmt.Sprintf("%s: %s %s", o.id, st, msg))
 		}
 	}
-	return drift, notReady, nil
+	return drift, notReady, kinds(objects), nil
 }
 
 // get reads an object through the reader when there is one, falling back to

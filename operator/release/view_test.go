@@ -1,10 +1,12 @@
 package release
 
 import (
+	"slices"
 	"testing"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"sigs.k8s.io/cli-utils/pkg/kstatus/status"
 )
 
@@ -123,5 +125,13 @@ func TestUnchanged(t *testing.T) {
 				t.Errorf("unchanged = %v, want %v", got, tt.want)
 			}
 		})
+	}
+}
+
+func TestKinds(t *testing.T) {
+	cm, deploy := schema.GroupVersionKind{Version: "v1", Kind: "ConfigMap"}, schema.GroupVersionKind{Group: "apps", Version: "v1", Kind: "Deployment"}
+	objects := []desiredObject{{gvk: cm, name: "a"}, {gvk: deploy, name: "b"}, {gvk: cm, name: "c"}}
+	if got, want := kinds(objects), []schema.GroupVersionKind{cm, deploy}; !slices.Equal(got, want) {
+		t.Errorf("kinds = %v, want %v", got, want)
 	}
 }
