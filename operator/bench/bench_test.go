@@ -68,6 +68,8 @@ type result struct {
 	anonMiB      float64 // the heap and stacks part of RSS; the rest is the binary's pages
 	idleCPU      float64 // CPU seconds per minute once all CRs are deployed
 	idleRequests float64 // API requests per CR per minute once deployed
+	// deployRequests are the API requests per CR until all are Deployed.
+	deployRequests float64
 }
 
 func BenchmarkRuntime(b *testing.B) {
@@ -156,6 +158,7 @@ func BenchmarkRuntime(b *testing.B) {
 					b.ReportMetric(r.anonMiB, "MiB-anon")
 					b.ReportMetric(r.idleCPU, "cpu-s/idle-min")
 					b.ReportMetric(r.idleRequests, "requests/CR/idle-min")
+					b.ReportMetric(r.deployRequests, "requests/CR-to-deploy")
 				}
 			})
 		}
@@ -202,6 +205,7 @@ func measure(b *testing.B, c *cluster.Cluster, dyn dynamic.Interface, op operato
 	if err != nil {
 		b.Fatalf("%s: not all CRs Deployed: %v\n%s", op.name, err, process.LogTail(logFile, 20))
 	}
+	deployRequests := requests(b, metricsPort) / float64(crs)
 
 	// Steady state: every workload available (readiness no longer changes,
 	// for either operator) and the operator quiet; from then on it only
@@ -221,13 +225,13 @@ func measure(b *testing.B, c *cluster.Cluster, dyn dynamic.Interface, op operato
 		saveHeapProfile(b, pprofPort, filepath.Join(profiles, fmt.Sprintf("%s-%d.heap.pb.gz", op.name, crs)))
 	}
 	r := result{
-		crs: crs, deploy: deploy,
+		crs: crs, deploy: deploy, deployRequests: deployRequests,
 		rssMiB: float64(rss) / (1 << 20), peakMiB: float64(peak) / (1 << 20), anonMiB: rssAnonMiB(b, d.PID()),
 		idleCPU:      (cpu1 - cpu0) * time.Minute.Seconds() / idle.Seconds(),
 		idleRequests: (req1 - req0) / float64(crs) * time.Minute.Seconds() / idle.Seconds(),
 	}
-	b.Logf("%s, %d CRs: deployed in %s (%.1f CRs/s); RSS %.0f MiB (peak %.0f, anonymous %.0f); idle: %.2f CPU-s/min, %.2f API requests per CR per minute",
-		op.name, crs, deploy.Round(100*time.Millisecond), float64(crs)/deploy.Seconds(), r.rssMiB, r.peakMiB, r.anonMiB, r.idleCPU, r.idleRequests)
+	b.Logf("%s, %d CRs: deployed in %s (%.1f CRs/s, %.1f API requests per CR); RSS %.0f MiB (peak %.0f, anonymous %.0f); idle: %.2f CPU-s/min, %.2f API requests per CR per minute",
+		op.name, crs, deploy.Round(100*time.Millisecond), float64(crs)/deploy.Seconds(), r.deployRequests, r.rssMiB, r.peakMiB, r.anonMiB, r.idleCPU, r.idleRequests)
 	// A release in sync costs no request: one a CR needed would show as one
 	// per CR every reconcile period (20 s). What is left is per informer,
 	// not per CR: a watch renewed every 5 to 10 minutes.

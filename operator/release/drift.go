@@ -8,10 +8,13 @@ import (
 	"slices"
 	"sort"
 	"strings"
+	"sync"
 
 	"helm.sh/helm/v3/pkg/action"
+	"helm.sh/helm/v3/pkg/kube"
 	helmrelease "helm.sh/helm/v3/pkg/release"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -58,10 +61,7 @@ type desiredObject struct {
 	// metadata is the manifest's, compared with an object's cached view.
 	metadata map[string]any
 	// verified is the live object last found as desired.
-	verified struct {
-		resourceVersion string
-		generation      int64
-	}
+	verified objectVersion
 }
 
 // unchanged says, from the cached view (or object) live, that the object
@@ -159,11 +159,84 @@ func (c *Client) parse(cfg *action.Configuration, rel *helmrelease.Release) ([]d
 			d.id = fmt.Sprintf("%s %s/%s", info.Mapping.GroupVersionKind.Kind, info.Namespace, info.Name)
 			d.resource = c.dynamic.Resource(info.Mapping.Resource).Namespace(info.Namespace)
 		}
+		if v, ok := c.created.take(rel, d.gvk, d.namespace, d.name); ok {
+			d.verified = v
+		}
 		objects = append(objects, d)
 		full = append(full, obj)
 	}
 	return objects, full, nil
 }
+
+// objectVersion names a version of an object.
+type objectVersion struct {
+	resourceVersion string
+	generation      int64
+}
+
+// createdLog holds, by release, the version of each object Helm created,
+// until the release's manifest is next parsed: an object is created as the
+// manifest says, so that version needs no reading and comparing (unlike
+// one Helm patched: a three-way merge keeps fields others changed). Helm
+// labels every object it creates with its release.
+type createdLog struct {
+	mu       sync.Mutex
+	releases map[types.NamespacedName]map[objectKey]objectVersion
+}
+
+type objectKey struct {
+	gvk             schema.GroupVersionKind
+	namespace, name string
+}
+
+func (l *createdLog) add(resources kube.ResourceList) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	for _, info := range resources {
+		m, err := meta.Accessor(info.Object)
+		if err != nil || m.GetResourceVersion() == "" || info.Mapping == nil {
+			continue
+		}
+		ann := m.GetAnnotations()
+		rel := types.NamespacedName{Namespace: ann[helmReleaseNamespace], Name: ann[helmReleaseName]}
+		if rel.Name == "" {
+			continue
+		}
+		if l.releases == nil {
+			l.releases = map[types.NamespacedName]map[objectKey]objectVersion{}
+		}
+		if l.releases[rel] == nil {
+			l.releases[rel] = map[objectKey]objectVersion{}
+		}
+		l.releases[rel][objectKey{info.Mapping.GroupVersionKind, info.Namespace, info.Name}] = objectVersion{m.GetResourceVersion(), m.GetGeneration()}
+	}
+}
+
+// take returns and forgets the version of an object rel created.
+func (l *createdLog) take(rel *helmrelease.Release, gvk schema.GroupVersionKind, namespace, name string) (objectVersion, bool) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	key := types.NamespacedName{Namespace: rel.Namespace, Name: rel.Name}
+	objects := l.releases[key]
+	v, ok := objects[objectKey{gvk, namespace, name}]
+	delete(objects, objectKey{gvk, namespace, name})
+	if len(objects) == 0 {
+		delete(l.releases, key)
+	}
+	return v, ok
+}
+
+func (l *createdLog) forget(rel types.NamespacedName) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	delete(l.releases, rel)
+}
+
+// The annotations Helm puts on the objects of a release.
+const (
+	helmReleaseName      = "meta.helm.sh/release-name"
+	helmReleaseNamespace = "meta.helm.sh/release-namespace"
+)
 
 // kinds lists the kinds of objects, in order, once each.
 func kinds(objects []desiredObject) []schema.GroupVersionKind {

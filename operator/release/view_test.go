@@ -4,9 +4,13 @@ import (
 	"slices"
 	"testing"
 
+	"helm.sh/helm/v3/pkg/kube"
+	helmrelease "helm.sh/helm/v3/pkg/release"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/cli-runtime/pkg/resource"
 	"sigs.k8s.io/cli-utils/pkg/kstatus/status"
 )
 
@@ -133,5 +137,40 @@ func TestKinds(t *testing.T) {
 	objects := []desiredObject{{gvk: cm, name: "a"}, {gvk: deploy, name: "b"}, {gvk: cm, name: "c"}}
 	if got, want := kinds(objects), []schema.GroupVersionKind{cm, deploy}; !slices.Equal(got, want) {
 		t.Errorf("kinds = %v, want %v", got, want)
+	}
+}
+
+// What Helm created is verified at the version created, once, for the
+// release that created it.
+func TestCreatedLog(t *testing.T) {
+	gvk := schema.GroupVersionKind{Version: "v1", Kind: "ConfigMap"}
+	created := func(name, rv, release string) *resource.Info {
+		u := &unstructured.Unstructured{}
+		u.SetGroupVersionKind(gvk)
+		u.SetName(name)
+		u.SetNamespace("ns")
+		u.SetResourceVersion(rv)
+		if release != "" {
+			u.SetAnnotations(map[string]string{helmReleaseName: release, helmReleaseNamespace: "ns"})
+		}
+		return &resource.Info{Name: name, Namespace: "ns", Object: u, Mapping: &meta.RESTMapping{GroupVersionKind: gvk}}
+	}
+	var l createdLog
+	l.add(kube.ResourceList{created("a", "5", "web"), created("b", "", "web"), created("c", "6", "")})
+	rel := &helmrelease.Release{Name: "web", Namespace: "ns"}
+	if v, ok := l.take(rel, gvk, "ns", "a"); !ok || v.resourceVersion != "5" {
+		t.Errorf("a: %v %v, want version 5", v, ok)
+	}
+	if _, ok := l.take(rel, gvk, "ns", "a"); ok {
+		t.Error("a taken twice")
+	}
+	if _, ok := l.take(rel, gvk, "ns", "b"); ok {
+		t.Error("b has no version: it was not created")
+	}
+	if _, ok := l.take(&helmrelease.Release{Name: "", Namespace: "ns"}, gvk, "ns", "c"); ok {
+		t.Error("c belongs to no release")
+	}
+	if len(l.releases) != 0 {
+		t.Errorf("left behind: %v", l.releases)
 	}
 }
