@@ -355,26 +355,13 @@ func (dependentChanged) Update(e event.TypedUpdateEvent[*unstructured.Unstructur
 func sameOurs(a, b map[string]string) bool {
 	covers := func(x, y map[string]string) bool {
 		for k, v := range x {
-			if w, ok := y[k]; !bookkeeping(k) && (!ok || w != v) {
+			if w, ok := y[k]; !release.Bookkeeping(k) && (!ok || w != v) {
 				return false
 			}
 		}
 		return true
 	}
 	return covers(a, b) && covers(b, a)
-}
-
-func bookkeeping(key string) bool {
-	prefix, _, _ := strings.Cut(key, "/")
-	switch prefix {
-	case "deployment.kubernetes.io", // revision, desired-replicas, max-replicas
-		"pv.kubernetes.io",          // bind-completed, bound-by-controller
-		"volume.kubernetes.io",      // selected-node, storage-provisioner
-		"volume.beta.kubernetes.io", // storage-provisioner
-		"endpoints.kubernetes.io":   // last-change-trigger-time
-		return true
-	}
-	return false
 }
 
 // ready reads the readiness of an object or of its cached view.

@@ -168,7 +168,7 @@ func BenchmarkRuntime(b *testing.B) {
 func measure(b *testing.B, c *cluster.Cluster, dyn dynamic.Interface, op operatorUnderTest, watches string, crs int) result {
 	ns := fmt.Sprintf("%s-%d-%d", strings.ReplaceAll(op.name, "-", ""), crs, time.Now().Unix()%100000)
 	kubectl(b, c, "create", "namespace", ns)
-	defer kubectl(b, c, "delete", "namespace", ns, "--wait=false")
+	defer drain(b, c, dyn, ns)
 
 	metricsPort, probePort := freePort(b), freePort(b)
 	logFile := filepath.Join(b.TempDir(), op.name+".log")
@@ -239,6 +239,28 @@ func measure(b *testing.B, c *cluster.Cluster, dyn dynamic.Interface, op operato
 		b.Errorf("chartpilot sent %.0f API requests in an idle minute (%.2f per CR): a release in sync must cost none", req1-req0, r.idleRequests)
 	}
 	return r
+}
+
+// drain deletes a measure's namespace and waits until its workloads are
+// gone, so that the next measure does not share the API server with their
+// deletion. The namespace itself may stay: CRs keep their finalizer once
+// their operator stopped.
+func drain(b *testing.B, c *cluster.Cluster, dyn dynamic.Interface, ns string) {
+	b.Helper()
+	kubectl(b, c, "delete", "namespace", ns, "--wait=false")
+	for _, r := range []string{"deployments", "replicasets", "pods"} {
+		gvr := schema.GroupVersionResource{Group: "apps", Version: "v1", Resource: r}
+		if r == "pods" {
+			gvr.Group = ""
+		}
+		err := wait.PollUntilContextTimeout(context.Background(), time.Second, 10*time.Minute, true, func(ctx context.Context) (bool, error) {
+			list, err := dyn.Resource(gvr).Namespace(ns).List(ctx, metav1.ListOptions{Limit: 1})
+			return err == nil && len(list.Items) == 0, nil
+		})
+		if err != nil {
+			b.Logf("the %s of %s are still being deleted", r, ns)
+		}
+	}
 }
 
 // createCRs creates crs BenchApps in ns, 16 at a time, and hands each to

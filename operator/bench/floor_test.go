@@ -70,7 +70,7 @@ func newFloor(cfg *rest.Config, chartDir string, concurrency int) (*floor, error
 func measureFloor(b *testing.B, c *cluster.Cluster, f *floor, crs int) time.Duration {
 	ns := fmt.Sprintf("floor-%d-%d", crs, time.Now().Unix()%100000)
 	kubectl(b, c, "create", "namespace", ns)
-	defer kubectl(b, c, "delete", "namespace", ns, "--wait=false")
+	defer drain(b, c, f.dyn, ns)
 
 	queue := make(chan *unstructured.Unstructured, crs)
 	var failed error

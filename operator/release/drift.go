@@ -51,23 +51,27 @@ func (d Drift) String() string {
 	}
 }
 
-// desiredObject is one object of a revision's manifest: what names it, its
-// metadata, and the version of the live object last found as desired.
+// desiredObject is one object of a revision's manifest: what names it, and
+// the version of the live object last found as desired.
 type desiredObject struct {
-	id              string // "Kind namespace/name"
 	gvk             schema.GroupVersionKind
 	namespace, name string
 	resource        dynamic.ResourceInterface
-	// metadata is the manifest's, compared with an object's cached view.
-	metadata map[string]any
 	// verified is the live object last found as desired.
 	verified objectVersion
 }
 
+// id names the object for people: "Kind namespace/name".
+func (o *desiredObject) id() string {
+	if o.namespace == "" {
+		return o.gvk.Kind + " " + o.name
+	}
+	return o.gvk.Kind + " " + o.namespace + "/" + o.name
+}
+
 // unchanged says, from the cached view (or object) live, that the object
 // still is as desired: it is the version last verified, or it kept the
-// verified generation (only metadata and status changed since) and the
-// metadata the manifest sets.
+// verified generation and metadata (only its status changed since).
 func (o *desiredObject) unchanged(live *unstructured.Unstructured) bool {
 	v := o.verified
 	switch {
@@ -75,15 +79,11 @@ func (o *desiredObject) unchanged(live *unstructured.Unstructured) bool {
 		return false
 	case live.GetResourceVersion() == v.resourceVersion:
 		return true
-	case v.generation > 0 && live.GetGeneration() == v.generation:
-		return firstDifference(o.metadata, live.Object["metadata"], ".metadata") == ""
 	}
-	return false
+	return v.generation > 0 && live.GetGeneration() == v.generation && metadataDigest(live) == v.metadata
 }
 
-func (o *desiredObject) verify(live *unstructured.Unstructured) {
-	o.verified.resourceVersion, o.verified.generation = live.GetResourceVersion(), live.GetGeneration()
-}
+func (o *desiredObject) verify(live metav1.Object) { o.verified = versionOf(live) }
 
 // builtManifest is what is kept of a revision's manifest while the revision
 // is the release's deployed one: the objects' names and metadata, not the
@@ -146,18 +146,16 @@ func (c *Client) parse(cfg *action.Configuration, rel *helmrelease.Release) ([]d
 		if err != nil {
 			return nil, nil, err
 		}
-		metadata, _ := obj.Object["metadata"].(map[string]any)
 		d := desiredObject{
-			id:        fmt.Sprintf("%s %s", info.Mapping.GroupVersionKind.Kind, info.Name),
 			gvk:       info.Mapping.GroupVersionKind,
 			namespace: info.Namespace,
 			name:      info.Name,
 			resource:  c.dynamic.Resource(info.Mapping.Resource),
-			metadata:  metadata,
 		}
 		if info.Namespaced() {
-			d.id = fmt.Sprintf("%s %s/%s", info.Mapping.GroupVersionKind.Kind, info.Namespace, info.Name)
 			d.resource = c.dynamic.Resource(info.Mapping.Resource).Namespace(info.Namespace)
+		} else {
+			d.namespace = ""
 		}
 		if v, ok := c.created.take(rel, d.gvk, d.namespace, d.name); ok {
 			d.verified = v
@@ -168,10 +166,15 @@ func (c *Client) parse(cfg *action.Configuration, rel *helmrelease.Release) ([]d
 	return objects, full, nil
 }
 
-// objectVersion names a version of an object.
+// objectVersion names a version of an object, and sums up its metadata.
 type objectVersion struct {
 	resourceVersion string
 	generation      int64
+	metadata        uint64
+}
+
+func versionOf(obj metav1.Object) objectVersion {
+	return objectVersion{resourceVersion: obj.GetResourceVersion(), generation: obj.GetGeneration(), metadata: metadataDigest(obj)}
 }
 
 // createdLog holds, by release, the version of each object Helm created,
@@ -208,7 +211,11 @@ func (l *createdLog) add(resources kube.ResourceList) {
 		if l.releases[rel] == nil {
 			l.releases[rel] = map[objectKey]objectVersion{}
 		}
-		l.releases[rel][objectKey{info.Mapping.GroupVersionKind, info.Namespace, info.Name}] = objectVersion{m.GetResourceVersion(), m.GetGeneration()}
+		ns := info.Namespace
+		if info.Mapping.Scope != nil && info.Mapping.Scope.Name() == meta.RESTScopeNameRoot {
+			ns = ""
+		}
+		l.releases[rel][objectKey{info.Mapping.GroupVersionKind, ns, info.Name}] = versionOf(m)
 	}
 }
 
@@ -265,7 +272,7 @@ func (c *Client) compare(ctx context.Context, cfg *action.Configuration, rel *he
 		live, err := c.get(ctx, o.resource, o.gvk, o.namespace, o.name)
 		if err == nil && live.GetDeletionTimestamp() == nil && o.unchanged(live) {
 			if st, msg := Readiness(live); st != status.CurrentStatus {
-				notReady = append(notReady, fmt.Sprintf("%s: %s %s", o.id, st, msg))
+				notReady = append(notReady, fmt.Sprintf("%s: %s %s", o.id(), st, msg))
 			}
 			continue
 		}
@@ -281,7 +288,7 @@ func (c *Client) compare(ctx context.Context, cfg *action.Configuration, rel *he
 				return nil, nil, nil, fmt.Errorf("the manifest of revision %d read as %d objects, then %d", rel.Version, len(objects), len(full))
 			}
 		}
-		d := Drift{Object: o.id, resource: o.resource}
+		d := Drift{Object: o.id(), resource: o.resource}
 		if full != nil {
 			d.desired = full[i]
 		}
@@ -291,7 +298,7 @@ func (c *Client) compare(ctx context.Context, cfg *action.Configuration, rel *he
 			drift = append(drift, d)
 			continue
 		case err != nil:
-			return nil, nil, nil, fmt.Errorf("reading %s: %w", o.id, err)
+			return nil, nil, nil, fmt.Errorf("reading %s: %w", o.id(), err)
 		}
 		d.live = live
 		if live.GetDeletionTimestamp() != nil {
@@ -305,7 +312,7 @@ func (c *Client) compare(ctx context.Context, cfg *action.Configuration, rel *he
 		}
 		o.verify(live)
 		if st, msg := Readiness(live); st != status.CurrentStatus {
-			notReady = append(notReady, fmt.Sprintf("%s: %s %s", o.id, st, msg))
+			notReady = append(notReady, fmt.Sprintf("%s: %s %s", o.id(), st, msg))
 		}
 	}
 	return drift, notReady, kinds(objects), nil

@@ -1,6 +1,13 @@
 package release
 
 import (
+	"fmt"
+	"hash/fnv"
+	"maps"
+	"slices"
+	"strings"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/cli-utils/pkg/kstatus/status"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
@@ -79,4 +86,51 @@ func Readiness(u *unstructured.Unstructured) (status.Status, string) {
 		return status.UnknownStatus, err.Error()
 	}
 	return res.Status, res.Message
+}
+
+// Bookkeeping reports whether an annotation is one that controllers other
+// than Helm keep on the objects of a release (a Deployment's revision, a
+// claim's binding): a change of one is not a change to what the release
+// set.
+func Bookkeeping(key string) bool {
+	prefix, _, _ := strings.Cut(key, "/")
+	switch prefix {
+	case "deployment.kubernetes.io", // revision, desired-replicas, max-replicas
+		"pv.kubernetes.io",          // bind-completed, bound-by-controller
+		"volume.kubernetes.io",      // selected-node, storage-provisioner
+		"volume.beta.kubernetes.io", // storage-provisioner
+		"endpoints.kubernetes.io":   // last-change-trigger-time
+		return true
+	}
+	return false
+}
+
+// metadataDigest sums up what a release sets in an object's metadata, and
+// what others may change there: labels, annotations but bookkeeping ones,
+// owner references and finalizers. Equal digests of two versions of an
+// object with the same generation mean the same object but for its status.
+func metadataDigest(obj metav1.Object) uint64 {
+	h := fnv.New64a()
+	write := func(parts ...string) {
+		for _, p := range parts {
+			h.Write([]byte(p))
+			h.Write([]byte{0})
+		}
+	}
+	for _, k := range slices.Sorted(maps.Keys(obj.GetLabels())) {
+		write("l", k, obj.GetLabels()[k])
+	}
+	ann := obj.GetAnnotations()
+	for _, k := range slices.Sorted(maps.Keys(ann)) {
+		if !Bookkeeping(k) {
+			write("a", k, ann[k])
+		}
+	}
+	for _, r := range obj.GetOwnerReferences() {
+		write("o", r.APIVersion, r.Kind, r.Name, string(r.UID), fmt.Sprint(r.Controller != nil && *r.Controller))
+	}
+	for _, f := range obj.GetFinalizers() {
+		write("f", f)
+	}
+	return h.Sum64()
 }

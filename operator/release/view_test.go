@@ -98,17 +98,17 @@ func TestViewTransform(t *testing.T) {
 }
 
 func TestUnchanged(t *testing.T) {
-	desired := map[string]any{"name": "web", "labels": map[string]any{"app": "web"}}
-	verified := func(rv string, gen int64) *desiredObject {
-		o := &desiredObject{metadata: desired}
-		o.verified.resourceVersion, o.verified.generation = rv, gen
-		return o
-	}
-	live := func(rv string, gen int64, app string) *unstructured.Unstructured {
+	live := func(rv string, gen int64, app, revision string) *unstructured.Unstructured {
 		u := view(deployment(gen, 1))
 		u.SetResourceVersion(rv)
-		u.SetLabels(map[string]string{"app": app, "extra": "x"})
+		u.SetLabels(map[string]string{"app": app})
+		u.SetAnnotations(map[string]string{"deployment.kubernetes.io/revision": revision})
 		return u
+	}
+	verified := func(u *unstructured.Unstructured) *desiredObject {
+		o := &desiredObject{}
+		o.verify(u)
+		return o
 	}
 	tests := []struct {
 		name string
@@ -116,12 +116,13 @@ func TestUnchanged(t *testing.T) {
 		live *unstructured.Unstructured
 		want bool
 	}{
-		{"never verified", &desiredObject{metadata: desired}, live("7", 1, "web"), false},
-		{"the version verified", verified("7", 1), live("7", 1, "web"), true},
-		{"status changed: same generation, same metadata", verified("7", 1), live("8", 1, "web"), true},
-		{"a label the release set changed", verified("7", 1), live("8", 1, "other"), false},
-		{"spec changed: new generation", verified("7", 1), live("8", 2, "web"), false},
-		{"a kind without generation changed", verified("7", 0), live("8", 0, "web"), false},
+		{"never verified", &desiredObject{}, live("7", 1, "web", "1"), false},
+		{"the version verified", verified(live("7", 1, "web", "1")), live("7", 1, "web", "1"), true},
+		{"status changed: same generation, same metadata", verified(live("7", 1, "web", "1")), live("8", 1, "web", "1"), true},
+		{"a controller's bookkeeping annotation changed", verified(live("7", 1, "web", "1")), live("8", 1, "web", "2"), true},
+		{"a label changed", verified(live("7", 1, "web", "1")), live("8", 1, "other", "1"), false},
+		{"spec changed: new generation", verified(live("7", 1, "web", "1")), live("8", 2, "web", "1"), false},
+		{"a kind without generation changed", verified(live("7", 0, "web", "1")), live("8", 0, "web", "1"), false},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -153,7 +154,7 @@ func TestCreatedLog(t *testing.T) {
 		if release != "" {
 			u.SetAnnotations(map[string]string{helmReleaseName: release, helmReleaseNamespace: "ns"})
 		}
-		return &resource.Info{Name: name, Namespace: "ns", Object: u, Mapping: &meta.RESTMapping{GroupVersionKind: gvk}}
+		return &resource.Info{Name: name, Namespace: "ns", Object: u, Mapping: &meta.RESTMapping{GroupVersionKind: gvk, Scope: meta.RESTScopeNamespace}}
 	}
 	var l createdLog
 	l.add(kube.ResourceList{created("a", "5", "web"), created("b", "", "web"), created("c", "6", "")})
