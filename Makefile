@@ -15,11 +15,12 @@ FUZZMINIMIZETIME ?= 5s
 .PHONY: all
 all: build
 
-# The binary is static (no cgo): `image build` packs this very binary into the
+# Static binaries (no cgo): `image build` packs chartpilot-operator into the
 # operator image.
 .PHONY: build
-build: ## Build the chartpilot binary into bin/
+build: ## Build chartpilot, and the operator image's runtime-only binary, into bin/ (both static)
 	CGO_ENABLED=0 $(GO) build -o $(CHARTPILOT) ./cmd/chartpilot
+	CGO_ENABLED=0 $(GO) build -o $(BIN)/chartpilot-operator ./cmd/chartpilot-operator
 
 .PHONY: demo
 demo: build ## The whole journey on a local cluster with real OLM: chart -> operator -> Subscription -> upgrade

@@ -73,15 +73,13 @@ func BuildImage(dir string) (v1.Image, error) {
 	return img, nil
 }
 
-// Where the operator image keeps its files.
-const (
-	// OperatorHome is the runtime's working directory and HOME.
-	OperatorHome = "/opt/helm"
-	// OperatorBinary is the chartpilot binary in the operator image.
-	OperatorBinary = "/usr/local/bin/chartpilot"
-	// OperatorUser is the non-root user (and group) the operator runs as.
-	OperatorUser = 65532
-)
+// operatorPackage is the runtime's main package, what the operator image
+// runs (at scaffold.OperatorBinary): the Helm operator alone, without
+// chartpilot's build-time commands.
+const operatorPackage = "github.com/chartpilot/chartpilot/cmd/chartpilot-operator"
+
+// operatorBinaryName is its file name, next to chartpilot in bin/.
+var operatorBinaryName = path.Base(scaffold.OperatorBinary)
 
 // OperatorImageOptions describe the operator image.
 type OperatorImageOptions struct {
@@ -90,14 +88,16 @@ type OperatorImageOptions struct {
 	// Platforms are the image's platforms (default linux/<GOARCH of this
 	// chartpilot>). With more than one, the result is an image index.
 	Platforms []v1.Platform
-	// Binaries maps "os/arch[/variant]" to a static chartpilot binary to
-	// put in that platform's image; it wins over every other source.
+	// Binaries maps "os/arch[/variant]" to a static chartpilot-operator
+	// binary to put in that platform's image; it wins over every other source.
 	Binaries map[string]string
 	// Source is the chartpilot source (a module directory) to cross-build
-	// the binary from when neither Binaries nor this chartpilot fit.
+	// the binary from when neither Binaries nor the binary next to this
+	// chartpilot fit.
 	Source string
-	// Self is this chartpilot's executable (default os.Executable); it is
-	// used for its own platform when it is statically linked.
+	// Self is this chartpilot's executable (default os.Executable); a
+	// static chartpilot-operator next to it (`make build` puts both in
+	// bin/) is used for its own platform.
 	Self string
 	// Labels are added to each image's labels.
 	Labels map[string]string
@@ -138,13 +138,15 @@ func ParsePlatforms(list []string) ([]v1.Platform, error) {
 }
 
 // BuildOperatorImage builds the operator image without a container engine:
-// a static chartpilot binary, the project's watches.yaml and helm-charts/
-// under /opt/helm on an empty base, user 65532, entrypoint
-// `chartpilot run --watches-file=/opt/helm/watches.yaml`. One platform gives
-// an image, several an index. The binary for a platform is, in order: the
-// one Binaries names; this chartpilot when it runs on that platform and is
-// statically linked (CGO_ENABLED=0); one cross-built with `go build` from
-// Source. Layers are reproducible: the same inputs give the same digest.
+// a static chartpilot-operator binary (the runtime alone), the project's
+// watches.yaml and helm-charts/ under /opt/helm on an empty base, user
+// 65532, entrypoint `chartpilot-operator run
+// --watches-file=/opt/helm/watches.yaml`, as the scaffolded Dockerfile. One
+// platform gives an image, several an index. The binary for a platform is,
+// in order: the one Binaries names; the chartpilot-operator next to this
+// chartpilot when it runs on that platform and is statically linked
+// (CGO_ENABLED=0); one cross-built with `go build` from Source. Layers are
+// reproducible: the same inputs give the same digest.
 func BuildOperatorImage(ctx context.Context, opts OperatorImageOptions) (remote.Taggable, error) {
 	if opts.Dir == "" {
 		return nil, errors.New("image build: no project directory")
@@ -174,17 +176,17 @@ func BuildOperatorImage(ctx context.Context, opts OperatorImageOptions) (remote.
 		if err != nil {
 			return nil, fmt.Errorf("image build %s: %w", platformKey(p), err)
 		}
-		binLayer, err := ociimage.Tar([]ociimage.Entry{{Name: OperatorBinary, Data: bin, Mode: 0o755}})
+		binLayer, err := ociimage.Tar([]ociimage.Entry{{Name: scaffold.OperatorBinary, Data: bin, Mode: 0o755}})
 		if err != nil {
 			return nil, err
 		}
 		img, err := ociimage.Scratch([][]byte{binLayer, appLayer}, ociimage.Config{
 			Platform:   p,
 			Labels:     opts.Labels,
-			Entrypoint: []string{OperatorBinary, "run", "--watches-file=" + path.Join(OperatorHome, scaffold.WatchesFile)},
-			Env:        []string{"HOME=" + OperatorHome, "PATH=/usr/local/bin"},
-			User:       fmt.Sprintf("%d:%d", OperatorUser, OperatorUser),
-			WorkingDir: OperatorHome,
+			Entrypoint: []string{scaffold.OperatorBinary, "run", "--watches-file=" + path.Join(scaffold.OperatorHome, scaffold.WatchesFile)},
+			Env:        []string{"HOME=" + scaffold.OperatorHome, "PATH=" + path.Dir(scaffold.OperatorBinary)},
+			User:       fmt.Sprintf("%d:%d", scaffold.OperatorUser, scaffold.OperatorUser),
+			WorkingDir: scaffold.OperatorHome,
 		})
 		if err != nil {
 			return nil, fmt.Errorf("image build %s: %w", platformKey(p), err)
@@ -212,27 +214,28 @@ func operatorFiles(dir string) ([]ociimage.Entry, error) {
 	if !exists(charts) {
 		return nil, fmt.Errorf("the operator image needs the charts: %s does not exist", charts)
 	}
-	chartEntries, err := ociimage.DirEntries(os.DirFS(charts), path.Join(OperatorHome, "helm-charts"))
+	chartEntries, err := ociimage.DirEntries(os.DirFS(charts), path.Join(scaffold.OperatorHome, "helm-charts"))
 	if err != nil {
 		return nil, err
 	}
-	passwd := fmt.Sprintf("root:x:0:0:root:/root:/sbin/nologin\nnonroot:x:%d:%d:nonroot:%s:/sbin/nologin\n", OperatorUser, OperatorUser, OperatorHome)
-	group := fmt.Sprintf("root:x:0:\nnonroot:x:%d:\n", OperatorUser)
+	home, user := scaffold.OperatorHome, scaffold.OperatorUser
+	passwd := fmt.Sprintf("root:x:0:0:root:/root:/sbin/nologin\nnonroot:x:%d:%d:nonroot:%s:/sbin/nologin\n", user, user, home)
+	group := fmt.Sprintf("root:x:0:\nnonroot:x:%d:\n", user)
 	entries := []ociimage.Entry{
 		{Name: "etc/passwd", Data: []byte(passwd)},
 		{Name: "etc/group", Data: []byte(group)},
 		{Name: "tmp", Dir: true, Mode: 0o1777},
-		{Name: OperatorHome, Dir: true, UID: OperatorUser, GID: OperatorUser},
-		{Name: path.Join(OperatorHome, scaffold.WatchesFile), Data: watches},
+		{Name: home, Dir: true, UID: user, GID: user},
+		{Name: path.Join(home, scaffold.WatchesFile), Data: watches},
 	}
 	return append(entries, chartEntries...), nil
 }
 
-// ErrNoBinary means no static chartpilot binary could be found or built
-// for a platform.
-var ErrNoBinary = errors.New("no chartpilot binary for the platform")
+// ErrNoBinary means no static chartpilot-operator binary could be found or
+// built for a platform.
+var ErrNoBinary = errors.New("no chartpilot-operator binary for the platform")
 
-// operatorBinary picks or builds the chartpilot binary for p.
+// operatorBinary picks or builds the chartpilot-operator binary for p.
 func operatorBinary(ctx context.Context, opts OperatorImageOptions, p v1.Platform) ([]byte, error) {
 	key := platformKey(p)
 	if file, ok := opts.Binaries[key]; ok {
@@ -247,22 +250,24 @@ func operatorBinary(ctx context.Context, opts OperatorImageOptions, p v1.Platfor
 		return data, nil
 	}
 	if opts.Self != "" && p.OS == runtime.GOOS && p.Architecture == runtime.GOARCH {
-		if data, err := os.ReadFile(opts.Self); err == nil && checkStaticELF(data, p) == nil && isChartpilot(opts.Self) {
-			fmt.Fprintf(opts.Log, "%s: using this chartpilot (%s)\n", key, opts.Self)
+		sibling := filepath.Join(filepath.Dir(opts.Self), operatorBinaryName)
+		if data, err := os.ReadFile(sibling); err == nil && checkStaticELF(data, p) == nil && isOperatorBinary(sibling) {
+			fmt.Fprintf(opts.Log, "%s: using %s\n", key, sibling)
 			return data, nil
 		}
 	}
 	if opts.Source == "" {
-		return nil, fmt.Errorf("%w: this chartpilot is not a static %s binary; pass --chartpilot-source (the chartpilot module) to cross-build one, or --binary %s=FILE", ErrNoBinary, key, key)
+		return nil, fmt.Errorf("%w: no static %s next to this chartpilot (`make build` puts one there); pass --chartpilot-source (the chartpilot module) to cross-build one, or --binary %s=FILE",
+			ErrNoBinary, operatorBinaryName, key)
 	}
-	return crossBuild(ctx, opts.Source, "./cmd/chartpilot", p, opts.Log)
+	return crossBuild(ctx, opts.Source, operatorPackage, p, opts.Log)
 }
 
-// isChartpilot tells a chartpilot build from another Go program, e.g. a
-// test binary.
-func isChartpilot(file string) bool {
+// isOperatorBinary tells a chartpilot-operator build from another Go
+// program, e.g. the chartpilot CLI.
+func isOperatorBinary(file string) bool {
 	bi, err := buildinfo.ReadFile(file)
-	return err == nil && bi.Path == "github.com/chartpilot/chartpilot/cmd/chartpilot"
+	return err == nil && bi.Path == operatorPackage
 }
 
 // elfMachines maps GOARCH to ELF machine types.
@@ -301,7 +306,7 @@ func crossBuild(ctx context.Context, source, pkg string, p v1.Platform, log io.W
 		return nil, err
 	}
 	defer os.RemoveAll(tmp)
-	out := filepath.Join(tmp, "chartpilot")
+	out := filepath.Join(tmp, path.Base(pkg))
 	cmd := exec.CommandContext(ctx, "go", "build", "-trimpath", "-buildvcs=false", "-ldflags=-s -w -buildid=", "-o", out, pkg)
 	cmd.Dir = source
 	cmd.Env = append(os.Environ(), "CGO_ENABLED=0", "GOOS="+p.OS, "GOARCH="+p.Architecture)

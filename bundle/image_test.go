@@ -4,6 +4,7 @@ import (
 	"archive/tar"
 	"bytes"
 	"debug/elf"
+	"encoding/json"
 	"errors"
 	"io"
 	"log"
@@ -231,20 +232,23 @@ func TestBuildOperatorImage(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
+		if got, want := dockerfileRun(t, dir), cf.Config; !slices.Equal(got.Entrypoint, want.Entrypoint) || got.User != want.User {
+			t.Errorf("the scaffolded Dockerfile runs %v as %s; the image %v as %s", got.Entrypoint, got.User, want.Entrypoint, want.User)
+		}
 		if cf.Config.User != "65532:65532" || cf.Architecture != d.Platform.Architecture ||
-			!slices.Equal(cf.Config.Entrypoint, []string{OperatorBinary, "run", "--watches-file=/opt/helm/watches.yaml"}) {
+			!slices.Equal(cf.Config.Entrypoint, []string{scaffold.OperatorBinary, "run", "--watches-file=/opt/helm/watches.yaml"}) {
 			t.Errorf("%s config: user %q arch %q entrypoint %v", d.Platform.Architecture, cf.Config.User, cf.Architecture, cf.Config.Entrypoint)
 		}
 		files := imageFiles(t, img)
-		for _, want := range []string{"usr/local/bin/chartpilot", "opt/helm/watches.yaml", "opt/helm/helm-charts/webapp/Chart.yaml", "opt/helm/helm-charts/webapp/templates/deployment.yaml"} {
+		for _, want := range []string{"usr/local/bin/chartpilot-operator", "opt/helm/watches.yaml", "opt/helm/helm-charts/webapp/Chart.yaml", "opt/helm/helm-charts/webapp/templates/deployment.yaml"} {
 			if _, ok := files[want]; !ok {
 				t.Errorf("%s: no %s", d.Platform.Architecture, want)
 			}
 		}
-		if h := files["usr/local/bin/chartpilot"]; h == nil || h.Mode != 0o755 {
+		if h := files["usr/local/bin/chartpilot-operator"]; h == nil || h.Mode != 0o755 {
 			t.Errorf("binary header: %+v", h)
 		}
-		if h := files["opt/helm"]; h == nil || h.Uid != OperatorUser {
+		if h := files["opt/helm"]; h == nil || h.Uid != scaffold.OperatorUser {
 			t.Errorf("/opt/helm is not the operator user's: %+v", h)
 		}
 	}
@@ -290,15 +294,20 @@ func TestOperatorBinary(t *testing.T) {
 		platform: arm64,
 		wantErr:  "built for EM_X86_64, not arm64",
 	}, {
-		name:     "a test binary is not chartpilot: no source, no binary",
+		name:     "nothing next to a test binary: no source, no binary",
 		opts:     OperatorImageOptions{Self: os.Args[0]},
+		platform: amd64,
+		wantErr:  "pass --chartpilot-source",
+	}, {
+		name:     "a static binary next to chartpilot that is not chartpilot-operator is not used",
+		opts:     OperatorImageOptions{Self: besideChartpilot(t, bins["linux/amd64"])},
 		platform: amd64,
 		wantErr:  "pass --chartpilot-source",
 	}, {
 		name:     "a broken source fails with go build's message",
 		opts:     OperatorImageOptions{Source: t.TempDir()},
 		platform: arm64,
-		wantErr:  "go build ./cmd/chartpilot for linux/arm64",
+		wantErr:  "go build " + operatorPackage + " for linux/arm64",
 	}, {
 		name:     "windows is refused",
 		opts:     OperatorImageOptions{Binaries: map[string]string{"windows/amd64": bins["linux/amd64"]}},
@@ -326,6 +335,67 @@ func TestOperatorBinary(t *testing.T) {
 				t.Errorf("machine %s, want %s", f.Machine, tt.wantArch)
 			}
 		})
+	}
+}
+
+// dockerfileRun reads the ENTRYPOINT and USER of a project's Dockerfile.
+func dockerfileRun(t *testing.T, dir string) v1.Config {
+	t.Helper()
+	data, err := os.ReadFile(filepath.Join(dir, "Dockerfile"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var c v1.Config
+	for _, line := range strings.Split(string(data), "\n") {
+		if v, ok := strings.CutPrefix(line, "ENTRYPOINT "); ok {
+			if err := json.Unmarshal([]byte(v), &c.Entrypoint); err != nil {
+				t.Fatalf("Dockerfile ENTRYPOINT %s: %v", v, err)
+			}
+		}
+		if v, ok := strings.CutPrefix(line, "USER "); ok {
+			c.User = v
+		}
+	}
+	return c
+}
+
+// besideChartpilot copies bin to a new directory as chartpilot-operator and
+// returns the path of a chartpilot next to it.
+func besideChartpilot(t *testing.T, bin string) string {
+	t.Helper()
+	data, err := os.ReadFile(bin)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, operatorBinaryName), data, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	return filepath.Join(dir, "chartpilot")
+}
+
+// The chartpilot-operator that `make build` puts next to chartpilot goes
+// into the image of this machine's platform: no cross-build.
+func TestOperatorBinaryNextToChartpilot(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds cmd/chartpilot-operator")
+	}
+	p := selfPlatform()
+	built, err := crossBuild(t.Context(), "..", operatorPackage, p, io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	file := filepath.Join(t.TempDir(), "built")
+	if err := os.WriteFile(file, built, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	var log strings.Builder
+	data, err := operatorBinary(t.Context(), OperatorImageOptions{Self: besideChartpilot(t, file), Log: &log}, p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(data, built) || !strings.Contains(log.String(), "using") {
+		t.Errorf("the binary next to chartpilot was not used: %s", log.String())
 	}
 }
 

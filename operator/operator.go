@@ -13,7 +13,6 @@ import (
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
-	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
 	"k8s.io/client-go/rest"
 	"sigs.k8s.io/cli-utils/pkg/kstatus/status"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -62,6 +61,9 @@ type Options struct {
 	MetricsBindAddress string
 	// HealthProbeBindAddress serves /healthz and /readyz; "0" disables. Default 127.0.0.1:8081.
 	HealthProbeBindAddress string
+	// PprofBindAddress serves Go's profiles (/debug/pprof/), to see where
+	// memory and CPU go; "" or "0" disables (the default).
+	PprofBindAddress string
 	// Log is the logger; defaults to controller-runtime's.
 	Log logr.Logger
 	// ServedTimeout bounds how long Run waits at start for discovery to
@@ -129,9 +131,11 @@ func New(opts Options) (manager.Manager, error) {
 	}
 	// The cache holds the CRs and only the objects of releases (labelled by
 	// the post-renderer), so memory does not grow with unrelated objects.
+	// managedFields are often the largest part of an object and nothing
+	// here reads them.
 	byObject := map[client.Object]cache.ByObject{}
 	for _, w := range opts.Watches {
-		byObject[crObject(w.GroupVersionKind())] = cache.ByObject{Label: w.LabelSelector}
+		byObject[crObject(w.GroupVersionKind())] = cache.ByObject{Label: w.LabelSelector, Transform: cache.TransformStripManagedFields()}
 	}
 	gate, err := newServerGate(opts.Config)
 	if err != nil {
@@ -140,9 +144,10 @@ func New(opts Options) (manager.Manager, error) {
 	cacheOpts := cache.Options{
 		DefaultLabelSelector: labels.SelectorFromSet(labels.Set{reconciler.ManagedLabel: "true"}),
 		ByObject:             byObject,
-		// managedFields are often the largest part of an object and nothing
-		// here reads them.
-		DefaultTransform: cache.TransformStripManagedFields(),
+		// The objects of releases are held as views: their metadata and
+		// readiness, what a reconcile of a release in sync reads (see
+		// release.ViewTransform).
+		DefaultTransform: release.ViewTransform,
 	}
 	if len(opts.Namespaces) > 0 {
 		cacheOpts.DefaultNamespaces = map[string]cache.Config{}
@@ -159,6 +164,7 @@ func New(opts Options) (manager.Manager, error) {
 		Client:                  client.Options{Cache: &client.CacheOptions{Unstructured: true}},
 		Metrics:                 metricsserver.Options{BindAddress: opts.MetricsBindAddress},
 		HealthProbeBindAddress:  opts.HealthProbeBindAddress,
+		PprofBindAddress:        opts.PprofBindAddress,
 		LeaderElection:          opts.LeaderElection,
 		LeaderElectionID:        opts.LeaderElectionID,
 		LeaderElectionNamespace: opts.LeaderElectionNamespace,
@@ -233,7 +239,7 @@ func addController(mgr manager.Manager, helm *release.Client, w watches.Watch, o
 		maxConcurrent = *w.MaxConcurrentReconciles
 	}
 	deps := &dependents{owner: gvk, cache: mgr.GetCache()}
-	var onDeployed func(context.Context, string, string)
+	var onDeployed func(context.Context, string, []schema.GroupVersionKind)
 	if w.WatchesDependents() {
 		onDeployed = deps.ensure
 	}
@@ -276,10 +282,10 @@ type dependents struct {
 	digests map[string]bool
 }
 
-// ensure is called after every reconcile of a release in sync: a digest
-// already handled (same chart and values, so the same kinds) costs a map
-// lookup, not a parse of the manifest.
-func (d *dependents) ensure(ctx context.Context, digest, manifest string) {
+// ensure is called after every reconcile of a release in sync with the
+// kinds of its objects: a digest already handled (same chart and values, so
+// the same kinds) costs a map lookup.
+func (d *dependents) ensure(ctx context.Context, digest string, kinds []schema.GroupVersionKind) {
 	d.mu.Lock()
 	if d.digests == nil {
 		d.digests = map[string]bool{}
@@ -290,7 +296,7 @@ func (d *dependents) ensure(ctx context.Context, digest, manifest string) {
 		return
 	}
 	failed := false
-	for _, gvk := range manifestKinds(manifest) {
+	for _, gvk := range kinds {
 		d.mu.Lock()
 		if d.watched == nil {
 			d.watched = map[schema.GroupVersionKind]bool{}
@@ -349,7 +355,7 @@ func (dependentChanged) Update(e event.TypedUpdateEvent[*unstructured.Unstructur
 func sameOurs(a, b map[string]string) bool {
 	covers := func(x, y map[string]string) bool {
 		for k, v := range x {
-			if w, ok := y[k]; !bookkeeping(k) && (!ok || w != v) {
+			if w, ok := y[k]; !release.Bookkeeping(k) && (!ok || w != v) {
 				return false
 			}
 		}
@@ -358,22 +364,10 @@ func sameOurs(a, b map[string]string) bool {
 	return covers(a, b) && covers(b, a)
 }
 
-func bookkeeping(key string) bool {
-	prefix, _, _ := strings.Cut(key, "/")
-	switch prefix {
-	case "deployment.kubernetes.io", // revision, desired-replicas, max-replicas
-		"pv.kubernetes.io",          // bind-completed, bound-by-controller
-		"volume.kubernetes.io",      // selected-node, storage-provisioner
-		"volume.beta.kubernetes.io", // storage-provisioner
-		"endpoints.kubernetes.io":   // last-change-trigger-time
-		return true
-	}
-	return false
-}
-
+// ready reads the readiness of an object or of its cached view.
 func ready(u *unstructured.Unstructured) bool {
-	res, err := status.Compute(u)
-	return err == nil && res.Status == status.CurrentStatus
+	st, _ := release.Readiness(u)
+	return st == status.CurrentStatus
 }
 
 // owners maps a dependent object to its CR: its controller owner reference,
@@ -394,24 +388,4 @@ func (d *dependents) owners(_ context.Context, obj *unstructured.Unstructured) [
 		return nil
 	}
 	return []reconcile.Request{{NamespacedName: types.NamespacedName{Namespace: ns, Name: name}}}
-}
-
-// manifestKinds lists the kinds of a release manifest, in order, once each.
-func manifestKinds(manifest string) []schema.GroupVersionKind {
-	var out []schema.GroupVersionKind
-	seen := map[schema.GroupVersionKind]bool{}
-	dec := utilyaml.NewYAMLOrJSONDecoder(strings.NewReader(manifest), 4096)
-	for {
-		var u unstructured.Unstructured
-		if err := dec.Decode(&u.Object); err != nil {
-			break
-		}
-		gvk := u.GroupVersionKind()
-		if gvk.Kind == "" || seen[gvk] {
-			continue
-		}
-		seen[gvk] = true
-		out = append(out, gvk)
-	}
-	return out
 }

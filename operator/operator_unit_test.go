@@ -29,29 +29,6 @@ func TestParseNamespaces(t *testing.T) {
 	}
 }
 
-func TestManifestKinds(t *testing.T) {
-	manifest := `---
-apiVersion: v1
-kind: ConfigMap
-metadata: {name: a}
----
-apiVersion: apps/v1
-kind: Deployment
-metadata: {name: b}
----
-# empty document
----
-apiVersion: v1
-kind: ConfigMap
-metadata: {name: c}
-`
-	got := manifestKinds(manifest)
-	want := []schema.GroupVersionKind{{Version: "v1", Kind: "ConfigMap"}, {Group: "apps", Version: "v1", Kind: "Deployment"}}
-	if !slices.Equal(got, want) {
-		t.Errorf("manifestKinds = %v, want %v", got, want)
-	}
-}
-
 func TestOwners(t *testing.T) {
 	d := &dependents{owner: schema.GroupVersionKind{Group: "charts.example.com", Version: "v1alpha1", Kind: "App"}}
 	yes := true

@@ -18,6 +18,18 @@ const ProjectFile = "PROJECT"
 // WatchesFile is the name of the runtime's watches file.
 const WatchesFile = "watches.yaml"
 
+// Where the operator image keeps its files: the Dockerfile init writes and
+// the image `chartpilot image build` builds agree on them.
+const (
+	// OperatorHome is the runtime's working directory and HOME.
+	OperatorHome = "/opt/helm"
+	// OperatorBinary is the runtime binary in the operator image: a static
+	// build of cmd/chartpilot-operator.
+	OperatorBinary = "/usr/local/bin/chartpilot-operator"
+	// OperatorUser is the non-root user (and group) the operator runs as.
+	OperatorUser = 65532
+)
+
 // Project is the PROJECT file, in operator-sdk's (kubebuilder's) version 3 format.
 type Project struct {
 	Domain      string         `json:"domain"`

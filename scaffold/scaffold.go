@@ -447,6 +447,9 @@ var sharedFiles = map[string]string{
 type projectData struct {
 	ProjectName, Domain, KubeVersion, ChartpilotVersion, Description string
 	Resources                                                        []resourceData
+	// The operator image's layout, for the Dockerfile.
+	OperatorHome, OperatorBinary, WatchesFile string
+	OperatorUser                              int
 }
 
 func (g *generator) data() projectData {
@@ -456,6 +459,7 @@ func (g *generator) data() projectData {
 	}
 	return projectData{ProjectName: g.project.ProjectName, Domain: g.project.Domain, KubeVersion: g.opts.KubeVersion,
 		ChartpilotVersion: g.opts.ChartpilotVersion, Resources: g.resources(),
+		OperatorHome: OperatorHome, OperatorBinary: OperatorBinary, WatchesFile: WatchesFile, OperatorUser: OperatorUser,
 		Description: fmt.Sprintf("%s runs the Helm chart(s) %s as an operator.", g.project.ProjectName, strings.Join(charts, ", "))}
 }
 

@@ -13,6 +13,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/chartpilot/chartpilot/apply"
+	"github.com/chartpilot/chartpilot/internal/runcmd"
 )
 
 // kustomizeFlags are the flags apply and delete share.
@@ -95,7 +96,7 @@ func printObjects(w io.Writer, format string, objs []*unstructured.Unstructured)
 
 // applyOptions turns the kubectl flags into apply.Options.
 func applyOptions(configFlags *genericclioptions.ConfigFlags, out io.Writer) (apply.Options, error) {
-	cfg, err := kubeConfig(configFlags)
+	cfg, err := runcmd.KubeConfig(configFlags)
 	if err != nil {
 		return apply.Options{}, fmt.Errorf("reaching the cluster: %w", err)
 	}

@@ -17,6 +17,7 @@ import (
 	"github.com/chartpilot/chartpilot/catalog"
 	"github.com/chartpilot/chartpilot/internal/atomicfile"
 	"github.com/chartpilot/chartpilot/internal/ociimage"
+	"github.com/chartpilot/chartpilot/internal/runcmd"
 )
 
 // catalogFlags are shared by the catalog subcommands.
@@ -268,7 +269,7 @@ catalog image, pulled with the docker credentials. Stop with Ctrl-C.`,
 			if err := o.complete(cmd, f, args); err != nil {
 				return err
 			}
-			ctx, cancel := signalContext(cmd.Context())
+			ctx, cancel := runcmd.SignalContext(cmd.Context())
 			defer cancel()
 			return o.run(ctx)
 		},

@@ -1,15 +1,12 @@
 package cli
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"io"
 	"os"
-	"os/signal"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"text/tabwriter"
 	"time"
 
@@ -18,6 +15,7 @@ import (
 
 	"github.com/chartpilot/chartpilot/cluster"
 	"github.com/chartpilot/chartpilot/cluster/toolchain"
+	"github.com/chartpilot/chartpilot/internal/runcmd"
 )
 
 // clusterFlags are shared by the cluster subcommands.
@@ -73,11 +71,6 @@ engine and no download is needed.`,
 	return cmd
 }
 
-// signalContext is cancelled by Ctrl-C, so a long build or wait stops cleanly.
-func signalContext(parent context.Context) (context.Context, context.CancelFunc) {
-	return signal.NotifyContext(parent, os.Interrupt, syscall.SIGTERM)
-}
-
 func newClusterUpCommand(streams genericiooptions.IOStreams, f *clusterFlags) *cobra.Command {
 	var ports cluster.Ports
 	withOLM := true
@@ -87,7 +80,7 @@ func newClusterUpCommand(streams genericiooptions.IOStreams, f *clusterFlags) *c
 		Short: "Build what is missing, start every component and wait until the cluster and OLM are healthy",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			ctx, cancel := signalContext(cmd.Context())
+			ctx, cancel := runcmd.SignalContext(cmd.Context())
 			defer cancel()
 			opts := f.options(streams.Out)
 			opts.Ports = ports
@@ -253,7 +246,7 @@ func newClusterBuildCommand(streams genericiooptions.IOStreams, f *clusterFlags)
 		Short: "Build the cluster's components from their Go modules into the cache (cluster up does this when needed)",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			ctx, cancel := signalContext(cmd.Context())
+			ctx, cancel := runcmd.SignalContext(cmd.Context())
 			defer cancel()
 			began := time.Now()
 			withNode, err := buildsNode(cluster.NodeKind(nodeKind), streams.Out)
@@ -301,7 +294,7 @@ func newClusterCheckCommand(streams genericiooptions.IOStreams, f *clusterFlags)
 		Short: "Prove the running cluster works: a Deployment becomes Available, OLM's APIs answer, an OperatorGroup and a CatalogSource are accepted",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			ctx, cancel := signalContext(cmd.Context())
+			ctx, cancel := runcmd.SignalContext(cmd.Context())
 			defer cancel()
 			c, err := f.cluster(streams.Out)
 			if err != nil {

@@ -9,6 +9,7 @@ import (
 	"k8s.io/cli-runtime/pkg/genericiooptions"
 
 	"github.com/chartpilot/chartpilot/internal/demo"
+	"github.com/chartpilot/chartpilot/internal/runcmd"
 )
 
 func newDemoCommand(streams genericiooptions.IOStreams) *cobra.Command {
@@ -29,7 +30,7 @@ Each command's output is kept in DIR/logs. The run ends with a summary of
 each step's time. It is idempotent and leaves nothing running.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			ctx, cancel := signalContext(cmd.Context())
+			ctx, cancel := runcmd.SignalContext(cmd.Context())
 			defer cancel()
 			_, err := demo.Run(ctx, opts)
 			return err

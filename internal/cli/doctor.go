@@ -9,6 +9,7 @@ import (
 	"k8s.io/cli-runtime/pkg/genericiooptions"
 
 	"github.com/chartpilot/chartpilot/doctor"
+	"github.com/chartpilot/chartpilot/internal/runcmd"
 	"github.com/chartpilot/chartpilot/olm"
 )
 
@@ -35,7 +36,7 @@ Exits non-zero when a check fails.`,
   chartpilot doctor --kind Widget.demo.example.com -n demo --watches-file watches.yaml --service-account demo/demo-operator`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			cfg, err := kubeConfig(configFlags)
+			cfg, err := runcmd.KubeConfig(configFlags)
 			if err != nil {
 				return fmt.Errorf("reaching the cluster: %w", err)
 			}

@@ -150,17 +150,18 @@ func newImageBuildCommand(streams genericiooptions.IOStreams) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "build --tag REF [PROJECT_DIR]",
 		Short: "Build the operator image without a container engine (what `make docker-build` runs)",
-		Long: `Builds the operator image: a static chartpilot binary, the project's
-watches.yaml and helm-charts/ under /opt/helm on an empty base, running as user
-65532 with the entrypoint ` + "`chartpilot run --watches-file=/opt/helm/watches.yaml`" + `.
-Several --platform values make a multi-platform index.
+		Long: `Builds the operator image: a static chartpilot-operator binary (the Helm
+operator runtime alone), the project's watches.yaml and helm-charts/ under
+/opt/helm on an empty base, running as user 65532 with the entrypoint
+` + "`chartpilot-operator run --watches-file=/opt/helm/watches.yaml`" + `, as the
+scaffolded Dockerfile. Several --platform values make a multi-platform index.
 
-The binary for each platform is, in order: --binary PLATFORM=FILE; this
-chartpilot when it runs on that platform and is statically linked
-(CGO_ENABLED=0); else one cross-built with ` + "`go build`" + ` (CGO_ENABLED=0, -trimpath)
-from --chartpilot-source, the chartpilot module's directory ($CHARTPILOT_SOURCE,
-else the source tree a development build of this chartpilot came from). The same inputs
-give the same digest. The image is kept in the image store under --tag.`,
+The binary for each platform is, in order: --binary PLATFORM=FILE; the static
+chartpilot-operator next to this chartpilot (` + "`make build`" + ` puts it in bin/) for
+this machine's platform; else one cross-built with ` + "`go build`" + ` (CGO_ENABLED=0,
+-trimpath) from --chartpilot-source, the chartpilot module's directory
+($CHARTPILOT_SOURCE, else the source tree a development build of this chartpilot
+came from). The same inputs give the same digest. The image is kept in the image store under --tag.`,
 		Example: `  chartpilot image build --tag quay.io/me/op:v0.1.0
   chartpilot image build --tag quay.io/me/op:v0.1.0 --platform linux/amd64,linux/arm64 --chartpilot-source ~/src/chartpilot`,
 		Args: cobra.MaximumNArgs(1),
@@ -192,7 +193,7 @@ give the same digest. The image is kept in the image store under --tag.`,
 	fl.StringVar(&tag, "tag", "", "the image reference (required)")
 	fl.StringVar(&output, "output", "", "also write the image to an OCI layout directory, or a docker-loadable tarball (*.tar)")
 	fl.StringSliceVar(&platforms, "platform", nil, "platforms to build, os/arch[/variant] (default: this machine's)")
-	fl.StringToStringVar(&opts.Binaries, "binary", nil, "a static chartpilot binary per platform, PLATFORM=FILE")
+	fl.StringToStringVar(&opts.Binaries, "binary", nil, "a static chartpilot-operator binary per platform, PLATFORM=FILE")
 	fl.StringVar(&opts.Source, "chartpilot-source", "", "the chartpilot module directory to cross-build the binary from (default $CHARTPILOT_SOURCE, else the source tree this chartpilot was built from, when it is still there)")
 	fl.StringToStringVar(&labels, "label", nil, "image labels, key=value")
 	_ = cmd.MarkFlagRequired("tag")

@@ -8,6 +8,8 @@ import (
 	"testing"
 
 	"k8s.io/cli-runtime/pkg/genericclioptions"
+
+	"github.com/chartpilot/chartpilot/internal/runcmd"
 )
 
 // Without a kubeconfig context outside a pod, commands refuse to talk to
@@ -23,14 +25,14 @@ func TestKubeConfigRefusesTheLocalhostFallback(t *testing.T) {
 		name, kubeconfig string
 		want             func(error) bool
 	}{
-		{"no kubeconfig", "", func(err error) bool { return errors.Is(err, errNoCluster) }},
+		{"no kubeconfig", "", func(err error) bool { return errors.Is(err, runcmd.ErrNoCluster) }},
 		{"a kubeconfig without contexts", empty, func(err error) bool { return err != nil && strings.Contains(err.Error(), "no context in it") }},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			path := tt.kubeconfig
 			f := &genericclioptions.ConfigFlags{KubeConfig: &path}
-			cfg, err := kubeConfig(f)
+			cfg, err := runcmd.KubeConfig(f)
 			if !tt.want(err) {
 				t.Fatalf("kubeConfig = %v, %v", cfg, err)
 			}

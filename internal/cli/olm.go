@@ -15,6 +15,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/yaml"
 
+	"github.com/chartpilot/chartpilot/internal/runcmd"
 	"github.com/chartpilot/chartpilot/olm"
 )
 
@@ -44,7 +45,7 @@ func clusterClient(configFlags *genericclioptions.ConfigFlags) (client.Client, s
 	if err != nil {
 		return nil, "", err
 	}
-	cfg, err := kubeConfig(configFlags)
+	cfg, err := runcmd.KubeConfig(configFlags)
 	if err != nil {
 		return nil, "", fmt.Errorf("reaching the cluster: %w", err)
 	}
@@ -110,7 +111,7 @@ when --catalog-address can be reached; otherwise OwnNamespace.
 			if err := o.validate(); err != nil {
 				return err
 			}
-			ctx, cancel := signalContext(cmd.Context())
+			ctx, cancel := runcmd.SignalContext(cmd.Context())
 			defer cancel()
 			return o.run(ctx)
 		},
@@ -319,7 +320,7 @@ nothing is left for it to clean up.`,
 			if text {
 				opts.Out = streams.Out
 			}
-			ctx, cancel := signalContext(cmd.Context())
+			ctx, cancel := runcmd.SignalContext(cmd.Context())
 			defer cancel()
 			res, err := olm.Unsubscribe(ctx, c, opts)
 			if err != nil {

@@ -3,12 +3,10 @@
 package cli
 
 import (
-	"flag"
-
 	"github.com/spf13/cobra"
-	"k8s.io/cli-runtime/pkg/genericclioptions"
 	"k8s.io/cli-runtime/pkg/genericiooptions"
-	"k8s.io/klog/v2"
+
+	"github.com/chartpilot/chartpilot/internal/runcmd"
 )
 
 // NewRootCommand returns the chartpilot command tree writing to streams.
@@ -27,24 +25,14 @@ cluster with real OLM to try all of it on one machine.`,
 	cmd.SetOut(streams.Out)
 	cmd.SetErr(streams.ErrOut)
 
-	// The kubectl conventions for reaching a cluster, for the commands that do.
-	kubeconfig, kubeContext, namespace, as := "", "", "", ""
-	var asGroups []string
-	configFlags := &genericclioptions.ConfigFlags{
-		KubeConfig: &kubeconfig, Context: &kubeContext, Namespace: &namespace,
-		Impersonate: &as, ImpersonateGroup: &asGroups,
-	}
-	configFlags.AddFlags(cmd.PersistentFlags())
-
-	// -v is klog's verbosity, which the Kubernetes libraries log through.
-	klogFlags := flag.NewFlagSet("klog", flag.ContinueOnError)
-	klog.InitFlags(klogFlags)
-	cmd.PersistentFlags().AddGoFlag(klogFlags.Lookup("v"))
+	// The kubectl conventions for reaching a cluster, for the commands that
+	// do, and klog's -v: the same as the operator image's binary takes.
+	configFlags := runcmd.AddClusterFlags(cmd.PersistentFlags())
 
 	cmd.AddCommand(
 		newVersionCommand(streams),
 		newClusterCommand(streams),
-		newRunCommand(streams, configFlags),
+		runcmd.New(streams, configFlags),
 		newCatalogCommand(streams),
 		newInitCommand(streams),
 		newCreateCommand(streams),

@@ -15,6 +15,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 
 	"github.com/chartpilot/chartpilot/internal/ociimage"
+	"github.com/chartpilot/chartpilot/internal/runcmd"
 	"github.com/chartpilot/chartpilot/scorecard"
 )
 
@@ -67,7 +68,7 @@ could not run (or none could).`,
 			if err := o.validate(); err != nil {
 				return &ExitError{Code: 2, Err: err}
 			}
-			ctx, cancel := signalContext(cmd.Context())
+			ctx, cancel := runcmd.SignalContext(cmd.Context())
 			defer cancel()
 			return o.run(ctx)
 		},
@@ -161,8 +162,8 @@ func (o *scorecardOptions) run(ctx context.Context) error {
 // scorecardCluster is the cluster of the kubeconfig flags, or nil when there
 // is none: the cluster tests are then not run.
 func scorecardCluster(f *genericclioptions.ConfigFlags) (*rest.Config, error) {
-	cfg, err := kubeConfig(f)
-	if errors.Is(err, errNoCluster) && *f.KubeConfig == "" {
+	cfg, err := runcmd.KubeConfig(f)
+	if errors.Is(err, runcmd.ErrNoCluster) && *f.KubeConfig == "" {
 		return nil, nil
 	}
 	return cfg, err

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"fmt"
+	"io"
 	"net"
 	"net/http"
 	"os"
@@ -54,6 +55,8 @@ type operatorUnderTest struct {
 	name string
 	args func(watches string, metricsPort, probePort int) []string
 	path string
+	// profile: the operator serves Go's profiles with --pprof-bind-address.
+	profile bool
 }
 
 // result is one operator's numbers.
@@ -65,6 +68,8 @@ type result struct {
 	anonMiB      float64 // the heap and stacks part of RSS; the rest is the binary's pages
 	idleCPU      float64 // CPU seconds per minute once all CRs are deployed
 	idleRequests float64 // API requests per CR per minute once deployed
+	// deployRequests are the API requests per CR until all are Deployed.
+	deployRequests float64
 }
 
 func BenchmarkRuntime(b *testing.B) {
@@ -91,10 +96,12 @@ func BenchmarkRuntime(b *testing.B) {
 		b.Fatal(err)
 	}
 
-	chartpilot := filepath.Join(dir, "chartpilot")
-	build := exec.Command("go", "build", "-o", chartpilot, "github.com/chartpilot/chartpilot/cmd/chartpilot")
+	// The binary the operator image runs, built as the image builds it.
+	chartpilot := filepath.Join(dir, "chartpilot-operator")
+	build := exec.Command("go", "build", "-trimpath", "-o", chartpilot, "github.com/chartpilot/chartpilot/cmd/chartpilot-operator")
+	build.Env = append(os.Environ(), "CGO_ENABLED=0")
 	if out, err := build.CombinedOutput(); err != nil {
-		b.Fatalf("building chartpilot: %v\n%s", err, out)
+		b.Fatalf("building chartpilot-operator: %v\n%s", err, out)
 	}
 	ops := []operatorUnderTest{{
 		name: "chartpilot", path: chartpilot,
@@ -102,6 +109,7 @@ func BenchmarkRuntime(b *testing.B) {
 			return []string{"run", "--watches-file", w, "--kubeconfig", c.KubeconfigPath(), "--max-concurrent-reconciles", "4",
 				"--reconcile-period", "20s", "--metrics-bind-address", fmt.Sprintf("127.0.0.1:%d", m), "--health-probe-bind-address", fmt.Sprintf("127.0.0.1:%d", p)}
 		},
+		profile: true,
 	}}
 	if peer := os.Getenv("CHARTPILOT_PEER_HELM_OPERATOR"); peer != "" {
 		ops = append(ops, operatorUnderTest{
@@ -120,18 +128,37 @@ func BenchmarkRuntime(b *testing.B) {
 	}
 	watches := writeFile(b, dir, "watches.yaml", fmt.Sprintf("- group: bench.example.com\n  version: v1\n  kind: BenchApp\n  chart: %s\n", chart))
 
+	fl, err := newFloor(cfg, chart, 4)
+	if err != nil {
+		b.Fatal(err)
+	}
 	for _, crs := range sizes(b) {
+		// The floor first: the operators' times are read against it.
+		var floorTime time.Duration
+		b.Run(fmt.Sprintf("floor/%dCRs", crs), func(b *testing.B) {
+			for range b.N {
+				floorTime = measureFloor(b, c, fl, crs)
+				b.ReportMetric(floorTime.Seconds(), "s-to-deployed")
+				b.ReportMetric(float64(crs)/floorTime.Seconds(), "CRs/s")
+				b.Logf("floor, %d CRs: deployed in %s (%.1f CRs/s)", crs, floorTime.Round(100*time.Millisecond), float64(crs)/floorTime.Seconds())
+			}
+		})
 		for _, op := range ops {
 			b.Run(fmt.Sprintf("%s/%dCRs", op.name, crs), func(b *testing.B) {
 				for range b.N {
 					r := measure(b, c, dyn, op, watches, crs)
 					b.ReportMetric(r.deploy.Seconds(), "s-to-deployed")
+					if floorTime > 0 {
+						b.ReportMetric(r.deploy.Seconds()/floorTime.Seconds(), "x-floor")
+						b.Logf("%s, %d CRs: %.2fx the floor's time", op.name, crs, r.deploy.Seconds()/floorTime.Seconds())
+					}
 					b.ReportMetric(float64(crs)/r.deploy.Seconds(), "CRs/s")
 					b.ReportMetric(r.rssMiB, "MiB-rss")
 					b.ReportMetric(r.peakMiB, "MiB-peak")
 					b.ReportMetric(r.anonMiB, "MiB-anon")
 					b.ReportMetric(r.idleCPU, "cpu-s/idle-min")
 					b.ReportMetric(r.idleRequests, "requests/CR/idle-min")
+					b.ReportMetric(r.deployRequests, "requests/CR-to-deploy")
 				}
 			})
 		}
@@ -139,15 +166,20 @@ func BenchmarkRuntime(b *testing.B) {
 }
 
 func measure(b *testing.B, c *cluster.Cluster, dyn dynamic.Interface, op operatorUnderTest, watches string, crs int) result {
-	ctx := context.Background()
 	ns := fmt.Sprintf("%s-%d-%d", strings.ReplaceAll(op.name, "-", ""), crs, time.Now().Unix()%100000)
 	kubectl(b, c, "create", "namespace", ns)
-	defer kubectl(b, c, "delete", "namespace", ns, "--wait=false")
+	defer drain(b, c, dyn, ns)
 
 	metricsPort, probePort := freePort(b), freePort(b)
 	logFile := filepath.Join(b.TempDir(), op.name+".log")
+	args := op.args(watches, metricsPort, probePort)
+	profiles, pprofPort := os.Getenv("CHARTPILOT_BENCH_PROFILES"), 0
+	if profiles != "" && op.profile {
+		pprofPort = freePort(b)
+		args = append(args, fmt.Sprintf("--pprof-bind-address=127.0.0.1:%d", pprofPort))
+	}
 	d, err := process.Start(process.Spec{
-		Name: op.name, Path: op.path, Args: op.args(watches, metricsPort, probePort),
+		Name: op.name, Path: op.path, Args: args,
 		Env:     []string{"KUBECONFIG=" + c.KubeconfigPath(), "WATCH_NAMESPACE=" + ns},
 		Dir:     filepath.Dir(watches),
 		LogFile: logFile, PIDFile: logFile + ".pid",
@@ -159,48 +191,21 @@ func measure(b *testing.B, c *cluster.Cluster, dyn dynamic.Interface, op operato
 
 	b.ResetTimer()
 	began := time.Now()
-	var wg sync.WaitGroup
-	sem := make(chan struct{}, 16)
-	for i := range crs {
-		wg.Add(1)
-		sem <- struct{}{}
-		go func() {
-			defer wg.Done()
-			defer func() { <-sem }()
-			u := &unstructured.Unstructured{Object: map[string]any{
-				"apiVersion": "bench.example.com/v1", "kind": "BenchApp",
-				"metadata": map[string]any{"name": fmt.Sprintf("app-%04d", i), "namespace": ns},
-				"spec":     map[string]any{"message": fmt.Sprint(i)},
-			}}
-			if _, err := dyn.Resource(benchGVR).Namespace(ns).Create(ctx, u, metav1.CreateOptions{}); err != nil {
-				b.Error(err)
-			}
-		}()
-	}
-	wg.Wait()
-	err = wait.PollUntilContextTimeout(ctx, 500*time.Millisecond, 30*time.Minute, true, func(ctx context.Context) (bool, error) {
+	createCRs(b, dyn, ns, crs, nil)
+	err = waitDeployed(dyn, ns, crs, func() error {
 		select {
 		case <-d.Exited():
-			return false, fmt.Errorf("%s exited: %s", op.name, process.LogTail(logFile, 10))
+			return fmt.Errorf("%s exited: %s", op.name, process.LogTail(logFile, 10))
 		default:
+			return nil
 		}
-		list, err := dyn.Resource(benchGVR).Namespace(ns).List(ctx, metav1.ListOptions{})
-		if err != nil {
-			return false, nil
-		}
-		deployed := 0
-		for _, item := range list.Items {
-			if conditionTrue(&item, "Deployed") {
-				deployed++
-			}
-		}
-		return deployed == crs, nil
 	})
 	deploy := time.Since(began)
 	b.StopTimer()
 	if err != nil {
 		b.Fatalf("%s: not all CRs Deployed: %v\n%s", op.name, err, process.LogTail(logFile, 20))
 	}
+	deployRequests := requests(b, metricsPort) / float64(crs)
 
 	// Steady state: every workload available (readiness no longer changes,
 	// for either operator) and the operator quiet; from then on it only
@@ -216,14 +221,17 @@ func measure(b *testing.B, c *cluster.Cluster, dyn dynamic.Interface, op operato
 	if err != nil {
 		b.Fatal(err)
 	}
+	if pprofPort != 0 {
+		saveHeapProfile(b, pprofPort, filepath.Join(profiles, fmt.Sprintf("%s-%d.heap.pb.gz", op.name, crs)))
+	}
 	r := result{
-		crs: crs, deploy: deploy,
+		crs: crs, deploy: deploy, deployRequests: deployRequests,
 		rssMiB: float64(rss) / (1 << 20), peakMiB: float64(peak) / (1 << 20), anonMiB: rssAnonMiB(b, d.PID()),
 		idleCPU:      (cpu1 - cpu0) * time.Minute.Seconds() / idle.Seconds(),
 		idleRequests: (req1 - req0) / float64(crs) * time.Minute.Seconds() / idle.Seconds(),
 	}
-	b.Logf("%s, %d CRs: deployed in %s (%.1f CRs/s); RSS %.0f MiB (peak %.0f, anonymous %.0f); idle: %.2f CPU-s/min, %.2f API requests per CR per minute",
-		op.name, crs, deploy.Round(100*time.Millisecond), float64(crs)/deploy.Seconds(), r.rssMiB, r.peakMiB, r.anonMiB, r.idleCPU, r.idleRequests)
+	b.Logf("%s, %d CRs: deployed in %s (%.1f CRs/s, %.1f API requests per CR); RSS %.0f MiB (peak %.0f, anonymous %.0f); idle: %.2f CPU-s/min, %.2f API requests per CR per minute",
+		op.name, crs, deploy.Round(100*time.Millisecond), float64(crs)/deploy.Seconds(), r.deployRequests, r.rssMiB, r.peakMiB, r.anonMiB, r.idleCPU, r.idleRequests)
 	// A release in sync costs no request: one a CR needed would show as one
 	// per CR every reconcile period (20 s). What is left is per informer,
 	// not per CR: a watch renewed every 5 to 10 minutes.
@@ -231,6 +239,105 @@ func measure(b *testing.B, c *cluster.Cluster, dyn dynamic.Interface, op operato
 		b.Errorf("chartpilot sent %.0f API requests in an idle minute (%.2f per CR): a release in sync must cost none", req1-req0, r.idleRequests)
 	}
 	return r
+}
+
+// drain deletes a measure's namespace and waits until its workloads are
+// gone, so that the next measure does not share the API server with their
+// deletion. The namespace itself may stay: CRs keep their finalizer once
+// their operator stopped.
+func drain(b *testing.B, c *cluster.Cluster, dyn dynamic.Interface, ns string) {
+	b.Helper()
+	kubectl(b, c, "delete", "namespace", ns, "--wait=false")
+	for _, r := range []string{"deployments", "replicasets", "pods"} {
+		gvr := schema.GroupVersionResource{Group: "apps", Version: "v1", Resource: r}
+		if r == "pods" {
+			gvr.Group = ""
+		}
+		err := wait.PollUntilContextTimeout(context.Background(), time.Second, 10*time.Minute, true, func(ctx context.Context) (bool, error) {
+			list, err := dyn.Resource(gvr).Namespace(ns).List(ctx, metav1.ListOptions{Limit: 1})
+			return err == nil && len(list.Items) == 0, nil
+		})
+		if err != nil {
+			b.Logf("the %s of %s are still being deleted", r, ns)
+		}
+	}
+}
+
+// createCRs creates crs BenchApps in ns, 16 at a time, and hands each to
+// created (when not nil) as it is created.
+func createCRs(b *testing.B, dyn dynamic.Interface, ns string, crs int, created func(*unstructured.Unstructured)) {
+	b.Helper()
+	ctx := context.Background()
+	var wg sync.WaitGroup
+	sem := make(chan struct{}, 16)
+	for i := range crs {
+		wg.Add(1)
+		sem <- struct{}{}
+		go func() {
+			defer wg.Done()
+			defer func() { <-sem }()
+			u := &unstructured.Unstructured{Object: map[string]any{
+				"apiVersion": "bench.example.com/v1", "kind": "BenchApp",
+				"metadata": map[string]any{"name": fmt.Sprintf("app-%04d", i), "namespace": ns},
+				"spec":     map[string]any{"message": fmt.Sprint(i)},
+			}}
+			got, err := dyn.Resource(benchGVR).Namespace(ns).Create(ctx, u, metav1.CreateOptions{})
+			if err != nil {
+				b.Error(err)
+				return
+			}
+			if created != nil {
+				created(got)
+			}
+		}()
+	}
+	wg.Wait()
+}
+
+// waitDeployed waits until crs BenchApps of ns have the Deployed condition,
+// or failed says why they never will.
+func waitDeployed(dyn dynamic.Interface, ns string, crs int, failed func() error) error {
+	return wait.PollUntilContextTimeout(context.Background(), 500*time.Millisecond, 30*time.Minute, true, func(ctx context.Context) (bool, error) {
+		if err := failed(); err != nil {
+			return false, err
+		}
+		list, err := dyn.Resource(benchGVR).Namespace(ns).List(ctx, metav1.ListOptions{})
+		if err != nil {
+			return false, nil
+		}
+		deployed := 0
+		for _, item := range list.Items {
+			if conditionTrue(&item, "Deployed") {
+				deployed++
+			}
+		}
+		return deployed == crs, nil
+	})
+}
+
+// saveHeapProfile writes the operator's heap profile, after a collection, to
+// file (read it with go tool pprof).
+func saveHeapProfile(b *testing.B, port int, file string) {
+	b.Helper()
+	resp, err := http.Get(fmt.Sprintf("http://127.0.0.1:%d/debug/pprof/heap?gc=1", port))
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		b.Fatalf("heap profile: %s", resp.Status)
+	}
+	data, err := io.ReadAll(resp.Body)
+	if err != nil {
+		b.Fatal(err)
+	}
+	if err := os.MkdirAll(filepath.Dir(file), 0o755); err != nil {
+		b.Fatal(err)
+	}
+	if err := os.WriteFile(file, data, 0o644); err != nil {
+		b.Fatal(err)
+	}
+	b.Logf("heap profile: %s", file)
 }
 
 // waitAvailable waits until every Deployment of the namespace has all its

@@ -1,11 +1,17 @@
 // Package bench measures the Helm operator runtime on the local cluster, side
 // by side with helm-operator-plugins' helm-operator: time for CRs to reach
 // Deployed, resident memory, and the CPU and API requests the operator spends
-// once everything is deployed. Run it with
+// once everything is deployed; and the floor, the time the same objects, a
+// release record per CR and the Deployed condition take when one client
+// creates them directly at the same concurrency (the operators' times are
+// also given as a multiple of it). Run it with
 //
 //	go test -run '^$' -bench . -benchtime 1x -timeout 60m ./operator/bench/
 //
 // and set CHARTPILOT_PEER_HELM_OPERATOR to a helm-operator binary (built from
 // tools/peers) to measure the peer in the same run; CHARTPILOT_BENCH_CRS
-// chooses the CR counts (default 200,1000).
+// chooses the CR counts (default 200,1000). chartpilot runs as the operator
+// image runs it: cmd/chartpilot-operator, built with CGO_ENABLED=0. With
+// CHARTPILOT_BENCH_PROFILES set to a directory, it serves Go's profiles and
+// its heap profile at the end of each measure is written there.
 package bench

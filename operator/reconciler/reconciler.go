@@ -20,6 +20,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/tools/record"
 	"k8s.io/client-go/util/retry"
@@ -70,9 +71,9 @@ type Options struct {
 	ReconcilePeriod time.Duration
 	// Log is the base logger.
 	Log logr.Logger
-	// OnDeployed is called with the digest and manifest of each release in
-	// sync, to watch the kinds it creates.
-	OnDeployed func(ctx context.Context, digest, manifest string)
+	// OnDeployed is called with the digest and the kinds of objects of
+	// each release in sync, to watch the kinds it creates.
+	OnDeployed func(ctx context.Context, digest string, kinds []schema.GroupVersionKind)
 	// Metrics, when set, records each reconcile's state and actions.
 	Metrics Metrics
 	// Backoff spaces the attempts of a release that keeps failing.
@@ -175,7 +176,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reco
 
 	deployed := res.State.Deployed
 	if r.opts.OnDeployed != nil {
-		r.opts.OnDeployed(ctx, deployed.Labels[release.DigestLabel], deployed.Manifest)
+		r.opts.OnDeployed(ctx, deployed.Labels[release.DigestLabel], res.State.Kinds)
 	}
 	st.set(gen, TypeReleaseFailed, metav1.ConditionFalse, ReasonReconcileSuccessful, "")
 	st.setDeployed(gen, deployed)

@@ -48,6 +48,9 @@ type Client struct {
 
 	builtMu sync.Mutex
 	built   map[types.NamespacedName]builtManifest
+	// created: the versions of the objects Helm created, until a
+	// comparison takes them as verified.
+	created createdLog
 }
 
 // ClientOption configures a Client.
@@ -107,7 +110,7 @@ func (c *Client) actionConfig(namespace string) *action.Configuration {
 	cfg := &action.Configuration{
 		RESTClientGetter: getter,
 		Releases:         store,
-		KubeClient:       kubeClient{kc},
+		KubeClient:       kubeClient{Client: kc, created: &c.created},
 		Log:              c.log,
 		Capabilities:     c.capabilities(),
 	}
@@ -183,7 +186,34 @@ func (c *Client) RESTMapper() meta.RESTMapper { return c.mapper }
 // kubeClient is Helm's client without its reachability probe, a GET of the
 // server's version before every action: the operator's watches already
 // depend on the API server, and an action's first request fails with a
-// clear error when it does not answer.
-type kubeClient struct{ *kube.Client }
+// clear error when it does not answer. It notes the version of each object
+// it creates, which is as the manifest says: the next comparison need not
+// read it again (see createdLog).
+type kubeClient struct {
+	*kube.Client
+	created *createdLog
+}
 
 func (kubeClient) IsReachable() error { return nil }
+
+func (k kubeClient) Create(resources kube.ResourceList) (*kube.Result, error) {
+	res, err := k.Client.Create(resources)
+	k.created.add(resources)
+	return res, err
+}
+
+func (k kubeClient) Update(original, target kube.ResourceList, force bool) (*kube.Result, error) {
+	res, err := k.Client.Update(original, target, force)
+	if res != nil {
+		k.created.add(res.Created)
+	}
+	return res, err
+}
+
+func (k kubeClient) UpdateThreeWayMerge(original, target kube.ResourceList, force bool) (*kube.Result, error) {
+	res, err := k.Client.UpdateThreeWayMerge(original, target, force)
+	if res != nil {
+		k.created.add(res.Created)
+	}
+	return res, err
+}

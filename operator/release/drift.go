@@ -5,12 +5,16 @@ import (
 	"context"
 	"fmt"
 	"reflect"
+	"slices"
 	"sort"
 	"strings"
+	"sync"
 
 	"helm.sh/helm/v3/pkg/action"
+	"helm.sh/helm/v3/pkg/kube"
 	helmrelease "helm.sh/helm/v3/pkg/release"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -47,26 +51,51 @@ func (d Drift) String() string {
 	}
 }
 
-// desiredObject is one object of a revision's manifest, ready to compare.
+// desiredObject is one object of a revision's manifest: what names it, and
+// the version of the live object last found as desired.
 type desiredObject struct {
-	id              string // "Kind namespace/name"
 	gvk             schema.GroupVersionKind
 	namespace, name string
-	obj             *unstructured.Unstructured
 	resource        dynamic.ResourceInterface
+	// verified is the live object last found as desired.
+	verified objectVersion
 }
 
-// builtManifest is a revision's manifest parsed into objects, kept while the
-// revision is the release's deployed one: parsing it is most of what a
-// reconcile of a release in sync costs.
+// id names the object for people: "Kind namespace/name".
+func (o *desiredObject) id() string {
+	if o.namespace == "" {
+		return o.gvk.Kind + " " + o.name
+	}
+	return o.gvk.Kind + " " + o.namespace + "/" + o.name
+}
+
+// unchanged says, from the cached view (or object) live, that the object
+// still is as desired: it is the version last verified, or it kept the
+// verified generation and metadata (only its status changed since).
+func (o *desiredObject) unchanged(live *unstructured.Unstructured) bool {
+	v := o.verified
+	switch {
+	case v.resourceVersion == "":
+		return false
+	case live.GetResourceVersion() == v.resourceVersion:
+		return true
+	}
+	return v.generation > 0 && live.GetGeneration() == v.generation && metadataDigest(live) == v.metadata
+}
+
+func (o *desiredObject) verify(live metav1.Object) { o.verified = versionOf(live) }
+
+// builtManifest is what is kept of a revision's manifest while the revision
+// is the release's deployed one: the objects' names and metadata, not the
+// objects, which are parsed again when one has changed.
 type builtManifest struct {
 	rel     *helmrelease.Release
 	objects []desiredObject
 }
 
 // desired returns the objects of rel's manifest. Revisions read through the
-// record index are the same value from one reconcile to the next, so their
-// parse is reused.
+// record index are the same value from one reconcile to the next, so what
+// their objects were last verified at is kept with them.
 func (c *Client) desired(cfg *action.Configuration, rel *helmrelease.Release) ([]desiredObject, error) {
 	key := types.NamespacedName{Namespace: rel.Namespace, Name: rel.Name}
 	c.builtMu.Lock()
@@ -75,29 +104,9 @@ func (c *Client) desired(cfg *action.Configuration, rel *helmrelease.Release) ([
 	if ok && b.rel == rel {
 		return b.objects, nil
 	}
-	resources, err := cfg.KubeClient.Build(bytes.NewBufferString(rel.Manifest), false)
+	objects, _, err := c.parse(cfg, rel)
 	if err != nil {
-		return nil, fmt.Errorf("reading the manifest of revision %d: %w", rel.Version, err)
-	}
-	objects := make([]desiredObject, 0, len(resources))
-	for _, info := range resources {
-		obj, err := toUnstructured(info.Object)
-		if err != nil {
-			return nil, err
-		}
-		d := desiredObject{
-			id:        fmt.Sprintf("%s %s", info.Mapping.GroupVersionKind.Kind, info.Name),
-			gvk:       info.Mapping.GroupVersionKind,
-			namespace: info.Namespace,
-			name:      info.Name,
-			obj:       obj,
-			resource:  c.dynamic.Resource(info.Mapping.Resource),
-		}
-		if info.Namespaced() {
-			d.id = fmt.Sprintf("%s %s/%s", info.Mapping.GroupVersionKind.Kind, info.Namespace, info.Name)
-			d.resource = c.dynamic.Resource(info.Mapping.Resource).Namespace(info.Namespace)
-		}
-		objects = append(objects, d)
+		return nil, err
 	}
 	c.builtMu.Lock()
 	if c.built == nil {
@@ -105,26 +114,191 @@ func (c *Client) desired(cfg *action.Configuration, rel *helmrelease.Release) ([
 	}
 	c.built[key] = builtManifest{rel: rel, objects: objects}
 	c.builtMu.Unlock()
+	if c.records != nil {
+		// Kept from now on in its parsed form: the manifest, often the
+		// largest part of a release, is read again from the record in
+		// the rare reconcile that needs it whole. Without the record
+		// index, rel is read afresh each time.
+		rel.Manifest = ""
+	}
 	return objects, nil
 }
 
+// parse reads rel's manifest into its objects, in order; from its record
+// when rel no longer holds it (see desired).
+func (c *Client) parse(cfg *action.Configuration, rel *helmrelease.Release) ([]desiredObject, []*unstructured.Unstructured, error) {
+	manifest := rel.Manifest
+	if manifest == "" {
+		whole, err := cfg.Releases.Get(rel.Name, rel.Version)
+		if err != nil {
+			return nil, nil, fmt.Errorf("reading revision %d of %s/%s: %w", rel.Version, rel.Namespace, rel.Name, err)
+		}
+		manifest = whole.Manifest
+	}
+	resources, err := cfg.KubeClient.Build(bytes.NewBufferString(manifest), false)
+	if err != nil {
+		return nil, nil, fmt.Errorf("reading the manifest of revision %d: %w", rel.Version, err)
+	}
+	objects := make([]desiredObject, 0, len(resources))
+	full := make([]*unstructured.Unstructured, 0, len(resources))
+	for _, info := range resources {
+		obj, err := toUnstructured(info.Object)
+		if err != nil {
+			return nil, nil, err
+		}
+		d := desiredObject{
+			gvk:       info.Mapping.GroupVersionKind,
+			namespace: info.Namespace,
+			name:      info.Name,
+			resource:  c.dynamic.Resource(info.Mapping.Resource),
+		}
+		if info.Namespaced() {
+			d.resource = c.dynamic.Resource(info.Mapping.Resource).Namespace(info.Namespace)
+		} else {
+			d.namespace = ""
+		}
+		if v, ok := c.created.take(rel, d.gvk, d.namespace, d.name); ok {
+			d.verified = v
+		}
+		objects = append(objects, d)
+		full = append(full, obj)
+	}
+	return objects, full, nil
+}
+
+// objectVersion names a version of an object, and sums up its metadata.
+type objectVersion struct {
+	resourceVersion string
+	generation      int64
+	metadata        uint64
+}
+
+func versionOf(obj metav1.Object) objectVersion {
+	return objectVersion{resourceVersion: obj.GetResourceVersion(), generation: obj.GetGeneration(), metadata: metadataDigest(obj)}
+}
+
+// createdLog holds, by release, the version of each object Helm created,
+// until the release's manifest is next parsed: an object is created as the
+// manifest says, so that version needs no reading and comparing (unlike
+// one Helm patched: a three-way merge keeps fields others changed). Helm
+// labels every object it creates with its release.
+type createdLog struct {
+	mu       sync.Mutex
+	releases map[types.NamespacedName]map[objectKey]objectVersion
+}
+
+type objectKey struct {
+	gvk             schema.GroupVersionKind
+	namespace, name string
+}
+
+func (l *createdLog) add(resources kube.ResourceList) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	for _, info := range resources {
+		m, err := meta.Accessor(info.Object)
+		if err != nil || m.GetResourceVersion() == "" || info.Mapping == nil {
+			continue
+		}
+		ann := m.GetAnnotations()
+		rel := types.NamespacedName{Namespace: ann[helmReleaseNamespace], Name: ann[helmReleaseName]}
+		if rel.Name == "" {
+			continue
+		}
+		if l.releases == nil {
+			l.releases = map[types.NamespacedName]map[objectKey]objectVersion{}
+		}
+		if l.releases[rel] == nil {
+			l.releases[rel] = map[objectKey]objectVersion{}
+		}
+		ns := info.Namespace
+		if info.Mapping.Scope != nil && info.Mapping.Scope.Name() == meta.RESTScopeNameRoot {
+			ns = ""
+		}
+		l.releases[rel][objectKey{info.Mapping.GroupVersionKind, ns, info.Name}] = versionOf(m)
+	}
+}
+
+// take returns and forgets the version of an object rel created.
+func (l *createdLog) take(rel *helmrelease.Release, gvk schema.GroupVersionKind, namespace, name string) (objectVersion, bool) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	key := types.NamespacedName{Namespace: rel.Namespace, Name: rel.Name}
+	objects := l.releases[key]
+	v, ok := objects[objectKey{gvk, namespace, name}]
+	delete(objects, objectKey{gvk, namespace, name})
+	if len(objects) == 0 {
+		delete(l.releases, key)
+	}
+	return v, ok
+}
+
+func (l *createdLog) forget(rel types.NamespacedName) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	delete(l.releases, rel)
+}
+
+// The annotations Helm puts on the objects of a release.
+const (
+	helmReleaseName      = "meta.helm.sh/release-name"
+	helmReleaseNamespace = "meta.helm.sh/release-namespace"
+)
+
+// kinds lists the kinds of objects, in order, once each.
+func kinds(objects []desiredObject) []schema.GroupVersionKind {
+	var out []schema.GroupVersionKind
+	for _, o := range objects {
+		if !slices.Contains(out, o.gvk) {
+			out = append(out, o.gvk)
+		}
+	}
+	return out
+}
+
 // compare reads every object of the deployed revision from the cluster and
-// reports which were deleted or changed, and which are not ready.
-func (c *Client) compare(ctx context.Context, cfg *action.Configuration, rel *helmrelease.Release) (drift []Drift, notReady []string, err error) {
+// reports which were deleted or changed, and which are not ready. An object
+// whose cached view shows it unchanged since it was last found as desired
+// costs no request and no parse; one that changed is read from the API
+// server and compared with the manifest, parsed again.
+func (c *Client) compare(ctx context.Context, cfg *action.Configuration, rel *helmrelease.Release) (drift []Drift, notReady []string, gvks []schema.GroupVersionKind, err error) {
 	objects, err := c.desired(cfg, rel)
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
-	for _, o := range objects {
+	var full []*unstructured.Unstructured
+	for i := range objects {
+		o := &objects[i]
 		live, err := c.get(ctx, o.resource, o.gvk, o.namespace, o.name)
-		d := Drift{Object: o.id, desired: o.obj, resource: o.resource}
+		if err == nil && live.GetDeletionTimestamp() == nil && o.unchanged(live) {
+			if st, msg := Readiness(live); st != status.CurrentStatus {
+				notReady = append(notReady, fmt.Sprintf("%s: %s %s", o.id(), st, msg))
+			}
+			continue
+		}
+		if err == nil && isView(live) && live.GetDeletionTimestamp() == nil {
+			live, err = o.resource.Get(ctx, o.name, metav1.GetOptions{})
+		}
+		if full == nil && (err == nil || apierrors.IsNotFound(err)) {
+			var perr error
+			if _, full, perr = c.parse(cfg, rel); perr != nil {
+				return nil, nil, nil, perr
+			}
+			if len(full) != len(objects) {
+				return nil, nil, nil, fmt.Errorf("the manifest of revision %d read as %d objects, then %d", rel.Version, len(objects), len(full))
+			}
+		}
+		d := Drift{Object: o.id(), resource: o.resource}
+		if full != nil {
+			d.desired = full[i]
+		}
 		switch {
 		case apierrors.IsNotFound(err):
 			d.Deleted = true
 			drift = append(drift, d)
 			continue
 		case err != nil:
-			return nil, nil, fmt.Errorf("reading %s: %w", o.id, err)
+			return nil, nil, nil, fmt.Errorf("reading %s: %w", o.id(), err)
 		}
 		d.live = live
 		if live.GetDeletionTimestamp() != nil {
@@ -132,16 +306,16 @@ func (c *Client) compare(ctx context.Context, cfg *action.Configuration, rel *he
 			drift = append(drift, d)
 			continue
 		}
-		if d.Path = firstDifference(o.obj.Object, live.Object, ""); d.Path != "" {
+		if d.Path = firstDifference(d.desired.Object, live.Object, ""); d.Path != "" {
 			drift = append(drift, d)
 			continue
 		}
-		res, err := status.Compute(live)
-		if err == nil && res.Status != status.CurrentStatus {
-			notReady = append(notReady, fmt.Sprintf("%s: %s %s", o.id, res.Status, res.Message))
+		o.verify(live)
+		if st, msg := Readiness(live); st != status.CurrentStatus {
+			notReady = append(notReady, fmt.Sprintf("%s: %s %s", o.id(), st, msg))
 		}
 	}
-	return drift, notReady, nil
+	return drift, notReady, kinds(objects), nil
 }
 
 // get reads an object through the reader when there is one, falling back to

@@ -96,6 +96,7 @@ func (rc *recordCache) forget(rel types.NamespacedName) {
 // forget drops what is kept in memory about a release that is gone.
 func (c *Client) forget(rel types.NamespacedName) {
 	c.cache.forget(rel)
+	c.created.forget(rel)
 	c.builtMu.Lock()
 	delete(c.built, rel)
 	c.builtMu.Unlock()

@@ -7,6 +7,7 @@ import (
 
 	helmrelease "helm.sh/helm/v3/pkg/release"
 	"helm.sh/helm/v3/pkg/storage/driver"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 )
 
 // Status is the state of a release relative to its request.
@@ -52,6 +53,9 @@ type State struct {
 	// NotReady lists the release's objects that are not ready yet (kstatus);
 	// set only when the release is in sync.
 	NotReady []string
+	// Kinds are the kinds of the deployed revision's objects, once each;
+	// set when the release was compared with the cluster.
+	Kinds []schema.GroupVersionKind
 }
 
 // Observe compares the release in Helm's storage and in the cluster with the
@@ -65,11 +69,11 @@ func (c *Client) Observe(ctx context.Context, req *Request) (State, error) {
 	if st.Status != InSync || req.SkipDrift {
 		return st, nil
 	}
-	drift, notReady, err := c.compare(ctx, c.actionConfig(req.Namespace), st.Deployed)
+	drift, notReady, gvks, err := c.compare(ctx, c.actionConfig(req.Namespace), st.Deployed)
 	if err != nil {
 		return st, err
 	}
-	st.NotReady = notReady
+	st.NotReady, st.Kinds = notReady, gvks
 	if len(drift) > 0 {
 		st.Status, st.Drift = Drifted, drift
 		st.Reason = fmt.Sprintf("%d object(s) differ from revision %d: %s", len(drift), st.Deployed.Version, drift[0].String())

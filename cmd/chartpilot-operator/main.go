@@ -1,0 +1,37 @@
+// Command chartpilot-operator is the Helm operator runtime alone: `run`, with
+// the same flags as `chartpilot run`, and none of chartpilot's build-time
+// commands. The operator image runs it: a smaller static binary, quicker to
+// cross-build, with fewer pages resident.
+package main
+
+import (
+	"fmt"
+	"os"
+
+	"github.com/spf13/cobra"
+	"k8s.io/cli-runtime/pkg/genericiooptions"
+
+	"github.com/chartpilot/chartpilot/internal/runcmd"
+)
+
+func main() {
+	if err := newRootCommand(genericiooptions.IOStreams{In: os.Stdin, Out: os.Stdout, ErrOut: os.Stderr}).Execute(); err != nil {
+		fmt.Fprintln(os.Stderr, "Error:", err)
+		os.Exit(1)
+	}
+}
+
+func newRootCommand(streams genericiooptions.IOStreams) *cobra.Command {
+	cmd := &cobra.Command{
+		Use:           "chartpilot-operator",
+		Short:         "The chartpilot Helm operator runtime, as the operator image runs it",
+		SilenceUsage:  true,
+		SilenceErrors: true,
+	}
+	cmd.SetIn(streams.In)
+	cmd.SetOut(streams.Out)
+	cmd.SetErr(streams.ErrOut)
+	configFlags := runcmd.AddClusterFlags(cmd.PersistentFlags())
+	cmd.AddCommand(runcmd.New(streams, configFlags))
+	return cmd
+}

@@ -1,0 +1,56 @@
+package runcmd
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+
+	"github.com/spf13/pflag"
+	"k8s.io/cli-runtime/pkg/genericclioptions"
+	"k8s.io/client-go/rest"
+	"k8s.io/klog/v2"
+)
+
+// AddClusterFlags adds the kubectl conventions for reaching a cluster
+// (--kubeconfig, --context, --namespace, --as...) and klog's -v, which the
+// Kubernetes libraries log through, to fs.
+func AddClusterFlags(fs *pflag.FlagSet) *genericclioptions.ConfigFlags {
+	kubeconfig, kubeContext, namespace, as := "", "", "", ""
+	var asGroups []string
+	configFlags := &genericclioptions.ConfigFlags{
+		KubeConfig: &kubeconfig, Context: &kubeContext, Namespace: &namespace,
+		Impersonate: &as, ImpersonateGroup: &asGroups,
+	}
+	configFlags.AddFlags(fs)
+	klogFlags := flag.NewFlagSet("klog", flag.ContinueOnError)
+	klog.InitFlags(klogFlags)
+	fs.AddGoFlag(klogFlags.Lookup("v"))
+	return configFlags
+}
+
+// ErrNoCluster means no kubeconfig names a cluster and this is not a pod.
+var ErrNoCluster = errors.New("no cluster: no kubeconfig has a context (set --kubeconfig or KUBECONFIG) and this is not running in a pod")
+
+// KubeConfig is the cluster the kubeconfig flags point at. Without a
+// kubeconfig context outside a pod, client-go would fall back to an
+// unauthenticated http://localhost:8080, whatever listens there (the local
+// cluster's OLM catalog operator does): that is refused.
+func KubeConfig(f *genericclioptions.ConfigFlags) (*rest.Config, error) {
+	raw, err := f.ToRawKubeConfigLoader().RawConfig()
+	if err != nil {
+		return nil, fmt.Errorf("reading the kubeconfig: %w", err)
+	}
+	if len(raw.Contexts) == 0 {
+		if _, err := rest.InClusterConfig(); err != nil {
+			if *f.KubeConfig != "" {
+				return nil, fmt.Errorf("--kubeconfig %s: no context in it", *f.KubeConfig)
+			}
+			return nil, ErrNoCluster
+		}
+	}
+	cfg, err := f.ToRESTConfig()
+	if err != nil {
+		return nil, fmt.Errorf("reading the kubeconfig: %w", err)
+	}
+	return cfg, nil
+}

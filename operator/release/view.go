@@ -1,0 +1,136 @@
+package release
+
+import (
+	"fmt"
+	"hash/fnv"
+	"maps"
+	"slices"
+	"strings"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"sigs.k8s.io/cli-utils/pkg/kstatus/status"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
+)
+
+// An informer cache of the objects of releases holds views of them, not the
+// objects: their metadata and their readiness, computed from the whole
+// object as the watch delivers it. That is what a reconcile of a release in
+// sync reads: an object whose resourceVersion (or, for kinds that count
+// them, generation) is the one last found as desired has not changed but
+// for its metadata, compared here, and its status, summed up in the view.
+// An object changed since is read whole from the API server and compared.
+// A Deployment's view is a tenth of the object.
+
+// viewKey holds the readiness in a view; no Kubernetes object has such a
+// top-level field.
+const viewKey = "chartpilot.view"
+
+// viewMetadata are the metadata fields a view keeps: the owner and release
+// annotations and labels that map an event to its CR, what a release sets,
+// and what says an object changed or is going away.
+var viewMetadata = []string{
+	"name", "namespace", "uid", "resourceVersion", "generation", "labels", "annotations",
+	"ownerReferences", "finalizers", "deletionTimestamp",
+}
+
+var stripManagedFields = cache.TransformStripManagedFields()
+
+// ViewTransform turns the objects an informer receives into views (see
+// above); objects other than unstructured ones (typed or metadata-only)
+// only lose their managedFields. It is a client-go TransformFunc, for the
+// cache that WithReader reads.
+func ViewTransform(obj any) (any, error) {
+	u, ok := obj.(*unstructured.Unstructured)
+	if !ok || isView(u) {
+		return stripManagedFields(obj)
+	}
+	return view(u), nil
+}
+
+// view returns the view of u.
+func view(u *unstructured.Unstructured) *unstructured.Unstructured {
+	meta, _ := u.Object["metadata"].(map[string]any)
+	kept := make(map[string]any, len(viewMetadata))
+	for _, k := range viewMetadata {
+		if v, ok := meta[k]; ok {
+			kept[k] = v
+		}
+	}
+	readiness := map[string]any{"status": string(status.UnknownStatus)}
+	if res, err := status.Compute(u); err == nil {
+		readiness["status"] = string(res.Status)
+		if res.Message != "" {
+			readiness["message"] = res.Message
+		}
+	}
+	return &unstructured.Unstructured{Object: map[string]any{
+		"apiVersion": u.Object["apiVersion"], "kind": u.Object["kind"], "metadata": kept, viewKey: readiness,
+	}}
+}
+
+func isView(u *unstructured.Unstructured) bool {
+	_, ok := u.Object[viewKey]
+	return ok
+}
+
+// Readiness is the kstatus of an object or of its view, and why.
+func Readiness(u *unstructured.Unstructured) (status.Status, string) {
+	if r, ok := u.Object[viewKey].(map[string]any); ok {
+		st, _ := r["status"].(string)
+		msg, _ := r["message"].(string)
+		return status.Status(st), msg
+	}
+	res, err := status.Compute(u)
+	if err != nil {
+		return status.UnknownStatus, err.Error()
+	}
+	return res.Status, res.Message
+}
+
+// Bookkeeping reports whether an annotation is one that controllers other
+// than Helm keep on the objects of a release (a Deployment's revision, a
+// claim's binding): a change of one is not a change to what the release
+// set.
+func Bookkeeping(key string) bool {
+	prefix, _, _ := strings.Cut(key, "/")
+	switch prefix {
+	case "deployment.kubernetes.io", // revision, desired-replicas, max-replicas
+		"pv.kubernetes.io",          // bind-completed, bound-by-controller
+		"volume.kubernetes.io",      // selected-node, storage-provisioner
+		"volume.beta.kubernetes.io", // storage-provisioner
+		"endpoints.kubernetes.io":   // last-change-trigger-time
+		return true
+	}
+	return false
+}
+
+// metadataDigest sums up what a release sets in an object's metadata, and
+// what others may change there: labels, annotations but bookkeeping ones,
+// owner references and finalizers. Equal digests of two versions of an
+// object with the same generation mean the same object but for its status.
+func metadataDigest(obj metav1.Object) uint64 {
+	h := fnv.New64a()
+	write := func(parts ...string) {
+		for _, p := range parts {
+			h.Write([]byte(p))
+			h.Write([]byte{0})
+		}
+	}
+	for _, k := range slices.Sorted(maps.Keys(obj.GetLabels())) {
+		write("l", k, obj.GetLabels()[k])
+	}
+	ann := obj.GetAnnotations()
+	for _, k := range slices.Sorted(maps.Keys(ann)) {
+		if !Bookkeeping(k) {
+			write("a", k, ann[k])
+		}
+	}
+	for _, r := range obj.GetOwnerReferences() {
+		write("o", r.APIVersion, r.Kind, r.Name, string(r.UID), fmt.Sprint(r.Controller != nil && *r.Controller))
+	}
+	for _, f := range obj.GetFinalizers() {
+		write("f", f)
+	}
+	return h.Sum64()
+}

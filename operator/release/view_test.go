@@ -1,0 +1,177 @@
+package release
+
+import (
+	"slices"
+	"testing"
+
+	"helm.sh/helm/v3/pkg/kube"
+	helmrelease "helm.sh/helm/v3/pkg/release"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/cli-runtime/pkg/resource"
+	"sigs.k8s.io/cli-utils/pkg/kstatus/status"
+)
+
+// deployment is a Deployment as the API server returns it: spec, defaults,
+// managedFields and a status.
+func deployment(generation, available int64) *unstructured.Unstructured {
+	return &unstructured.Unstructured{Object: map[string]any{
+		"apiVersion": "apps/v1", "kind": "Deployment",
+		"metadata": map[string]any{
+			"name": "web", "namespace": "ns", "uid": "u1", "resourceVersion": "7", "generation": generation,
+			"labels":            map[string]any{"app": "web"},
+			"annotations":       map[string]any{"deployment.kubernetes.io/revision": "1"},
+			"ownerReferences":   []any{map[string]any{"apiVersion": "charts.example.com/v1", "kind": "App", "name": "a", "uid": "o1", "controller": true}},
+			"managedFields":     []any{map[string]any{"manager": "helm", "fieldsV1": map[string]any{"f:spec": map[string]any{}}}},
+			"creationTimestamp": "2026-01-01T00:00:00Z",
+		},
+		"spec": map[string]any{"replicas": int64(1), "template": map[string]any{"spec": map[string]any{"containers": []any{
+			map[string]any{"name": "app", "image": "pause", "imagePullPolicy": "IfNotPresent"}}}}},
+		"status": map[string]any{"observedGeneration": generation, "replicas": int64(1), "updatedReplicas": int64(1),
+			"readyReplicas": available, "availableReplicas": available,
+			"conditions": []any{map[string]any{"type": "Available", "status": map[bool]string{true: "True", false: "False"}[available > 0]}}},
+	}}
+}
+
+func TestViewTransform(t *testing.T) {
+	tests := []struct {
+		name string
+		// in is what the informer receives.
+		in any
+		// check looks at what the cache keeps.
+		check func(t *testing.T, out any)
+	}{{
+		name: "a ready Deployment: metadata and readiness, no spec, status or managedFields",
+		in:   deployment(2, 1),
+		check: func(t *testing.T, out any) {
+			v := out.(*unstructured.Unstructured)
+			if !isView(v) || v.Object["spec"] != nil || v.Object["status"] != nil || v.GetManagedFields() != nil {
+				t.Errorf("not a view: %v", v.Object)
+			}
+			if v.GetName() != "web" || v.GetNamespace() != "ns" || v.GetGeneration() != 2 || v.GetResourceVersion() != "7" ||
+				v.GetLabels()["app"] != "web" || len(v.GetOwnerReferences()) != 1 || v.GetKind() != "Deployment" {
+				t.Errorf("metadata lost: %v", v.Object)
+			}
+			if st, _ := Readiness(v); st != status.CurrentStatus {
+				t.Errorf("readiness %s, want Current", st)
+			}
+		},
+	}, {
+		name: "a Deployment not available yet says why",
+		in:   deployment(1, 0),
+		check: func(t *testing.T, out any) {
+			st, msg := Readiness(out.(*unstructured.Unstructured))
+			if st != status.InProgressStatus || msg == "" {
+				t.Errorf("readiness %s %q, want InProgress with a message", st, msg)
+			}
+		},
+	}, {
+		name: "a view stays as it is",
+		in:   view(deployment(1, 1)),
+		check: func(t *testing.T, out any) {
+			if st, _ := Readiness(out.(*unstructured.Unstructured)); st != status.CurrentStatus {
+				t.Errorf("readiness %s", st)
+			}
+		},
+	}, {
+		name: "metadata-only objects (release records) only lose their managedFields",
+		in: &metav1.PartialObjectMetadata{ObjectMeta: metav1.ObjectMeta{Name: "sh.helm.release.v1.a.v1", Labels: map[string]string{"owner": "helm"},
+			ManagedFields: []metav1.ManagedFieldsEntry{{Manager: "chartpilot"}}}},
+		check: func(t *testing.T, out any) {
+			m := out.(*metav1.PartialObjectMetadata)
+			if m.ManagedFields != nil || m.Labels["owner"] != "helm" {
+				t.Errorf("%+v", m.ObjectMeta)
+			}
+		},
+	}}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			out, err := ViewTransform(tt.in)
+			if err != nil {
+				t.Fatal(err)
+			}
+			tt.check(t, out)
+		})
+	}
+}
+
+func TestUnchanged(t *testing.T) {
+	live := func(rv string, gen int64, app, revision string) *unstructured.Unstructured {
+		u := view(deployment(gen, 1))
+		u.SetResourceVersion(rv)
+		u.SetLabels(map[string]string{"app": app})
+		u.SetAnnotations(map[string]string{"deployment.kubernetes.io/revision": revision})
+		return u
+	}
+	verified := func(u *unstructured.Unstructured) *desiredObject {
+		o := &desiredObject{}
+		o.verify(u)
+		return o
+	}
+	tests := []struct {
+		name string
+		o    *desiredObject
+		live *unstructured.Unstructured
+		want bool
+	}{
+		{"never verified", &desiredObject{}, live("7", 1, "web", "1"), false},
+		{"the version verified", verified(live("7", 1, "web", "1")), live("7", 1, "web", "1"), true},
+		{"status changed: same generation, same metadata", verified(live("7", 1, "web", "1")), live("8", 1, "web", "1"), true},
+		{"a controller's bookkeeping annotation changed", verified(live("7", 1, "web", "1")), live("8", 1, "web", "2"), true},
+		{"a label changed", verified(live("7", 1, "web", "1")), live("8", 1, "other", "1"), false},
+		{"spec changed: new generation", verified(live("7", 1, "web", "1")), live("8", 2, "web", "1"), false},
+		{"a kind without generation changed", verified(live("7", 0, "web", "1")), live("8", 0, "web", "1"), false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := tt.o.unchanged(tt.live); got != tt.want {
+				t.Errorf("unchanged = %v, want %v", got, tt.want)
+			}
+		})
+	}
+}
+
+func TestKinds(t *testing.T) {
+	cm, deploy := schema.GroupVersionKind{Version: "v1", Kind: "ConfigMap"}, schema.GroupVersionKind{Group: "apps", Version: "v1", Kind: "Deployment"}
+	objects := []desiredObject{{gvk: cm, name: "a"}, {gvk: deploy, name: "b"}, {gvk: cm, name: "c"}}
+	if got, want := kinds(objects), []schema.GroupVersionKind{cm, deploy}; !slices.Equal(got, want) {
+		t.Errorf("kinds = %v, want %v", got, want)
+	}
+}
+
+// What Helm created is verified at the version created, once, for the
+// release that created it.
+func TestCreatedLog(t *testing.T) {
+	gvk := schema.GroupVersionKind{Version: "v1", Kind: "ConfigMap"}
+	created := func(name, rv, release string) *resource.Info {
+		u := &unstructured.Unstructured{}
+		u.SetGroupVersionKind(gvk)
+		u.SetName(name)
+		u.SetNamespace("ns")
+		u.SetResourceVersion(rv)
+		if release != "" {
+			u.SetAnnotations(map[string]string{helmReleaseName: release, helmReleaseNamespace: "ns"})
+		}
+		return &resource.Info{Name: name, Namespace: "ns", Object: u, Mapping: &meta.RESTMapping{GroupVersionKind: gvk, Scope: meta.RESTScopeNamespace}}
+	}
+	var l createdLog
+	l.add(kube.ResourceList{created("a", "5", "web"), created("b", "", "web"), created("c", "6", "")})
+	rel := &helmrelease.Release{Name: "web", Namespace: "ns"}
+	if v, ok := l.take(rel, gvk, "ns", "a"); !ok || v.resourceVersion != "5" {
+		t.Errorf("a: %v %v, want version 5", v, ok)
+	}
+	if _, ok := l.take(rel, gvk, "ns", "a"); ok {
+		t.Error("a taken twice")
+	}
+	if _, ok := l.take(rel, gvk, "ns", "b"); ok {
+		t.Error("b has no version: it was not created")
+	}
+	if _, ok := l.take(&helmrelease.Release{Name: "", Namespace: "ns"}, gvk, "ns", "c"); ok {
+		t.Error("c belongs to no release")
+	}
+	if len(l.releases) != 0 {
+		t.Errorf("left behind: %v", l.releases)
+	}
+}
