@@ -74,12 +74,16 @@ func TestJourneyThroughImages(t *testing.T) {
 		t.Skipf("%v", err)
 	}
 	clustertest.LockRealNode(t)
-	bin := filepath.Join(t.TempDir(), "chartpilot")
-	// Static, as make build makes it: image build packs this binary.
-	build := exec.Command("go", "build", "-o", bin, "github.com/chartpilot/chartpilot/cmd/chartpilot")
-	build.Env = append(os.Environ(), "CGO_ENABLED=0")
-	if out, err := build.CombinedOutput(); err != nil {
-		t.Fatalf("building chartpilot: %v\n%s", err, out)
+	binDir := t.TempDir()
+	bin := filepath.Join(binDir, "chartpilot")
+	// Both, static, as make build makes them: image build packs the
+	// chartpilot-operator next to chartpilot.
+	for _, name := range []string{"chartpilot", "chartpilot-operator"} {
+		build := exec.Command("go", "build", "-o", filepath.Join(binDir, name), "github.com/chartpilot/chartpilot/cmd/"+name)
+		build.Env = append(os.Environ(), "CGO_ENABLED=0")
+		if out, err := build.CombinedOutput(); err != nil {
+			t.Fatalf("building %s: %v\n%s", name, err, out)
+		}
 	}
 	var out strings.Builder
 	dir := t.TempDir()
