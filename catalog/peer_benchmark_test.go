@@ -78,14 +78,14 @@ func BenchmarkSideBySide(b *testing.B) {
 		{"serve-start-to-healthy", func(b *testing.B, tool peerTool) {
 			var peak int64
 			for b.Loop() {
-				stop, _ := startServeProcess(b, tool.bin, tool.serve, dir)
+				stop, _, _ := startServeProcess(b, tool.bin, tool.serve, dir)
 				peak = max(peak, stop())
 			}
 			b.ReportMetric(float64(peak)/(1<<10), "peak-MiB")
 		}},
 		{"ListBundles", func(b *testing.B, tool peerTool) {
 			b.StopTimer()
-			stop, conn := startServeProcess(b, tool.bin, tool.serve, dir)
+			stop, conn, _ := startServeProcess(b, tool.bin, tool.serve, dir)
 			defer stop()
 			client := api.NewRegistryClient(conn)
 			b.StartTimer()
@@ -110,7 +110,7 @@ func BenchmarkSideBySide(b *testing.B) {
 		}},
 		{"GetBundleForChannel", func(b *testing.B, tool peerTool) {
 			b.StopTimer()
-			stop, conn := startServeProcess(b, tool.bin, tool.serve, dir)
+			stop, conn, _ := startServeProcess(b, tool.bin, tool.serve, dir)
 			defer stop()
 			b.StartTimer()
 			benchGetBundleForChannel(b, api.NewRegistryClient(conn))
@@ -119,7 +119,7 @@ func BenchmarkSideBySide(b *testing.B) {
 		// answer, over the same connection to the same process.
 		{"health-check", func(b *testing.B, tool peerTool) {
 			b.StopTimer()
-			stop, conn := startServeProcess(b, tool.bin, tool.serve, dir)
+			stop, conn, _ := startServeProcess(b, tool.bin, tool.serve, dir)
 			defer stop()
 			client := health.NewHealthClient(conn)
 			b.StartTimer()
@@ -184,8 +184,8 @@ func benchProcess(b *testing.B, bin string, args []string) {
 
 // startServeProcess starts a registry server process and waits until its
 // health check answers SERVING; stop kills it and returns its peak resident
-// memory in KiB.
-func startServeProcess(b *testing.B, bin string, args func(dir, port string) []string, dir string) (stop func() int64, conn *grpc.ClientConn) {
+// memory in KiB. pid is the process's.
+func startServeProcess(b *testing.B, bin string, args func(dir, port string) []string, dir string) (stop func() int64, conn *grpc.ClientConn, pid int) {
 	b.Helper()
 	port := freePort(b)
 	cmd := exec.Command(bin, args(dir, port)...)
@@ -230,5 +230,5 @@ func startServeProcess(b *testing.B, bin string, args func(dir, port string) []s
 		}
 		return peak
 	}
-	return stop, conn
+	return stop, conn, cmd.Process.Pid
 }
