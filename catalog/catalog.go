@@ -376,10 +376,15 @@ func bundleVersion(b *declcfg.Bundle) (semver.Version, error) {
 // LoadDir reads every file-based catalog file under dir (honoring
 // .indexignore files, as opm does).
 func LoadDir(ctx context.Context, dir string) (*declcfg.DeclarativeConfig, error) {
+	return loadDirWith(ctx, dir, fbc.Load)
+}
+
+// loadDirWith is LoadDir with another of fbc's loaders.
+func loadDirWith(ctx context.Context, dir string, load func(context.Context, fs.FS) (*declcfg.DeclarativeConfig, error)) (*declcfg.DeclarativeConfig, error) {
 	if _, err := os.Stat(dir); err != nil {
 		return nil, fmt.Errorf("reading catalog: %w", err)
 	}
-	cfg, err := fbc.Load(ctx, os.DirFS(dir))
+	cfg, err := load(ctx, os.DirFS(dir))
 	if err != nil {
 		return nil, fmt.Errorf("reading catalog %s: %w", dir, err)
 	}

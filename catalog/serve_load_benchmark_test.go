@@ -98,8 +98,8 @@ func BenchmarkServeUnderLoad(b *testing.B) {
 		bin   string
 		serve func(dir, port string) []string
 	}{
-		{"chartpilot", chartpilotBinary(b), func(dir, port string) []string { return []string{"catalog", "serve", dir, "--port", port} }},
-		{"opm", opmBinary(b), func(dir, port string) []string {
+		{"chartpilot", copyBinary(b, chartpilotBinary(b)), func(dir, port string) []string { return []string{"catalog", "serve", dir, "--port", port} }},
+		{"opm", copyBinary(b, opmBinary(b)), func(dir, port string) []string {
 			return []string{"serve", dir, "--port", port, "--pprof-addr", "127.0.0.1:0", "--termination-log", os.DevNull}
 		}},
 	}
