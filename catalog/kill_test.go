@@ -106,7 +106,7 @@ func TestKillAdd(t *testing.T) {
 		// or two of the add: a few milliseconds after the staging
 		// directory appears.
 		when := "at random"
-		delay := time.Duration(rng.Int64N(int64(took + took/10)))
+		delay := time.Duration(rng.Int64N(int64(took * 9 / 10)))
 		if i%2 == 1 {
 			when, delay = "at the write", time.Duration(rng.Int64N(int64(3*time.Millisecond)))
 			waitForPath(staging, exited)
