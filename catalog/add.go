@@ -65,7 +65,7 @@ type AddOptions struct {
 	// InitOptions.FromBundle) when the catalog does not have it yet.
 	InitPackage bool
 
-	// writeFile writes the catalog's files; nil is atomicfile.WriteFile.
+	// writeFile writes the catalog's files; nil writes through the staging directory (writeFunc.orDefault).
 	writeFile writeFunc
 }
 
@@ -124,12 +124,10 @@ func AddContext(ctx context.Context, opts AddOptions) (*AddResult, error) {
 		}
 		return nil, err
 	}
+	created := false
 	if opts.InitPackage {
-		if _, _, err := findPackageFile(opts.Dir, b.Package); errors.Is(err, ErrPackageNotFound) {
-			// Another first add may initialize it between the look and Init.
-			if err := Init(InitOptions{Dir: opts.Dir, FromBundle: opts.BundleDir, writeFile: opts.writeFile}); err != nil && !errors.Is(err, ErrPackageExists) {
-				return nil, err
-			}
+		if created, err = mkdirIfMissing(opts.Dir); err != nil {
+			return nil, fmt.Errorf("creating catalog directory: %w", err)
 		}
 	}
 	unlock, err := lockCatalog(ctx, opts.Dir)
@@ -137,7 +135,22 @@ func AddContext(ctx context.Context, opts AddOptions) (*AddResult, error) {
 		return nil, err
 	}
 	defer unlock()
+	res, err := addLocked(opts, b)
+	if err != nil && created && os.Remove(opts.Dir) == nil {
+		removeLock(opts.Dir)
+	}
+	return res, err
+}
+
+// addLocked adds the bundle under the catalog's lock, initializing its
+// package in the same write when opts.InitPackage asks for it: a kill
+// between an Init and an Add would leave a package without bundles, which
+// does not validate.
+func addLocked(opts AddOptions, b *Bundle) (*AddResult, error) {
 	pf, err := loadPackage(opts.Dir, b.Package)
+	if errors.Is(err, ErrPackageNotFound) && opts.InitPackage {
+		pf, err = newPackageFile(opts.Dir, b.Package), nil
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -153,6 +166,19 @@ func AddContext(ctx context.Context, opts AddOptions) (*AddResult, error) {
 		return nil, err
 	}
 	return res, nil
+}
+
+// newPackageFile is a package not in the catalog dir yet, as Init would
+// write it with no options: addBundle fills its default channel,
+// description and icon from the first bundle.
+func newPackageFile(dir, pkg string) *packageFile {
+	return &packageFile{
+		dir:    dir,
+		path:   filepath.Join(dir, pkg, packageFileBase+"."+string(FormatYAML)),
+		format: FormatYAML,
+		isNew:  true,
+		cfg:    declcfg.DeclarativeConfig{Packages: []declcfg.Package{{Schema: declcfg.SchemaPackage, Name: pkg}}},
+	}
 }
 
 // addBundle changes the package in memory.

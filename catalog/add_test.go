@@ -361,7 +361,8 @@ func TestFailedAddLeavesCatalogUntouched(t *testing.T) {
 				}
 				return AddOptions{Dir: dir, BundleDir: writeBundle(t, bundleSpec{pkg: "w", version: "3.0.0", channels: "stable"})}
 			},
-			wantErr: "writing %DIR%/w/catalog.yaml: open %DIR%/w/.catalog.yaml.tmp-",
+			// The temporary file is built beside the catalog (stagingPath).
+			wantErr: "writing %DIR%/w/catalog.yaml: open %STAGING%/.catalog.yaml.tmp-",
 		},
 	}
 	for _, tt := range tests {
@@ -372,7 +373,8 @@ func TestFailedAddLeavesCatalogUntouched(t *testing.T) {
 			dir = opts.Dir
 			before := snapshot(t, dir)
 			_, err := Add(opts)
-			tt.wantErr = strings.NewReplacer("%DIR%", dir, "%PARENT%", filepath.Dir(dir)).Replace(tt.wantErr)
+			staging, _ := stagingPath(dir)
+			tt.wantErr = strings.NewReplacer("%DIR%", dir, "%PARENT%", filepath.Dir(dir), "%STAGING%", staging).Replace(tt.wantErr)
 			if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
 				t.Fatalf("error = %v, want one containing %q", err, tt.wantErr)
 			}

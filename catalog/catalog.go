@@ -91,7 +91,7 @@ type InitOptions struct {
 	// Format of the package file: yaml (default) or json.
 	Format Format
 
-	// writeFile writes the package file; nil is atomicfile.WriteFile.
+	// writeFile writes the package file; nil writes through the staging directory (writeFunc.orDefault).
 	writeFile writeFunc
 }
 
@@ -144,7 +144,7 @@ func Init(opts InitOptions) error {
 		return err
 	}
 	defer unlock()
-	if err := writeNewPackage(opts.Dir, opts.Package, opts.Format, data, opts.writeFile.orDefault()); err != nil {
+	if err := writeNewPackage(opts.Dir, opts.Package, opts.Format, data, opts.writeFile); err != nil {
 		if createdRoot && os.Remove(opts.Dir) == nil {
 			removeLock(opts.Dir)
 		}
@@ -166,8 +166,9 @@ func mkdirIfMissing(dir string) (created bool, err error) {
 }
 
 // writeNewPackage writes the package directory <dir>/<pkg> holding data as
-// its package file: built aside, then renamed into place, so it appears
-// complete or not at all. The caller holds the catalog's lock.
+// its package file: built in the staging directory, then renamed into
+// place, so it appears complete or not at all. The caller holds the
+// catalog's lock.
 func writeNewPackage(dir, pkg string, format Format, data []byte, writeFile writeFunc) error {
 	if _, _, err := findPackageFile(dir, pkg); err == nil {
 		return fmt.Errorf("%w: %q in %s", ErrPackageExists, pkg, dir)
@@ -178,11 +179,15 @@ func writeNewPackage(dir, pkg string, format Format, data []byte, writeFile writ
 	if _, err := os.Lstat(pkgDir); err == nil {
 		return fmt.Errorf("%w: %s exists but holds no %s.yaml or %s.json", ErrPackageExists, pkgDir, packageFileBase, packageFileBase)
 	}
-	tmp, err := atomicfile.MkdirTemp(dir, "."+pkg+".tmp-*")
+	staging, err := makeStaging(dir)
 	if err != nil {
 		return fmt.Errorf("initializing package %q: %w", pkg, err)
 	}
-	err = writeFile(filepath.Join(tmp, packageFileBase+"."+string(format)), data, 0o644)
+	tmp, err := atomicfile.MkdirTemp(staging, pkg+".tmp-*")
+	if err != nil {
+		return fmt.Errorf("initializing package %q: %w", pkg, err)
+	}
+	err = writeFile.orDefault(dir)(filepath.Join(tmp, packageFileBase+"."+string(format)), data, 0o644)
 	if err == nil {
 		err = os.Rename(tmp, pkgDir)
 	}
@@ -219,12 +224,17 @@ func findPackageFile(dir, pkg string) (string, Format, error) {
 // packageFile is one package of a catalog as read from, and written back
 // to, its file.
 type packageFile struct {
+	// dir is the catalog directory.
+	dir    string
 	path   string
 	format Format
+	// isNew means the package is not in the catalog yet: save creates
+	// its directory (writeNewPackage).
+	isNew bool
 	// original is the file's content, kept to prove nothing changed.
 	original []byte
 	cfg      declcfg.DeclarativeConfig
-	// write writes the file back; nil is atomicfile.WriteFile.
+	// write writes the file back; nil writes through the staging directory (writeFunc.orDefault).
 	write writeFunc
 }
 
@@ -257,30 +267,55 @@ func loadPackage(dir, pkg string) (*packageFile, error) {
 			return nil, fmt.Errorf("reading %s: channel %q belongs to package %q", p, c.Name, c.Package)
 		}
 	}
-	return &packageFile{path: p, format: format, original: data, cfg: *cfg}, nil
+	return &packageFile{dir: dir, path: p, format: format, original: data, cfg: *cfg}, nil
 }
 
-// save writes the package back through a temporary file and a rename.
+// save writes the package back through a temporary file and a rename, or
+// a new package's directory through writeNewPackage.
 func (p *packageFile) save() error {
 	data, err := encodePackage(p.cfg, p.format)
 	if err != nil {
 		return err
 	}
+	if p.isNew {
+		return writeNewPackage(p.dir, p.pkg().Name, p.format, data, p.write)
+	}
 	if bytes.Equal(data, p.original) {
 		return nil
 	}
-	return p.write.orDefault()(p.path, data, 0o644)
+	return p.write.orDefault(p.dir)(p.path, data, 0o644)
 }
 
-// writeFunc writes a catalog file atomically: atomicfile.WriteFile, unless
-// a test injects a failing one through the options' writeFile.
+// writeFunc writes a file of a catalog atomically, through the staging directory (orDefault), unless a
+// test injects a failing one through the options' writeFile.
 type writeFunc func(path string, data []byte, perm os.FileMode) error
 
-func (w writeFunc) orDefault() writeFunc {
-	if w == nil {
-		return atomicfile.WriteFile
+// orDefault is w, or an atomic write through the staging directory of the
+// catalog directory dir.
+func (w writeFunc) orDefault(dir string) writeFunc {
+	if w != nil {
+		return w
 	}
-	return w
+	return func(path string, data []byte, perm os.FileMode) error {
+		staging, err := makeStaging(dir)
+		if err != nil {
+			return fmt.Errorf("writing %s: %w", path, err)
+		}
+		return atomicfile.WriteFileVia(staging, path, data, perm)
+	}
+}
+
+// makeStaging creates the staging directory of the catalog directory dir
+// (see stagingPath), where the writer holding the lock builds files.
+func makeStaging(dir string) (string, error) {
+	staging, err := stagingPath(dir)
+	if err != nil {
+		return "", err
+	}
+	if err := os.MkdirAll(staging, 0o755); err != nil {
+		return "", fmt.Errorf("creating the staging directory: %w", err)
+	}
+	return staging, nil
 }
 
 func (p *packageFile) pkg() *declcfg.Package { return &p.cfg.Packages[0] }
@@ -341,10 +376,15 @@ func bundleVersion(b *declcfg.Bundle) (semver.Version, error) {
 // LoadDir reads every file-based catalog file under dir (honoring
 // .indexignore files, as opm does).
 func LoadDir(ctx context.Context, dir string) (*declcfg.DeclarativeConfig, error) {
+	return loadDirWith(ctx, dir, fbc.Load)
+}
+
+// loadDirWith is LoadDir with another of fbc's loaders.
+func loadDirWith(ctx context.Context, dir string, load func(context.Context, fs.FS) (*declcfg.DeclarativeConfig, error)) (*declcfg.DeclarativeConfig, error) {
 	if _, err := os.Stat(dir); err != nil {
 		return nil, fmt.Errorf("reading catalog: %w", err)
 	}
-	cfg, err := fbc.Load(ctx, os.DirFS(dir))
+	cfg, err := load(ctx, os.DirFS(dir))
 	if err != nil {
 		return nil, fmt.Errorf("reading catalog %s: %w", dir, err)
 	}

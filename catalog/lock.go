@@ -7,6 +7,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"strings"
 
 	"github.com/chartpilot/chartpilot/catalog/fbc"
 	"github.com/chartpilot/chartpilot/internal/flock"
@@ -22,6 +23,20 @@ func LockPath(dir string) (string, error) {
 		return "", err
 	}
 	return filepath.Join(filepath.Dir(abs), "."+filepath.Base(abs)+".lock"), nil
+}
+
+// stagingPath is where the writer holding the lock of the catalog
+// directory dir builds files before renaming them into place: a hidden
+// sibling ".<name>.staging" beside the lock file, outside the directory.
+// operator-registry's loaders read every file under the directory, hidden
+// ones too, so a temporary file left in it by a writer killed mid-write
+// would make the catalog fail to load or hold a package twice.
+func stagingPath(dir string) (string, error) {
+	lock, err := LockPath(dir)
+	if err != nil {
+		return "", err
+	}
+	return strings.TrimSuffix(lock, ".lock") + ".staging", nil
 }
 
 // ErrNoCatalogDir means the catalog directory does not exist: a writer
@@ -58,7 +73,21 @@ func lockDir(ctx context.Context, dir string) (unlock func(), err error) {
 		unlock()
 		return nil, err
 	}
-	return unlock, nil
+	// What a killed writer left in the staging directory is of no use:
+	// the holder of the lock removes it, and its own files when done.
+	staging, err := stagingPath(dir)
+	if err == nil {
+		err = os.RemoveAll(staging)
+	}
+	if err != nil {
+		unlock()
+		return nil, fmt.Errorf("locking catalog %s: clearing the staging directory: %w", dir, err)
+	}
+	release := unlock
+	return func() {
+		os.RemoveAll(staging)
+		release()
+	}, nil
 }
 
 // checkCatalogDir tells whether dir is an existing directory.

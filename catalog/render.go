@@ -6,6 +6,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"maps"
 	"regexp"
 	"runtime"
 	"slices"
@@ -15,7 +16,8 @@ import (
 	"github.com/blang/semver/v4"
 	"github.com/operator-framework/operator-registry/alpha/declcfg"
 	"github.com/operator-framework/operator-registry/alpha/property"
-	"golang.org/x/sync/errgroup"
+
+	"github.com/chartpilot/chartpilot/catalog/fbc"
 )
 
 // RenderOptions select what to render and how.
@@ -36,7 +38,8 @@ func Render(ctx context.Context, w io.Writer, opts RenderOptions) error {
 	if err := f.check(); err != nil {
 		return err
 	}
-	cfg, err := LoadDir(ctx, opts.Dir)
+	// The bundles' decoded manifests are not written: not kept either.
+	cfg, err := loadDirWith(ctx, opts.Dir, fbc.LoadForWrite)
 	if err != nil {
 		return err
 	}
@@ -45,7 +48,7 @@ func Render(ctx context.Context, w io.Writer, opts RenderOptions) error {
 	}
 	Sort(cfg)
 	normalizeBundles(cfg)
-	return writeConcurrently(ctx, *cfg, f, w)
+	return writeConcurrently(ctx, cfg, f, w)
 }
 
 // normalizeBundles orders what `opm render` orders, so that both render a
@@ -77,9 +80,14 @@ func normalizeBundles(cfg *declcfg.DeclarativeConfig) {
 
 // writeConcurrently encodes each package on its own goroutine and writes
 // them in name order, then the blobs of no package: the bytes the declcfg
-// writer produces for the whole catalog, in a fraction of the time.
-func writeConcurrently(ctx context.Context, cfg declcfg.DeclarativeConfig, f Format, w io.Writer) error {
-	byPkg := splitByPackage(&cfg)
+// writer produces for the whole catalog, in a fraction of the time. It
+// streams: a package is written as soon as it and those before it are
+// encoded, and both its blobs and its encoding are dropped then, so that
+// the catalog and its whole rendering are never in memory at once (they
+// were render's peak). cfg is emptied; encoding runs at most
+// renderLookahead packages ahead of the writer.
+func writeConcurrently(ctx context.Context, cfg *declcfg.DeclarativeConfig, f Format, w io.Writer) error {
+	byPkg := splitByPackage(cfg)
 	var rootOthers []declcfg.Meta
 	for _, o := range cfg.Others {
 		if o.Package == "" {
@@ -90,29 +98,65 @@ func writeConcurrently(ctx context.Context, cfg declcfg.DeclarativeConfig, f For
 		c.Others = append(c.Others, o)
 		byPkg[o.Package] = c
 	}
-	names := make([]string, 0, len(byPkg))
-	for n := range byPkg {
-		names = append(names, n)
-	}
-	slices.Sort(names)
-	out := make([]bytes.Buffer, len(names))
-	g, _ := errgroup.WithContext(ctx)
-	g.SetLimit(runtime.GOMAXPROCS(0))
+	*cfg = declcfg.DeclarativeConfig{}
+	names := slices.Sorted(maps.Keys(byPkg))
+	parts := make([]encodedPackage, len(names))
 	for i, n := range names {
-		g.Go(func() error { return f.write(byPkg[n], &out[i]) })
+		parts[i] = encodedPackage{cfg: byPkg[n], done: make(chan struct{})}
 	}
-	if err := g.Wait(); err != nil {
-		return err
-	}
-	for i := range out {
-		if _, err := out[i].WriteTo(w); err != nil {
+	clear(byPkg)
+
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	slots := make(chan struct{}, renderLookahead())
+	go func() {
+		for i := range parts {
+			select {
+			case slots <- struct{}{}:
+			case <-ctx.Done():
+				return
+			}
+			go parts[i].encode(f)
+		}
+	}()
+	for i := range parts {
+		select {
+		case <-parts[i].done:
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+		if parts[i].err != nil {
+			return parts[i].err
+		}
+		if _, err := parts[i].out.WriteTo(w); err != nil {
 			return err
 		}
+		parts[i].out = bytes.Buffer{}
+		<-slots
 	}
 	if len(rootOthers) == 0 {
 		return nil
 	}
 	return f.write(declcfg.DeclarativeConfig{Others: rootOthers}, w)
+}
+
+// renderLookahead is how many packages may be encoded and not yet written:
+// enough to keep every CPU busy while one large package is encoded.
+func renderLookahead() int { return 2 * runtime.GOMAXPROCS(0) }
+
+// encodedPackage is one package of a streamed render.
+type encodedPackage struct {
+	cfg  declcfg.DeclarativeConfig
+	out  bytes.Buffer
+	err  error
+	done chan struct{}
+}
+
+// encode writes the package into out and drops its blobs.
+func (p *encodedPackage) encode(f Format) {
+	defer close(p.done)
+	p.err = f.write(p.cfg, &p.out)
+	p.cfg = declcfg.DeclarativeConfig{}
 }
 
 // Sort puts a catalog in a deterministic order wherever the declcfg writer
@@ -181,7 +225,8 @@ func Graph(ctx context.Context, w io.Writer, opts GraphOptions) error {
 	if opts.Format != "" && opts.Format != GraphMermaid && opts.Format != GraphSVG {
 		return fmt.Errorf("unknown graph format %q (want %s or %s)", opts.Format, GraphMermaid, GraphSVG)
 	}
-	cfg, err := LoadDir(ctx, opts.Dir)
+	// The bundles' decoded manifests are not written: not kept either.
+	cfg, err := loadDirWith(ctx, opts.Dir, fbc.LoadForWrite)
 	if err != nil {
 		return err
 	}

@@ -5,6 +5,7 @@ import (
 	"encoding/xml"
 	"errors"
 	"flag"
+	"fmt"
 	"io"
 	"path/filepath"
 	"strings"
@@ -95,6 +96,64 @@ func TestRender(t *testing.T) {
 				t.Error(err)
 			}
 		})
+	}
+}
+
+// failingWriter fails every write after the first n.
+type failingWriter struct {
+	n      int
+	writes int
+}
+
+func (w *failingWriter) Write(p []byte) (int, error) {
+	w.writes++
+	if w.writes > w.n {
+		return 0, errors.New("pipe closed")
+	}
+	return len(p), nil
+}
+
+// Render streams packages to the writer in name order as they are encoded,
+// so the catalog and its whole rendering are not in memory at once; a
+// writer that fails stops it, with more packages than it encodes ahead.
+func TestRenderStreams(t *testing.T) {
+	dir := t.TempDir()
+	packages := 3 * renderLookahead()
+	generateCatalog(t, dir, packages, 2)
+	var want bytes.Buffer
+	if err := Render(t.Context(), &want, RenderOptions{Dir: dir}); err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		name string
+		// n is how many writes succeed
+		n       int
+		wantErr string
+	}{
+		{name: "the first write fails", n: 0, wantErr: "pipe closed"},
+		{name: "a write in the middle fails", n: packages / 2, wantErr: "pipe closed"},
+		{name: "every write succeeds, one per package", n: packages},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			w := &failingWriter{n: tt.n}
+			err := Render(t.Context(), w, RenderOptions{Dir: dir})
+			if tt.wantErr == "" {
+				if err != nil || w.writes != packages {
+					t.Fatalf("Render() = %v after %d writes, want %d writes, one per package", err, w.writes, packages)
+				}
+				return
+			}
+			if err == nil || err.Error() != tt.wantErr {
+				t.Fatalf("Render() = %v, want %q", err, tt.wantErr)
+			}
+			if w.writes != tt.n+1 {
+				t.Errorf("%d writes, want %d: Render goes on after a failed write", w.writes, tt.n+1)
+			}
+		})
+	}
+	if !strings.Contains(want.String(), fmt.Sprintf("name: operator-%03d\n", packages-1)) {
+		t.Errorf("the rendering misses the last package")
 	}
 }
 

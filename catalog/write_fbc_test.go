@@ -47,7 +47,9 @@ func TestWritersMatchDeclcfgOnBenchCatalog(t *testing.T) {
 			if !bytes.Equal(got.Bytes(), want.Bytes()) {
 				t.Errorf("fbc writer: output differs from declcfg's")
 			}
-			if err := writeConcurrently(t.Context(), cfg, tc.format, &concurrent); err != nil {
+			// writeConcurrently empties the config it is given.
+			c := cfg
+			if err := writeConcurrently(t.Context(), &c, tc.format, &concurrent); err != nil {
 				t.Fatal(err)
 			}
 			if !bytes.Equal(concurrent.Bytes(), want.Bytes()) {

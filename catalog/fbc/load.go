@@ -28,6 +28,19 @@ const indexIgnore = ".indexignore"
 // .indexignore files exclude, into one DeclarativeConfig equal to what
 // declcfg.LoadFS returns, with blobs in file order. Errors name the file.
 func Load(ctx context.Context, root fs.FS) (*declcfg.DeclarativeConfig, error) {
+	return load(ctx, root, true)
+}
+
+// LoadForWrite is Load without the bundles' Objects and CsvJSON, the
+// decoded copies of their olm.bundle.object properties, which the writers
+// do not write: a catalog loaded to be written again holds its manifests
+// once instead of twice. The objects are still decoded, and fail the load
+// where Load fails.
+func LoadForWrite(ctx context.Context, root fs.FS) (*declcfg.DeclarativeConfig, error) {
+	return load(ctx, root, false)
+}
+
+func load(ctx context.Context, root fs.FS, keepObjects bool) (*declcfg.DeclarativeConfig, error) {
 	paths, err := catalogFiles(root)
 	if err != nil {
 		return nil, err
@@ -44,7 +57,7 @@ func Load(ctx context.Context, root fs.FS) (*declcfg.DeclarativeConfig, error) {
 			if err != nil {
 				return err
 			}
-			cfg, err := LoadBytes(data)
+			cfg, err := loadBytes(data, keepObjects)
 			if err != nil {
 				return fmt.Errorf("%s: %w", path, err)
 			}
@@ -89,7 +102,12 @@ func catalogFiles(root fs.FS) ([]string, error) {
 // LoadBytes reads one catalog file (a YAML stream or JSON objects), equal
 // to declcfg.LoadReader.
 func LoadBytes(data []byte) (*declcfg.DeclarativeConfig, error) {
-	cfg, err := loadMetas(readMetas(data))
+	return loadBytes(data, true)
+}
+
+func loadBytes(data []byte, keepObjects bool) (*declcfg.DeclarativeConfig, error) {
+	metas, err := readMetas(data)
+	cfg, err := loadMetas(metas, err, keepObjects)
 	if err == nil {
 		return cfg, nil
 	}
@@ -101,13 +119,13 @@ func LoadBytes(data []byte) (*declcfg.DeclarativeConfig, error) {
 	return nil, locate(data, err)
 }
 
-func loadMetas(metas []*declcfg.Meta, err error) (*declcfg.DeclarativeConfig, error) {
+func loadMetas(metas []*declcfg.Meta, err error, keepObjects bool) (*declcfg.DeclarativeConfig, error) {
 	if err != nil {
 		return nil, err
 	}
 	var cfg declcfg.DeclarativeConfig
 	for i, m := range metas {
-		if err := addMeta(&cfg, m); err != nil {
+		if err := addMeta(&cfg, m, keepObjects); err != nil {
 			return nil, &docError{index: i, err: err}
 		}
 	}
@@ -197,7 +215,7 @@ func newMeta(doc map[string]any) (*declcfg.Meta, error) {
 }
 
 // addMeta files a blob by its schema, as declcfg does.
-func addMeta(cfg *declcfg.DeclarativeConfig, in *declcfg.Meta) error {
+func addMeta(cfg *declcfg.DeclarativeConfig, in *declcfg.Meta, keepObjects bool) error {
 	switch in.Schema {
 	case declcfg.SchemaPackage:
 		var p declcfg.Package
@@ -218,6 +236,9 @@ func addMeta(cfg *declcfg.DeclarativeConfig, in *declcfg.Meta) error {
 		}
 		if err := readBundleObjects(&b); err != nil {
 			return fmt.Errorf("read bundle objects: %v", err)
+		}
+		if !keepObjects {
+			b.Objects, b.CsvJSON = nil, ""
 		}
 		cfg.Bundles = append(cfg.Bundles, b)
 	case declcfg.SchemaDeprecation:

@@ -186,6 +186,50 @@ func TestLoadEqualsLoadFS(t *testing.T) {
 	}
 }
 
+// LoadForWrite loads what Load loads but the bundles' decoded objects, and
+// fails where Load fails on an object that does not decode.
+func TestLoadForWrite(t *testing.T) {
+	tests := []struct {
+		name    string
+		fsys    fstest.MapFS
+		wantErr bool
+	}{
+		{name: "a catalog of inline bundles", fsys: fstest.MapFS{}},
+		{name: "an object that is not base64", fsys: fstest.MapFS{
+			"bad.yaml": {Data: []byte("schema: olm.bundle\nname: b\npackage: p\nproperties:\n- type: olm.bundle.object\n  value:\n    data: not base64!\n")},
+		}, wantErr: true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			for path, data := range packageFiles(t, sampleCatalog(t, 2, 3), true) {
+				tt.fsys[path] = &fstest.MapFile{Data: data}
+			}
+			want, wantErr := Load(t.Context(), tt.fsys)
+			got, err := LoadForWrite(t.Context(), tt.fsys)
+			if tt.wantErr {
+				if wantErr == nil || err == nil || err.Error() != wantErr.Error() {
+					t.Fatalf("LoadForWrite error %v, want Load's %v", err, wantErr)
+				}
+				return
+			}
+			if wantErr != nil || err != nil {
+				t.Fatal(wantErr, err)
+			}
+			objects := 0
+			for i := range want.Bundles {
+				objects += len(want.Bundles[i].Objects)
+				want.Bundles[i].Objects, want.Bundles[i].CsvJSON = nil, ""
+			}
+			if objects == 0 {
+				t.Fatal("the sample catalog has no bundle objects")
+			}
+			if d := difference(want, got); d != "" {
+				t.Fatalf("LoadForWrite differs from Load without objects: %s", d)
+			}
+		})
+	}
+}
+
 func TestLoadErrorsNameTheFile(t *testing.T) {
 	fsys := fstest.MapFS{
 		"good/catalog.yaml": {Data: []byte("schema: olm.package\nname: good\n")},

@@ -16,11 +16,19 @@ import (
 // WriteFile writes data to path through a temporary file in the same
 // directory and a rename, creating the directory if needed.
 func WriteFile(path string, data []byte, perm os.FileMode) error {
+	return WriteFileVia(filepath.Dir(path), path, data, perm)
+}
+
+// WriteFileVia is WriteFile with the temporary file in tmpDir, an existing
+// directory on the same file system as path: for a directory whose readers
+// read every file in it, which would read the temporary file a killed
+// writer left there.
+func WriteFileVia(tmpDir, path string, data []byte, perm os.FileMode) error {
 	dir := filepath.Dir(path)
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return fmt.Errorf("creating %s: %w", dir, err)
 	}
-	f, err := os.CreateTemp(dir, "."+filepath.Base(path)+".tmp-*")
+	f, err := os.CreateTemp(tmpDir, "."+filepath.Base(path)+".tmp-*")
 	if err != nil {
 		return fmt.Errorf("writing %s: %w", path, err)
 	}

@@ -53,6 +53,31 @@ func TestWriteFile(t *testing.T) {
 	}
 }
 
+// WriteFileVia leaves nothing in the file's directory but the file, and
+// nothing in its temporary directory.
+func TestWriteFileVia(t *testing.T) {
+	tmp, dir := t.TempDir(), t.TempDir()
+	path := filepath.Join(dir, "f.yaml")
+	for _, data := range []string{"old", "new"} {
+		if err := WriteFileVia(tmp, path, []byte(data), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if got, err := os.ReadFile(path); err != nil || string(got) != data {
+			t.Errorf("content = %q, %v; want %q", got, err, data)
+		}
+	}
+	for _, d := range []string{tmp, dir} {
+		entries, _ := os.ReadDir(d)
+		var names []string
+		for _, e := range entries {
+			names = append(names, e.Name())
+		}
+		if want := map[string]int{tmp: 0, dir: 1}[d]; len(names) != want {
+			t.Errorf("%s holds %v, want %d entries", d, names, want)
+		}
+	}
+}
+
 func TestWriteFileIntoAFileFails(t *testing.T) {
 	dir := t.TempDir()
 	blocker := filepath.Join(dir, "blocker")
