@@ -194,8 +194,11 @@ func TestGenerateCSV(t *testing.T) {
 	if c.Image != "registry.example.com/op:v1" || csv.Annotations[AnnotationContainerImage] != c.Image {
 		t.Errorf("image %q, containerImage %q", c.Image, csv.Annotations[AnnotationContainerImage])
 	}
-	if len(c.Env) != 1 || c.Env[0].ValueFrom == nil || c.Env[0].ValueFrom.FieldRef.FieldPath != "metadata.annotations['olm.targetNamespaces']" {
+	if len(c.Env) == 0 || c.Env[0].Name != "WATCH_NAMESPACE" || c.Env[0].ValueFrom == nil || c.Env[0].ValueFrom.FieldRef.FieldPath != "metadata.annotations['olm.targetNamespaces']" {
 		t.Errorf("WATCH_NAMESPACE = %+v", c.Env)
+	}
+	if sc := c.SecurityContext; sc == nil || sc.ReadOnlyRootFilesystem == nil || !*sc.ReadOnlyRootFilesystem {
+		t.Errorf("the manager's root file system is not read-only: %+v", sc)
 	}
 	sa := d.Spec.Template.Spec.ServiceAccountName
 	if len(spec.ClusterPermissions) != 1 || spec.ClusterPermissions[0].ServiceAccountName != sa || len(spec.Permissions) != 0 {
