@@ -98,6 +98,22 @@ func TestRealNode(t *testing.T) {
 		}
 	})
 
+	t.Run("a broken entrypoint is named", func(t *testing.T) {
+		dep := helloDeployment("broken", images.Repository(c.RegistryAddr(), images.HelloServer)+":local")
+		dep.Spec.Template.Spec.Containers[0].Command = []string{"/no-such-entrypoint"}
+		if _, err := cs.AppsV1().Deployments("default").Create(ctx, dep, metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		var why string
+		err := wait.PollUntilContextTimeout(ctx, time.Second, 90*time.Second, true, func(ctx context.Context) (bool, error) {
+			why = podhealth.Problems(ctx, cs, "default", dep.Spec.Selector)
+			return strings.Contains(why, "no-such-entrypoint"), nil
+		})
+		if err != nil {
+			t.Errorf("problems = %q, want the entrypoint named", why)
+		}
+	})
+
 	t.Run("a missing image is named", func(t *testing.T) {
 		ref := images.Repository(c.RegistryAddr(), "no-such-image") + ":v1"
 		dep := helloDeployment("missing", ref)

@@ -89,7 +89,7 @@ func containerProblem(cs corev1.ContainerStatus) (Problem, bool) {
 	w := cs.State.Waiting
 	if w == nil {
 		if t := cs.State.Terminated; t != nil && t.ExitCode != 0 {
-			return Problem{Message: fmt.Sprintf("container %s exited with code %d (%s)", cs.Name, t.ExitCode, firstOf(t.Reason, t.Message)), Crashing: cs.Name}, true
+			return Problem{Message: fmt.Sprintf("container %s exited with code %d (%s)", cs.Name, t.ExitCode, exitWhy(t)), Crashing: cs.Name}, true
 		}
 		return Problem{}, false
 	}
@@ -99,7 +99,7 @@ func containerProblem(cs corev1.ContainerStatus) (Problem, bool) {
 	case "CrashLoopBackOff":
 		msg := fmt.Sprintf("container %s is in CrashLoopBackOff after %d restarts", cs.Name, cs.RestartCount)
 		if t := cs.LastTerminationState.Terminated; t != nil {
-			msg += fmt.Sprintf(", last exit code %d (%s)", t.ExitCode, firstOf(t.Reason, t.Message))
+			msg += fmt.Sprintf(", last exit code %d (%s)", t.ExitCode, exitWhy(t))
 		}
 		return Problem{Message: msg, Crashing: cs.Name}, true
 	case "CreateContainerConfigError", "CreateContainerError", "RunContainerError":
@@ -130,6 +130,22 @@ func Ready(p *corev1.Pod) bool {
 		}
 	}
 	return false
+}
+
+// exitWhy is a termination's reason and message: for a container that
+// could not start (a wrong entrypoint) the message says why.
+func exitWhy(t *corev1.ContainerStateTerminated) string {
+	msg := strings.TrimSpace(t.Message)
+	if len(msg) > 300 {
+		msg = msg[:300] + "..."
+	}
+	switch {
+	case t.Reason != "" && msg != "":
+		return t.Reason + ": " + msg
+	case t.Reason != "":
+		return t.Reason
+	}
+	return firstOf(msg, "no reason given")
 }
 
 func firstOf(s ...string) string {
