@@ -7,6 +7,7 @@ import (
 	"maps"
 	"os"
 	"path/filepath"
+	"runtime/pprof"
 	"slices"
 	"strings"
 	"testing"
@@ -91,7 +92,11 @@ func startOperator(t *testing.T, mutate func(*Options, *watches.Watch)) {
 	t.Cleanup(func() {
 		cancel()
 		if err := <-done; err != nil {
-			t.Errorf("operator: %v", err)
+			// A runnable that outlives the grace period: say which, by
+			// the stacks of what still runs.
+			var stacks strings.Builder
+			_ = pprof.Lookup("goroutine").WriteTo(&stacks, 1)
+			t.Errorf("operator: %v\ngoroutines:\n%s", err, stacks.String())
 		}
 	})
 }
