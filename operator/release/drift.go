@@ -10,6 +10,7 @@ import (
 
 	"helm.sh/helm/v3/pkg/action"
 	helmrelease "helm.sh/helm/v3/pkg/release"
+	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -20,6 +21,8 @@ import (
 	"k8s.io/client-go/dynamic"
 	"sigs.k8s.io/cli-utils/pkg/kstatus/status"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/chartpilot/chartpilot/operator/health"
 )
 
 // Drift is one object of the release that differs in the cluster.
@@ -109,11 +112,12 @@ func (c *Client) desired(cfg *action.Configuration, rel *helmrelease.Release) ([
 }
 
 // compare reads every object of the deployed revision from the cluster and
-// reports which were deleted or changed, and which are not ready.
-func (c *Client) compare(ctx context.Context, cfg *action.Configuration, rel *helmrelease.Release) (drift []Drift, notReady []string, err error) {
+// reports which were deleted or changed, which are not ready, and the
+// problems of those not healthy.
+func (c *Client) compare(ctx context.Context, cfg *action.Configuration, rel *helmrelease.Release) (drift []Drift, notReady []string, problems []health.Problem, err error) {
 	objects, err := c.desired(cfg, rel)
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
 	for _, o := range objects {
 		live, err := c.get(ctx, o.resource, o.gvk, o.namespace, o.name)
@@ -124,7 +128,7 @@ func (c *Client) compare(ctx context.Context, cfg *action.Configuration, rel *he
 			drift = append(drift, d)
 			continue
 		case err != nil:
-			return nil, nil, fmt.Errorf("reading %s: %w", o.id, err)
+			return nil, nil, nil, fmt.Errorf("reading %s: %w", o.id, err)
 		}
 		d.live = live
 		if live.GetDeletionTimestamp() != nil {
@@ -140,8 +144,44 @@ func (c *Client) compare(ctx context.Context, cfg *action.Configuration, rel *he
 		if err == nil && res.Status != status.CurrentStatus {
 			notReady = append(notReady, fmt.Sprintf("%s: %s %s", o.id, res.Status, res.Message))
 		}
+		problems = append(problems, c.health(ctx, live)...)
 	}
-	return drift, notReady, nil
+	return drift, notReady, problems, nil
+}
+
+// health returns the problems of one live object of the release and, for a
+// workload that is not healthy, of its pods, read from the pod reader (an
+// informer cache). A healthy object costs a kstatus computation and no
+// read: an idle release lists no pods.
+func (c *Client) health(ctx context.Context, live *unstructured.Unstructured) []health.Problem {
+	p, unhealthy := health.Object(live)
+	if !unhealthy {
+		return nil
+	}
+	if c.pods == nil || !health.IsWorkload(live) {
+		return []health.Problem{p}
+	}
+	sel, err := health.PodSelector(live)
+	if err != nil {
+		return []health.Problem{p}
+	}
+	var pods corev1.PodList
+	if err := c.pods.List(ctx, &pods, client.InNamespace(live.GetNamespace()), client.MatchingLabelsSelector{Selector: sel}); err != nil {
+		c.log("listing the pods of %s %s/%s: %v", live.GetKind(), live.GetNamespace(), live.GetName(), err)
+		return []health.Problem{p}
+	}
+	var out []health.Problem
+	for i := range pods.Items {
+		if pp, bad := health.Pod(&pods.Items[i]); bad {
+			out = append(out, pp)
+		}
+	}
+	// The pods say why a workload is not ready; its own problem adds
+	// something only when it is more than "not ready" (a progress deadline).
+	if len(out) == 0 || p.Reason != health.ReasonNotReady {
+		out = append(out, p)
+	}
+	return out
 }
 
 // get reads an object through the reader when there is one, falling back to

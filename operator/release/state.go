@@ -7,6 +7,8 @@ import (
 
 	helmrelease "helm.sh/helm/v3/pkg/release"
 	"helm.sh/helm/v3/pkg/storage/driver"
+
+	"github.com/chartpilot/chartpilot/operator/health"
 )
 
 // Status is the state of a release relative to its request.
@@ -52,6 +54,9 @@ type State struct {
 	// NotReady lists the release's objects that are not ready yet (kstatus);
 	// set only when the release is in sync.
 	NotReady []string
+	// Problems say which objects (and pods of workloads) are not healthy
+	// and why, in no order; set only when the release is in sync.
+	Problems []health.Problem
 }
 
 // Observe compares the release in Helm's storage and in the cluster with the
@@ -65,11 +70,11 @@ func (c *Client) Observe(ctx context.Context, req *Request) (State, error) {
 	if st.Status != InSync || req.SkipDrift {
 		return st, nil
 	}
-	drift, notReady, err := c.compare(ctx, c.actionConfig(req.Namespace), st.Deployed)
+	drift, notReady, problems, err := c.compare(ctx, c.actionConfig(req.Namespace), st.Deployed)
 	if err != nil {
 		return st, err
 	}
-	st.NotReady = notReady
+	st.NotReady, st.Problems = notReady, problems
 	if len(drift) > 0 {
 		st.Status, st.Drift = Drifted, drift
 		st.Reason = fmt.Sprintf("%d object(s) differ from revision %d: %s", len(drift), st.Deployed.Version, drift[0].String())
