@@ -343,11 +343,20 @@ func (r *Reconciler) apiReader() client.Reader {
 func (r *Reconciler) report(obj *unstructured.Unstructured, res release.Result) {
 	for _, a := range res.Actions {
 		reason := eventReasons[a.Action]
+		// A remediation says what it remediated.
+		why := ""
+		if a.Cause != nil {
+			why = " (remediating: " + a.Cause.Error() + ")"
+		}
 		if a.Err != nil {
-			r.event(obj, corev1.EventTypeWarning, reason+"Failed", fmt.Sprintf("%s failed after %s: %v", a.Action, a.Duration.Round(time.Millisecond), a.Err))
+			r.event(obj, corev1.EventTypeWarning, reason+"Failed", fmt.Sprintf("%s failed after %s%s: %v", a.Action, a.Duration.Round(time.Millisecond), why, a.Err))
 			continue
 		}
-		r.event(obj, corev1.EventTypeNormal, reason, fmt.Sprintf("%s succeeded in %s", a.Action, a.Duration.Round(time.Millisecond)))
+		msg := fmt.Sprintf("%s succeeded in %s%s", a.Action, a.Duration.Round(time.Millisecond), why)
+		if len(a.Drift) > 0 {
+			msg += ": restored " + strings.Join(a.Drift, "; ")
+		}
+		r.event(obj, corev1.EventTypeNormal, reason, msg)
 	}
 }
 
