@@ -192,10 +192,12 @@ func (m monitoring) panels() []panel {
 	legend := "{{kind}} {{namespace}}/{{name}}"
 	count := func(metric, cond string) string { return fmt.Sprintf("count(%s%s %s) or vector(0)", metric, sel, cond) }
 	return []panel{
-		{title: "Releases", kind: "stat", w: 6, h: 4, targets: [][2]string{{fmt.Sprintf("count(%s%s)", releasemetrics.Revision, sel), "releases"}}},
-		{title: "Ready", kind: "stat", w: 6, h: 4, targets: [][2]string{{count(releasemetrics.Ready, "== 1"), "ready"}}},
-		{title: "Failed", kind: "stat", w: 6, h: 4, targets: [][2]string{{count(releasemetrics.Failed, "== 1"), "failed"}}},
-		{title: "Objects not healthy", kind: "stat", w: 6, h: 4, targets: [][2]string{{fmt.Sprintf("sum(%s%s) or vector(0)", releasemetrics.UnhealthyObjects, sel), "objects"}}},
+		{title: "Releases", kind: "stat", w: 4, h: 4, targets: [][2]string{{fmt.Sprintf("count(%s%s)", releasemetrics.Revision, sel), "releases"}}},
+		{title: "Ready", kind: "stat", w: 4, h: 4, targets: [][2]string{{count(releasemetrics.Ready, "== 1"), "ready"}}},
+		{title: "Failed", kind: "stat", w: 4, h: 4, targets: [][2]string{{count(releasemetrics.Failed, "== 1"), "failed"}}},
+		{title: "Drifted", kind: "stat", w: 4, h: 4, targets: [][2]string{{count(releasemetrics.Drifted, "== 1"), "drifted"}}},
+		{title: "Objects not healthy", kind: "stat", w: 4, h: 4, targets: [][2]string{{fmt.Sprintf("sum(%s%s) or vector(0)", releasemetrics.UnhealthyObjects, sel), "objects"}}},
+		{title: "Drift repairs (1h)", kind: "stat", w: 4, h: 4, targets: [][2]string{{fmt.Sprintf("sum(increase(%s%s[1h])) or vector(0)", releasemetrics.DriftRepairs, sel), "repairs"}}},
 		{title: "Reconciles by result", kind: "timeseries", unit: "ops", w: 12, h: 8, targets: [][2]string{
 			{fmt.Sprintf("sum by (result) (rate(%s%s[$__rate_interval]))", releasemetrics.Reconciles, sel), "{{result}}"}}},
 		{title: "Reconcile duration (p90)", kind: "timeseries", unit: "s", w: 12, h: 8, targets: [][2]string{
