@@ -29,6 +29,8 @@ type fixture struct {
 	annotations map[string]string
 	// config, if set, is written as tests/scorecard/config.yaml.
 	config string
+	// objects are more manifests, by file name under manifests/.
+	objects map[string]any
 }
 
 const operatorSA = "validated-operator-controller-manager"
@@ -146,6 +148,9 @@ func (f *fixture) write(t testing.TB, dir string) string {
 		"manifests/validated-operator.clusterserviceversion.yaml": csv,
 		"manifests/charts.example.com_validateds.yaml":            f.crd,
 		"metadata/annotations.yaml":                               map[string]any{"annotations": f.annotations},
+	}
+	for name, obj := range f.objects {
+		files["manifests/"+name] = obj
 	}
 	for name, obj := range files {
 		data, err := yaml.Marshal(obj)

@@ -10,6 +10,8 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"maps"
+	"slices"
 
 	"github.com/prometheus/common/model"
 	"github.com/prometheus/prometheus/model/rulefmt"
@@ -65,3 +67,33 @@ func ValidateExpr(expr string) error {
 }
 
 func newParser() parser.Parser { return parser.NewParser(parser.Options{}) }
+
+// Metrics lists the metric names the expressions of a PrometheusRule
+// select, sorted, once each: what the rule needs a target to export.
+func Metrics(obj *unstructured.Unstructured) ([]string, error) {
+	groups, _, _ := unstructured.NestedSlice(obj.Object, "spec", "groups")
+	seen := map[string]bool{}
+	p := newParser()
+	for _, g := range groups {
+		rules, _, _ := unstructured.NestedSlice(asMap(g), "rules")
+		for _, r := range rules {
+			expr, _, _ := unstructured.NestedString(asMap(r), "expr")
+			node, err := p.ParseExpr(expr)
+			if err != nil {
+				return nil, fmt.Errorf("PrometheusRule %s: %q: %w", obj.GetName(), expr, err)
+			}
+			parser.Inspect(node, func(n parser.Node, _ []parser.Node) error {
+				if vs, ok := n.(*parser.VectorSelector); ok && vs.Name != "" {
+					seen[vs.Name] = true
+				}
+				return nil
+			})
+		}
+	}
+	return slices.Sorted(maps.Keys(seen)), nil
+}
+
+func asMap(v any) map[string]any {
+	m, _ := v.(map[string]any)
+	return m
+}

@@ -83,3 +83,27 @@ func TestValidateExpr(t *testing.T) {
 		}
 	}
 }
+
+func TestMetrics(t *testing.T) {
+	u := &unstructured.Unstructured{}
+	err := yaml.Unmarshal([]byte(`apiVersion: monitoring.coreos.com/v1
+kind: PrometheusRule
+metadata: {name: r}
+spec:
+  groups:
+  - name: g
+    rules:
+    - {alert: A, expr: 'max by (name) (b_total{kind="X"}) == 1 and on (name) a == 0'}
+    - {alert: B, expr: 'absent(up{job="j"} == 1)'}
+    - {alert: C, expr: 'increase(b_total[1h]) > 3'}`), &u.Object)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := Metrics(u)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Join(got, ",") != "a,b_total,up" {
+		t.Errorf("Metrics = %v, want a, b_total, up", got)
+	}
+}

@@ -42,6 +42,17 @@ const (
 	ReasonNoDrift             = "NoDrift"
 )
 
+// Event reasons of Helm actions; a failed action's reason ends in "Failed"
+// (InstalledFailed, RolledBackFailed...).
+const (
+	EventInstalled     = "Installed"
+	EventUpgraded      = "Upgraded"
+	EventDriftRepaired = "DriftRepaired"
+	EventUnlocked      = "Unlocked"
+	EventRolledBack    = "RolledBack"
+	EventUninstalled   = "Uninstalled"
+)
+
 // Event reasons of the health of a release's objects.
 const (
 	ReasonObjectsUnhealthy = "ObjectsUnhealthy"

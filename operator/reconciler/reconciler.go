@@ -361,12 +361,12 @@ func (r *Reconciler) report(obj *unstructured.Unstructured, res release.Result) 
 }
 
 var eventReasons = map[string]string{
-	release.ActionInstall:   "Installed",
-	release.ActionUpgrade:   "Upgraded",
-	release.ActionRepair:    "DriftRepaired",
-	release.ActionUnlock:    "Unlocked",
-	release.ActionRollback:  "RolledBack",
-	release.ActionUninstall: "Uninstalled",
+	release.ActionInstall:   EventInstalled,
+	release.ActionUpgrade:   EventUpgraded,
+	release.ActionRepair:    EventDriftRepaired,
+	release.ActionUnlock:    EventUnlocked,
+	release.ActionRollback:  EventRolledBack,
+	release.ActionUninstall: EventUninstalled,
 }
 
 func (r *Reconciler) event(obj *unstructured.Unstructured, typ, reason, msg string) {
