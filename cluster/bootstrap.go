@@ -59,6 +59,11 @@ func (c *Cluster) bootstrap(ctx context.Context, inst *toolchain.Installation) e
 	if err != nil {
 		return err
 	}
+	monitoring, err := applyMonitoringCRDs(ctx, dyn)
+	if err != nil {
+		return err
+	}
+	names = append(names, monitoring...)
 	cfg, err := c.RESTConfig()
 	if err != nil {
 		return err
@@ -67,7 +72,7 @@ func (c *Cluster) bootstrap(ctx context.Context, inst *toolchain.Installation) e
 	if err := crdready.Wait(ctx, cfg, names, crdready.Options{Timeout: c.opts.StartTimeout}); err != nil {
 		return fmt.Errorf("waiting for OLM's CRDs: %w", err)
 	}
-	fmt.Fprintf(c.opts.Out, "  %-24s %d OLM CRDs established and served, namespaces %s and %s, node %s registered in %s\n",
+	fmt.Fprintf(c.opts.Out, "  %-24s %d CRDs (OLM's, ServiceMonitor, PrometheusRule) established and served, namespaces %s and %s, node %s registered in %s\n",
 		"bootstrap", len(names), OLMNamespace, OperatorsNamespace, NodeName, time.Since(began).Round(10*time.Millisecond))
 	return nil
 }
