@@ -152,3 +152,50 @@ func TestFailureReason(t *testing.T) {
 		}
 	}
 }
+
+// The pods of Deployments, StatefulSets, DaemonSets and ReplicaSets carry
+// the managed label (so the operator's cache holds them, for their health);
+// a Job's immutable template and objects without a template are left alone.
+func TestLabelPodTemplate(t *testing.T) {
+	tests := []struct {
+		name, obj string
+		want      map[string]string // the template's labels; nil: no template
+	}{
+		{name: "deployment", obj: `{apiVersion: apps/v1, kind: Deployment, metadata: {name: d}, spec: {template: {metadata: {labels: {app: d}}}}}`,
+			want: map[string]string{"app": "d", ManagedLabel: "true"}},
+		{name: "statefulset without template labels", obj: `{apiVersion: apps/v1, kind: StatefulSet, metadata: {name: s}, spec: {template: {spec: {}}}}`,
+			want: map[string]string{ManagedLabel: "true"}},
+		{name: "daemonset", obj: `{apiVersion: apps/v1, kind: DaemonSet, metadata: {name: ds}, spec: {template: {metadata: {labels: {app: ds}}}}}`,
+			want: map[string]string{"app": "ds", ManagedLabel: "true"}},
+		{name: "job: immutable template untouched", obj: `{apiVersion: batch/v1, kind: Job, metadata: {name: j}, spec: {template: {metadata: {labels: {app: j}}}}}`,
+			want: map[string]string{"app": "j"}},
+		{name: "a Deployment of another group", obj: `{apiVersion: example.com/v1, kind: Deployment, metadata: {name: x}, spec: {template: {metadata: {labels: {app: x}}}}}`,
+			want: map[string]string{"app": "x"}},
+		{name: "a configmap has no template", obj: `{apiVersion: v1, kind: ConfigMap, metadata: {name: c}}`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			out, err := ownerRenderer{owner: owner("ns")}.Run(bytes.NewBufferString(tt.obj))
+			if err != nil {
+				t.Fatal(err)
+			}
+			u := &unstructured.Unstructured{}
+			if err := yaml.Unmarshal(bytes.TrimPrefix(out.Bytes(), []byte("---\n")), &u.Object); err != nil {
+				t.Fatal(err)
+			}
+			got, found, err := unstructured.NestedStringMap(u.Object, "spec", "template", "metadata", "labels")
+			if err != nil {
+				t.Fatal(err)
+			}
+			if tt.want == nil {
+				if found {
+					t.Fatalf("template labels %v added", got)
+				}
+				return
+			}
+			if fmt.Sprint(got) != fmt.Sprint(tt.want) {
+				t.Errorf("template labels %v, want %v", got, tt.want)
+			}
+		})
+	}
+}
