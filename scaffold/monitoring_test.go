@@ -70,7 +70,9 @@ func TestMonitoring(t *testing.T) {
 					Title   string
 					Targets []struct{ Expr string }
 				}
-				Templating struct{ List []struct{ Name, Definition string } }
+				Templating struct {
+					List []struct{ Name, Definition string }
+				}
 			}
 			if err := json.Unmarshal([]byte(cm.Data[tt.m.project+"-releases.json"]), &model); err != nil {
 				t.Fatalf("dashboard JSON: %v", err)

@@ -75,7 +75,7 @@ func TestValidate(t *testing.T) {
 func TestValidateExpr(t *testing.T) {
 	for expr, ok := range map[string]bool{
 		`histogram_quantile(0.9, sum by (le) (rate(x_bucket{kind=~"$kind"}[5m])))`: true,
-		`sum by (kind) (x`: false,
+		`sum by (kind) (x`:  false,
 		`time() - x > 3600`: true,
 	} {
 		if err := ValidateExpr(expr); (err == nil) != ok {

@@ -29,7 +29,7 @@ func TestRecord(t *testing.T) {
 		want map[string]float64
 	}{{
 		name: "an install that left the objects getting ready",
-		obs: []Observation{{Duration: 2 * time.Second, Actions: []Action{{Name: "install"}}, Revision: 1, Unhealthy: 2, At: at}},
+		obs:  []Observation{{Duration: 2 * time.Second, Actions: []Action{{Name: "install"}}, Revision: 1, Unhealthy: 2, At: at}},
 		want: map[string]float64{Reconciles: 1, HelmActions: 1, Revision: 1, Ready: 0, Drifted: 0, Failed: 0,
 			LastSuccessTimestamp: 1700000000, DriftRepairs: 0, UnhealthyObjects: 2},
 	}, {
