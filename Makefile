@@ -45,8 +45,42 @@ fuzz: ## Run every fuzz target (func FuzzX in a _test.go) for FUZZTIME, one at a
 	done
 
 .PHONY: generate
-generate: ## Refresh generated files (the embedded copy of the tools module)
+generate: ## Refresh generated files (the embedded copy of the tools module, the example operator's project files)
 	$(GO) generate ./...
+
+##@ The example operator (example/hello)
+# This repository is the example operator's project, as `chartpilot init` writes
+# it from example/hello: PROJECT, watches.yaml, helm-charts/, config/, Dockerfile
+# (the operator image, for those with a container engine). `make generate`
+# rewrites them; a test in ./example keeps them equal to what init makes. The
+# targets build without a container engine, as a scaffolded project's do;
+# bundle.Dockerfile and catalog.Dockerfile build the same images with one.
+VERSION ?= 0.1.0
+IMAGE_TAG_BASE ?= example.com/hello-operator
+IMG ?= $(IMAGE_TAG_BASE):v$(VERSION)
+BUNDLE_IMG ?= $(IMAGE_TAG_BASE)-bundle:v$(VERSION)
+CATALOG_IMG ?= $(IMAGE_TAG_BASE)-catalog:v$(VERSION)
+# The bundle and the catalog go under build/: bundle/ and catalog/ are Go packages here.
+BUNDLE_DIR ?= build/bundle
+CATALOG_DIR ?= build/catalog
+# e.g. BUNDLE_METADATA_OPTS="--channels=stable --default-channel=stable"
+BUNDLE_METADATA_OPTS ?=
+
+.PHONY: bundle
+bundle: build ## The example operator's bundle (CSV, CRDs, RBAC, metadata) in BUNDLE_DIR and bundle.Dockerfile, validated
+	$(CHARTPILOT) bundle generate --version $(VERSION) --image controller=$(IMG) --output-dir $(BUNDLE_DIR) $(BUNDLE_METADATA_OPTS)
+	$(CHARTPILOT) bundle validate $(BUNDLE_DIR)
+
+.PHONY: bundle-build
+bundle-build: build ## The bundle image BUNDLE_IMG (daemonless; push with bin/chartpilot image push)
+	$(CHARTPILOT) bundle build --tag $(BUNDLE_IMG) $(BUNDLE_DIR)
+
+# The bundle is published under BUNDLE_IMG from BUNDLE_DIR: nothing is pulled,
+# so no registry is needed until the images are pushed.
+.PHONY: catalog-build
+catalog-build: build ## The catalog image CATALOG_IMG (daemonless) from CATALOG_DIR, with the bundle published by semver
+	$(CHARTPILOT) catalog add --dir $(CATALOG_DIR) --init-package --replace --image $(BUNDLE_IMG) $(BUNDLE_DIR)
+	$(CHARTPILOT) catalog build --dir $(CATALOG_DIR) --image $(CATALOG_IMG)
 
 .PHONY: help
 help:

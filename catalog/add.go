@@ -64,6 +64,9 @@ type AddOptions struct {
 	// InitPackage initializes the bundle's package from the bundle (see
 	// InitOptions.FromBundle) when the catalog does not have it yet.
 	InitPackage bool
+
+	// writeFile writes the catalog's files; nil is atomicfile.WriteFile.
+	writeFile writeFunc
 }
 
 // Placement is where a bundle landed in one channel.
@@ -124,7 +127,7 @@ func AddContext(ctx context.Context, opts AddOptions) (*AddResult, error) {
 	if opts.InitPackage {
 		if _, _, err := findPackageFile(opts.Dir, b.Package); errors.Is(err, ErrPackageNotFound) {
 			// Another first add may initialize it between the look and Init.
-			if err := Init(InitOptions{Dir: opts.Dir, FromBundle: opts.BundleDir}); err != nil && !errors.Is(err, ErrPackageExists) {
+			if err := Init(InitOptions{Dir: opts.Dir, FromBundle: opts.BundleDir, writeFile: opts.writeFile}); err != nil && !errors.Is(err, ErrPackageExists) {
 				return nil, err
 			}
 		}
@@ -138,6 +141,7 @@ func AddContext(ctx context.Context, opts AddOptions) (*AddResult, error) {
 	if err != nil {
 		return nil, err
 	}
+	pf.write = opts.writeFile
 	res, err := addBundle(pf, b, opts)
 	if err != nil {
 		return nil, err

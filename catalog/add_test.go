@@ -4,6 +4,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"strings"
 	"testing"
@@ -333,29 +334,34 @@ func TestFailedAddLeavesCatalogUntouched(t *testing.T) {
 			name: "the write fails",
 			setup: func(t *testing.T, dir string) AddOptions {
 				// A real failing write: a file cannot hold a directory.
-				writeFile = func(p string, data []byte, perm os.FileMode) error {
+				writeFile := func(p string, data []byte, perm os.FileMode) error {
 					return atomicfile.WriteFile(filepath.Join(p, "below-a-file"), data, perm)
 				}
-				t.Cleanup(func() { writeFile = atomicfile.WriteFile })
-				return AddOptions{Dir: dir, BundleDir: writeBundle(t, bundleSpec{pkg: "w", version: "3.0.0", channels: "stable"})}
+				return AddOptions{Dir: dir, BundleDir: writeBundle(t, bundleSpec{pkg: "w", version: "3.0.0", channels: "stable"}), writeFile: writeFile}
 			},
 			wantErr: "not a directory",
 		},
 		{
 			name: "unwritable package file",
-			setup: func(t *testing.T, dir string) AddOptions {
-				if os.Geteuid() == 0 {
-					// root ignores permissions; fail the rename instead by
-					// making the temporary file's directory a file's path.
-					t.Skip("permissions are not enforced for root")
+			setup: func(t *testing.T, _ string) AddOptions {
+				// Permissions do not stop root; a path does: the package
+				// file's path fits in PATH_MAX, its temporary file's does not.
+				if runtime.GOOS != "linux" {
+					t.Skip("PATH_MAX is 4096 on Linux")
 				}
-				if err := os.Chmod(filepath.Join(dir, "w"), 0o555); err != nil {
+				// Written under a shorter name, whose temporary files fit.
+				dir := pathOfLength(t, linuxPathMax-1-len("/w/catalog.yaml"))
+				short := filepath.Join(filepath.Dir(dir), "c")
+				if err := Init(InitOptions{Dir: short, Package: "w"}); err != nil {
 					t.Fatal(err)
 				}
-				t.Cleanup(func() { os.Chmod(filepath.Join(dir, "w"), 0o755) })
+				addVersions(t, short, "w", "stable", "1.0.0")
+				if err := os.Rename(short, dir); err != nil {
+					t.Fatal(err)
+				}
 				return AddOptions{Dir: dir, BundleDir: writeBundle(t, bundleSpec{pkg: "w", version: "3.0.0", channels: "stable"})}
 			},
-			wantErr: "permission denied",
+			wantErr: "writing %DIR%/w/catalog.yaml: open %DIR%/w/.catalog.yaml.tmp-",
 		},
 	}
 	for _, tt := range tests {
@@ -363,6 +369,7 @@ func TestFailedAddLeavesCatalogUntouched(t *testing.T) {
 			dir := initPackage(t, "w")
 			addVersions(t, dir, "w", "stable", "1.0.0", "1.1.0", "2.0.0")
 			opts := tt.setup(t, dir)
+			dir = opts.Dir
 			before := snapshot(t, dir)
 			_, err := Add(opts)
 			tt.wantErr = strings.NewReplacer("%DIR%", dir, "%PARENT%", filepath.Dir(dir)).Replace(tt.wantErr)
@@ -707,9 +714,8 @@ func TestWritersRefuseAMissingCatalogDir(t *testing.T) {
 func TestFailedInitLeavesNoCatalogDir(t *testing.T) {
 	parent := t.TempDir()
 	dir := filepath.Join(parent, "catalog")
-	writeFile = func(p string, data []byte, perm os.FileMode) error { return errors.New("disk full") }
-	t.Cleanup(func() { writeFile = atomicfile.WriteFile })
-	if err := Init(InitOptions{Dir: dir, Package: "w"}); err == nil || !strings.Contains(err.Error(), "disk full") {
+	writeFile := func(p string, data []byte, perm os.FileMode) error { return errors.New("disk full") }
+	if err := Init(InitOptions{Dir: dir, Package: "w", writeFile: writeFile}); err == nil || !strings.Contains(err.Error(), "disk full") {
 		t.Fatalf("Init() = %v, want the write's error", err)
 	}
 	if entries, _ := os.ReadDir(parent); len(entries) != 0 {

@@ -90,6 +90,9 @@ type InitOptions struct {
 	FromBundle string
 	// Format of the package file: yaml (default) or json.
 	Format Format
+
+	// writeFile writes the package file; nil is atomicfile.WriteFile.
+	writeFile writeFunc
 }
 
 // Init adds a package (an olm.package with no bundles yet) to the catalog
@@ -141,7 +144,7 @@ func Init(opts InitOptions) error {
 		return err
 	}
 	defer unlock()
-	if err := writeNewPackage(opts.Dir, opts.Package, opts.Format, data); err != nil {
+	if err := writeNewPackage(opts.Dir, opts.Package, opts.Format, data, opts.writeFile.orDefault()); err != nil {
 		if createdRoot && os.Remove(opts.Dir) == nil {
 			removeLock(opts.Dir)
 		}
@@ -165,7 +168,7 @@ func mkdirIfMissing(dir string) (created bool, err error) {
 // writeNewPackage writes the package directory <dir>/<pkg> holding data as
 // its package file: built aside, then renamed into place, so it appears
 // complete or not at all. The caller holds the catalog's lock.
-func writeNewPackage(dir, pkg string, format Format, data []byte) error {
+func writeNewPackage(dir, pkg string, format Format, data []byte, writeFile writeFunc) error {
 	if _, _, err := findPackageFile(dir, pkg); err == nil {
 		return fmt.Errorf("%w: %q in %s", ErrPackageExists, pkg, dir)
 	} else if !errors.Is(err, ErrPackageNotFound) {
@@ -221,6 +224,8 @@ type packageFile struct {
 	// original is the file's content, kept to prove nothing changed.
 	original []byte
 	cfg      declcfg.DeclarativeConfig
+	// write writes the file back; nil is atomicfile.WriteFile.
+	write writeFunc
 }
 
 func loadPackage(dir, pkg string) (*packageFile, error) {
@@ -264,11 +269,19 @@ func (p *packageFile) save() error {
 	if bytes.Equal(data, p.original) {
 		return nil
 	}
-	return writeFile(p.path, data, 0o644)
+	return p.write.orDefault()(p.path, data, 0o644)
 }
 
-// writeFile is atomicfile.WriteFile; tests make it fail.
-var writeFile = atomicfile.WriteFile
+// writeFunc writes a catalog file atomically: atomicfile.WriteFile, unless
+// a test injects a failing one through the options' writeFile.
+type writeFunc func(path string, data []byte, perm os.FileMode) error
+
+func (w writeFunc) orDefault() writeFunc {
+	if w == nil {
+		return atomicfile.WriteFile
+	}
+	return w
+}
 
 func (p *packageFile) pkg() *declcfg.Package { return &p.cfg.Packages[0] }
 

@@ -195,3 +195,27 @@ func mustContain(t testing.TB, s string, want ...string) {
 		}
 	}
 }
+
+// linuxPathMax is Linux's PATH_MAX: a path, with its terminating NUL, of
+// more bytes is refused (ENAMETOOLONG), to root too.
+const linuxPathMax = 4096
+
+// pathOfLength is a new directory path (not created) of exactly n bytes
+// under a test directory, its parents created. Its base name is 100 to 200
+// bytes: a sibling with a short name has room for longer names below it,
+// and the catalog's lock file beside it fits NAME_MAX.
+func pathOfLength(t testing.TB, n int) string {
+	t.Helper()
+	p := t.TempDir()
+	for rest := n - len(p) - 1; rest > 200; rest = n - len(p) - 1 {
+		p = filepath.Join(p, strings.Repeat("d", min(199, rest-101)))
+	}
+	p = filepath.Join(p, strings.Repeat("c", n-len(p)-1))
+	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if len(p) != n {
+		t.Fatalf("made a path of %d bytes, want %d", len(p), n)
+	}
+	return p
+}

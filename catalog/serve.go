@@ -9,6 +9,7 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"runtime"
 	"runtime/debug"
 	"time"
 
@@ -46,6 +47,12 @@ type ServeOptions struct {
 	// Serve's context is done; then they are cut off. Default
 	// DefaultShutdownGrace.
 	ShutdownGrace time.Duration
+	// Procs, when above 0, is the process's GOMAXPROCS once Serve has
+	// loaded the catalog, for a process whose work is serving it (chartpilot
+	// catalog serve). Loading and indexing use every CPU; answers are
+	// lookups of encoded messages, which one thread answers with the fewest
+	// cross-thread wake-ups, most of a call's latency. NewServer ignores it.
+	Procs int
 }
 
 // Server serves OLM's registry gRPC API (api.Registry, the experimental
@@ -178,6 +185,9 @@ func Serve(ctx context.Context, opts ServeOptions, ready func(addr string)) erro
 		return err
 	}
 	defer s.Close()
+	if opts.Procs > 0 {
+		runtime.GOMAXPROCS(opts.Procs)
+	}
 	if ready != nil {
 		ready(s.Addr())
 	}

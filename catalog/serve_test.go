@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"runtime"
 	"slices"
 	"strings"
 	"testing"
@@ -356,5 +357,28 @@ func TestServeStopsDespiteAStalledClient(t *testing.T) {
 		}
 	case <-time.After(30 * time.Second):
 		t.Fatal("serve did not stop 30s after its context was done")
+	}
+}
+
+// Serve sets GOMAXPROCS to Procs once the catalog is loaded, before it says
+// it is ready; Procs 0 leaves it.
+func TestServeProcs(t *testing.T) {
+	dir := serveTestCatalog(t)
+	before := runtime.GOMAXPROCS(0)
+	t.Cleanup(func() { runtime.GOMAXPROCS(before) })
+	for _, tt := range []struct{ procs, want int }{{procs: 1, want: 1}, {procs: 0, want: before + 1}, {procs: 3, want: 3}} {
+		runtime.GOMAXPROCS(before + 1)
+		ctx, cancel := context.WithCancel(t.Context())
+		got := 0
+		err := Serve(ctx, ServeOptions{Dir: dir, Address: "127.0.0.1:0", Procs: tt.procs}, func(string) {
+			got = runtime.GOMAXPROCS(0)
+			cancel()
+		})
+		if err != nil {
+			t.Fatalf("Procs %d: %v", tt.procs, err)
+		}
+		if got != tt.want {
+			t.Errorf("Procs %d: GOMAXPROCS %d when ready, want %d", tt.procs, got, tt.want)
+		}
 	}
 }

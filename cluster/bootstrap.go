@@ -12,6 +12,7 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -42,11 +43,16 @@ func (c *Cluster) bootstrap(ctx context.Context, inst *toolchain.Installation) e
 	if err != nil {
 		return err
 	}
-	if err := registerNode(ctx, cs); err != nil {
+	if c.state.Node == NodeReal {
+		// The kubelet registers the node itself.
+		if err := allowKubeletAccess(ctx, cs); err != nil {
+			return err
+		}
+	} else if err := registerNode(ctx, cs); err != nil {
 		return err
 	}
 	if c.state.WithoutOLM {
-		fmt.Fprintf(c.opts.Out, "  %-24s node %s registered in %s\n", "bootstrap", NodeName, time.Since(began).Round(10*time.Millisecond))
+		fmt.Fprintf(c.opts.Out, "  %-24s ready in %s\n", "bootstrap", time.Since(began).Round(10*time.Millisecond))
 		return nil
 	}
 	for _, ns := range []string{OLMNamespace, OperatorsNamespace} {
@@ -72,8 +78,8 @@ func (c *Cluster) bootstrap(ctx context.Context, inst *toolchain.Installation) e
 	if err := crdready.Wait(ctx, cfg, names, crdready.Options{Timeout: c.opts.StartTimeout}); err != nil {
 		return fmt.Errorf("waiting for OLM's CRDs: %w", err)
 	}
-	fmt.Fprintf(c.opts.Out, "  %-24s %d CRDs (OLM's, ServiceMonitor, PrometheusRule) established and served, namespaces %s and %s, node %s registered in %s\n",
-		"bootstrap", len(names), OLMNamespace, OperatorsNamespace, NodeName, time.Since(began).Round(10*time.Millisecond))
+	fmt.Fprintf(c.opts.Out, "  %-24s %d CRDs (OLM's, ServiceMonitor, PrometheusRule) established and served, namespaces %s and %s in %s\n",
+		"bootstrap", len(names), OLMNamespace, OperatorsNamespace, time.Since(began).Round(10*time.Millisecond))
 	return nil
 }
 
@@ -151,6 +157,21 @@ func registerNode(ctx context.Context, cs kubernetes.Interface) error {
 	return nil
 }
 
+// allowKubeletAccess lets the API server's client of kubelets read logs and
+// exec into containers, as kubeadm binds it.
+func allowKubeletAccess(ctx context.Context, cs kubernetes.Interface) error {
+	binding := &rbacv1.ClusterRoleBinding{
+		ObjectMeta: metav1.ObjectMeta{Name: "chartpilot:" + apiKubeletClient},
+		RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: "system:kubelet-api-admin"},
+		Subjects:   []rbacv1.Subject{{APIGroup: rbacv1.GroupName, Kind: rbacv1.UserKind, Name: apiKubeletClient}},
+	}
+	_, err := cs.RbacV1().ClusterRoleBindings().Create(ctx, binding, metav1.CreateOptions{})
+	if err != nil && !apierrors.IsAlreadyExists(err) {
+		return fmt.Errorf("letting the API server reach the kubelet: %w", err)
+	}
+	return nil
+}
+
 func (c *Cluster) waitNodeReady(ctx context.Context) error {
 	cs, _, err := c.clients()
 	if err != nil {
@@ -164,7 +185,11 @@ func (c *Cluster) waitNodeReady(ctx context.Context) error {
 		return nodeReady(n), nil
 	})
 	if err != nil {
-		return fmt.Errorf("node %s did not become Ready (kwok log: %s): %w", NodeName, c.LogFile(Kwok), err)
+		agent := Kwok
+		if c.state.Node == NodeReal {
+			agent = Kubelet
+		}
+		return fmt.Errorf("node %s did not become Ready (%s log: %s): %w", NodeName, agent, c.LogFile(agent), err)
 	}
 	return nil
 }

@@ -29,6 +29,8 @@ import (
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 
+	"github.com/chartpilot/chartpilot/cluster/images"
+	"github.com/chartpilot/chartpilot/cluster/node"
 	"github.com/chartpilot/chartpilot/cluster/pki"
 	"github.com/chartpilot/chartpilot/internal/atomicfile"
 	"github.com/chartpilot/chartpilot/internal/flock"
@@ -58,7 +60,23 @@ type Options struct {
 	// WithoutOLM starts Kubernetes alone: no OLM CRDs, no olm and catalog
 	// operators. The choice is remembered for Status.
 	WithoutOLM bool
+	// Node is the kind of node: NodeKwok (the default, pods are simulated)
+	// or NodeReal (containerd, the kubelet and kube-proxy run real pods;
+	// OLM runs in-cluster). A cluster keeps the kind it was created with.
+	Node NodeKind
 }
+
+// NodeKind is how the cluster's node runs pods.
+type NodeKind string
+
+const (
+	// NodeKwok marks pods Running and Ready without running them.
+	NodeKwok NodeKind = "kwok"
+	// NodeReal runs pods' containers on this host.
+	NodeReal NodeKind = "real"
+	// NodeAuto is a real node where this host can run one, else kwok.
+	NodeAuto NodeKind = "auto"
+)
 
 // Ports are the cluster's listening ports on 127.0.0.1.
 type Ports struct {
@@ -68,6 +86,10 @@ type Ports struct {
 	ControllerManager int `json:"controllerManager"`
 	Scheduler         int `json:"scheduler"`
 	Kwok              int `json:"kwok"`
+	// Registry is the local image registry (real node only).
+	Registry int `json:"registry,omitempty"`
+	// Node are the real node agents' loopback ports.
+	Node node.Ports `json:"node"`
 }
 
 // OLM's operators serve health and metrics on fixed ports of every interface
@@ -81,12 +103,18 @@ const (
 type Cluster struct {
 	opts  Options
 	state state
+	// images are the real node's images by digest, once published.
+	images images.Refs
 }
 
 // state is what a cluster remembers between commands, in cluster.json.
 type state struct {
-	Ports      Ports `json:"ports"`
-	WithoutOLM bool  `json:"withoutOLM,omitempty"`
+	Ports      Ports    `json:"ports"`
+	WithoutOLM bool     `json:"withoutOLM,omitempty"`
+	Node       NodeKind `json:"node,omitempty"`
+	// BinDir is where the real node's binaries were, for Down: the cache
+	// may have moved on to other versions since.
+	BinDir string `json:"binDir,omitempty"`
 }
 
 // DefaultStateDir is where a cluster lives when Options.StateDir is empty.
@@ -193,6 +221,10 @@ func (c *Cluster) resolvePorts() error {
 		{c.opts.Ports.ControllerManager, &c.state.Ports.ControllerManager},
 		{c.opts.Ports.Scheduler, &c.state.Ports.Scheduler},
 		{c.opts.Ports.Kwok, &c.state.Ports.Kwok},
+		{c.opts.Ports.Registry, &c.state.Ports.Registry},
+		{c.opts.Ports.Node.KubeletHealthz, &c.state.Ports.Node.KubeletHealthz},
+		{c.opts.Ports.Node.ProxyHealthz, &c.state.Ports.Node.ProxyHealthz},
+		{c.opts.Ports.Node.ProxyMetrics, &c.state.Ports.Node.ProxyMetrics},
 	}
 	for _, w := range want {
 		switch {
@@ -207,6 +239,7 @@ func (c *Cluster) resolvePorts() error {
 		}
 	}
 	c.state.WithoutOLM = c.opts.WithoutOLM
+	c.state.Node = c.opts.Node
 	data, err := json.MarshalIndent(c.state, "", "  ")
 	if err != nil {
 		return err
@@ -283,4 +316,51 @@ func (c *Cluster) lock() (unlock func(), err error) {
 		return nil, fmt.Errorf("another chartpilot command is starting or stopping the cluster in %s", c.opts.StateDir)
 	}
 	return unlock, err
+}
+
+// ErrNodeKind is returned by Up for a kind of node other than the one the
+// cluster was created with.
+var ErrNodeKind = errors.New("the cluster runs another kind of node")
+
+// checkNodeKind settles the kind of node: the one the cluster was created
+// with, which never changes (its etcd knows the other node); for a new
+// cluster the one asked for, where NodeAuto is a real node when the host
+// can run one, else kwok, saying why in one line.
+func (c *Cluster) checkNodeKind() error {
+	created := c.state.Node
+	if created == "" && c.state.Ports.APIServer != 0 {
+		created = NodeKwok // created before nodes had kinds
+	}
+	asked := c.opts.Node
+	switch {
+	case created != "" && (asked == "" || asked == NodeAuto):
+		c.opts.Node = created
+	case created != "" && created != asked:
+		return fmt.Errorf("%w: the cluster in %s has a %s node, not %s (`chartpilot cluster down --wipe` first)", ErrNodeKind, c.opts.StateDir, created, asked)
+	case asked == "":
+		c.opts.Node = NodeKwok
+	case asked == NodeAuto:
+		c.opts.Node = NodeReal
+		if err := RealNodePossible(); err != nil {
+			c.opts.Node = NodeKwok
+			fmt.Fprintf(c.opts.Out, "using a kwok node (pods are simulated): %v\n", err)
+		}
+	case asked == NodeReal:
+		if err := RealNodePossible(); err != nil {
+			return err
+		}
+	case asked != NodeKwok:
+		return fmt.Errorf("unknown kind of node %q: want %s, %s or %s", asked, NodeAuto, NodeReal, NodeKwok)
+	}
+	c.state.Node = c.opts.Node
+	return nil
+}
+
+// RealNodePossible says why this host cannot run a real node, if it cannot.
+func RealNodePossible() error {
+	h := node.Host{}
+	if err := h.Preflight(); err != nil {
+		return err
+	}
+	return h.SeccompHeaders()
 }

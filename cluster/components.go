@@ -6,6 +6,9 @@ import (
 	"net"
 	"strconv"
 	"strings"
+
+	"github.com/chartpilot/chartpilot/cluster/node"
+	"github.com/chartpilot/chartpilot/cluster/toolchain"
 )
 
 // component is one process of the cluster.
@@ -17,6 +20,9 @@ type component struct {
 	env   []string
 	// health answers nil when the component serves.
 	health func(ctx context.Context) error
+	// before runs before the component starts (or is found running), after
+	// once it is healthy: the steps that need what started before it.
+	before, after func(ctx context.Context) error
 }
 
 // Component names, in start order.
@@ -28,11 +34,16 @@ const (
 	Kwok              = "kwok"
 	OLM               = "olm"
 	Catalog           = "catalog"
+	// The real node's components (OLM then runs in pods).
+	Registry   = "registry"
+	Containerd = "containerd"
+	Kubelet    = "kubelet"
+	KubeProxy  = "kube-proxy"
 )
 
 // ComponentNames lists every component a cluster may run, in start order.
 func ComponentNames() []string {
-	return []string{Etcd, APIServer, ControllerManager, Scheduler, Kwok, OLM, Catalog}
+	return []string{Registry, Etcd, APIServer, ControllerManager, Scheduler, Kwok, OLM, Catalog, Containerd, Kubelet, KubeProxy}
 }
 
 const (
@@ -48,17 +59,40 @@ const (
 
 func loopback(port int) string { return net.JoinHostPort("127.0.0.1", strconv.Itoa(port)) }
 
-// components describes the processes of this cluster, in start order;
-// stages is kwok's stage file.
-func (c *Cluster) components(stages string) []component {
-	all := c.allComponents(stages)
-	if c.state.WithoutOLM {
-		return all[:len(all)-2]
+// components describes the processes of this cluster, in start order. inst
+// is nil when only their names and health matter (Status).
+func (c *Cluster) components(inst *toolchain.Installation) []component {
+	plane := c.controlPlane(inst)
+	if c.state.Node == NodeReal {
+		rn := c.realNode(inst)
+		return append(append(rn[:1:1], plane...), rn[1:]...)
 	}
-	return all
+	stages := ""
+	if inst != nil {
+		stages = inst.KwokStages
+	}
+	kwok := c.kwokNode(stages)
+	if c.state.WithoutOLM {
+		kwok = kwok[:1]
+	}
+	return append(plane, kwok...)
 }
 
-func (c *Cluster) allComponents(stages string) []component {
+// apiHost is the address the API server listens on: loopback, or on a real
+// node the node's address, which pods reach through the kubernetes Service.
+func (c *Cluster) apiHost() string {
+	if c.state.Node == NodeReal {
+		return node.NodeIP
+	}
+	return "127.0.0.1"
+}
+
+// apiAddr is the API server's host:port.
+func (c *Cluster) apiAddr() string {
+	return net.JoinHostPort(c.apiHost(), strconv.Itoa(c.state.Ports.APIServer))
+}
+
+func (c *Cluster) controlPlane(inst *toolchain.Installation) []component {
 	p := c.state.Ports
 	set := c.pki()
 	cert := func(name string) (string, string) { return set.Cert(name) }
@@ -66,7 +100,6 @@ func (c *Cluster) allComponents(stages string) []component {
 	proxyCert, proxyKey := cert(frontProxyClient)
 	kcmCert, kcmKey := cert(ControllerManager + "-serving")
 	schedCert, schedKey := cert(Scheduler + "-serving")
-	olmCert, olmKey := cert(OLM + "-serving")
 	etcdURL := "http://" + loopback(p.Etcd)
 	peerURL := "http://" + loopback(p.EtcdPeer)
 
@@ -92,11 +125,11 @@ func (c *Cluster) allComponents(stages string) []component {
 		},
 		{
 			name:  APIServer,
-			addrs: []string{loopback(p.APIServer)},
-			args: []string{
+			addrs: []string{c.apiAddr()},
+			args: append([]string{
 				"--etcd-servers=" + etcdURL,
-				"--bind-address=127.0.0.1",
-				"--advertise-address=127.0.0.1",
+				"--bind-address=" + c.apiHost(),
+				"--advertise-address=" + c.apiHost(),
 				"--secure-port=" + strconv.Itoa(p.APIServer),
 				"--tls-cert-file=" + apiCert,
 				"--tls-private-key-file=" + apiKey,
@@ -107,9 +140,6 @@ func (c *Cluster) allComponents(stages string) []component {
 				"--service-cluster-ip-range=" + serviceCIDR,
 				"--authorization-mode=Node,RBAC",
 				"--allow-privileged=true",
-				// Endpoints may not hold loopback addresses; nothing here reaches
-				// the API server through the kubernetes Service anyway.
-				"--endpoint-reconciler-type=none",
 				"--profiling=false",
 				// The aggregation layer, so that extension API servers (OLM's
 				// packageserver, metrics-server) can be registered.
@@ -120,10 +150,11 @@ func (c *Cluster) allComponents(stages string) []component {
 				"--requestheader-extra-headers-prefix=X-Remote-Extra-",
 				"--proxy-client-cert-file=" + proxyCert,
 				"--proxy-client-key-file=" + proxyKey,
-			},
+			}, c.apiServerNodeArgs()...),
 			health: func(ctx context.Context) error {
-				return c.probe(ctx, clusterTLS, "https://"+loopback(p.APIServer)+"/readyz", "ok")
+				return c.probe(ctx, clusterTLS, "https://"+c.apiAddr()+"/readyz", "ok")
 			},
+			after: func(ctx context.Context) error { return c.bootstrap(ctx, inst) },
 		},
 		{
 			name:  ControllerManager,
@@ -168,6 +199,15 @@ func (c *Cluster) allComponents(stages string) []component {
 				return c.probe(ctx, clusterTLS, "https://"+loopback(p.Scheduler)+"/healthz", "ok")
 			},
 		},
+	}
+}
+
+// kwokNode are the components of a kwok node: kwok, and OLM's operators on
+// the host (pods never run).
+func (c *Cluster) kwokNode(stages string) []component {
+	p := c.state.Ports
+	olmCert, olmKey := c.pki().Cert(OLM + "-serving")
+	return []component{
 		{
 			name:  Kwok,
 			addrs: []string{loopback(p.Kwok)},

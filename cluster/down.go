@@ -21,7 +21,7 @@ type DownOptions struct {
 // stateEntries are what a cluster writes in its state directory; Wipe removes
 // these and nothing else, so a state directory pointed at the wrong place
 // never takes other files with it.
-var stateEntries = []string{"etcd", "pki", "logs", "run", "kubeconfigs", "kubeconfig", "cluster.json", "lock"}
+var stateEntries = []string{"etcd", "pki", "logs", "run", "kubeconfigs", "kubeconfig", "node", "registry", "cluster.json", "lock"}
 
 // Down stops every component, in reverse start order, with its process group.
 // It returns ErrNotRunning when nothing was running (and nothing was wiped).
@@ -48,6 +48,11 @@ func (c *Cluster) Down(ctx context.Context, opts DownOptions) error {
 		default:
 			stopped++
 			fmt.Fprintf(c.opts.Out, "  %-24s stopped\n", name)
+		}
+	}
+	if c.state.Node == NodeReal {
+		if err := c.cleanupNode(ctx); err != nil {
+			errs = append(errs, err)
 		}
 	}
 	unlock()

@@ -8,6 +8,7 @@ import (
 	"k8s.io/client-go/tools/clientcmd"
 	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
 
+	"github.com/chartpilot/chartpilot/cluster/node"
 	"github.com/chartpilot/chartpilot/cluster/pki"
 	"github.com/chartpilot/chartpilot/internal/atomicfile"
 )
@@ -33,14 +34,18 @@ func pkiRequest() pki.Request {
 			{Name: OLM, User: "chartpilot:olm", Groups: masters},
 			{Name: Catalog, User: "chartpilot:catalog", Groups: masters},
 			{Name: frontProxyClient},
+			{Name: kubeletClient, User: "system:node:" + NodeName, Groups: []string{"system:nodes"}},
+			{Name: proxyClient, User: "system:kube-proxy"},
+			{Name: apiKubeletClient, User: apiKubeletClient},
 		},
 		Servers: []pki.Serving{
 			{
 				Name: APIServer,
 				DNSNames: []string{"localhost", "kubernetes", "kubernetes.default", "kubernetes.default.svc",
 					"kubernetes.default.svc.cluster.local"},
-				IPs: []net.IP{net.IPv4(127, 0, 0, 1), net.IPv4(10, 96, 0, 1)},
+				IPs: []net.IP{net.IPv4(127, 0, 0, 1), net.IPv4(10, 96, 0, 1), net.ParseIP(node.NodeIP)},
 			},
+			{Name: kubeletServing, DNSNames: []string{NodeName}, IPs: []net.IP{net.ParseIP(node.NodeIP)}},
 			{Name: ControllerManager + "-serving", DNSNames: []string{"localhost"}, IPs: []net.IP{net.IPv4(127, 0, 0, 1)}},
 			{Name: Scheduler + "-serving", DNSNames: []string{"localhost"}, IPs: []net.IP{net.IPv4(127, 0, 0, 1)}},
 			{Name: OLM + "-serving", DNSNames: []string{"localhost"}, IPs: []net.IP{net.IPv4(127, 0, 0, 1)}},
@@ -52,7 +57,7 @@ func pkiRequest() pki.Request {
 // users) and one per component (referring to the files in the state dir).
 func (c *Cluster) writeKubeconfigs() error {
 	set := c.pki()
-	server := "https://" + loopback(c.state.Ports.APIServer)
+	server := "https://" + c.apiAddr()
 
 	ca, err := os.ReadFile(set.CACert)
 	if err != nil {
@@ -74,7 +79,7 @@ func (c *Cluster) writeKubeconfigs() error {
 		return err
 	}
 
-	for _, name := range []string{ControllerManager, Scheduler, Kwok, OLM, Catalog} {
+	for _, name := range []string{ControllerManager, Scheduler, Kwok, OLM, Catalog, Kubelet, KubeProxy} {
 		certFile, keyFile := set.Cert(name)
 		cfg := kubeconfig(server,
 			&clientcmdapi.Cluster{Server: server, CertificateAuthority: set.CACert},

@@ -25,7 +25,7 @@ type ComponentStatus struct {
 // Status checks every component: its process and its health endpoint.
 func (c *Cluster) Status(ctx context.Context) []ComponentStatus {
 	var out []ComponentStatus
-	for _, comp := range c.components("") {
+	for _, comp := range c.components(nil) {
 		st := ComponentStatus{Name: comp.name, Log: c.LogFile(comp.name)}
 		pid, ok := process.Find(c.pidFile(comp.name))
 		st.PID, st.Running = pid, ok

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/chartpilot/chartpilot/cluster/node"
 	"github.com/chartpilot/chartpilot/cluster/pki"
 	"github.com/chartpilot/chartpilot/cluster/process"
 	"github.com/chartpilot/chartpilot/cluster/toolchain"
@@ -26,12 +27,28 @@ func (c *Cluster) Up(ctx context.Context) error {
 	}
 	defer unlock()
 
-	inst, err := toolchain.Ensure(ctx, toolchain.Options{CacheDir: c.opts.CacheDir, Out: c.opts.Out})
+	if err := c.checkNodeKind(); err != nil {
+		return err
+	}
+	onNode := c.opts.Node == NodeReal
+	if onNode {
+		if err := node.Claim(c.path("node")); err != nil {
+			return err
+		}
+	}
+	inst, err := toolchain.Ensure(ctx, toolchain.Options{CacheDir: c.opts.CacheDir, Out: c.opts.Out, Node: onNode})
 	if err != nil {
 		return err
 	}
+	c.state.BinDir = inst.BinDir
 	if err := c.resolvePorts(); err != nil { // records the options in the state too
 		return err
+	}
+	if onNode {
+		// The API server listens on the node's address, which the bridge holds.
+		if err := node.Prepare(); err != nil {
+			return fmt.Errorf("preparing this host for the real node: %w", err)
+		}
 	}
 	if _, err := pki.Ensure(c.path("pki"), pkiRequest()); err != nil {
 		return fmt.Errorf("generating certificates: %w", err)
@@ -40,7 +57,7 @@ func (c *Cluster) Up(ctx context.Context) error {
 		return err
 	}
 
-	comps := c.components(inst.KwokStages)
+	comps := c.components(inst)
 	// Every port of every component to start is checked first, so that a busy
 	// port fails Up before anything starts rather than half way.
 	for _, comp := range comps {
@@ -56,17 +73,27 @@ func (c *Cluster) Up(ctx context.Context) error {
 
 	fmt.Fprintf(c.opts.Out, "starting the local cluster in %s\n", c.opts.StateDir)
 	for _, comp := range comps {
+		if comp.before != nil {
+			if err := comp.before(ctx); err != nil {
+				return fmt.Errorf("%s: %w", comp.name, err)
+			}
+		}
 		if err := c.ensureRunning(ctx, inst.Binary(comp.name), comp); err != nil {
 			return err
 		}
-		if comp.name == APIServer {
-			if err := c.bootstrap(ctx, inst); err != nil {
+		if comp.after != nil {
+			if err := comp.after(ctx); err != nil {
 				return err
 			}
 		}
 	}
 	if err := c.waitNodeReady(ctx); err != nil {
 		return err
+	}
+	if onNode {
+		if err := c.installAddons(ctx, inst); err != nil {
+			return err
+		}
 	}
 	fmt.Fprintf(c.opts.Out, "local cluster ready in %s; kubeconfig: %s\n", time.Since(start).Round(100*time.Millisecond), c.KubeconfigPath())
 	return nil

@@ -4,6 +4,10 @@
 // upgrading the operator. They are embedded so the demo runs from anywhere.
 package example
 
+// The repository's top level is this operator's project: rewrite its files
+// (config/, helm-charts/, Dockerfile, bundle.Dockerfile...) from hello/.
+//go:generate go test -run TestRepositoryProject -update .
+
 import (
 	"embed"
 	"fmt"

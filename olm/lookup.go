@@ -5,6 +5,9 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"os"
+	"path/filepath"
+	"time"
 
 	"github.com/operator-framework/api/pkg/operators/v1alpha1"
 	"github.com/operator-framework/operator-registry/alpha/declcfg"
@@ -13,6 +16,8 @@ import (
 	"github.com/operator-framework/operator-registry/pkg/api"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/credentials/insecure"
+
+	"github.com/chartpilot/chartpilot/catalog"
 )
 
 // BundleInfo is what the catalog says about the bundle a Subscription would
@@ -25,6 +30,45 @@ type BundleInfo struct {
 	Channel string `json:"channel"`
 	// InstallModes are the install modes the CSV supports.
 	InstallModes v1alpha1.InstallModeSet `json:"installModes"`
+}
+
+// LookupTimeout bounds LookupSubscribed: a catalog that does not answer
+// in that time is taken as unknown, not waited for.
+const LookupTimeout = 30 * time.Second
+
+// LookupSubscribed finds the bundle a Subscription of opts installs first,
+// in the catalog its CatalogSource serves: the registry server at
+// CatalogAddress, else the catalog image CatalogImage, pulled into a
+// temporary directory. It gives up after LookupTimeout.
+func LookupSubscribed(ctx context.Context, opts SubscribeOptions) (*BundleInfo, error) {
+	ctx, cancel := context.WithTimeout(ctx, LookupTimeout)
+	defer cancel()
+	switch {
+	case opts.CatalogAddress != "":
+		return LookupBundle(ctx, opts.CatalogAddress, opts.Package, opts.Channel, opts.StartingCSV)
+	case opts.CatalogImage != "":
+		return LookupBundleInImage(ctx, opts.CatalogImage, opts.Package, opts.Channel, opts.StartingCSV)
+	}
+	return nil, errors.New("no catalog: set a catalog address or a catalog image")
+}
+
+// LookupBundleInImage is LookupBundleInConfig on the catalog of a catalog
+// image, pulled (with the docker credentials) into a temporary directory.
+func LookupBundleInImage(ctx context.Context, image, pkg, channel, startingCSV string) (*BundleInfo, error) {
+	dir, err := os.MkdirTemp("", "chartpilot-catalog-*")
+	if err != nil {
+		return nil, err
+	}
+	defer os.RemoveAll(dir)
+	configs := filepath.Join(dir, "configs")
+	if _, err := catalog.PullImage(ctx, image, configs); err != nil {
+		return nil, err // it names the image
+	}
+	cfg, err := catalog.LoadDir(ctx, configs)
+	if err != nil {
+		return nil, fmt.Errorf("catalog image %s: %w", image, err)
+	}
+	return LookupBundleInConfig(cfg, pkg, channel, startingCSV)
 }
 
 // LookupBundle asks the registry server at address (OLM's registry gRPC API)

@@ -2,8 +2,13 @@ package olm
 
 import (
 	"context"
+	"io"
+	"log"
+	"net/http/httptest"
 	"strings"
 	"testing"
+
+	"github.com/google/go-containerregistry/pkg/registry"
 
 	"github.com/chartpilot/chartpilot/catalog"
 	"github.com/chartpilot/chartpilot/olm/olmtest"
@@ -43,6 +48,57 @@ func TestLookupBundleInConfig(t *testing.T) {
 				t.Fatal(err)
 			}
 			if info.CSV != tt.wantCSV || info.Channel != "stable" || describeModes(info.InstallModes) != tt.wantModes {
+				t.Errorf("info = %+v (%s), want %s with %s", info, describeModes(info.InstallModes), tt.wantCSV, tt.wantModes)
+			}
+		})
+	}
+}
+
+// The bundle a Subscription installs is found in the catalog its
+// CatalogSource serves: a registry server, or a catalog image pulled from a
+// registry (a real one on loopback).
+func TestLookupSubscribed(t *testing.T) {
+	dir := olmtest.Catalog(t,
+		olmtest.Bundle{Package: "sub", Version: "0.1.0", InstallModes: []string{"OwnNamespace"}},
+		olmtest.Bundle{Package: "sub", Version: "0.2.0", InstallModes: []string{"AllNamespaces"}})
+	img, err := catalog.BuildImage(t.Context(), catalog.ImageOptions{Dir: dir})
+	if err != nil {
+		t.Fatal(err)
+	}
+	reg := httptest.NewServer(registry.New(registry.Logger(log.New(io.Discard, "", 0))))
+	t.Cleanup(reg.Close)
+	image := strings.TrimPrefix(reg.URL, "http://") + "/sub/catalog:v1"
+	if _, err := catalog.PushImage(t.Context(), img, image); err != nil {
+		t.Fatal(err)
+	}
+	address := olmtest.Serve(t, dir)
+	tests := []struct {
+		name      string
+		opts      SubscribeOptions
+		wantCSV   string
+		wantModes string
+		wantErr   string
+	}{
+		{name: "registry server", opts: SubscribeOptions{Package: "sub", CatalogAddress: address}, wantCSV: "sub.v0.2.0", wantModes: "AllNamespaces"},
+		{name: "catalog image", opts: SubscribeOptions{Package: "sub", CatalogImage: image}, wantCSV: "sub.v0.2.0", wantModes: "AllNamespaces"},
+		{name: "catalog image, starting CSV", opts: SubscribeOptions{Package: "sub", CatalogImage: image, StartingCSV: "sub.v0.1.0"}, wantCSV: "sub.v0.1.0", wantModes: "OwnNamespace"},
+		{name: "catalog image without the package", opts: SubscribeOptions{Package: "nope", CatalogImage: image}, wantErr: "package nope is not in the catalog"},
+		{name: "missing catalog image", opts: SubscribeOptions{Package: "sub", CatalogImage: strings.TrimPrefix(reg.URL, "http://") + "/sub/catalog:v9"}, wantErr: "/sub/catalog:v9"},
+		{name: "no catalog", opts: SubscribeOptions{Package: "sub"}, wantErr: "no catalog"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			info, err := LookupSubscribed(t.Context(), tt.opts)
+			if tt.wantErr != "" {
+				if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
+					t.Fatalf("err = %v, want one containing %q", err, tt.wantErr)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if info.CSV != tt.wantCSV || describeModes(info.InstallModes) != tt.wantModes {
 				t.Errorf("info = %+v (%s), want %s with %s", info, describeModes(info.InstallModes), tt.wantCSV, tt.wantModes)
 			}
 		})

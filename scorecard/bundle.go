@@ -117,6 +117,26 @@ func (b *Bundle) CustomResources() ([]*unstructured.Unstructured, error) {
 	return out, nil
 }
 
+// LocalBundle is a bundle directory for arg, a directory or a bundle image
+// (see ociimage.IsReference): arg itself, or a temporary directory the
+// image is pulled into, which cleanup removes. cleanup is never nil.
+func LocalBundle(ctx context.Context, arg string) (dir string, cleanup func(), err error) {
+	cleanup = func() {}
+	if !ociimage.IsReference(arg) {
+		return arg, cleanup, nil
+	}
+	tmp, err := os.MkdirTemp("", "chartpilot-scorecard-")
+	if err != nil {
+		return "", cleanup, err
+	}
+	cleanup = func() { os.RemoveAll(tmp) }
+	dir = filepath.Join(tmp, "bundle")
+	if err := PullBundle(ctx, arg, dir); err != nil {
+		return "", cleanup, err
+	}
+	return dir, cleanup, nil
+}
+
 // PullBundle pulls a bundle image with the docker credentials
 // (~/.docker/config.json and its helpers) and writes its files into dir,
 // which must not exist yet; on failure dir is not left behind.

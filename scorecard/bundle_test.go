@@ -88,8 +88,30 @@ func TestPullBundle(t *testing.T) {
 		t.Errorf("pulled bundle: %s %q", res.State, res.Errors)
 	}
 
+	// LocalBundle pulls an image into a directory its cleanup removes, and
+	// takes a directory as it is.
+	local, cleanup, err := LocalBundle(t.Context(), bundleRef)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res := runOne(t, local, OLMBundleValidation); res.State != "pass" {
+		t.Errorf("LocalBundle of an image: %s %q", res.State, res.Errors)
+	}
+	cleanup()
+	if _, err := os.Stat(local); !os.IsNotExist(err) {
+		t.Errorf("cleanup left %s", local)
+	}
+	if got, cleanup, err := LocalBundle(t.Context(), dir); err != nil || got != dir {
+		t.Errorf("LocalBundle of a directory = %s, %v; want %s", got, err, dir)
+	} else {
+		cleanup()
+	}
+	if _, _, err := LocalBundle(t.Context(), otherRef); err == nil || !strings.Contains(err.Error(), "not a registry+v1 bundle image") {
+		t.Errorf("LocalBundle of an image that is no bundle: %v", err)
+	}
+
 	dir = filepath.Join(t.TempDir(), "bundle")
-	err := PullBundle(context.Background(), otherRef, dir)
+	err = PullBundle(context.Background(), otherRef, dir)
 	if err == nil || !strings.Contains(err.Error(), "not a registry+v1 bundle image: no /metadata/annotations.yaml") {
 		t.Errorf("error %v, want not a bundle image", err)
 	}

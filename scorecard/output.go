@@ -1,6 +1,7 @@
 package scorecard
 
 import (
+	"bytes"
 	"encoding/json"
 	"encoding/xml"
 	"fmt"
@@ -9,6 +10,8 @@ import (
 	"strings"
 
 	"github.com/operator-framework/api/pkg/apis/scorecard/v1alpha3"
+
+	"github.com/chartpilot/chartpilot/internal/atomicfile"
 )
 
 // Output formats of WriteResults.
@@ -175,4 +178,43 @@ func prefixed(p string, lines []string) []string {
 		out[i] = p + l
 	}
 	return out
+}
+
+// WriteResultsFile writes list as JSON (the v1alpha3 TestList that bundle
+// generation reads as evidence) to path, atomically.
+func WriteResultsFile(path string, list v1alpha3.TestList) error {
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetIndent("", "  ")
+	if err := enc.Encode(list); err != nil {
+		return err
+	}
+	if err := atomicfile.WriteFile(path, buf.Bytes(), 0o644); err != nil {
+		return fmt.Errorf("writing results: %w", err)
+	}
+	return nil
+}
+
+// Summary names the tests that failed and those that could not run, in
+// order ("failed: a, b; could not run: c"); empty when all passed.
+func Summary(list v1alpha3.TestList) string {
+	var failed, errored []string
+	for _, t := range list.Items {
+		for _, r := range t.Status.Results {
+			switch r.State {
+			case v1alpha3.FailState:
+				failed = append(failed, r.Name)
+			case v1alpha3.ErrorState:
+				errored = append(errored, r.Name)
+			}
+		}
+	}
+	var parts []string
+	if len(failed) > 0 {
+		parts = append(parts, "failed: "+strings.Join(failed, ", "))
+	}
+	if len(errored) > 0 {
+		parts = append(parts, "could not run: "+strings.Join(errored, ", "))
+	}
+	return strings.Join(parts, "; ")
 }

@@ -3,6 +3,7 @@ package scorecard
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"flag"
 	"os"
 	"path/filepath"
@@ -90,5 +91,56 @@ func TestListHasNoResults(t *testing.T) {
 		if item.APIVersion != v1alpha3.GroupVersion.String() || item.Kind != "Test" {
 			t.Errorf("item %+v is not a v1alpha3 Test", item.TypeMeta)
 		}
+	}
+}
+
+func TestSummary(t *testing.T) {
+	result := func(name string, state v1alpha3.State) v1alpha3.Test {
+		return v1alpha3.Test{Status: v1alpha3.TestStatus{Results: []v1alpha3.TestResult{{Name: name, State: state}}}}
+	}
+	tests := []struct {
+		name  string
+		items []v1alpha3.Test
+		want  string
+	}{
+		{"all passed", []v1alpha3.Test{result("a", v1alpha3.PassState)}, ""},
+		{"failed, in order", []v1alpha3.Test{result("b", v1alpha3.FailState), result("a", v1alpha3.PassState), result("c", v1alpha3.FailState)}, "failed: b, c"},
+		{"failed and could not run", []v1alpha3.Test{result("e", v1alpha3.ErrorState), result("f", v1alpha3.FailState)}, "failed: f; could not run: e"},
+		{"nothing", nil, ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := Summary(v1alpha3.TestList{Items: tt.items}); got != tt.want {
+				t.Errorf("Summary = %q, want %q", got, tt.want)
+			}
+		})
+	}
+}
+
+// The results file reads back as the list it was written from.
+func TestWriteResultsFile(t *testing.T) {
+	list := v1alpha3.NewTestList()
+	list.Items = append(list.Items, v1alpha3.Test{Status: v1alpha3.TestStatus{Results: []v1alpha3.TestResult{{Name: "a", State: v1alpha3.PassState}}}})
+	path := filepath.Join(t.TempDir(), "results", "scorecard.json")
+	if err := WriteResultsFile(path, list); err != nil {
+		t.Fatal(err)
+	}
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var back v1alpha3.TestList
+	if err := json.Unmarshal(data, &back); err != nil {
+		t.Fatal(err)
+	}
+	if back.Kind != list.Kind || len(back.Items) != 1 || back.Items[0].Status.Results[0].Name != "a" {
+		t.Errorf("read back %+v", back)
+	}
+	file := filepath.Join(t.TempDir(), "file")
+	if err := os.WriteFile(file, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := WriteResultsFile(filepath.Join(file, "scorecard.json"), list); err == nil || !strings.Contains(err.Error(), "writing results") {
+		t.Errorf("writing below a file: %v", err)
 	}
 }

@@ -22,6 +22,22 @@ type Binary struct {
 	Package string
 	// Module is the module that package belongs to; its version keys the cache.
 	Module string
+	// Tools is the tools module that builds it: clusterModule when empty,
+	// nodeModule for the container runtime and what goes with it.
+	Tools string
+	// Tags are build tags.
+	Tags []string
+	// CGO builds with cgo (runc needs it); every other binary is static, so
+	// that the same file runs on the host and in an image without a libc.
+	CGO bool
+}
+
+// source is the tools module the binary is built from.
+func (b Binary) source() string {
+	if b.Tools == "" {
+		return clusterModule
+	}
+	return b.Tools
 }
 
 const (
@@ -29,10 +45,19 @@ const (
 	etcdModule       = "go.etcd.io/etcd/server/v3"
 	kwokModule       = "sigs.k8s.io/kwok"
 	olmModule        = "github.com/operator-framework/operator-lifecycle-manager"
+	registryModule   = "github.com/operator-framework/operator-registry"
+	containerdModule = "github.com/containerd/containerd/v2"
+	runcModule       = "github.com/opencontainers/runc"
+	cniModule        = "github.com/containernetworking/plugins"
+	corednsModule    = "github.com/coredns/coredns"
+	distribution     = "github.com/distribution/distribution/v3"
+	// nodeToolsModule holds our own small mains (see tools/node).
+	nodeToolsModule = "github.com/chartpilot/chartpilot/tools/node"
 )
 
-// Binaries lists every component in build order: the API server's pieces first,
-// so that envtest-only users get theirs soonest.
+// Binaries lists the components of a cluster with a kwok node, in build
+// order: the API server's pieces first, so that envtest-only users get theirs
+// soonest.
 func Binaries() []Binary {
 	return []Binary{
 		{Name: "etcd", Package: etcdModule, Module: etcdModule},
@@ -45,6 +70,45 @@ func Binaries() []Binary {
 		{Name: "catalog", Package: olmModule + "/cmd/catalog", Module: olmModule},
 	}
 }
+
+// NodeBinaries lists what a real node adds: the node agents, the container
+// runtime, CNI plugins, DNS, the registry, and what the images hold.
+func NodeBinaries() []Binary {
+	node := func(name, pkg, mod string) Binary {
+		return Binary{Name: name, Package: pkg, Module: mod, Tools: nodeModule}
+	}
+	runc := node("runc", runcModule, runcModule)
+	runc.CGO, runc.Tags = true, []string{"seccomp"}
+	return []Binary{
+		{Name: "kubelet", Package: kubernetesModule + "/cmd/kubelet", Module: kubernetesModule},
+		{Name: "kube-proxy", Package: kubernetesModule + "/cmd/kube-proxy", Module: kubernetesModule},
+		{Name: "cpb", Package: olmModule + "/util/cpb", Module: olmModule},
+		{Name: "opm", Package: registryModule + "/cmd/opm", Module: registryModule, Tags: []string{"json1", "containers_image_openpgp"}},
+		node("containerd", containerdModule+"/cmd/containerd", containerdModule),
+		node("containerd-shim-runc-v2", containerdModule+"/cmd/containerd-shim-runc-v2", containerdModule),
+		runc,
+		node("bridge", cniModule+"/plugins/main/bridge", cniModule),
+		node("host-local", cniModule+"/plugins/ipam/host-local", cniModule),
+		node("loopback", cniModule+"/plugins/main/loopback", cniModule),
+		node("portmap", cniModule+"/plugins/meta/portmap", cniModule),
+		node("coredns", nodeToolsModule+"/coredns", corednsModule),
+		node("registry", nodeToolsModule+"/registry", distribution),
+		node("pause", nodeToolsModule+"/pause", nodeToolsModule),
+		node("cp", nodeToolsModule+"/cp", nodeToolsModule),
+		node("hello-server", nodeToolsModule+"/hello-server", nodeToolsModule),
+	}
+}
+
+// NodeBinaryNames are the components that only a real node needs.
+func NodeBinaryNames() []string {
+	var names []string
+	for _, b := range NodeBinaries() {
+		names = append(names, b.Name)
+	}
+	return names
+}
+
+func allBinaries() []Binary { return append(Binaries(), NodeBinaries()...) }
 
 // versionLDFlags stamps the Kubernetes binaries with their release, as the
 // Kubernetes build does: built from the module they would report
@@ -74,12 +138,16 @@ var EnvtestBinaries = []string{"etcd", "kube-apiserver", "kubectl"}
 // one of Binaries.
 var ErrUnknownComponent = errors.New("unknown component")
 
-// selected are the binaries named in only, in build order; empty means all.
+// selected are the binaries named in only, in build order; empty means those
+// of a cluster with a kwok node, and the real node's too when node is set.
 // A name that is none of them is an error listing the known ones.
-func selected(only []string) ([]Binary, error) {
-	all := Binaries()
-	if len(only) == 0 {
+func selected(only []string, node bool) ([]Binary, error) {
+	all := allBinaries()
+	switch {
+	case len(only) == 0 && node:
 		return all, nil
+	case len(only) == 0:
+		return Binaries(), nil
 	}
 	var unknown []string
 	for _, name := range only {
@@ -139,6 +207,9 @@ func (b builder) copyAssets(ctx context.Context, inst *Installation) error {
 	if err := os.Rename(tmpDir, inst.OLMCRDs); err != nil {
 		return fmt.Errorf("installing OLM CRDs: %w", err)
 	}
+	if err := copyTree(filepath.Join(olmDir, "deploy", "chart"), inst.OLMChart); err != nil {
+		return fmt.Errorf("copying OLM's chart: %w", err)
+	}
 
 	kwokDir, err := b.moduleDir(ctx, kwokModule)
 	if err != nil {
@@ -168,4 +239,37 @@ func (b builder) copyAssets(ctx context.Context, inst *Installation) error {
 		return fmt.Errorf("no kwok stages found under %s/kustomize/stage", kwokDir)
 	}
 	return atomicfile.WriteFile(inst.KwokStages, stages.Bytes(), 0o644)
+}
+
+// copyTree copies the regular files under src to dst, replacing dst whole:
+// files in the module cache are read-only, the copies are not.
+func copyTree(src, dst string) error {
+	tmp := dst + ".tmp"
+	if err := os.RemoveAll(tmp); err != nil {
+		return err
+	}
+	err := filepath.WalkDir(src, func(path string, d os.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		rel, err := filepath.Rel(src, path)
+		if err != nil {
+			return err
+		}
+		if d.IsDir() {
+			return os.MkdirAll(filepath.Join(tmp, rel), 0o755)
+		}
+		data, err := os.ReadFile(path)
+		if err != nil {
+			return err
+		}
+		return os.WriteFile(filepath.Join(tmp, rel), data, 0o644)
+	})
+	if err != nil {
+		return err
+	}
+	if err := os.RemoveAll(dst); err != nil {
+		return err
+	}
+	return os.Rename(tmp, dst)
 }

@@ -1,10 +1,12 @@
 package toolchain
 
 import (
-	_ "embed"
+	"embed"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
+	"sort"
 	"strings"
 
 	"golang.org/x/mod/modfile"
@@ -12,75 +14,128 @@ import (
 	"github.com/chartpilot/chartpilot/internal/atomicfile"
 )
 
-//go:generate sh -c "cp ../../tools/go.mod module/go.mod.embed && cp ../../tools/go.sum module/go.sum.embed && cp ../../tools/tools.go module/tools.go.embed"
+//go:generate sh embed.sh
 
-// The tools module, copied from tools/ by go generate (a directory holding a
-// go.mod is a module of its own and cannot be embedded from here). A test
-// keeps the copies equal to the originals.
-var (
-	//go:embed module/go.mod.embed
-	goMod []byte
-	//go:embed module/go.sum.embed
-	goSum []byte
-	//go:embed module/tools.go.embed
-	toolsGo []byte
+// The tools modules, copied from tools/ and tools/node/ by go generate (see
+// embed.sh). A test keeps the copies equal to the originals.
+//
+//go:embed all:modules
+var embedded embed.FS
+
+// Tools modules: the directories under modules/, and the go command's
+// working directory under the cache's src/ when it builds from them.
+const (
+	// clusterModule builds the control plane, kubectl, kwok, OLM and the
+	// node agents that share the Kubernetes version (kubelet, kube-proxy).
+	clusterModule = "cluster"
+	// nodeModule builds the container runtime, networking, DNS, the registry
+	// and the small programs of our own that images need.
+	nodeModule = "node"
 )
 
-// module is the parsed tools module.
+// embedSuffix marks the embedded copies.
+const embedSuffix = ".embed"
+
+// module is one embedded tools module.
 type module struct {
+	name string
 	file *modfile.File
 }
 
-func loadModule() (module, error) {
-	f, err := modfile.Parse("tools/go.mod", goMod, nil)
-	if err != nil {
-		return module{}, fmt.Errorf("parsing the embedded tools module: %w", err)
+// modules are the embedded tools modules by name.
+type modules map[string]module
+
+func loadModules() (modules, error) {
+	out := modules{}
+	for _, name := range []string{clusterModule, nodeModule} {
+		data, err := embedded.ReadFile("modules/" + name + "/go.mod" + embedSuffix)
+		if err != nil {
+			return nil, fmt.Errorf("reading the embedded %s tools module: %w", name, err)
+		}
+		f, err := modfile.Parse(name+"/go.mod", data, nil)
+		if err != nil {
+			return nil, fmt.Errorf("parsing the embedded %s tools module: %w", name, err)
+		}
+		out[name] = module{name: name, file: f}
 	}
-	return module{file: f}, nil
+	return out, nil
 }
 
-// version returns the required version of a module path, or "" if absent.
-func (m module) version(path string) string {
+// version returns the version a binary is built at: its module's required
+// version, or "local" for a main package of the tools module itself.
+func (ms modules) version(b Binary) string {
+	m := ms[b.source()]
+	if m.file.Module != nil && b.Module == m.file.Module.Mod.Path {
+		return "local"
+	}
 	for _, r := range m.file.Require {
-		if r.Mod.Path == path {
+		if r.Mod.Path == b.Module {
 			return r.Mod.Version
 		}
 	}
 	return ""
 }
 
-// key names the cache entry: the module's requirements, how each binary is
-// built, and the Go version, since binaries built by another Go may differ.
-func (m module) key(goVersion string) string {
-	var recipe strings.Builder
-	for _, b := range Binaries() {
-		fmt.Fprintf(&recipe, "%s %s %v\n", b.Name, b.Package, versionLDFlags(b.Module, m.version(b.Module)))
+// key names the cache entry: every embedded file, how each binary is built,
+// and the Go version, since binaries built by another Go may differ.
+func (ms modules) key(goVersion string) string {
+	var parts [][]byte
+	for _, f := range embeddedFiles() {
+		data, _ := embedded.ReadFile(f)
+		parts = append(parts, []byte(f), data)
 	}
-	return goVersion + "-" + hashOf(goMod, goSum, []byte(recipe.String()))
+	var recipe strings.Builder
+	for _, b := range allBinaries() {
+		fmt.Fprintf(&recipe, "%s %s %s tags=%v cgo=%v %v\n", b.Name, b.source(), b.Package, b.Tags, b.CGO, versionLDFlags(b.Module, ms.version(b)))
+	}
+	return goVersion + "-" + hashOf(append(parts, []byte(recipe.String()))...)
 }
 
-// materialize writes the module where the go command can build it.
-func (m module) materialize(dir string) error {
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return fmt.Errorf("creating %s: %w", dir, err)
-	}
-	for name, data := range map[string][]byte{"go.mod": goMod, "go.sum": goSum, "tools.go": toolsGo} {
-		if err := atomicfile.WriteFile(filepath.Join(dir, name), data, 0o644); err != nil {
-			return fmt.Errorf("writing the tools module: %w", err)
+// embeddedFiles lists the embedded files in a stable order.
+func embeddedFiles() []string {
+	var files []string
+	_ = fs.WalkDir(embedded, "modules", func(path string, d fs.DirEntry, err error) error {
+		if err == nil && !d.IsDir() {
+			files = append(files, path)
 		}
-	}
-	return nil
+		return err
+	})
+	sort.Strings(files)
+	return files
+}
+
+// materialize writes the named module where the go command can build it.
+func materialize(name, dir string) error {
+	root := "modules/" + name
+	return fs.WalkDir(embedded, root, func(path string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		data, err := embedded.ReadFile(path)
+		if err != nil {
+			return err
+		}
+		rel := strings.TrimSuffix(strings.TrimPrefix(path, root+"/"), embedSuffix)
+		dest := filepath.Join(dir, filepath.FromSlash(rel))
+		if err := os.MkdirAll(filepath.Dir(dest), 0o755); err != nil {
+			return fmt.Errorf("writing the %s tools module: %w", name, err)
+		}
+		if err := atomicfile.WriteFile(dest, data, 0o644); err != nil {
+			return fmt.Errorf("writing the %s tools module: %w", name, err)
+		}
+		return nil
+	})
 }
 
 // Versions returns the version of each component's module, without building.
 func Versions() (map[string]string, error) {
-	m, err := loadModule()
+	ms, err := loadModules()
 	if err != nil {
 		return nil, err
 	}
 	out := map[string]string{}
-	for _, b := range Binaries() {
-		out[b.Name] = m.version(b.Module)
+	for _, b := range allBinaries() {
+		out[b.Name] = ms.version(b)
 	}
 	return out, nil
 }

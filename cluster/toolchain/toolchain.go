@@ -43,6 +43,9 @@ type Options struct {
 	// means all. A name that is not one of them is an error wrapping
 	// ErrUnknownComponent.
 	Only []string
+	// Node adds the real node's components (NodeBinaries) to what is built
+	// when Only is empty.
+	Node bool
 }
 
 func (o *Options) defaults() error {
@@ -74,6 +77,8 @@ type Installation struct {
 	OLMCRDs string
 	// KwokStages is a file of kwok Stage documents (fast nodes and pods).
 	KwokStages string
+	// OLMChart is OLM's own Helm chart, which installs it in-cluster.
+	OLMChart string
 	// Versions maps each binary name to the version of the module it was built from.
 	Versions map[string]string
 }
@@ -88,32 +93,32 @@ func Ensure(ctx context.Context, opts Options) (*Installation, error) {
 	if err := opts.defaults(); err != nil {
 		return nil, err
 	}
-	bins, err := selected(opts.Only)
+	bins, err := selected(opts.Only, opts.Node)
 	if err != nil {
 		return nil, err
 	}
-	mod, err := loadModule()
+	mods, err := loadModules()
 	if err != nil {
 		return nil, err
 	}
 	goVersion := goRuntimeVersion()
-	root := filepath.Join(opts.CacheDir, mod.key(goVersion))
+	root := filepath.Join(opts.CacheDir, mods.key(goVersion))
 	inst := &Installation{
 		BinDir:     filepath.Join(root, "bin"),
 		OLMCRDs:    filepath.Join(root, "olm-crds"),
 		KwokStages: filepath.Join(root, "kwok-stages.yaml"),
+		OLMChart:   filepath.Join(root, "olm-chart"),
 		Versions:   map[string]string{},
 	}
 	var missing []Binary
 	for _, b := range bins {
-		inst.Versions[b.Name] = mod.version(b.Module)
+		inst.Versions[b.Name] = mods.version(b)
 		if _, err := os.Stat(inst.Binary(b.Name)); err != nil {
 			missing = append(missing, b)
 		}
 	}
-	_, crdErr := os.Stat(inst.OLMCRDs)
-	_, stageErr := os.Stat(inst.KwokStages)
-	if len(missing) == 0 && crdErr == nil && stageErr == nil {
+	assetsMissing := !exists(inst.OLMCRDs) || !exists(inst.KwokStages) || !exists(inst.OLMChart)
+	if len(missing) == 0 && !assetsMissing {
 		return inst, nil
 	}
 
@@ -122,8 +127,10 @@ func Ensure(ctx context.Context, opts Options) (*Installation, error) {
 		return nil, fmt.Errorf("%w: %q not found in PATH", ErrNoGo, opts.Go)
 	}
 	src := filepath.Join(root, "src")
-	if err := mod.materialize(src); err != nil {
-		return nil, err
+	for _, name := range []string{clusterModule, nodeModule} {
+		if err := materialize(name, filepath.Join(src, name)); err != nil {
+			return nil, err
+		}
 	}
 	b := builder{goPath: goPath, src: src, out: opts.Out, heartbeat: opts.Heartbeat}
 	if len(missing) > 0 {
@@ -131,13 +138,13 @@ func Ensure(ctx context.Context, opts Options) (*Installation, error) {
 	}
 	for i, bin := range missing {
 		start := time.Now()
-		fmt.Fprintf(opts.Out, "[%d/%d] building %s (%s %s)\n", i+1, len(missing), bin.Name, bin.Module, mod.version(bin.Module))
-		if err := b.build(ctx, bin, mod.version(bin.Module), inst.Binary(bin.Name)); err != nil {
+		fmt.Fprintf(opts.Out, "[%d/%d] building %s (%s %s)\n", i+1, len(missing), bin.Name, bin.Module, mods.version(bin))
+		if err := b.build(ctx, bin, mods.version(bin), inst.Binary(bin.Name)); err != nil {
 			return nil, err
 		}
 		fmt.Fprintf(opts.Out, "[%d/%d] built %s in %s\n", i+1, len(missing), bin.Name, time.Since(start).Round(time.Second))
 	}
-	if crdErr != nil || stageErr != nil {
+	if assetsMissing {
 		if err := b.copyAssets(ctx, inst); err != nil {
 			return nil, err
 		}
@@ -145,9 +152,10 @@ func Ensure(ctx context.Context, opts Options) (*Installation, error) {
 	return inst, nil
 }
 
-// builder runs the go command in the materialized tools module.
+// builder runs the go command in the materialized tools modules.
 type builder struct {
-	goPath    string
+	goPath string
+	// src holds one directory per tools module.
 	src       string
 	out       io.Writer
 	heartbeat time.Duration
@@ -155,9 +163,17 @@ type builder struct {
 
 func (b builder) env() []string {
 	// The module's go.sum is complete: never let the go command edit it, and
-	// never let a go.work around the cache directory take over. (cgo follows
-	// the go command's default: off where no C compiler is installed.)
+	// never let a go.work around the cache directory take over.
 	return append(os.Environ(), "GOFLAGS="+strings.TrimSpace(os.Getenv("GOFLAGS")+" -mod=readonly"), "GOWORK=off")
+}
+
+// buildEnv is env with cgo on only for the binaries that need it.
+func (b builder) buildEnv(bin Binary) []string {
+	cgo := "CGO_ENABLED=0"
+	if bin.CGO {
+		cgo = "CGO_ENABLED=1"
+	}
+	return append(b.env(), cgo)
 }
 
 func (b builder) build(ctx context.Context, bin Binary, version, dest string) error {
@@ -169,9 +185,13 @@ func (b builder) build(ctx context.Context, bin Binary, version, dest string) er
 	tmp := dest + ".tmp-" + fmt.Sprint(os.Getpid())
 	defer os.Remove(tmp)
 	ldflags := append([]string{"-s", "-w"}, versionLDFlags(bin.Module, version)...)
-	cmd := exec.CommandContext(ctx, b.goPath, "build", "-v", "-ldflags="+strings.Join(ldflags, " "), "-o", tmp, bin.Package)
-	cmd.Dir = b.src
-	cmd.Env = b.env()
+	args := []string{"build", "-v", "-ldflags=" + strings.Join(ldflags, " ")}
+	if len(bin.Tags) > 0 {
+		args = append(args, "-tags="+strings.Join(bin.Tags, ","))
+	}
+	cmd := exec.CommandContext(ctx, b.goPath, append(args, "-o", tmp, bin.Package)...)
+	cmd.Dir = filepath.Join(b.src, bin.source())
+	cmd.Env = b.buildEnv(bin)
 	stderr, err := cmd.StderrPipe()
 	if err != nil {
 		return err
@@ -222,7 +242,7 @@ func (b builder) build(ctx context.Context, bin Binary, version, dest string) er
 // moduleDir asks the go command where a module of the tools module lives.
 func (b builder) moduleDir(ctx context.Context, module string) (string, error) {
 	cmd := exec.CommandContext(ctx, b.goPath, "list", "-m", "-f", "{{.Dir}}", module)
-	cmd.Dir = b.src
+	cmd.Dir = filepath.Join(b.src, clusterModule)
 	cmd.Env = b.env()
 	out, err := cmd.Output()
 	if err != nil {
@@ -236,7 +256,7 @@ func (b builder) moduleDir(ctx context.Context, module string) (string, error) {
 	if dir == "" {
 		// Not yet downloaded: go list -m leaves Dir empty until the module is in the cache.
 		dl := exec.CommandContext(ctx, b.goPath, "mod", "download", module)
-		dl.Dir, dl.Env = b.src, b.env()
+		dl.Dir, dl.Env = filepath.Join(b.src, clusterModule), b.env()
 		if out, err := dl.CombinedOutput(); err != nil {
 			return "", fmt.Errorf("downloading module %s: %w: %s", module, err, strings.TrimSpace(string(out)))
 		}
@@ -274,3 +294,8 @@ func hashOf(parts ...[]byte) string {
 // goRuntimeVersion is the Go that built chartpilot, which the go command in
 // PATH normally is too.
 func goRuntimeVersion() string { return runtime.Version() }
+
+func exists(path string) bool {
+	_, err := os.Stat(path)
+	return err == nil
+}

@@ -12,32 +12,57 @@ import (
 	"testing"
 )
 
-// The embedded tools module must be the one in tools/: `make generate` copies it.
-func TestEmbeddedModuleMatchesTools(t *testing.T) {
-	for name, embedded := range map[string][]byte{"go.mod": goMod, "go.sum": goSum, "tools.go": toolsGo} {
-		onDisk, err := os.ReadFile(filepath.Join("..", "..", "tools", name))
+// The embedded tools modules must be the ones in tools/ and tools/node/:
+// `make generate` copies them.
+func TestEmbeddedModulesMatchTools(t *testing.T) {
+	for _, f := range embeddedFiles() {
+		rel := strings.TrimSuffix(strings.TrimPrefix(f, "modules/"), embedSuffix)
+		name, file, _ := strings.Cut(rel, "/")
+		dir := map[string]string{clusterModule: "tools", nodeModule: "tools/node"}[name]
+		onDisk, err := os.ReadFile(filepath.Join("..", "..", dir, file))
 		if err != nil {
-			t.Fatal(err)
+			t.Errorf("%s: %v (run `make generate`)", f, err)
+			continue
 		}
+		embedded, _ := embedded.ReadFile(f)
 		if !bytes.Equal(onDisk, embedded) {
-			t.Errorf("tools/%s differs from its embedded copy: run `make generate`", name)
+			t.Errorf("%s/%s differs from its embedded copy: run `make generate`", dir, file)
 		}
 	}
-}
-
-// Every binary's package is imported by tools.go, so go mod tidy keeps its
-// module and go.sum has what building it needs.
-func TestEveryBinaryIsPinned(t *testing.T) {
-	m, err := loadModule()
+	// And every Go file of the node module is embedded.
+	err := filepath.WalkDir(filepath.Join("..", "..", "tools", "node"), func(path string, d os.DirEntry, err error) error {
+		if err != nil || d.IsDir() || !strings.HasSuffix(path, ".go") {
+			return err
+		}
+		rel, _ := filepath.Rel(filepath.Join("..", "..", "tools", "node"), path)
+		if _, err := embedded.ReadFile("modules/node/" + filepath.ToSlash(rel) + embedSuffix); err != nil {
+			t.Errorf("tools/node/%s is not embedded: run `make generate`", rel)
+		}
+		return nil
+	})
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, b := range Binaries() {
-		if !strings.Contains(string(toolsGo), `"`+b.Package+`"`) {
-			t.Errorf("%s: package %s is not imported by tools/tools.go", b.Name, b.Package)
+}
+
+// Every binary's package is imported by its module's tools.go or is a main
+// package of that module, so go mod tidy keeps what building it needs.
+func TestEveryBinaryIsPinned(t *testing.T) {
+	ms, err := loadModules()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, b := range allBinaries() {
+		toolsGo, err := embedded.ReadFile("modules/" + b.source() + "/tools.go" + embedSuffix)
+		if err != nil {
+			t.Fatal(err)
 		}
-		if v := m.version(b.Module); v == "" {
-			t.Errorf("%s: module %s is not required by tools/go.mod", b.Name, b.Module)
+		own := strings.HasPrefix(b.Package, nodeToolsModule+"/")
+		if !own && !strings.Contains(string(toolsGo), `"`+b.Package+`"`) {
+			t.Errorf("%s: package %s is not imported by the %s module's tools.go", b.Name, b.Package, b.source())
+		}
+		if v := ms.version(b); v == "" {
+			t.Errorf("%s: module %s is not required by the %s tools module", b.Name, b.Module, b.source())
 		}
 	}
 }
@@ -67,18 +92,21 @@ func TestVersionLDFlags(t *testing.T) {
 func TestSelected(t *testing.T) {
 	tests := []struct {
 		only []string
+		node bool
 		want []string
 		// wantErr is a substring of the error; empty: no error.
 		wantErr string
 	}{
 		{only: nil, want: []string{"etcd", "kube-apiserver", "kubectl", "kube-controller-manager", "kube-scheduler", "kwok", "olm", "catalog"}},
 		{only: EnvtestBinaries, want: []string{"etcd", "kube-apiserver", "kubectl"}},
+		{node: true, want: append(names(Binaries()), NodeBinaryNames()...)},
+		{only: []string{"runc", "etcd"}, want: []string{"etcd", "runc"}},
 		{only: []string{"olm", "etcd"}, want: []string{"etcd", "olm"}},
-		{only: []string{"kube-apiservr"}, wantErr: `unknown component "kube-apiservr": the components are etcd, kube-apiserver, kubectl, kube-controller-manager, kube-scheduler, kwok, olm, catalog`},
+		{only: []string{"kube-apiservr"}, wantErr: `unknown component "kube-apiservr": the components are etcd, kube-apiserver, kubectl, kube-controller-manager, kube-scheduler, kwok, olm, catalog, kubelet`},
 		{only: []string{"olm", "nope", "etcd2"}, wantErr: `unknown component "nope", "etcd2": the components are `},
 	}
 	for _, tt := range tests {
-		bins, err := selected(tt.only)
+		bins, err := selected(tt.only, tt.node)
 		if tt.wantErr != "" {
 			if !errors.Is(err, ErrUnknownComponent) || !strings.Contains(err.Error(), tt.wantErr) {
 				t.Errorf("selected(%v) error = %v, want ErrUnknownComponent containing %q", tt.only, err, tt.wantErr)
@@ -110,21 +138,21 @@ func TestEnsureRefusesUnknownComponents(t *testing.T) {
 // The cache key is the same for the same module and Go, and changes with the
 // Go version and with the Kubernetes version.
 func TestCacheKey(t *testing.T) {
-	load := func() module {
-		m, err := loadModule()
+	load := func() modules {
+		ms, err := loadModules()
 		if err != nil {
 			t.Fatal(err)
 		}
-		return m
+		return ms
 	}
 	base := load().key("go1.26.8")
 	if !regexp.MustCompile(`^go1\.26\.8-[0-9a-f]{8,}$`).MatchString(base) {
 		t.Errorf("key %q: want the Go version, a dash and a hex digest", base)
 	}
-	// The embedded go.mod and go.sum are hashed whole; the Kubernetes
-	// version also goes into the binaries' build flags.
+	// The embedded files are hashed whole; the Kubernetes version also goes
+	// into the binaries' build flags.
 	bumped := load()
-	for _, r := range bumped.file.Require {
+	for _, r := range bumped[clusterModule].file.Require {
 		if r.Mod.Path == kubernetesModule {
 			r.Mod.Version += "-bumped"
 		}
@@ -156,16 +184,17 @@ func TestEnsureWithoutGo(t *testing.T) {
 // command is needed.
 func TestEnsureUsesCache(t *testing.T) {
 	dir := t.TempDir()
-	m, err := loadModule()
+	ms, err := loadModules()
 	if err != nil {
 		t.Fatal(err)
 	}
-	root := filepath.Join(dir, m.key(goRuntimeVersion()))
+	root := filepath.Join(dir, ms.key(goRuntimeVersion()))
 	for _, b := range Binaries() {
 		writeFile(t, filepath.Join(root, "bin", b.Name), "binary")
 	}
 	writeFile(t, filepath.Join(root, "olm-crds", "a.yaml"), "kind: CustomResourceDefinition")
 	writeFile(t, filepath.Join(root, "kwok-stages.yaml"), "kind: Stage")
+	writeFile(t, filepath.Join(root, "olm-chart", "Chart.yaml"), "name: olm")
 
 	inst, err := Ensure(context.Background(), Options{CacheDir: dir, Go: "/nonexistent/go"})
 	if err != nil {
@@ -187,6 +216,14 @@ func writeFile(t *testing.T, path, content string) {
 	if err := os.WriteFile(path, []byte(content), 0o755); err != nil {
 		t.Fatal(err)
 	}
+}
+
+func names(bins []Binary) []string {
+	var out []string
+	for _, b := range bins {
+		out = append(out, b.Name)
+	}
+	return out
 }
 
 func TestTail(t *testing.T) {

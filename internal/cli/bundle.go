@@ -100,7 +100,7 @@ atomically.`,
 			if opts.CreatedAt, err = sourceDateEpoch(); err != nil {
 				return err
 			}
-			opts.Builder = builder()
+			opts.Builder = version.Builder()
 			opts.Out = streams.ErrOut
 			res, err := bundle.Generate(cmd.Context(), opts)
 			if err != nil {
@@ -139,15 +139,6 @@ atomically.`,
 	fl.VarP(output, "output", "o", "output format: text, json or yaml")
 	_ = cmd.MarkFlagRequired("version")
 	return cmd
-}
-
-// builder names this chartpilot in the bundle's builder annotations.
-func builder() string {
-	info, err := version.Get()
-	if err != nil {
-		return "chartpilot"
-	}
-	return "chartpilot-" + strings.Trim(info.Chartpilot, "()")
 }
 
 func newBundleValidateCommand(streams genericiooptions.IOStreams) *cobra.Command {

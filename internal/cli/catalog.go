@@ -3,21 +3,20 @@ package cli
 import (
 	"bytes"
 	"cmp"
+	"context"
 	"fmt"
 	"io"
 	"net"
 	"os"
-	"runtime"
 	"strconv"
-	"strings"
 
-	"github.com/google/go-containerregistry/pkg/name"
 	v1 "github.com/google/go-containerregistry/pkg/v1"
 	"github.com/spf13/cobra"
 	"k8s.io/cli-runtime/pkg/genericiooptions"
 
 	"github.com/chartpilot/chartpilot/catalog"
 	"github.com/chartpilot/chartpilot/internal/atomicfile"
+	"github.com/chartpilot/chartpilot/internal/ociimage"
 )
 
 // catalogFlags are shared by the catalog subcommands.
@@ -100,7 +99,7 @@ func newCatalogAddCommand(streams genericiooptions.IOStreams, f *catalogFlags) *
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.Dir, opts.BundleDir = f.dir, args[0]
-			if isImageRef(args[0]) {
+			if ociimage.IsReference(args[0]) {
 				if opts.Image != "" {
 					return fmt.Errorf("--image is for bundle directories; %s is published under its own reference", args[0])
 				}
@@ -145,6 +144,7 @@ func newCatalogAddCommand(streams genericiooptions.IOStreams, f *catalogFlags) *
 	fl.StringSliceVar(&opts.Channels, "channels", nil, "channels to place the bundle in (default: its annotations'); conventions: alpha, candidate, fast, stable")
 	fl.Var(scope, "channel-scope", "one channel per release line: none, major (stable-v1) or minor (stable-v1.2)")
 	fl.BoolVar(&opts.Replace, "replace", false, "replace a bundle of the same version or name")
+	fl.BoolVar(&opts.InitPackage, "init-package", false, "initialize the bundle's package from the bundle (as catalog init --from-bundle) when the catalog does not have it")
 	fl.VarP(output, "output", "o", "output format: text, json or yaml")
 	return cmd
 }
@@ -246,10 +246,16 @@ func newCatalogGraphCommand(streams genericiooptions.IOStreams, f *catalogFlags)
 	return cmd
 }
 
+// serveOptions are catalog serve's flags and arguments.
+type serveOptions struct {
+	catalog.ServeOptions
+	streams genericiooptions.IOStreams
+	port    int
+	verbose bool
+}
+
 func newCatalogServeCommand(streams genericiooptions.IOStreams, f *catalogFlags) *cobra.Command {
-	opts := catalog.ServeOptions{Address: catalog.DefaultServeAddress}
-	var port, procs int
-	var verbose bool
+	o := &serveOptions{ServeOptions: catalog.ServeOptions{Address: catalog.DefaultServeAddress}, streams: streams}
 	cmd := &cobra.Command{
 		Use:   "serve [DIR|IMAGE]",
 		Short: "Serve OLM's registry gRPC API for a catalog directory or image (on loopback by default)",
@@ -259,44 +265,53 @@ spec.address HOST:PORT. An argument that is not a directory is taken as a
 catalog image, pulled with the docker credentials. Stop with Ctrl-C.`,
 		Args: cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			opts.Dir = f.dir
-			if len(args) == 1 {
-				opts.Dir = args[0]
-				if isImageRef(args[0]) {
-					opts.Dir, opts.Image = "", args[0]
-				}
-			}
-			if port != 0 {
-				host, _, err := net.SplitHostPort(opts.Address)
-				if err != nil {
-					return fmt.Errorf("--address: %w", err)
-				}
-				opts.Address = net.JoinHostPort(host, strconv.Itoa(port))
-			}
-			if verbose {
-				opts.Log = streams.ErrOut
+			if err := o.complete(cmd, f, args); err != nil {
+				return err
 			}
 			ctx, cancel := signalContext(cmd.Context())
 			defer cancel()
-			what := cmp.Or(opts.Image, opts.Dir)
-			return catalog.Serve(ctx, opts, func(addr string) {
-				// Loading and indexing used every CPU. Answers are lookups of
-				// encoded messages: one thread answers them with the fewest
-				// cross-thread wake-ups, which is most of a call's latency.
-				if procs > 0 && (cmd.Flags().Changed("procs") || os.Getenv("GOMAXPROCS") == "") {
-					runtime.GOMAXPROCS(procs)
-				}
-				fmt.Fprintf(streams.Out, "serving catalog %s on %s\n", what, addr)
-			})
+			return o.run(ctx)
 		},
 	}
 	fl := cmd.Flags()
-	fl.IntVar(&procs, "procs", 1, "threads running Go code (GOMAXPROCS) once the catalog is loaded, which uses every CPU; 0 keeps the default (GOMAXPROCS in the environment is kept unless --procs is given)")
-	fl.StringVar(&opts.Address, "address", opts.Address, "host:port to listen on")
-	fl.IntVar(&port, "port", 0, "port to listen on, overriding the port of --address")
-	fl.BoolVar(&verbose, "verbose", false, "log the catalog load (sizes, durations) to stderr")
-	fl.DurationVar(&opts.ShutdownGrace, "shutdown-grace", catalog.DefaultShutdownGrace, "on SIGTERM or Ctrl-C, how long calls in flight may take to finish before they are cut off")
+	fl.IntVar(&o.Procs, "procs", 1, "threads running Go code (GOMAXPROCS) once the catalog is loaded, which uses every CPU; 0 keeps the default (GOMAXPROCS in the environment is kept unless --procs is given)")
+	fl.StringVar(&o.Address, "address", o.Address, "host:port to listen on")
+	fl.IntVar(&o.port, "port", 0, "port to listen on, overriding the port of --address")
+	fl.BoolVar(&o.verbose, "verbose", false, "log the catalog load (sizes, durations) to stderr")
+	fl.DurationVar(&o.ShutdownGrace, "shutdown-grace", catalog.DefaultShutdownGrace, "on SIGTERM or Ctrl-C, how long calls in flight may take to finish before they are cut off")
 	return cmd
+}
+
+func (o *serveOptions) complete(cmd *cobra.Command, f *catalogFlags, args []string) error {
+	o.Dir = f.dir
+	if len(args) == 1 {
+		o.Dir = args[0]
+		if ociimage.IsReference(args[0]) {
+			o.Dir, o.Image = "", args[0]
+		}
+	}
+	if o.port != 0 {
+		host, _, err := net.SplitHostPort(o.Address)
+		if err != nil {
+			return fmt.Errorf("--address: %w", err)
+		}
+		o.Address = net.JoinHostPort(host, strconv.Itoa(o.port))
+	}
+	if o.verbose {
+		o.Log = o.streams.ErrOut
+	}
+	// GOMAXPROCS in the environment is the user's choice, unless --procs is.
+	if !cmd.Flags().Changed("procs") && os.Getenv("GOMAXPROCS") != "" {
+		o.Procs = 0
+	}
+	return nil
+}
+
+func (o *serveOptions) run(ctx context.Context) error {
+	what := cmp.Or(o.Image, o.Dir)
+	return catalog.Serve(ctx, o.ServeOptions, func(addr string) {
+		fmt.Fprintf(o.streams.Out, "serving catalog %s on %s\n", what, addr)
+	})
 }
 
 // imageFlags are the flags of the commands that build a catalog image.
@@ -440,14 +455,4 @@ func newCatalogDockerfileCommand(streams genericiooptions.IOStreams, f *catalogF
 	cmd.Flags().StringVar(&opts.BaseImage, "base", catalog.DefaultBaseImage, "the opm image to build from")
 	cmd.Flags().StringVarP(&file, "file", "f", "catalog.Dockerfile", "where to write it; - for standard output")
 	return cmd
-}
-
-// isImageRef tells an image reference (registry/repo[:tag|@digest]) from a
-// directory: an existing directory always wins.
-func isImageRef(arg string) bool {
-	if fi, err := os.Stat(arg); err == nil && fi.IsDir() {
-		return false
-	}
-	_, err := name.ParseReference(arg, name.StrictValidation)
-	return err == nil && strings.Contains(arg, "/")
 }

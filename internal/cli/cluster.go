@@ -81,6 +81,7 @@ func signalContext(parent context.Context) (context.Context, context.CancelFunc)
 func newClusterUpCommand(streams genericiooptions.IOStreams, f *clusterFlags) *cobra.Command {
 	var ports cluster.Ports
 	withOLM := true
+	nodeKind := string(cluster.NodeAuto)
 	cmd := &cobra.Command{
 		Use:   "up",
 		Short: "Build what is missing, start every component and wait until the cluster and OLM are healthy",
@@ -91,6 +92,7 @@ func newClusterUpCommand(streams genericiooptions.IOStreams, f *clusterFlags) *c
 			opts := f.options(streams.Out)
 			opts.Ports = ports
 			opts.WithoutOLM = !withOLM
+			opts.Node = cluster.NodeKind(nodeKind)
 			c, err := cluster.New(opts)
 			if err != nil {
 				return err
@@ -111,6 +113,8 @@ func newClusterUpCommand(streams genericiooptions.IOStreams, f *clusterFlags) *c
 	fl.IntVar(&ports.Scheduler, "scheduler-port", 0, "kube-scheduler port")
 	fl.IntVar(&ports.Kwok, "kwok-port", 0, "kwok health port")
 	fl.BoolVar(&withOLM, "olm", true, "run OLM (its CRDs and the olm and catalog operators); --olm=false runs Kubernetes alone")
+	fl.StringVar(&nodeKind, "node", nodeKind, "the node: real (containerd and a kubelet run pods; needs root on Linux), kwok (pods are simulated) or auto (real where possible); a cluster keeps the node it was created with")
+	fl.IntVar(&ports.Registry, "registry-port", 0, "the local image registry's port (real node)")
 	return cmd
 }
 
@@ -243,6 +247,7 @@ func newClusterEnvCommand(streams genericiooptions.IOStreams, f *clusterFlags) *
 
 func newClusterBuildCommand(streams genericiooptions.IOStreams, f *clusterFlags) *cobra.Command {
 	var only []string
+	nodeKind := string(cluster.NodeAuto)
 	cmd := &cobra.Command{
 		Use:   "build",
 		Short: "Build the cluster's components from their Go modules into the cache (cluster up does this when needed)",
@@ -251,7 +256,11 @@ func newClusterBuildCommand(streams genericiooptions.IOStreams, f *clusterFlags)
 			ctx, cancel := signalContext(cmd.Context())
 			defer cancel()
 			began := time.Now()
-			inst, err := toolchain.Ensure(ctx, toolchain.Options{CacheDir: f.cacheDir, Out: streams.Out, Only: only})
+			withNode, err := buildsNode(cluster.NodeKind(nodeKind), streams.Out)
+			if err != nil {
+				return err
+			}
+			inst, err := toolchain.Ensure(ctx, toolchain.Options{CacheDir: f.cacheDir, Out: streams.Out, Only: only, Node: withNode})
 			if err != nil {
 				return err
 			}
@@ -263,8 +272,27 @@ func newClusterBuildCommand(streams genericiooptions.IOStreams, f *clusterFlags)
 	for _, b := range toolchain.Binaries() {
 		names = append(names, b.Name)
 	}
+	names = append(names, toolchain.NodeBinaryNames()...)
 	cmd.Flags().StringSliceVar(&only, "only", nil, "build only these components: "+strings.Join(names, ", "))
+	cmd.Flags().StringVar(&nodeKind, "node", nodeKind, "also build the real node's components: real, kwok (no) or auto (when this host can run a real node)")
 	return cmd
+}
+
+// buildsNode says whether to build the real node's components for kind.
+func buildsNode(kind cluster.NodeKind, out io.Writer) (bool, error) {
+	switch kind {
+	case cluster.NodeKwok:
+		return false, nil
+	case cluster.NodeReal:
+		return true, cluster.RealNodePossible()
+	case cluster.NodeAuto:
+		if err := cluster.RealNodePossible(); err != nil {
+			fmt.Fprintf(out, "building for a kwok node only: %v\n", err)
+			return false, nil
+		}
+		return true, nil
+	}
+	return false, fmt.Errorf("unknown kind of node %q: want %s, %s or %s", kind, cluster.NodeAuto, cluster.NodeReal, cluster.NodeKwok)
 }
 
 func newClusterCheckCommand(streams genericiooptions.IOStreams, f *clusterFlags) *cobra.Command {

@@ -1,11 +1,8 @@
 package cli
 
 import (
-	"bytes"
 	"fmt"
 	"os"
-	"path/filepath"
-	"runtime"
 	"strings"
 
 	v1 "github.com/google/go-containerregistry/pkg/v1"
@@ -15,6 +12,7 @@ import (
 
 	"github.com/chartpilot/chartpilot/bundle"
 	"github.com/chartpilot/chartpilot/internal/ociimage"
+	"github.com/chartpilot/chartpilot/internal/version"
 )
 
 // storeFlag is the --store flag of the commands that build or push images.
@@ -180,7 +178,7 @@ give the same digest. The image is kept in the image store under --tag.`,
 				opts.Source = os.Getenv("CHARTPILOT_SOURCE")
 			}
 			if opts.Source == "" {
-				opts.Source = ownSource()
+				opts.Source = version.SourceDir()
 			}
 			t, err := bundle.BuildOperatorImage(cmd.Context(), opts)
 			if err != nil {
@@ -199,20 +197,4 @@ give the same digest. The image is kept in the image store under --tag.`,
 	fl.StringToStringVar(&labels, "label", nil, "image labels, key=value")
 	_ = cmd.MarkFlagRequired("tag")
 	return cmd
-}
-
-// ownSource is the chartpilot module this binary was built from, when it
-// was built without -trimpath (a development build, e.g. `make build`) and
-// the source is still where it was: the fallback source for cross-builds.
-func ownSource() string {
-	_, file, _, ok := runtime.Caller(0)
-	if !ok || !filepath.IsAbs(file) {
-		return ""
-	}
-	root := filepath.Dir(filepath.Dir(filepath.Dir(file))) // <root>/internal/cli/image.go
-	data, err := os.ReadFile(filepath.Join(root, "go.mod"))
-	if err != nil || !bytes.HasPrefix(data, []byte("module github.com/chartpilot/chartpilot\n")) {
-		return ""
-	}
-	return root
 }

@@ -5,8 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
-	"path/filepath"
 	"strings"
 	"time"
 
@@ -17,7 +15,6 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/yaml"
 
-	"github.com/chartpilot/chartpilot/catalog"
 	"github.com/chartpilot/chartpilot/olm"
 )
 
@@ -66,15 +63,27 @@ func namespaceOf(configFlags *genericclioptions.ConfigFlags) (string, error) {
 	return ns, nil
 }
 
+// subscribeOptions are olm subscribe's flags and arguments.
+type subscribeOptions struct {
+	olm.SubscribeOptions
+	streams     genericiooptions.IOStreams
+	configFlags *genericclioptions.ConfigFlags
+	approval    *enumFlag
+	mode        *enumFlag
+	output      *enumFlag
+	dryRun      bool
+	wait        bool
+	timeout     time.Duration
+}
+
 func newOLMSubscribeCommand(streams genericiooptions.IOStreams, configFlags *genericclioptions.ConfigFlags) *cobra.Command {
-	var (
-		opts         olm.SubscribeOptions
-		dryRun, wait bool
-		timeout      time.Duration
-	)
-	approval := newEnumFlag(string(v1alpha1.ApprovalAutomatic), string(v1alpha1.ApprovalAutomatic), string(v1alpha1.ApprovalManual))
-	mode := newEnumFlag("", string(v1alpha1.InstallModeTypeOwnNamespace), string(v1alpha1.InstallModeTypeSingleNamespace), string(v1alpha1.InstallModeTypeAllNamespaces))
-	output := outputFlag()
+	o := &subscribeOptions{
+		streams:     streams,
+		configFlags: configFlags,
+		approval:    newEnumFlag(string(v1alpha1.ApprovalAutomatic), string(v1alpha1.ApprovalAutomatic), string(v1alpha1.ApprovalManual)),
+		mode:        newEnumFlag("", string(v1alpha1.InstallModeTypeOwnNamespace), string(v1alpha1.InstallModeTypeSingleNamespace), string(v1alpha1.InstallModeTypeAllNamespaces)),
+		output:      outputFlag(),
+	}
 	cmd := &cobra.Command{
 		Use:   "subscribe PACKAGE",
 		Short: "Create the CatalogSource, OperatorGroup and Subscription that install PACKAGE (or print them with --dry-run)",
@@ -95,110 +104,110 @@ when --catalog-address can be reached; otherwise OwnNamespace.
   chartpilot olm subscribe demo-operator -n demo --catalog-image quay.io/me/demo-catalog:latest --channel stable --approval Manual`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if err := o.complete(args); err != nil {
+				return err
+			}
+			if err := o.validate(); err != nil {
+				return err
+			}
 			ctx, cancel := signalContext(cmd.Context())
 			defer cancel()
-			ns, err := namespaceOf(configFlags)
-			if err != nil {
-				return err
-			}
-			opts.Package, opts.Namespace = args[0], ns
-			opts.Approval = v1alpha1.Approval(approval.String())
-			opts.InstallMode = v1alpha1.InstallModeType(mode.String())
-			if dryRun && wait {
-				return errors.New("--wait waits for the install; it does not go with --dry-run")
-			}
-			if opts.InstallMode == "" {
-				if info, err := lookupBundle(ctx, opts); err != nil {
-					fmt.Fprintf(streams.ErrOut, "note: install modes unknown, the catalog did not answer: %v\n", err)
-				} else {
-					opts.SupportedModes = info.InstallModes
-				}
-			}
-			if dryRun {
-				return printPlan(streams.Out, output.String(), opts)
-			}
-			c, _, err := clusterClient(configFlags)
-			if err != nil {
-				return err
-			}
-			res, err := olm.Subscribe(ctx, c, opts)
-			if err != nil {
-				return err
-			}
-			text := output.String() == "text"
-			if err := printData(streams.Out, output.String(), res, func(w io.Writer) error {
-				for _, o := range res.Objects {
-					fmt.Fprintln(w, o)
-				}
-				_, err := fmt.Fprintf(w, "install mode %s (%s)\n", res.InstallMode, res.InstallModeReason)
-				return err
-			}); err != nil {
-				return err
-			}
-			if !wait {
-				return nil
-			}
-			began := time.Now()
-			r, err := olm.Wait(ctx, c, opts.Package, ns, olm.WaitOptions{Timeout: timeout, Progress: func(r *olm.Report) {
-				if text {
-					fmt.Fprintf(streams.Out, "%6.1fs  %s\n", time.Since(began).Seconds(), r.Summary())
-				}
-			}})
-			if errors.Is(err, olm.ErrApprovalRequired) {
-				fmt.Fprintf(streams.Out, "%s; approve it with\n  kubectl -n %s patch installplan %s --type merge -p '{\"spec\":{\"approved\":true}}'\n",
-					err, ns, r.InstallPlan.Name)
-				return nil
-			}
-			if err != nil {
-				return err
-			}
-			if text {
-				_, err = fmt.Fprintf(streams.Out, "installed %s in %s (%.1fs)\n", r.CSV.Name, ns, time.Since(began).Seconds())
-			}
-			return err
+			return o.run(ctx)
 		},
 	}
 	fl := cmd.Flags()
-	fl.StringVar(&opts.CatalogAddress, "catalog-address", "", "host:port of a registry server, e.g. chartpilot catalog serve's")
-	fl.StringVar(&opts.CatalogImage, "catalog-image", "", "a catalog image OLM runs a registry pod for")
-	fl.StringVar(&opts.CatalogSourceName, "catalog-source", "", "the CatalogSource's name (default PACKAGE-catalog)")
-	fl.StringVar(&opts.SubscriptionName, "subscription-name", "", "the Subscription's name (default: the existing Subscription to PACKAGE, else PACKAGE)")
-	fl.StringVar(&opts.Channel, "channel", "", "the channel to follow (default: the package's default channel)")
-	fl.Var(approval, "approval", "InstallPlan approval: Automatic or Manual")
-	fl.StringVar(&opts.StartingCSV, "starting-csv", "", "install this CSV first instead of the channel head")
-	fl.Var(mode, "install-mode", "OwnNamespace, SingleNamespace or AllNamespaces (default: see above)")
-	fl.StringVar(&opts.TargetNamespace, "target-namespace", "", "the namespace the operator watches in SingleNamespace mode")
-	fl.BoolVar(&dryRun, "dry-run", false, "print the objects instead of creating them (the cluster is not contacted)")
-	fl.BoolVar(&wait, "wait", false, "wait until the CSV is Succeeded, printing progress")
-	fl.DurationVar(&timeout, "timeout", 5*time.Minute, "how long --wait waits")
-	fl.VarP(output, "output", "o", "output format: text, json or yaml (with --dry-run: the objects)")
+	fl.StringVar(&o.CatalogAddress, "catalog-address", "", "host:port of a registry server, e.g. chartpilot catalog serve's")
+	fl.StringVar(&o.CatalogImage, "catalog-image", "", "a catalog image OLM runs a registry pod for")
+	fl.StringVar(&o.CatalogSourceName, "catalog-source", "", "the CatalogSource's name (default PACKAGE-catalog)")
+	fl.StringVar(&o.SubscriptionName, "subscription-name", "", "the Subscription's name (default: the existing Subscription to PACKAGE, else PACKAGE)")
+	fl.StringVar(&o.Channel, "channel", "", "the channel to follow (default: the package's default channel)")
+	fl.Var(o.approval, "approval", "InstallPlan approval: Automatic or Manual")
+	fl.StringVar(&o.StartingCSV, "starting-csv", "", "install this CSV first instead of the channel head")
+	fl.Var(o.mode, "install-mode", "OwnNamespace, SingleNamespace or AllNamespaces (default: see above)")
+	fl.StringVar(&o.TargetNamespace, "target-namespace", "", "the namespace the operator watches in SingleNamespace mode")
+	fl.BoolVar(&o.dryRun, "dry-run", false, "print the objects instead of creating them (the cluster is not contacted)")
+	fl.BoolVar(&o.wait, "wait", false, "wait until the CSV is Succeeded, printing progress")
+	fl.DurationVar(&o.timeout, "timeout", 5*time.Minute, "how long --wait waits")
+	fl.VarP(o.output, "output", "o", "output format: text, json or yaml (with --dry-run: the objects)")
 	cmd.MarkFlagsMutuallyExclusive("catalog-address", "catalog-image")
 	cmd.MarkFlagsOneRequired("catalog-address", "catalog-image")
 	return cmd
 }
 
-// lookupBundle asks the catalog (its registry server, or its image pulled
-// into a temporary directory) for the bundle the Subscription installs.
-func lookupBundle(ctx context.Context, opts olm.SubscribeOptions) (*olm.BundleInfo, error) {
-	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
-	defer cancel()
-	if opts.CatalogAddress != "" {
-		return olm.LookupBundle(ctx, opts.CatalogAddress, opts.Package, opts.Channel, opts.StartingCSV)
-	}
-	dir, err := os.MkdirTemp("", "chartpilot-catalog-*")
+func (o *subscribeOptions) complete(args []string) error {
+	ns, err := namespaceOf(o.configFlags)
 	if err != nil {
-		return nil, err
+		return err
 	}
-	defer os.RemoveAll(dir)
-	configs := filepath.Join(dir, "configs")
-	if _, err := catalog.PullImage(ctx, opts.CatalogImage, configs); err != nil {
-		return nil, err
+	o.Package, o.Namespace = args[0], ns
+	o.Approval = v1alpha1.Approval(o.approval.String())
+	o.InstallMode = v1alpha1.InstallModeType(o.mode.String())
+	return nil
+}
+
+func (o *subscribeOptions) validate() error {
+	if o.dryRun && o.wait {
+		return errors.New("--wait waits for the install; it does not go with --dry-run")
 	}
-	cfg, err := catalog.LoadDir(ctx, configs)
+	return nil
+}
+
+func (o *subscribeOptions) run(ctx context.Context) error {
+	if o.InstallMode == "" {
+		if info, err := olm.LookupSubscribed(ctx, o.SubscribeOptions); err != nil {
+			fmt.Fprintf(o.streams.ErrOut, "note: install modes unknown, the catalog did not answer: %v\n", err)
+		} else {
+			o.SupportedModes = info.InstallModes
+		}
+	}
+	if o.dryRun {
+		return printPlan(o.streams.Out, o.output.String(), o.SubscribeOptions)
+	}
+	c, _, err := clusterClient(o.configFlags)
 	if err != nil {
-		return nil, err
+		return err
 	}
-	return olm.LookupBundleInConfig(cfg, opts.Package, opts.Channel, opts.StartingCSV)
+	res, err := olm.Subscribe(ctx, c, o.SubscribeOptions)
+	if err != nil {
+		return err
+	}
+	if err := printData(o.streams.Out, o.output.String(), res, func(w io.Writer) error {
+		for _, obj := range res.Objects {
+			fmt.Fprintln(w, obj)
+		}
+		_, err := fmt.Fprintf(w, "install mode %s (%s)\n", res.InstallMode, res.InstallModeReason)
+		return err
+	}); err != nil {
+		return err
+	}
+	if !o.wait {
+		return nil
+	}
+	return o.waitInstalled(ctx, c)
+}
+
+// waitInstalled waits for the CSV to succeed, printing progress (text
+// output), or says how to approve a Manual InstallPlan.
+func (o *subscribeOptions) waitInstalled(ctx context.Context, c client.Client) error {
+	text, out, ns := o.output.String() == "text", o.streams.Out, o.Namespace
+	began := time.Now()
+	r, err := olm.Wait(ctx, c, o.Package, ns, olm.WaitOptions{Timeout: o.timeout, Progress: func(r *olm.Report) {
+		if text {
+			fmt.Fprintf(out, "%6.1fs  %s\n", time.Since(began).Seconds(), r.Summary())
+		}
+	}})
+	if errors.Is(err, olm.ErrApprovalRequired) {
+		fmt.Fprintf(out, "%s; approve it with\n  kubectl -n %s patch installplan %s --type merge -p '{\"spec\":{\"approved\":true}}'\n",
+			err, ns, r.InstallPlan.Name)
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	if text {
+		_, err = fmt.Fprintf(out, "installed %s in %s (%.1fs)\n", r.CSV.Name, ns, time.Since(began).Seconds())
+	}
+	return err
 }
 
 // printPlan prints the objects Subscribe would apply: YAML documents (text

@@ -1,17 +1,11 @@
 package cli
 
 import (
-	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
-	"os"
-	"path/filepath"
-	"strings"
 
 	"github.com/go-logr/logr"
-	"github.com/operator-framework/api/pkg/apis/scorecard/v1alpha3"
 	"github.com/spf13/cobra"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/cli-runtime/pkg/genericclioptions"
@@ -20,19 +14,25 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 
-	"github.com/chartpilot/chartpilot/internal/atomicfile"
+	"github.com/chartpilot/chartpilot/internal/ociimage"
 	"github.com/chartpilot/chartpilot/scorecard"
 )
 
+// scorecardOptions are scorecard's flags and arguments.
+type scorecardOptions struct {
+	scorecard.Options
+	streams     genericiooptions.IOStreams
+	configFlags *genericclioptions.ConfigFlags
+	bundle      string
+	selector    string
+	list        bool
+	results     string
+	output      *enumFlag
+	opLogs      bool
+}
+
 func newScorecardCommand(streams genericiooptions.IOStreams, configFlags *genericclioptions.ConfigFlags) *cobra.Command {
-	var (
-		opts     scorecard.Options
-		selector string
-		list     bool
-		results  string
-		output   = newEnumFlag(scorecard.FormatText, scorecard.Formats...)
-		opLogs   bool
-	)
+	o := &scorecardOptions{streams: streams, configFlags: configFlags, output: newEnumFlag(scorecard.FormatText, scorecard.Formats...)}
 	cmd := &cobra.Command{
 		Use:   "scorecard BUNDLE_DIR|BUNDLE_IMAGE",
 		Short: "Run operator-sdk's scorecard tests in-process, and chartpilot's install, upgrade, uninstall and RBAC tests on a cluster",
@@ -61,82 +61,101 @@ could not run (or none could).`,
   chartpilot scorecard bundle --list`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if err := o.complete(args); err != nil {
+				return &ExitError{Code: 2, Err: err}
+			}
+			if err := o.validate(); err != nil {
+				return &ExitError{Code: 2, Err: err}
+			}
 			ctx, cancel := signalContext(cmd.Context())
 			defer cancel()
-			// The in-process operator logs through controller-runtime's
-			// logger, which must be set either way.
-			log := logr.Discard()
-			if opLogs {
-				log = zap.New(zap.WriteTo(streams.ErrOut))
-			}
-			ctrl.SetLogger(log)
-			opts.Log = log
-			sel, err := labels.Parse(selector)
-			if err != nil {
-				return &ExitError{Code: 2, Err: fmt.Errorf("--selector: %w", err)}
-			}
-			opts.Selector = sel
-			bundleDir, cleanup, err := localBundle(cmd.Context(), args[0], "bundle")
-			defer cleanup()
-			if err != nil {
-				return &ExitError{Code: 2, Err: err}
-			}
-			if bundleDir != args[0] && opts.ProjectDir == "" {
-				// A pulled bundle has no project around it: the current
-				// directory is the project.
-				opts.ProjectDir = "."
-			}
-			opts.BundleDir = bundleDir
-			if opts.FromBundleDir != "" {
-				fromDir, cleanup, err := localBundle(cmd.Context(), opts.FromBundleDir, "--from-bundle")
-				defer cleanup()
-				if err != nil {
-					return &ExitError{Code: 2, Err: err}
-				}
-				if fromDir != opts.FromBundleDir && opts.FromProjectDir == "" {
-					return &ExitError{Code: 2, Err: fmt.Errorf("--from-bundle %s is an image: give the project it was built from with --from-project", opts.FromBundleDir)}
-				}
-				opts.FromBundleDir = fromDir
-			}
-			if list {
-				l, err := scorecard.List(opts)
-				if err != nil {
-					return &ExitError{Code: 2, Err: err}
-				}
-				return scorecard.WriteResults(streams.Out, l, output.String())
-			}
-			if opts.Config, err = scorecardCluster(configFlags); err != nil {
-				return &ExitError{Code: 2, Err: err}
-			}
-			res, err := scorecard.Run(ctx, opts)
-			if err != nil {
-				return &ExitError{Code: 2, Err: err}
-			}
-			if results != "" {
-				if err := writeResultsFile(results, res); err != nil {
-					return &ExitError{Code: 2, Err: err}
-				}
-			}
-			if err := scorecard.WriteResults(streams.Out, res, output.String()); err != nil {
-				return err
-			}
-			if code := scorecard.ExitCode(res); code != 0 {
-				return &ExitError{Code: code, Err: fmt.Errorf("scorecard: %s", summary(res))}
-			}
-			return nil
+			return o.run(ctx)
 		},
 	}
 	fl := cmd.Flags()
-	fl.StringVarP(&selector, "selector", "l", "", "run the tests whose config.yaml labels match this selector (e.g. suite=olm, test!=chartpilot-upgrade-test)")
-	fl.BoolVarP(&list, "list", "L", false, "list the tests that would run, without running them")
-	fl.VarP(output, "output", "o", "output format: text, json (a v1alpha3 TestList) or xunit")
-	fl.StringVar(&results, "results", "", "also write the results, as JSON, to this file (read by bundle generation as evidence)")
-	fl.StringVar(&opts.ProjectDir, "project", "", "the project whose watches.yaml and charts the operator runs (default: the bundle directory's parent; for a bundle image, the current directory)")
-	fl.StringVar(&opts.FromBundleDir, "from-bundle", "", "the previous release's bundle (directory or image), which chartpilot-upgrade upgrades from")
-	fl.StringVar(&opts.FromProjectDir, "from-project", "", "the previous release's project (default: the --from-bundle directory's parent)")
-	fl.BoolVar(&opLogs, "operator-logs", false, "write the in-process operator's logs to stderr")
-	fl.DurationVar(&opts.WaitTime, "wait-time", scorecard.DefaultWaitTime, "how long a cluster test waits for each step (CRDs established, CRs Deployed and Ready, objects gone)")
+	fl.StringVarP(&o.selector, "selector", "l", "", "run the tests whose config.yaml labels match this selector (e.g. suite=olm, test!=chartpilot-upgrade-test)")
+	fl.BoolVarP(&o.list, "list", "L", false, "list the tests that would run, without running them")
+	fl.VarP(o.output, "output", "o", "output format: text, json (a v1alpha3 TestList) or xunit")
+	fl.StringVar(&o.results, "results", "", "also write the results, as JSON, to this file (read by bundle generation as evidence)")
+	fl.StringVar(&o.ProjectDir, "project", "", "the project whose watches.yaml and charts the operator runs (default: the bundle directory's parent; for a bundle image, the current directory)")
+	fl.StringVar(&o.FromBundleDir, "from-bundle", "", "the previous release's bundle (directory or image), which chartpilot-upgrade upgrades from")
+	fl.StringVar(&o.FromProjectDir, "from-project", "", "the previous release's project (default: the --from-bundle directory's parent)")
+	fl.BoolVar(&o.opLogs, "operator-logs", false, "write the in-process operator's logs to stderr")
+	fl.DurationVar(&o.WaitTime, "wait-time", scorecard.DefaultWaitTime, "how long a cluster test waits for each step (CRDs established, CRs Deployed and Ready, objects gone)")
 	return cmd
+}
+
+func (o *scorecardOptions) complete(args []string) error {
+	o.bundle = args[0]
+	// The in-process operator logs through controller-runtime's logger,
+	// which must be set either way.
+	o.Log = logr.Discard()
+	if o.opLogs {
+		o.Log = zap.New(zap.WriteTo(o.streams.ErrOut))
+	}
+	ctrl.SetLogger(o.Log)
+	sel, err := labels.Parse(o.selector)
+	if err != nil {
+		return fmt.Errorf("--selector: %w", err)
+	}
+	o.Selector = sel
+	return nil
+}
+
+func (o *scorecardOptions) validate() error {
+	if o.FromBundleDir != "" && o.FromProjectDir == "" && ociimage.IsReference(o.FromBundleDir) {
+		return fmt.Errorf("--from-bundle %s is an image: give the project it was built from with --from-project", o.FromBundleDir)
+	}
+	return nil
+}
+
+// run runs (or lists) the tests; an *ExitError carries the exit status.
+func (o *scorecardOptions) run(ctx context.Context) error {
+	bundleDir, cleanup, err := scorecard.LocalBundle(ctx, o.bundle)
+	defer cleanup()
+	if err != nil {
+		return &ExitError{Code: 2, Err: fmt.Errorf("bundle: %w", err)}
+	}
+	if bundleDir != o.bundle && o.ProjectDir == "" {
+		// A pulled bundle has no project around it: the current directory
+		// is the project.
+		o.ProjectDir = "."
+	}
+	o.BundleDir = bundleDir
+	if o.FromBundleDir != "" {
+		fromDir, cleanup, err := scorecard.LocalBundle(ctx, o.FromBundleDir)
+		defer cleanup()
+		if err != nil {
+			return &ExitError{Code: 2, Err: fmt.Errorf("--from-bundle: %w", err)}
+		}
+		o.FromBundleDir = fromDir
+	}
+	if o.list {
+		l, err := scorecard.List(o.Options)
+		if err != nil {
+			return &ExitError{Code: 2, Err: err}
+		}
+		return scorecard.WriteResults(o.streams.Out, l, o.output.String())
+	}
+	if o.Config, err = scorecardCluster(o.configFlags); err != nil {
+		return &ExitError{Code: 2, Err: err}
+	}
+	res, err := scorecard.Run(ctx, o.Options)
+	if err != nil {
+		return &ExitError{Code: 2, Err: err}
+	}
+	if o.results != "" {
+		if err := scorecard.WriteResultsFile(o.results, res); err != nil {
+			return &ExitError{Code: 2, Err: err}
+		}
+	}
+	if err := scorecard.WriteResults(o.streams.Out, res, o.output.String()); err != nil {
+		return err
+	}
+	if code := scorecard.ExitCode(res); code != 0 {
+		return &ExitError{Code: code, Err: fmt.Errorf("scorecard: %s", scorecard.Summary(res))}
+	}
+	return nil
 }
 
 // scorecardCluster is the cluster of the kubeconfig flags, or nil when there
@@ -147,60 +166,6 @@ func scorecardCluster(f *genericclioptions.ConfigFlags) (*rest.Config, error) {
 		return nil, nil
 	}
 	return cfg, err
-}
-
-// localBundle returns a bundle directory for arg: arg itself, or a
-// temporary directory the image arg is pulled into, which cleanup removes.
-func localBundle(ctx context.Context, arg, what string) (dir string, cleanup func(), err error) {
-	cleanup = func() {}
-	if !isImageRef(arg) {
-		return arg, cleanup, nil
-	}
-	tmp, err := os.MkdirTemp("", "chartpilot-scorecard-")
-	if err != nil {
-		return "", cleanup, err
-	}
-	cleanup = func() { os.RemoveAll(tmp) }
-	dir = filepath.Join(tmp, "bundle")
-	if err := scorecard.PullBundle(ctx, arg, dir); err != nil {
-		return "", cleanup, fmt.Errorf("%s: %w", what, err)
-	}
-	return dir, cleanup, nil
-}
-
-func writeResultsFile(path string, list v1alpha3.TestList) error {
-	var buf bytes.Buffer
-	enc := json.NewEncoder(&buf)
-	enc.SetIndent("", "  ")
-	if err := enc.Encode(list); err != nil {
-		return err
-	}
-	if err := atomicfile.WriteFile(path, buf.Bytes(), 0o644); err != nil {
-		return fmt.Errorf("writing results: %w", err)
-	}
-	return nil
-}
-
-func summary(list v1alpha3.TestList) string {
-	var failed, errored []string
-	for _, t := range list.Items {
-		for _, r := range t.Status.Results {
-			switch r.State {
-			case v1alpha3.FailState:
-				failed = append(failed, r.Name)
-			case v1alpha3.ErrorState:
-				errored = append(errored, r.Name)
-			}
-		}
-	}
-	var parts []string
-	if len(failed) > 0 {
-		parts = append(parts, "failed: "+strings.Join(failed, ", "))
-	}
-	if len(errored) > 0 {
-		parts = append(parts, "could not run: "+strings.Join(errored, ", "))
-	}
-	return strings.Join(parts, "; ")
 }
 
 // ExitError ends chartpilot with exit status Code; its Err is printed.

@@ -206,6 +206,18 @@ func options(ctx context.Context) []remote.Option {
 	return []remote.Option{remote.WithContext(ctx), remote.WithAuthFromKeychain(authn.DefaultKeychain)}
 }
 
+// IsReference tells an image reference (registry/repo[:tag|@digest]) from
+// a directory, for arguments that may be either: an existing directory
+// always wins, and a reference names its registry and its tag or digest
+// ("me/op:v1" and "quay.io/me/op" are paths).
+func IsReference(arg string) bool {
+	if fi, err := os.Stat(arg); err == nil && fi.IsDir() {
+		return false
+	}
+	_, err := name.ParseReference(arg, name.StrictValidation)
+	return err == nil && strings.Contains(arg, "/")
+}
+
 // Pull fetches an image with the docker credentials (~/.docker/config.json
 // and its helpers). Registries on loopback and private addresses are
 // spoken to over plain HTTP, as docker does.

@@ -135,3 +135,30 @@ func TestStore(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+func TestIsReference(t *testing.T) {
+	t.Chdir(t.TempDir())
+	if err := os.MkdirAll("example.com/op", 0o755); err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		arg  string
+		want bool
+	}{
+		{"quay.io/me/op-bundle:v0.1.0", true},
+		{"127.0.0.1:5000/op@sha256:" + strings.Repeat("a", 64), true},
+		{"localhost:5000/op:v1", true},
+		{"quay.io/me/op", false},  // no tag or digest
+		{"me/op:v1", false},       // no registry
+		{"example.com/op", false}, // an existing directory wins
+		{"bundle", false},
+		{"op:v1", false},
+		{"./bundle", false},
+		{"Not Valid/op", false},
+	}
+	for _, tt := range tests {
+		if got := IsReference(tt.arg); got != tt.want {
+			t.Errorf("IsReference(%q) = %v, want %v", tt.arg, got, tt.want)
+		}
+	}
+}

@@ -5,11 +5,18 @@
 package version
 
 import (
+	"bytes"
 	"fmt"
 	"io"
+	"os"
+	"path/filepath"
 	"runtime"
 	"runtime/debug"
 	"sort"
+	"strings"
+
+	"golang.org/x/mod/module"
+	"golang.org/x/mod/semver"
 
 	"github.com/chartpilot/chartpilot/cluster/toolchain"
 )
@@ -76,6 +83,27 @@ func Get() (Info, error) {
 	return info, nil
 }
 
+// Builder names this chartpilot in what it generates (a bundle's metrics
+// builder label and its CSV's builder annotation): "chartpilot-" and the
+// release version. A build from source says "chartpilot-devel": its version,
+// a pseudo-version of the commit when the go command reads the VCS, would
+// change every generated bundle at each commit, and committed bundle files
+// (the repository's own bundle.Dockerfile) could never be up to date.
+func Builder() string {
+	v := ""
+	if bi, ok := debug.ReadBuildInfo(); ok {
+		v = bi.Main.Version
+	}
+	return builderName(v)
+}
+
+func builderName(v string) string {
+	if !semver.IsValid(v) || module.IsPseudoVersion(v) || strings.Contains(v, "+") {
+		return "chartpilot-devel"
+	}
+	return "chartpilot-" + v
+}
+
 // Text writes the report for people.
 func (i Info) Text(w io.Writer) error {
 	fmt.Fprintf(w, "chartpilot %s", i.Chartpilot)
@@ -94,4 +122,24 @@ func (i Info) Text(w io.Writer) error {
 		fmt.Fprintf(w, "  %-50s %s\n", m.Name, m.Version)
 	}
 	return nil
+}
+
+// modulePath is chartpilot's module path, as go.mod declares it.
+const modulePath = "github.com/chartpilot/chartpilot"
+
+// SourceDir is the chartpilot module this binary was built from, when it
+// was built without -trimpath (a development build, e.g. `make build`) and
+// the source is still where it was; else "". It is where a cross-build of
+// chartpilot (for another platform's operator image) can start from.
+func SourceDir() string {
+	_, file, _, ok := runtime.Caller(0)
+	if !ok || !filepath.IsAbs(file) {
+		return ""
+	}
+	root := filepath.Dir(filepath.Dir(filepath.Dir(file))) // <root>/internal/version/version.go
+	data, err := os.ReadFile(filepath.Join(root, "go.mod"))
+	if err != nil || !bytes.HasPrefix(data, []byte("module "+modulePath+"\n")) {
+		return ""
+	}
+	return root
 }

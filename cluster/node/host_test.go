@@ -1,0 +1,143 @@
+package node
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// fakeHost is a host root with what a real node needs, minus what a test removes.
+func fakeHost(t *testing.T, without ...string) Host {
+	root := t.TempDir()
+	files := map[string]string{
+		"proc/filesystems": "nodev\tproc\nnodev\toverlay\n",
+		"proc/sys/net/bridge/bridge-nf-call-iptables": "0\n",
+		"sys/fs/cgroup/cpu/tasks":                     "",
+		"sys/fs/cgroup/memory/tasks":                  "",
+		"sys/fs/cgroup/pids/tasks":                    "",
+		"usr/include/seccomp.h":                       "",
+	}
+	for _, w := range without {
+		delete(files, w)
+	}
+	for name, content := range files {
+		p := filepath.Join(root, name)
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	missing := map[string]bool{}
+	for _, w := range without {
+		missing[w] = true
+	}
+	return Host{
+		Root: root,
+		LookPath: func(name string) (string, error) {
+			if missing["cmd:"+name] {
+				return "", errors.New("not found")
+			}
+			return "/usr/sbin/" + name, nil
+		},
+		EUID: func() int { return 0 },
+		GOOS: "linux",
+	}
+}
+
+func TestPreflight(t *testing.T) {
+	tests := []struct {
+		name    string
+		host    func(t *testing.T) Host
+		wantErr string
+	}{
+		{"everything there", func(t *testing.T) Host { return fakeHost(t) }, ""},
+		{"cgroup v2 with controllers", func(t *testing.T) Host {
+			h := fakeHost(t, "sys/fs/cgroup/cpu/tasks", "sys/fs/cgroup/memory/tasks", "sys/fs/cgroup/pids/tasks")
+			if err := os.MkdirAll(filepath.Join(h.Root, "sys/fs/cgroup"), 0o755); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.WriteFile(filepath.Join(h.Root, "sys/fs/cgroup/cgroup.controllers"), []byte("cpuset cpu io memory pids\n"), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			return h
+		}, ""},
+		{"not Linux", func(t *testing.T) Host { h := fakeHost(t); h.GOOS = "darwin"; return h }, "containers need Linux (this is darwin)"},
+		{"not root", func(t *testing.T) Host { h := fakeHost(t); h.EUID = func() int { return 1000 }; return h }, "need root"},
+		{"no memory controller", func(t *testing.T) Host { return fakeHost(t, "sys/fs/cgroup/memory/tasks") }, "the memory cgroup controller is not available"},
+		{"no overlayfs", func(t *testing.T) Host {
+			h := fakeHost(t)
+			if err := os.WriteFile(filepath.Join(h.Root, "proc/filesystems"), []byte("nodev\tproc\n"), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			return h
+		}, "no overlay file system"},
+		{"no bridge netfilter", func(t *testing.T) Host { return fakeHost(t, "proc/sys/net/bridge/bridge-nf-call-iptables") }, "modprobe br_netfilter"},
+		{"no iptables", func(t *testing.T) Host { return fakeHost(t, "cmd:iptables") }, "iptables is not installed (Debian package iptables)"},
+		{"no conntrack", func(t *testing.T) Host { return fakeHost(t, "cmd:conntrack") }, "Debian package conntrack"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			err := tt.host(t).Preflight()
+			if tt.wantErr == "" {
+				if err != nil {
+					t.Fatalf("Preflight() = %v", err)
+				}
+				return
+			}
+			var ue *UnavailableError
+			if !errors.As(err, &ue) || !strings.Contains(err.Error(), tt.wantErr) || strings.Contains(err.Error(), "\n") {
+				t.Fatalf("Preflight() = %v, want one line containing %q", err, tt.wantErr)
+			}
+		})
+	}
+}
+
+func TestSeccompHeaders(t *testing.T) {
+	if err := fakeHost(t).SeccompHeaders(); err != nil {
+		t.Errorf("with headers: %v", err)
+	}
+	if err := fakeHost(t, "usr/include/seccomp.h").SeccompHeaders(); err == nil || !strings.Contains(err.Error(), "libseccomp-dev") {
+		t.Errorf("without headers: %v", err)
+	}
+}
+
+func TestClaim(t *testing.T) {
+	// The claim file is the machine's; the test works on a copy of the logic
+	// through two node directories only when the claim is free or ours.
+	if os.Geteuid() != 0 {
+		t.Skip("the claim lives in /run, which only root may write")
+	}
+	if _, err := os.Stat(claimFile); err == nil {
+		t.Skip("a real node runs on this machine")
+	}
+	a, b := filepath.Join(t.TempDir(), "node"), filepath.Join(t.TempDir(), "node")
+	for _, d := range []string{a, b} {
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := Claim(a); err != nil {
+		t.Fatal(err)
+	}
+	defer Release(a)
+	if err := Claim(a); err != nil {
+		t.Errorf("claiming again: %v", err)
+	}
+	err := Claim(b)
+	if err == nil || !strings.Contains(err.Error(), filepath.Dir(a)) {
+		t.Errorf("a second node's claim = %v, want an error naming %s", err, filepath.Dir(a))
+	}
+	Release(b) // not the owner: changes nothing
+	if err := Claim(b); err == nil {
+		t.Error("Release by another node freed the claim")
+	}
+	Release(a)
+	if err := Claim(b); err != nil {
+		t.Errorf("after release: %v", err)
+	}
+	Release(b)
+}

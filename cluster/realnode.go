@@ -1,0 +1,198 @@
+package cluster
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/chartpilot/chartpilot/cluster/images"
+	"github.com/chartpilot/chartpilot/cluster/node"
+	"github.com/chartpilot/chartpilot/cluster/toolchain"
+)
+
+// Identities of the real node's agents, as the API server's authorizers
+// expect them: the Node authorizer knows nodes by system:node:NAME in
+// system:nodes, the default RBAC binds system:kube-proxy to the node
+// proxier role, and the API server's own client of kubelets is bound to
+// the kubelet API admin role at bootstrap.
+// Client identities are named for their component, whose kubeconfig uses them.
+const (
+	kubeletClient    = Kubelet
+	kubeletServing   = Kubelet + "-serving"
+	proxyClient      = KubeProxy
+	apiKubeletClient = "kube-apiserver-kubelet-client"
+)
+
+// registryVersion tags the images chartpilot builds for the node; pods
+// use them by digest.
+const registryVersion = "local"
+
+// RegistryAddr is the local registry's host:port (real node only).
+func (c *Cluster) RegistryAddr() string { return loopback(c.state.Ports.Registry) }
+
+// nodeConfig is the real node's layout in the state directory.
+func (c *Cluster) nodeConfig(inst *toolchain.Installation) node.Config {
+	set := c.pki()
+	cert, key := set.Cert(kubeletServing)
+	cfg := node.Config{
+		Dir:               c.path("node"),
+		Name:              NodeName,
+		Registry:          c.RegistryAddr(),
+		PauseImage:        c.images[images.Pause],
+		KubeletKubeconfig: c.componentKubeconfig(Kubelet),
+		ProxyKubeconfig:   c.componentKubeconfig(KubeProxy),
+		CACert:            set.CACert,
+		KubeletCert:       cert,
+		KubeletKey:        key,
+		Ports:             c.state.Ports.Node,
+	}
+	if inst != nil {
+		cfg.BinDir = inst.BinDir
+	}
+	return cfg
+}
+
+// apiServerNodeArgs let the API server reach the kubelet (logs, exec) on a
+// real node.
+func (c *Cluster) apiServerNodeArgs() []string {
+	if c.state.Node != NodeReal {
+		// Endpoints may not hold loopback addresses; nothing reaches a
+		// loopback API server through the kubernetes Service anyway.
+		return []string{"--endpoint-reconciler-type=none"}
+	}
+	set := c.pki()
+	cert, key := set.Cert(apiKubeletClient)
+	return []string{
+		"--kubelet-client-certificate=" + cert,
+		"--kubelet-client-key=" + key,
+		"--kubelet-certificate-authority=" + set.CACert,
+		"--kubelet-preferred-address-types=InternalIP",
+	}
+}
+
+// realNode are the components of a real node: the registry first (its
+// images are published before anything pulls them), then, after the
+// control plane, containerd, the kubelet and kube-proxy.
+func (c *Cluster) realNode(inst *toolchain.Installation) []component {
+	p := c.state.Ports
+	cfg := c.nodeConfig(inst)
+	bin := func(name string) string {
+		if inst == nil {
+			return name
+		}
+		return inst.Binary(name)
+	}
+	return []component{
+		{
+			name:   Registry,
+			addrs:  []string{c.RegistryAddr()},
+			args:   []string{"serve", c.path("registry", "config.yml")},
+			before: func(context.Context) error { return c.writeRegistryConfig() },
+			health: func(ctx context.Context) error {
+				return c.probe(ctx, plainHTTP, "http://"+c.RegistryAddr()+"/v2/", "")
+			},
+			after: func(ctx context.Context) error { return c.publishImages(ctx, inst) },
+		},
+		{
+			name: Containerd,
+			args: cfg.ContainerdArgs(),
+			// containerd finds its runc shim in PATH.
+			env: []string{"PATH=" + filepath.Dir(bin("containerd")) + string(os.PathListSeparator) + os.Getenv("PATH")},
+			before: func(context.Context) error {
+				cfg := c.nodeConfig(inst) // with the pause image published by now
+				return cfg.Write()
+			},
+			health: func(ctx context.Context) error { return dialUnix(ctx, cfg.ContainerdSocket()) },
+		},
+		{
+			name:   Kubelet,
+			addrs:  []string{loopback(p.Node.KubeletHealthz), node.KubeletAddr()},
+			args:   cfg.KubeletArgs(),
+			health: func(ctx context.Context) error { return c.probe(ctx, plainHTTP, cfg.KubeletHealthz(), "ok") },
+		},
+		{
+			name:   KubeProxy,
+			addrs:  []string{loopback(p.Node.ProxyHealthz), loopback(p.Node.ProxyMetrics)},
+			args:   cfg.ProxyArgs(),
+			health: func(ctx context.Context) error { return c.probe(ctx, plainHTTP, cfg.ProxyHealthz(), "") },
+		},
+	}
+}
+
+// writeRegistryConfig configures the registry: its blobs on disk in the
+// state directory, listening on loopback only.
+func (c *Cluster) writeRegistryConfig() error {
+	conf := fmt.Sprintf(`version: 0.1
+log:
+  level: warn
+  accesslog:
+    disabled: true
+storage:
+  filesystem:
+    rootdirectory: %s
+  delete:
+    enabled: true
+http:
+  addr: %s
+`, c.path("registry", "data"), c.RegistryAddr())
+	if err := os.MkdirAll(c.path("registry", "data"), 0o755); err != nil {
+		return err
+	}
+	return os.WriteFile(c.path("registry", "config.yml"), []byte(conf), 0o644)
+}
+
+// publishImages pushes the node's images to the registry and remembers
+// their references.
+func (c *Cluster) publishImages(ctx context.Context, inst *toolchain.Installation) error {
+	began := time.Now()
+	refs, err := images.Publish(ctx, c.RegistryAddr(), inst.BinDir, registryVersion)
+	if err != nil {
+		return fmt.Errorf("publishing the node's images: %w", err)
+	}
+	c.images = refs
+	fmt.Fprintf(c.opts.Out, "  %-24s %d images published to %s in %s\n", "images", len(refs), c.RegistryAddr(), time.Since(began).Round(10*time.Millisecond))
+	return nil
+}
+
+func dialUnix(ctx context.Context, path string) error {
+	var d net.Dialer
+	conn, err := d.DialContext(ctx, "unix", path)
+	if err != nil {
+		return err
+	}
+	return conn.Close()
+}
+
+// cleanupNode removes what the real node left on the host once its agents
+// are stopped: containers, mounts, kube-proxy's rules, the bridge, and the
+// node's claim on the machine.
+func (c *Cluster) cleanupNode(ctx context.Context) error {
+	cfg := c.nodeConfig(nil)
+	cfg.BinDir = c.state.BinDir
+	var errs []error
+	if err := cfg.Cleanup(); err != nil {
+		errs = append(errs, err)
+	}
+	if c.state.BinDir != "" {
+		ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+		defer cancel()
+		out, err := exec.CommandContext(ctx, filepath.Join(c.state.BinDir, KubeProxy), "--cleanup").CombinedOutput()
+		if err != nil {
+			errs = append(errs, fmt.Errorf("removing kube-proxy's rules: %w: %s", err, lastLine(string(out))))
+		}
+	}
+	node.Release(cfg.Dir)
+	fmt.Fprintf(c.opts.Out, "  %-24s containers, mounts, rules and bridge %s removed\n", "node", node.Bridge)
+	return errors.Join(errs...)
+}
+
+func lastLine(s string) string {
+	lines := strings.Split(strings.TrimSpace(s), "\n")
+	return lines[len(lines)-1]
+}
