@@ -174,9 +174,15 @@ func New(opts Options) (manager.Manager, error) {
 		return nil, err
 	}
 	clientOpts := []release.ClientOption{release.WithReader(mgr.GetClient())}
-	if podsOK, err := mayWatchPods(context.Background(), opts.Config, opts.Namespaces); err != nil || !podsOK {
-		opts.Log.Info("the health of workloads comes from their own status only: the operator may not list and watch pods", "error", err)
-	} else {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	podsOK, err := mayWatchPods(ctx, opts.Config, opts.Namespaces)
+	cancel()
+	switch {
+	case err != nil:
+		opts.Log.Error(err, "the health of workloads comes from their own status only")
+	case !podsOK:
+		opts.Log.Info("the health of workloads comes from their own status only: the operator may not list and watch pods")
+	default:
 		clientOpts = append(clientOpts, release.WithPodReader(mgr.GetClient()))
 	}
 	helm, err := release.NewClient(opts.Config, append(clientOpts,
