@@ -7,6 +7,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -475,20 +476,35 @@ func (r *Reconciler) forgetMetrics(key types.NamespacedName) {
 	}
 }
 
-// reportHealth emits an event when the health of the release's objects
-// changes: which objects are not healthy and why, or that all are again.
-// Nothing is emitted while it stays the same.
+// reportHealth emits an event when the failures among the release's
+// objects change: which objects fail and why, or that none does any more.
+// Objects only getting ready (a rollout in progress) make no event, and
+// nothing is emitted while the failures stay the same.
 func (r *Reconciler) reportHealth(obj *unstructured.Unstructured, before, now *health.Summary) {
+	was, is := failures(before), failures(now)
 	switch {
-	case equality.Semantic.DeepEqual(before, now):
-	case now == nil:
-		r.event(obj, corev1.EventTypeNormal, ReasonObjectsHealthy, "every object of the release is healthy")
+	case slices.Equal(was, is):
+	case len(is) == 0:
+		r.event(obj, corev1.EventTypeNormal, ReasonObjectsHealthy, "no object of the release is failing any more")
 	default:
-		msgs := make([]string, 0, len(now.Problems))
-		for _, p := range now.Problems {
+		msgs := make([]string, 0, len(is))
+		for _, p := range is {
 			msgs = append(msgs, p.String())
 		}
-		msg := fmt.Sprintf("%d object(s) not healthy: %s", now.Unhealthy, strings.Join(msgs, "; "))
-		r.event(obj, corev1.EventTypeWarning, ReasonObjectsUnhealthy, msg)
+		r.event(obj, corev1.EventTypeWarning, ReasonObjectsUnhealthy, fmt.Sprintf("%d object(s) failing: %s", len(is), strings.Join(msgs, "; ")))
 	}
+}
+
+// failures are the problems of a summary that are more than "not ready yet".
+func failures(s *health.Summary) []health.Problem {
+	if s == nil {
+		return nil
+	}
+	var out []health.Problem
+	for _, p := range s.Problems {
+		if p.Reason != health.ReasonNotReady {
+			out = append(out, p)
+		}
+	}
+	return out
 }

@@ -12,8 +12,10 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/tools/record"
 	"sigs.k8s.io/yaml"
 
+	"github.com/chartpilot/chartpilot/operator/health"
 	"github.com/chartpilot/chartpilot/operator/release"
 	"github.com/chartpilot/chartpilot/operator/watches"
 )
@@ -195,6 +197,46 @@ func TestLabelPodTemplate(t *testing.T) {
 			}
 			if fmt.Sprint(got) != fmt.Sprint(tt.want) {
 				t.Errorf("template labels %v, want %v", got, tt.want)
+			}
+		})
+	}
+}
+
+// Health events follow the failures only: a rollout in progress makes none,
+// the same failures seen again make none.
+func TestReportHealth(t *testing.T) {
+	crash := health.Problem{Kind: "Pod", Namespace: "ns", Name: "web-1", Reason: "CrashLoopBackOff", Message: "container web: last terminated with exit code 1"}
+	pull := health.Problem{Kind: "Pod", Namespace: "ns", Name: "web-2", Reason: "ImagePullBackOff", Message: "container web: image x:1"}
+	rolling := health.Problem{Kind: "Deployment", Namespace: "ns", Name: "web", Reason: health.ReasonNotReady, Message: "InProgress"}
+	tests := []struct {
+		name        string
+		before, now []health.Problem
+		want        []string // events, "Type Reason"
+	}{
+		{name: "a rollout in progress", now: []health.Problem{rolling}},
+		{name: "a pod starts crashing", before: []health.Problem{rolling}, now: []health.Problem{crash, rolling},
+			want: []string{"Warning " + ReasonObjectsUnhealthy}},
+		{name: "the same failure again", before: []health.Problem{crash}, now: []health.Problem{crash}},
+		{name: "another failure", before: []health.Problem{crash}, now: []health.Problem{crash, pull},
+			want: []string{"Warning " + ReasonObjectsUnhealthy}},
+		{name: "recovering, still rolling out", before: []health.Problem{crash}, now: []health.Problem{rolling},
+			want: []string{"Normal " + ReasonObjectsHealthy}},
+		{name: "ready", before: []health.Problem{rolling}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			rec := record.NewFakeRecorder(10)
+			r := New(Options{Recorder: rec, Watch: watches.Watch{LoadedChart: &chart.Chart{Metadata: &chart.Metadata{Name: "app", Version: "1.0.0"}}}})
+			r.reportHealth(owner("ns"), health.Summarize(tt.before), health.Summarize(tt.now))
+			close(rec.Events)
+			var got []string
+			for e := range rec.Events {
+				typ, rest, _ := strings.Cut(e, " ")
+				reason, _, _ := strings.Cut(rest, " ")
+				got = append(got, typ+" "+reason)
+			}
+			if fmt.Sprint(got) != fmt.Sprint(tt.want) {
+				t.Errorf("events %v, want %v", got, tt.want)
 			}
 		})
 	}
