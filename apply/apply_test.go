@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"flag"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -264,4 +265,18 @@ func must[T any](v T, err error) T {
 		panic(err)
 	}
 	return v
+}
+
+// Without prometheus-operator's CRDs, applying config/default (which ships
+// a ServiceMonitor and a PrometheusRule) fails saying what to do.
+func TestApplyWithoutPrometheusOperator(t *testing.T) {
+	cfg := clustertest.StartAPIServer(t, nil)
+	objs, err := apply.Build(filepath.Join(project(t), "config", "default"), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = apply.Apply(context.Background(), objs, apply.Options{Config: cfg, Out: io.Discard})
+	if err == nil || !strings.Contains(err.Error(), "the cluster has no prometheus-operator CRDs; install them, or remove ../prometheus from config/default/kustomization.yaml") {
+		t.Errorf("Apply = %v, want the missing CRDs named with what to do", err)
+	}
 }
