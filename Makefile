@@ -15,9 +15,11 @@ FUZZMINIMIZETIME ?= 5s
 .PHONY: all
 all: build
 
+# The binary is static (no cgo): `image build` packs this very binary into the
+# operator image.
 .PHONY: build
 build: ## Build the chartpilot binary into bin/
-	$(GO) build -o $(CHARTPILOT) ./cmd/chartpilot
+	CGO_ENABLED=0 $(GO) build -o $(CHARTPILOT) ./cmd/chartpilot
 
 .PHONY: demo
 demo: build ## The whole journey on a local cluster with real OLM: chart -> operator -> Subscription -> upgrade
@@ -33,6 +35,8 @@ test: cluster-build ## Unit, integration (envtest) and end-to-end (local cluster
 	@unformatted=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \
 	if [ -n "$$unformatted" ]; then echo "gofmt needed: $$unformatted"; exit 1; fi
 	$(GO) test -count=1 -timeout $(TEST_TIMEOUT) ./...
+	# Our own small programs of the real node's tools module.
+	$(GO) -C tools/node test -count=1 ./cp/ ./pause/ ./hello-server/ ./grpc_health_probe/
 
 .PHONY: fuzz
 fuzz: ## Run every fuzz target (func FuzzX in a _test.go) for FUZZTIME, one at a time on one core

@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"strconv"
 	"strings"
 	"text/template"
 
@@ -78,7 +79,7 @@ func BuildImage(ctx context.Context, opts ImageOptions) (v1.Image, error) {
 	}
 	layers := [][]byte{configs}
 	if !opts.NoCache {
-		c, err := buildCacheLayer(ctx, opts.Dir)
+		c, err := buildCacheLayer(ctx, opts.Dir, imageOwner(base))
 		if err != nil {
 			return nil, err
 		}
@@ -130,7 +131,7 @@ func BuildImage(ctx context.Context, opts ImageOptions) (v1.Image, error) {
 
 // buildCacheLayer builds operator-registry's serving cache for the catalog
 // and returns it as a layer under /tmp/cache.
-func buildCacheLayer(ctx context.Context, dir string) ([]byte, error) {
+func buildCacheLayer(ctx context.Context, dir string, owner [2]int) ([]byte, error) {
 	tmp, err := os.MkdirTemp("", "chartpilot-catalog-image-cache-*")
 	if err != nil {
 		return nil, err
@@ -150,7 +151,41 @@ func buildCacheLayer(ctx context.Context, dir string) ([]byte, error) {
 	if err := c.Close(); err != nil {
 		return nil, err
 	}
-	return ociimage.TarDir(os.DirFS(cacheDir), strings.TrimPrefix(ImageCacheDir, "/"))
+	entries, err := ociimage.DirEntries(os.DirFS(cacheDir), strings.TrimPrefix(ImageCacheDir, "/"))
+	if err != nil {
+		return nil, err
+	}
+	// opm locks and may refresh its cache: it must own it, as it does when
+	// catalog.Dockerfile's `RUN opm serve --cache-only` runs as the base
+	// image's user.
+	entries = append(entries, ociimage.Entry{Name: strings.TrimPrefix(ImageCacheDir, "/"), Dir: true})
+	for i := range entries {
+		entries[i].UID, entries[i].GID = owner[0], owner[1]
+	}
+	// The layer's /tmp keeps the permissions every /tmp has, over the base's.
+	entries = append(entries, ociimage.Entry{Name: "tmp", Dir: true, Mode: 0o1777})
+	return ociimage.Tar(entries)
+}
+
+// imageOwner is the numeric user and group an image runs as (its config's
+// User, "uid" or "uid:gid"); root when it names none or names a user by name.
+func imageOwner(img v1.Image) [2]int {
+	cf, err := img.ConfigFile()
+	if err != nil {
+		return [2]int{}
+	}
+	user, group, hasGroup := strings.Cut(cf.Config.User, ":")
+	uid, err := strconv.Atoi(user)
+	if err != nil {
+		return [2]int{}
+	}
+	gid := uid
+	if hasGroup {
+		if gid, err = strconv.Atoi(group); err != nil {
+			gid = 0
+		}
+	}
+	return [2]int{uid, gid}
 }
 
 // WriteOCILayout writes img into an OCI image layout directory (created or

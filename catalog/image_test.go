@@ -332,3 +332,69 @@ func TestAddBundleImage(t *testing.T) {
 		t.Error("a failed add changed the catalog")
 	}
 }
+
+// The serving cache belongs to the user the base image runs as, as when
+// catalog.Dockerfile's RUN builds it: opm locks the cache when it serves,
+// and a catalog pod runs as that user. /tmp keeps its sticky mode.
+func TestBuildImageCacheOwnedByBaseUser(t *testing.T) {
+	base, err := ociimage.Scratch(nil, ociimage.Config{Platform: v1.Platform{OS: "linux", Architecture: "amd64"}, User: "1001:1002"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	reg := httptest.NewServer(registry.New(registry.Logger(log.New(io.Discard, "", 0))))
+	t.Cleanup(reg.Close)
+	ref := strings.TrimPrefix(reg.URL, "http://") + "/opm:test"
+	if _, err := ociimage.Push(t.Context(), base, ref); err != nil {
+		t.Fatal(err)
+	}
+	img, err := BuildImage(t.Context(), ImageOptions{Dir: serveTestCatalog(t), Base: ref})
+	if err != nil {
+		t.Fatal(err)
+	}
+	layers, err := img.Layers()
+	if err != nil {
+		t.Fatal(err)
+	}
+	rc, err := layers[len(layers)-1].Uncompressed()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rc.Close()
+	tr := tar.NewReader(rc)
+	seen := 0
+	for {
+		h, err := tr.Next()
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		switch {
+		case h.Name == "tmp/":
+			if h.Mode&0o1777 != 0o1777 || h.Uid != 0 {
+				t.Errorf("/tmp has mode %o, uid %d; want 1777 and root", h.Mode, h.Uid)
+			}
+		case strings.HasPrefix(h.Name, "tmp/cache"):
+			seen++
+			if h.Uid != 1001 || h.Gid != 1002 {
+				t.Errorf("%s is owned by %d:%d, want the base image's 1001:1002", h.Name, h.Uid, h.Gid)
+			}
+		}
+	}
+	if seen == 0 {
+		t.Fatal("no cache in the image's last layer")
+	}
+}
+
+func TestImageOwner(t *testing.T) {
+	for user, want := range map[string][2]int{"": {0, 0}, "65532": {65532, 65532}, "1001:1002": {1001, 1002}, "nonroot": {0, 0}, "10:x": {10, 0}} {
+		img, err := ociimage.Scratch(nil, ociimage.Config{User: user})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := imageOwner(img); got != want {
+			t.Errorf("imageOwner(User %q) = %v, want %v", user, got, want)
+		}
+	}
+}

@@ -196,3 +196,11 @@ func lastLine(s string) string {
 	lines := strings.Split(strings.TrimSpace(s), "\n")
 	return lines[len(lines)-1]
 }
+
+// NodeKind is the kind of node the cluster was created with (empty before
+// its first start).
+func (c *Cluster) NodeKind() NodeKind { return c.state.Node }
+
+// Image is the reference by digest of one of the real node's images
+// (images.OPM, images.HelloServer...), once Up has published them.
+func (c *Cluster) Image(name string) string { return c.images[name] }

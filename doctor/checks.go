@@ -21,6 +21,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/chartpilot/chartpilot/chart"
+	"github.com/chartpilot/chartpilot/internal/podhealth"
 	"github.com/chartpilot/chartpilot/operator/reconciler"
 	"github.com/chartpilot/chartpilot/operator/watches"
 	"github.com/chartpilot/chartpilot/rbac"
@@ -111,13 +112,14 @@ func podsCheck(dep *appsv1.Deployment, pods []corev1.Pod) Check {
 	for _, p := range pods {
 		for _, s := range p.Status.ContainerStatuses {
 			restarts += s.RestartCount
-			if w := s.State.Waiting; w != nil && w.Reason != "" && w.Reason != "ContainerCreating" {
-				problems = append(problems, fmt.Sprintf("pod %s container %s: %s %s", p.Name, s.Name, w.Reason, w.Message))
-			}
 		}
-		if p.Status.Phase != corev1.PodRunning {
+		described := podhealth.Describe(&p)
+		for _, pr := range described {
+			problems = append(problems, "pod "+p.Name+": "+pr.Message)
+		}
+		if len(described) == 0 && p.Status.Phase != corev1.PodRunning {
 			problems = append(problems, fmt.Sprintf("pod %s is %s", p.Name, p.Status.Phase))
-		} else if !podReady(&p) {
+		} else if len(described) == 0 && !podhealth.Ready(&p) {
 			problems = append(problems, fmt.Sprintf("pod %s is not Ready", p.Name))
 		}
 	}
@@ -132,15 +134,6 @@ func podsCheck(dep *appsv1.Deployment, pods []corev1.Pod) Check {
 		c.Severity, c.Message = Pass, fmt.Sprintf("%d pods Running and Ready", len(pods))
 	}
 	return c
-}
-
-func podReady(p *corev1.Pod) bool {
-	for _, c := range p.Status.Conditions {
-		if c.Type == corev1.PodReady {
-			return c.Status == corev1.ConditionTrue
-		}
-	}
-	return false
 }
 
 // crChecks lists the custom resources of crd and reports their last

@@ -70,7 +70,7 @@ func TestPodsAndDeploymentChecks(t *testing.T) {
 		{name: "none", severity: "fail", message: "no pods"},
 		{name: "healthy", pods: []corev1.Pod{pod(corev1.PodRunning, true, "", 0)}, severity: "pass", message: "1 pods Running and Ready"},
 		{name: "restarted", pods: []corev1.Pod{pod(corev1.PodRunning, true, "", 3)}, severity: "warn", message: "3 restarts"},
-		{name: "crash loop", pods: []corev1.Pod{pod(corev1.PodRunning, false, "CrashLoopBackOff", 5)}, severity: "fail", message: "pod op-1 container manager: CrashLoopBackOff back-off restarting; pod op-1 is not Ready"},
+		{name: "crash loop", pods: []corev1.Pod{pod(corev1.PodRunning, false, "CrashLoopBackOff", 5)}, severity: "fail", message: "pod op-1: container manager is in CrashLoopBackOff after 5 restarts"},
 		{name: "pending", pods: []corev1.Pod{pod(corev1.PodPending, false, "ImagePullBackOff", 0)}, severity: "fail", message: "ImagePullBackOff"},
 	}
 	for _, tt := range tests {

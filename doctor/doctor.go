@@ -38,7 +38,7 @@ const (
 const (
 	CheckCRD            = "CRD"
 	CheckDeployment     = "Operator Deployment"
-	CheckPods           = "Operator pods"
+	CheckPods           = olm.CheckOperatorPods
 	CheckCR             = "Custom resource"
 	CheckRBAC           = "RBAC"
 	CheckRemovedAPIs    = "Removed APIs"
@@ -221,6 +221,9 @@ func (d *doctor) olmChecks(ctx context.Context) error {
 		return fmt.Errorf("doctor: %w", err)
 	}
 	for _, f := range olm.Diagnose(o) {
+		if f.Check == olm.CheckOperatorPods {
+			continue // the pods check below says it, per Deployment
+		}
 		d.add(f)
 	}
 	d.useCSV(o.CSV)

@@ -10,8 +10,13 @@ import (
 
 	operatorsv1 "github.com/operator-framework/api/pkg/operators/v1"
 	"github.com/operator-framework/api/pkg/operators/v1alpha1"
+	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/chartpilot/chartpilot/internal/podhealth"
 )
 
 // ErrNotSubscribed means no Subscription in the namespace installs the package.
@@ -27,6 +32,10 @@ type Observed struct {
 	InstallPlan        *v1alpha1.InstallPlan
 	CSV                *v1alpha1.ClusterServiceVersion
 	OperatorGroups     []operatorsv1.OperatorGroup
+	// CatalogPods serve a CatalogSource of an image; OperatorPods are the
+	// CSV's Deployments' pods: where an install on a real node fails
+	// (an image that cannot be pulled, a crashing container).
+	CatalogPods, OperatorPods []corev1.Pod
 }
 
 // Observe reads the objects for pkg in ns. It changes nothing; a missing
@@ -50,6 +59,11 @@ func Observe(ctx context.Context, c client.Client, pkg, ns string) (*Observed, e
 		return nil, err
 	} else if cs.Name != "" {
 		o.CatalogSource = cs
+		if cs.Spec.Image != "" {
+			if o.CatalogPods, err = listPods(ctx, c, cs.Namespace, labels.SelectorFromSet(labels.Set{catalogSourceLabel: cs.Name})); err != nil {
+				return nil, err
+			}
+		}
 	}
 	if ref := sub.Status.InstallPlanRef; ref != nil {
 		ip := &v1alpha1.InstallPlan{}
@@ -65,9 +79,51 @@ func Observe(ctx context.Context, c client.Client, pkg, ns string) (*Observed, e
 			return nil, err
 		} else if csv.Name != "" {
 			o.CSV = csv
+			if o.OperatorPods, err = operatorPods(ctx, c, csv); err != nil {
+				return nil, err
+			}
 		}
 	}
 	return o, nil
+}
+
+// catalogSourceLabel marks the pods OLM runs for a CatalogSource.
+const catalogSourceLabel = "olm.catalogSource"
+
+func listPods(ctx context.Context, c client.Client, ns string, sel labels.Selector) ([]corev1.Pod, error) {
+	var pods corev1.PodList
+	if err := c.List(ctx, &pods, client.InNamespace(ns), client.MatchingLabelsSelector{Selector: sel}); err != nil {
+		return nil, fmt.Errorf("listing pods in %s: %w", ns, err)
+	}
+	return pods.Items, nil
+}
+
+// operatorPods are the pods of the CSV's Deployments.
+func operatorPods(ctx context.Context, c client.Client, csv *v1alpha1.ClusterServiceVersion) ([]corev1.Pod, error) {
+	var out []corev1.Pod
+	for _, d := range csv.Spec.InstallStrategy.StrategySpec.DeploymentSpecs {
+		sel, err := metav1.LabelSelectorAsSelector(d.Spec.Selector)
+		if err != nil || sel.Empty() {
+			continue
+		}
+		pods, err := listPods(ctx, c, csv.Namespace, sel)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, pods...)
+	}
+	return out, nil
+}
+
+// podProblems says what keeps pods from running and ready, or "".
+func podProblems(pods []corev1.Pod) string {
+	var out []string
+	for i := range pods {
+		for _, p := range podhealth.Describe(&pods[i]) {
+			out = append(out, "pod "+pods[i].Name+": "+p.Message)
+		}
+	}
+	return strings.Join(out, "; ")
 }
 
 // findSubscription returns the Subscription of pkg in ns, nil if none.
@@ -118,8 +174,10 @@ const (
 	CheckOperatorGroup = "OperatorGroup"
 	CheckCatalogSource = "CatalogSource connection"
 	CheckSubscription  = "Subscription"
-	CheckInstallPlan   = "InstallPlan"
-	CheckCSV           = "ClusterServiceVersion"
+	// CheckOperatorPods looks at the pods of the CSV's Deployments.
+	CheckOperatorPods = "Operator pods"
+	CheckInstallPlan  = "InstallPlan"
+	CheckCSV          = "ClusterServiceVersion"
 )
 
 // Installed reports whether the package's CSV reached Succeeded.
@@ -178,6 +236,10 @@ func Diagnose(o *Observed) []Finding {
 	switch {
 	case o.CSV != nil:
 		add(diagnoseCSV(o.CSV))
+		if problems := podProblems(o.OperatorPods); problems != "" {
+			add(Finding{Check: CheckOperatorPods, Severity: Fail, Object: "clusterserviceversion/" + o.CSV.Name, Message: problems,
+				Fix: fmt.Sprintf("kubectl -n %s describe pods; kubectl -n %s logs POD", o.Namespace, o.Namespace)})
+		}
 	case name != "":
 		add(Finding{Check: CheckCSV, Severity: Warn, Object: "clusterserviceversion/" + name, Message: "not created yet: the InstallPlan has not run"})
 	case subFinding.Severity != Fail:
@@ -220,8 +282,11 @@ func diagnoseCatalogSource(o *Observed) Finding {
 		if cs.Spec.Address != "" {
 			f.Fix = "start the registry server: chartpilot catalog serve DIR --address " + cs.Spec.Address
 		} else {
-			f.Fix = fmt.Sprintf("check the registry pod: kubectl -n %s get pods -l olm.catalogSource=%s", cs.Namespace, cs.Name)
+			f.Fix = fmt.Sprintf("check the registry pod: kubectl -n %s logs -l %s=%s", cs.Namespace, catalogSourceLabel, cs.Name)
 		}
+	}
+	if problems := podProblems(o.CatalogPods); problems != "" && f.Severity != Pass {
+		f.Message += "; " + problems
 	}
 	return f
 }

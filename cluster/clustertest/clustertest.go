@@ -107,6 +107,23 @@ func lockOLM() (unlock func(), err error) {
 	return unlock, err
 }
 
+// LockRealNode takes the machine-wide lock of the one real node (its bridge,
+// iptables rules and kernel settings belong to the machine) for the rest of
+// t, waiting for the test binary holding it.
+func LockRealNode(t testing.TB) {
+	t.Helper()
+	path := filepath.Join(os.TempDir(), "chartpilot-real-node.lock")
+	unlock, err := flock.TryLock(path)
+	if errors.Is(err, flock.ErrLocked) {
+		t.Logf("waiting for another test's real node (lock %s)", path)
+		unlock, err = flock.Lock(t.Context(), path)
+	}
+	if err != nil {
+		t.Fatalf("locking the real node: %v", err)
+	}
+	t.Cleanup(unlock)
+}
+
 func start(ctx context.Context, stateDir string) (*Env, error) {
 	tools, err := toolchain.Ensure(ctx, toolchain.Options{Out: os.Stderr})
 	if err != nil {

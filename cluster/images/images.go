@@ -52,8 +52,9 @@ func Specs() []Spec {
 		// bundle unpack Job, which runs `/bin/cp -Rv /bin/cpb /util/cpb`.
 		{Name: OLM, Files: map[string]string{"bin/olm": "olm", "bin/catalog": "catalog", "bin/cpb": "cpb", "bin/cp": "cp"}, Env: path},
 		// opm serves catalog images (they are built FROM it) and extracts
-		// bundles in the unpack Job, which runs `opm` from PATH.
-		{Name: OPM, Files: map[string]string{"bin/opm": "opm"}, Entrypoint: []string{"/bin/opm"}, Env: path},
+		// bundles in the unpack Job, which runs `opm` from PATH; OLM probes
+		// a catalog pod with grpc_health_probe.
+		{Name: OPM, Files: map[string]string{"bin/opm": "opm", "bin/grpc_health_probe": "grpc_health_probe"}, Entrypoint: []string{"/bin/opm"}, Env: path},
 		{Name: HelloServer, Files: map[string]string{"hello-server": "hello-server"}, Entrypoint: []string{"/hello-server"}},
 	}
 }

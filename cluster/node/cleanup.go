@@ -42,7 +42,11 @@ func (c Config) Cleanup() error {
 // killContainers kills every process in the pods' cgroups and every shim
 // started from this node's binaries, then waits for them to go.
 func (c Config) killContainers() error {
+	// The shim's /proc/PID/exe is the file the bin directory links to.
 	shim := filepath.Join(c.BinDir, "containerd-shim-runc-v2")
+	if real, err := filepath.EvalSymlinks(shim); err == nil {
+		shim = real
+	}
 	var pids []int
 	for _, pid := range allPIDs() {
 		exe, _ := os.Readlink(fmt.Sprintf("/proc/%d/exe", pid))

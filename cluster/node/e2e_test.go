@@ -36,6 +36,7 @@ func TestRealNode(t *testing.T) {
 	if err := cluster.RealNodePossible(); err != nil {
 		t.Skipf("%v", err)
 	}
+	clustertest.LockRealNode(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Minute)
 	defer cancel()
 	var out bytes.Buffer

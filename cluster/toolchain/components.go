@@ -95,6 +95,7 @@ func NodeBinaries() []Binary {
 		node("registry", nodeToolsModule+"/registry", distribution),
 		node("pause", nodeToolsModule+"/pause", nodeToolsModule),
 		node("cp", nodeToolsModule+"/cp", nodeToolsModule),
+		node("grpc_health_probe", nodeToolsModule+"/grpc_health_probe", nodeToolsModule),
 		node("hello-server", nodeToolsModule+"/hello-server", nodeToolsModule),
 	}
 }

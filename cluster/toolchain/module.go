@@ -91,6 +91,21 @@ func (ms modules) key(goVersion string) string {
 	return goVersion + "-" + hashOf(append(parts, []byte(recipe.String()))...)
 }
 
+// binKey names one binary's cache entry: the files of the tools module that
+// builds it and how it is built, so that a change to the other module
+// rebuilds nothing of this one.
+func (ms modules) binKey(goVersion string, b Binary) string {
+	var parts [][]byte
+	for _, f := range embeddedFiles() {
+		if strings.HasPrefix(f, "modules/"+b.source()+"/") {
+			data, _ := embedded.ReadFile(f)
+			parts = append(parts, []byte(f), data)
+		}
+	}
+	recipe := fmt.Sprintf("%s %s tags=%v cgo=%v %v", b.Package, b.Module, b.Tags, b.CGO, versionLDFlags(b.Module, ms.version(b)))
+	return goVersion + "-" + hashOf(append(parts, []byte(recipe))...)
+}
+
 // embeddedFiles lists the embedded files in a stable order.
 func embeddedFiles() []string {
 	var files []string

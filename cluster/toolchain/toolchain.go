@@ -110,11 +110,17 @@ func Ensure(ctx context.Context, opts Options) (*Installation, error) {
 		OLMChart:   filepath.Join(root, "olm-chart"),
 		Versions:   map[string]string{},
 	}
+	// Each binary is stored under its own key and linked into BinDir.
+	stored := func(b Binary) string {
+		return filepath.Join(opts.CacheDir, "bins", b.Name, mods.binKey(goVersion, b))
+	}
 	var missing []Binary
 	for _, b := range bins {
 		inst.Versions[b.Name] = mods.version(b)
-		if _, err := os.Stat(inst.Binary(b.Name)); err != nil {
+		if !exists(stored(b)) {
 			missing = append(missing, b)
+		} else if err := link(stored(b), inst.Binary(b.Name)); err != nil {
+			return nil, err
 		}
 	}
 	assetsMissing := !exists(inst.OLMCRDs) || !exists(inst.KwokStages) || !exists(inst.OLMChart)
@@ -139,7 +145,10 @@ func Ensure(ctx context.Context, opts Options) (*Installation, error) {
 	for i, bin := range missing {
 		start := time.Now()
 		fmt.Fprintf(opts.Out, "[%d/%d] building %s (%s %s)\n", i+1, len(missing), bin.Name, bin.Module, mods.version(bin))
-		if err := b.build(ctx, bin, mods.version(bin), inst.Binary(bin.Name)); err != nil {
+		if err := b.build(ctx, bin, mods.version(bin), stored(bin)); err != nil {
+			return nil, err
+		}
+		if err := link(stored(bin), inst.Binary(bin.Name)); err != nil {
 			return nil, err
 		}
 		fmt.Fprintf(opts.Out, "[%d/%d] built %s in %s\n", i+1, len(missing), bin.Name, time.Since(start).Round(time.Second))
@@ -298,4 +307,20 @@ func goRuntimeVersion() string { return runtime.Version() }
 func exists(path string) bool {
 	_, err := os.Stat(path)
 	return err == nil
+}
+
+// link makes name a symbolic link to target, replacing what was there.
+func link(target, name string) error {
+	if cur, err := os.Readlink(name); err == nil && cur == target {
+		return nil
+	}
+	if err := os.MkdirAll(filepath.Dir(name), 0o755); err != nil {
+		return err
+	}
+	tmp := name + ".link-" + fmt.Sprint(os.Getpid())
+	_ = os.Remove(tmp)
+	if err := os.Symlink(target, tmp); err != nil {
+		return fmt.Errorf("linking %s: %w", name, err)
+	}
+	return os.Rename(tmp, name)
 }

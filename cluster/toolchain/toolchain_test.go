@@ -190,7 +190,7 @@ func TestEnsureUsesCache(t *testing.T) {
 	}
 	root := filepath.Join(dir, ms.key(goRuntimeVersion()))
 	for _, b := range Binaries() {
-		writeFile(t, filepath.Join(root, "bin", b.Name), "binary")
+		writeFile(t, filepath.Join(dir, "bins", b.Name, ms.binKey(goRuntimeVersion(), b)), "binary")
 	}
 	writeFile(t, filepath.Join(root, "olm-crds", "a.yaml"), "kind: CustomResourceDefinition")
 	writeFile(t, filepath.Join(root, "kwok-stages.yaml"), "kind: Stage")
@@ -202,6 +202,9 @@ func TestEnsureUsesCache(t *testing.T) {
 	}
 	if inst.Binary("kube-apiserver") != filepath.Join(root, "bin", "kube-apiserver") {
 		t.Errorf("Binary = %s", inst.Binary("kube-apiserver"))
+	}
+	if data, err := os.ReadFile(inst.Binary("kube-apiserver")); err != nil || string(data) != "binary" {
+		t.Errorf("the linked binary reads %q, %v", data, err)
 	}
 	if inst.Versions["kube-apiserver"] == "" || inst.Versions["olm"] == "" {
 		t.Errorf("Versions = %v", inst.Versions)

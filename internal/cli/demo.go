@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"github.com/chartpilot/chartpilot/cluster"
 	"os"
 	"path/filepath"
 
@@ -43,5 +44,6 @@ each step's time. It is idempotent and leaves nothing running.`,
 	fl.StringVar(&opts.Kubeconfig, "use-cluster", "", "kubeconfig of a running local cluster with OLM to use instead of starting one")
 	fl.StringVar(&opts.Namespace, "namespace-name", "hello-demo", "namespace the operator is installed in")
 	fl.DurationVar(&opts.Timeout, "timeout", opts.Timeout, "bound of each wait (default 3m)")
+	fl.StringVar((*string)(&opts.Node), "node", string(cluster.NodeAuto), "the started cluster's node: real (the journey goes through images: operator, bundle and catalog images pulled and run by OLM), kwok (pods simulated, bundles inline) or auto (real where this host can run one)")
 	return cmd
 }

@@ -22,6 +22,7 @@ import (
 	"time"
 
 	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/clientcmd"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -50,6 +51,10 @@ type Options struct {
 	ClusterLogDir string
 	// Namespace the operator is installed in and watches. Default hello-demo.
 	Namespace string
+	// Node is the kind of node of the cluster the demo starts (without
+	// Kubeconfig): cluster.NodeAuto (the default) takes the journey through
+	// images on a real node where this host can run one.
+	Node cluster.NodeKind
 	// Timeout bounds each wait. Default 3 minutes.
 	Timeout time.Duration
 	// Out receives the progress and the summary.
@@ -75,6 +80,9 @@ func (o *Options) defaults() error {
 	}
 	if o.Timeout == 0 {
 		o.Timeout = 3 * time.Minute
+	}
+	if o.Node == "" {
+		o.Node = cluster.NodeAuto
 	}
 	if o.Out == nil {
 		o.Out = io.Discard
@@ -128,6 +136,10 @@ type demo struct {
 	watchNS    string // the namespaces OLM's OperatorGroup targets
 	uids       map[string]string
 	published  time.Time // when v0.2.0 was published
+	// node is set on a real node: the journey goes through images.
+	node    *realNode
+	cs      kubernetes.Interface
+	digests map[string]string // the operator image's digest by version
 }
 
 // Run runs the journey and prints its summary. It leaves nothing running.
@@ -141,6 +153,7 @@ func Run(ctx context.Context, opts Options) (*Summary, error) {
 		projectDir: filepath.Join(opts.Dir, project),
 		catalogDir: filepath.Join(opts.Dir, "catalog"),
 		r:          &runner{out: opts.Out, logDir: filepath.Join(opts.Dir, "logs")},
+		digests:    map[string]string{},
 	}
 	for _, stale := range []string{d.projectDir, d.catalogDir, d.r.logDir, filepath.Join(opts.Dir, "chart")} {
 		if err := os.RemoveAll(stale); err != nil {
@@ -155,12 +168,47 @@ func Run(ctx context.Context, opts Options) (*Summary, error) {
 	return d.sum, err
 }
 
+// step is one step of the journey.
+type step struct {
+	title string
+	fn    func(context.Context) (string, error)
+}
+
 func (d *demo) journey(ctx context.Context) (err error) {
-	steps := []struct {
-		title string
-		fn    func(context.Context) (string, error)
-	}{
-		{"Start the local cluster (Kubernetes 1.36, kwok, OLM)", d.startCluster},
+	defer d.stopCluster(&err)
+	// The cluster's node decides the path: the images' on a real node.
+	title, steps := "Start the local cluster (Kubernetes 1.36, a kwok node, OLM)", d.kwokSteps()
+	if d.throughImages() {
+		title, steps = "Start the local cluster (Kubernetes 1.36, a real node, OLM in pods)", d.imageSteps()
+		// The project's Makefile builds the catalog in the project.
+		d.catalogDir = filepath.Join(d.projectDir, "catalog")
+	}
+	steps = append([]step{{title, d.startCluster}}, steps...)
+	d.r.total = len(steps)
+	for _, s := range steps {
+		if err := d.r.step(s.title, func() (string, error) { return s.fn(ctx) }); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// throughImages says whether the cluster the demo starts has a real node.
+func (d *demo) throughImages() bool {
+	switch {
+	case d.opts.Kubeconfig != "":
+		return false
+	case d.opts.Node == cluster.NodeAuto:
+		return cluster.RealNodePossible() == nil
+	}
+	return d.opts.Node == cluster.NodeReal
+}
+
+// kwokSteps are the journey on a kwok node: bundles published inline, the
+// catalog served from the host, the operator run on the host as its
+// ServiceAccount (pods are simulated).
+func (d *demo) kwokSteps() []step {
+	return []step{
 		{"Scaffold the operator from the hello chart: chartpilot init", d.scaffold},
 		{"Generate bundle v0.1.0: make bundle", d.bundle("0.1.0")},
 		{"Scorecard v0.1.0 (static and in-cluster tests); bundle again with the evidence", d.scorecard("0.1.0")},
@@ -174,8 +222,14 @@ func (d *demo) journey(ctx context.Context) (err error) {
 		{"The operator v0.2.0 upgrades the release; nothing is lost", d.upgradeOperator},
 		{"Unsubscribe and clean up", d.cleanup},
 	}
-	d.r.total = len(steps)
-	defer func() {
+}
+
+// stopCluster stops the cluster this run started, keeping its logs first
+// when the run failed.
+func (d *demo) stopCluster(errp *error) {
+	err := *errp
+	defer func() { *errp = err }()
+	{
 		var own *cluster.Cluster // the cluster this run started
 		var cerr error
 		if d.opts.Kubeconfig == "" && d.kubeconfig != "" {
@@ -193,13 +247,7 @@ func (d *demo) journey(ctx context.Context) (err error) {
 		if cerr != nil {
 			err = errors.Join(err, fmt.Errorf("stopping the local cluster: %w", cerr))
 		}
-	}()
-	for _, s := range steps {
-		if err := d.r.step(s.title, func() (string, error) { return s.fn(ctx) }); err != nil {
-			return err
-		}
 	}
-	return nil
 }
 
 func (d *demo) startCluster(ctx context.Context) (string, error) {
@@ -211,7 +259,7 @@ func (d *demo) startCluster(ctx context.Context) (string, error) {
 	detail := "using " + d.opts.Kubeconfig
 	d.kubeconfig, d.clusterLog = d.opts.Kubeconfig, d.opts.ClusterLogDir
 	if d.kubeconfig == "" {
-		c, err := cluster.New(cluster.Options{StateDir: filepath.Join(d.opts.Dir, "cluster"), Out: indent(d.opts.Out)})
+		c, err := cluster.New(cluster.Options{StateDir: filepath.Join(d.opts.Dir, "cluster"), Out: indent(d.opts.Out), Node: d.opts.Node})
 		if err != nil {
 			return "", err
 		}
@@ -225,7 +273,13 @@ func (d *demo) startCluster(ctx context.Context) (string, error) {
 		if err := c.Up(ctx); err != nil {
 			return "", err
 		}
-		detail = "kubeconfig " + d.kubeconfig
+		detail = fmt.Sprintf("a %s node, kubeconfig %s", c.NodeKind(), d.kubeconfig)
+		if c.NodeKind() == cluster.NodeReal {
+			d.node = nodeImages(c.RegistryAddr(), c.Image)
+			detail += ", registry " + d.node.registry + ": the journey goes through images"
+		} else {
+			detail += ": pods are simulated, bundles are published inline"
+		}
 	}
 	d.r.env = append(d.r.env, "KUBECONFIG="+d.kubeconfig)
 	cfg, err := clientcmd.BuildConfigFromFlags("", d.kubeconfig)
@@ -236,6 +290,9 @@ func (d *demo) startCluster(ctx context.Context) (string, error) {
 		return "", err
 	}
 	if d.olm, err = olm.NewClient(cfg); err != nil {
+		return "", err
+	}
+	if d.cs, err = kubernetes.NewForConfig(cfg); err != nil {
 		return "", err
 	}
 	return detail, nil

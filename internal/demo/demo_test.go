@@ -64,3 +64,47 @@ func TestJourney(t *testing.T) {
 		t.Errorf("objects the upgrade kept (same UIDs): %v, want the ConfigMap, Service and Deployment", sum.Kept)
 	}
 }
+
+// The journey through images on a real node: the operator, bundle and
+// catalog images go through the local registry, OLM unpacks the bundle
+// image and runs the catalog image and the operator's image as pods.
+func TestJourneyThroughImages(t *testing.T) {
+	clustertest.SkipIfShort(t)
+	if err := cluster.RealNodePossible(); err != nil {
+		t.Skipf("%v", err)
+	}
+	clustertest.LockRealNode(t)
+	bin := filepath.Join(t.TempDir(), "chartpilot")
+	// Static, as make build makes it: image build packs this binary.
+	build := exec.Command("go", "build", "-o", bin, "github.com/chartpilot/chartpilot/cmd/chartpilot")
+	build.Env = append(os.Environ(), "CGO_ENABLED=0")
+	if out, err := build.CombinedOutput(); err != nil {
+		t.Fatalf("building chartpilot: %v\n%s", err, out)
+	}
+	var out strings.Builder
+	dir := t.TempDir()
+	sum, err := Run(context.Background(), Options{Dir: dir, Binary: bin, Node: cluster.NodeReal, Out: &out, Timeout: 3 * time.Minute})
+	t.Log("\n" + out.String())
+	if err != nil {
+		logs, _ := filepath.Glob(filepath.Join(dir, "logs", "cluster", "kubelet.log"))
+		for _, l := range logs {
+			data, _ := os.ReadFile(l)
+			t.Logf("%s:\n%s", l, tail(string(data), 40))
+		}
+		t.Fatal(err)
+	}
+	for _, want := range []string{"the journey goes through images", "make docker-build docker-push", "The operator runs in its pod, from the image built", "operand pods Ready"} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("the journey does not say %q", want)
+		}
+	}
+	if got, want := sum.Capabilities, map[string]string{"0.1.0": "Basic Install", "0.2.0": "Seamless Upgrades"}; !maps.Equal(got, want) {
+		t.Errorf("capability levels %v, want %v", got, want)
+	}
+	if !slices.Equal(sum.Revisions, []int64{1, 2}) {
+		t.Errorf("release revisions %v, want [1 2]", sum.Revisions)
+	}
+	if !slices.Equal(sum.Kept, []string{"ConfigMap", "Service", "Deployment"}) {
+		t.Errorf("objects the upgrade kept (same UIDs): %v", sum.Kept)
+	}
+}

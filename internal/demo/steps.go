@@ -47,8 +47,12 @@ func (d *demo) chartpilot(ctx context.Context, args ...string) (string, error) {
 // makeBundle runs make bundle for version with extra generate flags.
 func (d *demo) makeBundle(ctx context.Context, version string, flags ...string) (capability string, err error) {
 	opts := append([]string{"--channels=" + channel, "--default-channel=" + channel}, flags...)
+	img := "example.com/" + project + ":v" + version
+	if d.node != nil {
+		img = d.img(version)
+	}
 	_, err = d.r.run(ctx, d.projectDir, "make", "bundle",
-		"VERSION="+version, "IMG=example.com/"+project+":v"+version, "CHARTPILOT="+d.opts.Binary,
+		"VERSION="+version, "IMG="+img, "CHARTPILOT="+d.opts.Binary,
 		"BUNDLE_METADATA_OPTS="+strings.Join(opts, " "))
 	if err != nil {
 		return "", err
@@ -194,9 +198,12 @@ func (d *demo) serveCatalog(ctx context.Context) (string, error) {
 
 func (d *demo) subscribe(ctx context.Context) (string, error) {
 	ns := d.opts.Namespace
-	addr := net.JoinHostPort("127.0.0.1", strconv.Itoa(d.servePort))
-	manifests, err := d.chartpilot(ctx, "olm", "subscribe", pkg, "-n", ns, "--catalog-address", addr,
-		"--channel", channel, "--install-mode", "OwnNamespace", "--dry-run", "-o", "yaml")
+	catalog := []string{"--catalog-address", net.JoinHostPort("127.0.0.1", strconv.Itoa(d.servePort))}
+	if d.node != nil {
+		catalog = []string{"--catalog-image", d.catalogImg("0.1.0")}
+	}
+	manifests, err := d.chartpilot(ctx, append(append([]string{"olm", "subscribe", pkg, "-n", ns}, catalog...),
+		"--channel", channel, "--install-mode", "OwnNamespace", "--dry-run", "-o", "yaml")...)
 	if err != nil {
 		return "", err
 	}
@@ -364,18 +371,8 @@ func (d *demo) waitRelease(ctx context.Context, chart string) (string, error) {
 // and the new bundle is scorecarded (with the upgrade from v0.1.0) and added
 // to the catalog.
 func (d *demo) release(ctx context.Context) (string, error) {
-	// The v0.1.0 project stays as it was, for the scorecard's upgrade test.
-	previous := filepath.Join(d.opts.Dir, project+"-0.1.0")
-	if err := os.RemoveAll(previous); err != nil {
-		return "", err
-	}
-	if _, err := d.r.run(ctx, d.opts.Dir, "cp", "-r", d.projectDir, previous); err != nil {
-		return "", err
-	}
-	if err := example.WriteUpgrade(filepath.Join(d.projectDir, "helm-charts", example.ChartName)); err != nil {
-		return "", err
-	}
-	if _, err := d.chartpilot(ctx, "generate"); err != nil {
+	previous, err := d.changeChart(ctx)
+	if err != nil {
 		return "", err
 	}
 	if _, err := d.makeBundle(ctx, "0.2.0", "--from-catalog", d.catalogDir); err != nil {
@@ -398,6 +395,24 @@ func (d *demo) release(ctx context.Context) (string, error) {
 	return scored + "; " + published, nil
 }
 
+// changeChart keeps the v0.1.0 project as it was (for the scorecard's
+// upgrade test), writes the chart's v0.2.0 changes and regenerates the
+// project; it returns the copy's directory.
+func (d *demo) changeChart(ctx context.Context) (previous string, err error) {
+	previous = filepath.Join(d.opts.Dir, project+"-0.1.0")
+	if err := os.RemoveAll(previous); err != nil {
+		return "", err
+	}
+	if _, err := d.r.run(ctx, d.opts.Dir, "cp", "-r", d.projectDir, previous); err != nil {
+		return "", err
+	}
+	if err := example.WriteUpgrade(filepath.Join(d.projectDir, "helm-charts", example.ChartName)); err != nil {
+		return "", err
+	}
+	_, err = d.chartpilot(ctx, "generate")
+	return previous, err
+}
+
 func (d *demo) waitCSVUpgrade(ctx context.Context) (string, error) {
 	if err := d.waitCSV(ctx, csvName("0.2.0")); err != nil {
 		return "", err
@@ -417,6 +432,12 @@ func (d *demo) upgradeOperator(ctx context.Context) (string, error) {
 	if _, err := d.runOperator("0.2.0")(ctx); err != nil {
 		return "", err
 	}
+	return d.checkUpgrade(ctx)
+}
+
+// checkUpgrade waits for the release upgraded to the chart of v0.2.0 and
+// checks that nothing was lost: the same objects, and the new one.
+func (d *demo) checkUpgrade(ctx context.Context) (string, error) {
 	rel, err := d.waitRelease(ctx, "hello-0.2.0")
 	if err != nil {
 		return "", err
@@ -449,14 +470,23 @@ func (d *demo) cleanup(ctx context.Context) (string, error) {
 			return "", fmt.Errorf("the release's %s is still there after the Hello was deleted (%v)", o.kind, err)
 		}
 	}
-	d.operator.stop()
-	d.operator = nil
+	if d.operator != nil {
+		d.operator.stop()
+		d.operator = nil
+	}
 	if _, err := d.chartpilot(ctx, "olm", "unsubscribe", pkg, "-n", ns, "--delete-crds", "--yes"); err != nil {
 		return "", err
+	}
+	if d.node != nil {
+		if err := d.nothingLeft(ctx); err != nil {
+			return "", err
+		}
 	}
 	if _, err := d.r.run(ctx, d.opts.Dir, "kubectl", "delete", "namespace", ns, "--wait", "--timeout", d.opts.Timeout.String()); err != nil {
 		return "", err
 	}
-	d.serve.stop()
+	if d.serve != nil {
+		d.serve.stop()
+	}
 	return "release uninstalled, operator unsubscribed, CRD and namespace deleted", nil
 }

@@ -72,7 +72,7 @@ func Describe(p *corev1.Pod) []Problem {
 			out = append(out, pr)
 		}
 	}
-	if len(out) == 0 && p.Status.Phase == corev1.PodRunning && !ready(p) {
+	if len(out) == 0 && p.Status.Phase == corev1.PodRunning && !Ready(p) {
 		for _, cs := range p.Status.ContainerStatuses {
 			if cs.State.Running != nil && !cs.Ready {
 				out = append(out, Problem{Message: fmt.Sprintf("container %s is running but not ready (its readiness probe fails)", cs.Name)})
@@ -122,7 +122,8 @@ func lastLogs(ctx context.Context, cs kubernetes.Interface, p *corev1.Pod, conta
 	return ""
 }
 
-func ready(p *corev1.Pod) bool {
+// Ready says whether the pod's Ready condition is true.
+func Ready(p *corev1.Pod) bool {
 	for _, c := range p.Status.Conditions {
 		if c.Type == corev1.PodReady {
 			return c.Status == corev1.ConditionTrue

@@ -8,6 +8,7 @@ require (
 	github.com/coredns/coredns v1.14.3
 	github.com/distribution/distribution/v3 v3.0.0
 	github.com/opencontainers/runc v1.5.3
+	google.golang.org/grpc v1.84.0
 )
 
 require (
@@ -210,7 +211,6 @@ require (
 	golang.org/x/tools v0.50.0 // indirect
 	google.golang.org/genproto/googleapis/api v0.0.0-20260825221802-da73d73af1c5 // indirect
 	google.golang.org/genproto/googleapis/rpc v0.0.0-20260928230214-8a89bd6388cc // indirect
-	google.golang.org/grpc v1.84.0 // indirect
 	google.golang.org/protobuf v1.36.12 // indirect
 	gopkg.in/evanphx/json-patch.v4 v4.13.0 // indirect
 	gopkg.in/inf.v0 v0.9.1 // indirect

@@ -5,7 +5,7 @@
 // `chartpilot cluster up --node=real` (see cluster/toolchain). The programs
 // under this directory are small mains of our own: CoreDNS and the registry
 // with only the plugins a local cluster needs, and the images nobody can pull
-// here (the pod sandbox, cp for OLM's unpack Job, the example's operand).
+// here (the pod sandbox, cp for OLM's unpack Job, the gRPC health probe of catalog pods, the example's operand).
 package tools
 
 import (

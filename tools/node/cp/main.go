@@ -4,7 +4,6 @@
 package main
 
 import (
-	"flag"
 	"fmt"
 	"io"
 	"io/fs"
@@ -13,21 +12,45 @@ import (
 )
 
 func main() {
-	recursive := flag.Bool("R", false, "copy directories recursively")
-	verbose := flag.Bool("v", false, "name each file copied")
-	flag.Parse()
-	args := flag.Args()
-	if len(args) < 2 {
-		fmt.Fprintln(os.Stderr, "usage: cp [-R] [-v] SRC... DST")
+	opts, args, err := parse(os.Args[1:])
+	if err != nil || len(args) < 2 {
+		fmt.Fprintln(os.Stderr, "usage: cp [-Rrv] SRC... DST")
 		os.Exit(2)
 	}
 	dst := args[len(args)-1]
 	for _, src := range args[:len(args)-1] {
-		if err := copyPath(src, target(src, dst, len(args) > 2), *recursive, *verbose); err != nil {
+		if err := copyPath(src, target(src, dst, len(args) > 2), opts.recursive, opts.verbose); err != nil {
 			fmt.Fprintln(os.Stderr, "cp:", err)
 			os.Exit(1)
 		}
 	}
+}
+
+type options struct{ recursive, verbose bool }
+
+// parse reads options as cp does: letters combined or not (-Rv, -R -v),
+// until "--" or the first operand.
+func parse(argv []string) (options, []string, error) {
+	var o options
+	for i, a := range argv {
+		if a == "--" {
+			return o, argv[i+1:], nil
+		}
+		if len(a) < 2 || a[0] != '-' {
+			return o, argv[i:], nil
+		}
+		for _, c := range a[1:] {
+			switch c {
+			case 'R', 'r':
+				o.recursive = true
+			case 'v':
+				o.verbose = true
+			default:
+				return o, nil, fmt.Errorf("unknown option -%c", c)
+			}
+		}
+	}
+	return o, nil, nil
 }
 
 // target is where src lands: inside dst when dst is a directory (or when
