@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"flag"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -18,11 +19,13 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/dynamic"
+	"sigs.k8s.io/controller-runtime/pkg/envtest"
 	"sigs.k8s.io/yaml"
 
 	"github.com/chartpilot/chartpilot/apply"
 	"github.com/chartpilot/chartpilot/cluster/clustertest"
 	goldenfile "github.com/chartpilot/chartpilot/internal/golden"
+	"github.com/chartpilot/chartpilot/internal/monitoringcrd"
 	"github.com/chartpilot/chartpilot/scaffold"
 )
 
@@ -111,7 +114,9 @@ func TestBuildErrors(t *testing.T) {
 // kustomization with a CRD and one of its custom resources to a real API
 // server, applies them again, deletes them, and deletes them again.
 func TestApplyDelete(t *testing.T) {
-	cfg := clustertest.StartAPIServer(t, nil)
+	// config/default ships the ServiceMonitor and PrometheusRule of
+	// prometheus-operator, whose kinds must be served.
+	cfg := clustertest.StartAPIServer(t, &envtest.Environment{CRDs: monitoringcrd.CRDs()})
 	ctx := context.Background()
 	dyn := dynamic.NewForConfigOrDie(cfg)
 	dir := project(t)
@@ -260,4 +265,18 @@ func must[T any](v T, err error) T {
 		panic(err)
 	}
 	return v
+}
+
+// Without prometheus-operator's CRDs, applying config/default (which ships
+// a ServiceMonitor and a PrometheusRule) fails saying what to do.
+func TestApplyWithoutPrometheusOperator(t *testing.T) {
+	cfg := clustertest.StartAPIServer(t, nil)
+	objs, err := apply.Build(filepath.Join(project(t), "config", "default"), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = apply.Apply(context.Background(), objs, apply.Options{Config: cfg, Out: io.Discard})
+	if err == nil || !strings.Contains(err.Error(), "the cluster has no prometheus-operator CRDs; install them, or remove ../prometheus from config/default/kustomization.yaml") {
+		t.Errorf("Apply = %v, want the missing CRDs named with what to do", err)
+	}
 }

@@ -9,6 +9,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
 
 	"github.com/chartpilot/chartpilot/cluster/clustertest"
+	"github.com/chartpilot/chartpilot/internal/monitoringcrd"
 )
 
 // TestApplyDeleteCommands runs what make install, deploy, undeploy and
@@ -19,7 +20,8 @@ func TestApplyDeleteCommands(t *testing.T) {
 	if out, err := run(t, "init", dir, "--chart", filepath.Join(charts, "webapp")); err != nil {
 		t.Fatalf("init: %v\n%s", err, out)
 	}
-	env := &envtest.Environment{}
+	// config/default ships prometheus-operator's kinds: they must be served.
+	env := &envtest.Environment{CRDs: monitoringcrd.CRDs()}
 	clustertest.StartAPIServer(t, env)
 	kubeconfig := filepath.Join(t.TempDir(), "kubeconfig")
 	if err := os.WriteFile(kubeconfig, env.KubeConfig, 0o600); err != nil {
