@@ -19,13 +19,11 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/dynamic"
-	"sigs.k8s.io/controller-runtime/pkg/envtest"
 	"sigs.k8s.io/yaml"
 
 	"github.com/chartpilot/chartpilot/apply"
 	"github.com/chartpilot/chartpilot/cluster/clustertest"
 	goldenfile "github.com/chartpilot/chartpilot/internal/golden"
-	"github.com/chartpilot/chartpilot/internal/monitoringcrd"
 	"github.com/chartpilot/chartpilot/scaffold"
 )
 
@@ -114,9 +112,7 @@ func TestBuildErrors(t *testing.T) {
 // kustomization with a CRD and one of its custom resources to a real API
 // server, applies them again, deletes them, and deletes them again.
 func TestApplyDelete(t *testing.T) {
-	// config/default ships the ServiceMonitor and PrometheusRule of
-	// prometheus-operator, whose kinds must be served.
-	cfg := clustertest.StartAPIServer(t, &envtest.Environment{CRDs: monitoringcrd.CRDs()})
+	cfg := clustertest.StartAPIServer(t, nil)
 	ctx := context.Background()
 	dyn := dynamic.NewForConfigOrDie(cfg)
 	dir := project(t)

@@ -9,7 +9,6 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
 
 	"github.com/chartpilot/chartpilot/cluster/clustertest"
-	"github.com/chartpilot/chartpilot/internal/monitoringcrd"
 )
 
 // TestApplyDeleteCommands runs what make install, deploy, undeploy and
@@ -20,8 +19,8 @@ func TestApplyDeleteCommands(t *testing.T) {
 	if out, err := run(t, "init", dir, "--chart", filepath.Join(charts, "webapp")); err != nil {
 		t.Fatalf("init: %v\n%s", err, out)
 	}
-	// config/default ships prometheus-operator's kinds: they must be served.
-	env := &envtest.Environment{CRDs: monitoringcrd.CRDs()}
+	// config/default as scaffolded needs no prometheus-operator CRDs.
+	env := &envtest.Environment{}
 	clustertest.StartAPIServer(t, env)
 	kubeconfig := filepath.Join(t.TempDir(), "kubeconfig")
 	if err := os.WriteFile(kubeconfig, env.KubeConfig, 0o600); err != nil {
