@@ -23,6 +23,7 @@ import (
 	"k8s.io/client-go/restmapper"
 
 	"github.com/chartpilot/chartpilot/internal/crdready"
+	"github.com/chartpilot/chartpilot/internal/monitoringcrd"
 )
 
 // DefaultFieldManager is the server-side apply field manager.
@@ -158,6 +159,10 @@ func Apply(ctx context.Context, objs []*unstructured.Unstructured, opts Options)
 func (c *client) apply(ctx context.Context, obj *unstructured.Unstructured) error {
 	ri, m, err := c.resource(obj)
 	if err != nil {
+		if meta.IsNoMatchError(err) && obj.GroupVersionKind().Group == monitoringcrd.Group {
+			// config/default ships them when ../prometheus is enabled there.
+			return fmt.Errorf("applying %s: %w: the cluster has no prometheus-operator CRDs; install them, or remove ../prometheus from config/default/kustomization.yaml", describe(obj, nil), err)
+		}
 		return fmt.Errorf("applying %s: %w", describe(obj, nil), err)
 	}
 	data, err := json.Marshal(obj.Object)

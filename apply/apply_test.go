@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"flag"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -260,4 +261,57 @@ func must[T any](v T, err error) T {
 		panic(err)
 	}
 	return v
+}
+
+// Without prometheus-operator's CRDs, config/default as scaffolded applies
+// (it leaves ../prometheus out); with ../prometheus enabled, applying it
+// fails saying what to do.
+func TestApplyWithoutPrometheusOperator(t *testing.T) {
+	cfg := clustertest.StartAPIServer(t, nil)
+	tests := []struct {
+		name    string
+		enable  bool
+		wantErr string
+	}{
+		{name: "as scaffolded"},
+		{name: "with ../prometheus enabled", enable: true,
+			wantErr: "the cluster has no prometheus-operator CRDs; install them, or remove ../prometheus from config/default/kustomization.yaml"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			dir := project(t)
+			if tt.enable {
+				enablePrometheus(t, dir)
+			}
+			objs, err := apply.Build(filepath.Join(dir, "config", "default"), nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			err = apply.Apply(context.Background(), objs, apply.Options{Config: cfg, Out: io.Discard})
+			switch {
+			case tt.wantErr == "" && err != nil:
+				t.Errorf("Apply: %v", err)
+			case tt.wantErr != "" && (err == nil || !strings.Contains(err.Error(), tt.wantErr)):
+				t.Errorf("Apply = %v, want the missing CRDs named with what to do", err)
+			}
+		})
+	}
+}
+
+// enablePrometheus uncomments ../prometheus in config/default, as its
+// comment tells the author to.
+func enablePrometheus(t *testing.T, dir string) {
+	t.Helper()
+	path := filepath.Join(dir, "config", "default", "kustomization.yaml")
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	enabled := bytes.Replace(data, []byte("#- ../prometheus\n"), []byte("- ../prometheus\n"), 1)
+	if bytes.Equal(enabled, data) {
+		t.Fatalf("%s has no commented-out ../prometheus:\n%s", path, data)
+	}
+	if err := os.WriteFile(path, enabled, 0o644); err != nil {
+		t.Fatal(err)
+	}
 }

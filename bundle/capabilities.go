@@ -171,12 +171,13 @@ func Assess(ev Evidence) *Assessment {
 		Level: LevelDeepInsights,
 		Criteria: []Criterion{
 			{Name: "operator metrics", Met: ev.MetricsService, Why: ternary(ev.MetricsService,
-				"the bundle ships a metrics Service for chartpilot_release_actions_total and chartpilot_releases",
+				"the bundle ships a metrics Service for the runtime's metrics per release (chartpilot_release_*: reconciles, Helm actions, revision, ready/drifted/failed, objects not healthy...)",
 				"the bundle ships no metrics Service (config/default/metrics_service.yaml)")},
 			{Name: "monitoring", Met: ev.ServiceMonitor, Why: ternary(ev.ServiceMonitor, "the bundle ships a ServiceMonitor",
 				"the bundle ships no ServiceMonitor (enable ../prometheus in config/default/kustomization.yaml)")},
 			{Name: "alerts", Met: ev.PrometheusRule, Why: ternary(ev.PrometheusRule, "the bundle ships a PrometheusRule",
-				"the bundle ships no PrometheusRule alerting on failed releases")},
+				"the bundle ships no PrometheusRule alerting on failed releases (config/prometheus/alerts.yaml)")},
+			test(scorecard.ChartpilotInsights, "the operator reports the operand's health: its metrics, status health and events, and alerts Prometheus loads"),
 		},
 	}, {
 		Level: LevelAutoPilot,

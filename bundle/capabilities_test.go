@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -28,6 +29,9 @@ func basic() Evidence {
 	return Evidence{Deployments: 1, OwnedAPIs: []string{"Webapp"}, Samples: []string{"Webapp"}, MetricsService: true}
 }
 
+// insightsCriterion is the Deep Insights criterion the insights test proves.
+const insightsCriterion = "the operator reports the operand's health: its metrics, status health and events, and alerts Prometheus loads (scorecard chartpilot-insights)"
+
 func TestAssess(t *testing.T) {
 	tests := []struct {
 		name string
@@ -35,6 +39,7 @@ func TestAssess(t *testing.T) {
 		edit  func(*Evidence)
 		want  Level
 		unmet []string // criteria expected unmet
+		met   []Level  // levels expected met, whatever the computed level
 	}{{
 		name:  "no scorecard results: the floor, install not proven",
 		edit:  func(*Evidence) {},
@@ -66,7 +71,22 @@ func TestAssess(t *testing.T) {
 			e.Scorecard = passing(scorecard.ChartpilotInstall, scorecard.ChartpilotRBAC, scorecard.ChartpilotUpgrade, scorecard.ChartpilotUninstall)
 			e.Replaces, e.ServiceMonitor, e.PrometheusRule = "op.v0.1.0", true, true
 		},
-		want: LevelSeamlessUpgrades, unmet: []string{"backup and restore", "auto-scaling and auto-tuning"},
+		want: LevelSeamlessUpgrades, unmet: []string{"backup and restore", "auto-scaling and auto-tuning", insightsCriterion},
+	}, {
+		name: "insights proven: every Deep Insights criterion met, the level still waits for Full Lifecycle",
+		edit: func(e *Evidence) {
+			e.Scorecard = passing(scorecard.ChartpilotInstall, scorecard.ChartpilotRBAC, scorecard.ChartpilotUpgrade, scorecard.ChartpilotUninstall, scorecard.ChartpilotInsights)
+			e.Replaces, e.ServiceMonitor, e.PrometheusRule = "op.v0.1.0", true, true
+		},
+		want: LevelSeamlessUpgrades, unmet: []string{"backup and restore"}, met: []Level{LevelDeepInsights},
+	}, {
+		name: "a failed insights test",
+		edit: func(e *Evidence) {
+			e.Scorecard = passing(scorecard.ChartpilotInstall, scorecard.ChartpilotRBAC, scorecard.ChartpilotUpgrade)
+			e.Scorecard[scorecard.ChartpilotInsights] = TestState(v1alpha3.FailState)
+			e.Replaces, e.ServiceMonitor, e.PrometheusRule = "op.v0.1.0", true, true
+		},
+		want: LevelSeamlessUpgrades, unmet: []string{insightsCriterion},
 	}, {
 		name: "a failed install test",
 		edit: func(e *Evidence) {
@@ -108,6 +128,11 @@ func TestAssess(t *testing.T) {
 					if c.Why == "" {
 						t.Errorf("%s: %s says no why", l.Level, c.Name)
 					}
+				}
+			}
+			for _, l := range a.Levels {
+				if slices.Contains(tt.met, l.Level) && !l.Met {
+					t.Errorf("%s is not met", l.Level)
 				}
 			}
 			for _, u := range tt.unmet {

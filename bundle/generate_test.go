@@ -88,9 +88,16 @@ func TestGenerateGolden(t *testing.T) {
 		chart string
 		init  scaffold.Options
 		opts  GenerateOptions
+		// edit changes the scaffolded project before generating.
+		edit func(t *testing.T, dir string)
 	}{{
 		name:  "webapp",
 		chart: "webapp",
+	}, {
+		// The monitoring objects once the author enables them.
+		name:  "webapp-monitoring",
+		chart: "webapp",
+		edit:  enablePrometheus,
 	}, {
 		name:  "umbrella",
 		chart: "umbrella",
@@ -103,6 +110,9 @@ func TestGenerateGolden(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			dir := newProject(t, tt.chart, tt.init)
+			if tt.edit != nil {
+				tt.edit(t, dir)
+			}
 			tt.opts.CreatedAt = &fixedTime
 			res := mustGenerate(t, dir, tt.opts)
 			if res.Unchanged || res.CreatedBase {
@@ -114,6 +124,24 @@ func TestGenerateGolden(t *testing.T) {
 			}
 			checkGolden(t, tt.name, bundleOutput(t, dir))
 		})
+	}
+}
+
+// enablePrometheus uncomments ../prometheus in config/default, as its
+// comment tells the author to.
+func enablePrometheus(t *testing.T, dir string) {
+	t.Helper()
+	path := filepath.Join(dir, "config", "default", "kustomization.yaml")
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	enabled := bytes.Replace(data, []byte("#- ../prometheus\n"), []byte("- ../prometheus\n"), 1)
+	if bytes.Equal(enabled, data) {
+		t.Fatalf("%s has no commented-out ../prometheus:\n%s", path, data)
+	}
+	if err := os.WriteFile(path, enabled, 0o644); err != nil {
+		t.Fatal(err)
 	}
 }
 

@@ -19,6 +19,7 @@ import (
 
 	"github.com/chartpilot/chartpilot/bundle/registryv1"
 	"github.com/chartpilot/chartpilot/chart"
+	"github.com/chartpilot/chartpilot/internal/promrule"
 	"github.com/chartpilot/chartpilot/rbac"
 	"github.com/chartpilot/chartpilot/scaffold"
 )
@@ -173,6 +174,7 @@ func Validate(opts ValidateOptions) (*Report, error) {
 		}
 		rep.Findings = append(rep.Findings, found...)
 	}
+	rep.Findings = append(rep.Findings, checkPrometheusRules(b.Objects, files)...)
 	objs := append(b.ObjectsToValidate(), map[string]string{"k8s-version": kube})
 	for _, res := range validators.Validate(objs...) {
 		for _, e := range slices.Concat(res.Errors, res.Warnings) {
@@ -332,4 +334,20 @@ func ProjectOf(bundleDir string) string {
 		return ""
 	}
 	return parent
+}
+
+// checkPrometheusRules loads the bundle's PrometheusRules as Prometheus
+// would: an alert that does not parse fails there, at deploy time, and only
+// in Prometheus's log.
+func checkPrometheusRules(objs []*unstructured.Unstructured, idx fileIndex) []Finding {
+	var out []Finding
+	for _, o := range objs {
+		if o.GetKind() != promrule.Kind || o.GroupVersionKind().Group != promrule.Group {
+			continue
+		}
+		if err := promrule.Validate(o); err != nil {
+			out = append(out, Finding{Level: levelError, File: idx.byName[o.GetName()], Object: o.GetName(), Type: string(valerrors.ErrorInvalidOperation), Message: err.Error()})
+		}
+	}
+	return out
 }

@@ -65,6 +65,11 @@ func (c *Cluster) bootstrap(ctx context.Context, inst *toolchain.Installation) e
 	if err != nil {
 		return err
 	}
+	monitoring, err := applyMonitoringCRDs(ctx, dyn)
+	if err != nil {
+		return err
+	}
+	names = append(names, monitoring...)
 	cfg, err := c.RESTConfig()
 	if err != nil {
 		return err
@@ -73,7 +78,7 @@ func (c *Cluster) bootstrap(ctx context.Context, inst *toolchain.Installation) e
 	if err := crdready.Wait(ctx, cfg, names, crdready.Options{Timeout: c.opts.StartTimeout}); err != nil {
 		return fmt.Errorf("waiting for OLM's CRDs: %w", err)
 	}
-	fmt.Fprintf(c.opts.Out, "  %-24s %d OLM CRDs established and served, namespaces %s and %s in %s\n",
+	fmt.Fprintf(c.opts.Out, "  %-24s %d CRDs (OLM's, ServiceMonitor, PrometheusRule) established and served, namespaces %s and %s in %s\n",
 		"bootstrap", len(names), OLMNamespace, OperatorsNamespace, time.Since(began).Round(10*time.Millisecond))
 	return nil
 }

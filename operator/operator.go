@@ -33,6 +33,7 @@ import (
 	"github.com/chartpilot/chartpilot/internal/crdready"
 	"github.com/chartpilot/chartpilot/operator/reconciler"
 	"github.com/chartpilot/chartpilot/operator/release"
+	"github.com/chartpilot/chartpilot/operator/releasemetrics"
 	"github.com/chartpilot/chartpilot/operator/watches"
 )
 
@@ -178,12 +179,23 @@ func New(opts Options) (manager.Manager, error) {
 	if err := mgr.AddReadyzCheck("ping", healthz.Ping); err != nil {
 		return nil, err
 	}
-	helm, err := release.NewClient(opts.Config,
-		release.WithReader(mgr.GetClient()),
+	clientOpts := []release.ClientOption{release.WithReader(mgr.GetClient())}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	podsOK, err := mayWatchPods(ctx, opts.Config, opts.Namespaces)
+	cancel()
+	switch {
+	case err != nil:
+		opts.Log.Error(err, "the health of workloads comes from their own status only")
+	case !podsOK:
+		opts.Log.Info("the health of workloads comes from their own status only: the operator may not list and watch pods")
+	default:
+		clientOpts = append(clientOpts, release.WithPodReader(mgr.GetClient()))
+	}
+	helm, err := release.NewClient(opts.Config, append(clientOpts,
 		// Release records carry the managed label, so the cache's metadata
 		// informer on Secrets indexes them.
 		release.WithRecordIndex(mgr.GetCache(), map[string]string{reconciler.ManagedLabel: "true"}),
-		release.WithLog(func(format string, args ...any) { opts.Log.V(2).Info(fmt.Sprintf(format, args...)) }))
+		release.WithLog(func(format string, args ...any) { opts.Log.V(2).Info(fmt.Sprintf(format, args...)) }))...)
 	if err != nil {
 		return nil, err
 	}
@@ -246,6 +258,7 @@ func addController(mgr manager.Manager, helm *release.Client, w watches.Watch, o
 	r := reconciler.New(reconciler.Options{
 		OnDeployed:      onDeployed,
 		Metrics:         newReleaseMetrics(gvk.Kind, metrics.Registry),
+		Releases:        releasemetrics.New(releasemetrics.Options{Kind: gvk.Kind, RepairAction: release.ActionRepair, Registerer: metrics.Registry}),
 		Watch:           w,
 		Client:          mgr.GetClient(),
 		APIReader:       mgr.GetAPIReader(),

@@ -440,6 +440,22 @@ func (d *derivation) grantOperator() {
 	d.rules.add(true, "", "secrets", nil, manageVerbs, "Helm release storage (sh.helm.release.v1.* Secrets)")
 	d.rules.add(true, "", "events", nil, []string{"create", "patch"}, "events about the custom resource")
 	d.rules.add(true, "coordination.k8s.io", "leases", nil, []string{"get", "create", "update"}, "leader election")
+	if d.makesPods() {
+		d.rules.add(true, "", "pods", nil, []string{"get", "list", "watch"}, "the health of the chart's workloads in the custom resource's status (CrashLoopBackOff, ImagePullBackOff...)")
+	}
+}
+
+// makesPods says whether the chart creates workloads whose pods the
+// operator reads for their health (the kinds whose pod template it labels).
+func (d *derivation) makesPods() bool {
+	for gvk := range d.kinds {
+		switch gvk.GroupKind() {
+		case schema.GroupKind{Group: "apps", Kind: "Deployment"}, schema.GroupKind{Group: "apps", Kind: "StatefulSet"},
+			schema.GroupKind{Group: "apps", Kind: "DaemonSet"}, schema.GroupKind{Group: "apps", Kind: "ReplicaSet"}:
+			return true
+		}
+	}
+	return false
 }
 
 // result lays the rules out in the ClusterRole and, when the operator

@@ -31,6 +31,7 @@ func ExampleDerive() {
 	// HorizontalPodAutoscaler -> horizontalpodautoscalers, gated by [autoscaling.enabled]
 	// Role: configmaps get,list,watch,create,update,patch,delete
 	// Role: events create,patch
+	// Role: pods get,list,watch
 	// Role: secrets get,list,watch,create,update,patch,delete
 	// Role: services get,list,watch,create,update,patch,delete
 	// Role: deployments get,list,watch,create,update,patch,delete

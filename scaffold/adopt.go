@@ -179,6 +179,8 @@ func (g *generator) adoptedFiles() (files map[string][]byte, why map[string]stri
 		why[p] = "the spec schema derived from the chart's values"
 	}
 	why["config/rbac/role.yaml"] = "least-privilege rules derived from the charts instead of every verb on each kind"
+	why[AlertsFile] = "alerts on the releases' metrics (list it in config/prometheus/kustomization.yaml to ship it)"
+	why[DashboardFile] = "a Grafana dashboard of the releases (list it in config/prometheus/kustomization.yaml to ship it)"
 	ours, err := render(staticFiles["Makefile"], g.data())
 	if err != nil {
 		return nil, nil, nil, err

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"path/filepath"
 
 	"k8s.io/client-go/rest"
@@ -51,7 +52,9 @@ func Generate(opts GenerateOptions) error {
 }
 
 // derived are the files a project derives from its charts: each CRD under
-// config/crd/bases and config/rbac/role.yaml, by path relative to the project.
+// config/crd/bases, config/rbac/role.yaml and the alerts and dashboard of
+// config/prometheus (they follow the runtime's metrics and the kinds), by
+// path relative to the project.
 func (g *generator) derived() (map[string][]byte, error) {
 	files := map[string][]byte{}
 	for _, w := range g.watches {
@@ -71,6 +74,11 @@ func (g *generator) derived() (map[string][]byte, error) {
 		return nil, err
 	}
 	files["config/rbac/role.yaml"] = role
+	monitoring, err := g.monitoringFiles()
+	if err != nil {
+		return nil, err
+	}
+	maps.Copy(files, monitoring)
 	return files, nil
 }
 

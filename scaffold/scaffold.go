@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -482,7 +483,8 @@ func (g *generator) writeStatic() error {
 }
 
 // writeShared writes the files that list every API: kustomizations,
-// role.yaml (RBAC derived from every chart), watches.yaml and PROJECT, last.
+// role.yaml (RBAC derived from every chart), the alerts and dashboard of
+// config/prometheus, watches.yaml and PROJECT, last.
 func (g *generator) writeShared() error {
 	files := map[string][]byte{}
 	d := g.data()
@@ -498,6 +500,11 @@ func (g *generator) writeShared() error {
 		return err
 	}
 	files["config/rbac/role.yaml"] = role
+	monitoring, err := g.monitoringFiles()
+	if err != nil {
+		return err
+	}
+	maps.Copy(files, monitoring)
 	if err := g.writeFiles(files); err != nil {
 		return err
 	}

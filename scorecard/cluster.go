@@ -1,6 +1,7 @@
 package scorecard
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -68,6 +69,8 @@ type clusterRun struct {
 	// running counts the operators running: without one, nothing will
 	// uninstall a deleted CR's release.
 	running int
+	// metricsAddr, when set, is where the operators serve their metrics.
+	metricsAddr string
 }
 
 type cleanup struct {
@@ -368,7 +371,7 @@ func (c *clusterRun) startOperator(projectDir, sa string) (*runningOperator, err
 	cfg.Wrap(c.denied.wrap)
 	mgr, err := operator.New(operator.Options{
 		Watches: ws, Config: cfg, Namespaces: []string{c.ns},
-		MetricsBindAddress: "0", HealthProbeBindAddress: "0",
+		MetricsBindAddress: cmp.Or(c.metricsAddr, "0"), HealthProbeBindAddress: "0",
 		Log:                c.opts.Log.WithValues("namespace", c.ns),
 		SkipNameValidation: true, // one after another, for the same kinds
 	})

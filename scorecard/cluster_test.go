@@ -3,6 +3,7 @@ package scorecard
 import (
 	"cmp"
 	"context"
+	"fmt"
 	"slices"
 	"strings"
 	"testing"
@@ -20,6 +21,9 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
 
 	"github.com/chartpilot/chartpilot/cluster/clustertest"
+	"github.com/chartpilot/chartpilot/operator/reconciler"
+	"github.com/chartpilot/chartpilot/operator/releasemetrics"
+	"github.com/chartpilot/chartpilot/scaffold"
 )
 
 // withoutConfigMapDelete drops "delete" from the operator's ConfigMap rule:
@@ -109,6 +113,50 @@ func TestClusterTests(t *testing.T) {
 			wantState: v1alpha3.PassState,
 		},
 		{
+			name: "insights", test: ChartpilotInsights,
+			bundle:    func(t *testing.T) string { return withInsights(t, newFixture(t, "0.1.0")).inProject(t, "project-v1") },
+			wantState: v1alpha3.PassState,
+		},
+		{
+			name: "insights with the PrometheusRule in the bundle", test: ChartpilotInsights,
+			bundle: func(t *testing.T) string {
+				return inBundle(withInsights(t, newFixture(t, "0.1.0"))).inProject(t, "project-v1")
+			},
+			wantState: v1alpha3.PassState,
+		},
+		{
+			name: "insights without a PrometheusRule", test: ChartpilotInsights,
+			bundle: func(t *testing.T) string {
+				f := withInsights(t, newFixture(t, "0.1.0"))
+				f.projectFiles = nil
+				return f.inProject(t, "project-v1")
+			},
+			wantState: v1alpha3.FailState, wantErrors: []string{"neither the bundle nor the project", "has a PrometheusRule"},
+		},
+		{
+			name: "insights with an alert Prometheus cannot load", test: ChartpilotInsights,
+			bundle: func(t *testing.T) string {
+				return withInsights(t, newFixture(t, "0.1.0"), `sum by (name) (rate(`+releasemetrics.Reconciles+`[5m])`).inProject(t, "project-v1")
+			},
+			wantState: v1alpha3.FailState, wantErrors: []string{"PrometheusRule validated-operator-alerts", "could not parse expression"},
+		},
+		{
+			name: "insights with an alert on a series the operator does not export", test: ChartpilotInsights,
+			bundle: func(t *testing.T) string {
+				return withInsights(t, newFixture(t, "0.1.0"), `chartpilot_release_nonsense == 1`).inProject(t, "project-v1")
+			},
+			wantState: v1alpha3.FailState, wantErrors: []string{"selects chartpilot_release_nonsense, which the operator does not export"},
+		},
+		{
+			name: "insights with a CRD that prunes the health", test: ChartpilotInsights,
+			bundle: func(t *testing.T) string {
+				f := withInsights(t, newFixture(t, "0.1.0"))
+				delete(f.crd.Spec.Versions[0].Schema.OpenAPIV3Schema.Properties["status"].Properties, "health")
+				return f.inProject(t, "project-v1")
+			},
+			wantState: v1alpha3.FailState, wantErrors: []string{"CRD validateds.charts.example.com v1alpha1: status has no health property"},
+		},
+		{
 			name: "rbac missing delete", test: ChartpilotRBAC,
 			bundle: func(t *testing.T) string {
 				f := newFixture(t, "0.1.0")
@@ -195,8 +243,8 @@ func TestClusterTestsWithoutACluster(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(list.Items) != 4 {
-		t.Fatalf("want the 4 chartpilot tests, got %d", len(list.Items))
+	if len(list.Items) != 5 {
+		t.Fatalf("want the 5 chartpilot tests, got %d", len(list.Items))
 	}
 	for _, item := range list.Items {
 		res := item.Status.Results[0]
@@ -207,4 +255,41 @@ func TestClusterTestsWithoutACluster(t *testing.T) {
 	if got := ExitCode(list); got != 2 {
 		t.Errorf("exit code %d, want 2", got)
 	}
+}
+
+// withInsights gives the fixture what chartpilot-insights checks: the
+// runtime's status schema in its CRD and, in the project's alerts file, a
+// PrometheusRule with alerts on the runtime's series (or on exprs, when
+// given).
+func withInsights(t *testing.T, f *fixture, exprs ...string) *fixture {
+	t.Helper()
+	v := &f.crd.Spec.Versions[0]
+	v.Schema.OpenAPIV3Schema.Properties["status"] = reconciler.StatusSchema()
+	if len(exprs) == 0 {
+		exprs = []string{
+			releasemetrics.Failed + ` == 1`,
+			releasemetrics.Ready + ` == 0 and on (kind, namespace, name) ` + releasemetrics.Failed + ` == 0`,
+			`increase(` + releasemetrics.DriftRepairs + `[1h]) > 3`,
+			`rate(` + releasemetrics.Reconciles + `{result="error"}[5m]) > 0`,
+			`absent(up{job="validated-operator-controller-manager-metrics-service"} == 1)`,
+		}
+	}
+	var rules []any
+	for i, e := range exprs {
+		rules = append(rules, map[string]any{"alert": fmt.Sprintf("Alert%d", i), "expr": e, "for": "5m"})
+	}
+	f.projectFiles = map[string]any{scaffold.AlertsFile: map[string]any{
+		"apiVersion": "monitoring.coreos.com/v1", "kind": "PrometheusRule",
+		"metadata": map[string]any{"name": "validated-operator-alerts"},
+		"spec":     map[string]any{"groups": []any{map[string]any{"name": "validated", "rules": rules}}},
+	}}
+	return f
+}
+
+// inBundle moves the fixture's alerts from the project into the bundle, as
+// a project that enabled ../prometheus in config/default ships them.
+func inBundle(f *fixture) *fixture {
+	f.objects = map[string]any{"validated-operator-alerts.yaml": f.projectFiles[scaffold.AlertsFile]}
+	f.projectFiles = nil
+	return f
 }

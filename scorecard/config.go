@@ -33,6 +33,7 @@ const (
 	ChartpilotUpgrade     = "chartpilot-upgrade"
 	ChartpilotUninstall   = "chartpilot-uninstall"
 	ChartpilotRBAC        = "chartpilot-rbac"
+	ChartpilotInsights    = "chartpilot-insights"
 )
 
 // testEntrypoint is the command of operator-sdk's test image; its first
@@ -66,6 +67,7 @@ func builtins() []builtin {
 		{name: ChartpilotUpgrade, suite: SuiteChartpilot, cluster: true, run: upgradeTest},
 		{name: ChartpilotUninstall, suite: SuiteChartpilot, cluster: true, run: uninstallTest},
 		{name: ChartpilotRBAC, suite: SuiteChartpilot, cluster: true, run: rbacTest},
+		{name: ChartpilotInsights, suite: SuiteChartpilot, cluster: true, run: insightsTest},
 	}
 }
 

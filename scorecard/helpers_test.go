@@ -29,6 +29,10 @@ type fixture struct {
 	annotations map[string]string
 	// config, if set, is written as tests/scorecard/config.yaml.
 	config string
+	// objects are more manifests, by file name under manifests/.
+	objects map[string]any
+	// projectFiles are files of the project (inProject), by path.
+	projectFiles map[string]any
 }
 
 const operatorSA = "validated-operator-controller-manager"
@@ -147,6 +151,9 @@ func (f *fixture) write(t testing.TB, dir string) string {
 		"manifests/charts.example.com_validateds.yaml":            f.crd,
 		"metadata/annotations.yaml":                               map[string]any{"annotations": f.annotations},
 	}
+	for name, obj := range f.objects {
+		files["manifests/"+name] = obj
+	}
 	for name, obj := range files {
 		data, err := yaml.Marshal(obj)
 		if err != nil {
@@ -167,6 +174,13 @@ func (f *fixture) inProject(t testing.TB, project string) string {
 	dir := filepath.Join(t.TempDir(), project)
 	if err := os.CopyFS(dir, os.DirFS(filepath.Join("testdata", project))); err != nil {
 		t.Fatal(err)
+	}
+	for name, obj := range f.projectFiles {
+		data, err := yaml.Marshal(obj)
+		if err != nil {
+			t.Fatal(err)
+		}
+		writeFile(t, filepath.Join(dir, filepath.FromSlash(name)), data)
 	}
 	return f.write(t, filepath.Join(dir, "bundle"))
 }

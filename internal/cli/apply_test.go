@@ -19,6 +19,7 @@ func TestApplyDeleteCommands(t *testing.T) {
 	if out, err := run(t, "init", dir, "--chart", filepath.Join(charts, "webapp")); err != nil {
 		t.Fatalf("init: %v\n%s", err, out)
 	}
+	// config/default as scaffolded needs no prometheus-operator CRDs.
 	env := &envtest.Environment{}
 	clustertest.StartAPIServer(t, env)
 	kubeconfig := filepath.Join(t.TempDir(), "kubeconfig")

@@ -68,6 +68,7 @@ type result struct {
 	anonMiB      float64 // the heap and stacks part of RSS; the rest is the binary's pages
 	idleCPU      float64 // CPU seconds per minute once all CRs are deployed
 	idleRequests float64 // API requests per CR per minute once deployed
+	metricsKiB   float64 // the metrics endpoint's size once deployed
 	// deployRequests are the API requests per CR until all are Deployed.
 	deployRequests float64
 }
@@ -159,6 +160,7 @@ func BenchmarkRuntime(b *testing.B) {
 					b.ReportMetric(r.idleCPU, "cpu-s/idle-min")
 					b.ReportMetric(r.idleRequests, "requests/CR/idle-min")
 					b.ReportMetric(r.deployRequests, "requests/CR-to-deploy")
+					b.ReportMetric(r.metricsKiB, "KiB-metrics")
 				}
 			})
 		}
@@ -229,9 +231,10 @@ func measure(b *testing.B, c *cluster.Cluster, dyn dynamic.Interface, op operato
 		rssMiB: float64(rss) / (1 << 20), peakMiB: float64(peak) / (1 << 20), anonMiB: rssAnonMiB(b, d.PID()),
 		idleCPU:      (cpu1 - cpu0) * time.Minute.Seconds() / idle.Seconds(),
 		idleRequests: (req1 - req0) / float64(crs) * time.Minute.Seconds() / idle.Seconds(),
+		metricsKiB:   float64(metricsSize(b, metricsPort)) / 1024,
 	}
-	b.Logf("%s, %d CRs: deployed in %s (%.1f CRs/s, %.1f API requests per CR); RSS %.0f MiB (peak %.0f, anonymous %.0f); idle: %.2f CPU-s/min, %.2f API requests per CR per minute",
-		op.name, crs, deploy.Round(100*time.Millisecond), float64(crs)/deploy.Seconds(), r.deployRequests, r.rssMiB, r.peakMiB, r.anonMiB, r.idleCPU, r.idleRequests)
+	b.Logf("%s, %d CRs: deployed in %s (%.1f CRs/s, %.1f API requests per CR); RSS %.0f MiB (peak %.0f, anonymous %.0f); idle: %.2f CPU-s/min, %.2f API requests per CR per minute; metrics endpoint %.0f KiB",
+		op.name, crs, deploy.Round(100*time.Millisecond), float64(crs)/deploy.Seconds(), r.deployRequests, r.rssMiB, r.peakMiB, r.anonMiB, r.idleCPU, r.idleRequests, r.metricsKiB)
 	// A release in sync costs no request: one a CR needed would show as one
 	// per CR every reconcile period (20 s). What is left is per informer,
 	// not per CR: a watch renewed every 5 to 10 minutes.
@@ -420,6 +423,21 @@ func cpuSeconds(b *testing.B, pid int) float64 {
 }
 
 // requests sums client-go's rest_client_requests_total from the operator's metrics.
+// metricsSize is the size of one scrape of the metrics endpoint, in
+// Prometheus's text format.
+func metricsSize(b *testing.B, port int) int {
+	resp, err := http.Get(fmt.Sprintf("http://127.0.0.1:%d/metrics", port))
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer resp.Body.Close()
+	n, err := io.Copy(io.Discard, resp.Body)
+	if err != nil {
+		b.Fatal(err)
+	}
+	return int(n)
+}
+
 func requests(b *testing.B, port int) float64 {
 	resp, err := http.Get(fmt.Sprintf("http://127.0.0.1:%d/metrics", port))
 	if err != nil {

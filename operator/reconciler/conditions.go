@@ -9,6 +9,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 
+	"github.com/chartpilot/chartpilot/operator/health"
 	"github.com/chartpilot/chartpilot/operator/release"
 )
 
@@ -41,11 +42,31 @@ const (
 	ReasonNoDrift             = "NoDrift"
 )
 
+// Event reasons of Helm actions; a failed action's reason ends in "Failed"
+// (InstalledFailed, RolledBackFailed...).
+const (
+	EventInstalled     = "Installed"
+	EventUpgraded      = "Upgraded"
+	EventDriftRepaired = "DriftRepaired"
+	EventUnlocked      = "Unlocked"
+	EventRolledBack    = "RolledBack"
+	EventUninstalled   = "Uninstalled"
+)
+
+// Event reasons of the health of a release's objects.
+const (
+	ReasonObjectsUnhealthy = "ObjectsUnhealthy"
+	ReasonObjectsHealthy   = "ObjectsHealthy"
+)
+
 // Status is what the runtime writes to a custom resource's status.
 type Status struct {
 	ObservedGeneration int64              `json:"observedGeneration,omitempty"`
 	Conditions         []metav1.Condition `json:"conditions,omitempty"`
 	DeployedRelease    *DeployedRelease   `json:"deployedRelease,omitempty"`
+	// Health names the objects of the release that are not healthy and
+	// why; nil when all are.
+	Health *health.Summary `json:"health,omitempty"`
 }
 
 // DeployedRelease names the release currently deployed for the CR.

@@ -60,6 +60,7 @@ func (r ownerRenderer) Run(rendered *bytes.Buffer) (*bytes.Buffer, error) {
 		}
 		labels[ManagedLabel] = "true"
 		obj.SetLabels(labels)
+		labelPodTemplate(&obj)
 		if r.ownable(&obj) {
 			obj.SetOwnerReferences(append(obj.GetOwnerReferences(), ref))
 		} else {
@@ -102,4 +103,31 @@ func (r ownerRenderer) ownable(obj *unstructured.Unstructured) bool {
 		return false
 	}
 	return obj.GetNamespace() == "" || obj.GetNamespace() == r.owner.GetNamespace()
+}
+
+// podTemplateKinds are the workloads whose pods get the managed label, so
+// that the operator's cache holds them and the CR's status can say why they
+// are not healthy. Not Jobs: their template is immutable, and labelling it
+// would fail the upgrade of a release installed before.
+var podTemplateKinds = map[schema.GroupKind]bool{
+	{Group: "apps", Kind: "Deployment"}: true, {Group: "apps", Kind: "StatefulSet"}: true,
+	{Group: "apps", Kind: "DaemonSet"}: true, {Group: "apps", Kind: "ReplicaSet"}: true,
+}
+
+func labelPodTemplate(obj *unstructured.Unstructured) {
+	if !podTemplateKinds[obj.GroupVersionKind().GroupKind()] {
+		return
+	}
+	if _, ok, err := unstructured.NestedMap(obj.Object, "spec", "template"); !ok || err != nil {
+		return
+	}
+	labels, _, err := unstructured.NestedStringMap(obj.Object, "spec", "template", "metadata", "labels")
+	if err != nil {
+		return
+	}
+	if labels == nil {
+		labels = map[string]string{}
+	}
+	labels[ManagedLabel] = "true"
+	_ = unstructured.SetNestedStringMap(obj.Object, labels, "spec", "template", "metadata", "labels")
 }

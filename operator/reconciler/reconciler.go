@@ -7,6 +7,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -28,7 +29,9 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
+	"github.com/chartpilot/chartpilot/operator/health"
 	"github.com/chartpilot/chartpilot/operator/release"
+	"github.com/chartpilot/chartpilot/operator/releasemetrics"
 	"github.com/chartpilot/chartpilot/operator/values"
 	"github.com/chartpilot/chartpilot/operator/watches"
 )
@@ -76,6 +79,9 @@ type Options struct {
 	OnDeployed func(ctx context.Context, digest string, kinds []schema.GroupVersionKind)
 	// Metrics, when set, records each reconcile's state and actions.
 	Metrics Metrics
+	// Releases, when set, records each reconcile per CR (package
+	// releasemetrics).
+	Releases ReleaseRecorder
 	// Backoff spaces the attempts of a release that keeps failing.
 	Backoff Backoff
 	// Now is the clock; defaults to time.Now.
@@ -87,6 +93,12 @@ type Metrics interface {
 	// Observe records the state a CR's release was left in and the actions run.
 	Observe(key types.NamespacedName, state string, actions []release.Performed)
 	// Forget drops a CR that is gone.
+	Forget(key types.NamespacedName)
+}
+
+// ReleaseRecorder records reconciles per CR; *releasemetrics.Recorder is one.
+type ReleaseRecorder interface {
+	Record(key types.NamespacedName, o releasemetrics.Observation)
 	Forget(key types.NamespacedName)
 }
 
@@ -109,11 +121,13 @@ func New(opts Options) *Reconciler {
 // contract: errors are retried with the controller's backoff.
 func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reconcile.Result, error) {
 	log := r.opts.Log.WithValues("name", req.Name, "namespace", req.Namespace)
+	began := r.opts.Now()
 	obj := &unstructured.Unstructured{}
 	obj.SetGroupVersionKind(r.opts.Watch.GroupVersionKind())
 	if err := r.opts.Client.Get(ctx, req.NamespacedName, obj); err != nil {
 		if apierrors.IsNotFound(err) {
 			r.retries.forget(req.NamespacedName)
+			r.forgetMetrics(req.NamespacedName)
 		}
 		return reconcile.Result{}, client.IgnoreNotFound(err)
 	}
@@ -148,6 +162,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reco
 		st.set(gen, TypeReleaseFailed, metav1.ConditionTrue, ReasonReconcileError, err.Error())
 		st.ObservedGeneration = gen
 		r.event(obj, corev1.EventTypeWarning, ReasonInvalidValues, err.Error())
+		r.record(req.NamespacedName, began, st, release.Result{}, err)
 		return reconcile.Result{}, r.writeStatus(ctx, obj, before, st)
 	}
 	relReq.Values = vals
@@ -170,7 +185,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reco
 		r.opts.Metrics.Observe(req.NamespacedName, state, res.Actions)
 	}
 	if rerr != nil {
-		return r.failed(ctx, obj, before, st, res, rerr, attempt)
+		return r.failed(ctx, obj, before, st, res, rerr, attempt, began)
 	}
 	r.retries.forget(req.NamespacedName)
 
@@ -193,7 +208,10 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reco
 	} else {
 		st.set(gen, TypeReady, metav1.ConditionTrue, ReasonObjectsReady, "")
 	}
+	st.Health = health.Summarize(res.State.Problems)
+	r.reportHealth(obj, before.Health, st.Health)
 	st.ObservedGeneration = gen
+	r.record(req.NamespacedName, began, st, res, nil)
 	if err := r.writeStatus(ctx, obj, before, st); err != nil {
 		return reconcile.Result{}, err
 	}
@@ -203,7 +221,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reco
 // failed records a failed reconcile: the status says what failed and which
 // revision is deployed now (a rollback may have made a new one), and the
 // next attempt waits for the backoff unless the CR or the chart changes.
-func (r *Reconciler) failed(ctx context.Context, obj *unstructured.Unstructured, before, st Status, res release.Result, rerr error, attempt string) (reconcile.Result, error) {
+func (r *Reconciler) failed(ctx context.Context, obj *unstructured.Unstructured, before, st Status, res release.Result, rerr error, attempt string, began time.Time) (reconcile.Result, error) {
 	gen := obj.GetGeneration()
 	reason := failureReason(rerr)
 	st.set(gen, TypeReleaseFailed, metav1.ConditionTrue, reason, rerr.Error())
@@ -214,6 +232,7 @@ func (r *Reconciler) failed(ctx context.Context, obj *unstructured.Unstructured,
 		st.DeployedRelease = nil
 	}
 	st.ObservedGeneration = gen
+	r.record(client.ObjectKeyFromObject(obj), began, st, res, rerr)
 	log := r.opts.Log.WithValues("name", obj.GetName(), "namespace", obj.GetNamespace())
 	if werr := r.writeStatus(ctx, obj, before, st); werr != nil {
 		log.Error(werr, "writing status")
@@ -273,9 +292,7 @@ func (r *Reconciler) finalize(ctx context.Context, obj *unstructured.Unstructure
 		return err
 	}
 	r.event(obj, corev1.EventTypeNormal, ReasonUninstallSuccessful, "release uninstalled")
-	if r.opts.Metrics != nil {
-		r.opts.Metrics.Forget(client.ObjectKeyFromObject(obj))
-	}
+	r.forgetMetrics(client.ObjectKeyFromObject(obj))
 
 	return retry.RetryOnConflict(retry.DefaultBackoff, func() error {
 		cur := &unstructured.Unstructured{}
@@ -328,21 +345,30 @@ func (r *Reconciler) apiReader() client.Reader {
 func (r *Reconciler) report(obj *unstructured.Unstructured, res release.Result) {
 	for _, a := range res.Actions {
 		reason := eventReasons[a.Action]
+		// A remediation says what it remediated.
+		why := ""
+		if a.Cause != nil {
+			why = " (remediating: " + a.Cause.Error() + ")"
+		}
 		if a.Err != nil {
-			r.event(obj, corev1.EventTypeWarning, reason+"Failed", fmt.Sprintf("%s failed after %s: %v", a.Action, a.Duration.Round(time.Millisecond), a.Err))
+			r.event(obj, corev1.EventTypeWarning, reason+"Failed", fmt.Sprintf("%s failed after %s%s: %v", a.Action, a.Duration.Round(time.Millisecond), why, a.Err))
 			continue
 		}
-		r.event(obj, corev1.EventTypeNormal, reason, fmt.Sprintf("%s succeeded in %s", a.Action, a.Duration.Round(time.Millisecond)))
+		msg := fmt.Sprintf("%s succeeded in %s%s", a.Action, a.Duration.Round(time.Millisecond), why)
+		if len(a.Drift) > 0 {
+			msg += ": restored " + strings.Join(a.Drift, "; ")
+		}
+		r.event(obj, corev1.EventTypeNormal, reason, msg)
 	}
 }
 
 var eventReasons = map[string]string{
-	release.ActionInstall:   "Installed",
-	release.ActionUpgrade:   "Upgraded",
-	release.ActionRepair:    "DriftRepaired",
-	release.ActionUnlock:    "Unlocked",
-	release.ActionRollback:  "RolledBack",
-	release.ActionUninstall: "Uninstalled",
+	release.ActionInstall:   EventInstalled,
+	release.ActionUpgrade:   EventUpgraded,
+	release.ActionRepair:    EventDriftRepaired,
+	release.ActionUnlock:    EventUnlocked,
+	release.ActionRollback:  EventRolledBack,
+	release.ActionUninstall: EventUninstalled,
 }
 
 func (r *Reconciler) event(obj *unstructured.Unstructured, typ, reason, msg string) {
@@ -415,4 +441,71 @@ func chartName(name, version string) string { return name + "-" + version }
 func isTrue(v string) bool {
 	b, err := strconv.ParseBool(strings.TrimSpace(v))
 	return err == nil && b
+}
+
+// record sends one reconcile's outcome to the per-CR metrics.
+func (r *Reconciler) record(key types.NamespacedName, began time.Time, st Status, res release.Result, err error) {
+	if r.opts.Releases == nil {
+		return
+	}
+	now := r.opts.Now()
+	o := releasemetrics.Observation{
+		Duration: now.Sub(began),
+		Err:      err,
+		Ready:    meta.IsStatusConditionTrue(st.Conditions, TypeReady) && err == nil,
+		Drifted:  res.State.Status == release.Drifted || performed(res, release.ActionRepair),
+		At:       now,
+	}
+	if st.DeployedRelease != nil {
+		o.Revision = st.DeployedRelease.Version
+	}
+	if st.Health != nil {
+		o.Unhealthy = st.Health.Unhealthy
+	}
+	for _, a := range res.Actions {
+		o.Actions = append(o.Actions, releasemetrics.Action{Name: a.Action, Err: a.Err})
+	}
+	r.opts.Releases.Record(key, o)
+}
+
+func (r *Reconciler) forgetMetrics(key types.NamespacedName) {
+	if r.opts.Metrics != nil {
+		r.opts.Metrics.Forget(key)
+	}
+	if r.opts.Releases != nil {
+		r.opts.Releases.Forget(key)
+	}
+}
+
+// reportHealth emits an event when the failures among the release's
+// objects change: which objects fail and why, or that none does any more.
+// Objects only getting ready (a rollout in progress) make no event, and
+// nothing is emitted while the failures stay the same.
+func (r *Reconciler) reportHealth(obj *unstructured.Unstructured, before, now *health.Summary) {
+	was, is := failures(before), failures(now)
+	switch {
+	case slices.Equal(was, is):
+	case len(is) == 0:
+		r.event(obj, corev1.EventTypeNormal, ReasonObjectsHealthy, "no object of the release is failing any more")
+	default:
+		msgs := make([]string, 0, len(is))
+		for _, p := range is {
+			msgs = append(msgs, p.String())
+		}
+		r.event(obj, corev1.EventTypeWarning, ReasonObjectsUnhealthy, fmt.Sprintf("%d object(s) failing: %s", len(is), strings.Join(msgs, "; ")))
+	}
+}
+
+// failures are the problems of a summary that are more than "not ready yet".
+func failures(s *health.Summary) []health.Problem {
+	if s == nil {
+		return nil
+	}
+	var out []health.Problem
+	for _, p := range s.Problems {
+		if p.Reason != health.ReasonNotReady {
+			out = append(out, p)
+		}
+	}
+	return out
 }

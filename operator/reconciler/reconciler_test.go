@@ -12,8 +12,10 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/tools/record"
 	"sigs.k8s.io/yaml"
 
+	"github.com/chartpilot/chartpilot/operator/health"
 	"github.com/chartpilot/chartpilot/operator/release"
 	"github.com/chartpilot/chartpilot/operator/watches"
 )
@@ -150,5 +152,92 @@ func TestFailureReason(t *testing.T) {
 		if got := failureReason(err); got != want {
 			t.Errorf("failureReason(%v) = %s, want %s", err, got, want)
 		}
+	}
+}
+
+// The pods of Deployments, StatefulSets, DaemonSets and ReplicaSets carry
+// the managed label (so the operator's cache holds them, for their health);
+// a Job's immutable template and objects without a template are left alone.
+func TestLabelPodTemplate(t *testing.T) {
+	tests := []struct {
+		name, obj string
+		want      map[string]string // the template's labels; nil: no template
+	}{
+		{name: "deployment", obj: `{apiVersion: apps/v1, kind: Deployment, metadata: {name: d}, spec: {template: {metadata: {labels: {app: d}}}}}`,
+			want: map[string]string{"app": "d", ManagedLabel: "true"}},
+		{name: "statefulset without template labels", obj: `{apiVersion: apps/v1, kind: StatefulSet, metadata: {name: s}, spec: {template: {spec: {}}}}`,
+			want: map[string]string{ManagedLabel: "true"}},
+		{name: "daemonset", obj: `{apiVersion: apps/v1, kind: DaemonSet, metadata: {name: ds}, spec: {template: {metadata: {labels: {app: ds}}}}}`,
+			want: map[string]string{"app": "ds", ManagedLabel: "true"}},
+		{name: "job: immutable template untouched", obj: `{apiVersion: batch/v1, kind: Job, metadata: {name: j}, spec: {template: {metadata: {labels: {app: j}}}}}`,
+			want: map[string]string{"app": "j"}},
+		{name: "a Deployment of another group", obj: `{apiVersion: example.com/v1, kind: Deployment, metadata: {name: x}, spec: {template: {metadata: {labels: {app: x}}}}}`,
+			want: map[string]string{"app": "x"}},
+		{name: "a configmap has no template", obj: `{apiVersion: v1, kind: ConfigMap, metadata: {name: c}}`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			out, err := ownerRenderer{owner: owner("ns")}.Run(bytes.NewBufferString(tt.obj))
+			if err != nil {
+				t.Fatal(err)
+			}
+			u := &unstructured.Unstructured{}
+			if err := yaml.Unmarshal(bytes.TrimPrefix(out.Bytes(), []byte("---\n")), &u.Object); err != nil {
+				t.Fatal(err)
+			}
+			got, found, err := unstructured.NestedStringMap(u.Object, "spec", "template", "metadata", "labels")
+			if err != nil {
+				t.Fatal(err)
+			}
+			if tt.want == nil {
+				if found {
+					t.Fatalf("template labels %v added", got)
+				}
+				return
+			}
+			if fmt.Sprint(got) != fmt.Sprint(tt.want) {
+				t.Errorf("template labels %v, want %v", got, tt.want)
+			}
+		})
+	}
+}
+
+// Health events follow the failures only: a rollout in progress makes none,
+// the same failures seen again make none.
+func TestReportHealth(t *testing.T) {
+	crash := health.Problem{Kind: "Pod", Namespace: "ns", Name: "web-1", Reason: "CrashLoopBackOff", Message: "container web: last terminated with exit code 1"}
+	pull := health.Problem{Kind: "Pod", Namespace: "ns", Name: "web-2", Reason: "ImagePullBackOff", Message: "container web: image x:1"}
+	rolling := health.Problem{Kind: "Deployment", Namespace: "ns", Name: "web", Reason: health.ReasonNotReady, Message: "InProgress"}
+	tests := []struct {
+		name        string
+		before, now []health.Problem
+		want        []string // events, "Type Reason"
+	}{
+		{name: "a rollout in progress", now: []health.Problem{rolling}},
+		{name: "a pod starts crashing", before: []health.Problem{rolling}, now: []health.Problem{crash, rolling},
+			want: []string{"Warning " + ReasonObjectsUnhealthy}},
+		{name: "the same failure again", before: []health.Problem{crash}, now: []health.Problem{crash}},
+		{name: "another failure", before: []health.Problem{crash}, now: []health.Problem{crash, pull},
+			want: []string{"Warning " + ReasonObjectsUnhealthy}},
+		{name: "recovering, still rolling out", before: []health.Problem{crash}, now: []health.Problem{rolling},
+			want: []string{"Normal " + ReasonObjectsHealthy}},
+		{name: "ready", before: []health.Problem{rolling}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			rec := record.NewFakeRecorder(10)
+			r := New(Options{Recorder: rec, Watch: watches.Watch{LoadedChart: &chart.Chart{Metadata: &chart.Metadata{Name: "app", Version: "1.0.0"}}}})
+			r.reportHealth(owner("ns"), health.Summarize(tt.before), health.Summarize(tt.now))
+			close(rec.Events)
+			var got []string
+			for e := range rec.Events {
+				typ, rest, _ := strings.Cut(e, " ")
+				reason, _, _ := strings.Cut(rest, " ")
+				got = append(got, typ+" "+reason)
+			}
+			if fmt.Sprint(got) != fmt.Sprint(tt.want) {
+				t.Errorf("events %v, want %v", got, tt.want)
+			}
+		})
 	}
 }

@@ -1,8 +1,12 @@
 package reconciler
 
 import (
+	"strconv"
+
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	"k8s.io/utils/ptr"
+
+	"github.com/chartpilot/chartpilot/operator/health"
 )
 
 // StatusSchema is the OpenAPI schema of Status, for the CRDs of the kinds
@@ -49,6 +53,29 @@ func StatusSchema() apiextensionsv1.JSONSchemaProps {
 					"chart":      str("The chart name and version."),
 					"appVersion": str("The chart's appVersion."),
 					"digest":     str("Digest of the chart and values of the release."),
+				},
+			},
+			"health": {
+				Type:        "object",
+				Description: "The objects of the release (and pods of its workloads) that are not healthy, and why; absent when all are.",
+				Properties: map[string]apiextensionsv1.JSONSchemaProps{
+					"unhealthy": {Type: "integer", Minimum: ptr.To(0.0), Description: "How many objects are not healthy; problems lists the most severe."},
+					"problems": {
+						Type:        "array",
+						Description: "At most " + strconv.Itoa(health.MaxProblems) + " objects not healthy, failures first.",
+						MaxItems:    ptr.To(int64(health.MaxProblems)),
+						Items: &apiextensionsv1.JSONSchemaPropsOrArray{Schema: &apiextensionsv1.JSONSchemaProps{
+							Type:     "object",
+							Required: []string{"kind", "name", "reason"},
+							Properties: map[string]apiextensionsv1.JSONSchemaProps{
+								"kind":      str("The object's kind, e.g. Pod or Deployment."),
+								"namespace": str("The object's namespace."),
+								"name":      str("The object's name."),
+								"reason":    str("Why it is not healthy: CrashLoopBackOff, ImagePullBackOff, ProgressDeadlineExceeded, ClaimPending, JobFailed, Unschedulable, NotReady..."),
+								"message":   str("What is wrong: the container, its last exit code, the image that cannot be pulled..."),
+							},
+						}},
+					},
 				},
 			},
 		},

@@ -13,6 +13,8 @@ import (
 	"k8s.io/apiextensions-apiserver/pkg/apiserver/schema/pruning"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+
+	"github.com/chartpilot/chartpilot/operator/health"
 )
 
 // Every field of Status has a place in StatusSchema: the API server's own
@@ -29,7 +31,11 @@ func TestStatusSchemaKeepsEverything(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	st := Status{ObservedGeneration: 3, DeployedRelease: &DeployedRelease{Name: "a", Version: 2, Chart: "c-1.0.0", AppVersion: "1", Digest: "d"}}
+	st := Status{ObservedGeneration: 3, DeployedRelease: &DeployedRelease{Name: "a", Version: 2, Chart: "c-1.0.0", AppVersion: "1", Digest: "d"},
+		Health: &health.Summary{Unhealthy: 2, Problems: []health.Problem{
+			{Kind: "Pod", Namespace: "ns", Name: "web-1", Reason: "CrashLoopBackOff", Message: "container web: last terminated with exit code 1 (Error)"},
+			{Kind: "PersistentVolumeClaim", Namespace: "ns", Name: "data", Reason: health.ReasonClaimPending, Message: "phase Pending"},
+		}}}
 	st.set(3, TypeDeployed, metav1.ConditionTrue, ReasonUpgradeSuccessful, "revision 2")
 	st.Conditions[0].LastTransitionTime = metav1.NewTime(time.Unix(1700000000, 0))
 	written, err := runtime.DefaultUnstructuredConverter.ToUnstructured(&st)

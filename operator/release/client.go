@@ -33,6 +33,8 @@ type Client struct {
 	mapper    meta.ResettableRESTMapper
 	log       func(string, ...any)
 	reader    client.Reader
+	// pods: see WithPodReader.
+	pods client.Reader
 	// records and recordLabels: see WithRecordIndex.
 	records      client.Reader
 	recordLabels map[string]string
@@ -64,6 +66,13 @@ func WithLog(log func(string, ...any)) ClientOption { return func(c *Client) { c
 // release in sync costs no request per object. An object the reader does not
 // have is confirmed with the API server before it counts as deleted.
 func WithReader(r client.Reader) ClientOption { return func(c *Client) { c.reader = r } }
+
+// WithPodReader reads the pods of a release's workloads that are not
+// healthy through r (an informer cache of views of the pods the release's
+// workloads made, see ViewTransform; pods are listed as unstructured), to
+// say why: CrashLoopBackOff, ImagePullBackOff... Without it, the health of a
+// workload is what its own status says.
+func WithPodReader(r client.Reader) ClientOption { return func(c *Client) { c.pods = r } }
 
 // NewClient returns a Client acting with cfg's identity.
 func NewClient(cfg *rest.Config, opts ...ClientOption) (*Client, error) {

@@ -13,6 +13,7 @@ import (
 	"helm.sh/helm/v3/pkg/action"
 	"helm.sh/helm/v3/pkg/kube"
 	helmrelease "helm.sh/helm/v3/pkg/release"
+	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/api/resource"
@@ -24,6 +25,8 @@ import (
 	"k8s.io/client-go/dynamic"
 	"sigs.k8s.io/cli-utils/pkg/kstatus/status"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/chartpilot/chartpilot/operator/health"
 )
 
 // Drift is one object of the release that differs in the cluster.
@@ -257,23 +260,23 @@ func kinds(objects []desiredObject) []schema.GroupVersionKind {
 }
 
 // compare reads every object of the deployed revision from the cluster and
-// reports which were deleted or changed, and which are not ready. An object
-// whose cached view shows it unchanged since it was last found as desired
-// costs no request and no parse; one that changed is read from the API
-// server and compared with the manifest, parsed again.
-func (c *Client) compare(ctx context.Context, cfg *action.Configuration, rel *helmrelease.Release) (drift []Drift, notReady []string, gvks []schema.GroupVersionKind, err error) {
+// reports which were deleted or changed, which are not ready, and the
+// problems of those not healthy. An object whose cached view shows it
+// unchanged since it was last found as desired costs no request and no
+// parse; one that changed is read from the API server and compared with the
+// manifest, parsed again.
+func (c *Client) compare(ctx context.Context, cfg *action.Configuration, rel *helmrelease.Release) (comparison, error) {
 	objects, err := c.desired(cfg, rel)
 	if err != nil {
-		return nil, nil, nil, err
+		return comparison{}, err
 	}
+	out := comparison{kinds: kinds(objects)}
 	var full []*unstructured.Unstructured
 	for i := range objects {
 		o := &objects[i]
 		live, err := c.get(ctx, o.resource, o.gvk, o.namespace, o.name)
 		if err == nil && live.GetDeletionTimestamp() == nil && o.unchanged(live) {
-			if st, msg := Readiness(live); st != status.CurrentStatus {
-				notReady = append(notReady, fmt.Sprintf("%s: %s %s", o.id(), st, msg))
-			}
+			c.assessHealth(ctx, &out, o, live)
 			continue
 		}
 		if err == nil && isView(live) && live.GetDeletionTimestamp() == nil {
@@ -282,10 +285,10 @@ func (c *Client) compare(ctx context.Context, cfg *action.Configuration, rel *he
 		if full == nil && (err == nil || apierrors.IsNotFound(err)) {
 			var perr error
 			if _, full, perr = c.parse(cfg, rel); perr != nil {
-				return nil, nil, nil, perr
+				return comparison{}, perr
 			}
 			if len(full) != len(objects) {
-				return nil, nil, nil, fmt.Errorf("the manifest of revision %d read as %d objects, then %d", rel.Version, len(objects), len(full))
+				return comparison{}, fmt.Errorf("the manifest of revision %d read as %d objects, then %d", rel.Version, len(objects), len(full))
 			}
 		}
 		d := Drift{Object: o.id(), resource: o.resource}
@@ -295,27 +298,78 @@ func (c *Client) compare(ctx context.Context, cfg *action.Configuration, rel *he
 		switch {
 		case apierrors.IsNotFound(err):
 			d.Deleted = true
-			drift = append(drift, d)
+			out.drift = append(out.drift, d)
 			continue
 		case err != nil:
-			return nil, nil, nil, fmt.Errorf("reading %s: %w", o.id(), err)
+			return comparison{}, fmt.Errorf("reading %s: %w", o.id(), err)
 		}
 		d.live = live
 		if live.GetDeletionTimestamp() != nil {
 			d.Deleted = true
-			drift = append(drift, d)
+			out.drift = append(out.drift, d)
 			continue
 		}
 		if d.Path = firstDifference(d.desired.Object, live.Object, ""); d.Path != "" {
-			drift = append(drift, d)
+			out.drift = append(out.drift, d)
 			continue
 		}
 		o.verify(live)
-		if st, msg := Readiness(live); st != status.CurrentStatus {
-			notReady = append(notReady, fmt.Sprintf("%s: %s %s", o.id(), st, msg))
+		c.assessHealth(ctx, &out, o, live)
+	}
+	return out, nil
+}
+
+// comparison is what compare found of a release's objects in the cluster.
+type comparison struct {
+	drift    []Drift
+	notReady []string
+	problems []health.Problem
+	kinds    []schema.GroupVersionKind
+}
+
+// assessHealth adds the readiness and problems of an object as desired,
+// from its view or the object itself, to out.
+func (c *Client) assessHealth(ctx context.Context, out *comparison, o *desiredObject, live *unstructured.Unstructured) {
+	if st, msg := Readiness(live); st != status.CurrentStatus {
+		out.notReady = append(out.notReady, fmt.Sprintf("%s: %s %s", o.id(), st, msg))
+	}
+	out.problems = append(out.problems, c.health(ctx, live)...)
+}
+
+// health returns the problems of one live object of the release (or of its
+// view) and, for a workload that is not healthy, of its pods, read from the
+// pod reader (an informer cache of pod views). A healthy object costs no
+// read: an idle release lists no pods.
+func (c *Client) health(ctx context.Context, live *unstructured.Unstructured) []health.Problem {
+	p, unhealthy := Problem(live)
+	if !unhealthy {
+		return nil
+	}
+	if c.pods == nil || !health.IsWorkload(live) {
+		return []health.Problem{p}
+	}
+	sel, err := podSelector(live)
+	if err != nil {
+		return []health.Problem{p}
+	}
+	pods := &unstructured.UnstructuredList{}
+	pods.SetGroupVersionKind(corev1.SchemeGroupVersion.WithKind("PodList"))
+	if err := c.pods.List(ctx, pods, client.InNamespace(live.GetNamespace()), client.MatchingLabelsSelector{Selector: sel}); err != nil {
+		c.log("listing the pods of %s %s/%s: %v", live.GetKind(), live.GetNamespace(), live.GetName(), err)
+		return []health.Problem{p}
+	}
+	var out []health.Problem
+	for i := range pods.Items {
+		if pp, bad := Problem(&pods.Items[i]); bad {
+			out = append(out, pp)
 		}
 	}
-	return drift, notReady, kinds(objects), nil
+	// The pods say why a workload is not ready; its own problem adds
+	// something only when it is more than "not ready" (a progress deadline).
+	if len(out) == 0 || p.Reason != health.ReasonNotReady {
+		out = append(out, p)
+	}
+	return out
 }
 
 // get reads an object through the reader when there is one, falling back to

@@ -14,6 +14,8 @@ type Performed struct {
 	Err      error
 	// Drift is what a repair set out to restore.
 	Drift []string
+	// Cause is the failure a remediation (rollback, uninstall) answered.
+	Cause error
 }
 
 // Result is what Reconcile did and what it saw last.
@@ -62,7 +64,7 @@ func (c *Client) Reconcile(ctx context.Context, req *Request) (Result, error) {
 		}
 		began := time.Now()
 		err := a.Run(ctx, req, st)
-		res.Actions = append(res.Actions, Performed{Action: a.Name(), Duration: time.Since(began), Err: err})
+		res.Actions = append(res.Actions, Performed{Action: a.Name(), Duration: time.Since(began), Err: err, Cause: cause})
 		if err != nil {
 			return errors.Join(cause, err)
 		}

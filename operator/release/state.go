@@ -8,6 +8,8 @@ import (
 	helmrelease "helm.sh/helm/v3/pkg/release"
 	"helm.sh/helm/v3/pkg/storage/driver"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+
+	"github.com/chartpilot/chartpilot/operator/health"
 )
 
 // Status is the state of a release relative to its request.
@@ -56,6 +58,9 @@ type State struct {
 	// Kinds are the kinds of the deployed revision's objects, once each;
 	// set when the release was compared with the cluster.
 	Kinds []schema.GroupVersionKind
+	// Problems say which objects (and pods of workloads) are not healthy
+	// and why, in no order; set only when the release is in sync.
+	Problems []health.Problem
 }
 
 // Observe compares the release in Helm's storage and in the cluster with the
@@ -69,14 +74,14 @@ func (c *Client) Observe(ctx context.Context, req *Request) (State, error) {
 	if st.Status != InSync || req.SkipDrift {
 		return st, nil
 	}
-	drift, notReady, gvks, err := c.compare(ctx, c.actionConfig(req.Namespace), st.Deployed)
+	found, err := c.compare(ctx, c.actionConfig(req.Namespace), st.Deployed)
 	if err != nil {
 		return st, err
 	}
-	st.NotReady, st.Kinds = notReady, gvks
-	if len(drift) > 0 {
-		st.Status, st.Drift = Drifted, drift
-		st.Reason = fmt.Sprintf("%d object(s) differ from revision %d: %s", len(drift), st.Deployed.Version, drift[0].String())
+	st.NotReady, st.Problems, st.Kinds = found.notReady, found.problems, found.kinds
+	if len(found.drift) > 0 {
+		st.Status, st.Drift = Drifted, found.drift
+		st.Reason = fmt.Sprintf("%d object(s) differ from revision %d: %s", len(found.drift), st.Deployed.Version, found.drift[0].String())
 	}
 	return st, nil
 }

@@ -9,8 +9,11 @@ import (
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/labels"
 	"sigs.k8s.io/cli-utils/pkg/kstatus/status"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
+
+	"github.com/chartpilot/chartpilot/operator/health"
 )
 
 // An informer cache of the objects of releases holds views of them, not the
@@ -20,7 +23,10 @@ import (
 // them, generation) is the one last found as desired has not changed but
 // for its metadata, compared here, and its status, summed up in the view.
 // An object changed since is read whole from the API server and compared.
-// A Deployment's view is a tenth of the object.
+// A Deployment's view is a tenth of the object. The view of an object that
+// is not healthy keeps its problem (package health), and a workload's the
+// selector of its pods: pods are cached as views too, each with its problem,
+// so the health of a release is read from views alone.
 
 // viewKey holds the readiness in a view; no Kubernetes object has such a
 // top-level field.
@@ -64,9 +70,65 @@ func view(u *unstructured.Unstructured) *unstructured.Unstructured {
 			readiness["message"] = res.Message
 		}
 	}
+	if p := viewProblem(u); p != nil {
+		readiness["problem"] = p
+	}
 	return &unstructured.Unstructured{Object: map[string]any{
 		"apiVersion": u.Object["apiVersion"], "kind": u.Object["kind"], "metadata": kept, viewKey: readiness,
 	}}
+}
+
+// viewProblem is what a view keeps of u's problem, nil when u is healthy.
+func viewProblem(u *unstructured.Unstructured) map[string]any {
+	p, bad := health.Object(u)
+	if !bad {
+		return nil
+	}
+	out := map[string]any{"reason": p.Reason}
+	if p.Message != "" {
+		out["message"] = p.Message
+	}
+	if health.IsWorkload(u) {
+		if sel, err := health.PodSelector(u); err == nil {
+			out["podSelector"] = sel.String()
+		}
+	}
+	return out
+}
+
+// Problem is the health problem of an object or of its view, if it is not
+// healthy.
+func Problem(u *unstructured.Unstructured) (health.Problem, bool) {
+	r, ok := u.Object[viewKey].(map[string]any)
+	if !ok {
+		return health.Object(u)
+	}
+	p, ok := r["problem"].(map[string]any)
+	if !ok {
+		return health.Problem{}, false
+	}
+	reason, _ := p["reason"].(string)
+	msg, _ := p["message"].(string)
+	return health.Problem{Kind: u.GetKind(), Namespace: u.GetNamespace(), Name: u.GetName(), Reason: reason, Message: msg}, true
+}
+
+// podSelector is the selector of a workload's pods, from the workload or
+// from the view of one that is not healthy.
+func podSelector(u *unstructured.Unstructured) (labels.Selector, error) {
+	r, ok := u.Object[viewKey].(map[string]any)
+	if !ok {
+		return health.PodSelector(u)
+	}
+	p, _ := r["problem"].(map[string]any)
+	s, _ := p["podSelector"].(string)
+	if s == "" {
+		return nil, fmt.Errorf("the view of %s %s/%s keeps no pod selector", u.GetKind(), u.GetNamespace(), u.GetName())
+	}
+	sel, err := labels.Parse(s)
+	if err != nil {
+		return nil, fmt.Errorf("reading the pod selector of %s %s/%s: %w", u.GetKind(), u.GetNamespace(), u.GetName(), err)
+	}
+	return sel, nil
 }
 
 func isView(u *unstructured.Unstructured) bool {

@@ -12,6 +12,8 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/cli-runtime/pkg/resource"
 	"sigs.k8s.io/cli-utils/pkg/kstatus/status"
+
+	"github.com/chartpilot/chartpilot/operator/health"
 )
 
 // deployment is a Deployment as the API server returns it: spec, defaults,
@@ -173,5 +175,61 @@ func TestCreatedLog(t *testing.T) {
 	}
 	if len(l.releases) != 0 {
 		t.Errorf("left behind: %v", l.releases)
+	}
+}
+
+// A view keeps the problem of an object that is not healthy, the same as
+// the whole object gives, and a workload's pod selector with it.
+func TestViewProblem(t *testing.T) {
+	unavailable := deployment(1, 0)
+	unavailable.Object["spec"].(map[string]any)["selector"] = map[string]any{"matchLabels": map[string]any{"app": "web"}}
+	crashing := &unstructured.Unstructured{Object: map[string]any{
+		"apiVersion": "v1", "kind": "Pod",
+		"metadata": map[string]any{"name": "web-1", "namespace": "ns", "labels": map[string]any{"app": "web"}},
+		"status": map[string]any{"phase": "Running", "containerStatuses": []any{map[string]any{
+			"name": "app", "image": "pause",
+			"state":     map[string]any{"waiting": map[string]any{"reason": "CrashLoopBackOff", "message": "back-off 40s"}},
+			"lastState": map[string]any{"terminated": map[string]any{"exitCode": int64(2), "reason": "Error"}},
+			"ready":     false, "restartCount": int64(3), "imageID": "",
+		}}},
+	}}
+	pending := &unstructured.Unstructured{Object: map[string]any{
+		"apiVersion": "v1", "kind": "PersistentVolumeClaim",
+		"metadata": map[string]any{"name": "data", "namespace": "ns"},
+		"status":   map[string]any{"phase": "Pending"},
+	}}
+	tests := []struct {
+		name         string
+		obj          *unstructured.Unstructured
+		wantReason   string // empty: healthy
+		wantSelector string // of a workload not healthy
+	}{
+		{name: "a ready Deployment", obj: deployment(1, 1)},
+		{name: "an unavailable Deployment", obj: unavailable, wantReason: health.ReasonNotReady, wantSelector: "app=web"},
+		{name: "a crash-looping pod", obj: crashing, wantReason: "CrashLoopBackOff"},
+		{name: "a claim not bound", obj: pending, wantReason: health.ReasonClaimPending},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			want, wantBad := health.Object(tt.obj)
+			v := view(tt.obj)
+			got, bad := Problem(v)
+			if bad != wantBad || got != want {
+				t.Fatalf("Problem(view) = %+v, %v; the object's is %+v, %v", got, bad, want, wantBad)
+			}
+			if got.Reason != tt.wantReason {
+				t.Errorf("reason %q, want %q", got.Reason, tt.wantReason)
+			}
+			if tt.wantSelector == "" {
+				return
+			}
+			sel, err := podSelector(v)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if sel.String() != tt.wantSelector {
+				t.Errorf("pod selector %q, want %q", sel, tt.wantSelector)
+			}
+		})
 	}
 }
