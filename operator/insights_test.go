@@ -89,20 +89,20 @@ func TestInsights(t *testing.T) {
 		releasemetrics.Drifted:          0,
 		releasemetrics.DriftRepairs:     0,
 	} {
-		if v, ok := value(series, metric, labels); !ok || v != want {
+		if v, ok := releasemetrics.Sample(series, metric, labels); !ok || v != want {
 			t.Errorf("%s%v = %v (found %v), want %v", metric, labels, v, ok, want)
 		}
 	}
-	if v, ok := value(series, releasemetrics.HelmActions, with(labels, releasemetrics.LabelAction, "install", releasemetrics.LabelResult, releasemetrics.ResultSuccess)); !ok || v != 1 {
+	if v, ok := releasemetrics.Sample(series, releasemetrics.HelmActions, with(labels, releasemetrics.LabelAction, "install", releasemetrics.LabelResult, releasemetrics.ResultSuccess)); !ok || v != 1 {
 		t.Errorf("install actions = %v (found %v), want 1", v, ok)
 	}
-	if v, ok := value(series, releasemetrics.Reconciles, with(labels, releasemetrics.LabelResult, releasemetrics.ResultSuccess)); !ok || v < 2 {
+	if v, ok := releasemetrics.Sample(series, releasemetrics.Reconciles, with(labels, releasemetrics.LabelResult, releasemetrics.ResultSuccess)); !ok || v < 2 {
 		t.Errorf("successful reconciles = %v (found %v), want at least 2", v, ok)
 	}
-	if v, ok := value(series, releasemetrics.LastSuccessTimestamp, labels); !ok || time.Since(time.Unix(int64(v), 0)) > time.Minute {
+	if v, ok := releasemetrics.Sample(series, releasemetrics.LastSuccessTimestamp, labels); !ok || time.Since(time.Unix(int64(v), 0)) > time.Minute {
 		t.Errorf("last success at %v (found %v), want within the minute", v, ok)
 	}
-	if _, ok := value(series, releasemetrics.ReconcileDuration+"_count", labels); !ok {
+	if _, ok := releasemetrics.Sample(series, releasemetrics.ReconcileDuration+"_count", labels); !ok {
 		t.Errorf("no %s for the CR", releasemetrics.ReconcileDuration)
 	}
 
@@ -225,26 +225,6 @@ func decodeAll(t *testing.T, dec expfmt.Decoder) []*dto.MetricFamily {
 		}
 		out = append(out, mf)
 	}
-}
-
-// value finds the sample of metric whose labels include labels.
-func value(samples model.Vector, metric string, labels map[string]string) (float64, bool) {
-	for _, s := range samples {
-		if string(s.Metric[model.MetricNameLabel]) != metric {
-			continue
-		}
-		match := true
-		for k, v := range labels {
-			if string(s.Metric[model.LabelName(k)]) != v {
-				match = false
-				break
-			}
-		}
-		if match {
-			return float64(s.Value), true
-		}
-	}
-	return 0, false
 }
 
 func with(labels map[string]string, kv ...string) map[string]string {

@@ -157,7 +157,7 @@ func (c *clusterRun) checkInsights(ctx context.Context, cr *unstructured.Unstruc
 	var errs []error
 	expect := func(metric string, extra map[string]string, ok func(float64) bool, want string) {
 		l := mergeLabels(labels, extra)
-		v, found := sampleValue(samples, metric, l)
+		v, found := releasemetrics.Sample(samples, metric, l)
 		switch {
 		case !found:
 			errs = append(errs, fmt.Errorf("%s: the operator exports no %s%v", id, metric, l))
@@ -271,26 +271,6 @@ func scrapeMetrics(ctx context.Context, addr string) (model.Vector, error) {
 		families = append(families, mf)
 	}
 	return expfmt.ExtractSamples(&expfmt.DecodeOptions{Timestamp: model.Now()}, families...)
-}
-
-// sampleValue is the value of the sample of metric whose labels include labels.
-func sampleValue(samples model.Vector, metric string, labels map[string]string) (float64, bool) {
-	for _, s := range samples {
-		if string(s.Metric[model.MetricNameLabel]) != metric {
-			continue
-		}
-		match := true
-		for k, v := range labels {
-			if string(s.Metric[model.LabelName(k)]) != v {
-				match = false
-				break
-			}
-		}
-		if match {
-			return float64(s.Value), true
-		}
-	}
-	return 0, false
 }
 
 func mergeLabels(a, b map[string]string) map[string]string {

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/common/model"
 	"k8s.io/apimachinery/pkg/types"
 )
 
@@ -211,4 +212,26 @@ func bit(b bool) float64 {
 		return 1
 	}
 	return 0
+}
+
+// Sample is the value of the sample of metric whose labels include labels,
+// in a scrape: how a reader of the endpoint (a test, the scorecard) finds
+// one CR's series.
+func Sample(samples model.Vector, metric string, labels map[string]string) (float64, bool) {
+	for _, s := range samples {
+		if string(s.Metric[model.MetricNameLabel]) != metric {
+			continue
+		}
+		match := true
+		for k, v := range labels {
+			if string(s.Metric[model.LabelName(k)]) != v {
+				match = false
+				break
+			}
+		}
+		if match {
+			return float64(s.Value), true
+		}
+	}
+	return 0, false
 }
