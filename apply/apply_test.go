@@ -281,7 +281,9 @@ func TestApplyWithoutPrometheusOperator(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			dir := project(t)
 			if tt.enable {
-				enablePrometheus(t, dir)
+				if err := scaffold.EnableMonitoring(dir); err != nil {
+					t.Fatal(err)
+				}
 			}
 			objs, err := apply.Build(filepath.Join(dir, "config", "default"), nil)
 			if err != nil {
@@ -295,23 +297,5 @@ func TestApplyWithoutPrometheusOperator(t *testing.T) {
 				t.Errorf("Apply = %v, want the missing CRDs named with what to do", err)
 			}
 		})
-	}
-}
-
-// enablePrometheus uncomments ../prometheus in config/default, as its
-// comment tells the author to.
-func enablePrometheus(t *testing.T, dir string) {
-	t.Helper()
-	path := filepath.Join(dir, "config", "default", "kustomization.yaml")
-	data, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	enabled := bytes.Replace(data, []byte("#- ../prometheus\n"), []byte("- ../prometheus\n"), 1)
-	if bytes.Equal(enabled, data) {
-		t.Fatalf("%s has no commented-out ../prometheus:\n%s", path, data)
-	}
-	if err := os.WriteFile(path, enabled, 0o644); err != nil {
-		t.Fatal(err)
 	}
 }

@@ -97,7 +97,11 @@ func TestGenerateGolden(t *testing.T) {
 		// The monitoring objects once the author enables them.
 		name:  "webapp-monitoring",
 		chart: "webapp",
-		edit:  enablePrometheus,
+		edit: func(t *testing.T, dir string) {
+			if err := scaffold.EnableMonitoring(dir); err != nil {
+				t.Fatal(err)
+			}
+		},
 	}, {
 		name:  "umbrella",
 		chart: "umbrella",
@@ -124,24 +128,6 @@ func TestGenerateGolden(t *testing.T) {
 			}
 			checkGolden(t, tt.name, bundleOutput(t, dir))
 		})
-	}
-}
-
-// enablePrometheus uncomments ../prometheus in config/default, as its
-// comment tells the author to.
-func enablePrometheus(t *testing.T, dir string) {
-	t.Helper()
-	path := filepath.Join(dir, "config", "default", "kustomization.yaml")
-	data, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	enabled := bytes.Replace(data, []byte("#- ../prometheus\n"), []byte("- ../prometheus\n"), 1)
-	if bytes.Equal(enabled, data) {
-		t.Fatalf("%s has no commented-out ../prometheus:\n%s", path, data)
-	}
-	if err := os.WriteFile(path, enabled, 0o644); err != nil {
-		t.Fatal(err)
 	}
 }
 

@@ -1,8 +1,11 @@
 package scaffold
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
+	"os"
+	"path/filepath"
 	"strings"
 
 	"sigs.k8s.io/yaml"
@@ -270,4 +273,25 @@ func (m monitoring) dashboardYAML() ([]byte, error) {
 		return nil, fmt.Errorf("%s: %w", DashboardFile, err)
 	}
 	return append([]byte(generatedHeader("Grafana dashboard of the releases (loaded by Grafana's sidecar through its label)")), out...), nil
+}
+
+// monitoringResource is config/default's line that ships config/prometheus
+// (ServiceMonitor, alerts, dashboard); init writes it commented out, since
+// OLM refuses a bundle with monitoring objects on a cluster without
+// prometheus-operator's CRDs.
+const monitoringResource = "- ../prometheus\n"
+
+// EnableMonitoring uncomments config/prometheus in the project's
+// config/default, as the comment there tells the author to.
+func EnableMonitoring(dir string) error {
+	path := filepath.Join(dir, "config", "default", "kustomization.yaml")
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return fmt.Errorf("enabling monitoring: %w", err)
+	}
+	enabled := bytes.Replace(data, []byte("#"+monitoringResource), []byte(monitoringResource), 1)
+	if bytes.Equal(enabled, data) {
+		return fmt.Errorf("enabling monitoring: %s has no commented-out %q", path, monitoringResource)
+	}
+	return os.WriteFile(path, enabled, 0o644)
 }
