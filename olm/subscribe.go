@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"maps"
 	"slices"
 	"strings"
 	"time"
@@ -459,9 +458,21 @@ func apply(ctx context.Context, c client.Client, u *unstructured.Unstructured) (
 	case !existed:
 		return ActionCreated, nil
 	// The generation moves with the spec only: OLM's status writes, which
-	// change the resourceVersion all the time, do not count.
-	case before.GetGeneration() != after.GetGeneration() || !maps.Equal(before.GetLabels(), after.GetLabels()):
+	// change the resourceVersion all the time, do not count; nor do the
+	// labels OLM adds to a Subscription between our two reads.
+	case before.GetGeneration() != after.GetGeneration() || !hasLabels(before, u.GetLabels()):
 		return ActionConfigured, nil
 	}
 	return ActionUnchanged, nil
+}
+
+// hasLabels says whether obj already carried every label in want.
+func hasLabels(obj *unstructured.Unstructured, want map[string]string) bool {
+	have := obj.GetLabels()
+	for k, v := range want {
+		if got, ok := have[k]; !ok || got != v {
+			return false
+		}
+	}
+	return true
 }
