@@ -7,6 +7,7 @@ import (
 	"slices"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	helmrelease "helm.sh/helm/v3/pkg/release"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -191,5 +192,65 @@ func TestRecordIndexAdoptedRelease(t *testing.T) {
 	}
 	if st.Status != InSync {
 		t.Fatalf("a release written without the index labels: %s (%s), want InSync", st.Status, st.Reason)
+	}
+}
+
+// Unlocking a revision read through the index (a slim copy: no templates, no
+// values) writes back the whole revision, so that a later rollback to it
+// still renders the release.
+func TestRecordIndexUnlockKeepsRevision(t *testing.T) {
+	clustertest.SkipIfShort(t)
+	f, _, requests := indexedFixture(t)
+	f.mustReconcile(f.request(map[string]any{"greeting": "one"}), ActionInstall)
+	req := f.request(map[string]any{"greeting": "two"})
+	f.mustReconcile(req, ActionUpgrade)
+	// A crash after Helm wrote the pending revision and before it
+	// superseded the deployed one: the index shows both.
+	store := f.client.actionConfig(f.ns).Releases
+	deployed, err := store.Deployed("app")
+	if err != nil {
+		t.Fatal(err)
+	}
+	pending := *deployed
+	info := *deployed.Info
+	pending.Info, pending.Version = &info, deployed.Version+1
+	pending.Info.Status = helmrelease.StatusPendingUpgrade
+	if err := store.Create(&pending); err != nil {
+		t.Fatal(err)
+	}
+
+	// Observe until the index shows the pending revision: then Observe
+	// sends nothing and hands the unlock the slim copy.
+	var st State
+	for range 50 {
+		before := requests.Load()
+		if st, err = f.client.Observe(context.Background(), req); err != nil {
+			t.Fatal(err)
+		}
+		if st.Status == Locked && requests.Load() == before {
+			break
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	if st.Status != Locked || st.Latest.Chart == nil || len(st.Latest.Chart.Templates) != 0 {
+		t.Fatalf("observed %s: want Locked with the index's slim revision", st.Status)
+	}
+	if _, err := f.reconcile(req); err != nil {
+		t.Fatal(err)
+	}
+
+	plain, err := NewClient(restConfig)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := plain.actionConfig(f.ns).Releases.Get("app", pending.Version)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.Info.Status != helmrelease.StatusFailed {
+		t.Errorf("unlocked revision %d is %s, want failed", got.Version, got.Info.Status)
+	}
+	if len(got.Chart.Templates) == 0 || got.Config["greeting"] != "two" {
+		t.Errorf("unlocked revision %d lost its chart templates (%d) or values (%v)", got.Version, len(got.Chart.Templates), got.Config)
 	}
 }

@@ -19,10 +19,18 @@ func (a unlock) Run(_ context.Context, req *Request, st State) error {
 	if rel == nil || rel.Info == nil || !rel.Info.Status.IsPending() && rel.Info.Status != helmrelease.StatusUninstalling {
 		return nil
 	}
+	// What Observe read may be the slim copy the record index keeps (no
+	// chart templates, no values): written back, it would lose them, and a
+	// later rollback to this revision would render nothing. Write the whole.
+	store := a.c.actionConfig(req.Namespace).Releases
+	rel, err := store.Get(rel.Name, rel.Version)
+	if err != nil {
+		return fmt.Errorf("reading revision %d of %s/%s to unlock it: %w", st.Latest.Version, req.Namespace, req.Name, err)
+	}
 	was := rel.Info.Status
 	rel.Info.Status = helmrelease.StatusFailed
 	rel.Info.Description = fmt.Sprintf("unlocked by chartpilot: revision was left %s by an interrupted operator", was)
-	if err := a.c.actionConfig(req.Namespace).Releases.Update(rel); err != nil {
+	if err := store.Update(rel); err != nil {
 		return fmt.Errorf("unlocking revision %d of %s/%s: %w", rel.Version, req.Namespace, req.Name, err)
 	}
 	return nil
