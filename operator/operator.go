@@ -65,6 +65,12 @@ type Options struct {
 	// PprofBindAddress serves Go's profiles (/debug/pprof/), to see where
 	// memory and CPU go; "" or "0" disables (the default).
 	PprofBindAddress string
+	// Shard, when set, limits this operator to the CRs labelled ShardLabel
+	// with that value, and suffixes the leader election Lease with it, so
+	// that several operators split the CRs between them, each with its own
+	// leader. Unset, the operator takes every CR not labelled for a shard:
+	// two operators never reconcile the same CR.
+	Shard string
 	// Log is the logger; defaults to controller-runtime's.
 	Log logr.Logger
 	// ServedTimeout bounds how long Run waits at start for discovery to
@@ -99,6 +105,9 @@ func (o *Options) defaults() {
 	if o.LeaderElectionID == "" {
 		o.LeaderElectionID = "chartpilot-helm-operator"
 	}
+	if o.Shard != "" {
+		o.LeaderElectionID += "-" + o.Shard
+	}
 	if o.Log.GetSink() == nil {
 		o.Log = ctrl.Log.WithName("chartpilot")
 	}
@@ -130,6 +139,11 @@ func New(opts Options) (manager.Manager, error) {
 	if len(opts.Watches) == 0 {
 		return nil, fmt.Errorf("no watches: nothing to reconcile")
 	}
+	ws, err := shardWatches(opts.Watches, opts.Shard)
+	if err != nil {
+		return nil, err
+	}
+	opts.Watches = ws
 	// The cache holds the CRs and only the objects of releases (labelled by
 	// the post-renderer), so memory does not grow with unrelated objects.
 	// managedFields are often the largest part of an object and nothing

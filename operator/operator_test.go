@@ -21,6 +21,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/dynamic"
@@ -331,6 +332,35 @@ func TestNamespaceAndSelectorFiltering(t *testing.T) {
 			t.Errorf("%s/%s was reconciled: %v", c.ns, c.name, err)
 		}
 	}
+}
+
+// Operators of different shards split the CRs by their shard label; a CR
+// relabelled moves to the other shard's operator.
+func TestShards(t *testing.T) {
+	clustertest.SkipIfShort(t)
+	e := newEnv(t)
+	ns := e.namespace()
+	startOperator(t, func(o *Options, _ *watches.Watch) { o.Shard = "one" })
+	e.createApp(ns, "plain", map[string]any{"greeting": "a"}, nil)
+	e.createApp(ns, "sharded", map[string]any{"greeting": "b"}, map[string]string{ShardLabel: "one"})
+	e.createApp(ns, "elsewhere", map[string]any{"greeting": "c"}, map[string]string{ShardLabel: "two"})
+	e.waitCondition(ns, "sharded", reconciler.TypeDeployed, metav1.ConditionTrue, "")
+	// A second CR of the shard proves the operator is processing events.
+	e.createApp(ns, "sharded2", map[string]any{"greeting": "d"}, map[string]string{ShardLabel: "one"})
+	e.waitCondition(ns, "sharded2", reconciler.TypeDeployed, metav1.ConditionTrue, "")
+	for _, name := range []string{"plain", "elsewhere"} {
+		if _, err := e.greeting(ns, name); !apierrors.IsNotFound(err) {
+			t.Errorf("%s was reconciled by shard one: %v", name, err)
+		}
+	}
+
+	startOperator(t, nil) // the operator of the CRs without a shard
+	e.waitCondition(ns, "plain", reconciler.TypeDeployed, metav1.ConditionTrue, "")
+	patch := []byte(`{"metadata":{"labels":{"` + ShardLabel + `":"one"}}}`)
+	if _, err := e.dyn.Resource(appGVR).Namespace(ns).Patch(context.Background(), "elsewhere", types.MergePatchType, patch, metav1.PatchOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	e.waitCondition(ns, "elsewhere", reconciler.TypeDeployed, metav1.ConditionTrue, "")
 }
 
 // Many CRs reconciled concurrently all reach Deployed.

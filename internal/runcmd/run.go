@@ -73,6 +73,7 @@ it) limits the namespaces; empty means all.`,
 	fl.BoolVar(&opts.LeaderElection, "leader-elect", false, "elect a leader with a Lease so that replicas stand by")
 	fl.StringVar(&opts.LeaderElectionID, "leader-election-id", "", "name of the leader election Lease (default chartpilot-helm-operator)")
 	fl.StringVar(&opts.LeaderElectionNamespace, "leader-election-namespace", "", "namespace of the leader election Lease (default: the operator's)")
+	fl.StringVar(&opts.Shard, "shard", "", "reconcile only the custom resources labelled "+operator.ShardLabel+"=SHARD, with a leader election Lease of the shard's own; without it, those not labelled for a shard")
 	fl.IntVar(&opts.MaxConcurrentReconciles, "max-concurrent-reconciles", 1, "custom resources of one kind reconciled at once, unless watches.yaml sets it")
 	fl.DurationVar(&opts.ReconcilePeriod, "reconcile-period", time.Minute, "re-check each custom resource this often, unless watches.yaml or an annotation sets it")
 	fl.StringVar(&opts.MetricsBindAddress, "metrics-bind-address", "127.0.0.1:8080", `address of the Prometheus metrics endpoint; "0" disables it`)
