@@ -21,12 +21,14 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/rest"
 
 	"github.com/chartpilot/chartpilot/cluster"
 	"github.com/chartpilot/chartpilot/cluster/clustertest"
 	"github.com/chartpilot/chartpilot/cluster/process"
 	"github.com/chartpilot/chartpilot/cluster/toolchain"
 	"github.com/chartpilot/chartpilot/internal/crdready"
+	"github.com/chartpilot/chartpilot/operator"
 )
 
 var benchGVR = schema.GroupVersionResource{Group: "bench.example.com", Version: "v1", Resource: "benchapps"}
@@ -73,7 +75,19 @@ type result struct {
 	deployRequests float64
 }
 
-func BenchmarkRuntime(b *testing.B) {
+// benchEnv is what every benchmark of the package runs on: a local cluster
+// (kwok node, no OLM) with the BenchApp CRD, the runtime-only operator
+// binary built as the image builds it, and the watches file of the chart.
+type benchEnv struct {
+	cluster    *cluster.Cluster
+	cfg        *rest.Config
+	dyn        dynamic.Interface
+	chartpilot string
+	chart      string // the chart's directory
+	watches    string
+}
+
+func setup(b *testing.B) *benchEnv {
 	clustertest.SkipIfShort(b)
 	ctx := context.Background()
 	dir := b.TempDir()
@@ -104,6 +118,17 @@ func BenchmarkRuntime(b *testing.B) {
 	if out, err := build.CombinedOutput(); err != nil {
 		b.Fatalf("building chartpilot-operator: %v\n%s", err, out)
 	}
+	chart, err := filepath.Abs("testdata/chart")
+	if err != nil {
+		b.Fatal(err)
+	}
+	watches := writeFile(b, dir, "watches.yaml", fmt.Sprintf("- group: bench.example.com\n  version: v1\n  kind: BenchApp\n  chart: %s\n", chart))
+	return &benchEnv{cluster: c, cfg: cfg, dyn: dyn, chartpilot: chartpilot, chart: chart, watches: watches}
+}
+
+func BenchmarkRuntime(b *testing.B) {
+	env := setup(b)
+	c, cfg, dyn, chartpilot, watches := env.cluster, env.cfg, env.dyn, env.chartpilot, env.watches
 	ops := []operatorUnderTest{{
 		name: "chartpilot", path: chartpilot,
 		args: func(w string, m, p int) []string {
@@ -123,13 +148,8 @@ func BenchmarkRuntime(b *testing.B) {
 	} else {
 		b.Log("CHARTPILOT_PEER_HELM_OPERATOR is not set: measuring chartpilot alone")
 	}
-	chart, err := filepath.Abs("testdata/chart")
-	if err != nil {
-		b.Fatal(err)
-	}
-	watches := writeFile(b, dir, "watches.yaml", fmt.Sprintf("- group: bench.example.com\n  version: v1\n  kind: BenchApp\n  chart: %s\n", chart))
 
-	fl, err := newFloor(cfg, chart, 4)
+	fl, err := newFloor(cfg, env.chart, 4)
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -193,7 +213,7 @@ func measure(b *testing.B, c *cluster.Cluster, dyn dynamic.Interface, op operato
 
 	b.ResetTimer()
 	began := time.Now()
-	createCRs(b, dyn, ns, crs, nil)
+	createCRs(b, dyn, ns, crs, 0, nil)
 	err = waitDeployed(dyn, ns, crs, func() error {
 		select {
 		case <-d.Exited():
@@ -267,8 +287,9 @@ func drain(b *testing.B, c *cluster.Cluster, dyn dynamic.Interface, ns string) {
 }
 
 // createCRs creates crs BenchApps in ns, 16 at a time, and hands each to
-// created (when not nil) as it is created.
-func createCRs(b *testing.B, dyn dynamic.Interface, ns string, crs int, created func(*unstructured.Unstructured)) {
+// created (when not nil) as it is created. With shards, the CRs are labelled
+// round-robin for shards s0, s1...
+func createCRs(b *testing.B, dyn dynamic.Interface, ns string, crs, shards int, created func(*unstructured.Unstructured)) {
 	b.Helper()
 	ctx := context.Background()
 	var wg sync.WaitGroup
@@ -284,6 +305,9 @@ func createCRs(b *testing.B, dyn dynamic.Interface, ns string, crs int, created 
 				"metadata": map[string]any{"name": fmt.Sprintf("app-%04d", i), "namespace": ns},
 				"spec":     map[string]any{"message": fmt.Sprint(i)},
 			}}
+			if shards > 0 {
+				u.SetLabels(map[string]string{operator.ShardLabel: shardName(i % shards)})
+			}
 			got, err := dyn.Resource(benchGVR).Namespace(ns).Create(ctx, u, metav1.CreateOptions{})
 			if err != nil {
 				b.Error(err)

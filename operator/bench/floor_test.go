@@ -91,7 +91,7 @@ func measureFloor(b *testing.B, c *cluster.Cluster, f *floor, crs int) time.Dura
 	}
 	b.ResetTimer()
 	began := time.Now()
-	createCRs(b, f.dyn, ns, crs, func(u *unstructured.Unstructured) { queue <- u })
+	createCRs(b, f.dyn, ns, crs, 0, func(u *unstructured.Unstructured) { queue <- u })
 	close(queue)
 	err := waitDeployed(f.dyn, ns, crs, func() error {
 		mu.Lock()
