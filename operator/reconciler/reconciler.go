@@ -29,6 +29,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
+	"github.com/chartpilot/chartpilot/operator/autoscale"
 	"github.com/chartpilot/chartpilot/operator/health"
 	"github.com/chartpilot/chartpilot/operator/release"
 	"github.com/chartpilot/chartpilot/operator/releasemetrics"
@@ -155,7 +156,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reco
 	gen := obj.GetGeneration()
 	st.set(gen, TypeInitialized, metav1.ConditionTrue, "Initialized", "")
 
-	vals, err := values.Compose(r.opts.Watch.LoadedChart, obj.Object["spec"], r.opts.Watch.OverrideValues)
+	vals, scaling, err := r.values(obj)
 	if err != nil {
 		// Retrying cannot help: wait for the CR to change.
 		st.set(gen, TypeIrreconcilable, metav1.ConditionTrue, ReasonInvalidValues, err.Error())
@@ -166,6 +167,10 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reco
 		return reconcile.Result{}, r.writeStatus(ctx, obj, before, st)
 	}
 	relReq.Values = vals
+	if scaling.On() {
+		relReq.PostRenderer = ownerRenderer{owner: obj, mapper: r.mapper(), autoscale: scaling}
+		relReq.PostRenderDigest = scaling.Digest()
+	}
 	attempt := attemptKey(relReq.Digest(), obj.GetAnnotations())
 	if wait := r.retries.wait(req.NamespacedName, attempt, r.opts.Now()); wait > 0 {
 		// The same attempt failed a moment ago: an event of the release's
@@ -255,16 +260,12 @@ func (r *Reconciler) request(obj *unstructured.Unstructured) *release.Request {
 	if v, ok := ann[AnnotationRollbackForce]; ok {
 		rollbackForce = isTrue(v)
 	}
-	var mapper meta.RESTMapper
-	if r.opts.Helm != nil {
-		mapper = r.opts.Helm.RESTMapper()
-	}
 	return &release.Request{
 		Name:                  obj.GetName(),
 		Namespace:             ns,
 		Chart:                 r.opts.Watch.LoadedChart,
 		ChartDigest:           r.chartDigest,
-		PostRenderer:          ownerRenderer{owner: obj, mapper: mapper},
+		PostRenderer:          ownerRenderer{owner: obj, mapper: r.mapper()},
 		UpgradeForce:          isTrue(ann[AnnotationUpgradeForce]),
 		RollbackForce:         rollbackForce,
 		UninstallWait:         isTrue(ann[AnnotationUninstallWait]),
@@ -273,6 +274,25 @@ func (r *Reconciler) request(obj *unstructured.Unstructured) *release.Request {
 		UninstallDisableHooks: isTrue(ann[AnnotationUninstallNoHooks]),
 		DryRun:                string(r.opts.Watch.DryRunOption),
 	}
+}
+
+func (r *Reconciler) mapper() meta.RESTMapper {
+	if r.opts.Helm == nil {
+		return nil
+	}
+	return r.opts.Helm.RESTMapper()
+}
+
+// values are the release's values from the CR's spec, and what its
+// autoscaling field asks of the post renderer when that field is the
+// operator's (package autoscale).
+func (r *Reconciler) values(obj *unstructured.Unstructured) (map[string]any, *autoscale.Spec, error) {
+	spec, scaling, err := autoscale.Split(r.opts.Watch.LoadedChart, obj.Object["spec"])
+	if err != nil {
+		return nil, nil, err
+	}
+	vals, err := values.Compose(r.opts.Watch.LoadedChart, spec, r.opts.Watch.OverrideValues)
+	return vals, scaling, err
 }
 
 // finalize uninstalls the release of a CR being deleted, then lets it go.

@@ -28,6 +28,10 @@ type Request struct {
 	ChartDigest string
 	// PostRenderer adjusts rendered objects (owner references, labels).
 	PostRenderer postrender.PostRenderer
+	// PostRenderDigest identifies what PostRenderer adds beyond the chart
+	// and values (the HPAs a CR asks for); part of Digest when set, so that
+	// a change to it upgrades the release.
+	PostRenderDigest string
 	// Timeout bounds each Helm action. Defaults to 5 minutes.
 	Timeout time.Duration
 
@@ -64,7 +68,11 @@ func (r *Request) Digest() string {
 	if r.ChartDigest == "" {
 		r.ChartDigest = ChartDigest(r.Chart)
 	}
-	sum := sha256.Sum256([]byte(r.ChartDigest + "\n" + values.Digest(r.Values)))
+	in := r.ChartDigest + "\n" + values.Digest(r.Values)
+	if r.PostRenderDigest != "" {
+		in += "\n" + r.PostRenderDigest
+	}
+	sum := sha256.Sum256([]byte(in))
 	// Label values are at most 63 characters: 128 bits are plenty.
 	r.digest = hex.EncodeToString(sum[:16])
 	return r.digest
