@@ -45,6 +45,10 @@ type Request struct {
 	InstallDisableHooks, UpgradeDisableHooks, UninstallDisableHooks bool
 	// DryRun is "none", "client" or "server": how a change is tried first.
 	DryRun string
+	// LeaveDrift reports drift (Reconcile returns with the state Drifted)
+	// instead of repairing it: the caller decided that something else
+	// keeps editing the objects.
+	LeaveDrift bool
 	// SkipDrift skips the comparison with the cluster's objects (and with it
 	// the readiness of the release's objects).
 	SkipDrift bool
