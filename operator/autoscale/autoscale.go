@@ -8,7 +8,9 @@ import (
 	"fmt"
 
 	"helm.sh/helm/v3/pkg/chart"
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/utils/ptr"
 )
 
 // Field is the reserved field of a CR's spec that asks for autoscaling.
@@ -154,4 +156,25 @@ func (s *Spec) Digest() string {
 	data, _ := json.Marshal(s)
 	sum := sha256.Sum256(data)
 	return hex.EncodeToString(sum[:8])
+}
+
+// Schema is the OpenAPI schema of the autoscaling field, for the spec of
+// the CRDs of charts that do not own the field (see ChartOwns). It lives
+// beside Spec so that the two cannot part.
+func Schema() apiextensionsv1.JSONSchemaProps {
+	count := func(d string, min float64) apiextensionsv1.JSONSchemaProps {
+		return apiextensionsv1.JSONSchemaProps{Type: "integer", Format: "int32", Minimum: ptr.To(min), Description: d}
+	}
+	return apiextensionsv1.JSONSchemaProps{
+		Type: "object",
+		Description: "Horizontal scaling of the release's Deployments and StatefulSets, reserved by the operator: " +
+			"when enabled, it adds a HorizontalPodAutoscaler for each, and leaves their replica count to it.",
+		Properties: map[string]apiextensionsv1.JSONSchemaProps{
+			"enabled":                           {Type: "boolean", Description: "Adds the HorizontalPodAutoscalers."},
+			"minReplicas":                       count("The fewest replicas (default 1).", 1),
+			"maxReplicas":                       count("The most replicas; required when enabled, at least minReplicas.", 1),
+			"targetCPUUtilizationPercentage":    count("Average CPU utilization to aim at, in percent of the pods' requests (default 80 unless a memory target is set).", 1),
+			"targetMemoryUtilizationPercentage": count("Average memory utilization to aim at, in percent of the pods' requests.", 1),
+		},
+	}
 }
