@@ -47,7 +47,11 @@ func autoscaleTest(ctx context.Context, run *run) v1alpha3.TestResult {
 // checkAutoscale runs chartpilot-autoscale's steps on one CR.
 func (c *clusterRun) checkAutoscale(ctx context.Context, cr *unstructured.Unstructured) error {
 	id := cr.GetKind() + " " + cr.GetName()
-	rev, err := c.askAutoscale(ctx, cr, autoscaleMax, 0)
+	installed, _, err := c.releaseObjects(cr.GetName())
+	if err != nil {
+		return err
+	}
+	rev, err := c.askAutoscale(ctx, cr, autoscaleMax, installed)
 	if err != nil {
 		return err
 	}
