@@ -218,3 +218,20 @@ func markReady(t *testing.T, e *env, ns, name string) {
 		t.Fatalf("marking Deployment %s/%s ready: %v", ns, name, err)
 	}
 }
+
+// An autoscaling field that cannot be applied is Irreconcilable, naming the
+// field, and installs nothing.
+func TestAutoscaleInvalid(t *testing.T) {
+	clustertest.SkipIfShort(t)
+	startOperator(t, nil)
+	e := newEnv(t)
+	ns := e.namespace()
+	e.createApp(ns, "bad", map[string]any{"withDeployment": true, autoscale.Field: map[string]any{"enabled": true, "minReplicas": 3, "maxReplicas": 2}}, nil)
+	u := e.waitCondition(ns, "bad", reconciler.TypeIrreconcilable, metav1.ConditionTrue, reconciler.ReasonInvalidValues)
+	if msg := condition(u, reconciler.TypeIrreconcilable).Message; !containsAll(msg, "spec.autoscaling.maxReplicas is 2", "minReplicas (3)") {
+		t.Errorf("Irreconcilable message %q", msg)
+	}
+	if _, err := e.greeting(ns, "bad"); !apierrors.IsNotFound(err) {
+		t.Errorf("installed despite invalid autoscaling: %v", err)
+	}
+}
