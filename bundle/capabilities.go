@@ -185,7 +185,7 @@ func Assess(ev Evidence) *Assessment {
 			{Name: "drift repair", Met: len(ev.DriftRepairDisabled) == 0, Why: ternary(len(ev.DriftRepairDisabled) == 0,
 				"the runtime restores objects of the release that are deleted or edited",
 				"watchDependentResources is off for "+strings.Join(ev.DriftRepairDisabled, ", ")+": drift is not seen")},
-			{Name: "auto-scaling and auto-tuning", Met: false, Why: "chartpilot does not scale or tune the operand from its metrics"},
+			test(scorecard.ChartpilotAutoscale, "auto-scaling: an HPA per Deployment and StatefulSet as the CR asks, its replica count kept through upgrades"),
 		},
 	}}
 	a := &Assessment{Level: LevelBasicInstall}

@@ -32,6 +32,9 @@ func basic() Evidence {
 // insightsCriterion is the Deep Insights criterion the insights test proves.
 const insightsCriterion = "the operator reports the operand's health: its metrics, status health and events, and alerts Prometheus loads (scorecard chartpilot-insights)"
 
+// autoscaleCriterion is the Auto Pilot criterion the autoscale test proves.
+const autoscaleCriterion = "auto-scaling: an HPA per Deployment and StatefulSet as the CR asks, its replica count kept through upgrades (scorecard chartpilot-autoscale)"
+
 func TestAssess(t *testing.T) {
 	tests := []struct {
 		name string
@@ -40,6 +43,8 @@ func TestAssess(t *testing.T) {
 		want  Level
 		unmet []string // criteria expected unmet
 		met   []Level  // levels expected met, whatever the computed level
+		// metCriteria are criteria expected met.
+		metCriteria []string
 	}{{
 		name:  "no scorecard results: the floor, install not proven",
 		edit:  func(*Evidence) {},
@@ -71,7 +76,7 @@ func TestAssess(t *testing.T) {
 			e.Scorecard = passing(scorecard.ChartpilotInstall, scorecard.ChartpilotRBAC, scorecard.ChartpilotUpgrade, scorecard.ChartpilotUninstall)
 			e.Replaces, e.ServiceMonitor, e.PrometheusRule = "op.v0.1.0", true, true
 		},
-		want: LevelSeamlessUpgrades, unmet: []string{"backup and restore", "auto-scaling and auto-tuning", insightsCriterion},
+		want: LevelSeamlessUpgrades, unmet: []string{"backup and restore", autoscaleCriterion, insightsCriterion},
 	}, {
 		name: "insights proven: every Deep Insights criterion met, the level still waits for Full Lifecycle",
 		edit: func(e *Evidence) {
@@ -79,6 +84,22 @@ func TestAssess(t *testing.T) {
 			e.Replaces, e.ServiceMonitor, e.PrometheusRule = "op.v0.1.0", true, true
 		},
 		want: LevelSeamlessUpgrades, unmet: []string{"backup and restore"}, met: []Level{LevelDeepInsights},
+	}, {
+		name: "autoscale proven: its criterion met, the level still waits for Full Lifecycle",
+		edit: func(e *Evidence) {
+			e.Scorecard = passing(scorecard.ChartpilotInstall, scorecard.ChartpilotRBAC, scorecard.ChartpilotUpgrade, scorecard.ChartpilotUninstall, scorecard.ChartpilotInsights, scorecard.ChartpilotAutoscale)
+			e.Replaces, e.ServiceMonitor, e.PrometheusRule = "op.v0.1.0", true, true
+		},
+		want: LevelSeamlessUpgrades, unmet: []string{"backup and restore"}, met: []Level{LevelDeepInsights},
+		metCriteria: []string{autoscaleCriterion},
+	}, {
+		name: "a failed autoscale test",
+		edit: func(e *Evidence) {
+			e.Scorecard = passing(scorecard.ChartpilotInstall, scorecard.ChartpilotRBAC, scorecard.ChartpilotUpgrade, scorecard.ChartpilotInsights)
+			e.Scorecard[scorecard.ChartpilotAutoscale] = TestState(v1alpha3.FailState)
+			e.Replaces, e.ServiceMonitor, e.PrometheusRule = "op.v0.1.0", true, true
+		},
+		want: LevelSeamlessUpgrades, unmet: []string{autoscaleCriterion},
 	}, {
 		name: "a failed insights test",
 		edit: func(e *Evidence) {
@@ -135,13 +156,18 @@ func TestAssess(t *testing.T) {
 					t.Errorf("%s is not met", l.Level)
 				}
 			}
+			for _, m := range tt.metCriteria {
+				if why, ok := unmet[m]; ok {
+					t.Errorf("%q is unmet: %s", m, why)
+				}
+			}
 			for _, u := range tt.unmet {
 				if _, ok := unmet[u]; !ok {
 					t.Errorf("%q is not unmet; unmet: %v", u, unmet)
 				}
 			}
 			// Nothing the product lacks is ever met.
-			for _, never := range []string{"backup and restore", "auto-scaling and auto-tuning"} {
+			for _, never := range []string{"backup and restore"} {
 				if _, ok := unmet[never]; !ok {
 					t.Errorf("%q is met", never)
 				}

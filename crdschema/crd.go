@@ -12,6 +12,7 @@ import (
 	helmchart "helm.sh/helm/v3/pkg/chart"
 
 	"github.com/chartpilot/chartpilot/chart"
+	"github.com/chartpilot/chartpilot/operator/autoscale"
 	"github.com/chartpilot/chartpilot/operator/reconciler"
 )
 
@@ -154,6 +155,18 @@ func mergeSchemas(base, over *apiextensionsv1.JSONSchemaProps) *apiextensionsv1.
 // runtime's own definition, so that what it writes is never pruned.
 func Status() apiextensionsv1.JSONSchemaProps { return reconciler.StatusSchema() }
 
+// addAutoscaling declares the runtime's reserved autoscaling field in spec,
+// unless the chart's values own that key (see package operator/autoscale).
+func addAutoscaling(spec *apiextensionsv1.JSONSchemaProps, ch *helmchart.Chart) {
+	if autoscale.ChartOwns(ch) {
+		return
+	}
+	if spec.Properties == nil {
+		spec.Properties = map[string]apiextensionsv1.JSONSchemaProps{}
+	}
+	spec.Properties[autoscale.Field] = autoscale.Schema()
+}
+
 // Options name the custom resource.
 type Options struct {
 	// Group, Version and Kind of the custom resource, e.g. charts.example.com,
@@ -192,6 +205,7 @@ func CRD(c *chart.Chart, opts Options) (*apiextensionsv1.CustomResourceDefinitio
 		return nil, nil, err
 	}
 	spec.Description = fmt.Sprintf("Values of the %s chart (its values.yaml), merged over the chart's defaults.", c.Name())
+	addAutoscaling(spec, c.Helm)
 	crd := &apiextensionsv1.CustomResourceDefinition{
 		TypeMeta:   metav1.TypeMeta{APIVersion: "apiextensions.k8s.io/v1", Kind: "CustomResourceDefinition"},
 		ObjectMeta: metav1.ObjectMeta{Name: opts.Plural + "." + opts.Group},

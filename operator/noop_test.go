@@ -16,6 +16,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/metrics"
 
 	"github.com/chartpilot/chartpilot/cluster/clustertest"
+	"github.com/chartpilot/chartpilot/operator/autoscale"
 	"github.com/chartpilot/chartpilot/operator/reconciler"
 	"github.com/chartpilot/chartpilot/operator/watches"
 )
@@ -33,9 +34,26 @@ func (c countingTransport) RoundTrip(r *http.Request) (*http.Response, error) {
 
 // A reconcile of a release in sync runs no Helm action and sends no request:
 // the release history comes from the record index, the objects from the
-// informer cache.
+// informer cache. So too with autoscaling on (an HPA and a Deployment
+// without replicas in the release).
 func TestNoOpReconcileIsCheap(t *testing.T) {
 	clustertest.SkipIfShort(t)
+	tests := []struct {
+		name string
+		spec map[string]any
+		// deployment: the release has one, to be marked ready.
+		deployment bool
+	}{
+		{name: "plain", spec: map[string]any{"greeting": "hi"}},
+		{name: "autoscaled", deployment: true, spec: map[string]any{"greeting": "hi", "withDeployment": true,
+			autoscale.Field: map[string]any{"enabled": true, "minReplicas": 1, "maxReplicas": 3}}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) { noOpReconciles(t, tt.spec, tt.deployment) })
+	}
+}
+
+func noOpReconciles(t *testing.T, spec map[string]any, deployment bool) {
 	var requests atomic.Int64
 	cfg := rest.CopyConfig(restConfig)
 	cfg.WrapTransport = func(rt http.RoundTripper) http.RoundTripper { return countingTransport{next: rt, n: &requests} }
@@ -43,7 +61,11 @@ func TestNoOpReconcileIsCheap(t *testing.T) {
 
 	e := newEnv(t)
 	ns := e.namespace()
-	e.createApp(ns, "quiet", map[string]any{"greeting": "hi"}, nil)
+	e.createApp(ns, "quiet", spec, nil)
+	if deployment {
+		e.waitCondition(ns, "quiet", reconciler.TypeDeployed, metav1.ConditionTrue, "")
+		markReady(t, e, ns, "quiet")
+	}
 	e.waitCondition(ns, "quiet", reconciler.TypeReady, metav1.ConditionTrue, "")
 	waitSettled(t, &requests)
 

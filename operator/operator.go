@@ -53,6 +53,8 @@ type Options struct {
 	ReconcilePeriod time.Duration
 	// Backoff spaces the attempts of a release that keeps failing.
 	Backoff reconciler.Backoff
+	// DriftLimit stops repairing a release whose objects keep drifting.
+	DriftLimit reconciler.DriftLimit
 	// LeaderElection, with a Lease named LeaderElectionID in
 	// LeaderElectionNamespace, lets replicas stand by.
 	LeaderElection          bool
@@ -280,6 +282,7 @@ func addController(mgr manager.Manager, helm *release.Client, w watches.Watch, o
 		Recorder:        mgr.GetEventRecorderFor(name),
 		ReconcilePeriod: opts.ReconcilePeriod,
 		Backoff:         opts.Backoff,
+		DriftLimit:      opts.DriftLimit,
 		Log:             opts.Log.WithName(name),
 	})
 	c, err := builder.ControllerManagedBy(mgr).

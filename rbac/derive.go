@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"errors"
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 
@@ -15,6 +16,7 @@ import (
 	"k8s.io/client-go/rest"
 
 	"github.com/chartpilot/chartpilot/chart"
+	"github.com/chartpilot/chartpilot/operator/autoscale"
 )
 
 // ErrRemovedAPI is wrapped by Result.Err (and CheckCRDs' error) when the
@@ -443,6 +445,28 @@ func (d *derivation) grantOperator() {
 	if d.makesPods() {
 		d.rules.add(true, "", "pods", nil, []string{"get", "list", "watch"}, "the health of the chart's workloads in the custom resource's status (CrashLoopBackOff, ImagePullBackOff...)")
 	}
+	if scaled := d.scalable(); len(scaled) > 0 {
+		d.rules.add(true, autoscale.HPAKind.Group, "horizontalpodautoscalers", nil, manageVerbs,
+			"spec."+autoscale.Field+": the HorizontalPodAutoscalers the operator adds for "+strings.Join(scaled, ", "))
+	}
+}
+
+// scalable lists the kinds the operator adds an HPA for when a custom
+// resource asks (package operator/autoscale): the chart's Deployments and
+// StatefulSets, unless the chart's own values hold the autoscaling key
+// (then any HPA is the chart's, granted as one of its kinds).
+func (d *derivation) scalable() []string {
+	if autoscale.ChartOwns(d.opts.Chart.Helm) {
+		return nil
+	}
+	var out []string
+	for gvk := range d.kinds {
+		if autoscale.IsTarget(gvk.GroupKind()) && !slices.Contains(out, gvk.Kind) {
+			out = append(out, gvk.Kind)
+		}
+	}
+	sort.Strings(out)
+	return out
 }
 
 // makesPods says whether the chart creates workloads whose pods the

@@ -52,6 +52,10 @@ var operatorRules = []string{
 // podsRead is what an operator of a chart with workloads adds, for their health.
 const podsRead = "ns /pods: get,list,watch"
 
+// hpaManaged is what an operator of a chart with Deployments or StatefulSets
+// and no autoscaling values of its own adds, for the HPAs a CR may ask for.
+const hpaManaged = "ns autoscaling/horizontalpodautoscalers: " + all
+
 // with adds rules to operatorRules, sorted (rule sets are compared sorted).
 func with(extra ...string) []string {
 	out := append(append([]string(nil), extra...), operatorRules...)
@@ -104,7 +108,7 @@ func TestDerive(t *testing.T) {
 			"ns apps/statefulsets: "+all,
 			"ns monitoring.coreos.com/servicemonitors: "+all,
 			"ns policy/poddisruptionbudgets: "+all,
-			podsRead,
+			podsRead, hpaManaged,
 		),
 		warnings: []string{`umbrella/templates/servicemonitor.yaml: monitoring.coreos.com/v1 ServiceMonitor is neither a Kubernetes 1.36 kind nor defined by the chart's CRDs: its resource name was guessed the kubectl way (lower-case kind, plural) as "servicemonitors", namespaced; if its CRD says otherwise, fix the rule {apiGroups: ["monitoring.coreos.com"], resources: ["servicemonitors"]`},
 	}, {
@@ -302,11 +306,11 @@ func TestDeriveKindFromValue(t *testing.T) {
 	}{{
 		name:   "enum in values.schema.json",
 		schema: `{"type":"object","properties":{"workload":{"type":"object","properties":{"kind":{"type":"string","enum":["Deployment","StatefulSet","DaemonSet"]}}}}}`,
-		rules:  with("ns apps/daemonsets: "+all, "ns apps/deployments: "+all, "ns apps/statefulsets: "+all, podsRead),
+		rules:  with("ns apps/daemonsets: "+all, "ns apps/deployments: "+all, "ns apps/statefulsets: "+all, podsRead, hpaManaged),
 		gates:  map[string][]string{"DaemonSet": {"workload.kind=DaemonSet"}, "StatefulSet": {"workload.kind=StatefulSet"}},
 	}, {
 		name:     "no schema: the comment's kinds are named, not granted",
-		rules:    with("ns apps/deployments: "+all, podsRead),
+		rules:    with("ns apps/deployments: "+all, podsRead, hpaManaged),
 		warnings: []string{`chooser/templates/workload.yaml: the kind of a document comes from .Values.workload.kind, which values.schema.json does not restrict to an enum: only what the default values render is granted, and a CR choosing another kind is forbidden at runtime; its description names {apiGroups: ["apps"], resources: ["statefulsets"], verbs: [get, list, watch, create, update, patch, delete]} for StatefulSet; {apiGroups: ["apps"], resources: ["deployments"]`},
 	}}
 	for _, tt := range tests {

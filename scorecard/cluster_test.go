@@ -21,6 +21,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
 
 	"github.com/chartpilot/chartpilot/cluster/clustertest"
+	"github.com/chartpilot/chartpilot/operator/autoscale"
 	"github.com/chartpilot/chartpilot/operator/reconciler"
 	"github.com/chartpilot/chartpilot/operator/releasemetrics"
 	"github.com/chartpilot/chartpilot/scaffold"
@@ -157,6 +158,26 @@ func TestClusterTests(t *testing.T) {
 			wantState: v1alpha3.FailState, wantErrors: []string{"CRD validateds.charts.example.com v1alpha1: status has no health property"},
 		},
 		{
+			name: "autoscale with a CRD that prunes spec.autoscaling", test: ChartpilotAutoscale,
+			bundle: func(t *testing.T) string {
+				f := newFixture(t, "0.1.0")
+				spec := f.crd.Spec.Versions[0].Schema.OpenAPIV3Schema.Properties["spec"]
+				spec.XPreserveUnknownFields = nil
+				f.crd.Spec.Versions[0].Schema.OpenAPIV3Schema.Properties["spec"] = spec
+				return f.inProject(t, "project-v1")
+			},
+			wantState: v1alpha3.FailState, wantErrors: []string{"the CRD of Validated prunes spec.autoscaling: regenerate it with chartpilot generate"},
+		},
+		{
+			name: "autoscale on a release without a workload", test: ChartpilotAutoscale,
+			bundle: func(t *testing.T) string {
+				f := newFixture(t, "0.1.0")
+				f.crd.Spec.Versions[0].Schema.OpenAPIV3Schema.Properties["spec"].Properties[autoscale.Field] = autoscale.Schema()
+				return f.inProject(t, "project-v1")
+			},
+			wantState: v1alpha3.FailState, wantErrors: []string{"Validated validated-sample: its release has no Deployment or StatefulSet to scale"},
+		},
+		{
 			name: "rbac missing delete", test: ChartpilotRBAC,
 			bundle: func(t *testing.T) string {
 				f := newFixture(t, "0.1.0")
@@ -243,8 +264,8 @@ func TestClusterTestsWithoutACluster(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(list.Items) != 5 {
-		t.Fatalf("want the 5 chartpilot tests, got %d", len(list.Items))
+	if len(list.Items) != 6 {
+		t.Fatalf("want the 6 chartpilot tests, got %d", len(list.Items))
 	}
 	for _, item := range list.Items {
 		res := item.Status.Results[0]

@@ -34,6 +34,7 @@ const (
 	ChartpilotUninstall   = "chartpilot-uninstall"
 	ChartpilotRBAC        = "chartpilot-rbac"
 	ChartpilotInsights    = "chartpilot-insights"
+	ChartpilotAutoscale   = "chartpilot-autoscale"
 )
 
 // testEntrypoint is the command of operator-sdk's test image; its first
@@ -68,6 +69,7 @@ func builtins() []builtin {
 		{name: ChartpilotUninstall, suite: SuiteChartpilot, cluster: true, run: uninstallTest},
 		{name: ChartpilotRBAC, suite: SuiteChartpilot, cluster: true, run: rbacTest},
 		{name: ChartpilotInsights, suite: SuiteChartpilot, cluster: true, run: insightsTest},
+		{name: ChartpilotAutoscale, suite: SuiteChartpilot, cluster: true, run: autoscaleTest},
 	}
 }
 

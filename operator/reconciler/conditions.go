@@ -40,6 +40,10 @@ const (
 	ReasonObjectsNotReady     = "ObjectsNotReady"
 	ReasonDriftRepaired       = "DriftRepaired"
 	ReasonNoDrift             = "NoDrift"
+	// ReasonRepairSuspended: objects kept drifting past the DriftLimit, so
+	// the operator leaves them as they are (Drifted is True) until the
+	// spec or an annotation of the CR changes. Also the event's reason.
+	ReasonRepairSuspended = "DriftRepairSuspended"
 )
 
 // Event reasons of Helm actions; a failed action's reason ends in "Failed"

@@ -12,6 +12,8 @@ import (
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/yaml"
+
+	"github.com/chartpilot/chartpilot/operator/autoscale"
 )
 
 // Marks a rendered object carries so the operator finds its CR again.
@@ -28,14 +30,21 @@ const (
 
 // ownerRenderer is a Helm post-renderer that ties every rendered object to
 // the CR: an owner reference where Kubernetes allows one, annotations
-// otherwise, and the managed label.
+// otherwise, and the managed label. It adds the HPAs the CR asks for and
+// leaves the replicas of HPA-scaled workloads out (package autoscale).
 type ownerRenderer struct {
 	owner  *unstructured.Unstructured
 	mapper meta.RESTMapper
+	// autoscale is what the CR's autoscaling field asks for; nil for nothing.
+	autoscale *autoscale.Spec
 }
 
 func (r ownerRenderer) Run(rendered *bytes.Buffer) (*bytes.Buffer, error) {
-	dec := utilyaml.NewYAMLOrJSONDecoder(rendered, 4096)
+	objs, err := decodeAll(rendered)
+	if err != nil {
+		return nil, err
+	}
+	objs = autoscale.Render(objs, r.autoscale)
 	out := &bytes.Buffer{}
 	ownerGVK := r.owner.GroupVersionKind()
 	ref := metav1.OwnerReference{
@@ -43,25 +52,15 @@ func (r ownerRenderer) Run(rendered *bytes.Buffer) (*bytes.Buffer, error) {
 		Name: r.owner.GetName(), UID: r.owner.GetUID(),
 		Controller: ptr.To(true), BlockOwnerDeletion: ptr.To(true),
 	}
-	for {
-		var obj unstructured.Unstructured
-		if err := dec.Decode(&obj.Object); err != nil {
-			if err == io.EOF {
-				break
-			}
-			return nil, fmt.Errorf("post-rendering: %w", err)
-		}
-		if len(obj.Object) == 0 {
-			continue
-		}
+	for _, obj := range objs {
 		labels := obj.GetLabels()
 		if labels == nil {
 			labels = map[string]string{}
 		}
 		labels[ManagedLabel] = "true"
 		obj.SetLabels(labels)
-		labelPodTemplate(&obj)
-		if r.ownable(&obj) {
+		labelPodTemplate(obj)
+		if r.ownable(obj) {
 			obj.SetOwnerReferences(append(obj.GetOwnerReferences(), ref))
 		} else {
 			ann := obj.GetAnnotations()
@@ -80,6 +79,24 @@ func (r ownerRenderer) Run(rendered *bytes.Buffer) (*bytes.Buffer, error) {
 		out.Write(data)
 	}
 	return out, nil
+}
+
+// decodeAll reads the objects of a rendered manifest, skipping empty documents.
+func decodeAll(rendered *bytes.Buffer) ([]*unstructured.Unstructured, error) {
+	dec := utilyaml.NewYAMLOrJSONDecoder(rendered, 4096)
+	var objs []*unstructured.Unstructured
+	for {
+		obj := &unstructured.Unstructured{}
+		if err := dec.Decode(&obj.Object); err != nil {
+			if err == io.EOF {
+				return objs, nil
+			}
+			return nil, fmt.Errorf("post-rendering: %w", err)
+		}
+		if len(obj.Object) > 0 {
+			objs = append(objs, obj)
+		}
+	}
 }
 
 // ownable: an owner reference may point from obj to the CR when both are in

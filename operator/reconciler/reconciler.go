@@ -29,6 +29,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
+	"github.com/chartpilot/chartpilot/operator/autoscale"
 	"github.com/chartpilot/chartpilot/operator/health"
 	"github.com/chartpilot/chartpilot/operator/release"
 	"github.com/chartpilot/chartpilot/operator/releasemetrics"
@@ -84,6 +85,9 @@ type Options struct {
 	Releases ReleaseRecorder
 	// Backoff spaces the attempts of a release that keeps failing.
 	Backoff Backoff
+	// DriftLimit stops drift repair of a release whose objects keep
+	// drifting (another controller edits them).
+	DriftLimit DriftLimit
 	// Now is the clock; defaults to time.Now.
 	Now func() time.Time
 }
@@ -107,6 +111,7 @@ type Reconciler struct {
 	opts        Options
 	chartDigest string
 	retries     retries
+	drifts      drifts
 }
 
 // New returns a Reconciler.
@@ -114,7 +119,7 @@ func New(opts Options) *Reconciler {
 	if opts.Now == nil {
 		opts.Now = time.Now
 	}
-	return &Reconciler{opts: opts, chartDigest: release.ChartDigest(opts.Watch.LoadedChart), retries: retries{policy: opts.Backoff}}
+	return &Reconciler{opts: opts, chartDigest: release.ChartDigest(opts.Watch.LoadedChart), retries: retries{policy: opts.Backoff}, drifts: drifts{limit: opts.DriftLimit.withDefaults()}}
 }
 
 // Reconcile implements reconcile.Reconciler. See package release for the
@@ -127,6 +132,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reco
 	if err := r.opts.Client.Get(ctx, req.NamespacedName, obj); err != nil {
 		if apierrors.IsNotFound(err) {
 			r.retries.forget(req.NamespacedName)
+			r.drifts.forget(req.NamespacedName)
 			r.forgetMetrics(req.NamespacedName)
 		}
 		return reconcile.Result{}, client.IgnoreNotFound(err)
@@ -155,7 +161,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reco
 	gen := obj.GetGeneration()
 	st.set(gen, TypeInitialized, metav1.ConditionTrue, "Initialized", "")
 
-	vals, err := values.Compose(r.opts.Watch.LoadedChart, obj.Object["spec"], r.opts.Watch.OverrideValues)
+	vals, scaling, err := r.values(obj)
 	if err != nil {
 		// Retrying cannot help: wait for the CR to change.
 		st.set(gen, TypeIrreconcilable, metav1.ConditionTrue, ReasonInvalidValues, err.Error())
@@ -166,6 +172,10 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reco
 		return reconcile.Result{}, r.writeStatus(ctx, obj, before, st)
 	}
 	relReq.Values = vals
+	if scaling.On() {
+		relReq.PostRenderer = ownerRenderer{owner: obj, mapper: r.mapper(), autoscale: scaling}
+		relReq.PostRenderDigest = scaling.Digest()
+	}
 	attempt := attemptKey(relReq.Digest(), obj.GetAnnotations())
 	if wait := r.retries.wait(req.NamespacedName, attempt, r.opts.Now()); wait > 0 {
 		// The same attempt failed a moment ago: an event of the release's
@@ -174,6 +184,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reco
 		return reconcile.Result{RequeueAfter: wait}, nil
 	}
 	st.set(gen, TypeIrreconcilable, metav1.ConditionFalse, ReasonReconcileSuccessful, "")
+	relReq.LeaveDrift = r.drifts.suspended(req.NamespacedName, attempt, r.opts.Now())
 
 	res, rerr := r.opts.Helm.Reconcile(ctx, relReq)
 	r.report(obj, res)
@@ -195,14 +206,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reco
 	}
 	st.set(gen, TypeReleaseFailed, metav1.ConditionFalse, ReasonReconcileSuccessful, "")
 	st.setDeployed(gen, deployed)
-	switch prev := meta.FindStatusCondition(before.Conditions, TypeDrifted); {
-	case performed(res, release.ActionRepair):
-		st.set(gen, TypeDrifted, metav1.ConditionFalse, ReasonDriftRepaired, "objects changed in the cluster were restored: "+driftSummary(res))
-	case prev != nil && prev.Reason == ReasonDriftRepaired && !res.Changed():
-		// Keep the last repair on record until the release changes.
-	default:
-		st.set(gen, TypeDrifted, metav1.ConditionFalse, ReasonNoDrift, "")
-	}
+	r.setDrifted(obj, &st, before, res, attempt)
 	if len(res.State.NotReady) > 0 {
 		st.set(gen, TypeReady, metav1.ConditionFalse, ReasonObjectsNotReady, strings.Join(res.State.NotReady, "; "))
 	} else {
@@ -216,6 +220,31 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reco
 		return reconcile.Result{}, err
 	}
 	return reconcile.Result{RequeueAfter: r.requeue(obj, res)}, nil
+}
+
+// setDrifted sets the Drifted condition: drift left alone past the limit
+// (with a Warning event when that starts), the last repair (and how many
+// came within the limit's window), or none.
+func (r *Reconciler) setDrifted(obj *unstructured.Unstructured, st *Status, before Status, res release.Result, attempt string) {
+	gen, key := obj.GetGeneration(), client.ObjectKeyFromObject(obj)
+	switch prev := meta.FindStatusCondition(before.Conditions, TypeDrifted); {
+	case res.State.Status == release.Drifted:
+		msg := fmt.Sprintf("%s; repair suspended after %s: something else keeps changing the release's objects; change the spec or an annotation of this resource to resume", res.State.Reason, r.drifts.limit)
+		st.set(gen, TypeDrifted, metav1.ConditionTrue, ReasonRepairSuspended, msg)
+		if prev == nil || prev.Reason != ReasonRepairSuspended {
+			r.event(obj, corev1.EventTypeWarning, ReasonRepairSuspended, msg)
+		}
+	case performed(res, release.ActionRepair):
+		msg := "objects changed in the cluster were restored: " + driftSummary(res)
+		if n := r.drifts.repaired(key, attempt, r.opts.Now()); n > 1 {
+			msg += fmt.Sprintf(" (repair %d within %s; repair stops after %d)", n, r.drifts.limit.Window, r.drifts.limit.Repairs)
+		}
+		st.set(gen, TypeDrifted, metav1.ConditionFalse, ReasonDriftRepaired, msg)
+	case prev != nil && prev.Reason == ReasonDriftRepaired && !res.Changed():
+		// Keep the last repair on record until the release changes.
+	default:
+		st.set(gen, TypeDrifted, metav1.ConditionFalse, ReasonNoDrift, "")
+	}
 }
 
 // failed records a failed reconcile: the status says what failed and which
@@ -255,16 +284,12 @@ func (r *Reconciler) request(obj *unstructured.Unstructured) *release.Request {
 	if v, ok := ann[AnnotationRollbackForce]; ok {
 		rollbackForce = isTrue(v)
 	}
-	var mapper meta.RESTMapper
-	if r.opts.Helm != nil {
-		mapper = r.opts.Helm.RESTMapper()
-	}
 	return &release.Request{
 		Name:                  obj.GetName(),
 		Namespace:             ns,
 		Chart:                 r.opts.Watch.LoadedChart,
 		ChartDigest:           r.chartDigest,
-		PostRenderer:          ownerRenderer{owner: obj, mapper: mapper},
+		PostRenderer:          ownerRenderer{owner: obj, mapper: r.mapper()},
 		UpgradeForce:          isTrue(ann[AnnotationUpgradeForce]),
 		RollbackForce:         rollbackForce,
 		UninstallWait:         isTrue(ann[AnnotationUninstallWait]),
@@ -273,6 +298,25 @@ func (r *Reconciler) request(obj *unstructured.Unstructured) *release.Request {
 		UninstallDisableHooks: isTrue(ann[AnnotationUninstallNoHooks]),
 		DryRun:                string(r.opts.Watch.DryRunOption),
 	}
+}
+
+func (r *Reconciler) mapper() meta.RESTMapper {
+	if r.opts.Helm == nil {
+		return nil
+	}
+	return r.opts.Helm.RESTMapper()
+}
+
+// values are the release's values from the CR's spec, and what its
+// autoscaling field asks of the post renderer when that field is the
+// operator's (package autoscale).
+func (r *Reconciler) values(obj *unstructured.Unstructured) (map[string]any, *autoscale.Spec, error) {
+	spec, scaling, err := autoscale.Split(r.opts.Watch.LoadedChart, obj.Object["spec"])
+	if err != nil {
+		return nil, nil, err
+	}
+	vals, err := values.Compose(r.opts.Watch.LoadedChart, spec, r.opts.Watch.OverrideValues)
+	return vals, scaling, err
 }
 
 // finalize uninstalls the release of a CR being deleted, then lets it go.
@@ -293,6 +337,7 @@ func (r *Reconciler) finalize(ctx context.Context, obj *unstructured.Unstructure
 	}
 	r.event(obj, corev1.EventTypeNormal, ReasonUninstallSuccessful, "release uninstalled")
 	r.forgetMetrics(client.ObjectKeyFromObject(obj))
+	r.drifts.forget(client.ObjectKeyFromObject(obj))
 
 	return retry.RetryOnConflict(retry.DefaultBackoff, func() error {
 		cur := &unstructured.Unstructured{}

@@ -35,7 +35,8 @@ func (r Result) Changed() bool { return len(r.Actions) > 0 }
 // when the next comes.
 //
 // Contract with the caller: a nil error means the release is InSync (its
-// objects may still be getting ready: see Result.State.NotReady). An error
+// objects may still be getting ready: see Result.State.NotReady), or Drifted
+// when the request leaves drift alone (Request.LeaveDrift). An error
 // wraps one of this package's sentinels; the caller records it and retries
 // with backoff. Failures are remediated before Reconcile returns: a failed
 // upgrade is rolled back, a failed install uninstalled.
@@ -77,7 +78,7 @@ func (c *Client) Reconcile(ctx context.Context, req *Request) (Result, error) {
 		if err != nil {
 			return res, err
 		}
-		if st.Status == InSync {
+		if st.Status == InSync || (st.Status == Drifted && req.LeaveDrift) {
 			return res, nil
 		}
 		step, err := c.plan(st)

@@ -28,6 +28,10 @@ type Request struct {
 	ChartDigest string
 	// PostRenderer adjusts rendered objects (owner references, labels).
 	PostRenderer postrender.PostRenderer
+	// PostRenderDigest identifies what PostRenderer adds beyond the chart
+	// and values (the HPAs a CR asks for); part of Digest when set, so that
+	// a change to it upgrades the release.
+	PostRenderDigest string
 	// Timeout bounds each Helm action. Defaults to 5 minutes.
 	Timeout time.Duration
 
@@ -41,6 +45,10 @@ type Request struct {
 	InstallDisableHooks, UpgradeDisableHooks, UninstallDisableHooks bool
 	// DryRun is "none", "client" or "server": how a change is tried first.
 	DryRun string
+	// LeaveDrift reports drift (Reconcile returns with the state Drifted)
+	// instead of repairing it: the caller decided that something else
+	// keeps editing the objects.
+	LeaveDrift bool
 	// SkipDrift skips the comparison with the cluster's objects (and with it
 	// the readiness of the release's objects).
 	SkipDrift bool
@@ -64,7 +72,11 @@ func (r *Request) Digest() string {
 	if r.ChartDigest == "" {
 		r.ChartDigest = ChartDigest(r.Chart)
 	}
-	sum := sha256.Sum256([]byte(r.ChartDigest + "\n" + values.Digest(r.Values)))
+	in := r.ChartDigest + "\n" + values.Digest(r.Values)
+	if r.PostRenderDigest != "" {
+		in += "\n" + r.PostRenderDigest
+	}
+	sum := sha256.Sum256([]byte(in))
 	// Label values are at most 63 characters: 128 bits are plenty.
 	r.digest = hex.EncodeToString(sum[:16])
 	return r.digest

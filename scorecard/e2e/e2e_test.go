@@ -68,34 +68,44 @@ func TestMain(m *testing.M) {
 	}())
 }
 
-// project scaffolds the webapp chart's operator with chartpilot init, its
+// Charts the operators under test are scaffolded from: webapp has `helm
+// create`'s autoscaling values and HPA, hello (the example operator's) has
+// a Deployment and no autoscaling of its own.
+var (
+	webapp = filepath.Join("..", "..", "chart", "testdata", "charts", "webapp")
+	hello  = filepath.Join("..", "..", "example", "hello")
+)
+
+// project scaffolds the operator of the chart at chartDir (its name is the
+// directory's, its kind that name capitalised) with chartpilot init, its
 // chart at chartVersion, and writes its bundle of CSV version v into
 // bundle/: the CRD and sample as scaffolded, the derived role.yaml as the
 // CSV's cluster permissions.
-func project(t *testing.T, chartVersion, v string) string {
+func project(t *testing.T, chartDir, chartVersion, v string) string {
 	t.Helper()
-	dir := filepath.Join(t.TempDir(), "webapp-operator")
-	if err := scaffold.Init(scaffold.Options{Dir: dir, APIOptions: scaffold.APIOptions{Chart: filepath.Join("..", "..", "chart", "testdata", "charts", "webapp")}}); err != nil {
+	name := filepath.Base(chartDir)
+	dir := filepath.Join(t.TempDir(), name+"-operator")
+	if err := scaffold.Init(scaffold.Options{Dir: dir, APIOptions: scaffold.APIOptions{Chart: chartDir}}); err != nil {
 		t.Fatal(err)
 	}
-	chartFile := filepath.Join(dir, "helm-charts", "webapp", "Chart.yaml")
+	chartFile := filepath.Join(dir, "helm-charts", name, "Chart.yaml")
 	replace(t, chartFile, "version: 0.1.0", "version: "+chartVersion)
 
 	var role rbacv1.ClusterRole
 	readYAML(t, filepath.Join(dir, "config", "rbac", "role.yaml"), &role)
 	var sample map[string]any
-	readYAML(t, filepath.Join(dir, "config", "samples", "charts.example.com_v1alpha1_webapp.yaml"), &sample)
+	readYAML(t, filepath.Join(dir, "config", "samples", "charts.example.com_v1alpha1_"+name+".yaml"), &sample)
 	examples, err := json.Marshal([]any{sample})
 	if err != nil {
 		t.Fatal(err)
 	}
 	var csv v1alpha1.ClusterServiceVersion
-	readYAML(t, filepath.Join(dir, "config", "manifests", "bases", "webapp-operator.clusterserviceversion.yaml"), &csv)
-	csv.Name = "webapp-operator.v" + v
+	readYAML(t, filepath.Join(dir, "config", "manifests", "bases", name+"-operator.clusterserviceversion.yaml"), &csv)
+	csv.Name = name + "-operator.v" + v
 	csv.Namespace = ""
 	csv.Spec.Version = version.OperatorVersion{Version: semver.MustParse(v)}
 	csv.Annotations["alm-examples"] = string(examples)
-	sa := "webapp-operator-controller-manager"
+	sa := name + "-operator-controller-manager"
 	labels := map[string]string{"control-plane": "controller-manager"}
 	csv.Spec.InstallStrategy = v1alpha1.NamedInstallStrategy{
 		StrategyName: v1alpha1.InstallStrategyNameDeployment,
@@ -103,24 +113,25 @@ func project(t *testing.T, chartVersion, v string) string {
 			DeploymentSpecs: []v1alpha1.StrategyDeploymentSpec{{Name: sa, Spec: appsv1.DeploymentSpec{
 				Selector: &metav1.LabelSelector{MatchLabels: labels},
 				Template: corev1.PodTemplateSpec{ObjectMeta: metav1.ObjectMeta{Labels: labels}, Spec: corev1.PodSpec{
-					ServiceAccountName: sa, Containers: []corev1.Container{{Name: "manager", Image: "example.com/webapp-operator:v" + v}},
+					ServiceAccountName: sa, Containers: []corev1.Container{{Name: "manager", Image: "example.com/" + name + "-operator:v" + v}},
 				}},
 			}}},
 			ClusterPermissions: []v1alpha1.StrategyDeploymentPermissions{{ServiceAccountName: sa, Rules: role.Rules}},
 		},
 	}
 	bundle := filepath.Join(dir, "bundle")
-	writeYAML(t, filepath.Join(bundle, "manifests", "webapp-operator.clusterserviceversion.yaml"), &csv)
-	crd, err := os.ReadFile(filepath.Join(dir, "config", "crd", "bases", "charts.example.com_webapps.yaml"))
+	writeYAML(t, filepath.Join(bundle, "manifests", name+"-operator.clusterserviceversion.yaml"), &csv)
+	crdFile := "charts.example.com_" + name + "s.yaml"
+	crd, err := os.ReadFile(filepath.Join(dir, "config", "crd", "bases", crdFile))
 	if err != nil {
 		t.Fatal(err)
 	}
-	writeFile(t, filepath.Join(bundle, "manifests", "charts.example.com_webapps.yaml"), crd)
+	writeFile(t, filepath.Join(bundle, "manifests", crdFile), crd)
 	writeYAML(t, filepath.Join(bundle, "metadata", "annotations.yaml"), map[string]any{"annotations": map[string]string{
 		"operators.operatorframework.io.bundle.mediatype.v1": "registry+v1",
 		"operators.operatorframework.io.bundle.manifests.v1": "manifests/",
 		"operators.operatorframework.io.bundle.metadata.v1":  "metadata/",
-		"operators.operatorframework.io.bundle.package.v1":   "webapp-operator",
+		"operators.operatorframework.io.bundle.package.v1":   name + "-operator",
 		"operators.operatorframework.io.bundle.channels.v1":  "alpha",
 	}})
 	return bundle
@@ -131,8 +142,8 @@ func project(t *testing.T, chartVersion, v string) string {
 // derived, its pods made Ready by kwok.
 func TestClusterSuiteOnLocalCluster(t *testing.T) {
 	clustertest.SkipIfShort(t)
-	from := project(t, "0.1.0", "0.1.0")
-	to := project(t, "0.2.0", "0.2.0")
+	from := project(t, webapp, "0.1.0", "0.1.0")
+	to := project(t, webapp, "0.2.0", "0.2.0")
 	opts := scorecard.Options{BundleDir: to, FromBundleDir: from, Config: cfg, WaitTime: 60 * time.Second}
 
 	// The static suites first: those a scaffolded project passes before
@@ -161,7 +172,7 @@ func TestClusterSuiteOnLocalCluster(t *testing.T) {
 	}
 	t.Logf("cluster suite: %d tests in %s", len(list.Items), time.Since(began).Round(time.Millisecond))
 	// Every in-cluster test of the suite.
-	want := []string{scorecard.ChartpilotInstall, scorecard.ChartpilotUpgrade, scorecard.ChartpilotUninstall, scorecard.ChartpilotRBAC, scorecard.ChartpilotInsights}
+	want := []string{scorecard.ChartpilotInstall, scorecard.ChartpilotUpgrade, scorecard.ChartpilotUninstall, scorecard.ChartpilotRBAC, scorecard.ChartpilotInsights, scorecard.ChartpilotAutoscale}
 	var ran []string
 	for _, item := range list.Items {
 		ran = append(ran, item.Status.Results[0].Name)
@@ -177,6 +188,32 @@ func TestClusterSuiteOnLocalCluster(t *testing.T) {
 		if r.State != v1alpha3.PassState {
 			t.Errorf("%s: %s\n%s\nsuggestions: %q", r.Name, r.State, strings.Join(r.Errors, "\n"), r.Suggestions)
 		}
+	}
+}
+
+// chartpilot-autoscale with the cluster's own HPA controller
+// (kube-controller-manager) scaling the workloads: on a chart with its own
+// HPA driven by the CR's values (webapp), and on one the operator adds the
+// HPA to (hello).
+func TestAutoscaleOnLocalCluster(t *testing.T) {
+	clustertest.SkipIfShort(t)
+	for _, chartDir := range []string{webapp, hello} {
+		t.Run(filepath.Base(chartDir), func(t *testing.T) {
+			opts := scorecard.Options{BundleDir: project(t, chartDir, "0.1.0", "0.1.0"), Config: cfg, WaitTime: 60 * time.Second,
+				Selector: mustSelector(t, "test="+scorecard.ChartpilotAutoscale+"-test")}
+			list, err := scorecard.Run(context.Background(), opts)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(list.Items) != 1 {
+				t.Fatalf("ran %d tests, want %s alone", len(list.Items), scorecard.ChartpilotAutoscale)
+			}
+			r := list.Items[0].Status.Results[0]
+			t.Logf("%s: %s\n%s", r.Name, r.State, r.Log)
+			if r.State != v1alpha3.PassState {
+				t.Errorf("%s: %s\n%s", r.Name, r.State, strings.Join(r.Errors, "\n"))
+			}
+		})
 	}
 }
 
