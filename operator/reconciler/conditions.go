@@ -40,6 +40,9 @@ const (
 	ReasonObjectsNotReady     = "ObjectsNotReady"
 	ReasonDriftRepaired       = "DriftRepaired"
 	ReasonNoDrift             = "NoDrift"
+	// ReasonUpgradeUnhealthy (ReleaseFailed): the requested chart and values
+	// were rolled back as unhealthy; the message says why.
+	ReasonUpgradeUnhealthy = "UpgradeUnhealthy"
 )
 
 // Event reasons of Helm actions; a failed action's reason ends in "Failed"
@@ -51,6 +54,11 @@ const (
 	EventUnlocked      = "Unlocked"
 	EventRolledBack    = "RolledBack"
 	EventUninstalled   = "Uninstalled"
+	// EventHealthVerified: a new revision was healthy at its deadline.
+	EventHealthVerified = "HealthVerified"
+	// EventUnhealthyRolledBack (Warning): a new revision regressed or was
+	// not healthy by its deadline and was rolled back to the last healthy one.
+	EventUnhealthyRolledBack = "UnhealthyUpgradeRolledBack"
 )
 
 // Event reasons of the health of a release's objects.
