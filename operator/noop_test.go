@@ -42,10 +42,23 @@ func TestNoOpReconcileIsCheap(t *testing.T) {
 	startOperator(t, func(o *Options, _ *watches.Watch) { o.Config = cfg })
 
 	e := newEnv(t)
+	// A release within its health deadline (watched) and one recorded
+	// healthy (verified) cost the same: nothing.
+	for _, tc := range []struct{ name, deadline string }{{"watched", ""}, {"verified", "1s"}} {
+		t.Run(tc.name, func(t *testing.T) { noOpReconciles(t, e, &requests, tc.deadline) })
+	}
+}
+
+// noOpReconciles pokes a CR in sync and counts the requests its reconciles send.
+func noOpReconciles(t *testing.T, e *env, requests *atomic.Int64, deadline string) {
 	ns := e.namespace()
 	e.createApp(ns, "quiet", map[string]any{"greeting": "hi"}, nil)
+	if deadline != "" {
+		e.patchApp(ns, "quiet", map[string]any{"metadata": map[string]any{"annotations": map[string]any{reconciler.AnnotationHealthDeadline: deadline}}})
+		e.waitEvents(ns, "quiet", reconciler.EventHealthVerified)
+	}
 	e.waitCondition(ns, "quiet", reconciler.TypeReady, metav1.ConditionTrue, "")
-	waitSettled(t, &requests)
+	waitSettled(t, requests)
 
 	actionsBefore := counterSum(t, "chartpilot_release_actions_total", nil)
 	reconcilesBefore := counterSum(t, "controller_runtime_reconcile_total", map[string]string{"controller": "app.charts.example.com.v1alpha1"})
