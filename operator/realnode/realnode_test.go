@@ -4,12 +4,14 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/go-logr/logr"
+	"github.com/operator-framework/api/pkg/apis/scorecard/v1alpha3"
 	"helm.sh/helm/v3/pkg/chart/loader"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	apiextensionsclient "k8s.io/apiextensions-apiserver/pkg/client/clientset/clientset"
@@ -24,7 +26,10 @@ import (
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/yaml"
 
+	"github.com/chartpilot/chartpilot/bundle"
 	"github.com/chartpilot/chartpilot/cluster"
 	"github.com/chartpilot/chartpilot/cluster/clustertest"
 	"github.com/chartpilot/chartpilot/cluster/images"
@@ -32,20 +37,21 @@ import (
 	"github.com/chartpilot/chartpilot/operator"
 	"github.com/chartpilot/chartpilot/operator/reconciler"
 	"github.com/chartpilot/chartpilot/operator/watches"
+	"github.com/chartpilot/chartpilot/scaffold"
+	"github.com/chartpilot/chartpilot/scorecard"
 )
 
 var helloGVR = schema.GroupVersionResource{Group: "charts.example.com", Version: "v1alpha1", Resource: "hellos"}
 
-// The example chart's operand runs on the real node and its release is
-// recorded healthy; an upgrade to an image whose process exits (opm, with
-// no arguments, prints its usage and ends) crash-loops and is rolled back
-// to it well before its 3-minute deadline: the CR says why, and the
-// operand serves again.
+// On one real node: the runtime rolls back an upgrade whose image exits,
+// and the scorecard's chartpilot-autorollback passes for the example
+// project.
 func TestAutoRollbackOnRealNode(t *testing.T) {
 	clustertest.SkipIfShort(t)
 	if err := cluster.RealNodePossible(); err != nil {
 		t.Skipf("%v", err)
 	}
+	ctrl.SetLogger(logr.Discard())
 	clustertest.LockRealNode(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Minute)
 	defer cancel()
@@ -69,6 +75,16 @@ func TestAutoRollbackOnRealNode(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	t.Run("an image that exits", func(t *testing.T) { imageThatExits(t, ctx, c, cfg) })
+	t.Run("scorecard chartpilot-autorollback", func(t *testing.T) { scorecardAutorollback(t, ctx, c, cfg) })
+}
+
+// imageThatExits: the example chart's operand runs on the real node and
+// its release is recorded healthy; an upgrade to an image whose process
+// exits (opm, with no arguments, prints its usage and ends) crash-loops and
+// is rolled back to it well before its 3-minute deadline: the CR says why,
+// and the operand serves again.
+func imageThatExits(t *testing.T, ctx context.Context, c *cluster.Cluster, cfg *rest.Config) {
 	installCRD(t, cfg)
 	startOperator(t, cfg)
 	cs, dyn := kubernetes.NewForConfigOrDie(cfg), dynamic.NewForConfigOrDie(cfg)
@@ -94,7 +110,8 @@ func TestAutoRollbackOnRealNode(t *testing.T) {
 	if _, err := ri.Create(ctx, cr, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	began = time.Now()
+	t.Cleanup(func() { _ = ri.Delete(context.Background(), "hello", metav1.DeleteOptions{}) })
+	began := time.Now()
 	waitEvent(t, ctx, cs, reconciler.EventHealthVerified, 3*time.Minute)
 	t.Logf("revision 1 (%s) ready and recorded healthy %s after the CR's creation", operand, time.Since(began).Round(100*time.Millisecond))
 
@@ -107,7 +124,7 @@ func TestAutoRollbackOnRealNode(t *testing.T) {
 	})
 	began = time.Now()
 	var st reconciler.Status
-	err = wait.PollUntilContextTimeout(ctx, 200*time.Millisecond, 3*time.Minute, true, func(ctx context.Context) (bool, error) {
+	err := wait.PollUntilContextTimeout(ctx, 200*time.Millisecond, 3*time.Minute, true, func(ctx context.Context) (bool, error) {
 		u, err := ri.Get(ctx, "hello", metav1.GetOptions{})
 		if err != nil {
 			return false, nil
@@ -176,6 +193,56 @@ func waitEvent(t *testing.T, ctx context.Context, cs kubernetes.Interface, reaso
 	})
 	if err != nil {
 		t.Fatalf("no %s event within %s; events:\n%s", reason, timeout, strings.Join(seen, "\n"))
+	}
+}
+
+// scorecardAutorollback: chartpilot-autorollback, as a project's
+// scorecard config runs it (default patch: images nobody can pull), passes
+// for the example project whose sample runs the registry's operand.
+func scorecardAutorollback(t *testing.T, ctx context.Context, c *cluster.Cluster, cfg *rest.Config) {
+	dir := filepath.Join(t.TempDir(), "hello-operator")
+	if err := scaffold.Init(scaffold.Options{Dir: dir, APIOptions: scaffold.APIOptions{Chart: filepath.Join("..", "..", "example", "hello")}}); err != nil {
+		t.Fatal(err)
+	}
+	sample := filepath.Join(dir, "config", "samples", "charts.example.com_v1alpha1_hello.yaml")
+	data, err := os.ReadFile(sample)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var cr map[string]any
+	if err := yaml.Unmarshal(data, &cr); err != nil {
+		t.Fatal(err)
+	}
+	spec, _ := cr["spec"].(map[string]any)
+	if spec == nil {
+		spec = map[string]any{}
+	}
+	spec["image"] = map[string]any{"repository": repository(c.Image(images.HelloServer)), "tag": "local"}
+	cr["spec"] = spec
+	if data, err = yaml.Marshal(cr); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(sample, data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := bundle.Generate(ctx, bundle.GenerateOptions{Dir: dir, Version: "0.1.0"}); err != nil {
+		t.Fatal(err)
+	}
+	began := time.Now()
+	list, err := scorecard.Run(ctx, scorecard.Options{
+		BundleDir: filepath.Join(dir, "bundle"), Config: cfg, WaitTime: time.Minute,
+		Selector: labels.SelectorFromSet(labels.Set{"test": scorecard.ChartpilotAutorollback + "-test"}),
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(list.Items) != 1 {
+		t.Fatalf("ran %d tests, want %s", len(list.Items), scorecard.ChartpilotAutorollback)
+	}
+	res := list.Items[0].Status.Results[0]
+	t.Logf("%s: %s in %s\n%s", res.Name, res.State, time.Since(began).Round(time.Second), res.Log)
+	if res.State != v1alpha3.PassState {
+		t.Errorf("%s: %s: %s", res.Name, res.State, strings.Join(res.Errors, "\n"))
 	}
 }
 
