@@ -297,3 +297,34 @@ func TestNotReadyAtDeadlineRollsBack(t *testing.T) {
 		t.Errorf("greeting %q", f.greeting())
 	}
 }
+
+// The gate's states plan their one action; the settled ones plan none.
+func TestPlanHealthGate(t *testing.T) {
+	c := &Client{}
+	for _, tc := range []struct {
+		status    Status
+		action    string
+		unhealthy bool
+	}{
+		{Unverified, ActionVerify, false},
+		{Unhealthy, ActionRollback, true},
+	} {
+		step, err := c.plan(State{Status: tc.status, Reason: "why"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if step.action.Name() != tc.action || step.remediation != nil || errors.Is(step.cause, ErrUnhealthy) != tc.unhealthy {
+			t.Errorf("%s: step %s (remediation %v, cause %v)", tc.status, step.action.Name(), step.remediation, step.cause)
+		}
+	}
+	for _, s := range []Status{InSync, Watching, Rejected} {
+		if !s.Settled() {
+			t.Errorf("%s is not settled", s)
+		}
+	}
+	for _, s := range []Status{Unverified, Unhealthy, OutOfSync, Drifted} {
+		if s.Settled() {
+			t.Errorf("%s is settled", s)
+		}
+	}
+}
