@@ -50,12 +50,18 @@ type autorollbackArgs struct {
 	// takes the default (see breakingPatch).
 	specPatch map[string]any
 	// deadline is the health deadline the test gives each CR (annotation
-	// reconciler.AnnotationHealthDeadline). Default WaitTime/2.
+	// reconciler.AnnotationHealthDeadline). Default: half WaitTime, at most
+	// maxDefaultDeadline.
 	deadline time.Duration
 }
 
+// maxDefaultDeadline bounds the default health deadline: the broken upgrade
+// is rolled back at its deadline (an image that cannot be pulled is no
+// regression before it), and the test should not take minutes for that.
+const maxDefaultDeadline = 20 * time.Second
+
 func parseAutorollbackArgs(args []string, waitTime time.Duration) (autorollbackArgs, error) {
-	out := autorollbackArgs{deadline: waitTime / 2}
+	out := autorollbackArgs{deadline: min(waitTime/2, maxDefaultDeadline)}
 	fs := flag.NewFlagSet(ChartpilotAutorollback, flag.ContinueOnError)
 	fs.SetOutput(io.Discard)
 	patch := fs.String("spec-patch", "", "a JSON or YAML merge patch of the CR's spec that breaks the operand")

@@ -1,6 +1,7 @@
 package scorecard
 
 import (
+	"cmp"
 	"reflect"
 	"slices"
 	"strings"
@@ -12,11 +13,14 @@ func TestParseAutorollbackArgs(t *testing.T) {
 	for _, tc := range []struct {
 		name string
 		args []string
+		// waitTime is the scorecard's, 30s unless set.
+		waitTime time.Duration
 		// want is the result when wantErr is empty.
 		want    autorollbackArgs
 		wantErr string
 	}{
 		{name: "defaults", want: autorollbackArgs{deadline: 15 * time.Second}},
+		{name: "default deadline at most 20s", args: nil, waitTime: 90 * time.Second, want: autorollbackArgs{deadline: 20 * time.Second}},
 		{name: "JSON patch and deadline", args: []string{`--spec-patch={"image":{"tag":"bad"}}`, "--health-deadline=20s"},
 			want: autorollbackArgs{specPatch: map[string]any{"image": map[string]any{"tag": "bad"}}, deadline: 20 * time.Second}},
 		{name: "YAML patch", args: []string{"--spec-patch", "command: [/bin/false]"},
@@ -27,7 +31,7 @@ func TestParseAutorollbackArgs(t *testing.T) {
 		{name: "stray argument", args: []string{"now"}, wantErr: `unexpected ["now"]`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			got, err := parseAutorollbackArgs(tc.args, 30*time.Second)
+			got, err := parseAutorollbackArgs(tc.args, cmp.Or(tc.waitTime, 30*time.Second))
 			if tc.wantErr != "" {
 				if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
 					t.Fatalf("err %v, want one saying %q", err, tc.wantErr)
