@@ -185,6 +185,7 @@ func Assess(ev Evidence) *Assessment {
 			{Name: "drift repair", Met: len(ev.DriftRepairDisabled) == 0, Why: ternary(len(ev.DriftRepairDisabled) == 0,
 				"the runtime restores objects of the release that are deleted or edited",
 				"watchDependentResources is off for "+strings.Join(ev.DriftRepairDisabled, ", ")+": drift is not seen")},
+			test(scorecard.ChartpilotAutorollback, "auto rollback proven: an upgrade that breaks the operand is rolled back to the last healthy revision within its health deadline, the reason in status"),
 			test(scorecard.ChartpilotAutoscale, "auto-scaling: an HPA per Deployment and StatefulSet as the CR asks, its replica count kept through upgrades"),
 		},
 	}}

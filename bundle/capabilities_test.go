@@ -29,6 +29,9 @@ func basic() Evidence {
 	return Evidence{Deployments: 1, OwnedAPIs: []string{"Webapp"}, Samples: []string{"Webapp"}, MetricsService: true}
 }
 
+// autorollbackCriterion is the Auto Pilot criterion the autorollback test proves.
+const autorollbackCriterion = "auto rollback proven: an upgrade that breaks the operand is rolled back to the last healthy revision within its health deadline, the reason in status (scorecard chartpilot-autorollback)"
+
 // insightsCriterion is the Deep Insights criterion the insights test proves.
 const insightsCriterion = "the operator reports the operand's health: its metrics, status health and events, and alerts Prometheus loads (scorecard chartpilot-insights)"
 
@@ -100,6 +103,21 @@ func TestAssess(t *testing.T) {
 			e.Replaces, e.ServiceMonitor, e.PrometheusRule = "op.v0.1.0", true, true
 		},
 		want: LevelSeamlessUpgrades, unmet: []string{autoscaleCriterion},
+	}, {
+		name: "auto rollback proven: its criterion met, Auto Pilot still waits for the levels below and autoscaling",
+		edit: func(e *Evidence) {
+			e.Scorecard = passing(scorecard.ChartpilotInstall, scorecard.ChartpilotRBAC, scorecard.ChartpilotUpgrade, scorecard.ChartpilotUninstall, scorecard.ChartpilotInsights, scorecard.ChartpilotAutorollback)
+			e.Replaces, e.ServiceMonitor, e.PrometheusRule = "op.v0.1.0", true, true
+		},
+		want: LevelSeamlessUpgrades, unmet: []string{"backup and restore", autoscaleCriterion}, met: []Level{LevelDeepInsights},
+		metCriteria: []string{autorollbackCriterion},
+	}, {
+		name: "auto rollback not proven (a cluster that cannot break the operand)",
+		edit: func(e *Evidence) {
+			e.Scorecard = passing(scorecard.ChartpilotInstall)
+			e.Scorecard[scorecard.ChartpilotAutorollback] = TestState(v1alpha3.ErrorState)
+		},
+		want: LevelBasicInstall, unmet: []string{autorollbackCriterion},
 	}, {
 		name: "a failed insights test",
 		edit: func(e *Evidence) {

@@ -35,7 +35,8 @@ func (c countingTransport) RoundTrip(r *http.Request) (*http.Response, error) {
 // A reconcile of a release in sync runs no Helm action and sends no request:
 // the release history comes from the record index, the objects from the
 // informer cache. So too with autoscaling on (an HPA and a Deployment
-// without replicas in the release).
+// without replicas in the release), and for a release within its health
+// deadline (watched) as for one recorded healthy (verified).
 func TestNoOpReconcileIsCheap(t *testing.T) {
 	clustertest.SkipIfShort(t)
 	tests := []struct {
@@ -43,17 +44,21 @@ func TestNoOpReconcileIsCheap(t *testing.T) {
 		spec map[string]any
 		// deployment: the release has one, to be marked ready.
 		deployment bool
+		// deadline, when set, is the CR's health deadline, waited out until
+		// the revision is recorded healthy.
+		deadline string
 	}{
-		{name: "plain", spec: map[string]any{"greeting": "hi"}},
+		{name: "watched", spec: map[string]any{"greeting": "hi"}},
+		{name: "verified", spec: map[string]any{"greeting": "hi"}, deadline: "1s"},
 		{name: "autoscaled", deployment: true, spec: map[string]any{"greeting": "hi", "withDeployment": true,
 			autoscale.Field: map[string]any{"enabled": true, "minReplicas": 1, "maxReplicas": 3}}},
 	}
 	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) { noOpReconciles(t, tt.spec, tt.deployment) })
+		t.Run(tt.name, func(t *testing.T) { noOpReconciles(t, tt.spec, tt.deployment, tt.deadline) })
 	}
 }
 
-func noOpReconciles(t *testing.T, spec map[string]any, deployment bool) {
+func noOpReconciles(t *testing.T, spec map[string]any, deployment bool, deadline string) {
 	var requests atomic.Int64
 	cfg := rest.CopyConfig(restConfig)
 	cfg.WrapTransport = func(rt http.RoundTripper) http.RoundTripper { return countingTransport{next: rt, n: &requests} }
@@ -65,6 +70,10 @@ func noOpReconciles(t *testing.T, spec map[string]any, deployment bool) {
 	if deployment {
 		e.waitCondition(ns, "quiet", reconciler.TypeDeployed, metav1.ConditionTrue, "")
 		markReady(t, e, ns, "quiet")
+	}
+	if deadline != "" {
+		e.patchApp(ns, "quiet", map[string]any{"metadata": map[string]any{"annotations": map[string]any{reconciler.AnnotationHealthDeadline: deadline}}})
+		e.waitEvents(ns, "quiet", reconciler.EventHealthVerified)
 	}
 	e.waitCondition(ns, "quiet", reconciler.TypeReady, metav1.ConditionTrue, "")
 	waitSettled(t, &requests)

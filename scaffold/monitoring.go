@@ -212,6 +212,8 @@ func (m monitoring) panels() []panel {
 		{title: "Objects not healthy", kind: "timeseries", w: 12, h: 8, targets: [][2]string{{releasemetrics.UnhealthyObjects + sel + " > 0", legend}}},
 		{title: "Drift repairs", kind: "timeseries", w: 12, h: 8, targets: [][2]string{
 			{fmt.Sprintf("increase(%s%s[1h]) > 0", releasemetrics.DriftRepairs, sel), legend}}},
+		{title: "Unhealthy upgrades rolled back", kind: "timeseries", w: 12, h: 8, targets: [][2]string{
+			{fmt.Sprintf("increase(%s%s[1h]) > 0", releasemetrics.UnhealthyRollbacks, sel), legend}}},
 		{title: "Revision deployed", kind: "timeseries", w: 12, h: 8, targets: [][2]string{{releasemetrics.Revision + sel, legend}}},
 		{title: "Time since the last successful reconcile", kind: "timeseries", unit: "s", w: 12, h: 8, targets: [][2]string{
 			{"time() - " + releasemetrics.LastSuccessTimestamp + sel, legend}}},

@@ -577,6 +577,7 @@ func marshalWatches(ws []watches.Watch) ([]byte, error) {
 #   maxConcurrentReconciles: 2       parallel reconciles of this kind
 #   selector: {matchLabels: {...}}   only CRs with these labels
 #   dryRunOption: server             how a change is tried first: none, client (default) or server
+#   healthDeadline: 5m               a new revision not healthy by then is rolled back (0s: never)
 `
 	return append([]byte(head), out...), nil
 }

@@ -178,6 +178,12 @@ func TestClusterTests(t *testing.T) {
 			wantState: v1alpha3.FailState, wantErrors: []string{"Validated validated-sample: its release has no Deployment or StatefulSet to scale"},
 		},
 		{
+			// envtest has no node: nothing can break the operand.
+			name: "autorollback without a node that runs containers", test: ChartpilotAutorollback,
+			bundle:    func(t *testing.T) string { return newFixture(t, "0.1.0").inProject(t, "project-v1") },
+			wantState: v1alpha3.ErrorState, wantErrors: []string{"cannot be proven on this cluster: no node runs containers (0 node(s), 0 simulated by kwok)"},
+		},
+		{
 			name: "rbac missing delete", test: ChartpilotRBAC,
 			bundle: func(t *testing.T) string {
 				f := newFixture(t, "0.1.0")
@@ -264,8 +270,8 @@ func TestClusterTestsWithoutACluster(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(list.Items) != 6 {
-		t.Fatalf("want the 6 chartpilot tests, got %d", len(list.Items))
+	if len(list.Items) != 7 {
+		t.Fatalf("want the 7 chartpilot tests, got %d", len(list.Items))
 	}
 	for _, item := range list.Items {
 		res := item.Status.Results[0]

@@ -210,7 +210,7 @@ func clusterTest(ctx context.Context, run *run, name string, body func(context.C
 		return res.TestResult
 	}
 	if err := body(ctx, c); err != nil {
-		if errors.Is(err, errNoPreviousBundle) {
+		if errors.Is(err, errNoPreviousBundle) || errors.Is(err, errCannotProve) {
 			res.error(err)
 		} else {
 			res.fail("%v", err)

@@ -35,6 +35,9 @@ const (
 	ChartpilotRBAC        = "chartpilot-rbac"
 	ChartpilotInsights    = "chartpilot-insights"
 	ChartpilotAutoscale   = "chartpilot-autoscale"
+	// ChartpilotAutorollback takes arguments after its name; see
+	// autorollbackArgs.
+	ChartpilotAutorollback = "chartpilot-autorollback"
 )
 
 // testEntrypoint is the command of operator-sdk's test image; its first
@@ -70,6 +73,7 @@ func builtins() []builtin {
 		{name: ChartpilotRBAC, suite: SuiteChartpilot, cluster: true, run: rbacTest},
 		{name: ChartpilotInsights, suite: SuiteChartpilot, cluster: true, run: insightsTest},
 		{name: ChartpilotAutoscale, suite: SuiteChartpilot, cluster: true, run: autoscaleTest},
+		{name: ChartpilotAutorollback, suite: SuiteChartpilot, cluster: true, run: autorollbackTest},
 	}
 }
 

@@ -63,6 +63,9 @@ func (o *Options) defaults() {
 type run struct {
 	opts   Options
 	bundle *Bundle
+	// args are the test's arguments: its config entry's entrypoint after
+	// the test's name.
+	args []string
 }
 
 // List returns the tests Run would run, without results.
@@ -108,7 +111,11 @@ func Run(ctx context.Context, opts Options) (v1alpha3.TestList, error) {
 			clusterMu.Lock()
 			defer clusterMu.Unlock()
 		}
-		res := t.test.run(ctx, r)
+		tr := *r
+		if len(t.spec.Entrypoint) > 2 {
+			tr.args = t.spec.Entrypoint[2:]
+		}
+		res := t.test.run(ctx, &tr)
 		res.Name = t.test.name
 		res.CreationTimestamp = metav1.Now()
 		item := v1alpha3.NewTest()

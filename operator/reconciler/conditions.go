@@ -44,6 +44,9 @@ const (
 	// the operator leaves them as they are (Drifted is True) until the
 	// spec or an annotation of the CR changes. Also the event's reason.
 	ReasonRepairSuspended = "DriftRepairSuspended"
+	// ReasonUpgradeUnhealthy (ReleaseFailed): the requested chart and values
+	// were rolled back as unhealthy; the message says why.
+	ReasonUpgradeUnhealthy = "UpgradeUnhealthy"
 )
 
 // Event reasons of Helm actions; a failed action's reason ends in "Failed"
@@ -55,6 +58,11 @@ const (
 	EventUnlocked      = "Unlocked"
 	EventRolledBack    = "RolledBack"
 	EventUninstalled   = "Uninstalled"
+	// EventHealthVerified: a new revision was healthy at its deadline.
+	EventHealthVerified = "HealthVerified"
+	// EventUnhealthyRolledBack (Warning): a new revision regressed or was
+	// not healthy by its deadline and was rolled back to the last healthy one.
+	EventUnhealthyRolledBack = "UnhealthyUpgradeRolledBack"
 )
 
 // Event reasons of the health of a release's objects.

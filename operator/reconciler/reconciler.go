@@ -53,6 +53,10 @@ const (
 	AnnotationPaused           = annotationPrefix + "pause-reconcile"
 )
 
+// AnnotationHealthDeadline on a CR overrides its watch's healthDeadline (a
+// Go duration; "0s" turns the health gate off for the CR).
+const AnnotationHealthDeadline = "chartpilot/health-deadline"
+
 // notReadyRequeue re-checks readiness while objects are getting ready, in
 // case no watch event comes (dependent watches disabled).
 const notReadyRequeue = 15 * time.Second
@@ -204,7 +208,13 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reco
 	if r.opts.OnDeployed != nil {
 		r.opts.OnDeployed(ctx, deployed.Labels[release.DigestLabel], res.State.Kinds)
 	}
-	st.set(gen, TypeReleaseFailed, metav1.ConditionFalse, ReasonReconcileSuccessful, "")
+	if res.State.Status == release.Rejected {
+		// The last healthy revision runs; the request does not, and will
+		// not until the CR's spec or the chart changes.
+		st.set(gen, TypeReleaseFailed, metav1.ConditionTrue, ReasonUpgradeUnhealthy, res.State.Reason)
+	} else {
+		st.set(gen, TypeReleaseFailed, metav1.ConditionFalse, ReasonReconcileSuccessful, "")
+	}
 	st.setDeployed(gen, deployed)
 	r.setDrifted(obj, &st, before, res, attempt)
 	if len(res.State.NotReady) > 0 {
@@ -297,6 +307,8 @@ func (r *Reconciler) request(obj *unstructured.Unstructured) *release.Request {
 		UpgradeDisableHooks:   isTrue(ann[AnnotationUpgradeNoHooks]),
 		UninstallDisableHooks: isTrue(ann[AnnotationUninstallNoHooks]),
 		DryRun:                string(r.opts.Watch.DryRunOption),
+		HealthDeadline:        r.healthDeadline(obj),
+		Generation:            obj.GetGeneration(),
 	}
 }
 
@@ -317,6 +329,18 @@ func (r *Reconciler) values(obj *unstructured.Unstructured) (map[string]any, *au
 	}
 	vals, err := values.Compose(r.opts.Watch.LoadedChart, spec, r.opts.Watch.OverrideValues)
 	return vals, scaling, err
+}
+
+// healthDeadline is the CR's annotation, else its watch's deadline. An
+// annotation that is not a duration is ignored, as the reconcile period's is.
+func (r *Reconciler) healthDeadline(obj *unstructured.Unstructured) time.Duration {
+	if v, ok := obj.GetAnnotations()[AnnotationHealthDeadline]; ok {
+		if d, err := time.ParseDuration(strings.TrimSpace(v)); err == nil && d >= 0 {
+			return d
+		}
+		r.opts.Log.V(1).Info("ignoring an annotation that is not a duration", "annotation", AnnotationHealthDeadline, "value", v)
+	}
+	return r.opts.Watch.Deadline()
 }
 
 // finalize uninstalls the release of a CR being deleted, then lets it go.
@@ -395,6 +419,10 @@ func (r *Reconciler) report(obj *unstructured.Unstructured, res release.Result) 
 		if a.Cause != nil {
 			why = " (remediating: " + a.Cause.Error() + ")"
 		}
+		if errors.Is(a.Cause, release.ErrUnhealthy) && a.Err == nil {
+			r.event(obj, corev1.EventTypeWarning, EventUnhealthyRolledBack, fmt.Sprintf("%s succeeded in %s%s", a.Action, a.Duration.Round(time.Millisecond), why))
+			continue
+		}
 		if a.Err != nil {
 			r.event(obj, corev1.EventTypeWarning, reason+"Failed", fmt.Sprintf("%s failed after %s%s: %v", a.Action, a.Duration.Round(time.Millisecond), why, a.Err))
 			continue
@@ -414,6 +442,7 @@ var eventReasons = map[string]string{
 	release.ActionUnlock:    EventUnlocked,
 	release.ActionRollback:  EventRolledBack,
 	release.ActionUninstall: EventUninstalled,
+	release.ActionVerify:    EventHealthVerified,
 }
 
 func (r *Reconciler) event(obj *unstructured.Unstructured, typ, reason, msg string) {
@@ -435,10 +464,21 @@ func (r *Reconciler) requeue(obj *unstructured.Unstructured, res release.Result)
 		}
 	}
 	if len(res.State.NotReady) > 0 && (period == 0 || period > notReadyRequeue) {
-		return notReadyRequeue
+		period = notReadyRequeue
+	}
+	// A revision under watch is judged at its deadline: one requeue, not
+	// polling; the objects' events bring any failure sooner.
+	if res.State.Status == release.Watching {
+		until := max(res.State.VerifyAt.Sub(r.opts.Now()), 0) + deadlineSlack
+		if period == 0 || until < period {
+			period = until
+		}
 	}
 	return period
 }
+
+// deadlineSlack lets a requeue for a health deadline land after it.
+const deadlineSlack = 500 * time.Millisecond
 
 func failureReason(err error) string {
 	switch {
@@ -509,7 +549,11 @@ func (r *Reconciler) record(key types.NamespacedName, began time.Time, st Status
 	}
 	for _, a := range res.Actions {
 		o.Actions = append(o.Actions, releasemetrics.Action{Name: a.Action, Err: a.Err})
+		if errors.Is(a.Cause, release.ErrUnhealthy) && a.Err == nil {
+			o.UnhealthyRollbacks++
+		}
 	}
+	o.HeldBack = res.State.Status == release.Rejected && err == nil
 	r.opts.Releases.Record(key, o)
 }
 

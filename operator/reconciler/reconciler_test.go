@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+	"time"
 
 	"helm.sh/helm/v3/pkg/chart"
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -122,6 +123,30 @@ func TestRequestFromAnnotations(t *testing.T) {
 			}
 			return nil
 		}},
+		{"health deadline: the watch's default", nil, "ns", func(q *release.Request) error {
+			if q.HealthDeadline != watches.DefaultHealthDeadline {
+				return fmt.Errorf("health deadline %s", q.HealthDeadline)
+			}
+			return nil
+		}},
+		{"health deadline from the annotation", map[string]string{AnnotationHealthDeadline: " 90s "}, "ns", func(q *release.Request) error {
+			if q.HealthDeadline != 90*time.Second {
+				return fmt.Errorf("health deadline %s", q.HealthDeadline)
+			}
+			return nil
+		}},
+		{"health gate off by annotation", map[string]string{AnnotationHealthDeadline: "0s"}, "ns", func(q *release.Request) error {
+			if q.HealthDeadline != 0 {
+				return fmt.Errorf("health deadline %s", q.HealthDeadline)
+			}
+			return nil
+		}},
+		{"a health deadline that is not a duration is ignored", map[string]string{AnnotationHealthDeadline: "soon"}, "ns", func(q *release.Request) error {
+			if q.HealthDeadline != watches.DefaultHealthDeadline {
+				return fmt.Errorf("health deadline %s", q.HealthDeadline)
+			}
+			return nil
+		}},
 		{"cluster-scoped CR releases into default", nil, "", func(q *release.Request) error {
 			if q.Namespace != "default" {
 				return fmt.Errorf("namespace %q", q.Namespace)
@@ -204,6 +229,56 @@ func TestLabelPodTemplate(t *testing.T) {
 
 // Health events follow the failures only: a rollout in progress makes none,
 // the same failures seen again make none.
+// A release under watch is looked at again at its deadline, not before
+// (but for the not-ready period) and not by polling.
+func TestRequeueAtHealthDeadline(t *testing.T) {
+	now := time.Date(2026, 1, 1, 12, 0, 0, 0, time.UTC)
+	for _, tc := range []struct {
+		name   string
+		period string // the CR's reconcile period annotation, "" for none
+		state  release.State
+		want   time.Duration
+	}{
+		{name: "in sync, no period", state: release.State{Status: release.InSync}, want: 0},
+		{name: "watched", state: release.State{Status: release.Watching, VerifyAt: now.Add(time.Minute)}, want: time.Minute + deadlineSlack},
+		{name: "watched, a shorter period", period: "30s", state: release.State{Status: release.Watching, VerifyAt: now.Add(time.Minute)}, want: 30 * time.Second},
+		{name: "watched, not ready", state: release.State{Status: release.Watching, VerifyAt: now.Add(time.Minute), NotReady: []string{"Deployment web"}}, want: notReadyRequeue},
+		{name: "watched, deadline passed", state: release.State{Status: release.Watching, VerifyAt: now.Add(-time.Second)}, want: deadlineSlack},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			r := New(Options{Now: func() time.Time { return now }, Watch: watches.Watch{LoadedChart: &chart.Chart{Metadata: &chart.Metadata{Name: "app", Version: "1.0.0"}}}})
+			o := owner("ns")
+			if tc.period != "" {
+				o.SetAnnotations(map[string]string{AnnotationReconcilePeriod: tc.period})
+			}
+			if got := r.requeue(o, release.Result{State: tc.state}); got != tc.want {
+				t.Errorf("requeue after %s, want %s", got, tc.want)
+			}
+		})
+	}
+}
+
+// A rollback of an unhealthy upgrade is a Warning event of its own.
+func TestReportUnhealthyRollback(t *testing.T) {
+	rec := record.NewFakeRecorder(10)
+	r := New(Options{Recorder: rec, Watch: watches.Watch{LoadedChart: &chart.Chart{Metadata: &chart.Metadata{Name: "app", Version: "1.0.0"}}}})
+	cause := fmt.Errorf("%w: revision 2 failed: Pod web-1: CrashLoopBackOff", release.ErrUnhealthy)
+	r.report(owner("ns"), release.Result{Actions: []release.Performed{
+		{Action: release.ActionUpgrade},
+		{Action: release.ActionRollback, Cause: cause},
+		{Action: release.ActionVerify},
+	}})
+	close(rec.Events)
+	var got []string
+	for e := range rec.Events {
+		got = append(got, e)
+	}
+	if len(got) != 3 || !strings.HasPrefix(got[1], "Warning "+EventUnhealthyRolledBack+" ") || !strings.Contains(got[1], "CrashLoopBackOff") ||
+		!strings.HasPrefix(got[2], "Normal "+EventHealthVerified+" ") {
+		t.Errorf("events %q", got)
+	}
+}
+
 func TestReportHealth(t *testing.T) {
 	crash := health.Problem{Kind: "Pod", Namespace: "ns", Name: "web-1", Reason: "CrashLoopBackOff", Message: "container web: last terminated with exit code 1"}
 	pull := health.Problem{Kind: "Pod", Namespace: "ns", Name: "web-2", Reason: "ImagePullBackOff", Message: "container web: image x:1"}

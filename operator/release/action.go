@@ -31,6 +31,9 @@ var (
 	ErrNothingChanged = errors.New("failed before changing anything")
 	// ErrNotConverged: the actions ran but the release is still not in sync.
 	ErrNotConverged = errors.New("release did not converge")
+	// ErrUnhealthy: a new revision regressed or was not healthy by its
+	// health deadline. It is the Cause of the rollback that answers it.
+	ErrUnhealthy = errors.New("unhealthy upgrade")
 )
 
 // Action changes one thing about a release.
@@ -49,6 +52,8 @@ const (
 	ActionUnlock    = "unlock"
 	ActionRollback  = "rollback"
 	ActionUninstall = "uninstall"
+	// ActionVerify records a revision healthy at its health deadline.
+	ActionVerify = "verify"
 )
 
 // failed wraps the error of an install or upgrade in its sentinel, and in

@@ -3,6 +3,7 @@ package release
 import (
 	"fmt"
 	"sync"
+	"time"
 
 	"helm.sh/helm/v3/pkg/action"
 	"helm.sh/helm/v3/pkg/chartutil"
@@ -53,6 +54,15 @@ type Client struct {
 	// created: the versions of the objects Helm created, until a
 	// comparison takes them as verified.
 	created createdLog
+	// now is the clock of health deadlines; nil is time.Now (tests set it).
+	now func() time.Time
+}
+
+func (c *Client) clock() time.Time {
+	if c.now != nil {
+		return c.now()
+	}
+	return time.Now()
 }
 
 // ClientOption configures a Client.

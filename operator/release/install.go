@@ -27,7 +27,7 @@ func (a install) Run(ctx context.Context, req *Request, st State) error {
 		// OpenAPI validation re-parses the schema documents on every action
 		// and cost three quarters of the operator's CPU.
 		in.DisableOpenAPIValidation = true
-		in.Labels = map[string]string{DigestLabel: req.Digest()}
+		in.Labels = revisionLabels(req, false)
 		in.Description = "installed by chartpilot"
 		return in
 	}

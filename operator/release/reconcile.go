@@ -34,23 +34,26 @@ func (r Result) Changed() bool { return len(r.Actions) > 0 }
 // keeps failing costs one attempt per call and the caller's backoff decides
 // when the next comes.
 //
-// Contract with the caller: a nil error means the release is InSync (its
-// objects may still be getting ready: see Result.State.NotReady), or Drifted
-// when the request leaves drift alone (Request.LeaveDrift). An error
+// Contract with the caller: a nil error means the release is settled
+// (Status.Settled): InSync (its objects may still be getting ready: see
+// Result.State.NotReady), Watching (look again at Result.State.VerifyAt),
+// or Rejected (an unhealthy upgrade was rolled back; the caller reports
+// Result.State.Reason and waits for the CR or the chart to change); or
+// Drifted when the request leaves drift alone (Request.LeaveDrift). An error
 // wraps one of this package's sentinels; the caller records it and retries
 // with backoff. Failures are remediated before Reconcile returns: a failed
 // upgrade is rolled back, a failed install uninstalled.
 func (c *Client) Reconcile(ctx context.Context, req *Request) (Result, error) {
 	var res Result
 	done := map[string]bool{}
-	run := func(a Action, st State) error {
+	run := func(a Action, st State, cause error) error {
 		if done[a.Name()] {
 			return fmt.Errorf("%w: %s needed again (%s)", ErrNotConverged, a.Name(), st.Reason)
 		}
 		done[a.Name()] = true
 		began := time.Now()
 		err := a.Run(ctx, req, st)
-		p := Performed{Action: a.Name(), Duration: time.Since(began), Err: err}
+		p := Performed{Action: a.Name(), Duration: time.Since(began), Err: err, Cause: cause}
 		for _, d := range st.Drift {
 			p.Drift = append(p.Drift, d.String())
 		}
@@ -78,14 +81,14 @@ func (c *Client) Reconcile(ctx context.Context, req *Request) (Result, error) {
 		if err != nil {
 			return res, err
 		}
-		if st.Status == InSync || (st.Status == Drifted && req.LeaveDrift) {
+		if st.Status.Settled() || (st.Status == Drifted && req.LeaveDrift) {
 			return res, nil
 		}
 		step, err := c.plan(st)
 		if err != nil {
 			return res, err
 		}
-		if err := run(step.action, st); err != nil {
+		if err := run(step.action, st, step.cause); err != nil {
 			if step.remediation == nil {
 				return res, err
 			}
@@ -100,6 +103,8 @@ func (c *Client) Reconcile(ctx context.Context, req *Request) (Result, error) {
 // restores a known state when that fails.
 type step struct {
 	action, remediation Action
+	// cause is what the action answers, when it is a remediation itself.
+	cause error
 }
 
 // plan chooses the step for a state that is not InSync. A release that was
@@ -122,6 +127,10 @@ func (c *Client) plan(st State) (step, error) {
 		return step{action: upgrade{c}, remediation: rollback{c}}, nil
 	case Drifted:
 		return step{action: repair{}}, nil
+	case Unverified:
+		return step{action: verify{c}}, nil
+	case Unhealthy:
+		return step{action: rollbackUnhealthy{c}, cause: fmt.Errorf("%w: %s", ErrUnhealthy, st.Reason)}, nil
 	}
 	return step{}, fmt.Errorf("unknown release state %q", st.Status)
 }

@@ -50,8 +50,18 @@ type Request struct {
 	// keeps editing the objects.
 	LeaveDrift bool
 	// SkipDrift skips the comparison with the cluster's objects (and with it
-	// the readiness of the release's objects).
+	// the readiness of the release's objects and the health gate).
 	SkipDrift bool
+	// HealthDeadline is how long a new revision has to become healthy:
+	// one whose objects regress before (CrashLoopBackOff,
+	// ProgressDeadlineExceeded, a failed Job) or are not healthy by then is
+	// rolled back to the last revision recorded healthy. 0 turns the gate
+	// off: no revision is watched or recorded healthy.
+	HealthDeadline time.Duration
+	// Generation is the CR's metadata.generation, recorded on each revision
+	// (GenerationLabel): a rolled back request is retried only once the
+	// CR's spec changes (or the chart, which changes the digest).
+	Generation int64
 
 	// digest caches Digest: a request's chart and values do not change.
 	digest string

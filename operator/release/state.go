@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"time"
 
 	helmrelease "helm.sh/helm/v3/pkg/release"
 	"helm.sh/helm/v3/pkg/storage/driver"
@@ -30,7 +31,31 @@ const (
 	Drifted Status = "Drifted"
 	// InSync: deployed as requested and the cluster matches.
 	InSync Status = "InSync"
+	// Watching: deployed as requested, the cluster matches, and the
+	// revision is within its health deadline (see Request.HealthDeadline):
+	// not known healthy yet, nothing failed that warrants a rollback.
+	// Nothing to do before State.VerifyAt unless an object fails first.
+	Watching Status = "Watching"
+	// Unverified: deployed as requested and healthy at its health
+	// deadline, not yet recorded healthy (HealthLabel).
+	Unverified Status = "Unverified"
+	// Unhealthy: deployed as requested but its objects regressed
+	// (CrashLoopBackOff, ProgressDeadlineExceeded, a failed Job) or were not
+	// healthy by the deadline, and a revision recorded healthy exists to
+	// roll back to (State.LastHealthy).
+	Unhealthy Status = "Unhealthy"
+	// Rejected: the request's chart and values were rolled back as
+	// unhealthy at this generation of the CR. The revision deployed (the
+	// last healthy one) is kept, and compared with the cluster as if in
+	// sync, until the CR's spec or the chart changes.
+	Rejected Status = "Rejected"
 )
+
+// Settled reports whether a release in this state needs no action now:
+// Reconcile returns without error in these states.
+func (s Status) Settled() bool {
+	return s == InSync || s == Watching || s == Rejected
+}
 
 // State is what Observe saw.
 type State struct {
@@ -61,6 +86,12 @@ type State struct {
 	// Problems say which objects (and pods of workloads) are not healthy
 	// and why, in no order; set only when the release is in sync.
 	Problems []health.Problem
+	// LastHealthy is the newest revision but the deployed one recorded
+	// healthy (HealthLabel), superseded or deployed: what an unhealthy
+	// upgrade rolls back to. Nil when none is.
+	LastHealthy *helmrelease.Release
+	// VerifyAt is when a Watching revision's health deadline passes.
+	VerifyAt time.Time
 }
 
 // Observe compares the release in Helm's storage and in the cluster with the
@@ -71,7 +102,13 @@ func (c *Client) Observe(ctx context.Context, req *Request) (State, error) {
 		return State{}, fmt.Errorf("reading the history of release %s/%s: %w", req.Namespace, req.Name, err)
 	}
 	st := assess(history, req.Digest())
-	if st.Status != InSync || req.SkipDrift {
+	if st.Status == OutOfSync {
+		if bad := rejection(history, req.Digest(), req.Generation); bad != nil {
+			st.Status = Rejected
+			st.Reason = fmt.Sprintf("revision %d (the requested chart and values) was rolled back: %s; not retried until the CR's spec or the chart changes", bad.Version, bad.Info.Description)
+		}
+	}
+	if st.Status != InSync && st.Status != Rejected || req.SkipDrift {
 		return st, nil
 	}
 	found, err := c.compare(ctx, c.actionConfig(req.Namespace), st.Deployed)
@@ -82,6 +119,10 @@ func (c *Client) Observe(ctx context.Context, req *Request) (State, error) {
 	if len(found.drift) > 0 {
 		st.Status, st.Drift = Drifted, found.drift
 		st.Reason = fmt.Sprintf("%d object(s) differ from revision %d: %s", len(found.drift), st.Deployed.Version, found.drift[0].String())
+		return st, nil
+	}
+	if st.Status == InSync {
+		gate(&st, req.HealthDeadline, c.clock())
 	}
 	return st, nil
 }
@@ -114,6 +155,7 @@ func assess(history []*helmrelease.Release, digest string) State {
 	if st.Deployed != nil {
 		st.LastGood = st.Deployed
 	}
+	st.LastHealthy = lastHealthy(history, st.Deployed)
 	latest := st.Latest
 	if latest == nil || latest.Info.Status == helmrelease.StatusUninstalled {
 		st.Status, st.Reason = Absent, "no release installed"

@@ -31,7 +31,7 @@ func (a upgrade) Run(ctx context.Context, req *Request, st State) error {
 		// and cost three quarters of the operator's CPU.
 		up.DisableOpenAPIValidation = true
 		up.MaxHistory = maxHistory
-		up.Labels = map[string]string{DigestLabel: req.Digest()}
+		up.Labels = revisionLabels(req, true)
 		up.Description = description
 		return up
 	}

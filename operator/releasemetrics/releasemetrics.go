@@ -31,10 +31,11 @@ const (
 	LastSuccessTimestamp = "chartpilot_release_last_success_timestamp_seconds"
 	DriftRepairs         = "chartpilot_release_drift_repairs_total"
 	UnhealthyObjects     = "chartpilot_release_unhealthy_objects"
+	UnhealthyRollbacks   = "chartpilot_release_unhealthy_rollbacks_total"
 )
 
 // Names lists every metric name, for documentation and checks.
-var Names = []string{Reconciles, ReconcileDuration, HelmActions, Revision, Ready, Drifted, Failed, LastSuccessTimestamp, DriftRepairs, UnhealthyObjects}
+var Names = []string{Reconciles, ReconcileDuration, HelmActions, Revision, Ready, Drifted, Failed, LastSuccessTimestamp, DriftRepairs, UnhealthyObjects, UnhealthyRollbacks}
 
 // Label names. Kind is the CR's kind, as in controller-runtime's and the
 // operator's other metrics.
@@ -67,6 +68,12 @@ type Observation struct {
 	Drifted bool
 	// Unhealthy counts the objects (and pods) not healthy.
 	Unhealthy int
+	// UnhealthyRollbacks counts the rollbacks of revisions that regressed
+	// or were not healthy by their deadline.
+	UnhealthyRollbacks int
+	// HeldBack: the requested chart and values were rolled back as
+	// unhealthy and are not retried; the release counts as failed.
+	HeldBack bool
 	// At is when the reconcile ended.
 	At time.Time
 }
@@ -91,6 +98,7 @@ type Recorder struct {
 	lastSuccess *prometheus.GaugeVec
 	repairs     *prometheus.CounterVec
 	unhealthy   *prometheus.GaugeVec
+	rollbacks   *prometheus.CounterVec
 }
 
 // Options configure a Recorder.
@@ -140,6 +148,9 @@ func New(opts Options) *Recorder {
 			Name: DriftRepairs, Help: "Drift repairs of the release: objects deleted or edited in the cluster restored.",
 		}, cr)),
 		unhealthy: gauge(UnhealthyObjects, "Objects of the release (and pods of its workloads) not healthy at the last reconcile."),
+		rollbacks: register(reg, prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: UnhealthyRollbacks, Help: "Automatic rollbacks of revisions of the release that regressed or were not healthy by their health deadline.",
+		}, cr)),
 	}
 }
 
@@ -171,10 +182,11 @@ func (r *Recorder) Record(key types.NamespacedName, o Observation) {
 	// A CR seen once has every series, so an alert on a rate or an absent
 	// repair has a zero to start from.
 	r.repairs.With(l).Add(0)
+	r.rollbacks.With(l).Add(float64(o.UnhealthyRollbacks))
 	r.revision.With(l).Set(float64(o.Revision))
 	r.ready.With(l).Set(bit(o.Ready))
 	r.drifted.With(l).Set(bit(o.Drifted))
-	r.failed.With(l).Set(bit(o.Err != nil))
+	r.failed.With(l).Set(bit(o.Err != nil || o.HeldBack))
 	r.unhealthy.With(l).Set(float64(o.Unhealthy))
 	if o.Err == nil {
 		r.lastSuccess.With(l).Set(float64(o.At.UnixNano()) / 1e9)
@@ -185,7 +197,7 @@ func (r *Recorder) Record(key types.NamespacedName, o Observation) {
 func (r *Recorder) Forget(key types.NamespacedName) {
 	l := prometheus.Labels{LabelKind: r.kind, LabelNamespace: key.Namespace, LabelName: key.Name}
 	for _, v := range []interface{ DeletePartialMatch(prometheus.Labels) int }{
-		r.reconciles, r.duration, r.actions, r.revision, r.ready, r.drifted, r.failed, r.lastSuccess, r.repairs, r.unhealthy,
+		r.reconciles, r.duration, r.actions, r.revision, r.ready, r.drifted, r.failed, r.lastSuccess, r.repairs, r.unhealthy, r.rollbacks,
 	} {
 		v.DeletePartialMatch(l)
 	}

@@ -43,6 +43,17 @@ func TestRecord(t *testing.T) {
 		name: "a repair counts, drifted until the next reconcile",
 		obs:  []Observation{{Actions: []Action{{Name: "repair"}}, Drifted: true, Revision: 1, Ready: true, At: at}},
 		want: map[string]float64{DriftRepairs: 1, Drifted: 1, Ready: 1},
+	}, {
+		name: "an unhealthy upgrade rolled back: counted, failed while held back",
+		obs: []Observation{
+			{Actions: []Action{{Name: "rollback"}}, UnhealthyRollbacks: 1, HeldBack: true, Revision: 3, Ready: true, At: at},
+			{HeldBack: true, Revision: 3, Ready: true, At: at.Add(time.Minute)},
+		},
+		want: map[string]float64{UnhealthyRollbacks: 1, Failed: 1, Revision: 3, LastSuccessTimestamp: 1700000060},
+	}, {
+		name: "no rollback yet: the counter starts at 0",
+		obs:  []Observation{{Revision: 1, At: at}},
+		want: map[string]float64{UnhealthyRollbacks: 0, Failed: 0},
 	}}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

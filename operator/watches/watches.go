@@ -58,6 +58,12 @@ type Watch struct {
 	Selector *metav1.LabelSelector `json:"selector,omitempty"`
 	// DryRunOption is none, client (default) or server.
 	DryRunOption DryRun `json:"dryRunOption,omitempty"`
+	// HealthDeadline is how long a new revision of a release has to become
+	// healthy: one whose objects regress before (CrashLoopBackOff,
+	// ProgressDeadlineExceeded) or are not healthy by then is rolled back to
+	// the last revision recorded healthy. Default DefaultHealthDeadline;
+	// 0s turns the health gate off.
+	HealthDeadline *metav1.Duration `json:"healthDeadline,omitempty"`
 
 	// LoadedChart is the chart, loaded by Load.
 	LoadedChart *chart.Chart `json:"-"`
@@ -75,6 +81,20 @@ func (w Watch) GroupVersionKind() schema.GroupVersionKind {
 // WatchesDependents reports whether dependent resources are watched.
 func (w Watch) WatchesDependents() bool {
 	return w.WatchDependentResources == nil || *w.WatchDependentResources
+}
+
+// DefaultHealthDeadline is the health deadline of a watch that sets none:
+// as long as Helm's default wait, and longer than a Deployment's rollout
+// of a few pods takes.
+const DefaultHealthDeadline = 5 * time.Minute
+
+// Deadline is the health deadline of the watch's releases; 0 when the
+// health gate is off.
+func (w Watch) Deadline() time.Duration {
+	if w.HealthDeadline == nil {
+		return DefaultHealthDeadline
+	}
+	return w.HealthDeadline.Duration
 }
 
 // Period is the reconcile period; 0 when none is set.
@@ -189,6 +209,9 @@ func (w *Watch) check() error {
 	}
 	if w.ReconcilePeriod != nil && w.ReconcilePeriod.Duration < 0 {
 		return fmt.Errorf("reconcilePeriod %s: must not be negative", w.ReconcilePeriod.Duration)
+	}
+	if w.HealthDeadline != nil && w.HealthDeadline.Duration < 0 {
+		return fmt.Errorf("healthDeadline %s: must not be negative", w.HealthDeadline.Duration)
 	}
 	if w.Selector != nil {
 		if _, err := metav1.LabelSelectorAsSelector(w.Selector); err != nil {

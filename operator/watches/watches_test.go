@@ -25,6 +25,7 @@ func TestParse(t *testing.T) {
   selector:
     matchLabels: {tier: gold}
   dryRunOption: server
+  healthDeadline: 2m
 - group: charts.example.com
   version: v1
   kind: App
@@ -53,6 +54,9 @@ func TestParse(t *testing.T) {
 	if w.Period() != 90*time.Second || *w.MaxConcurrentReconciles != 4 || w.DryRunOption != DryRunServer {
 		t.Errorf("period %s, max %d, dry run %s", w.Period(), *w.MaxConcurrentReconciles, w.DryRunOption)
 	}
+	if w.Deadline() != 2*time.Minute {
+		t.Errorf("health deadline %s", w.Deadline())
+	}
 	if w.LabelSelector.String() != "tier=gold" {
 		t.Errorf("selector %s", w.LabelSelector)
 	}
@@ -61,8 +65,8 @@ func TestParse(t *testing.T) {
 	}
 	// Defaults.
 	d := ws[1]
-	if !d.WatchesDependents() || d.Period() != 0 || d.DryRunOption != DryRunClient || !d.LabelSelector.Empty() {
-		t.Errorf("defaults: dependents %v, period %s, dry run %s, selector %s", d.WatchesDependents(), d.Period(), d.DryRunOption, d.LabelSelector)
+	if !d.WatchesDependents() || d.Period() != 0 || d.DryRunOption != DryRunClient || !d.LabelSelector.Empty() || d.Deadline() != DefaultHealthDeadline {
+		t.Errorf("defaults: dependents %v, period %s, dry run %s, selector %s, health deadline %s", d.WatchesDependents(), d.Period(), d.DryRunOption, d.LabelSelector, d.Deadline())
 	}
 }
 
@@ -88,6 +92,7 @@ func TestParseErrors(t *testing.T) {
 		{"bad selector", entry("  selector:\n    matchExpressions: [{key: a, operator: Sideways}]\n"), []string{"entry 1", "selector"}},
 		{"zero concurrency", entry("  maxConcurrentReconciles: 0\n"), []string{"maxConcurrentReconciles 0"}},
 		{"bad period", entry("  reconcilePeriod: soon\n"), []string{"watches.yaml"}},
+		{"negative health deadline", entry("  healthDeadline: -1m\n"), []string{"entry 1", "healthDeadline -1m0s"}},
 		{"every bad entry reported", "- version: v1\n  kind: A\n  chart: nope\n- version: v1\n  kind: B\n", []string{"entry 1 (/v1, Kind=A)", "entry 2 (/v1, Kind=B)"}},
 	}
 	for _, tt := range tests {

@@ -1,0 +1,6 @@
+// Package realnode proves the operator runtime's auto pilot where pods
+// really run: on the local cluster's real node (containerd, kubelet),
+// an upgrade whose image really exits is rolled back by the operator. It
+// holds tests only; `go test -short` skips them, and they wait for the
+// machine's one real node (clustertest.LockRealNode).
+package realnode
