@@ -43,7 +43,7 @@ const (
 
 // ComponentNames lists every component a cluster may run, in start order.
 func ComponentNames() []string {
-	return []string{Registry, Etcd, APIServer, ControllerManager, Scheduler, Kwok, OLM, Catalog, Containerd, Kubelet, KubeProxy}
+	return []string{Registry, Etcd, APIServer, ControllerManager, Scheduler, Kwok, OLM, Catalog, Containerd, Kubelet, KubeProxy, VolumePermissions}
 }
 
 const (
@@ -175,6 +175,8 @@ func (c *Cluster) controlPlane(inst *toolchain.Installation) []component {
 				"--cluster-signing-key-file=" + set.CAKey,
 				// No cloud and no pod network to allocate: those controllers would only fail.
 				"--controllers=*,-cloud-node-lifecycle-controller,-node-ipam-controller,-node-route-controller,-service-lb-controller",
+				// Dynamic volumes for the default StorageClass (see storage.go).
+				"--enable-hostpath-provisioner=true",
 				"--profiling=false",
 			},
 			health: func(ctx context.Context) error {

@@ -78,7 +78,8 @@ func (c *Cluster) apiServerNodeArgs() []string {
 
 // realNode are the components of a real node: the registry first (its
 // images are published before anything pulls them), then, after the
-// control plane, containerd, the kubelet and kube-proxy.
+// control plane, containerd, the kubelet, kube-proxy and what makes new
+// volumes writable by non-root pods.
 func (c *Cluster) realNode(inst *toolchain.Installation) []component {
 	p := c.state.Ports
 	cfg := c.nodeConfig(inst)
@@ -122,6 +123,7 @@ func (c *Cluster) realNode(inst *toolchain.Installation) []component {
 			args:   cfg.ProxyArgs(),
 			health: func(ctx context.Context) error { return c.probe(ctx, plainHTTP, cfg.ProxyHealthz(), "") },
 		},
+		c.volumePermissions(),
 	}
 }
 

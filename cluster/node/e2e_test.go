@@ -7,11 +7,14 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/apimachinery/pkg/util/wait"
@@ -44,6 +47,7 @@ func TestRealNode(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	var volumeDir string // the volume testVolume's pods wrote into
 	began := time.Now()
 	upErr := c.Up(ctx)
 	t.Logf("cluster up with a real node in %s:\n%s", time.Since(began).Round(time.Second), out.String())
@@ -53,6 +57,9 @@ func TestRealNode(t *testing.T) {
 			t.Errorf("down: %v\n%s", err, out.String())
 		}
 		assertNothingLeft(t, c.StateDir())
+		if _, err := os.Stat(volumeDir); volumeDir != "" && err == nil {
+			t.Errorf("volume directory %s remains after down --wipe", volumeDir)
+		}
 	})
 	if upErr != nil {
 		t.Fatalf("up: %v", upErr)
@@ -114,6 +121,10 @@ func TestRealNode(t *testing.T) {
 		}
 	})
 
+	t.Run("a claim keeps a non-root pod's file for the next pod", func(t *testing.T) {
+		volumeDir = testVolume(t, ctx, cs, images.Repository(c.RegistryAddr(), images.OLM)+":local")
+	})
+
 	t.Run("a missing image is named", func(t *testing.T) {
 		ref := images.Repository(c.RegistryAddr(), "no-such-image") + ":v1"
 		dep := helloDeployment("missing", ref)
@@ -129,6 +140,112 @@ func TestRealNode(t *testing.T) {
 			t.Errorf("problems = %q, want the image named", why)
 		}
 	})
+}
+
+// testVolume proves dynamic volumes on the real node: a claim of the
+// default StorageClass binds, a pod running as uid 65532 (the images' user,
+// with an fsGroup the kubelet cannot apply to hostPath volumes) writes a
+// file into it, and a second pod, started after the first is deleted,
+// reads it. The OLM image's cp does the writing and the reading. It returns
+// the volume's directory on the host.
+func testVolume(t *testing.T, ctx context.Context, cs kubernetes.Interface, image string) string {
+	pvc := &corev1.PersistentVolumeClaim{
+		ObjectMeta: metav1.ObjectMeta{Name: "data", Namespace: "default"},
+		Spec: corev1.PersistentVolumeClaimSpec{
+			AccessModes: []corev1.PersistentVolumeAccessMode{corev1.ReadWriteOnce},
+			Resources:   corev1.VolumeResourceRequirements{Requests: corev1.ResourceList{corev1.ResourceStorage: resource.MustParse("16Mi")}},
+		},
+	}
+	if _, err := cs.CoreV1().PersistentVolumeClaims("default").Create(ctx, pvc, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	began := time.Now()
+	runToCompletion(t, ctx, cs, cpPod("writer", image, "/bin/cp", "/data/written"))
+	t.Logf("claim bound and written by a pod in %s", time.Since(began).Round(100*time.Millisecond))
+	runToCompletion(t, ctx, cs, cpPod("reader", image, "/data/written", "/tmp/read"))
+
+	got, err := cs.CoreV1().PersistentVolumeClaims("default").Get(ctx, pvc.Name, metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	pv, err := cs.CoreV1().PersistentVolumes().Get(ctx, got.Spec.VolumeName, metav1.GetOptions{})
+	if err != nil || pv.Spec.HostPath == nil {
+		t.Fatalf("volume of the claim: %v", err)
+	}
+	if st, err := os.Stat(pv.Spec.HostPath.Path); err != nil || st.Mode().Perm() != 0o777 {
+		t.Errorf("volume directory %s: %v, want an emptyDir's mode 0777 (volume-permissions)", pv.Spec.HostPath.Path, err)
+	}
+	st, err := os.Stat(filepath.Join(pv.Spec.HostPath.Path, "written"))
+	if err != nil {
+		t.Fatalf("the file the pod wrote is not in the volume's directory: %v", err)
+	}
+	if uid := st.Sys().(*syscall.Stat_t).Uid; uid != 65532 {
+		t.Errorf("the file is owned by uid %d, want the pod's 65532", uid)
+	}
+	return pv.Spec.HostPath.Path
+}
+
+// cpPod runs the OLM image's cp once, non-root, with the claim at /data.
+func cpPod(name, image, src, dst string) *corev1.Pod {
+	return &corev1.Pod{
+		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: "default"},
+		Spec: corev1.PodSpec{
+			RestartPolicy: corev1.RestartPolicyNever,
+			SecurityContext: &corev1.PodSecurityContext{
+				RunAsNonRoot:   ptr.To(true),
+				FSGroup:        ptr.To[int64](65532),
+				SeccompProfile: &corev1.SeccompProfile{Type: corev1.SeccompProfileTypeRuntimeDefault},
+			},
+			Containers: []corev1.Container{{
+				Name:    "cp",
+				Image:   image,
+				Command: []string{"/bin/cp", src, dst},
+				SecurityContext: &corev1.SecurityContext{
+					ReadOnlyRootFilesystem:   ptr.To(true),
+					AllowPrivilegeEscalation: ptr.To(false),
+					Capabilities:             &corev1.Capabilities{Drop: []corev1.Capability{"ALL"}},
+				},
+				VolumeMounts: []corev1.VolumeMount{{Name: "data", MountPath: "/data"}, {Name: "tmp", MountPath: "/tmp"}},
+			}},
+			Volumes: []corev1.Volume{
+				{Name: "data", VolumeSource: corev1.VolumeSource{PersistentVolumeClaim: &corev1.PersistentVolumeClaimVolumeSource{ClaimName: "data"}}},
+				{Name: "tmp", VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{}}},
+			},
+		},
+	}
+}
+
+// runToCompletion creates the pod, waits for it to succeed and deletes it,
+// waiting until it is gone.
+func runToCompletion(t *testing.T, ctx context.Context, cs kubernetes.Interface, pod *corev1.Pod) {
+	t.Helper()
+	pods := cs.CoreV1().Pods(pod.Namespace)
+	if _, err := pods.Create(ctx, pod, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	var phase corev1.PodPhase
+	err := wait.PollUntilContextTimeout(ctx, 250*time.Millisecond, 2*time.Minute, true, func(ctx context.Context) (bool, error) {
+		p, err := pods.Get(ctx, pod.Name, metav1.GetOptions{})
+		if err != nil {
+			return false, nil
+		}
+		phase = p.Status.Phase
+		return phase == corev1.PodSucceeded || phase == corev1.PodFailed, nil
+	})
+	if err != nil || phase != corev1.PodSucceeded {
+		logs, _ := pods.GetLogs(pod.Name, &corev1.PodLogOptions{}).DoRaw(ctx)
+		t.Fatalf("pod %s: phase %s (%v), log %q", pod.Name, phase, err, logs)
+	}
+	if err := pods.Delete(ctx, pod.Name, metav1.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	err = wait.PollUntilContextTimeout(ctx, 250*time.Millisecond, time.Minute, true, func(ctx context.Context) (bool, error) {
+		_, err := pods.Get(ctx, pod.Name, metav1.GetOptions{})
+		return apierrors.IsNotFound(err), nil
+	})
+	if err != nil {
+		t.Fatalf("pod %s not deleted", pod.Name)
+	}
 }
 
 func helloDeployment(name, image string) *appsv1.Deployment {

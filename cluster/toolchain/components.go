@@ -23,7 +23,8 @@ type Binary struct {
 	// Module is the module that package belongs to; its version keys the cache.
 	Module string
 	// Tools is the tools module that builds it: clusterModule when empty,
-	// nodeModule for the container runtime and what goes with it.
+	// nodeModule for the container runtime and what goes with it,
+	// storageModule for the cluster's storage.
 	Tools string
 	// Tags are build tags.
 	Tags []string
@@ -53,6 +54,8 @@ const (
 	distribution     = "github.com/distribution/distribution/v3"
 	// nodeToolsModule holds our own small mains (see tools/node).
 	nodeToolsModule = "github.com/chartpilot/chartpilot/tools/node"
+	// storageToolsModule holds the storage's mains (see tools/storage).
+	storageToolsModule = "github.com/chartpilot/chartpilot/tools/storage"
 )
 
 // Binaries lists the components of a cluster with a kwok node, in build
@@ -77,6 +80,9 @@ func NodeBinaries() []Binary {
 	node := func(name, pkg, mod string) Binary {
 		return Binary{Name: name, Package: pkg, Module: mod, Tools: nodeModule}
 	}
+	storage := func(name string) Binary {
+		return Binary{Name: name, Package: storageToolsModule + "/" + name, Module: storageToolsModule, Tools: storageModule}
+	}
 	runc := node("runc", runcModule, runcModule)
 	runc.CGO, runc.Tags = true, []string{"seccomp"}
 	return []Binary{
@@ -97,6 +103,7 @@ func NodeBinaries() []Binary {
 		node("cp", nodeToolsModule+"/cp", nodeToolsModule),
 		node("grpc_health_probe", nodeToolsModule+"/grpc_health_probe", nodeToolsModule),
 		node("hello-server", nodeToolsModule+"/hello-server", nodeToolsModule),
+		storage("volume-permissions"),
 	}
 }
 

@@ -31,7 +31,14 @@ const (
 	// nodeModule builds the container runtime, networking, DNS, the registry
 	// and the small programs of our own that images need.
 	nodeModule = "node"
+	// storageModule builds the cluster's storage: the object store and the
+	// hostPath volumes' permissions. A module of its own, so that its
+	// dependencies never move the container runtime's.
+	storageModule = "storage"
 )
+
+// moduleNames are the tools modules, as directories under modules/.
+var moduleNames = []string{clusterModule, nodeModule, storageModule}
 
 // embedSuffix marks the embedded copies.
 const embedSuffix = ".embed"
@@ -47,7 +54,7 @@ type modules map[string]module
 
 func loadModules() (modules, error) {
 	out := modules{}
-	for _, name := range []string{clusterModule, nodeModule} {
+	for _, name := range moduleNames {
 		data, err := embedded.ReadFile("modules/" + name + "/go.mod" + embedSuffix)
 		if err != nil {
 			return nil, fmt.Errorf("reading the embedded %s tools module: %w", name, err)

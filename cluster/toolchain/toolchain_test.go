@@ -12,13 +12,13 @@ import (
 	"testing"
 )
 
-// The embedded tools modules must be the ones in tools/ and tools/node/:
-// `make generate` copies them.
+// The embedded tools modules must be the ones in tools/, tools/node/ and
+// tools/storage/: `make generate` copies them.
 func TestEmbeddedModulesMatchTools(t *testing.T) {
 	for _, f := range embeddedFiles() {
 		rel := strings.TrimSuffix(strings.TrimPrefix(f, "modules/"), embedSuffix)
 		name, file, _ := strings.Cut(rel, "/")
-		dir := map[string]string{clusterModule: "tools", nodeModule: "tools/node"}[name]
+		dir := moduleDirs[name]
 		onDisk, err := os.ReadFile(filepath.Join("..", "..", dir, file))
 		if err != nil {
 			t.Errorf("%s: %v (run `make generate`)", f, err)
@@ -29,21 +29,27 @@ func TestEmbeddedModulesMatchTools(t *testing.T) {
 			t.Errorf("%s/%s differs from its embedded copy: run `make generate`", dir, file)
 		}
 	}
-	// And every Go file of the node module is embedded.
-	err := filepath.WalkDir(filepath.Join("..", "..", "tools", "node"), func(path string, d os.DirEntry, err error) error {
-		if err != nil || d.IsDir() || !strings.HasSuffix(path, ".go") {
-			return err
+	// And every Go file of the node and storage modules is embedded.
+	for _, name := range []string{nodeModule, storageModule} {
+		root := filepath.Join("..", "..", filepath.FromSlash(moduleDirs[name]))
+		err := filepath.WalkDir(root, func(path string, d os.DirEntry, err error) error {
+			if err != nil || d.IsDir() || !strings.HasSuffix(path, ".go") {
+				return err
+			}
+			rel, _ := filepath.Rel(root, path)
+			if _, err := embedded.ReadFile("modules/" + name + "/" + filepath.ToSlash(rel) + embedSuffix); err != nil {
+				t.Errorf("%s/%s is not embedded: run `make generate`", moduleDirs[name], rel)
+			}
+			return nil
+		})
+		if err != nil {
+			t.Fatal(err)
 		}
-		rel, _ := filepath.Rel(filepath.Join("..", "..", "tools", "node"), path)
-		if _, err := embedded.ReadFile("modules/node/" + filepath.ToSlash(rel) + embedSuffix); err != nil {
-			t.Errorf("tools/node/%s is not embedded: run `make generate`", rel)
-		}
-		return nil
-	})
-	if err != nil {
-		t.Fatal(err)
 	}
 }
+
+// moduleDirs are the tools modules' directories in the repository.
+var moduleDirs = map[string]string{clusterModule: "tools", nodeModule: "tools/node", storageModule: "tools/storage"}
 
 // Every binary's package is imported by its module's tools.go or is a main
 // package of that module, so go mod tidy keeps what building it needs.
@@ -57,7 +63,7 @@ func TestEveryBinaryIsPinned(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		own := strings.HasPrefix(b.Package, nodeToolsModule+"/")
+		own := strings.HasPrefix(b.Package, nodeToolsModule+"/") || strings.HasPrefix(b.Package, storageToolsModule+"/")
 		if !own && !strings.Contains(string(toolsGo), `"`+b.Package+`"`) {
 			t.Errorf("%s: package %s is not imported by the %s module's tools.go", b.Name, b.Package, b.source())
 		}

@@ -1,0 +1,16 @@
+module github.com/chartpilot/chartpilot/tools/storage
+
+go 1.26.8
+
+require (
+	github.com/johannesboyne/gofakes3 v1.2.0
+	golang.org/x/sys v0.49.0
+)
+
+require (
+	github.com/ryszard/goskiplist v0.0.0-20150312221310-2dfbae5fcf46 // indirect
+	github.com/spf13/afero v1.2.1 // indirect
+	go.shabbyrobe.org/gocovmerge v0.0.0-20230507111327-fa4f82cfbf4d // indirect
+	golang.org/x/text v0.9.0 // indirect
+	golang.org/x/tools v0.8.0 // indirect
+)
