@@ -91,10 +91,11 @@ func (c *Cluster) realNode(inst *toolchain.Installation) []component {
 	}
 	return []component{
 		{
-			name:   Registry,
-			addrs:  []string{c.RegistryAddr()},
-			args:   []string{"serve", c.path("registry", "config.yml")},
-			before: func(context.Context) error { return c.writeRegistryConfig() },
+			name:     Registry,
+			addrs:    []string{c.RegistryAddr()},
+			endpoint: "http://" + c.RegistryAddr(),
+			args:     []string{"serve", c.path("registry", "config.yml")},
+			before:   func(context.Context) error { return c.writeRegistryConfig() },
 			health: func(ctx context.Context) error {
 				return c.probe(ctx, plainHTTP, "http://"+c.RegistryAddr()+"/v2/", "")
 			},

@@ -4,8 +4,11 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"io"
 	"os"
+	"os/exec"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"syscall"
 	"testing"
@@ -21,10 +24,15 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/utils/ptr"
 
+	v1 "github.com/google/go-containerregistry/pkg/v1"
+	"github.com/minio/minio-go/v7"
+	"github.com/minio/minio-go/v7/pkg/credentials"
+
 	"github.com/chartpilot/chartpilot/cluster"
 	"github.com/chartpilot/chartpilot/cluster/clustertest"
 	"github.com/chartpilot/chartpilot/cluster/images"
 	"github.com/chartpilot/chartpilot/cluster/node"
+	"github.com/chartpilot/chartpilot/internal/ociimage"
 	"github.com/chartpilot/chartpilot/internal/podhealth"
 )
 
@@ -125,6 +133,10 @@ func TestRealNode(t *testing.T) {
 		volumeDir = testVolume(t, ctx, cs, images.Repository(c.RegistryAddr(), images.OLM)+":local")
 	})
 
+	t.Run("a pod reaches the object store", func(t *testing.T) {
+		testObjectStore(t, ctx, c, cs)
+	})
+
 	t.Run("a missing image is named", func(t *testing.T) {
 		ref := images.Repository(c.RegistryAddr(), "no-such-image") + ":v1"
 		dep := helloDeployment("missing", ref)
@@ -183,6 +195,105 @@ func testVolume(t *testing.T, ctx context.Context, cs kubernetes.Interface, imag
 		t.Errorf("the file is owned by uid %d, want the pod's 65532", uid)
 	}
 	return pv.Spec.HostPath.Path
+}
+
+// testObjectStore proves that pods reach the cluster's object store with
+// credentials from a Secret: a pod running a real S3 client (minio-go,
+// built from testdata into an image pushed to the local registry) reads
+// an object the host put and puts one the host reads.
+func testObjectStore(t *testing.T, ctx context.Context, c *cluster.Cluster, cs kubernetes.Interface) {
+	store, err := c.ObjectStore()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.HasPrefix(store.PodEndpoint, node.NodeIP+":") {
+		t.Fatalf("pod endpoint %q, want the bridge's address %s", store.PodEndpoint, node.NodeIP)
+	}
+	host, err := minio.New(store.Endpoint, &minio.Options{Creds: credentials.NewStaticV4(store.AccessKeyID, store.SecretAccessKey, ""), Region: store.Region})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := host.MakeBucket(ctx, "pods", minio.MakeBucketOptions{Region: store.Region}); err != nil {
+		t.Fatal(err)
+	}
+	fromHost := "hello from the host"
+	if _, err := host.PutObject(ctx, "pods", "from-host", strings.NewReader(fromHost), int64(len(fromHost)), minio.PutObjectOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	secret := &corev1.Secret{
+		ObjectMeta: metav1.ObjectMeta{Name: "s3", Namespace: "default"},
+		StringData: map[string]string{
+			"S3_ENDPOINT":           store.PodEndpoint,
+			"AWS_REGION":            store.Region,
+			"AWS_ACCESS_KEY_ID":     store.AccessKeyID,
+			"AWS_SECRET_ACCESS_KEY": store.SecretAccessKey,
+		},
+	}
+	if _, err := cs.CoreV1().Secrets("default").Create(ctx, secret, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	fromPod := "hello from a pod"
+	pod := &corev1.Pod{
+		ObjectMeta: metav1.ObjectMeta{Name: "s3client", Namespace: "default"},
+		Spec: corev1.PodSpec{
+			RestartPolicy:   corev1.RestartPolicyNever,
+			SecurityContext: &corev1.PodSecurityContext{RunAsNonRoot: ptr.To(true), SeccompProfile: &corev1.SeccompProfile{Type: corev1.SeccompProfileTypeRuntimeDefault}},
+			Containers: []corev1.Container{{
+				Name:    "s3client",
+				Image:   s3ClientImage(t, ctx, c.RegistryAddr()),
+				Args:    []string{"pods", "from-host", "from-pod", fromPod},
+				EnvFrom: []corev1.EnvFromSource{{SecretRef: &corev1.SecretEnvSource{LocalObjectReference: corev1.LocalObjectReference{Name: "s3"}}}},
+				SecurityContext: &corev1.SecurityContext{
+					ReadOnlyRootFilesystem:   ptr.To(true),
+					AllowPrivilegeEscalation: ptr.To(false),
+					Capabilities:             &corev1.Capabilities{Drop: []corev1.Capability{"ALL"}},
+				},
+			}},
+		},
+	}
+	runToCompletion(t, ctx, cs, pod)
+	obj, err := host.GetObject(ctx, "pods", "from-pod", minio.GetObjectOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := io.ReadAll(obj)
+	if err != nil || string(got) != fromPod {
+		t.Errorf("the pod's object: %q, %v; want %q", got, err, fromPod)
+	}
+}
+
+// s3ClientImage builds testdata/s3client into an image on the empty base,
+// run as the images' non-root user, and pushes it to the local registry.
+func s3ClientImage(t *testing.T, ctx context.Context, registry string) string {
+	t.Helper()
+	bin := filepath.Join(t.TempDir(), "s3client")
+	build := exec.CommandContext(ctx, "go", "build", "-o", bin, "./testdata/s3client")
+	build.Env = append(os.Environ(), "CGO_ENABLED=0")
+	if out, err := build.CombinedOutput(); err != nil {
+		t.Fatalf("building the S3 client: %v\n%s", err, out)
+	}
+	data, err := os.ReadFile(bin)
+	if err != nil {
+		t.Fatal(err)
+	}
+	layer, err := ociimage.Tar([]ociimage.Entry{{Name: "s3client", Data: data, Mode: 0o755}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	img, err := ociimage.Scratch([][]byte{layer}, ociimage.Config{
+		Platform:   v1.Platform{OS: "linux", Architecture: runtime.GOARCH},
+		Entrypoint: []string{"/s3client"},
+		User:       "65532:65532",
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	repo := images.Repository(registry, "s3client")
+	digest, err := ociimage.Push(ctx, img, repo+":test")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return repo + "@" + digest.String()
 }
 
 // cpPod runs the OLM image's cp once, non-root, with the claim at /data.

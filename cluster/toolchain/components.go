@@ -52,6 +52,7 @@ const (
 	cniModule        = "github.com/containernetworking/plugins"
 	corednsModule    = "github.com/coredns/coredns"
 	distribution     = "github.com/distribution/distribution/v3"
+	gofakes3Module   = "github.com/johannesboyne/gofakes3"
 	// nodeToolsModule holds our own small mains (see tools/node).
 	nodeToolsModule = "github.com/chartpilot/chartpilot/tools/node"
 	// storageToolsModule holds the storage's mains (see tools/storage).
@@ -71,6 +72,7 @@ func Binaries() []Binary {
 		{Name: "kwok", Package: kwokModule + "/cmd/kwok", Module: kwokModule},
 		{Name: "olm", Package: olmModule + "/cmd/olm", Module: olmModule},
 		{Name: "catalog", Package: olmModule + "/cmd/catalog", Module: olmModule},
+		{Name: "object-store", Package: storageToolsModule + "/object-store", Module: gofakes3Module, Tools: storageModule},
 	}
 }
 

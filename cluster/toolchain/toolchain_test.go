@@ -103,12 +103,12 @@ func TestSelected(t *testing.T) {
 		// wantErr is a substring of the error; empty: no error.
 		wantErr string
 	}{
-		{only: nil, want: []string{"etcd", "kube-apiserver", "kubectl", "kube-controller-manager", "kube-scheduler", "kwok", "olm", "catalog"}},
+		{only: nil, want: []string{"etcd", "kube-apiserver", "kubectl", "kube-controller-manager", "kube-scheduler", "kwok", "olm", "catalog", "object-store"}},
 		{only: EnvtestBinaries, want: []string{"etcd", "kube-apiserver", "kubectl"}},
 		{node: true, want: append(names(Binaries()), NodeBinaryNames()...)},
 		{only: []string{"runc", "etcd"}, want: []string{"etcd", "runc"}},
 		{only: []string{"olm", "etcd"}, want: []string{"etcd", "olm"}},
-		{only: []string{"kube-apiservr"}, wantErr: `unknown component "kube-apiservr": the components are etcd, kube-apiserver, kubectl, kube-controller-manager, kube-scheduler, kwok, olm, catalog, kubelet`},
+		{only: []string{"kube-apiservr"}, wantErr: `unknown component "kube-apiservr": the components are etcd, kube-apiserver, kubectl, kube-controller-manager, kube-scheduler, kwok, olm, catalog, object-store, kubelet`},
 		{only: []string{"olm", "nope", "etcd2"}, wantErr: `unknown component "nope", "etcd2": the components are `},
 	}
 	for _, tt := range tests {

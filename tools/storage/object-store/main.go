@@ -94,6 +94,10 @@ func handler(root string, creds credentials) (http.Handler, error) {
 			deny(w, r, err)
 			return
 		}
+		if err := dechunk(r); err != nil {
+			http.Error(w, err.Error(), http.StatusBadRequest)
+			return
+		}
 		s3.ServeHTTP(w, r)
 	}), nil
 }
