@@ -244,3 +244,69 @@ func TestTail(t *testing.T) {
 		t.Errorf("tail = %q", got)
 	}
 }
+
+// A binary's cache key follows its own sources: a change to one of our
+// programs rebuilds that program only, a change to go.mod every binary of
+// the module, and nothing of the other modules.
+func TestBinKeyFollowsOwnSources(t *testing.T) {
+	ms, err := loadModules()
+	if err != nil {
+		t.Fatal(err)
+	}
+	byName := map[string]Binary{}
+	for _, b := range allBinaries() {
+		byName[b.Name] = b
+	}
+	base := map[string]string{
+		"modules/node/go.mod.embed":                  "module",
+		"modules/node/tools.go.embed":                "tools",
+		"modules/node/hello-server/main.go.embed":    "hello",
+		"modules/node/cp/main.go.embed":              "cp",
+		"modules/cluster/go.mod.embed":               "cluster",
+		"modules/storage/object-store/main.go.embed": "store",
+	}
+	keys := func(change map[string]string) map[string]string {
+		files := map[string]string{}
+		for f, c := range base {
+			files[f] = c
+		}
+		for f, c := range change {
+			files[f] = c
+		}
+		var names []string
+		for f := range files {
+			names = append(names, f)
+		}
+		slices.Sort(names)
+		out := map[string]string{}
+		for _, name := range []string{"hello-server", "cp", "containerd", "kube-apiserver", "object-store"} {
+			out[name] = ms.binKeyOf("go1", byName[name], names, func(f string) []byte { return []byte(files[f]) })
+		}
+		return out
+	}
+	before := keys(nil)
+	tests := []struct {
+		name    string
+		change  map[string]string
+		rebuilt []string
+	}{
+		{"one program of ours", map[string]string{"modules/node/hello-server/main.go.embed": "hello, data"}, []string{"hello-server"}},
+		{"a new program of ours", map[string]string{"modules/node/new/main.go.embed": "new"}, nil},
+		{"the module's requirements", map[string]string{"modules/node/go.mod.embed": "module v2"}, []string{"hello-server", "cp", "containerd"}},
+		{"the other module's program", map[string]string{"modules/storage/object-store/main.go.embed": "store v2"}, []string{"object-store"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			after := keys(tt.change)
+			var rebuilt []string
+			for _, name := range []string{"hello-server", "cp", "containerd", "kube-apiserver", "object-store"} {
+				if after[name] != before[name] {
+					rebuilt = append(rebuilt, name)
+				}
+			}
+			if !slices.Equal(rebuilt, tt.rebuilt) {
+				t.Errorf("rebuilt %v, want %v", rebuilt, tt.rebuilt)
+			}
+		})
+	}
+}
