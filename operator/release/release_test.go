@@ -526,3 +526,38 @@ func TestAdoptsReleaseWithoutDigest(t *testing.T) {
 	f.mustReconcile(req, ActionUpgrade)
 	f.mustReconcile(req)
 }
+
+// A forced rollback (operator-sdk's default) of a release whose claim was
+// bound since fails to replace the claim (volumeName is set and immutable):
+// the rollback is done again as a patch, and the claim and its data stay.
+func TestForcedRollbackKeepsABoundClaim(t *testing.T) {
+	f := newFixture(t)
+	var logged []string
+	f.client.log = func(format string, args ...any) { logged = append(logged, fmt.Sprintf(format, args...)) }
+	f.mustReconcile(f.request(map[string]any{"greeting": "one", "withClaim": true}), ActionInstall)
+	claims := f.cs.CoreV1().PersistentVolumeClaims(f.ns)
+	pvc, err := claims.Get(context.Background(), "app-data", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	pvc.Spec.VolumeName = "bound-volume" // what the binder does
+	if pvc, err = claims.Update(context.Background(), pvc, metav1.UpdateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	req := f.request(map[string]any{"greeting": "two", "withClaim": true})
+	f.mustReconcile(req, ActionUpgrade)
+
+	if err := f.client.rollbackTo(req, 1); err != nil {
+		t.Fatalf("rollback: %v", err)
+	}
+	if f.greeting() != "one" {
+		t.Errorf("greeting %q after the rollback, want one", f.greeting())
+	}
+	after, err := claims.Get(context.Background(), "app-data", metav1.GetOptions{})
+	if err != nil || after.UID != pvc.UID || after.Spec.VolumeName != "bound-volume" {
+		t.Errorf("the claim changed: %v, %+v", err, after)
+	}
+	if !slices.ContainsFunc(logged, func(s string) bool { return strings.Contains(s, "retrying without force") }) {
+		t.Errorf("the forced rollback did not fail as it does on a cluster: the test proves nothing (log %q)", logged)
+	}
+}

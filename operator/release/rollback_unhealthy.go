@@ -3,8 +3,6 @@ package release
 import (
 	"context"
 	"fmt"
-
-	"helm.sh/helm/v3/pkg/action"
 )
 
 // rollbackUnhealthy returns a release whose new revision regressed or was
@@ -26,13 +24,7 @@ func (a rollbackUnhealthy) Run(ctx context.Context, req *Request, st State) erro
 	if err := a.c.relabel(req, bad.Version, map[string]string{HealthLabel: HealthUnhealthy}, why); err != nil {
 		return fmt.Errorf("%w: %w", ErrRemediationFailed, err)
 	}
-	rb := action.NewRollback(a.c.actionConfig(req.Namespace))
-	rb.Version = good.Version
-	rb.Force = req.RollbackForce
-	rb.DisableHooks = req.UpgradeDisableHooks
-	rb.Timeout = req.timeout()
-	rb.MaxHistory = maxHistory
-	if err := rb.Run(req.Name); err != nil {
+	if err := a.c.rollbackTo(req, good.Version); err != nil {
 		return fmt.Errorf("%w: rollback of unhealthy revision %d to revision %d: %w", ErrRemediationFailed, bad.Version, good.Version, err)
 	}
 	return ctx.Err()
