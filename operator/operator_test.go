@@ -2,6 +2,7 @@ package operator
 
 import (
 	"context"
+	"encoding/json"
 	"flag"
 	"fmt"
 	"maps"
@@ -152,6 +153,18 @@ func (e *env) createApp(ns, name string, spec map[string]any, lbls map[string]st
 	}
 }
 
+// patchApp merge-patches the CR: an update would race the operator's status writes.
+func (e *env) patchApp(ns, name string, patch map[string]any) {
+	e.t.Helper()
+	data, err := json.Marshal(patch)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	if _, err := e.dyn.Resource(appGVR).Namespace(ns).Patch(context.Background(), name, types.MergePatchType, data, metav1.PatchOptions{}); err != nil {
+		e.t.Fatal(err)
+	}
+}
+
 // waitCondition waits for a condition of the CR to have status and reason.
 func (e *env) waitCondition(ns, name, typ string, status metav1.ConditionStatus, reason string) *unstructured.Unstructured {
 	e.t.Helper()
@@ -265,11 +278,7 @@ func TestLifecycle(t *testing.T) {
 	}
 
 	// Upgrade on a spec change.
-	u, _ = e.dyn.Resource(appGVR).Namespace(ns).Get(ctx, "web", metav1.GetOptions{})
-	_ = unstructured.SetNestedField(u.Object, "bonjour", "spec", "greeting")
-	if _, err := e.dyn.Resource(appGVR).Namespace(ns).Update(ctx, u, metav1.UpdateOptions{}); err != nil {
-		t.Fatal(err)
-	}
+	e.patchApp(ns, "web", map[string]any{"spec": map[string]any{"greeting": "bonjour"}})
 	e.waitCondition(ns, "web", reconciler.TypeDeployed, metav1.ConditionTrue, reconciler.ReasonUpgradeSuccessful)
 	e.waitGreeting(ns, "web", "bonjour")
 
@@ -281,11 +290,7 @@ func TestLifecycle(t *testing.T) {
 	e.waitCondition(ns, "web", reconciler.TypeDrifted, metav1.ConditionFalse, reconciler.ReasonDriftRepaired)
 
 	// Values that violate values.schema.json: Irreconcilable, release untouched.
-	u, _ = e.dyn.Resource(appGVR).Namespace(ns).Get(ctx, "web", metav1.GetOptions{})
-	_ = unstructured.SetNestedField(u.Object, int64(5), "spec", "greeting")
-	if _, err := e.dyn.Resource(appGVR).Namespace(ns).Update(ctx, u, metav1.UpdateOptions{}); err != nil {
-		t.Fatal(err)
-	}
+	e.patchApp(ns, "web", map[string]any{"spec": map[string]any{"greeting": 5}})
 	u = e.waitCondition(ns, "web", reconciler.TypeIrreconcilable, metav1.ConditionTrue, reconciler.ReasonInvalidValues)
 	if msg := condition(u, reconciler.TypeIrreconcilable).Message; !containsAll(msg, "values.schema.json", "/greeting") {
 		t.Errorf("Irreconcilable message %q does not name the field", msg)

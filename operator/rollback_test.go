@@ -2,7 +2,6 @@ package operator
 
 import (
 	"context"
-	"encoding/json"
 	"strings"
 	"testing"
 	"time"
@@ -10,25 +9,12 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/chartpilot/chartpilot/cluster/clustertest"
 	"github.com/chartpilot/chartpilot/operator/reconciler"
 	"github.com/chartpilot/chartpilot/operator/releasemetrics"
 	"github.com/chartpilot/chartpilot/operator/watches"
 )
-
-// patchApp merge-patches a CR.
-func (e *env) patchApp(ns, name string, patch map[string]any) {
-	e.t.Helper()
-	data, err := json.Marshal(patch)
-	if err != nil {
-		e.t.Fatal(err)
-	}
-	if _, err := e.dyn.Resource(appGVR).Namespace(ns).Patch(context.Background(), name, types.MergePatchType, data, metav1.PatchOptions{}); err != nil {
-		e.t.Fatal(err)
-	}
-}
 
 // An upgrade whose pods crash-loop is rolled back, before its deadline,
 // to the revision recorded healthy: the CR's status says why, a Warning
