@@ -151,7 +151,7 @@ func New(opts Options) (manager.Manager, error) {
 	}
 	for _, gvk := range backups {
 		for _, o := range backup.Objects(gvk) {
-			byObject[o] = cache.ByObject{Transform: cache.TransformStripManagedFields()}
+			byObject[o] = cache.ByObject{Label: labels.Everything(), Transform: cache.TransformStripManagedFields()}
 		}
 	}
 	gate, err := newServerGate(opts.Config)

@@ -24,13 +24,13 @@ func Served(dc discovery.DiscoveryInterface, watched schema.GroupVersionKind) (b
 	if err != nil {
 		return false, fmt.Errorf("discovering %s: %w", watched.GroupVersion(), err)
 	}
-	found := 0
+	found := map[string]bool{}
 	for _, r := range list.APIResources {
-		if r.Kind == api.BackupKind(watched).Kind || r.Kind == api.RestoreKind(watched).Kind {
-			found++
+		if !strings.Contains(r.Name, "/") { // not a subresource
+			found[r.Kind] = true
 		}
 	}
-	return found == 2, nil
+	return found[api.BackupKind(watched).Kind] && found[api.RestoreKind(watched).Kind], nil
 }
 
 // Objects are the backup and restore kinds of a watched kind, as objects
