@@ -16,8 +16,8 @@ import (
 	"helm.sh/helm/v3/pkg/chart/loader"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	"k8s.io/apimachinery/pkg/api/resource"
 	"k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/labels"
@@ -83,6 +83,8 @@ type world struct {
 	ns  string
 	cs  kubernetes.Interface
 	dyn dynamic.Interface
+	// stop stops the operator.
+	stop func()
 }
 
 func newWorld(t *testing.T) *world {
@@ -94,7 +96,7 @@ func newWorld(t *testing.T) *world {
 		t.Fatal(err)
 	}
 	w.ns = ns.Name
-	w.startOperator()
+	w.stop = w.startOperator()
 	return w
 }
 
