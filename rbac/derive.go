@@ -15,6 +15,7 @@ import (
 	"k8s.io/client-go/rest"
 
 	"github.com/chartpilot/chartpilot/chart"
+	backupapi "github.com/chartpilot/chartpilot/operator/backup/api"
 )
 
 // ErrRemovedAPI is wrapped by Result.Err (and CheckCRDs' error) when the
@@ -28,6 +29,8 @@ type Owner struct {
 	Group string
 	// Resource is the plural resource name, e.g. "webapps".
 	Resource string
+	// Kind is the kind, e.g. "WebApp"; needed with Options.Backup.
+	Kind string
 }
 
 // Options say what to derive RBAC for.
@@ -51,11 +54,18 @@ type Options struct {
 	// Config, when set, resolves kinds through this cluster's discovery
 	// before the built-in table.
 	Config *rest.Config
+	// Backup grants what the backups and restores of the owner need (see
+	// operator/backup): their kinds, mover pods, hooks through pods/exec,
+	// claims, Secrets and ConfigMaps restored, the owner created.
+	Backup bool
 }
 
 func (o Options) withDefaults() (Options, error) {
 	if o.Chart == nil {
 		return o, errors.New("deriving RBAC: no chart")
+	}
+	if o.Backup && o.Owner.Kind == "" {
+		return o, errors.New("deriving RBAC: backup rules need the owner's kind")
 	}
 	if o.Owner.Group == "" || o.Owner.Resource == "" {
 		return o, errors.New("deriving RBAC: the owner custom resource needs a group and a resource")
@@ -443,6 +453,25 @@ func (d *derivation) grantOperator() {
 	if d.makesPods() {
 		d.rules.add(true, "", "pods", nil, []string{"get", "list", "watch"}, "the health of the chart's workloads in the custom resource's status (CrashLoopBackOff, ImagePullBackOff...)")
 	}
+	if d.opts.Backup {
+		d.grantBackup()
+	}
+}
+
+// grantBackup adds what the operator's backups and restores need.
+func (d *derivation) grantBackup() {
+	o := d.opts.Owner
+	watched := schema.GroupVersionKind{Group: o.Group, Kind: o.Kind}
+	for _, r := range []string{backupapi.BackupResource(watched).Resource, backupapi.RestoreResource(watched).Resource} {
+		d.rules.add(true, o.Group, r, nil, []string{"get", "list", "watch", "patch", "update"}, r+"."+o.Group+": backups and restores of the custom resource")
+		d.rules.add(true, o.Group, r+"/status", nil, []string{"get", "patch", "update"}, r+"."+o.Group+": their status")
+	}
+	d.rules.add(true, o.Group, o.Resource, nil, []string{"create"}, o.Resource+"."+o.Group+": a restore creates the custom resource")
+	d.rules.add(true, "", "pods", nil, []string{"get", "list", "watch", "create", "delete", "deletecollection"}, "backup and restore: the mover pods that copy volumes, the hooks' pods")
+	d.rules.add(true, "", "pods/exec", nil, []string{"create"}, "backup and restore: Velero's hook annotations run commands in pods")
+	d.rules.add(true, "", "persistentvolumeclaims", nil, []string{"get", "list", "watch", "create", "update"}, "backup and restore: the volumes copied and recreated")
+	d.rules.add(true, "", "configmaps", nil, []string{"get", "list", "watch", "create", "update"}, "backup and restore: the ConfigMaps a release renders")
+	d.rules.add(true, "", "secrets", nil, manageVerbs, "backup and restore: the contents of a backup, the Secrets a release renders")
 }
 
 // makesPods says whether the chart creates workloads whose pods the

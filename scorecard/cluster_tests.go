@@ -11,6 +11,8 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
+	backupapi "github.com/chartpilot/chartpilot/operator/backup/api"
 )
 
 // installed is what install leaves for the next steps.
@@ -26,6 +28,7 @@ func (c *clusterRun) install(ctx context.Context, b *Bundle, project string) (*i
 	if err != nil {
 		return nil, err
 	}
+	crs = releaseCRs(crs)
 	sa, err := c.installBundle(ctx, b)
 	if err != nil {
 		return nil, err
@@ -40,6 +43,18 @@ func (c *clusterRun) install(ctx context.Context, b *Bundle, project string) (*i
 	}
 	_, err = c.waitDeployed(ctx, created, nil)
 	return &installed{op: op, crs: created}, err
+}
+
+// releaseCRs drops the backup and restore examples (see operator/backup):
+// they make no release, and the backup-restore test makes its own.
+func releaseCRs(crs []*unstructured.Unstructured) []*unstructured.Unstructured {
+	var out []*unstructured.Unstructured
+	for _, cr := range crs {
+		if _, ok := backupapi.Watched(cr.GroupVersionKind()); !ok {
+			out = append(out, cr)
+		}
+	}
+	return out
 }
 
 // upgrade installs the previous bundle (FromBundleDir) and its operator,

@@ -165,3 +165,38 @@ type RestoreStatus struct {
 	// Restored names the CR created, namespace/name.
 	Restored string `json:"restored,omitempty"`
 }
+
+// Watched is the watched kind of a backup or restore kind, false for
+// another kind.
+func Watched(gvk schema.GroupVersionKind) (schema.GroupVersionKind, bool) {
+	for _, suffix := range []string{BackupSuffix, RestoreSuffix} {
+		if k, ok := strings.CutSuffix(gvk.Kind, suffix); ok && k != "" {
+			return schema.GroupVersionKind{Group: gvk.Group, Version: gvk.Version, Kind: k}, true
+		}
+	}
+	return schema.GroupVersionKind{}, false
+}
+
+// SampleTargetClaim is the target claim the samples name.
+const SampleTargetClaim = "backups"
+
+// BackupSample is a <Kind>Backup of the CR named source to the claim
+// SampleTargetClaim, as config/samples holds it.
+func BackupSample(watched schema.GroupVersionKind, source string) map[string]any {
+	gvk := BackupKind(watched)
+	return map[string]any{
+		"apiVersion": gvk.GroupVersion().String(), "kind": gvk.Kind,
+		"metadata": map[string]any{"name": source + "-backup"},
+		"spec":     map[string]any{"source": source, "target": map[string]any{"pvc": map[string]any{"claimName": SampleTargetClaim}}},
+	}
+}
+
+// RestoreSample restores the backup of BackupSample.
+func RestoreSample(watched schema.GroupVersionKind, source string) map[string]any {
+	gvk := RestoreKind(watched)
+	return map[string]any{
+		"apiVersion": gvk.GroupVersion().String(), "kind": gvk.Kind,
+		"metadata": map[string]any{"name": source + "-restore"},
+		"spec":     map[string]any{"backupName": source + "-backup"},
+	}
+}
