@@ -51,6 +51,9 @@ func (c *Cluster) bootstrap(ctx context.Context, inst *toolchain.Installation) e
 	} else if err := registerNode(ctx, cs); err != nil {
 		return err
 	}
+	if err := installStorageClass(ctx, cs); err != nil {
+		return err
+	}
 	if c.state.WithoutOLM {
 		fmt.Fprintf(c.opts.Out, "  %-24s ready in %s\n", "bootstrap", time.Since(began).Round(10*time.Millisecond))
 		return nil

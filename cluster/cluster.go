@@ -88,6 +88,8 @@ type Ports struct {
 	Kwok              int `json:"kwok"`
 	// Registry is the local image registry (real node only).
 	Registry int `json:"registry,omitempty"`
+	// ObjectStore is the S3-compatible object store.
+	ObjectStore int `json:"objectStore,omitempty"`
 	// Node are the real node agents' loopback ports.
 	Node node.Ports `json:"node"`
 }
@@ -222,6 +224,7 @@ func (c *Cluster) resolvePorts() error {
 		{c.opts.Ports.Scheduler, &c.state.Ports.Scheduler},
 		{c.opts.Ports.Kwok, &c.state.Ports.Kwok},
 		{c.opts.Ports.Registry, &c.state.Ports.Registry},
+		{c.opts.Ports.ObjectStore, &c.state.Ports.ObjectStore},
 		{c.opts.Ports.Node.KubeletHealthz, &c.state.Ports.Node.KubeletHealthz},
 		{c.opts.Ports.Node.ProxyHealthz, &c.state.Ports.Node.ProxyHealthz},
 		{c.opts.Ports.Node.ProxyMetrics, &c.state.Ports.Node.ProxyMetrics},

@@ -23,6 +23,9 @@ type component struct {
 	// before runs before the component starts (or is found running), after
 	// once it is healthy: the steps that need what started before it.
 	before, after func(ctx context.Context) error
+	// endpoint is the URL users reach it at, for the ones they use
+	// directly (the registry, the object store).
+	endpoint string
 }
 
 // Component names, in start order.
@@ -43,7 +46,7 @@ const (
 
 // ComponentNames lists every component a cluster may run, in start order.
 func ComponentNames() []string {
-	return []string{Registry, Etcd, APIServer, ControllerManager, Scheduler, Kwok, OLM, Catalog, Containerd, Kubelet, KubeProxy}
+	return []string{Registry, ObjectStoreName, Etcd, APIServer, ControllerManager, Scheduler, Kwok, OLM, Catalog, Containerd, Kubelet, KubeProxy, VolumePermissions}
 }
 
 const (
@@ -62,7 +65,7 @@ func loopback(port int) string { return net.JoinHostPort("127.0.0.1", strconv.It
 // components describes the processes of this cluster, in start order. inst
 // is nil when only their names and health matter (Status).
 func (c *Cluster) components(inst *toolchain.Installation) []component {
-	plane := c.controlPlane(inst)
+	plane := append([]component{c.objectStore()}, c.controlPlane(inst)...)
 	if c.state.Node == NodeReal {
 		rn := c.realNode(inst)
 		return append(append(rn[:1:1], plane...), rn[1:]...)
@@ -175,6 +178,8 @@ func (c *Cluster) controlPlane(inst *toolchain.Installation) []component {
 				"--cluster-signing-key-file=" + set.CAKey,
 				// No cloud and no pod network to allocate: those controllers would only fail.
 				"--controllers=*,-cloud-node-lifecycle-controller,-node-ipam-controller,-node-route-controller,-service-lb-controller",
+				// Dynamic volumes for the default StorageClass (see storage.go).
+				"--enable-hostpath-provisioner=true",
 				"--profiling=false",
 			},
 			health: func(ctx context.Context) error {

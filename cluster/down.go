@@ -14,14 +14,15 @@ import (
 // DownOptions configure Down.
 type DownOptions struct {
 	// Wipe deletes the cluster's state (etcd data, certificates, logs,
-	// kubeconfigs) once every component is stopped; the next Up starts afresh.
+	// kubeconfigs) and its volumes' directories (HostPathDir) once every
+	// component is stopped; the next Up starts afresh.
 	Wipe bool
 }
 
 // stateEntries are what a cluster writes in its state directory; Wipe removes
 // these and nothing else, so a state directory pointed at the wrong place
 // never takes other files with it.
-var stateEntries = []string{"etcd", "pki", "logs", "run", "kubeconfigs", "kubeconfig", "node", "registry", "cluster.json", "lock"}
+var stateEntries = []string{"etcd", "pki", "logs", "run", "kubeconfigs", "kubeconfig", "node", "registry", ObjectStoreName, volumesRecord, "cluster.json", "lock"}
 
 // Down stops every component, in reverse start order, with its process group.
 // It returns ErrNotRunning when nothing was running (and nothing was wiped).
@@ -30,6 +31,12 @@ func (c *Cluster) Down(ctx context.Context, opts DownOptions) error {
 	unlock, err := c.lock()
 	if err != nil {
 		return err
+	}
+	// The volumes' directories are outside the state directory: the API
+	// server, while it runs, says which are this cluster's.
+	volumes, err := c.volumeDirs(ctx)
+	if err != nil {
+		fmt.Fprintf(c.opts.Out, "  %-24s not known, left in %s: %v\n", "volumes", HostPathDir, err)
 	}
 	names := ComponentNames()
 	slices.Reverse(names)
@@ -61,6 +68,9 @@ func (c *Cluster) Down(ctx context.Context, opts DownOptions) error {
 	}
 	wiped := false
 	if opts.Wipe {
+		if err := removeVolumes(volumes); err != nil {
+			return err
+		}
 		var err error
 		if wiped, err = c.wipe(); err != nil {
 			return err

@@ -78,7 +78,8 @@ func (c *Cluster) apiServerNodeArgs() []string {
 
 // realNode are the components of a real node: the registry first (its
 // images are published before anything pulls them), then, after the
-// control plane, containerd, the kubelet and kube-proxy.
+// control plane, containerd, the kubelet, kube-proxy and what makes new
+// volumes writable by non-root pods.
 func (c *Cluster) realNode(inst *toolchain.Installation) []component {
 	p := c.state.Ports
 	cfg := c.nodeConfig(inst)
@@ -90,10 +91,11 @@ func (c *Cluster) realNode(inst *toolchain.Installation) []component {
 	}
 	return []component{
 		{
-			name:   Registry,
-			addrs:  []string{c.RegistryAddr()},
-			args:   []string{"serve", c.path("registry", "config.yml")},
-			before: func(context.Context) error { return c.writeRegistryConfig() },
+			name:     Registry,
+			addrs:    []string{c.RegistryAddr()},
+			endpoint: "http://" + c.RegistryAddr(),
+			args:     []string{"serve", c.path("registry", "config.yml")},
+			before:   func(context.Context) error { return c.writeRegistryConfig() },
 			health: func(ctx context.Context) error {
 				return c.probe(ctx, plainHTTP, "http://"+c.RegistryAddr()+"/v2/", "")
 			},
@@ -122,6 +124,7 @@ func (c *Cluster) realNode(inst *toolchain.Installation) []component {
 			args:   cfg.ProxyArgs(),
 			health: func(ctx context.Context) error { return c.probe(ctx, plainHTTP, cfg.ProxyHealthz(), "") },
 		},
+		c.volumePermissions(),
 	}
 }
 

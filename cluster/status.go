@@ -17,6 +17,9 @@ type ComponentStatus struct {
 	// RSSBytes and PeakRSSBytes are the process's resident memory now and at its peak.
 	RSSBytes     uint64 `json:"rssBytes,omitempty"`
 	PeakRSSBytes uint64 `json:"peakRSSBytes,omitempty"`
+	// Endpoint is the URL to reach it at, for the components users reach
+	// directly (the registry, the object store).
+	Endpoint string `json:"endpoint,omitempty"`
 	// Error says why it is not healthy.
 	Error string `json:"error,omitempty"`
 	Log   string `json:"log"`
@@ -26,7 +29,7 @@ type ComponentStatus struct {
 func (c *Cluster) Status(ctx context.Context) []ComponentStatus {
 	var out []ComponentStatus
 	for _, comp := range c.components(nil) {
-		st := ComponentStatus{Name: comp.name, Log: c.LogFile(comp.name)}
+		st := ComponentStatus{Name: comp.name, Endpoint: comp.endpoint, Log: c.LogFile(comp.name)}
 		pid, ok := process.Find(c.pidFile(comp.name))
 		st.PID, st.Running = pid, ok
 		if !ok {

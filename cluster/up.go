@@ -57,6 +57,9 @@ func (c *Cluster) Up(ctx context.Context) error {
 		return err
 	}
 
+	if err := c.ensureObjectStoreCredentials(); err != nil {
+		return fmt.Errorf("generating the object store's credentials: %w", err)
+	}
 	comps := c.components(inst)
 	// Every port of every component to start is checked first, so that a busy
 	// port fails Up before anything starts rather than half way.

@@ -23,7 +23,8 @@ type Binary struct {
 	// Module is the module that package belongs to; its version keys the cache.
 	Module string
 	// Tools is the tools module that builds it: clusterModule when empty,
-	// nodeModule for the container runtime and what goes with it.
+	// nodeModule for the container runtime and what goes with it,
+	// storageModule for the cluster's storage.
 	Tools string
 	// Tags are build tags.
 	Tags []string
@@ -51,8 +52,11 @@ const (
 	cniModule        = "github.com/containernetworking/plugins"
 	corednsModule    = "github.com/coredns/coredns"
 	distribution     = "github.com/distribution/distribution/v3"
+	gofakes3Module   = "github.com/johannesboyne/gofakes3"
 	// nodeToolsModule holds our own small mains (see tools/node).
 	nodeToolsModule = "github.com/chartpilot/chartpilot/tools/node"
+	// storageToolsModule holds the storage's mains (see tools/storage).
+	storageToolsModule = "github.com/chartpilot/chartpilot/tools/storage"
 )
 
 // Binaries lists the components of a cluster with a kwok node, in build
@@ -68,6 +72,7 @@ func Binaries() []Binary {
 		{Name: "kwok", Package: kwokModule + "/cmd/kwok", Module: kwokModule},
 		{Name: "olm", Package: olmModule + "/cmd/olm", Module: olmModule},
 		{Name: "catalog", Package: olmModule + "/cmd/catalog", Module: olmModule},
+		{Name: "object-store", Package: storageToolsModule + "/object-store", Module: gofakes3Module, Tools: storageModule},
 	}
 }
 
@@ -76,6 +81,9 @@ func Binaries() []Binary {
 func NodeBinaries() []Binary {
 	node := func(name, pkg, mod string) Binary {
 		return Binary{Name: name, Package: pkg, Module: mod, Tools: nodeModule}
+	}
+	storage := func(name string) Binary {
+		return Binary{Name: name, Package: storageToolsModule + "/" + name, Module: storageToolsModule, Tools: storageModule}
 	}
 	runc := node("runc", runcModule, runcModule)
 	runc.CGO, runc.Tags = true, []string{"seccomp"}
@@ -97,6 +105,7 @@ func NodeBinaries() []Binary {
 		node("cp", nodeToolsModule+"/cp", nodeToolsModule),
 		node("grpc_health_probe", nodeToolsModule+"/grpc_health_probe", nodeToolsModule),
 		node("hello-server", nodeToolsModule+"/hello-server", nodeToolsModule),
+		storage("volume-permissions"),
 	}
 }
 

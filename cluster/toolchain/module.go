@@ -31,7 +31,14 @@ const (
 	// nodeModule builds the container runtime, networking, DNS, the registry
 	// and the small programs of our own that images need.
 	nodeModule = "node"
+	// storageModule builds the cluster's storage: the object store and the
+	// hostPath volumes' permissions. A module of its own, so that its
+	// dependencies never move the container runtime's.
+	storageModule = "storage"
 )
+
+// moduleNames are the tools modules, as directories under modules/.
+var moduleNames = []string{clusterModule, nodeModule, storageModule}
 
 // embedSuffix marks the embedded copies.
 const embedSuffix = ".embed"
@@ -47,7 +54,7 @@ type modules map[string]module
 
 func loadModules() (modules, error) {
 	out := modules{}
-	for _, name := range []string{clusterModule, nodeModule} {
+	for _, name := range moduleNames {
 		data, err := embedded.ReadFile("modules/" + name + "/go.mod" + embedSuffix)
 		if err != nil {
 			return nil, fmt.Errorf("reading the embedded %s tools module: %w", name, err)
@@ -93,14 +100,34 @@ func (ms modules) key(goVersion string) string {
 
 // binKey names one binary's cache entry: the files of the tools module that
 // builds it and how it is built, so that a change to the other module
-// rebuilds nothing of this one.
+// rebuilds nothing of this one. Each subdirectory of a tools module is one
+// program of ours, whose files key that program alone: a change to
+// hello-server rebuilds hello-server, not containerd.
 func (ms modules) binKey(goVersion string, b Binary) string {
-	var parts [][]byte
-	for _, f := range embeddedFiles() {
-		if strings.HasPrefix(f, "modules/"+b.source()+"/") {
-			data, _ := embedded.ReadFile(f)
-			parts = append(parts, []byte(f), data)
+	return ms.binKeyOf(goVersion, b, embeddedFiles(), func(f string) []byte {
+		data, _ := embedded.ReadFile(f)
+		return data
+	})
+}
+
+func (ms modules) binKeyOf(goVersion string, b Binary, files []string, read func(string) []byte) string {
+	root := "modules/" + b.source() + "/"
+	own := ""
+	if m := ms[b.source()].file.Module; m != nil {
+		if rel, ok := strings.CutPrefix(b.Package, m.Mod.Path+"/"); ok {
+			own = rel + "/"
 		}
+	}
+	var parts [][]byte
+	for _, f := range files {
+		rel, ok := strings.CutPrefix(f, root)
+		if !ok {
+			continue
+		}
+		if strings.Contains(rel, "/") && (own == "" || !strings.HasPrefix(rel, own)) {
+			continue // another program's source
+		}
+		parts = append(parts, []byte(f), read(f))
 	}
 	recipe := fmt.Sprintf("%s %s tags=%v cgo=%v %v", b.Package, b.Module, b.Tags, b.CGO, versionLDFlags(b.Module, ms.version(b)))
 	return goVersion + "-" + hashOf(append(parts, []byte(recipe))...)

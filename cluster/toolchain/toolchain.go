@@ -133,7 +133,7 @@ func Ensure(ctx context.Context, opts Options) (*Installation, error) {
 		return nil, fmt.Errorf("%w: %q not found in PATH", ErrNoGo, opts.Go)
 	}
 	src := filepath.Join(root, "src")
-	for _, name := range []string{clusterModule, nodeModule} {
+	for _, name := range moduleNames {
 		if err := materialize(name, filepath.Join(src, name)); err != nil {
 			return nil, err
 		}

@@ -12,13 +12,13 @@ import (
 	"testing"
 )
 
-// The embedded tools modules must be the ones in tools/ and tools/node/:
-// `make generate` copies them.
+// The embedded tools modules must be the ones in tools/, tools/node/ and
+// tools/storage/: `make generate` copies them.
 func TestEmbeddedModulesMatchTools(t *testing.T) {
 	for _, f := range embeddedFiles() {
 		rel := strings.TrimSuffix(strings.TrimPrefix(f, "modules/"), embedSuffix)
 		name, file, _ := strings.Cut(rel, "/")
-		dir := map[string]string{clusterModule: "tools", nodeModule: "tools/node"}[name]
+		dir := moduleDirs[name]
 		onDisk, err := os.ReadFile(filepath.Join("..", "..", dir, file))
 		if err != nil {
 			t.Errorf("%s: %v (run `make generate`)", f, err)
@@ -29,21 +29,27 @@ func TestEmbeddedModulesMatchTools(t *testing.T) {
 			t.Errorf("%s/%s differs from its embedded copy: run `make generate`", dir, file)
 		}
 	}
-	// And every Go file of the node module is embedded.
-	err := filepath.WalkDir(filepath.Join("..", "..", "tools", "node"), func(path string, d os.DirEntry, err error) error {
-		if err != nil || d.IsDir() || !strings.HasSuffix(path, ".go") {
-			return err
+	// And every Go file of the node and storage modules is embedded.
+	for _, name := range []string{nodeModule, storageModule} {
+		root := filepath.Join("..", "..", filepath.FromSlash(moduleDirs[name]))
+		err := filepath.WalkDir(root, func(path string, d os.DirEntry, err error) error {
+			if err != nil || d.IsDir() || !strings.HasSuffix(path, ".go") {
+				return err
+			}
+			rel, _ := filepath.Rel(root, path)
+			if _, err := embedded.ReadFile("modules/" + name + "/" + filepath.ToSlash(rel) + embedSuffix); err != nil {
+				t.Errorf("%s/%s is not embedded: run `make generate`", moduleDirs[name], rel)
+			}
+			return nil
+		})
+		if err != nil {
+			t.Fatal(err)
 		}
-		rel, _ := filepath.Rel(filepath.Join("..", "..", "tools", "node"), path)
-		if _, err := embedded.ReadFile("modules/node/" + filepath.ToSlash(rel) + embedSuffix); err != nil {
-			t.Errorf("tools/node/%s is not embedded: run `make generate`", rel)
-		}
-		return nil
-	})
-	if err != nil {
-		t.Fatal(err)
 	}
 }
+
+// moduleDirs are the tools modules' directories in the repository.
+var moduleDirs = map[string]string{clusterModule: "tools", nodeModule: "tools/node", storageModule: "tools/storage"}
 
 // Every binary's package is imported by its module's tools.go or is a main
 // package of that module, so go mod tidy keeps what building it needs.
@@ -57,7 +63,7 @@ func TestEveryBinaryIsPinned(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		own := strings.HasPrefix(b.Package, nodeToolsModule+"/")
+		own := strings.HasPrefix(b.Package, nodeToolsModule+"/") || strings.HasPrefix(b.Package, storageToolsModule+"/")
 		if !own && !strings.Contains(string(toolsGo), `"`+b.Package+`"`) {
 			t.Errorf("%s: package %s is not imported by the %s module's tools.go", b.Name, b.Package, b.source())
 		}
@@ -97,12 +103,12 @@ func TestSelected(t *testing.T) {
 		// wantErr is a substring of the error; empty: no error.
 		wantErr string
 	}{
-		{only: nil, want: []string{"etcd", "kube-apiserver", "kubectl", "kube-controller-manager", "kube-scheduler", "kwok", "olm", "catalog"}},
+		{only: nil, want: []string{"etcd", "kube-apiserver", "kubectl", "kube-controller-manager", "kube-scheduler", "kwok", "olm", "catalog", "object-store"}},
 		{only: EnvtestBinaries, want: []string{"etcd", "kube-apiserver", "kubectl"}},
 		{node: true, want: append(names(Binaries()), NodeBinaryNames()...)},
 		{only: []string{"runc", "etcd"}, want: []string{"etcd", "runc"}},
 		{only: []string{"olm", "etcd"}, want: []string{"etcd", "olm"}},
-		{only: []string{"kube-apiservr"}, wantErr: `unknown component "kube-apiservr": the components are etcd, kube-apiserver, kubectl, kube-controller-manager, kube-scheduler, kwok, olm, catalog, kubelet`},
+		{only: []string{"kube-apiservr"}, wantErr: `unknown component "kube-apiservr": the components are etcd, kube-apiserver, kubectl, kube-controller-manager, kube-scheduler, kwok, olm, catalog, object-store, kubelet`},
 		{only: []string{"olm", "nope", "etcd2"}, wantErr: `unknown component "nope", "etcd2": the components are `},
 	}
 	for _, tt := range tests {
@@ -236,5 +242,71 @@ func TestTail(t *testing.T) {
 	}
 	if got := tl.String(); got != "b\nc" {
 		t.Errorf("tail = %q", got)
+	}
+}
+
+// A binary's cache key follows its own sources: a change to one of our
+// programs rebuilds that program only, a change to go.mod every binary of
+// the module, and nothing of the other modules.
+func TestBinKeyFollowsOwnSources(t *testing.T) {
+	ms, err := loadModules()
+	if err != nil {
+		t.Fatal(err)
+	}
+	byName := map[string]Binary{}
+	for _, b := range allBinaries() {
+		byName[b.Name] = b
+	}
+	base := map[string]string{
+		"modules/node/go.mod.embed":                  "module",
+		"modules/node/tools.go.embed":                "tools",
+		"modules/node/hello-server/main.go.embed":    "hello",
+		"modules/node/cp/main.go.embed":              "cp",
+		"modules/cluster/go.mod.embed":               "cluster",
+		"modules/storage/object-store/main.go.embed": "store",
+	}
+	keys := func(change map[string]string) map[string]string {
+		files := map[string]string{}
+		for f, c := range base {
+			files[f] = c
+		}
+		for f, c := range change {
+			files[f] = c
+		}
+		var names []string
+		for f := range files {
+			names = append(names, f)
+		}
+		slices.Sort(names)
+		out := map[string]string{}
+		for _, name := range []string{"hello-server", "cp", "containerd", "kube-apiserver", "object-store"} {
+			out[name] = ms.binKeyOf("go1", byName[name], names, func(f string) []byte { return []byte(files[f]) })
+		}
+		return out
+	}
+	before := keys(nil)
+	tests := []struct {
+		name    string
+		change  map[string]string
+		rebuilt []string
+	}{
+		{"one program of ours", map[string]string{"modules/node/hello-server/main.go.embed": "hello, data"}, []string{"hello-server"}},
+		{"a new program of ours", map[string]string{"modules/node/new/main.go.embed": "new"}, nil},
+		{"the module's requirements", map[string]string{"modules/node/go.mod.embed": "module v2"}, []string{"hello-server", "cp", "containerd"}},
+		{"the other module's program", map[string]string{"modules/storage/object-store/main.go.embed": "store v2"}, []string{"object-store"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			after := keys(tt.change)
+			var rebuilt []string
+			for _, name := range []string{"hello-server", "cp", "containerd", "kube-apiserver", "object-store"} {
+				if after[name] != before[name] {
+					rebuilt = append(rebuilt, name)
+				}
+			}
+			if !slices.Equal(rebuilt, tt.rebuilt) {
+				t.Errorf("rebuilt %v, want %v", rebuilt, tt.rebuilt)
+			}
+		})
 	}
 }

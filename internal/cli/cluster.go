@@ -67,6 +67,7 @@ engine and no download is needed.`,
 		newClusterEnvCommand(streams, f),
 		newClusterBuildCommand(streams, f),
 		newClusterCheckCommand(streams, f),
+		newClusterObjectStoreCommand(streams, f),
 	)
 	return cmd
 }
@@ -108,6 +109,7 @@ func newClusterUpCommand(streams genericiooptions.IOStreams, f *clusterFlags) *c
 	fl.BoolVar(&withOLM, "olm", true, "run OLM (its CRDs and the olm and catalog operators); --olm=false runs Kubernetes alone")
 	fl.StringVar(&nodeKind, "node", nodeKind, "the node: real (containerd and a kubelet run pods; needs root on Linux), kwok (pods are simulated) or auto (real where possible); a cluster keeps the node it was created with")
 	fl.IntVar(&ports.Registry, "registry-port", 0, "the local image registry's port (real node)")
+	fl.IntVar(&ports.ObjectStore, "object-store-port", 0, "the S3-compatible object store's port")
 	return cmd
 }
 
@@ -173,7 +175,15 @@ func newClusterStatusCommand(streams genericiooptions.IOStreams, f *clusterFlags
 					fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", s.Name, pid, mebibytes(s.RSSBytes), health, s.Log)
 				}
 				fmt.Fprintf(tw, "total\t\t%s\t\t\n", mebibytes(total))
-				return tw.Flush()
+				if err := tw.Flush(); err != nil {
+					return err
+				}
+				for _, s := range st {
+					if s.Endpoint != "" {
+						fmt.Fprintf(w, "%s: %s\n", s.Name, s.Endpoint)
+					}
+				}
+				return nil
 			})
 			if err != nil {
 				return err
@@ -329,4 +339,36 @@ func shellQuote(s string) string {
 		return s
 	}
 	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
+}
+
+func newClusterObjectStoreCommand(streams genericiooptions.IOStreams, f *clusterFlags) *cobra.Command {
+	output := outputFlag()
+	cmd := &cobra.Command{
+		Use:   "object-store",
+		Short: "Print the S3-compatible object store's endpoints and credentials (plain HTTP, path-style)",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			c, err := f.running(streams.Out)
+			if err != nil {
+				return err
+			}
+			store, err := c.ObjectStore()
+			if err != nil {
+				return err
+			}
+			return printData(streams.Out, output.String(), store, func(w io.Writer) error {
+				tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+				fmt.Fprintf(tw, "endpoint:\thttp://%s\n", store.Endpoint)
+				if store.PodEndpoint != "" {
+					fmt.Fprintf(tw, "from pods:\thttp://%s\n", store.PodEndpoint)
+				}
+				fmt.Fprintf(tw, "region:\t%s\n", store.Region)
+				fmt.Fprintf(tw, "access key id:\t%s\n", store.AccessKeyID)
+				fmt.Fprintf(tw, "secret access key:\t%s\n", store.SecretAccessKey)
+				return tw.Flush()
+			})
+		},
+	}
+	cmd.Flags().VarP(output, "output", "o", "output format: text, json or yaml")
+	return cmd
 }
