@@ -243,8 +243,8 @@ func TestClusterTestsWithoutACluster(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(list.Items) != 5 {
-		t.Fatalf("want the 5 chartpilot tests, got %d", len(list.Items))
+	if len(list.Items) != 6 {
+		t.Fatalf("want the 6 chartpilot tests, got %d", len(list.Items))
 	}
 	for _, item := range list.Items {
 		res := item.Status.Results[0]

@@ -34,6 +34,9 @@ const (
 	ChartpilotUninstall   = "chartpilot-uninstall"
 	ChartpilotRBAC        = "chartpilot-rbac"
 	ChartpilotInsights    = "chartpilot-insights"
+	// ChartpilotBackupRestore proves the backup and restore of the
+	// operand's data (see operator/backup).
+	ChartpilotBackupRestore = "chartpilot-backup-restore"
 )
 
 // testEntrypoint is the command of operator-sdk's test image; its first
@@ -68,6 +71,7 @@ func builtins() []builtin {
 		{name: ChartpilotUninstall, suite: SuiteChartpilot, cluster: true, run: uninstallTest},
 		{name: ChartpilotRBAC, suite: SuiteChartpilot, cluster: true, run: rbacTest},
 		{name: ChartpilotInsights, suite: SuiteChartpilot, cluster: true, run: insightsTest},
+		{name: ChartpilotBackupRestore, suite: SuiteChartpilot, cluster: true, run: backupRestoreTest},
 	}
 }
 

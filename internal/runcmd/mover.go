@@ -31,6 +31,12 @@ func NewMover(streams genericiooptions.IOStreams) *cobra.Command {
 	}
 	cmd.AddCommand(moverCommand(streams, "backup", "Archive the folder --from into the file --to", mover.ArchiveFile))
 	cmd.AddCommand(moverCommand(streams, "restore", "Extract the archive --from into the folder --to", mover.ExtractFile))
+	cmd.AddCommand(moverCommand(streams, "probe-write", "Write the text --from into the file --to", func(from, to string) (mover.Result, error) {
+		return mover.Probe(to, from, true)
+	}))
+	cmd.AddCommand(moverCommand(streams, "probe-check", "Check that the file --to holds the text --from", func(from, to string) (mover.Result, error) {
+		return mover.Probe(to, from, false)
+	}))
 	return cmd
 }
 

@@ -2,6 +2,7 @@ package backup
 
 import (
 	"context"
+	"errors"
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
@@ -13,6 +14,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/chartpilot/chartpilot/operator/backup/mover"
 )
 
 // MoverBinary is the runtime binary in the operator image, whose `mover`
@@ -91,17 +94,64 @@ func moverPod(s moverSpec) *corev1.Pod {
 					Requests: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("50m"), corev1.ResourceMemory: resource.MustParse("32Mi")},
 					Limits:   corev1.ResourceList{corev1.ResourceMemory: resource.MustParse("256Mi")},
 				},
-				VolumeMounts: []corev1.VolumeMount{
-					{Name: "source", MountPath: sourceMount, ReadOnly: s.sourceRO},
-					{Name: "archive", MountPath: archiveMount, ReadOnly: s.archiveRO},
-				},
+				VolumeMounts: mounts(s),
 			}},
-			Volumes: []corev1.Volume{
-				{Name: "source", VolumeSource: corev1.VolumeSource{PersistentVolumeClaim: &corev1.PersistentVolumeClaimVolumeSource{ClaimName: s.source, ReadOnly: s.sourceRO}}},
-				{Name: "archive", VolumeSource: corev1.VolumeSource{PersistentVolumeClaim: &corev1.PersistentVolumeClaimVolumeSource{ClaimName: s.archive, ReadOnly: s.archiveRO}}},
-			},
+			Volumes: volumes(s),
 		},
 	}
+}
+
+func mounts(s moverSpec) []corev1.VolumeMount {
+	out := []corev1.VolumeMount{{Name: "source", MountPath: sourceMount, ReadOnly: s.sourceRO}}
+	if s.archive != "" {
+		out = append(out, corev1.VolumeMount{Name: "archive", MountPath: archiveMount, ReadOnly: s.archiveRO})
+	}
+	return out
+}
+
+func volumes(s moverSpec) []corev1.Volume {
+	out := []corev1.Volume{{Name: "source", VolumeSource: corev1.VolumeSource{PersistentVolumeClaim: &corev1.PersistentVolumeClaimVolumeSource{ClaimName: s.source, ReadOnly: s.sourceRO}}}}
+	if s.archive != "" {
+		out = append(out, corev1.Volume{Name: "archive", VolumeSource: corev1.VolumeSource{PersistentVolumeClaim: &corev1.PersistentVolumeClaimVolumeSource{ClaimName: s.archive, ReadOnly: s.archiveRO}}})
+	}
+	return out
+}
+
+// ProbePod is a pod of the mover image that writes text into a file of a
+// claim (write) or checks that the file holds it, as the claim's own pods'
+// user: how a test marks a volume and finds the mark after a restore.
+func ProbePod(namespace, name, image, claim, file, text string, write bool, sec *corev1.PodSecurityContext) *corev1.Pod {
+	cmd := "probe-check"
+	if write {
+		cmd = "probe-write"
+	}
+	p := moverPod(moverSpec{
+		name: name, namespace: namespace, image: image, labels: map[string]string{moverLabel: "probe"},
+		args: []string{cmd, "--from", text, "--to", path.Join(sourceMount, file)}, source: claim, sourceRO: !write,
+		security: sec,
+	})
+	p.OwnerReferences = nil
+	return p
+}
+
+// OperandSecurity is the user and groups of the pods mounting a claim
+// (DefaultMoverUser when none says), which movers run as.
+func OperandSecurity(ctx context.Context, r client.Reader, namespace, claim string) (*corev1.PodSecurityContext, error) {
+	return operandSecurity(ctx, r, namespace, claim)
+}
+
+// MoverResult is the result a finished mover or probe pod reports, or why
+// it failed; done is false while it runs.
+func MoverResult(p *corev1.Pod) (res mover.Result, done bool, err error) {
+	ps := moverState(p)
+	if !ps.done {
+		return res, false, nil
+	}
+	if ps.failed {
+		return res, true, errors.New(moverMessage(ps.message))
+	}
+	res, err = mover.ParseResult(ps.message)
+	return res, true, err
 }
 
 // operandSecurity is the user, group and fsGroup of the pods that mount a

@@ -161,7 +161,7 @@ func TestClusterSuiteOnLocalCluster(t *testing.T) {
 	}
 	t.Logf("cluster suite: %d tests in %s", len(list.Items), time.Since(began).Round(time.Millisecond))
 	// Every in-cluster test of the suite.
-	want := []string{scorecard.ChartpilotInstall, scorecard.ChartpilotUpgrade, scorecard.ChartpilotUninstall, scorecard.ChartpilotRBAC, scorecard.ChartpilotInsights}
+	want := []string{scorecard.ChartpilotInstall, scorecard.ChartpilotUpgrade, scorecard.ChartpilotUninstall, scorecard.ChartpilotRBAC, scorecard.ChartpilotInsights, scorecard.ChartpilotBackupRestore}
 	var ran []string
 	for _, item := range list.Items {
 		ran = append(ran, item.Status.Results[0].Name)
@@ -174,6 +174,15 @@ func TestClusterSuiteOnLocalCluster(t *testing.T) {
 	for _, item := range list.Items {
 		r := item.Status.Results[0]
 		t.Logf("%s: %s\n%s", r.Name, r.State, r.Log)
+		if r.Name == scorecard.ChartpilotBackupRestore {
+			// kwok runs no pod: no volume can be copied, which the test
+			// says rather than fail (the real node proves it: see
+			// scorecard/realnode).
+			if r.State != v1alpha3.ErrorState || !strings.Contains(strings.Join(r.Errors, " "), "simulated") {
+				t.Errorf("%s on kwok: %s %q, want the error state saying the node is simulated", r.Name, r.State, r.Errors)
+			}
+			continue
+		}
 		if r.State != v1alpha3.PassState {
 			t.Errorf("%s: %s\n%s\nsuggestions: %q", r.Name, r.State, strings.Join(r.Errors, "\n"), r.Suggestions)
 		}

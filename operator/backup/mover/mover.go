@@ -269,3 +269,23 @@ func ExtractFile(file, dir string) (Result, error) {
 	defer f.Close()
 	return Extract(f, dir)
 }
+
+// Probe writes content to file (write) or checks that file holds it: what
+// the scorecard's backup-restore test puts in a volume and looks for after
+// the restore, from a pod of the operator's image (which has no shell).
+func Probe(file, content string, write bool) (Result, error) {
+	if write {
+		if err := os.WriteFile(file, []byte(content), 0o644); err != nil {
+			return Result{}, fmt.Errorf("writing %s: %w", file, err)
+		}
+		return Result{Size: int64(len(content)), Files: 1}, nil
+	}
+	got, err := os.ReadFile(file)
+	if err != nil {
+		return Result{}, fmt.Errorf("reading %s: %w", file, err)
+	}
+	if string(got) != content {
+		return Result{}, fmt.Errorf("%s holds %d bytes, not the %d expected", file, len(got), len(content))
+	}
+	return Result{Size: int64(len(got)), Files: 1}, nil
+}
