@@ -105,17 +105,12 @@ func (r *BackupReconciler) step(ctx context.Context, obj *unstructured.Unstructu
 // hooks, writes the contents and turns Running.
 func (r *BackupReconciler) start(ctx context.Context, obj *unstructured.Unstructured, spec api.BackupSpec, st *api.BackupStatus) (reconcile.Result, error) {
 	ns := obj.GetNamespace()
-	if spec.Target.PVC == nil {
-		r.fail(obj, st, ReasonInvalidSpec, "spec.target names no pvc: only a PersistentVolumeClaim target is supported by this operator")
-		return reconcile.Result{}, nil
-	}
-	var target corev1.PersistentVolumeClaim
-	if err := r.opts.Reader.Get(ctx, client.ObjectKey{Namespace: ns, Name: spec.Target.PVC.ClaimName}, &target); err != nil {
-		if apierrors.IsNotFound(err) {
-			r.fail(obj, st, ReasonTargetUnavailable, fmt.Sprintf("target PersistentVolumeClaim %s/%s does not exist", ns, spec.Target.PVC.ClaimName))
+	if why, err := r.opts.checkTarget(ctx, ns, spec.Target); err != nil || why != "" {
+		if why != "" {
+			r.fail(obj, st, why, err.Error())
 			return reconcile.Result{}, nil
 		}
-		return reconcile.Result{}, fmt.Errorf("reading the target claim %s: %w", spec.Target.PVC.ClaimName, err)
+		return reconcile.Result{}, err
 	}
 	cr := &unstructured.Unstructured{}
 	cr.SetGroupVersionKind(r.opts.Watched)
@@ -160,7 +155,7 @@ func (r *BackupReconciler) start(ctx context.Context, obj *unstructured.Unstruct
 		return reconcile.Result{}, err
 	}
 	st.Phase, st.Reason = api.PhaseRunning, ReasonCopying
-	st.Message = fmt.Sprintf("copying %d volume(s) of release %s to %s", len(contents.Claims), rel.Name, spec.Target.PVC.ClaimName)
+	st.Message = fmt.Sprintf("copying %d volume(s) of release %s to %s", len(contents.Claims), rel.Name, targetName(spec.Target))
 	st.Chart, st.Revision = contents.Chart+"-"+contents.ChartVersion, contents.Revision
 	st.Objects = 1 + len(contents.Secrets) + len(contents.ConfigMaps) + len(contents.Claims)
 	st.StartTime = ptr.To(metav1.NewTime(r.opts.Now()))
@@ -266,14 +261,18 @@ func (r *BackupReconciler) createMover(ctx context.Context, obj *unstructured.Un
 	if err != nil {
 		return err
 	}
-	file := archiveName(spec.Target.PVC.Path, ns, obj.GetName(), claim)
+	where, flags := archiveLocation(spec.Target, ns, obj.GetName(), claim)
+	var s3Secret string
+	if spec.Target.S3 != nil {
+		s3Secret = spec.Target.S3.CredentialsSecret
+	}
 	pod := moverPod(moverSpec{
 		name: moverName(obj.GetName(), "backup", claim), namespace: ns, image: image,
 		labels: map[string]string{api.BackupLabel: obj.GetName(), api.ClaimLabel: claim, moverLabel: "backup"},
 		owner:  ownerRef(obj),
-		args:   []string{"backup", "--from", sourceMount, "--to", archiveMount + file},
-		source: claim, sourceRO: true, archive: spec.Target.PVC.ClaimName,
-		security: sec,
+		args:   append([]string{"backup", "--from", sourceMount, "--to", where}, flags...),
+		source: claim, sourceRO: true, archive: targetClaim(spec.Target),
+		security: sec, s3Secret: s3Secret,
 	})
 	if err := r.opts.Client.Create(ctx, pod); err != nil && !apierrors.IsAlreadyExists(err) {
 		return fmt.Errorf("creating mover pod %s for claim %s: %w", pod.Name, claim, err)

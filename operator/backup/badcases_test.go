@@ -39,6 +39,24 @@ func TestBadCases(t *testing.T) {
 			reason: backup.ReasonTargetUnavailable, message: "no-such-claim", noMover: true,
 		},
 		{
+			name: "S3 target unreachable",
+			act: func(w *world) (bool, string) {
+				w.secret("s3-creds", map[string]string{api.S3AccessKeyIDKey: "id", api.S3SecretAccessKeyKey: "s3cr3t-never-logged"})
+				// Nothing listens on port 1 of loopback.
+				w.create(backupGVK, "b", s3Spec("shop", "127.0.0.1:1", "s3-creds"))
+				return false, "b"
+			},
+			reason: backup.ReasonTargetUnavailable, message: "s3://backups/ at 127.0.0.1:1", noMover: true,
+		},
+		{
+			name: "S3 credentials missing",
+			act: func(w *world) (bool, string) {
+				w.create(backupGVK, "b", s3Spec("shop", "127.0.0.1:1", "no-such-secret"))
+				return false, "b"
+			},
+			reason: backup.ReasonTargetUnavailable, message: "no-such-secret", noMover: true,
+		},
+		{
 			name: "source missing",
 			act: func(w *world) (bool, string) {
 				w.create(backupGVK, "b", backupSpec("no-such-store", "backups"))
@@ -173,6 +191,20 @@ func TestBackupSurvivesOperatorRestart(t *testing.T) {
 	}
 	w.kubelet(api.BackupLabel+"=b", mover.Result{Size: 1, Files: 1})
 	w.status(backupGVK, "b", phaseIs(api.PhaseCompleted))
+}
+
+func s3Spec(source, endpoint, secret string) map[string]any {
+	return map[string]any{"source": source, "target": map[string]any{"s3": map[string]any{
+		"endpoint": endpoint, "bucket": "backups", "insecure": true, "credentialsSecret": secret,
+	}}}
+}
+
+func (w *world) secret(name string, data map[string]string) {
+	w.t.Helper()
+	s := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: name}, StringData: data}
+	if _, err := w.cs.CoreV1().Secrets(w.ns).Create(w.ctx, s, metav1.CreateOptions{}); err != nil {
+		w.t.Fatal(err)
+	}
 }
 
 // hookPod creates a running pod of the release with annotations.

@@ -162,3 +162,10 @@ func (o *Options) event(obj *unstructured.Unstructured, typ, reason, msg string)
 		o.Recorder.Event(obj, typ, reason, msg)
 	}
 }
+
+// Environment variables of an S3 mover's credentials, from the target's
+// Secret (never in the pod's spec).
+const (
+	S3AccessKeyEnv = "AWS_ACCESS_KEY_ID"
+	S3SecretKeyEnv = "AWS_SECRET_ACCESS_KEY"
+)

@@ -2,9 +2,9 @@ package backup
 
 import (
 	"context"
-	"errors"
 	"crypto/sha256"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"path"
 	"slices"
@@ -15,6 +15,7 @@ import (
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/chartpilot/chartpilot/operator/backup/api"
 	"github.com/chartpilot/chartpilot/operator/backup/mover"
 )
 
@@ -61,10 +62,13 @@ type moverSpec struct {
 	owner           metav1.OwnerReference
 	// args follow `chartpilot-operator mover`.
 	args []string
-	// source is mounted at /source, archive at /archive.
+	// source is mounted at /source, archive (unless "") at /archive.
 	source, archive     string
 	sourceRO, archiveRO bool
 	security            *corev1.PodSecurityContext
+	// s3Secret, for an S3 target, is the credentials Secret of the pod's
+	// namespace: its keys become the mover's environment.
+	s3Secret string
 }
 
 // moverPod is a pod that runs once: non-root when the operand is, with a
@@ -95,10 +99,49 @@ func moverPod(s moverSpec) *corev1.Pod {
 					Limits:   corev1.ResourceList{corev1.ResourceMemory: resource.MustParse("256Mi")},
 				},
 				VolumeMounts: mounts(s),
+				Env:          s3Env(s.s3Secret),
 			}},
 			Volumes: volumes(s),
 		},
 	}
+}
+
+func s3Env(secret string) []corev1.EnvVar {
+	if secret == "" {
+		return nil
+	}
+	ref := func(key string) *corev1.EnvVarSource {
+		return &corev1.EnvVarSource{SecretKeyRef: &corev1.SecretKeySelector{LocalObjectReference: corev1.LocalObjectReference{Name: secret}, Key: key}}
+	}
+	return []corev1.EnvVar{
+		{Name: S3AccessKeyEnv, ValueFrom: ref(api.S3AccessKeyIDKey)},
+		{Name: S3SecretKeyEnv, ValueFrom: ref(api.S3SecretAccessKeyKey)},
+	}
+}
+
+// archiveLocation is where a claim's archive is on a target: the path
+// inside the mounted target claim, or the object key with the flags that
+// name the store.
+func archiveLocation(t api.Target, namespace, backup, claim string) (where string, flags []string) {
+	if s := t.S3; s != nil {
+		flags = []string{"--s3-endpoint", s.Endpoint, "--s3-bucket", s.Bucket}
+		if s.Region != "" {
+			flags = append(flags, "--s3-region", s.Region)
+		}
+		if s.Insecure {
+			flags = append(flags, "--s3-insecure")
+		}
+		return path.Join(s.Prefix, namespace, backup, claim+".tar.gz"), flags
+	}
+	return archiveMount + archiveName(t.PVC.Path, namespace, backup, claim), nil
+}
+
+// targetClaim is the claim a target mounts, "" for S3.
+func targetClaim(t api.Target) string {
+	if t.PVC != nil {
+		return t.PVC.ClaimName
+	}
+	return ""
 }
 
 func mounts(s moverSpec) []corev1.VolumeMount {

@@ -154,7 +154,7 @@ func (run *restoreRun) rename(name string) string {
 // start checks that nothing would be overwritten, then creates the
 // objects and the mover pods.
 func (r *RestoreReconciler) start(ctx context.Context, run *restoreRun) (reconcile.Result, error) {
-	if run.ns != run.obj.GetNamespace() && len(run.contents.Claims) > 0 {
+	if run.ns != run.obj.GetNamespace() && len(run.contents.Claims) > 0 && run.backup.Target.PVC != nil {
 		r.fail(run, ReasonCrossNamespace, fmt.Sprintf("backup %s keeps its volumes on claim %s of namespace %s, which pods of namespace %s cannot mount: restore into %s, or back up to an S3 target",
 			run.spec.BackupName, run.backup.Target.PVC.ClaimName, run.obj.GetNamespace(), run.ns, run.obj.GetNamespace()))
 		return reconcile.Result{}, nil
@@ -175,6 +175,9 @@ func (r *RestoreReconciler) start(ctx context.Context, run *restoreRun) (reconci
 		return reconcile.Result{}, nil
 	}
 	if err := r.createObjects(ctx, run); err != nil {
+		return reconcile.Result{}, err
+	}
+	if err := r.copyCredentials(ctx, run); err != nil {
 		return reconcile.Result{}, err
 	}
 	run.st.Phase, run.st.Reason = api.PhaseRunning, ReasonRestoringVolumes
@@ -292,15 +295,19 @@ func (r *RestoreReconciler) createMover(ctx context.Context, run *restoreRun, im
 	if sec == nil {
 		sec = &corev1.PodSecurityContext{RunAsUser: ptr.To[int64](DefaultMoverUser), RunAsGroup: ptr.To[int64](DefaultMoverUser)}
 	}
-	file := archiveName(run.backup.Target.PVC.Path, run.obj.GetNamespace(), run.spec.BackupName, claim)
+	where, flags := archiveLocation(run.backup.Target, run.obj.GetNamespace(), run.spec.BackupName, claim)
 	pod := moverPod(moverSpec{
 		name: moverName(run.obj.GetName(), "restore", claim), namespace: run.ns, image: image,
 		labels: map[string]string{api.RestoreLabel: run.obj.GetName(), api.ClaimLabel: run.rename(claim), moverLabel: "restore"},
 		owner:  ownerRef(run.obj),
-		args:   []string{"restore", "--from", archiveMount + file, "--to", sourceMount},
-		source: run.rename(claim), archive: run.backup.Target.PVC.ClaimName, archiveRO: true,
-		security: sec,
+		args:   append([]string{"restore", "--from", where, "--to", sourceMount}, flags...),
+		source: run.rename(claim), archive: targetClaim(run.backup.Target), archiveRO: true,
+		security: sec, s3Secret: run.credentialsSecret(),
 	})
+	if run.ns != run.obj.GetNamespace() {
+		// An owner of another namespace would have the pod collected.
+		pod.OwnerReferences = nil
+	}
 	if err := r.opts.Client.Create(ctx, pod); err != nil && !apierrors.IsAlreadyExists(err) {
 		return fmt.Errorf("creating mover pod %s for claim %s: %w", pod.Name, run.rename(claim), err)
 	}
@@ -361,6 +368,9 @@ func (r *RestoreReconciler) volumes(ctx context.Context, run *restoreRun) (recon
 		return reconcile.Result{}, err
 	}
 	r.opts.deleteMoversOf(ctx, run.ns, api.RestoreLabel, run.obj.GetName())
+	if err := r.deleteCredentials(ctx, run); err != nil {
+		return reconcile.Result{}, err
+	}
 	run.st.Restored = run.ns + "/" + run.name
 	run.st.Reason = ReasonWaitingForRelease
 	run.st.Message = fmt.Sprintf("%s %s created; waiting for its release", r.opts.Watched.Kind, run.st.Restored)
@@ -435,4 +445,49 @@ func (r *RestoreReconciler) fail(run *restoreRun, reason, msg string) {
 	run.st.CompletionTime = ptr.To(metav1.NewTime(r.opts.Now()))
 	run.st.Duration = elapsed(run.st.StartTime, run.st.CompletionTime)
 	r.opts.event(run.obj, corev1.EventTypeWarning, "RestoreFailed", reason+": "+msg)
+}
+
+// credentialsSecret is the Secret of the restore's namespace holding an S3
+// target's credentials: the backup's own, or a copy in another namespace.
+func (run *restoreRun) credentialsSecret() string {
+	s3 := run.backup.Target.S3
+	switch {
+	case s3 == nil:
+		return ""
+	case run.ns == run.obj.GetNamespace():
+		return s3.CredentialsSecret
+	}
+	return shorten(run.obj.GetName(), "s3", "")
+}
+
+// copyCredentials copies an S3 target's credentials into the namespace
+// restored into, for its mover pods, until the volumes are refilled.
+func (r *RestoreReconciler) copyCredentials(ctx context.Context, run *restoreRun) error {
+	s3 := run.backup.Target.S3
+	if s3 == nil || run.ns == run.obj.GetNamespace() {
+		return nil
+	}
+	var src corev1.Secret
+	if err := r.opts.Reader.Get(ctx, client.ObjectKey{Namespace: run.obj.GetNamespace(), Name: s3.CredentialsSecret}, &src); err != nil {
+		return fmt.Errorf("reading the credentials Secret %s of backup %s: %w", s3.CredentialsSecret, run.spec.BackupName, err)
+	}
+	dst := &corev1.Secret{
+		ObjectMeta: metav1.ObjectMeta{Name: run.credentialsSecret(), Namespace: run.ns, Labels: map[string]string{api.RestoreLabel: run.obj.GetName()}},
+		Data:       map[string][]byte{api.S3AccessKeyIDKey: src.Data[api.S3AccessKeyIDKey], api.S3SecretAccessKeyKey: src.Data[api.S3SecretAccessKeyKey]},
+	}
+	if err := r.opts.Client.Create(ctx, dst); err != nil && !apierrors.IsAlreadyExists(err) {
+		return fmt.Errorf("copying the S3 credentials to Secret %s/%s: %w", run.ns, dst.Name, err)
+	}
+	return nil
+}
+
+func (r *RestoreReconciler) deleteCredentials(ctx context.Context, run *restoreRun) error {
+	if run.backup.Target.S3 == nil || run.ns == run.obj.GetNamespace() {
+		return nil
+	}
+	s := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: run.credentialsSecret(), Namespace: run.ns}}
+	if err := client.IgnoreNotFound(r.opts.Client.Delete(ctx, s)); err != nil {
+		return fmt.Errorf("deleting the copy of the S3 credentials %s/%s: %w", run.ns, s.Name, err)
+	}
+	return nil
 }

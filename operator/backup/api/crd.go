@@ -101,6 +101,7 @@ func backupSpecSchema() apiextensionsv1.JSONSchemaProps {
 			"endpoint":          name("host:port of the store."),
 			"bucket":            name("Bucket name."),
 			"prefix":            str("Key prefix."),
+			"region":            str("Region of the bucket."),
 			"insecure":          boolean("Plain HTTP instead of HTTPS."),
 			"credentialsSecret": name("Secret of the backup's namespace with accessKeyID and secretAccessKey."),
 		}),

@@ -98,12 +98,20 @@ type S3Target struct {
 	Endpoint string `json:"endpoint"`
 	Bucket   string `json:"bucket"`
 	Prefix   string `json:"prefix,omitempty"`
+	// Region of the bucket; empty lets the client ask the store.
+	Region string `json:"region,omitempty"`
 	// Insecure uses plain HTTP.
 	Insecure bool `json:"insecure,omitempty"`
 	// CredentialsSecret names a Secret of the Backup's namespace with the
-	// keys accessKeyID and secretAccessKey.
+	// keys S3AccessKeyIDKey and S3SecretAccessKeyKey.
 	CredentialsSecret string `json:"credentialsSecret"`
 }
+
+// Keys of an S3 target's credentials Secret.
+const (
+	S3AccessKeyIDKey     = "accessKeyID"
+	S3SecretAccessKeyKey = "secretAccessKey"
+)
 
 // BackupStatus is what the runtime reports of a backup.
 type BackupStatus struct {
