@@ -12,6 +12,7 @@ import (
 	"github.com/go-logr/logr"
 	"github.com/operator-framework/api/pkg/apis/scorecard/v1alpha3"
 	"k8s.io/apimachinery/pkg/labels"
+	ctrl "sigs.k8s.io/controller-runtime"
 
 	"github.com/chartpilot/chartpilot/bundle"
 	"github.com/chartpilot/chartpilot/cluster"
@@ -21,6 +22,11 @@ import (
 	"github.com/chartpilot/chartpilot/scaffold"
 	"github.com/chartpilot/chartpilot/scorecard"
 )
+
+func TestMain(m *testing.M) {
+	ctrl.SetLogger(logr.Discard())
+	os.Exit(m.Run())
+}
 
 // realCluster starts a local cluster with a real node for the test.
 func realCluster(t *testing.T) *cluster.Cluster {
@@ -51,7 +57,7 @@ func realCluster(t *testing.T) *cluster.Cluster {
 
 // project scaffolds the vault chart's operator, builds its image into the
 // cluster's registry and writes its bundle, whose CSV runs that image.
-func project(t *testing.T, c *cluster.Cluster) string {
+func project(t *testing.T, c *cluster.Cluster) (bundleDir, image string) {
 	t.Helper()
 	dir := filepath.Join(t.TempDir(), "vault-operator")
 	if err := scaffold.Init(scaffold.Options{Dir: dir, APIOptions: scaffold.APIOptions{Chart: filepath.Join("testdata", "charts", "vault")}}); err != nil {
@@ -73,7 +79,7 @@ func project(t *testing.T, c *cluster.Cluster) string {
 	if _, err := bundle.Generate(t.Context(), bundle.GenerateOptions{Dir: dir, Version: "0.1.0", Images: map[string]string{"controller": ref}}); err != nil {
 		t.Fatal(err)
 	}
-	return filepath.Join(dir, "bundle")
+	return filepath.Join(dir, "bundle"), ref
 }
 
 // The chartpilot-backup-restore test passes on a real node: the marker
@@ -81,7 +87,7 @@ func project(t *testing.T, c *cluster.Cluster) string {
 // the CR and its claim, and a restore.
 func TestBackupRestoreOnRealNode(t *testing.T) {
 	c := realCluster(t)
-	bundleDir := project(t, c)
+	bundleDir, image := project(t, c)
 	cfg, err := c.RESTConfig()
 	if err != nil {
 		t.Fatal(err)
@@ -100,6 +106,9 @@ func TestBackupRestoreOnRealNode(t *testing.T) {
 	if r.State != v1alpha3.PassState {
 		t.Errorf("%s: %s\n%s", r.Name, r.State, strings.Join(r.Errors, "\n"))
 	}
+	t.Run("1 GiB through a claim, then S3 into another namespace", func(t *testing.T) {
+		measure(t, c, filepath.Dir(bundleDir), image)
+	})
 }
 
 func moduleRoot(t *testing.T) string {
