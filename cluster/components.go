@@ -46,7 +46,7 @@ const (
 
 // ComponentNames lists every component a cluster may run, in start order.
 func ComponentNames() []string {
-	return []string{Registry, ObjectStoreName, Etcd, APIServer, ControllerManager, Scheduler, Kwok, OLM, Catalog, Containerd, Kubelet, KubeProxy, VolumePermissions}
+	return []string{Registry, Etcd, APIServer, ControllerManager, Scheduler, ObjectStoreName, Kwok, OLM, Catalog, Containerd, Kubelet, KubeProxy, VolumePermissions}
 }
 
 const (
@@ -65,7 +65,9 @@ func loopback(port int) string { return net.JoinHostPort("127.0.0.1", strconv.It
 // components describes the processes of this cluster, in start order. inst
 // is nil when only their names and health matter (Status).
 func (c *Cluster) components(inst *toolchain.Installation) []component {
-	plane := append([]component{c.objectStore()}, c.controlPlane(inst)...)
+	// The object store needs nothing: it starts once the control plane
+	// runs, so that a control plane that fails to start leaves it unstarted.
+	plane := append(c.controlPlane(inst), c.objectStore())
 	if c.state.Node == NodeReal {
 		rn := c.realNode(inst)
 		return append(append(rn[:1:1], plane...), rn[1:]...)

@@ -32,7 +32,8 @@ func kinds(t *testing.T, dir string) (string, []string) {
 	return ch.Helm.Metadata.Version, out
 }
 
-// Version 0.1.0 renders three kinds; the upgrade adds a PodDisruptionBudget,
+// Version 0.1.0 renders four kinds (a claim for the server's data); the
+// upgrade adds a PodDisruptionBudget,
 // a kind that needs a new RBAC rule, and bumps the chart version.
 func TestChartAndUpgrade(t *testing.T) {
 	dir := t.TempDir()
@@ -40,14 +41,14 @@ func TestChartAndUpgrade(t *testing.T) {
 		t.Fatal(err)
 	}
 	v, got := kinds(t, dir)
-	if want := []string{"ConfigMap", "Service", "Deployment"}; v != "0.1.0" || !sameSet(got, want) {
+	if want := []string{"ConfigMap", "PersistentVolumeClaim", "Service", "Deployment"}; v != "0.1.0" || !sameSet(got, want) {
 		t.Fatalf("version %s kinds %v, want 0.1.0 %v", v, got, want)
 	}
 	if err := WriteUpgrade(dir); err != nil {
 		t.Fatal(err)
 	}
 	v, got = kinds(t, dir)
-	if want := []string{"ConfigMap", "Service", "Deployment", "PodDisruptionBudget"}; v != "0.2.0" || !sameSet(got, want) {
+	if want := []string{"ConfigMap", "PersistentVolumeClaim", "Service", "Deployment", "PodDisruptionBudget"}; v != "0.2.0" || !sameSet(got, want) {
 		t.Fatalf("version %s kinds %v, want 0.2.0 %v", v, got, want)
 	}
 }

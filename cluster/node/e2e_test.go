@@ -5,6 +5,8 @@ import (
 	"bytes"
 	"context"
 	"io"
+	"net"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -130,7 +132,8 @@ func TestRealNode(t *testing.T) {
 	})
 
 	t.Run("a claim keeps a non-root pod's file for the next pod", func(t *testing.T) {
-		volumeDir = testVolume(t, ctx, cs, images.Repository(c.RegistryAddr(), images.OLM)+":local")
+		volumeDir = testVolume(t, ctx, cs, images.Repository(c.RegistryAddr(), images.OLM)+":local",
+			images.Repository(c.RegistryAddr(), images.HelloServer)+":local")
 	})
 
 	t.Run("a pod reaches the object store", func(t *testing.T) {
@@ -158,9 +161,10 @@ func TestRealNode(t *testing.T) {
 // default StorageClass binds, a pod running as uid 65532 (the images' user,
 // with an fsGroup the kubelet cannot apply to hostPath volumes) writes a
 // file into it, and a second pod, started after the first is deleted,
-// reads it. The OLM image's cp does the writing and the reading. It returns
-// the volume's directory on the host.
-func testVolume(t *testing.T, ctx context.Context, cs kubernetes.Interface, image string) string {
+// reads it. The OLM image's cp does the writing and the reading; then the
+// example's operand, hello-server, serves the file from the claim at
+// /data/NAME. It returns the volume's directory on the host.
+func testVolume(t *testing.T, ctx context.Context, cs kubernetes.Interface, image, helloImage string) string {
 	pvc := &corev1.PersistentVolumeClaim{
 		ObjectMeta: metav1.ObjectMeta{Name: "data", Namespace: "default"},
 		Spec: corev1.PersistentVolumeClaimSpec{
@@ -194,7 +198,43 @@ func testVolume(t *testing.T, ctx context.Context, cs kubernetes.Interface, imag
 	if uid := st.Sys().(*syscall.Stat_t).Uid; uid != 65532 {
 		t.Errorf("the file is owned by uid %d, want the pod's 65532", uid)
 	}
+	want, err := os.ReadFile(filepath.Join(pv.Spec.HostPath.Path, "written"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := serveFromClaim(t, ctx, cs, helloImage, "/data/written"); !bytes.Equal(got, want) {
+		t.Errorf("hello-server served %d bytes of /data/written, want the %d in the volume", len(got), len(want))
+	}
 	return pv.Spec.HostPath.Path
+}
+
+// serveFromClaim runs hello-server with the claim at /data (DATA_DIR, as
+// the example chart sets it) and GETs path from the pod.
+func serveFromClaim(t *testing.T, ctx context.Context, cs kubernetes.Interface, image, path string) []byte {
+	t.Helper()
+	dep := helloDeployment("data", image)
+	spec := &dep.Spec.Template.Spec
+	spec.Containers[0].Env = append(spec.Containers[0].Env, corev1.EnvVar{Name: "DATA_DIR", Value: "/data"})
+	spec.Containers[0].VolumeMounts = []corev1.VolumeMount{{Name: "data", MountPath: "/data"}}
+	spec.Volumes = []corev1.Volume{{Name: "data", VolumeSource: corev1.VolumeSource{PersistentVolumeClaim: &corev1.PersistentVolumeClaimVolumeSource{ClaimName: "data"}}}}
+	if _, err := cs.AppsV1().Deployments("default").Create(ctx, dep, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	waitAvailable(t, ctx, cs, dep)
+	pods, err := cs.CoreV1().Pods("default").List(ctx, metav1.ListOptions{LabelSelector: "app=data"})
+	if err != nil || len(pods.Items) == 0 {
+		t.Fatalf("pods: %v", err)
+	}
+	resp, err := http.Get("http://" + net.JoinHostPort(pods.Items[0].Status.PodIP, "8080") + path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(resp.Body)
+	if err != nil || resp.StatusCode != http.StatusOK {
+		t.Fatalf("GET %s: %s, %v", path, resp.Status, err)
+	}
+	return body
 }
 
 // testObjectStore proves that pods reach the cluster's object store with

@@ -2,7 +2,8 @@
 // gofakes3 with its filesystem backend, persisted under a directory, behind
 // a check of each request's AWS Signature Version 4 against one pair of
 // credentials (gofakes3 itself checks no signature, so without it anyone
-// who reaches the port could read and write).
+// who reaches the port could read and write), with multipart uploads kept
+// on disk rather than in memory (multipart.go).
 //
 // The credentials come from the environment, as the AWS tools read them:
 // AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY. GET /-/healthz answers "ok"
@@ -19,6 +20,7 @@ import (
 	"net/http"
 	"os"
 	"os/signal"
+	"path/filepath"
 	"strings"
 	"syscall"
 	"time"
@@ -84,6 +86,7 @@ func handler(root string, creds credentials) (http.Handler, error) {
 	if err != nil {
 		return nil, fmt.Errorf("data directory %s: %w", root, err)
 	}
+	up := &uploads{dir: filepath.Join(root, "uploads"), backend: backend}
 	s3 := gofakes3.New(backend, gofakes3.WithLogger(gofakes3.GlobalLog(gofakes3.LogErr, gofakes3.LogWarn))).Server()
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.URL.Path == healthPath {
@@ -91,27 +94,44 @@ func handler(root string, creds credentials) (http.Handler, error) {
 			return
 		}
 		if err := creds.verify(r, time.Now()); err != nil {
-			deny(w, r, err)
+			writeError(w, r, err)
 			return
 		}
 		if err := dechunk(r); err != nil {
-			http.Error(w, err.Error(), http.StatusBadRequest)
+			writeError(w, r, &s3Error{http.StatusBadRequest, "IncompleteBody", err.Error()})
+			return
+		}
+		if up.serve(w, r) {
 			return
 		}
 		s3.ServeHTTP(w, r)
 	}), nil
 }
 
-// deny answers as S3 does, with the reason in its XML error.
-func deny(w http.ResponseWriter, r *http.Request, err error) {
-	code := "AccessDenied"
+// s3Error is an error answered as S3 does, with its status and code.
+type s3Error struct {
+	status int
+	code   string
+	msg    string
+}
+
+func (e *s3Error) Error() string { return e.msg }
+
+// writeError answers with err in S3's XML error: a signature's or an
+// s3Error's code, else InternalError.
+func writeError(w http.ResponseWriter, r *http.Request, err error) {
+	status, code := http.StatusInternalServerError, "InternalError"
 	var se *signatureError
-	if errors.As(err, &se) {
-		code = se.code
+	var s3e *s3Error
+	switch {
+	case errors.As(err, &se):
+		status, code = http.StatusForbidden, se.code
+	case errors.As(err, &s3e):
+		status, code = s3e.status, s3e.code
 	}
-	log.Printf("denied %s %s: %v", r.Method, r.URL.Path, err)
+	log.Printf("%s %s: %s: %v", r.Method, r.URL.Path, code, err)
 	w.Header().Set("Content-Type", "application/xml")
-	w.WriteHeader(http.StatusForbidden)
+	w.WriteHeader(status)
 	fmt.Fprintf(w, "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<Error><Code>%s</Code><Message>%s</Message><Resource>%s</Resource></Error>",
 		code, xmlEscape(err.Error()), xmlEscape(r.URL.Path))
 }

@@ -184,3 +184,86 @@ func TestChunkReader(t *testing.T) {
 		})
 	}
 }
+
+// Multipart uploads, kept on disk: parts complete into one object in the
+// order listed; a wrong ETag, an unknown upload or bucket, and an aborted
+// upload are refused with S3's codes.
+func TestMultipart(t *testing.T) {
+	srv := server(t)
+	ctx := context.Background()
+	core := &minio.Core{Client: client(t, srv, testCreds.accessKeyID, testCreds.secret)}
+	if err := core.MakeBucket(ctx, "parts", minio.MakeBucketOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	start := func(t *testing.T, key string) (string, []minio.CompletePart) {
+		t.Helper()
+		id, err := core.NewMultipartUpload(ctx, "parts", key, minio.PutObjectOptions{ContentType: "application/x-tar"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var parts []minio.CompletePart
+		for i, data := range []string{"first-", "second-", "third"} {
+			p, err := core.PutObjectPart(ctx, "parts", key, id, i+1, strings.NewReader(data), int64(len(data)), minio.PutObjectPartOptions{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			parts = append(parts, minio.CompletePart{PartNumber: p.PartNumber, ETag: p.ETag})
+		}
+		return id, parts
+	}
+	code := func(err error) string {
+		var resp minio.ErrorResponse
+		errors.As(err, &resp)
+		return resp.Code
+	}
+
+	t.Run("complete", func(t *testing.T) {
+		id, parts := start(t, "whole.tar")
+		info, err := core.CompleteMultipartUpload(ctx, "parts", "whole.tar", id, parts, minio.PutObjectOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !strings.HasSuffix(info.ETag, "-3") {
+			t.Errorf("ETag %q, want a multipart object's (-3)", info.ETag)
+		}
+		obj, err := core.Client.GetObject(ctx, "parts", "whole.tar", minio.GetObjectOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, _ := io.ReadAll(obj)
+		st, _ := obj.Stat()
+		if string(got) != "first-second-third" || st.ContentType != "application/x-tar" {
+			t.Errorf("object %q (%s), want the parts in order with the upload's content type", got, st.ContentType)
+		}
+	})
+	t.Run("wrong ETag", func(t *testing.T) {
+		id, parts := start(t, "wrong.tar")
+		parts[1].ETag = `"00000000000000000000000000000000"`
+		_, err := core.CompleteMultipartUpload(ctx, "parts", "wrong.tar", id, parts, minio.PutObjectOptions{})
+		if code(err) != "InvalidPart" {
+			t.Errorf("complete = %v, want InvalidPart", err)
+		}
+	})
+	t.Run("aborted", func(t *testing.T) {
+		id, parts := start(t, "aborted.tar")
+		if err := core.AbortMultipartUpload(ctx, "parts", "aborted.tar", id); err != nil {
+			t.Fatal(err)
+		}
+		_, err := core.CompleteMultipartUpload(ctx, "parts", "aborted.tar", id, parts, minio.PutObjectOptions{})
+		if code(err) != "NoSuchUpload" {
+			t.Errorf("complete after abort = %v, want NoSuchUpload", err)
+		}
+	})
+	t.Run("unknown upload", func(t *testing.T) {
+		_, err := core.PutObjectPart(ctx, "parts", "x", "../../etc", 1, strings.NewReader("x"), 1, minio.PutObjectPartOptions{})
+		if code(err) != "NoSuchUpload" {
+			t.Errorf("part of an unknown upload = %v, want NoSuchUpload", err)
+		}
+	})
+	t.Run("unknown bucket", func(t *testing.T) {
+		_, err := core.NewMultipartUpload(ctx, "nobucket", "x", minio.PutObjectOptions{})
+		if code(err) != "NoSuchBucket" {
+			t.Errorf("initiate in an unknown bucket = %v, want NoSuchBucket", err)
+		}
+	})
+}
