@@ -159,6 +159,41 @@ func measure(t *testing.T, c *cluster.Cluster, projectDir, image string) {
 	if left, _ := cs.CoreV1().Secrets("bench-copy").List(ctx, metav1.ListOptions{LabelSelector: api.RestoreLabel + "=from-s3"}); len(left.Items) > 0 {
 		t.Error("the copy of the S3 credentials is left in bench-copy")
 	}
+
+	// A pre-backup hook through the kubelet's exec: a second hello-server
+	// in the operand's container fails at once (its port is taken).
+	hook := func(onError string) map[string]any {
+		return map[string]any{"image": map[string]any{"repository": operand, "tag": "local"}, "podAnnotations": map[string]any{
+			"pre.hook.backup.velero.io/command": `["/hello-server"]`, "pre.hook.backup.velero.io/container": "web",
+			"pre.hook.backup.velero.io/on-error": onError}}
+	}
+	create(vaultGVK, "bench", "hooked", hook("Fail"))
+	waitCR(t, res(vaultGVK, "bench"), "hooked")
+	create(api.BackupKind(vaultGVK), "bench", "hook-fails", map[string]any{"source": "hooked", "target": map[string]any{"pvc": map[string]any{"claimName": "backups"}}})
+	st = waitEnd(t, res(api.BackupKind(vaultGVK), "bench"), "hook-fails")
+	msg := fmt.Sprint(st["message"])
+	if st["reason"] != "HookFailed" || !strings.Contains(msg, "container web") || !strings.Contains(msg, "address already in use") {
+		t.Errorf("a failing hook: %v: %v", st["reason"], msg)
+	}
+	t.Logf("a failing pre-backup hook: %v: %v", st["reason"], msg)
+}
+
+// waitEnd waits until a backup or restore ends, either way.
+func waitEnd(t *testing.T, ri dynamic.ResourceInterface, name string) map[string]any {
+	t.Helper()
+	var st map[string]any
+	err := wait.PollUntilContextTimeout(t.Context(), 500*time.Millisecond, 5*time.Minute, true, func(ctx context.Context) (bool, error) {
+		u, err := ri.Get(ctx, name, metav1.GetOptions{})
+		if err != nil {
+			return false, nil
+		}
+		st, _ = u.Object["status"].(map[string]any)
+		return st["phase"] == string(api.PhaseCompleted) || st["phase"] == string(api.PhaseFailed), nil
+	})
+	if err != nil {
+		t.Fatalf("%s did not end: %v", name, st)
+	}
+	return st
 }
 
 // installCRDs creates the project's CRDs (the scorecard deleted its own).
