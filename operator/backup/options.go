@@ -52,9 +52,8 @@ type Options struct {
 }
 
 type imageResolver struct {
-	once  sync.Once
+	mu    sync.Mutex
 	image string
-	err   error
 }
 
 func (o *Options) defaults() {
@@ -84,9 +83,18 @@ func (o *Options) moverImage(ctx context.Context) (string, error) {
 	if o.MoverImage != "" {
 		return o.MoverImage, nil
 	}
+	// Found once; a failure (the API server away) is tried again.
 	ir := o.resolved
-	ir.once.Do(func() { ir.image, ir.err = ownImage(ctx, o.Reader) })
-	return ir.image, ir.err
+	ir.mu.Lock()
+	defer ir.mu.Unlock()
+	if ir.image == "" {
+		img, err := ownImage(ctx, o.Reader)
+		if err != nil {
+			return "", err
+		}
+		ir.image = img
+	}
+	return ir.image, nil
 }
 
 // ownImage is the image of the container of this operator's pod that runs
