@@ -320,7 +320,7 @@ func (d *demo) runOperator(version string) func(context.Context) (string, error)
 }
 
 func (d *demo) sample() (string, error) {
-	paths, err := filepath.Glob(filepath.Join(d.projectDir, "config", "samples", "*hello*.yaml"))
+	paths, err := filepath.Glob(filepath.Join(d.projectDir, "config", "samples", "*_hello.yaml"))
 	if err != nil || len(paths) != 1 {
 		return "", fmt.Errorf("found %d Hello samples in config/samples, want 1", len(paths))
 	}
