@@ -15,6 +15,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"time"
 )
 
 // Result is what a mover reports through its termination message.
@@ -123,7 +124,7 @@ func copyFile(w io.Writer, path string) error {
 // once complete: a file of that name is always a whole archive, so a copy
 // that stopped half way leaves nothing a restore could take for data.
 func ArchiveFile(dir, file string) (Result, error) {
-	if err := os.MkdirAll(filepath.Dir(file), 0o755); err != nil {
+	if err := retryDenied(func() error { return os.MkdirAll(filepath.Dir(file), 0o755) }); err != nil {
 		return Result{}, fmt.Errorf("creating the archive's folder: %w", err)
 	}
 	tmp := file + ".partial"
@@ -260,8 +261,40 @@ func (c *countingReader) Read(p []byte) (int, error) {
 	return n, err
 }
 
+// deniedWait is how long a volume that refuses to be written is given:
+// some provisioners (the local cluster's hostPath one) set a new volume's
+// mode a moment after a pod may already mount it.
+var deniedWait = 30 * time.Second
+
+// retryDenied runs f until it is not refused permission, for deniedWait.
+func retryDenied(f func() error) error {
+	deadline := time.Now().Add(deniedWait)
+	for {
+		err := f()
+		if !errors.Is(err, fs.ErrPermission) || time.Now().After(deadline) {
+			return err
+		}
+		time.Sleep(500 * time.Millisecond)
+	}
+}
+
+// waitWritable waits, for deniedWait, until a file can be created in dir.
+func waitWritable(dir string) error {
+	return retryDenied(func() error {
+		f, err := os.CreateTemp(dir, ".chartpilot-probe-*")
+		if err != nil {
+			return err
+		}
+		f.Close()
+		return os.Remove(f.Name())
+	})
+}
+
 // ExtractFile extracts the archive file under dir.
 func ExtractFile(file, dir string) (Result, error) {
+	if err := waitWritable(dir); err != nil {
+		return Result{}, fmt.Errorf("the volume %s: %w", dir, err)
+	}
 	f, err := os.Open(file)
 	if err != nil {
 		return Result{}, fmt.Errorf("opening the archive: %w", err)
@@ -275,7 +308,7 @@ func ExtractFile(file, dir string) (Result, error) {
 // the restore, from a pod of the operator's image (which has no shell).
 func Probe(file, content string, write bool) (Result, error) {
 	if write {
-		if err := os.WriteFile(file, []byte(content), 0o644); err != nil {
+		if err := retryDenied(func() error { return os.WriteFile(file, []byte(content), 0o644) }); err != nil {
 			return Result{}, fmt.Errorf("writing %s: %w", file, err)
 		}
 		return Result{Size: int64(len(content)), Files: 1}, nil

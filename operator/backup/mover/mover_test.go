@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 )
 
 // A tree archived and extracted elsewhere comes back with its contents,
@@ -98,5 +99,21 @@ func TestParseResult(t *testing.T) {
 	}
 	if _, err := ParseResult("panic: boom"); err == nil {
 		t.Error("a message that is not a result parsed")
+	}
+}
+
+// A volume whose mode is fixed a moment after the mover starts (as the
+// local cluster's hostPath provisioner does) is waited for.
+func TestWaitsForAWritableVolume(t *testing.T) {
+	if os.Geteuid() == 0 {
+		t.Skip("root writes anywhere")
+	}
+	dir := t.TempDir()
+	if err := os.Chmod(dir, 0o500); err != nil {
+		t.Fatal(err)
+	}
+	go func() { time.Sleep(time.Second); _ = os.Chmod(dir, 0o700) }()
+	if _, err := ArchiveFile(t.TempDir(), filepath.Join(dir, "a", "v.tar.gz")); err != nil {
+		t.Fatal(err)
 	}
 }

@@ -58,6 +58,9 @@ func ArchiveS3(ctx context.Context, dir string, s S3, key string) (Result, error
 
 // ExtractS3 extracts the archive at the object key under dir.
 func ExtractS3(ctx context.Context, s S3, key, dir string) (Result, error) {
+	if err := waitWritable(dir); err != nil {
+		return Result{}, fmt.Errorf("the volume %s: %w", dir, err)
+	}
 	c, err := s.Client()
 	if err != nil {
 		return Result{}, err
