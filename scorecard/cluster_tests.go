@@ -11,6 +11,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	backupapi "github.com/chartpilot/chartpilot/operator/backup/api"
 )
@@ -48,9 +49,13 @@ func (c *clusterRun) install(ctx context.Context, b *Bundle, project string) (*i
 // releaseCRs drops the backup and restore examples (see operator/backup):
 // they make no release, and the backup-restore test makes its own.
 func releaseCRs(crs []*unstructured.Unstructured) []*unstructured.Unstructured {
+	kinds := map[schema.GroupKind]bool{}
+	for _, cr := range crs {
+		kinds[cr.GroupVersionKind().GroupKind()] = true
+	}
 	var out []*unstructured.Unstructured
 	for _, cr := range crs {
-		if _, ok := backupapi.Watched(cr.GroupVersionKind()); !ok {
+		if w, ok := backupapi.Watched(cr.GroupVersionKind()); !ok || !kinds[w.GroupKind()] {
 			out = append(out, cr)
 		}
 	}

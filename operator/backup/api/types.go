@@ -208,3 +208,16 @@ func RestoreSample(watched schema.GroupVersionKind, source string) map[string]an
 		"spec":     map[string]any{"backupName": source + "-backup"},
 	}
 }
+
+// BackupCreates are the kinds a backup creates (mover pods, its contents
+// Secret): the CSV lists them as the backup CRD's resources.
+func BackupCreates() []schema.GroupVersionKind {
+	return []schema.GroupVersionKind{{Version: "v1", Kind: "Pod"}, {Version: "v1", Kind: "Secret"}}
+}
+
+// RestoreCreates are the kinds a restore creates: mover pods, the claims,
+// Secrets and ConfigMaps of the release, and the custom resource.
+func RestoreCreates(watched schema.GroupVersionKind) []schema.GroupVersionKind {
+	return []schema.GroupVersionKind{{Version: "v1", Kind: "Pod"}, {Version: "v1", Kind: "PersistentVolumeClaim"},
+		{Version: "v1", Kind: "Secret"}, {Version: "v1", Kind: "ConfigMap"}, watched}
+}
