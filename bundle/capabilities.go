@@ -135,6 +135,21 @@ func Assess(ev Evidence) *Assessment {
 		}
 		return c
 	}
+	// backupRestore is met when a CR's volumes came back through a backup
+	// and a restore after the CR was deleted, and deleting a CR is proven
+	// to remove its release: a restore into a clean namespace.
+	backupRestore := func(backup, uninstall Criterion) Criterion {
+		c := Criterion{Name: "backup and restore", Met: backup.Met && uninstall.Met}
+		switch {
+		case c.Met:
+			c.Why = "the runtime backs up and restores each CR with its release's values, Secrets, ConfigMaps and volumes (<Kind>Backup, <Kind>Restore): " + scorecard.ChartpilotBackupRestore + " and " + scorecard.ChartpilotUninstall + " passed"
+		case !backup.Met:
+			c.Why = backup.Why
+		default:
+			c.Why = uninstall.Why
+		}
+		return c
+	}
 	var unsampled []string
 	for _, k := range ev.OwnedAPIs {
 		if !contains(ev.Samples, k) {
@@ -165,7 +180,7 @@ func Assess(ev Evidence) *Assessment {
 		Criteria: []Criterion{
 			{Name: "failure recovery", Met: true, Why: "the runtime uninstalls failed installs and retries, rolls back failed upgrades, and unlocks releases stuck in pending-* after a crash"},
 			test(scorecard.ChartpilotUninstall, "deleting a CR removes what its release created"),
-			{Name: "backup and restore", Met: false, Why: "chartpilot has no backup or restore of the operand's data: Helm releases hold configuration only"},
+			backupRestore(test(scorecard.ChartpilotBackupRestore, "backup"), test(scorecard.ChartpilotUninstall, "uninstall")),
 		},
 	}, {
 		Level: LevelDeepInsights,

@@ -19,12 +19,14 @@ import (
 	"github.com/operator-framework/api/pkg/operators/v1alpha1"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"sigs.k8s.io/yaml"
 
 	"github.com/chartpilot/chartpilot/bundle/registryv1"
 	"github.com/chartpilot/chartpilot/catalog"
 	"github.com/chartpilot/chartpilot/chart"
 	"github.com/chartpilot/chartpilot/internal/atomicfile"
+	backupapi "github.com/chartpilot/chartpilot/operator/backup/api"
 	"github.com/chartpilot/chartpilot/rbac"
 	"github.com/chartpilot/chartpilot/scaffold"
 )
@@ -585,6 +587,21 @@ func (g *generation) chartResources(samples []*unstructured.Unstructured, crds [
 			}
 		}
 		out[w.Group+"/"+w.Kind] = refs
+		watched := w.GroupVersionKind()
+		for kind, creates := range map[string][]schema.GroupVersionKind{
+			backupapi.BackupKind(watched).Kind:  backupapi.BackupCreates(),
+			backupapi.RestoreKind(watched).Kind: backupapi.RestoreCreates(watched),
+		} {
+			var refs []v1alpha1.APIResourceReference
+			for _, k := range creates {
+				ref := v1alpha1.APIResourceReference{Kind: k.Kind, Version: k.Version}
+				if k == watched {
+					ref.Name = crds[idx].Spec.Names.Plural
+				}
+				refs = append(refs, ref)
+			}
+			out[w.Group+"/"+kind] = refs
+		}
 	}
 	return out, nil
 }

@@ -13,6 +13,7 @@ import (
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/discovery"
 	"k8s.io/client-go/rest"
 	"sigs.k8s.io/cli-utils/pkg/kstatus/status"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -31,6 +32,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/source"
 
 	"github.com/chartpilot/chartpilot/internal/crdready"
+	"github.com/chartpilot/chartpilot/operator/backup"
 	"github.com/chartpilot/chartpilot/operator/reconciler"
 	"github.com/chartpilot/chartpilot/operator/release"
 	"github.com/chartpilot/chartpilot/operator/releasemetrics"
@@ -80,6 +82,11 @@ type Options struct {
 	// operator by `make install`, OLM or the scorecard). Default
 	// DefaultServedTimeout.
 	ServedTimeout time.Duration
+
+	// MoverImage is the image of the pods that copy volumes for backups
+	// and restores: the operator's own. Empty finds it from the operator's
+	// pod (see backup.Options.MoverImage).
+	MoverImage string
 
 	// SkipNameValidation lets several operators for the same kinds run in
 	// one process (the scorecard's cluster tests, tests): controller-runtime
@@ -154,6 +161,15 @@ func New(opts Options) (manager.Manager, error) {
 	for _, w := range opts.Watches {
 		byObject[crObject(w.GroupVersionKind())] = cache.ByObject{Label: w.LabelSelector, Transform: cache.TransformStripManagedFields()}
 	}
+	backups, err := servedBackups(opts.Config, opts.Watches)
+	if err != nil {
+		return nil, err
+	}
+	for _, gvk := range backups {
+		for _, o := range backup.Objects(gvk) {
+			byObject[o] = cache.ByObject{Label: labels.Everything(), Transform: cache.TransformStripManagedFields()}
+		}
+	}
 	gate, err := newServerGate(opts.Config)
 	if err != nil {
 		return nil, err
@@ -220,7 +236,38 @@ func New(opts Options) (manager.Manager, error) {
 			return nil, err
 		}
 	}
+	for _, gvk := range backups {
+		err := backup.Add(mgr, backup.Options{
+			Watched: gvk, Client: mgr.GetClient(), Reader: mgr.GetAPIReader(), Releases: helm,
+			Config: opts.Config, MoverImage: opts.MoverImage,
+			Recorder: mgr.GetEventRecorderFor(strings.ToLower(gvk.Kind) + "-backup"),
+			Log:      opts.Log.WithName(strings.ToLower(gvk.Kind) + "-backup"),
+		}, opts.SkipNameValidation)
+		if err != nil {
+			return nil, err
+		}
+	}
 	return mgr, nil
+}
+
+// servedBackups are the watched kinds whose backup and restore kinds the
+// API server serves (their CRDs installed with the operator's).
+func servedBackups(cfg *rest.Config, ws []watches.Watch) ([]schema.GroupVersionKind, error) {
+	dc, err := discovery.NewDiscoveryClientForConfig(cfg)
+	if err != nil {
+		return nil, err
+	}
+	var out []schema.GroupVersionKind
+	for _, w := range ws {
+		ok, err := backup.Served(dc, w.GroupVersionKind())
+		if err != nil {
+			return nil, err
+		}
+		if ok {
+			out = append(out, w.GroupVersionKind())
+		}
+	}
+	return out, nil
 }
 
 // Run waits until discovery serves the watched kinds, then runs the

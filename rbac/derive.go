@@ -17,6 +17,7 @@ import (
 
 	"github.com/chartpilot/chartpilot/chart"
 	"github.com/chartpilot/chartpilot/operator/autoscale"
+	backupapi "github.com/chartpilot/chartpilot/operator/backup/api"
 )
 
 // ErrRemovedAPI is wrapped by Result.Err (and CheckCRDs' error) when the
@@ -30,6 +31,8 @@ type Owner struct {
 	Group string
 	// Resource is the plural resource name, e.g. "webapps".
 	Resource string
+	// Kind is the kind, e.g. "WebApp"; needed with Options.Backup.
+	Kind string
 }
 
 // Options say what to derive RBAC for.
@@ -53,11 +56,18 @@ type Options struct {
 	// Config, when set, resolves kinds through this cluster's discovery
 	// before the built-in table.
 	Config *rest.Config
+	// Backup grants what the backups and restores of the owner need (see
+	// operator/backup): their kinds, mover pods, hooks through pods/exec,
+	// claims, Secrets and ConfigMaps restored, the owner created.
+	Backup bool
 }
 
 func (o Options) withDefaults() (Options, error) {
 	if o.Chart == nil {
 		return o, errors.New("deriving RBAC: no chart")
+	}
+	if o.Backup && o.Owner.Kind == "" {
+		return o, errors.New("deriving RBAC: backup rules need the owner's kind")
 	}
 	if o.Owner.Group == "" || o.Owner.Resource == "" {
 		return o, errors.New("deriving RBAC: the owner custom resource needs a group and a resource")
@@ -449,6 +459,9 @@ func (d *derivation) grantOperator() {
 		d.rules.add(true, autoscale.HPAKind.Group, "horizontalpodautoscalers", nil, manageVerbs,
 			"spec."+autoscale.Field+": the HorizontalPodAutoscalers the operator adds for "+strings.Join(scaled, ", "))
 	}
+	if d.opts.Backup {
+		d.grantBackup()
+	}
 }
 
 // scalable lists the kinds the operator adds an HPA for when a custom
@@ -467,6 +480,22 @@ func (d *derivation) scalable() []string {
 	}
 	sort.Strings(out)
 	return out
+}
+
+// grantBackup adds what the operator's backups and restores need.
+func (d *derivation) grantBackup() {
+	o := d.opts.Owner
+	watched := schema.GroupVersionKind{Group: o.Group, Kind: o.Kind}
+	for _, r := range []string{backupapi.BackupResource(watched).Resource, backupapi.RestoreResource(watched).Resource} {
+		d.rules.add(true, o.Group, r, nil, []string{"get", "list", "watch", "patch", "update"}, r+"."+o.Group+": backups and restores of the custom resource")
+		d.rules.add(true, o.Group, r+"/status", nil, []string{"get", "patch", "update"}, r+"."+o.Group+": their status")
+	}
+	d.rules.add(true, o.Group, o.Resource, nil, []string{"create"}, o.Resource+"."+o.Group+": a restore creates the custom resource")
+	d.rules.add(true, "", "pods", nil, []string{"get", "list", "watch", "create", "delete", "deletecollection"}, "backup and restore: the mover pods that copy volumes, the hooks' pods")
+	d.rules.add(true, "", "pods/exec", nil, []string{"create"}, "backup and restore: Velero's hook annotations run commands in pods")
+	d.rules.add(true, "", "persistentvolumeclaims", nil, []string{"get", "list", "watch", "create", "update"}, "backup and restore: the volumes copied and recreated")
+	d.rules.add(true, "", "configmaps", nil, []string{"get", "list", "watch", "create", "update"}, "backup and restore: the ConfigMaps a release renders")
+	d.rules.add(true, "", "secrets", nil, manageVerbs, "backup and restore: the contents of a backup, the Secrets a release renders")
 }
 
 // makesPods says whether the chart creates workloads whose pods the

@@ -4,6 +4,7 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -74,8 +75,14 @@ func TestScaffoldedProjectOnAPIServer(t *testing.T) {
 			if err != nil {
 				t.Fatalf("the API server refused the CRD: %v", err)
 			}
-			if len(crds) != 1 || crds[0].Spec.Names.Plural != plural {
-				t.Fatalf("CRDs installed: %v", crds)
+			// The API's CRD, and its backups' and restores'.
+			var names []string
+			for _, crd := range crds {
+				names = append(names, crd.Spec.Names.Plural)
+			}
+			slices.Sort(names)
+			if want := []string{strings.ToLower(r.Kind) + "backups", strings.ToLower(r.Kind) + "restores", plural}; !slices.Equal(names, slices.Sorted(slices.Values(want))) {
+				t.Fatalf("CRDs installed: %v, want %v", names, want)
 			}
 			var sample unstructured.Unstructured
 			readYAML(t, filepath.Join(dir, "config", "samples", r.FullGroup()+"_"+r.Version+"_"+strings.ToLower(r.Kind)+".yaml"), &sample.Object)

@@ -9,6 +9,7 @@ import (
 
 	"sigs.k8s.io/yaml"
 
+	"github.com/chartpilot/chartpilot/operator/backup"
 	"github.com/chartpilot/chartpilot/operator/watches"
 )
 
@@ -24,10 +25,11 @@ const (
 	// OperatorHome is the runtime's working directory and HOME.
 	OperatorHome = "/opt/helm"
 	// OperatorBinary is the runtime binary in the operator image: a static
-	// build of cmd/chartpilot-operator.
-	OperatorBinary = "/usr/local/bin/chartpilot-operator"
-	// OperatorUser is the non-root user (and group) the operator runs as.
-	OperatorUser = 65532
+	// build of cmd/chartpilot-operator (whose mover command backups run).
+	OperatorBinary = backup.MoverBinary
+	// OperatorUser is the non-root user (and group) the operator runs as,
+	// and its mover pods when the operand's pods name no user.
+	OperatorUser = backup.DefaultMoverUser
 )
 
 // Project is the PROJECT file, in operator-sdk's (kubebuilder's) version 3 format.

@@ -379,7 +379,7 @@ func TestInitKeepsValuesTheTemplatesRead(t *testing.T) {
 			t.Errorf("init's output lacks %q:\n%s", want, out.String())
 		}
 	}
-	matches, err := filepath.Glob(filepath.Join(dir, "config", "crd", "bases", "*.yaml"))
+	matches, err := filepath.Glob(filepath.Join(dir, "config", "crd", "bases", "*_helperses.yaml"))
 	if err != nil || len(matches) != 1 {
 		t.Fatalf("CRDs written: %v, %v", matches, err)
 	}

@@ -71,6 +71,8 @@ type clusterRun struct {
 	running int
 	// metricsAddr, when set, is where the operators serve their metrics.
 	metricsAddr string
+	// moverImage, when set, is the image of the operators' mover pods.
+	moverImage string
 }
 
 type cleanup struct {
@@ -374,6 +376,7 @@ func (c *clusterRun) startOperator(projectDir, sa string) (*runningOperator, err
 		MetricsBindAddress: cmp.Or(c.metricsAddr, "0"), HealthProbeBindAddress: "0",
 		Log:                c.opts.Log.WithValues("namespace", c.ns),
 		SkipNameValidation: true, // one after another, for the same kinds
+		MoverImage:         c.moverImage,
 	})
 	if err != nil {
 		return nil, fmt.Errorf("starting the operator: %w", err)

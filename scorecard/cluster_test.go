@@ -270,8 +270,8 @@ func TestClusterTestsWithoutACluster(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(list.Items) != 7 {
-		t.Fatalf("want the 7 chartpilot tests, got %d", len(list.Items))
+	if len(list.Items) != 8 {
+		t.Fatalf("want the 8 chartpilot tests, got %d", len(list.Items))
 	}
 	for _, item := range list.Items {
 		res := item.Status.Results[0]

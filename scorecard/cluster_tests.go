@@ -11,6 +11,9 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+
+	backupapi "github.com/chartpilot/chartpilot/operator/backup/api"
 )
 
 // installed is what install leaves for the next steps.
@@ -26,6 +29,7 @@ func (c *clusterRun) install(ctx context.Context, b *Bundle, project string) (*i
 	if err != nil {
 		return nil, err
 	}
+	crs = releaseCRs(crs)
 	sa, err := c.installBundle(ctx, b)
 	if err != nil {
 		return nil, err
@@ -40,6 +44,22 @@ func (c *clusterRun) install(ctx context.Context, b *Bundle, project string) (*i
 	}
 	_, err = c.waitDeployed(ctx, created, nil)
 	return &installed{op: op, crs: created}, err
+}
+
+// releaseCRs drops the backup and restore examples (see operator/backup):
+// they make no release, and the backup-restore test makes its own.
+func releaseCRs(crs []*unstructured.Unstructured) []*unstructured.Unstructured {
+	kinds := map[schema.GroupKind]bool{}
+	for _, cr := range crs {
+		kinds[cr.GroupVersionKind().GroupKind()] = true
+	}
+	var out []*unstructured.Unstructured
+	for _, cr := range crs {
+		if w, ok := backupapi.Watched(cr.GroupVersionKind()); !ok || !kinds[w.GroupKind()] {
+			out = append(out, cr)
+		}
+	}
+	return out
 }
 
 // upgrade installs the previous bundle (FromBundleDir) and its operator,

@@ -38,6 +38,9 @@ const (
 	// ChartpilotAutorollback takes arguments after its name; see
 	// autorollbackArgs.
 	ChartpilotAutorollback = "chartpilot-autorollback"
+	// ChartpilotBackupRestore proves the backup and restore of the
+	// operand's data (see operator/backup).
+	ChartpilotBackupRestore = "chartpilot-backup-restore"
 )
 
 // testEntrypoint is the command of operator-sdk's test image; its first
@@ -74,6 +77,7 @@ func builtins() []builtin {
 		{name: ChartpilotInsights, suite: SuiteChartpilot, cluster: true, run: insightsTest},
 		{name: ChartpilotAutoscale, suite: SuiteChartpilot, cluster: true, run: autoscaleTest},
 		{name: ChartpilotAutorollback, suite: SuiteChartpilot, cluster: true, run: autorollbackTest},
+		{name: ChartpilotBackupRestore, suite: SuiteChartpilot, cluster: true, run: backupRestoreTest},
 	}
 }
 

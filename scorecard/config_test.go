@@ -78,7 +78,7 @@ stages:
     labels: {suite: olm}
 `,
 			selector: "suite=basic",
-			wantErr:  `config.yaml: stages[0].tests[0]: unknown test "olm-crds-have-schemas"; built-in tests: basic-check-spec, chartpilot-autorollback, chartpilot-autoscale, chartpilot-insights, chartpilot-install`,
+			wantErr:  `config.yaml: stages[0].tests[0]: unknown test "olm-crds-have-schemas"; built-in tests: basic-check-spec, chartpilot-autorollback, chartpilot-autoscale, chartpilot-backup-restore, chartpilot-insights, chartpilot-install`,
 		},
 		{
 			name: "a test image",

@@ -20,9 +20,11 @@ import (
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"sigs.k8s.io/yaml"
 
 	"github.com/chartpilot/chartpilot/internal/promrule"
+	backupapi "github.com/chartpilot/chartpilot/operator/backup/api"
 	"github.com/chartpilot/chartpilot/operator/reconciler"
 	"github.com/chartpilot/chartpilot/operator/releasemetrics"
 	"github.com/chartpilot/chartpilot/scaffold"
@@ -133,9 +135,16 @@ func healthInSchema(b *Bundle) error {
 		return err
 	}
 	var errs []error
+	kinds := map[string]bool{}
+	for _, crd := range crds {
+		kinds[crd.Spec.Group+"/"+crd.Spec.Names.Kind] = true
+	}
 	for _, crd := range crds {
 		for _, v := range crd.Spec.Versions {
-			if !v.Served {
+			// Backups and restores (of a kind of the bundle) make no
+			// release: no health.
+			gvk := schema.GroupVersionKind{Group: crd.Spec.Group, Version: v.Name, Kind: crd.Spec.Names.Kind}
+			if w, ok := backupapi.Watched(gvk); !v.Served || ok && kinds[w.Group+"/"+w.Kind] {
 				continue
 			}
 			var props map[string]apiextensionsv1.JSONSchemaProps

@@ -32,6 +32,6 @@ func newRootCommand(streams genericiooptions.IOStreams) *cobra.Command {
 	cmd.SetOut(streams.Out)
 	cmd.SetErr(streams.ErrOut)
 	configFlags := runcmd.AddClusterFlags(cmd.PersistentFlags())
-	cmd.AddCommand(runcmd.New(streams, configFlags))
+	cmd.AddCommand(runcmd.New(streams, configFlags), runcmd.NewMover(streams))
 	return cmd
 }

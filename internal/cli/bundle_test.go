@@ -43,7 +43,7 @@ func TestBundleCommands(t *testing.T) {
 		{name: "validate", args: []string{"bundle", "validate", filepath.Join(dir, "bundle")}, wantOut: "is valid: 0 error(s)"},
 		{name: "validate rejects a bad selector", args: []string{"bundle", "validate", filepath.Join(dir, "bundle"), "--select-optional", "operatorhub"}, wantErr: "want suite=NAME"},
 		{name: "validate rejects a bad output", args: []string{"bundle", "validate", "-o", "xml"}, wantErr: "must be one of text, json"},
-		{name: "capabilities", args: []string{"bundle", "capabilities", dir}, wantOut: "[ ] backup and restore: chartpilot has no backup"},
+		{name: "capabilities", args: []string{"bundle", "capabilities", dir}, wantOut: "[ ] backup and restore: not proven: no scorecard results given"},
 		{name: "build", args: []string{"bundle", "build", "--store", store, "--tag", ref, filepath.Join(dir, "bundle")}, wantOut: "built " + ref + "@sha256:"},
 		{name: "push", args: []string{"bundle", "push", "--store", store, ref}, wantOut: "pushed " + ref + "@sha256:"},
 		// make catalog-build catalog-push: the pushed bundle published in a

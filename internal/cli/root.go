@@ -46,6 +46,8 @@ cluster with real OLM to try all of it on one machine.`,
 		newScorecardCommand(streams, configFlags),
 		newBundleCommand(streams),
 		newImageCommand(streams),
+		newBackupCommand(streams, configFlags),
+		newRestoreCommand(streams, configFlags),
 	)
 	return cmd
 }

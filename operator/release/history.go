@@ -8,6 +8,7 @@ import (
 
 	"helm.sh/helm/v3/pkg/chart"
 	helmrelease "helm.sh/helm/v3/pkg/release"
+	"helm.sh/helm/v3/pkg/storage/driver"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
@@ -197,4 +198,23 @@ func (w *writeLog) overlay(name string, index map[string]cachedRecord) map[strin
 		delete(w.byName, name)
 	}
 	return out
+}
+
+// Latest reads the newest revision of a release whole (chart, values and
+// manifest) from Helm's storage, bypassing the index: what a backup keeps.
+func (c *Client) Latest(ctx context.Context, namespace, name string) (*helmrelease.Release, error) {
+	rels, err := c.driver(namespace).query(labels.Set{"owner": "helm", "name": name})
+	if err != nil {
+		return nil, fmt.Errorf("reading release %s/%s: %w", namespace, name, err)
+	}
+	if len(rels) == 0 {
+		return nil, fmt.Errorf("release %s/%s: %w", namespace, name, driver.ErrReleaseNotFound)
+	}
+	latest := rels[0]
+	for _, r := range rels[1:] {
+		if r.Version > latest.Version {
+			latest = r
+		}
+	}
+	return latest, nil
 }

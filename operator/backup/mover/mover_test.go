@@ -1,0 +1,119 @@
+package mover
+
+import (
+	"archive/tar"
+	"bytes"
+	"compress/gzip"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+// A tree archived and extracted elsewhere comes back with its contents,
+// modes and links, and the sizes reported are the archive's.
+func TestRoundTrip(t *testing.T) {
+	src := t.TempDir()
+	files := map[string]string{"marker": "hello", "db/data.bin": strings.Repeat("x", 1<<20), "db/ro/conf": "ro"}
+	for name, data := range files {
+		path := filepath.Join(src, name)
+		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(path, []byte(data), 0o640); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.Symlink("db/data.bin", filepath.Join(src, "link")); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chmod(filepath.Join(src, "db", "ro"), 0o555); err != nil {
+		t.Fatal(err)
+	}
+	archive := filepath.Join(t.TempDir(), "sub", "v.tar.gz")
+	wrote, err := ArchiveFile(src, archive)
+	if err != nil {
+		t.Fatal(err)
+	}
+	st, err := os.Stat(archive)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if wrote.Size != st.Size() || wrote.Files != 3 {
+		t.Errorf("archive result %+v, want size %d and 3 files", wrote, st.Size())
+	}
+	if _, err := os.Stat(archive + ".partial"); !os.IsNotExist(err) {
+		t.Errorf("the partial file is left: %v", err)
+	}
+	dst := t.TempDir()
+	read, err := ExtractFile(archive, dst)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if read.Size != st.Size() || read.Files != 3 {
+		t.Errorf("extract result %+v, want size %d and 3 files", read, st.Size())
+	}
+	for name, data := range files {
+		got, err := os.ReadFile(filepath.Join(dst, name))
+		if err != nil || string(got) != data {
+			t.Errorf("%s: %d bytes, %v", name, len(got), err)
+		}
+		fi, _ := os.Stat(filepath.Join(dst, name))
+		if fi != nil && fi.Mode().Perm() != 0o640 {
+			t.Errorf("%s: mode %v, want 0640", name, fi.Mode().Perm())
+		}
+	}
+	if link, err := os.Readlink(filepath.Join(dst, "link")); err != nil || link != "db/data.bin" {
+		t.Errorf("link = %q, %v", link, err)
+	}
+	if fi, err := os.Stat(filepath.Join(dst, "db", "ro")); err != nil || fi.Mode().Perm() != 0o555 {
+		t.Errorf("read-only dir: %v, %v", fi, err)
+	}
+	_ = os.Chmod(filepath.Join(dst, "db", "ro"), 0o755)
+	_ = os.Chmod(filepath.Join(src, "db", "ro"), 0o755)
+}
+
+// An archive whose entries climb out of the volume is refused.
+func TestExtractRefusesEscapes(t *testing.T) {
+	for _, name := range []string{"../evil", "/etc/evil", "a/../../evil"} {
+		var buf bytes.Buffer
+		zw := gzip.NewWriter(&buf)
+		tw := tar.NewWriter(zw)
+		_ = tw.WriteHeader(&tar.Header{Name: name, Mode: 0o644, Size: 1, Typeflag: tar.TypeReg})
+		_, _ = tw.Write([]byte("x"))
+		_ = tw.Close()
+		_ = zw.Close()
+		dir := t.TempDir()
+		if _, err := Extract(&buf, dir); err == nil {
+			t.Errorf("%s: extracted, want refused", name)
+		}
+	}
+}
+
+// A result survives its termination message.
+func TestParseResult(t *testing.T) {
+	r, err := ParseResult(`{"size":12,"files":3}`)
+	if err != nil || r.Size != 12 || r.Files != 3 {
+		t.Errorf("%+v %v", r, err)
+	}
+	if _, err := ParseResult("panic: boom"); err == nil {
+		t.Error("a message that is not a result parsed")
+	}
+}
+
+// A volume whose mode is fixed a moment after the mover starts (as the
+// local cluster's hostPath provisioner does) is waited for.
+func TestWaitsForAWritableVolume(t *testing.T) {
+	if os.Geteuid() == 0 {
+		t.Skip("root writes anywhere")
+	}
+	dir := t.TempDir()
+	if err := os.Chmod(dir, 0o500); err != nil {
+		t.Fatal(err)
+	}
+	go func() { time.Sleep(time.Second); _ = os.Chmod(dir, 0o700) }()
+	if _, err := ArchiveFile(t.TempDir(), filepath.Join(dir, "a", "v.tar.gz")); err != nil {
+		t.Fatal(err)
+	}
+}

@@ -1,0 +1,493 @@
+package backup
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+
+	"github.com/chartpilot/chartpilot/operator/backup/api"
+	"github.com/chartpilot/chartpilot/operator/backup/mover"
+	"github.com/chartpilot/chartpilot/operator/reconciler"
+)
+
+// Reasons only a restore reports.
+const (
+	ReasonBackupNotFound     = "BackupNotFound"
+	ReasonBackupNotCompleted = "BackupNotCompleted"
+	ReasonAlreadyExists      = "AlreadyExists"
+	ReasonCrossNamespace     = "CrossNamespaceUnsupported"
+	ReasonRestoringVolumes   = "RestoringVolumes"
+	ReasonReleaseFailed      = "ReleaseFailed"
+)
+
+// DefaultReleaseTimeout bounds how long a restore waits for the restored
+// CR's release to be deployed.
+const DefaultReleaseTimeout = 5 * time.Minute
+
+// Helm's ownership metadata: a release adopts an existing object that
+// carries them with its name and namespace.
+const (
+	helmManagedBy        = "app.kubernetes.io/managed-by"
+	helmReleaseName      = "meta.helm.sh/release-name"
+	helmReleaseNamespace = "meta.helm.sh/release-namespace"
+)
+
+// RestoreReconciler reconciles the <Kind>Restores of one watched kind.
+//
+// It checks first, changing nothing: the Backup is Completed, and nothing
+// it would create exists (unless spec.overwrite): the CR, its claims,
+// Secrets and ConfigMaps (reason AlreadyExists). Running: the Secrets,
+// ConfigMaps and claims are created with Helm's ownership metadata for the
+// restored release, mover pods refill the claims, then the CR is created;
+// Completed once its release is Deployed and Ready and the post-restore
+// hooks ran.
+type RestoreReconciler struct {
+	opts Options
+}
+
+// NewRestoreReconciler returns the reconciler of opts.Watched's restores.
+func NewRestoreReconciler(opts Options) *RestoreReconciler {
+	opts.defaults()
+	return &RestoreReconciler{opts: opts}
+}
+
+// restoreRun is one restore's world.
+type restoreRun struct {
+	obj      *unstructured.Unstructured
+	spec     api.RestoreSpec
+	st       *api.RestoreStatus
+	backup   api.BackupSpec
+	contents *Contents
+	// ns and name are where the CR is restored.
+	ns, name string
+}
+
+func (r *RestoreReconciler) Reconcile(ctx context.Context, req reconcile.Request) (reconcile.Result, error) {
+	obj := &unstructured.Unstructured{}
+	obj.SetGroupVersionKind(api.RestoreKind(r.opts.Watched))
+	if err := r.opts.Client.Get(ctx, req.NamespacedName, obj); err != nil {
+		return reconcile.Result{}, client.IgnoreNotFound(err)
+	}
+	run := &restoreRun{obj: obj, st: &api.RestoreStatus{}}
+	if err := fromObject(obj, &run.spec, run.st); err != nil {
+		return reconcile.Result{}, err
+	}
+	if run.st.Phase.Done() {
+		return reconcile.Result{}, nil
+	}
+	res, err := r.step(ctx, run)
+	if werr := writeStatus(ctx, r.opts.Client, obj, run.st); werr != nil {
+		return reconcile.Result{}, errors.Join(err, werr)
+	}
+	return res, err
+}
+
+func (r *RestoreReconciler) step(ctx context.Context, run *restoreRun) (reconcile.Result, error) {
+	if failed, err := r.load(ctx, run); failed || err != nil {
+		return reconcile.Result{}, err
+	}
+	switch {
+	case run.st.Phase == "" || run.st.Phase == api.PhasePending:
+		return r.start(ctx, run)
+	case run.st.Restored == "":
+		return r.volumes(ctx, run)
+	default:
+		return r.release(ctx, run)
+	}
+}
+
+// load reads the Backup and its contents; failed says the restore failed.
+func (r *RestoreReconciler) load(ctx context.Context, run *restoreRun) (failed bool, err error) {
+	ns := run.obj.GetNamespace()
+	b := &unstructured.Unstructured{}
+	b.SetGroupVersionKind(api.BackupKind(r.opts.Watched))
+	if err := r.opts.Reader.Get(ctx, client.ObjectKey{Namespace: ns, Name: run.spec.BackupName}, b); err != nil {
+		if apierrors.IsNotFound(err) {
+			r.fail(run, ReasonBackupNotFound, fmt.Sprintf("%s %s/%s does not exist", b.GetKind(), ns, run.spec.BackupName))
+			return true, nil
+		}
+		return false, fmt.Errorf("reading backup %s: %w", run.spec.BackupName, err)
+	}
+	var bst api.BackupStatus
+	if err := fromObject(b, &run.backup, &bst); err != nil {
+		return false, err
+	}
+	if bst.Phase != api.PhaseCompleted {
+		r.fail(run, ReasonBackupNotCompleted, fmt.Sprintf("backup %s is %q, not Completed", run.spec.BackupName, bst.Phase))
+		return true, nil
+	}
+	if run.contents, err = loadContents(ctx, r.opts.Reader, ns, run.spec.BackupName); err != nil {
+		r.fail(run, ReasonContentsLost, err.Error())
+		return true, nil
+	}
+	run.ns, run.name = ns, run.contents.Release
+	if run.spec.TargetNamespace != "" {
+		run.ns = run.spec.TargetNamespace
+	}
+	if run.spec.TargetName != "" {
+		run.name = run.spec.TargetName
+	}
+	return false, nil
+}
+
+// rename maps a name of the backed-up release to the restored one's:
+// charts name their objects after the release.
+func (run *restoreRun) rename(name string) string {
+	if old := run.contents.Release; old != run.name && strings.Contains(name, old) {
+		return strings.Replace(name, old, run.name, 1)
+	}
+	return name
+}
+
+// start checks that nothing would be overwritten, then creates the
+// objects and the mover pods.
+func (r *RestoreReconciler) start(ctx context.Context, run *restoreRun) (reconcile.Result, error) {
+	if run.ns != run.obj.GetNamespace() && len(run.contents.Claims) > 0 && run.backup.Target.PVC != nil {
+		r.fail(run, ReasonCrossNamespace, fmt.Sprintf("backup %s keeps its volumes on claim %s of namespace %s, which pods of namespace %s cannot mount: restore into %s, or back up to an S3 target",
+			run.spec.BackupName, run.backup.Target.PVC.ClaimName, run.obj.GetNamespace(), run.ns, run.obj.GetNamespace()))
+		return reconcile.Result{}, nil
+	}
+	if !run.spec.Overwrite {
+		existing, err := r.existing(ctx, run)
+		if err != nil {
+			return reconcile.Result{}, err
+		}
+		if len(existing) > 0 {
+			r.fail(run, ReasonAlreadyExists, fmt.Sprintf("%s exist(s) in namespace %s; nothing was changed (set spec.overwrite to replace them)", strings.Join(existing, ", "), run.ns))
+			return reconcile.Result{}, nil
+		}
+	}
+	image, err := r.opts.moverImage(ctx)
+	if err != nil {
+		r.fail(run, ReasonNoMoverImage, err.Error())
+		return reconcile.Result{}, nil
+	}
+	if err := r.createObjects(ctx, run); err != nil {
+		return reconcile.Result{}, err
+	}
+	if err := r.copyCredentials(ctx, run); err != nil {
+		return reconcile.Result{}, err
+	}
+	run.st.Phase, run.st.Reason = api.PhaseRunning, ReasonRestoringVolumes
+	run.st.Message = fmt.Sprintf("refilling %d volume(s) from backup %s", len(run.contents.Claims), run.spec.BackupName)
+	run.st.StartTime = ptr.To(metav1.NewTime(r.opts.Now()))
+	run.st.Volumes = nil
+	for _, c := range run.contents.Claims {
+		run.st.Volumes = append(run.st.Volumes, api.VolumeResult{ClaimName: run.rename(c.Name), Phase: api.PhasePending})
+		if err := r.createMover(ctx, run, image, c.Name); err != nil {
+			return reconcile.Result{}, err
+		}
+	}
+	r.opts.event(run.obj, corev1.EventTypeNormal, "RestoreStarted", run.st.Message)
+	return reconcile.Result{RequeueAfter: pollPeriod}, nil
+}
+
+// existing names what the restore would create that already exists.
+func (r *RestoreReconciler) existing(ctx context.Context, run *restoreRun) ([]string, error) {
+	var out []string
+	check := func(kind string, obj client.Object, name string) error {
+		err := r.opts.Reader.Get(ctx, client.ObjectKey{Namespace: run.ns, Name: name}, obj)
+		switch {
+		case err == nil:
+			out = append(out, kind+" "+name)
+		case !apierrors.IsNotFound(err):
+			return fmt.Errorf("looking for %s %s/%s: %w", kind, run.ns, name, err)
+		}
+		return nil
+	}
+	cr := &unstructured.Unstructured{}
+	cr.SetGroupVersionKind(r.opts.Watched)
+	if err := check(r.opts.Watched.Kind, cr, run.name); err != nil {
+		return nil, err
+	}
+	for _, c := range run.contents.Claims {
+		if err := check("PersistentVolumeClaim", &corev1.PersistentVolumeClaim{}, run.rename(c.Name)); err != nil {
+			return nil, err
+		}
+	}
+	for _, s := range run.contents.Secrets {
+		if err := check("Secret", &corev1.Secret{}, run.rename(s.Name)); err != nil {
+			return nil, err
+		}
+	}
+	for _, cm := range run.contents.ConfigMaps {
+		if err := check("ConfigMap", &corev1.ConfigMap{}, run.rename(cm.Name)); err != nil {
+			return nil, err
+		}
+	}
+	return out, nil
+}
+
+// adopt gives meta the restored release's ownership, so that its install
+// takes the object over instead of refusing it.
+func (run *restoreRun) adopt(m metav1.ObjectMeta) metav1.ObjectMeta {
+	m.Name, m.Namespace = run.rename(m.Name), run.ns
+	m.Labels, m.Annotations = copyMap(m.Labels), copyMap(m.Annotations)
+	if m.Labels[instanceLabel] == run.contents.Release {
+		m.Labels[instanceLabel] = run.name
+	}
+	m.Labels[helmManagedBy] = "Helm"
+	m.Labels[api.RestoreLabel] = run.obj.GetName()
+	m.Annotations[helmReleaseName] = run.name
+	m.Annotations[helmReleaseNamespace] = run.ns
+	return m
+}
+
+func copyMap(m map[string]string) map[string]string {
+	out := make(map[string]string, len(m)+2)
+	for k, v := range m {
+		out[k] = v
+	}
+	return out
+}
+
+// createObjects creates (or, with overwrite, replaces) the Secrets,
+// ConfigMaps and claims of the backup.
+func (r *RestoreReconciler) createObjects(ctx context.Context, run *restoreRun) error {
+	var objs []client.Object
+	for _, s := range run.contents.Secrets {
+		objs = append(objs, &corev1.Secret{ObjectMeta: run.adopt(s.ObjectMeta), Type: s.Type, Data: s.Data, Immutable: s.Immutable})
+	}
+	for _, cm := range run.contents.ConfigMaps {
+		objs = append(objs, &corev1.ConfigMap{ObjectMeta: run.adopt(cm.ObjectMeta), Data: cm.Data, BinaryData: cm.BinaryData, Immutable: cm.Immutable})
+	}
+	for _, c := range run.contents.Claims {
+		objs = append(objs, &corev1.PersistentVolumeClaim{ObjectMeta: run.adopt(c.ObjectMeta), Spec: c.Spec})
+	}
+	for _, o := range objs {
+		err := r.opts.Client.Create(ctx, o)
+		if apierrors.IsAlreadyExists(err) && run.spec.Overwrite {
+			if _, isClaim := o.(*corev1.PersistentVolumeClaim); isClaim {
+				continue // refilled in place
+			}
+			err = r.replace(ctx, o)
+		}
+		if err != nil && !apierrors.IsAlreadyExists(err) {
+			return fmt.Errorf("restoring %T %s/%s: %w", o, o.GetNamespace(), o.GetName(), err)
+		}
+	}
+	return nil
+}
+
+func (r *RestoreReconciler) replace(ctx context.Context, o client.Object) error {
+	cur := o.DeepCopyObject().(client.Object)
+	if err := r.opts.Reader.Get(ctx, client.ObjectKeyFromObject(o), cur); err != nil {
+		return err
+	}
+	o.SetResourceVersion(cur.GetResourceVersion())
+	return r.opts.Client.Update(ctx, o)
+}
+
+func (r *RestoreReconciler) createMover(ctx context.Context, run *restoreRun, image, claim string) error {
+	sec := run.contents.Security[claim]
+	if sec == nil {
+		sec = &corev1.PodSecurityContext{RunAsUser: ptr.To[int64](DefaultMoverUser), RunAsGroup: ptr.To[int64](DefaultMoverUser)}
+	}
+	where, flags := archiveLocation(run.backup.Target, run.obj.GetNamespace(), run.spec.BackupName, claim)
+	pod := moverPod(moverSpec{
+		name: moverName(run.obj.GetName(), "restore", claim), namespace: run.ns, image: image,
+		labels: map[string]string{api.RestoreLabel: run.obj.GetName(), api.ClaimLabel: run.rename(claim), moverLabel: "restore"},
+		owner:  ownerRef(run.obj),
+		args:   append([]string{"restore", "--from", where, "--to", sourceMount}, flags...),
+		source: run.rename(claim), archive: targetClaim(run.backup.Target), archiveRO: true,
+		security: sec, s3Secret: run.credentialsSecret(),
+	})
+	if run.ns != run.obj.GetNamespace() {
+		// An owner of another namespace would have the pod collected.
+		pod.OwnerReferences = nil
+	}
+	if err := r.opts.Client.Create(ctx, pod); err != nil && !apierrors.IsAlreadyExists(err) {
+		return fmt.Errorf("creating mover pod %s for claim %s: %w", pod.Name, run.rename(claim), err)
+	}
+	return nil
+}
+
+// volumes waits for the mover pods, then creates the CR.
+func (r *RestoreReconciler) volumes(ctx context.Context, run *restoreRun) (reconcile.Result, error) {
+	pending := 0
+	for i, c := range run.contents.Claims {
+		if i >= len(run.st.Volumes) {
+			break
+		}
+		v := &run.st.Volumes[i]
+		if v.Phase == api.PhaseCompleted {
+			continue
+		}
+		name := moverName(run.obj.GetName(), "restore", c.Name)
+		pod := &corev1.Pod{}
+		err := r.opts.Reader.Get(ctx, client.ObjectKey{Namespace: run.ns, Name: name}, pod)
+		if apierrors.IsNotFound(err) {
+			image, ierr := r.opts.moverImage(ctx)
+			if ierr != nil {
+				r.fail(run, ReasonNoMoverImage, ierr.Error())
+				return reconcile.Result{}, nil
+			}
+			if err := r.createMover(ctx, run, image, c.Name); err != nil {
+				return reconcile.Result{}, err
+			}
+			pending++
+			continue
+		}
+		if err != nil {
+			return reconcile.Result{}, fmt.Errorf("reading mover pod %s: %w", name, err)
+		}
+		ps := moverState(pod)
+		switch {
+		case !ps.done:
+			v.Phase = api.PhaseRunning
+			pending++
+		case ps.failed:
+			v.Phase, v.Message = api.PhaseFailed, moverMessage(ps.message)
+			r.fail(run, ReasonMoverFailed, fmt.Sprintf("refilling claim %s (pod %s) failed: %s", v.ClaimName, name, v.Message))
+			return reconcile.Result{}, nil
+		default:
+			res, err := mover.ParseResult(ps.message)
+			if err != nil {
+				r.fail(run, ReasonMoverFailed, fmt.Sprintf("refilling claim %s (pod %s): %v", v.ClaimName, name, err))
+				return reconcile.Result{}, nil
+			}
+			v.Phase, v.Size, v.Files = api.PhaseCompleted, res.Size, res.Files
+		}
+	}
+	if pending > 0 {
+		return reconcile.Result{RequeueAfter: pollPeriod}, nil
+	}
+	if err := r.createCR(ctx, run); err != nil {
+		return reconcile.Result{}, err
+	}
+	r.opts.deleteMoversOf(ctx, run.ns, api.RestoreLabel, run.obj.GetName())
+	if err := r.deleteCredentials(ctx, run); err != nil {
+		return reconcile.Result{}, err
+	}
+	run.st.Restored = run.ns + "/" + run.name
+	run.st.Reason = ReasonWaitingForRelease
+	run.st.Message = fmt.Sprintf("%s %s created; waiting for its release", r.opts.Watched.Kind, run.st.Restored)
+	return reconcile.Result{RequeueAfter: pollPeriod}, nil
+}
+
+// createCR creates the CR from the backup (or, with overwrite, replaces
+// the spec, labels and annotations of the one there).
+func (r *RestoreReconciler) createCR(ctx context.Context, run *restoreRun) error {
+	cr := &unstructured.Unstructured{Object: runtime.DeepCopyJSON(run.contents.CR)}
+	cr.SetName(run.name)
+	cr.SetNamespace(run.ns)
+	labels := cr.GetLabels()
+	if labels == nil {
+		labels = map[string]string{}
+	}
+	labels[api.RestoreLabel] = run.obj.GetName()
+	cr.SetLabels(labels)
+	err := r.opts.Client.Create(ctx, cr)
+	if apierrors.IsAlreadyExists(err) && run.spec.Overwrite {
+		err = r.replace(ctx, cr)
+	}
+	if err != nil && !apierrors.IsAlreadyExists(err) {
+		return fmt.Errorf("creating %s %s/%s: %w", cr.GetKind(), run.ns, run.name, err)
+	}
+	return nil
+}
+
+// release waits until the restored CR is Deployed and Ready, then runs
+// the post-restore hooks.
+func (r *RestoreReconciler) release(ctx context.Context, run *restoreRun) (reconcile.Result, error) {
+	cr := &unstructured.Unstructured{}
+	cr.SetGroupVersionKind(r.opts.Watched)
+	if err := r.opts.Reader.Get(ctx, client.ObjectKey{Namespace: run.ns, Name: run.name}, cr); err != nil {
+		return reconcile.Result{}, fmt.Errorf("reading the restored %s %s: %w", r.opts.Watched.Kind, run.st.Restored, err)
+	}
+	var st reconciler.Status
+	if m, ok := cr.Object["status"].(map[string]any); ok {
+		_ = runtime.DefaultUnstructuredConverter.FromUnstructured(m, &st)
+	}
+	for _, typ := range []string{reconciler.TypeIrreconcilable, reconciler.TypeReleaseFailed} {
+		if c := meta.FindStatusCondition(st.Conditions, typ); c != nil && c.Status == metav1.ConditionTrue {
+			r.fail(run, ReasonReleaseFailed, fmt.Sprintf("the release of %s %s: %s: %s", r.opts.Watched.Kind, run.st.Restored, c.Reason, c.Message))
+			return reconcile.Result{}, nil
+		}
+	}
+	if !meta.IsStatusConditionTrue(st.Conditions, reconciler.TypeDeployed) || !meta.IsStatusConditionTrue(st.Conditions, reconciler.TypeReady) {
+		if r.opts.Now().Sub(cr.GetCreationTimestamp().Time) > DefaultReleaseTimeout {
+			r.fail(run, ReasonReleaseFailed, fmt.Sprintf("%s %s is not Deployed and Ready %s after its creation", r.opts.Watched.Kind, run.st.Restored, DefaultReleaseTimeout))
+			return reconcile.Result{}, nil
+		}
+		return reconcile.Result{RequeueAfter: pollPeriod}, nil
+	}
+	pods, err := r.opts.hookPods(ctx, run.ns, run.name)
+	if err != nil {
+		return reconcile.Result{}, err
+	}
+	if err := r.opts.runHooks(ctx, pods, postRestore, DefaultHookTimeout); err != nil {
+		r.fail(run, ReasonHookFailed, err.Error())
+		return reconcile.Result{}, nil
+	}
+	run.st.Phase, run.st.Reason = api.PhaseCompleted, ReasonCompleted
+	run.st.CompletionTime = ptr.To(metav1.NewTime(r.opts.Now()))
+	run.st.Duration = elapsed(run.st.StartTime, run.st.CompletionTime)
+	run.st.Message = fmt.Sprintf("%s %s restored from backup %s with %d volume(s), Deployed and Ready", r.opts.Watched.Kind, run.st.Restored, run.spec.BackupName, len(run.st.Volumes))
+	r.opts.event(run.obj, corev1.EventTypeNormal, "RestoreCompleted", run.st.Message+" in "+run.st.Duration)
+	return reconcile.Result{}, nil
+}
+
+func (r *RestoreReconciler) fail(run *restoreRun, reason, msg string) {
+	run.st.Phase, run.st.Reason, run.st.Message = api.PhaseFailed, reason, msg
+	run.st.CompletionTime = ptr.To(metav1.NewTime(r.opts.Now()))
+	run.st.Duration = elapsed(run.st.StartTime, run.st.CompletionTime)
+	r.opts.event(run.obj, corev1.EventTypeWarning, "RestoreFailed", reason+": "+msg)
+}
+
+// credentialsSecret is the Secret of the restore's namespace holding an S3
+// target's credentials: the backup's own, or a copy in another namespace.
+func (run *restoreRun) credentialsSecret() string {
+	s3 := run.backup.Target.S3
+	switch {
+	case s3 == nil:
+		return ""
+	case run.ns == run.obj.GetNamespace():
+		return s3.CredentialsSecret
+	}
+	return shorten(run.obj.GetName(), "s3", "")
+}
+
+// copyCredentials copies an S3 target's credentials into the namespace
+// restored into, for its mover pods, until the volumes are refilled.
+func (r *RestoreReconciler) copyCredentials(ctx context.Context, run *restoreRun) error {
+	s3 := run.backup.Target.S3
+	if s3 == nil || run.ns == run.obj.GetNamespace() {
+		return nil
+	}
+	var src corev1.Secret
+	if err := r.opts.Reader.Get(ctx, client.ObjectKey{Namespace: run.obj.GetNamespace(), Name: s3.CredentialsSecret}, &src); err != nil {
+		return fmt.Errorf("reading the credentials Secret %s of backup %s: %w", s3.CredentialsSecret, run.spec.BackupName, err)
+	}
+	dst := &corev1.Secret{
+		ObjectMeta: metav1.ObjectMeta{Name: run.credentialsSecret(), Namespace: run.ns, Labels: map[string]string{api.RestoreLabel: run.obj.GetName()}},
+		Data:       map[string][]byte{api.S3AccessKeyIDKey: src.Data[api.S3AccessKeyIDKey], api.S3SecretAccessKeyKey: src.Data[api.S3SecretAccessKeyKey]},
+	}
+	if err := r.opts.Client.Create(ctx, dst); err != nil && !apierrors.IsAlreadyExists(err) {
+		return fmt.Errorf("copying the S3 credentials to Secret %s/%s: %w", run.ns, dst.Name, err)
+	}
+	return nil
+}
+
+func (r *RestoreReconciler) deleteCredentials(ctx context.Context, run *restoreRun) error {
+	if run.backup.Target.S3 == nil || run.ns == run.obj.GetNamespace() {
+		return nil
+	}
+	s := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: run.credentialsSecret(), Namespace: run.ns}}
+	if err := client.IgnoreNotFound(r.opts.Client.Delete(ctx, s)); err != nil {
+		return fmt.Errorf("deleting the copy of the S3 credentials %s/%s: %w", run.ns, s.Name, err)
+	}
+	return nil
+}

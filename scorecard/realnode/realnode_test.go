@@ -1,0 +1,135 @@
+package realnode
+
+import (
+	"bytes"
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/go-logr/logr"
+	"github.com/operator-framework/api/pkg/apis/scorecard/v1alpha3"
+	"k8s.io/apimachinery/pkg/labels"
+	ctrl "sigs.k8s.io/controller-runtime"
+
+	"github.com/chartpilot/chartpilot/bundle"
+	"github.com/chartpilot/chartpilot/cluster"
+	"github.com/chartpilot/chartpilot/cluster/clustertest"
+	"github.com/chartpilot/chartpilot/cluster/images"
+	"github.com/chartpilot/chartpilot/internal/ociimage"
+	"github.com/chartpilot/chartpilot/scaffold"
+	"github.com/chartpilot/chartpilot/scorecard"
+)
+
+func TestMain(m *testing.M) {
+	ctrl.SetLogger(logr.Discard())
+	os.Exit(m.Run())
+}
+
+// realCluster starts a local cluster with a real node for the test.
+func realCluster(t *testing.T) *cluster.Cluster {
+	t.Helper()
+	clustertest.SkipIfShort(t)
+	if err := cluster.RealNodePossible(); err != nil {
+		t.Skipf("%v", err)
+	}
+	clustertest.LockRealNode(t)
+	var out bytes.Buffer
+	c, err := cluster.New(cluster.Options{StateDir: filepath.Join(t.TempDir(), "cluster"), Node: cluster.NodeReal, Out: &out, StartTimeout: 3 * time.Minute, WithoutOLM: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	began := time.Now()
+	err = c.Up(t.Context())
+	t.Cleanup(func() {
+		if err := c.Down(context.Background(), cluster.DownOptions{Wipe: true}); err != nil {
+			t.Errorf("down: %v", err)
+		}
+	})
+	if err != nil {
+		t.Fatalf("up: %v\n%s", err, out.String())
+	}
+	t.Logf("cluster up with a real node in %s", time.Since(began).Round(time.Second))
+	return c
+}
+
+// project scaffolds the vault chart's operator, builds its image into the
+// cluster's registry and writes its bundle, whose CSV runs that image.
+func project(t *testing.T, c *cluster.Cluster) (bundleDir, image string) {
+	t.Helper()
+	dir := filepath.Join(t.TempDir(), "vault-operator")
+	if err := scaffold.Init(scaffold.Options{Dir: dir, APIOptions: scaffold.APIOptions{Chart: filepath.Join("testdata", "charts", "vault")}}); err != nil {
+		t.Fatal(err)
+	}
+	sample := filepath.Join(dir, "config", "samples", "charts.example.com_v1alpha1_vault.yaml")
+	operand := images.Repository(c.RegistryAddr(), images.HelloServer)
+	replace(t, sample, "repository: hello-server", "repository: "+operand)
+	began := time.Now()
+	img, err := bundle.BuildOperatorImage(t.Context(), bundle.OperatorImageOptions{Dir: dir, Source: moduleRoot(t)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ref := c.RegistryAddr() + "/vault-operator:v0.1.0"
+	if _, err := ociimage.Push(t.Context(), img, ref); err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("operator image %s built and pushed in %s", ref, time.Since(began).Round(100*time.Millisecond))
+	if _, err := bundle.Generate(t.Context(), bundle.GenerateOptions{Dir: dir, Version: "0.1.0", Images: map[string]string{"controller": ref}}); err != nil {
+		t.Fatal(err)
+	}
+	return filepath.Join(dir, "bundle"), ref
+}
+
+// The chartpilot-backup-restore test passes on a real node: the marker
+// written into the sample's volume is found after a backup, the loss of
+// the CR and its claim, and a restore.
+func TestBackupRestoreOnRealNode(t *testing.T) {
+	c := realCluster(t)
+	bundleDir, image := project(t, c)
+	cfg, err := c.RESTConfig()
+	if err != nil {
+		t.Fatal(err)
+	}
+	sel := labels.SelectorFromSet(labels.Set{"test": scorecard.ChartpilotBackupRestore + "-test"})
+	began := time.Now()
+	list, err := scorecard.Run(t.Context(), scorecard.Options{BundleDir: bundleDir, Config: cfg, Selector: sel, WaitTime: 2 * time.Minute, Log: logr.Discard()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(list.Items) != 1 {
+		t.Fatalf("ran %d tests, want %s", len(list.Items), scorecard.ChartpilotBackupRestore)
+	}
+	r := list.Items[0].Status.Results[0]
+	t.Logf("%s: %s in %s\n%s", r.Name, r.State, time.Since(began).Round(time.Second), r.Log)
+	if r.State != v1alpha3.PassState {
+		t.Errorf("%s: %s\n%s", r.Name, r.State, strings.Join(r.Errors, "\n"))
+	}
+	t.Run("1 GiB through a claim, then S3 into another namespace", func(t *testing.T) {
+		measure(t, c, filepath.Dir(bundleDir), image)
+	})
+}
+
+func moduleRoot(t *testing.T) string {
+	t.Helper()
+	root, err := filepath.Abs(filepath.Join("..", ".."))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return root
+}
+
+func replace(t *testing.T, path, old, new string) {
+	t.Helper()
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Contains(data, []byte(old)) {
+		t.Fatalf("%s does not hold %q:\n%s", path, old, data)
+	}
+	if err := os.WriteFile(path, bytes.ReplaceAll(data, []byte(old), []byte(new)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
