@@ -13,7 +13,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
@@ -295,41 +294,19 @@ func (r *BackupReconciler) running(ctx context.Context, obj *unstructured.Unstru
 		if v.Phase == api.PhaseCompleted {
 			continue
 		}
-		pod := &corev1.Pod{}
 		name := moverName(obj.GetName(), "backup", v.ClaimName)
-		err := r.opts.Reader.Get(ctx, types.NamespacedName{Namespace: ns, Name: name}, pod)
-		if apierrors.IsNotFound(err) {
-			image, ierr := r.opts.moverImage(ctx)
-			if ierr != nil {
-				r.fail(obj, st, ReasonNoMoverImage, ierr.Error())
-				return reconcile.Result{}, nil
-			}
-			if err := r.createMover(ctx, obj, spec, image, v.ClaimName); err != nil {
-				return reconcile.Result{}, err
-			}
-			pending++
-			continue
-		}
+		step, err := r.opts.stepMover(ctx, ns, name, "copying claim "+v.ClaimName, v, func(image string) error {
+			return r.createMover(ctx, obj, spec, image, v.ClaimName)
+		})
 		if err != nil {
-			return reconcile.Result{}, fmt.Errorf("reading mover pod %s: %w", name, err)
+			return reconcile.Result{}, err
 		}
-		ps := moverState(pod)
-		switch {
-		case !ps.done:
-			v.Phase = api.PhaseRunning
-			pending++
-		case ps.failed:
-			v.Phase, v.Message = api.PhaseFailed, moverMessage(ps.message)
-			r.fail(obj, st, ReasonMoverFailed, fmt.Sprintf("copying claim %s (pod %s) failed: %s", v.ClaimName, name, v.Message))
+		if step.reason != "" {
+			r.fail(obj, st, step.reason, step.message)
 			return reconcile.Result{}, nil
-		default:
-			res, err := mover.ParseResult(ps.message)
-			if err != nil {
-				v.Phase, v.Message = api.PhaseFailed, err.Error()
-				r.fail(obj, st, ReasonMoverFailed, fmt.Sprintf("copying claim %s (pod %s): %v", v.ClaimName, name, err))
-				return reconcile.Result{}, nil
-			}
-			v.Phase, v.Size, v.Files, v.Message = api.PhaseCompleted, res.Size, res.Files, ""
+		}
+		if step.pending {
+			pending++
 		}
 	}
 	if pending > 0 {

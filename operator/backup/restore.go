@@ -18,7 +18,6 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	"github.com/chartpilot/chartpilot/operator/backup/api"
-	"github.com/chartpilot/chartpilot/operator/backup/mover"
 	"github.com/chartpilot/chartpilot/operator/reconciler"
 )
 
@@ -326,39 +325,18 @@ func (r *RestoreReconciler) volumes(ctx context.Context, run *restoreRun) (recon
 			continue
 		}
 		name := moverName(run.obj.GetName(), "restore", c.Name)
-		pod := &corev1.Pod{}
-		err := r.opts.Reader.Get(ctx, client.ObjectKey{Namespace: run.ns, Name: name}, pod)
-		if apierrors.IsNotFound(err) {
-			image, ierr := r.opts.moverImage(ctx)
-			if ierr != nil {
-				r.fail(run, ReasonNoMoverImage, ierr.Error())
-				return reconcile.Result{}, nil
-			}
-			if err := r.createMover(ctx, run, image, c.Name); err != nil {
-				return reconcile.Result{}, err
-			}
-			pending++
-			continue
-		}
+		step, err := r.opts.stepMover(ctx, run.ns, name, "refilling claim "+v.ClaimName, v, func(image string) error {
+			return r.createMover(ctx, run, image, c.Name)
+		})
 		if err != nil {
-			return reconcile.Result{}, fmt.Errorf("reading mover pod %s: %w", name, err)
+			return reconcile.Result{}, err
 		}
-		ps := moverState(pod)
-		switch {
-		case !ps.done:
-			v.Phase = api.PhaseRunning
-			pending++
-		case ps.failed:
-			v.Phase, v.Message = api.PhaseFailed, moverMessage(ps.message)
-			r.fail(run, ReasonMoverFailed, fmt.Sprintf("refilling claim %s (pod %s) failed: %s", v.ClaimName, name, v.Message))
+		if step.reason != "" {
+			r.fail(run, step.reason, step.message)
 			return reconcile.Result{}, nil
-		default:
-			res, err := mover.ParseResult(ps.message)
-			if err != nil {
-				r.fail(run, ReasonMoverFailed, fmt.Sprintf("refilling claim %s (pod %s): %v", v.ClaimName, name, err))
-				return reconcile.Result{}, nil
-			}
-			v.Phase, v.Size, v.Files = api.PhaseCompleted, res.Size, res.Files
+		}
+		if step.pending {
+			pending++
 		}
 	}
 	if pending > 0 {
