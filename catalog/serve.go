@@ -134,6 +134,11 @@ func loadIndex(ctx context.Context, dir string, log io.Writer) (*index.Index, er
 	}
 	loaded := time.Now()
 	packages, bundles := len(cfg.Packages), len(cfg.Bundles)
+	if packages == 0 {
+		// OLM would show a healthy catalog that resolves nothing: a wrong
+		// directory or image is named here, where it happened.
+		return nil, fmt.Errorf("serving catalog %s: %w: it holds no package", dir, ErrNoBundles)
+	}
 	idx, err := index.New(cfg)
 	if err != nil {
 		return nil, fmt.Errorf("serving catalog %s: %w", dir, err)

@@ -258,6 +258,16 @@ func TestServe(t *testing.T) {
 	})
 }
 
+// A catalog that holds nothing (a wrong directory, an image without its
+// configs) is refused at start rather than served empty.
+func TestServeRefusesAnEmptyCatalog(t *testing.T) {
+	dir := t.TempDir()
+	_, err := NewServer(t.Context(), ServeOptions{Dir: dir, Address: "127.0.0.1:0"})
+	if !errors.Is(err, ErrNoBundles) || !strings.Contains(err.Error(), "serving catalog "+dir) {
+		t.Fatalf("error = %v", err)
+	}
+}
+
 func TestServeRefusesAnInvalidCatalog(t *testing.T) {
 	dir := writeCatalog(t, testPackage("a", "stable", []string{"1.0.0", "1.1.0"}))
 	_, err := NewServer(t.Context(), ServeOptions{Dir: dir, Address: "127.0.0.1:0"})
