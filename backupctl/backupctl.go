@@ -67,21 +67,17 @@ var ErrFailed = errors.New("failed")
 
 // Backup creates a <Kind>Backup of the CR source and follows it.
 func Backup(ctx context.Context, opts Options, spec api.BackupSpec) (*unstructured.Unstructured, error) {
-	if err := opts.defaults(); err != nil {
-		return nil, err
-	}
-	watched, err := resolve(opts.Config, opts.Resource)
-	if err != nil {
-		return nil, err
-	}
-	if opts.Name == "" {
-		opts.Name = fmt.Sprintf("%s-%s", spec.Source, opts.now().UTC().Format("20060102-150405"))
-	}
-	return run(ctx, opts, api.BackupKind(watched), &spec)
+	return create(ctx, opts, api.BackupKind, spec.Source, &spec)
 }
 
 // Restore creates a <Kind>Restore of a backup and follows it.
 func Restore(ctx context.Context, opts Options, spec api.RestoreSpec) (*unstructured.Unstructured, error) {
+	return create(ctx, opts, api.RestoreKind, spec.BackupName+"-restore", &spec)
+}
+
+// create resolves the watched kind, names the object after prefix and the
+// time unless opts names it, and runs it.
+func create(ctx context.Context, opts Options, kind func(schema.GroupVersionKind) schema.GroupVersionKind, prefix string, spec any) (*unstructured.Unstructured, error) {
 	if err := opts.defaults(); err != nil {
 		return nil, err
 	}
@@ -90,9 +86,9 @@ func Restore(ctx context.Context, opts Options, spec api.RestoreSpec) (*unstruct
 		return nil, err
 	}
 	if opts.Name == "" {
-		opts.Name = fmt.Sprintf("%s-restore-%s", spec.BackupName, opts.now().UTC().Format("20060102-150405"))
+		opts.Name = fmt.Sprintf("%s-%s", prefix, opts.now().UTC().Format("20060102-150405"))
 	}
-	return run(ctx, opts, api.RestoreKind(watched), &spec)
+	return run(ctx, opts, kind(watched), spec)
 }
 
 // resolve maps what the user typed to a served kind.

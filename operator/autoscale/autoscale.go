@@ -81,10 +81,11 @@ func ChartOwns(ch *chart.Chart) bool {
 
 // Split takes the operator's autoscaling field out of a CR's spec: it
 // returns the spec without it (a shallow copy; spec is not changed) and the
-// Spec, nil when the field is absent or the chart owns it.
-func Split(ch *chart.Chart, spec any) (any, *Spec, error) {
+// Spec, nil when the field is absent or chartOwns (ChartOwns of the watch's
+// chart, computed once: it may parse the chart's schema).
+func Split(chartOwns bool, spec any) (any, *Spec, error) {
 	m, ok := spec.(map[string]any)
-	if !ok || ChartOwns(ch) {
+	if !ok || chartOwns {
 		return spec, nil, nil
 	}
 	raw, ok := m[Field]

@@ -43,7 +43,7 @@ func TestSplit(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			spec, got, err := Split(tt.chart, tt.spec)
+			spec, got, err := Split(ChartOwns(tt.chart), tt.spec)
 			if tt.wantErr {
 				if !errors.Is(err, ErrInvalid) {
 					t.Fatalf("error %v, want ErrInvalid", err)
@@ -65,7 +65,7 @@ func TestSplit(t *testing.T) {
 
 func TestSplitLeavesTheCRAlone(t *testing.T) {
 	spec := map[string]any{"a": 1, Field: map[string]any{"enabled": true, "maxReplicas": 2}}
-	if _, _, err := Split(&chart.Chart{}, spec); err != nil {
+	if _, _, err := Split(false, spec); err != nil {
 		t.Fatal(err)
 	}
 	if _, ok := spec[Field]; !ok {

@@ -114,6 +114,8 @@ type ReleaseRecorder interface {
 type Reconciler struct {
 	opts        Options
 	chartDigest string
+	// chartScales: the chart owns the autoscaling field (autoscale.ChartOwns).
+	chartScales bool
 	retries     retries
 	drifts      drifts
 }
@@ -123,7 +125,8 @@ func New(opts Options) *Reconciler {
 	if opts.Now == nil {
 		opts.Now = time.Now
 	}
-	return &Reconciler{opts: opts, chartDigest: release.ChartDigest(opts.Watch.LoadedChart), retries: retries{policy: opts.Backoff}, drifts: drifts{limit: opts.DriftLimit.withDefaults()}}
+	return &Reconciler{opts: opts, chartDigest: release.ChartDigest(opts.Watch.LoadedChart), chartScales: autoscale.ChartOwns(opts.Watch.LoadedChart),
+		retries: retries{policy: opts.Backoff}, drifts: drifts{limit: opts.DriftLimit.withDefaults()}}
 }
 
 // Reconcile implements reconcile.Reconciler. See package release for the
@@ -323,7 +326,7 @@ func (r *Reconciler) mapper() meta.RESTMapper {
 // autoscaling field asks of the post renderer when that field is the
 // operator's (package autoscale).
 func (r *Reconciler) values(obj *unstructured.Unstructured) (map[string]any, *autoscale.Spec, error) {
-	spec, scaling, err := autoscale.Split(r.opts.Watch.LoadedChart, obj.Object["spec"])
+	spec, scaling, err := autoscale.Split(r.chartScales, obj.Object["spec"])
 	if err != nil {
 		return nil, nil, err
 	}
