@@ -20,6 +20,7 @@ import (
 	"os/signal"
 	"path/filepath"
 	"syscall"
+	"time"
 
 	"golang.org/x/sys/unix"
 )
@@ -49,14 +50,8 @@ func run(ctx context.Context, dir, socket string, logf func(string, ...any)) err
 	}
 	defer w.close()
 	// Volumes created before the watch began.
-	entries, err := os.ReadDir(dir)
-	if err != nil {
+	if err := fixAll(dir, logf); err != nil {
 		return err
-	}
-	for _, e := range entries {
-		if e.IsDir() {
-			fix(filepath.Join(dir, e.Name()), logf)
-		}
 	}
 	if socket != "" {
 		l, err := listen(socket)
@@ -70,6 +65,22 @@ func run(ctx context.Context, dir, socket string, logf func(string, ...any)) err
 		<-ctx.Done()
 		w.close()
 	}()
+	// The directory is shared by every cluster on the machine: when one
+	// removes and recreates it, the watch sees nothing more. A rescan every
+	// second catches what the watch missed.
+	go func() {
+		t := time.NewTicker(time.Second)
+		defer t.Stop()
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case <-t.C:
+				_ = os.MkdirAll(dir, 0o755)
+				_ = fixAll(dir, logf)
+			}
+		}
+	}()
 	for {
 		names, err := w.next()
 		if err != nil {
@@ -82,6 +93,20 @@ func run(ctx context.Context, dir, socket string, logf func(string, ...any)) err
 			fix(filepath.Join(dir, name), logf)
 		}
 	}
+}
+
+// fixAll fixes every volume in dir.
+func fixAll(dir string, logf func(string, ...any)) error {
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return err
+	}
+	for _, e := range entries {
+		if e.IsDir() {
+			fix(filepath.Join(dir, e.Name()), logf)
+		}
+	}
+	return nil
 }
 
 // fix gives one volume the mode of an emptyDir, unless it has it.
