@@ -15,13 +15,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"math/rand/v2"
-	"net"
 	"os"
 	"path/filepath"
-	"strconv"
-	"strings"
-	"syscall"
 	"time"
 
 	"k8s.io/client-go/dynamic"
@@ -211,8 +206,9 @@ func (c *Cluster) path(elem ...string) string {
 
 func (c *Cluster) pki() pki.Set { return pki.Paths(c.path("pki")) }
 
-// resolvePorts fills each zero port from the options, then from a free port.
-func (c *Cluster) resolvePorts() error {
+// resolvePorts fills each zero port from the options, then from a free port
+// that picker holds until the components listen on it.
+func (c *Cluster) resolvePorts(picker *portPicker) error {
 	want := []struct {
 		opt   int
 		state *int
@@ -234,7 +230,7 @@ func (c *Cluster) resolvePorts() error {
 		case w.opt != 0:
 			*w.state = w.opt
 		case *w.state == 0:
-			p, err := freePort()
+			p, err := picker.pick()
 			if err != nil {
 				return err
 			}
@@ -248,64 +244,6 @@ func (c *Cluster) resolvePorts() error {
 		return err
 	}
 	return atomicfile.WriteFile(c.path("cluster.json"), append(data, '\n'), 0o644)
-}
-
-// freePort picks a free port outside the kernel's ephemeral range: a port
-// from that range (what listening on :0 gives) can be taken by any outgoing
-// connection between now and the component's start, and is, under load.
-func freePort() (int, error) {
-	low, high := portRange()
-	for range 200 {
-		p := low + rand.IntN(high-low+1)
-		l, err := net.Listen("tcp", loopback(p))
-		if err != nil {
-			continue
-		}
-		l.Close()
-		return p, nil
-	}
-	return 0, fmt.Errorf("no free port on 127.0.0.1 between %d and %d", low, high)
-}
-
-// portRange is the span to pick listening ports from: below the ephemeral
-// range when there is room, else above it.
-func portRange() (low, high int) {
-	ephLow, ephHigh := 32768, 60999
-	if data, err := os.ReadFile("/proc/sys/net/ipv4/ip_local_port_range"); err == nil {
-		if f := strings.Fields(string(data)); len(f) == 2 {
-			if l, err := strconv.Atoi(f[0]); err == nil {
-				ephLow = l
-			}
-			if h, err := strconv.Atoi(f[1]); err == nil {
-				ephHigh = h
-			}
-		}
-	}
-	if ephLow > 12000 {
-		return 10000, ephLow - 1
-	}
-	return ephHigh + 1, 65535
-}
-
-// PortInUseError says that a component's port is taken by another process.
-type PortInUseError struct {
-	Component string
-	Addr      string
-}
-
-func (e *PortInUseError) Error() string {
-	return fmt.Sprintf("%s cannot start: %s is already in use by another process", e.Component, e.Addr)
-}
-
-func checkPortFree(component, addr string) error {
-	l, err := net.Listen("tcp", addr)
-	if err != nil {
-		if errors.Is(err, syscall.EADDRINUSE) {
-			return &PortInUseError{Component: component, Addr: addr}
-		}
-		return fmt.Errorf("%s cannot listen on %s: %w", component, addr, err)
-	}
-	return l.Close()
 }
 
 // lock takes the state directory's lock, so that two commands never start or

@@ -41,7 +41,9 @@ func (c *Cluster) Up(ctx context.Context) error {
 		return err
 	}
 	c.state.BinDir = inst.BinDir
-	if err := c.resolvePorts(); err != nil { // records the options in the state too
+	picker := newPortPicker()
+	defer picker.release() // every component listens by the time Up returns
+	if err := c.resolvePorts(picker); err != nil { // records the options in the state too
 		return err
 	}
 	if onNode {
