@@ -41,8 +41,9 @@ func (c *Cluster) Up(ctx context.Context) error {
 		return err
 	}
 	c.state.BinDir = inst.BinDir
+	// Every component listens on its port by the time Up returns.
 	picker := newPortPicker()
-	defer picker.release() // every component listens by the time Up returns
+	defer picker.release()
 	if err := c.resolvePorts(picker); err != nil { // records the options in the state too
 		return err
 	}
