@@ -15,11 +15,13 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/discovery"
 	"k8s.io/client-go/rest"
+	"k8s.io/utils/ptr"
 	"sigs.k8s.io/cli-utils/pkg/kstatus/status"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/config"
 	"sigs.k8s.io/controller-runtime/pkg/controller"
 	"sigs.k8s.io/controller-runtime/pkg/event"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
@@ -201,6 +203,7 @@ func New(opts Options) (manager.Manager, error) {
 		LeaderElection:          opts.LeaderElection,
 		LeaderElectionID:        opts.LeaderElectionID,
 		LeaderElectionNamespace: opts.LeaderElectionNamespace,
+		Controller:              controllerConfig(),
 	})
 	if err != nil {
 		return nil, fmt.Errorf("creating the manager: %w", err)
@@ -465,4 +468,15 @@ func (d *dependents) owners(_ context.Context, obj *unstructured.Unstructured) [
 		return nil
 	}
 	return []reconcile.Request{{NamespacedName: types.NamespacedName{Namespace: ns, Name: name}}}
+}
+
+// controllerConfig is what every controller of the operator shares.
+// controller-runtime v0.24's priority queue, its default, can deadlock when
+// the controller stops (a ready item handed to a worker that has already
+// left holds the queue's lock), and the operator then hangs for the whole
+// shutdown grace period; the fix came after the v0.24 line. The plain
+// rate-limited queue has no such race, and the operator relies on nothing
+// the priority queue adds.
+func controllerConfig() config.Controller {
+	return config.Controller{UsePriorityQueue: ptr.To(false)}
 }

@@ -2,6 +2,7 @@ package operator
 
 import (
 	"context"
+	"k8s.io/utils/ptr"
 	"testing"
 	"time"
 
@@ -50,7 +51,7 @@ func TestDriftThroughViews(t *testing.T) {
 	}, {
 		name: "Deployment spec",
 		tamper: func(t *testing.T) {
-			update(t, deployments, "viewed", func(d *appsv1.Deployment) { d.Spec.Replicas = ptr(int32(3)) })
+			update(t, deployments, "viewed", func(d *appsv1.Deployment) { d.Spec.Replicas = ptr.To(int32(3)) })
 		},
 		restored: func() bool {
 			d, err := deployments.Get(ctx, "viewed", metav1.GetOptions{})
@@ -107,5 +108,3 @@ func update(t *testing.T, deployments interface {
 		t.Fatalf("updating Deployment %s: %v", name, err)
 	}
 }
-
-func ptr[T any](v T) *T { return &v }
