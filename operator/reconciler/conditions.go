@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	helmrelease "helm.sh/helm/v3/pkg/release"
+	"k8s.io/apimachinery/pkg/api/equality"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -125,4 +126,45 @@ func truncate(s string) string {
 		return s
 	}
 	return s[:max-3] + "..."
+}
+
+// rebase puts what this reconcile changed (ours, against base: the status it
+// read) onto theirs, the status stored now. A reconcile that read the CR
+// from a cache behind the API server must not write back what an earlier
+// reconcile had since replaced: a DriftRepaired would become NoDrift.
+func rebase(base, ours, theirs Status) Status {
+	out := theirs
+	out.Conditions = append([]metav1.Condition(nil), theirs.Conditions...)
+	if ours.ObservedGeneration != base.ObservedGeneration {
+		out.ObservedGeneration = ours.ObservedGeneration
+	}
+	if !equality.Semantic.DeepEqual(ours.DeployedRelease, base.DeployedRelease) {
+		out.DeployedRelease = ours.DeployedRelease
+	}
+	if !equality.Semantic.DeepEqual(ours.Health, base.Health) {
+		out.Health = ours.Health
+	}
+	for _, c := range ours.Conditions {
+		if b := meta.FindStatusCondition(base.Conditions, c.Type); b == nil || !equality.Semantic.DeepEqual(*b, c) {
+			out.Conditions = withCondition(out.Conditions, c)
+		}
+	}
+	for _, b := range base.Conditions {
+		if meta.FindStatusCondition(ours.Conditions, b.Type) == nil {
+			meta.RemoveStatusCondition(&out.Conditions, b.Type)
+		}
+	}
+	return out
+}
+
+// withCondition replaces the condition of c's type with c as it is
+// (meta.SetStatusCondition would keep the old transition time).
+func withCondition(conds []metav1.Condition, c metav1.Condition) []metav1.Condition {
+	for i := range conds {
+		if conds[i].Type == c.Type {
+			conds[i] = c
+			return conds
+		}
+	}
+	return append(conds, c)
 }

@@ -392,16 +392,27 @@ func (r *Reconciler) writeStatus(ctx context.Context, obj *unstructured.Unstruct
 	return retry.RetryOnConflict(retry.DefaultBackoff, func() error {
 		cur.Object["status"] = m
 		err := r.opts.Client.Status().Update(ctx, cur)
-		if apierrors.IsConflict(err) {
-			// Read the latest from the API server for the next attempt.
-			fresh := &unstructured.Unstructured{}
-			fresh.SetGroupVersionKind(obj.GroupVersionKind())
-			if gerr := r.apiReader().Get(ctx, client.ObjectKeyFromObject(obj), fresh); gerr != nil {
-				return client.IgnoreNotFound(gerr)
-			}
-			cur = fresh
+		if !apierrors.IsConflict(err) {
+			return client.IgnoreNotFound(err)
 		}
-		return client.IgnoreNotFound(err)
+		// Read the latest from the API server and write only what this
+		// reconcile changed onto it.
+		fresh := &unstructured.Unstructured{}
+		fresh.SetGroupVersionKind(obj.GroupVersionKind())
+		if gerr := r.apiReader().Get(ctx, client.ObjectKeyFromObject(obj), fresh); gerr != nil {
+			return client.IgnoreNotFound(gerr)
+		}
+		theirs := statusOf(fresh)
+		next := rebase(before, st, theirs)
+		if equality.Semantic.DeepEqual(next, theirs) {
+			return nil
+		}
+		var cerr error
+		if m, cerr = runtime.DefaultUnstructuredConverter.ToUnstructured(&next); cerr != nil {
+			return cerr
+		}
+		cur = fresh
+		return err // the conflict: RetryOnConflict tries again
 	})
 }
 
