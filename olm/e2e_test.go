@@ -12,6 +12,7 @@ import (
 	operatorsv1 "github.com/operator-framework/api/pkg/operators/v1"
 	"github.com/operator-framework/api/pkg/operators/v1alpha1"
 	appsv1 "k8s.io/api/apps/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -115,6 +116,12 @@ func TestSubscribeStatusUnsubscribe(t *testing.T) {
 	}
 	t.Logf("InstallPlan Complete %s after the CSV Succeeded", time.Since(ipBegan).Round(100*time.Millisecond))
 
+	// The bundle's own ClusterRole, which OLM labels with its CSV only.
+	var editor rbacv1.ClusterRole
+	if err := c.Get(ctx, client.ObjectKey{Name: b.EditorRole()}, &editor); err != nil || editor.Labels["olm.owner"] != b.CSVName() {
+		t.Fatalf("the bundle's ClusterRole %s: %v, labels %v", b.EditorRole(), err, editor.Labels)
+	}
+
 	out, err := chartpilot(t, "olm", "status", b.Package, "-n", ns)
 	if err != nil {
 		t.Fatalf("olm status: %v\n%s", err, out)
@@ -153,7 +160,7 @@ func TestSubscribeStatusUnsubscribe(t *testing.T) {
 		t.Fatalf("unsubscribe: %v\n%s", err, out)
 	}
 	t.Logf("unsubscribe:\n%s", out)
-	for _, want := range []string{"note: removed the finalizers of Widget " + ns + "/w", "subscription/journey deleted", "clusterserviceversion/journey.v0.1.0 deleted", "installplan/", "catalogsource/journey-catalog deleted", "operatorgroup/journey deleted", "customresourcedefinition/" + b.CRDName() + " deleted"} {
+	for _, want := range []string{"note: removed the finalizers of Widget " + ns + "/w", "subscription/journey deleted", "clusterserviceversion/journey.v0.1.0 deleted", "installplan/", "catalogsource/journey-catalog deleted", "operatorgroup/journey deleted", "customresourcedefinition/" + b.CRDName() + " deleted", "clusterrole/" + b.EditorRole() + " deleted"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("unsubscribe output lacks %q", want)
 		}
@@ -164,6 +171,7 @@ func TestSubscribeStatusUnsubscribe(t *testing.T) {
 		&v1alpha1.CatalogSource{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: b.Package + "-catalog"}},
 		&operatorsv1.OperatorGroup{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: b.Package}},
 		&apiextensionsv1.CustomResourceDefinition{ObjectMeta: metav1.ObjectMeta{Name: b.CRDName()}},
+		&rbacv1.ClusterRole{ObjectMeta: metav1.ObjectMeta{Name: b.EditorRole()}},
 		// OLM's garbage: the Deployment the CSV owned.
 		&appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: b.Deployment()}},
 	}

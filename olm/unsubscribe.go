@@ -186,6 +186,9 @@ func (u *unsubscriber) remove(ctx context.Context, sub *v1alpha1.Subscription, c
 			return err
 		}
 	}
+	if err := u.deleteBundleClusterObjects(ctx, csvs); err != nil {
+		return err
+	}
 	if err := u.deleteOwnedSetup(ctx, sub); err != nil {
 		return err
 	}

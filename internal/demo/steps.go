@@ -470,6 +470,21 @@ func (d *demo) checkUpgrade(ctx context.Context) (string, error) {
 	return rel + "; ConfigMap, Service, Deployment kept, PodDisruptionBudget added", nil
 }
 
+// bundleRolesGone checks that unsubscribe removed the ClusterRoles the
+// bundle ships (the Hello editor and viewer roles), which OLM leaves.
+func (d *demo) bundleRolesGone(ctx context.Context) error {
+	roles, err := d.cs.RbacV1().ClusterRoles().List(ctx, metav1.ListOptions{LabelSelector: "olm.owner"})
+	if err != nil {
+		return err
+	}
+	for _, r := range roles.Items {
+		if strings.HasPrefix(r.Labels["olm.owner"], pkg+".v") {
+			return fmt.Errorf("ClusterRole %s of the bundle (olm.owner=%s) is still there after unsubscribe", r.Name, r.Labels["olm.owner"])
+		}
+	}
+	return nil
+}
+
 func (d *demo) cleanup(ctx context.Context) (string, error) {
 	ns := d.opts.Namespace
 	if _, err := d.r.run(ctx, d.opts.Dir, "kubectl", "delete", "-n", ns, "hellos.charts.example.com", crName, "--wait", "--timeout", d.opts.Timeout.String()); err != nil {
@@ -486,6 +501,9 @@ func (d *demo) cleanup(ctx context.Context) (string, error) {
 		d.operator = nil
 	}
 	if _, err := d.chartpilot(ctx, "olm", "unsubscribe", pkg, "-n", ns, "--delete-crds", "--yes"); err != nil {
+		return "", err
+	}
+	if err := d.bundleRolesGone(ctx); err != nil {
 		return "", err
 	}
 	if d.node != nil {

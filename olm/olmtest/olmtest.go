@@ -44,6 +44,10 @@ func (b Bundle) ServiceAccount() string { return b.Package + "-operator" }
 // Deployment is the operator Deployment's name.
 func (b Bundle) Deployment() string { return b.Package + "-controller-manager" }
 
+// EditorRole is the ClusterRole the bundle ships besides its CSV, as
+// scaffolded bundles ship an editor and a viewer role for each API.
+func (b Bundle) EditorRole() string { return b.Package + "-widget-editor-role" }
+
 // Write writes the bundle directory under a temporary directory of t.
 func (b Bundle) Write(t testing.TB) string {
 	t.Helper()
@@ -124,6 +128,13 @@ spec:
               - name: manager
                 image: example.com/%[1]s:v%[2]s
 `, b.Package, b.Version, b.CSVName(), strings.Join(modeLines, "\n"), b.CRDName(), b.ServiceAccount(), "        - "+strings.Join(rules, "\n        - "), b.Deployment()),
+		"manifests/" + b.EditorRole() + "_rbac.authorization.k8s.io_v1_clusterrole.yaml": fmt.Sprintf(`apiVersion: rbac.authorization.k8s.io/v1
+kind: ClusterRole
+metadata:
+  name: %s
+rules:
+- {apiGroups: [%s], resources: [widgets], verbs: [create, delete, get, list, patch, update, watch]}
+`, b.EditorRole(), b.Group()),
 	}
 	dir := filepath.Join(t.TempDir(), b.CSVName())
 	for name, content := range files {
