@@ -9,6 +9,7 @@ import (
 	"time"
 
 	dto "github.com/prometheus/client_model/go"
+	autoscalingv2 "k8s.io/api/autoscaling/v2"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/wait"
@@ -155,4 +156,53 @@ func labelsMatch(pairs []*dto.LabelPair, match map[string]string) bool {
 		}
 	}
 	return true
+}
+
+// Status writes to the release's objects of kinds that count no generation
+// (an HPA's, every sync of the HorizontalPodAutoscaler controller) reconcile
+// nothing and send nothing: their views carry a digest of all but the
+// status, so a status write is told from a change to what the release set.
+func TestStatusWritesWithoutGenerationAreFree(t *testing.T) {
+	var requests atomic.Int64
+	cfg := rest.CopyConfig(restConfig)
+	cfg.WrapTransport = func(rt http.RoundTripper) http.RoundTripper { return countingTransport{next: rt, n: &requests} }
+	startOperator(t, func(o *Options, _ *watches.Watch) { o.Config = cfg })
+
+	e := newEnv(t)
+	ns := e.namespace()
+	ctx := context.Background()
+	e.createApp(ns, "scaled", map[string]any{"greeting": "hi", "withDeployment": true,
+		autoscale.Field: map[string]any{"enabled": true, "minReplicas": 1, "maxReplicas": 3}}, nil)
+	e.waitCondition(ns, "scaled", reconciler.TypeDeployed, metav1.ConditionTrue, "")
+	markReady(t, e, ns, "scaled")
+	e.waitCondition(ns, "scaled", reconciler.TypeReady, metav1.ConditionTrue, "")
+	waitSettled(t, &requests)
+
+	controllerLabel := map[string]string{"controller": "app.charts.example.com.v1alpha1"}
+	reconcilesBefore := counterSum(t, "controller_runtime_reconcile_total", controllerLabel)
+	requestsBefore := requests.Load()
+	hpas := e.cs.AutoscalingV2().HorizontalPodAutoscalers(ns)
+	const writes = 10
+	for i := range writes {
+		hpa, err := hpas.Get(ctx, "scaled", metav1.GetOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if i == 0 {
+			t.Logf("the HPA's generation: %d", hpa.Generation)
+		}
+		now := metav1.Now()
+		hpa.Status = autoscalingv2.HorizontalPodAutoscalerStatus{CurrentReplicas: int32(1 + i%2), DesiredReplicas: int32(1 + (i+1)%2), LastScaleTime: &now}
+		if _, err := hpas.UpdateStatus(ctx, hpa, metav1.UpdateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	waitSettled(t, &requests)
+	if n := counterSum(t, "controller_runtime_reconcile_total", controllerLabel) - reconcilesBefore; n != 0 {
+		t.Errorf("%d status writes of the HPA reconciled the CR %.0f times, want 0", writes, n)
+	}
+	if n := requests.Load() - requestsBefore; n != 0 {
+		t.Errorf("%d status writes of the HPA cost the operator %d API requests, want 0", writes, n)
+	}
 }

@@ -417,10 +417,15 @@ func (dependentChanged) Update(e event.TypedUpdateEvent[*unstructured.Unstructur
 	if o == nil || n == nil {
 		return true
 	}
-	if n.GetGeneration() == 0 || o.GetGeneration() != n.GetGeneration() {
-		// Kinds without a generation (ConfigMaps, Secrets...) bump nothing
-		// on a change of data: every update counts.
+	if o.GetGeneration() != n.GetGeneration() {
 		return true
+	}
+	if n.GetGeneration() == 0 {
+		// Kinds without a generation (ConfigMaps, Services, HPAs) bump
+		// nothing on a change of data: their views' content digests tell.
+		if c := release.Content(n); c == "" || c != release.Content(o) {
+			return true
+		}
 	}
 	if !maps.Equal(o.GetLabels(), n.GetLabels()) || !sameOurs(o.GetAnnotations(), n.GetAnnotations()) {
 		return true

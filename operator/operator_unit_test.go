@@ -12,6 +12,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/event"
 
 	"github.com/chartpilot/chartpilot/operator/reconciler"
+	"github.com/chartpilot/chartpilot/operator/release"
 )
 
 func TestParseNamespaces(t *testing.T) {
@@ -72,6 +73,22 @@ func TestOwners(t *testing.T) {
 	}
 }
 
+// viewOf is what the operator's cache keeps of u.
+func viewOf(t *testing.T, u *unstructured.Unstructured) *unstructured.Unstructured {
+	t.Helper()
+	v, err := release.ViewTransform(u)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return v.(*unstructured.Unstructured)
+}
+
+// withStatus gives u a status, as a controller would write it.
+func withStatus(u *unstructured.Unstructured, n int64) *unstructured.Unstructured {
+	u.Object["status"] = map[string]any{"observed": n}
+	return u
+}
+
 func TestDependentChanged(t *testing.T) {
 	deployment := func(gen int64, ready bool, lbl string) *unstructured.Unstructured {
 		u := &unstructured.Unstructured{Object: map[string]any{
@@ -106,7 +123,10 @@ func TestDependentChanged(t *testing.T) {
 		{"label changed", deployment(1, true, "a"), deployment(1, true, "b"), true},
 		{"became ready", deployment(1, false, "a"), deployment(1, true, "a"), true},
 		{"status churn, still not ready", deployment(1, false, "a"), deployment(1, false, "a"), false},
-		{"kind without generation", configMap("x"), configMap("y"), true},
+		{"kind without generation: data changed", configMap("x"), configMap("y"), true},
+		{"kind without generation: its view, data changed", viewOf(t, configMap("x")), viewOf(t, configMap("y")), true},
+		{"kind without generation: its view, status written", viewOf(t, withStatus(configMap("x"), 1)), viewOf(t, withStatus(configMap("x"), 2)), false},
+		{"kind without generation: status written", withStatus(configMap("x"), 1), withStatus(configMap("x"), 2), false},
 		{"a controller's bookkeeping annotation", annotated("deployment.kubernetes.io/revision", "1"), annotated("deployment.kubernetes.io/revision", "2"), false},
 		{"bookkeeping annotation added", deployment(1, true, "a"), annotated("deployment.kubernetes.io/revision", "1"), false},
 		{"an annotation the release set", annotated("team", "a"), annotated("team", "b"), true},

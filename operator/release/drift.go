@@ -74,7 +74,8 @@ func (o *desiredObject) id() string {
 
 // unchanged says, from the cached view (or object) live, that the object
 // still is as desired: it is the version last verified, or it kept the
-// verified generation and metadata (only its status changed since).
+// verified generation (or, for kinds without one, content) and metadata:
+// only its status changed since.
 func (o *desiredObject) unchanged(live *unstructured.Unstructured) bool {
 	v := o.verified
 	switch {
@@ -82,8 +83,10 @@ func (o *desiredObject) unchanged(live *unstructured.Unstructured) bool {
 		return false
 	case live.GetResourceVersion() == v.resourceVersion:
 		return true
+	case v.generation > 0:
+		return live.GetGeneration() == v.generation && metadataDigest(live) == v.metadata
 	}
-	return v.generation > 0 && live.GetGeneration() == v.generation && metadataDigest(live) == v.metadata
+	return v.content != "" && Content(live) == v.content && metadataDigest(live) == v.metadata
 }
 
 func (o *desiredObject) verify(live metav1.Object) { o.verified = versionOf(live) }
@@ -169,15 +172,21 @@ func (c *Client) parse(cfg *action.Configuration, rel *helmrelease.Release) ([]d
 	return objects, full, nil
 }
 
-// objectVersion names a version of an object, and sums up its metadata.
+// objectVersion names a version of an object, and sums up its metadata and,
+// for kinds without a generation, its content.
 type objectVersion struct {
 	resourceVersion string
 	generation      int64
 	metadata        uint64
+	content         string
 }
 
 func versionOf(obj metav1.Object) objectVersion {
-	return objectVersion{resourceVersion: obj.GetResourceVersion(), generation: obj.GetGeneration(), metadata: metadataDigest(obj)}
+	v := objectVersion{resourceVersion: obj.GetResourceVersion(), generation: obj.GetGeneration(), metadata: metadataDigest(obj)}
+	if u, ok := obj.(*unstructured.Unstructured); ok {
+		v.content = Content(u)
+	}
+	return v
 }
 
 // createdLog holds, by release, the version of each object Helm created,

@@ -1,10 +1,12 @@
 package release
 
 import (
+	"encoding/json"
 	"fmt"
 	"hash/fnv"
 	"maps"
 	"slices"
+	"strconv"
 	"strings"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -31,6 +33,12 @@ import (
 // viewKey holds the readiness in a view; no Kubernetes object has such a
 // top-level field.
 const viewKey = "chartpilot.view"
+
+// contentKey holds, in the view of an object of a kind that counts no
+// generation (a ConfigMap, a Service, an HPA), the digest of all of it but
+// its metadata and status: what a change to what the release set changes,
+// and a status write (an HPA's, at every sync) does not.
+const contentKey = "content"
 
 // viewMetadata are the metadata fields a view keeps: the owner and release
 // annotations and labels that map an event to its CR, what a release sets,
@@ -72,6 +80,9 @@ func view(u *unstructured.Unstructured) *unstructured.Unstructured {
 	}
 	if p := viewProblem(u); p != nil {
 		readiness["problem"] = p
+	}
+	if u.GetGeneration() == 0 {
+		readiness[contentKey] = contentDigest(u)
 	}
 	return &unstructured.Unstructured{Object: map[string]any{
 		"apiVersion": u.Object["apiVersion"], "kind": u.Object["kind"], "metadata": kept, viewKey: readiness,
@@ -195,4 +206,38 @@ func metadataDigest(obj metav1.Object) uint64 {
 		write("f", f)
 	}
 	return h.Sum64()
+}
+
+// contentDigest sums up all of u but its metadata and status, for kinds that
+// count no generation; "" if u cannot be summed up.
+func contentDigest(u *unstructured.Unstructured) string {
+	h := fnv.New64a()
+	for _, k := range slices.Sorted(maps.Keys(u.Object)) {
+		switch k {
+		case "apiVersion", "kind", "metadata", "status", viewKey:
+			continue
+		}
+		data, err := json.Marshal(u.Object[k]) // maps in key order
+		if err != nil {
+			return ""
+		}
+		h.Write([]byte(k))
+		h.Write([]byte{0})
+		h.Write(data)
+		h.Write([]byte{0})
+	}
+	return strconv.FormatUint(h.Sum64(), 16)
+}
+
+// Content is the digest of all but the metadata and status of an object or
+// of its view, for kinds that count no generation; "" for other kinds.
+func Content(u *unstructured.Unstructured) string {
+	if r, ok := u.Object[viewKey].(map[string]any); ok {
+		c, _ := r[contentKey].(string)
+		return c
+	}
+	if u.GetGeneration() != 0 {
+		return ""
+	}
+	return contentDigest(u)
 }

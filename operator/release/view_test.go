@@ -37,6 +37,35 @@ func deployment(generation, available int64) *unstructured.Unstructured {
 	}}
 }
 
+// hpaObject is an HPA as the API server returns it: a kind that counts no
+// generation, whose controller writes its status at every sync.
+func hpaObject(rv string, maxReplicas, current int64) *unstructured.Unstructured {
+	return &unstructured.Unstructured{Object: map[string]any{
+		"apiVersion": "autoscaling/v2", "kind": "HorizontalPodAutoscaler",
+		"metadata": map[string]any{"name": "web", "namespace": "ns", "uid": "h1", "resourceVersion": rv, "labels": map[string]any{"app": "web"}},
+		"spec": map[string]any{"minReplicas": int64(1), "maxReplicas": maxReplicas,
+			"scaleTargetRef": map[string]any{"apiVersion": "apps/v1", "kind": "Deployment", "name": "web"}},
+		"status": map[string]any{"currentReplicas": current, "desiredReplicas": current},
+	}}
+}
+
+// hpa is the cached view of hpaObject.
+func hpa(rv string, maxReplicas, current int64) *unstructured.Unstructured {
+	return view(hpaObject(rv, maxReplicas, current))
+}
+
+func TestContent(t *testing.T) {
+	if c := Content(deployment(1, 1)); c != "" {
+		t.Errorf("a Deployment (it counts generations) has content %q, want none", c)
+	}
+	if Content(hpaObject("7", 3, 1)) == "" || Content(hpaObject("7", 3, 1)) != Content(hpa("8", 3, 2)) {
+		t.Error("an HPA and its view after a status write differ in content")
+	}
+	if Content(hpa("7", 3, 1)) == Content(hpa("7", 4, 1)) {
+		t.Error("a change of the HPA's spec left its content as it was")
+	}
+}
+
 func TestViewTransform(t *testing.T) {
 	tests := []struct {
 		name string
@@ -124,7 +153,14 @@ func TestUnchanged(t *testing.T) {
 		{"a controller's bookkeeping annotation changed", verified(live("7", 1, "web", "1")), live("8", 1, "web", "2"), true},
 		{"a label changed", verified(live("7", 1, "web", "1")), live("8", 1, "other", "1"), false},
 		{"spec changed: new generation", verified(live("7", 1, "web", "1")), live("8", 2, "web", "1"), false},
-		{"a kind without generation changed", verified(live("7", 0, "web", "1")), live("8", 0, "web", "1"), false},
+		{"a kind without generation: its status written", verified(hpa("7", 3, 1)), hpa("8", 3, 2), true},
+		{"a kind without generation: its spec changed", verified(hpa("7", 3, 1)), hpa("8", 4, 1), false},
+		{"a kind without generation, verified whole, then its status written", verified(hpaObject("7", 3, 1)), hpa("8", 3, 2), true},
+		{"a kind without generation whose content is unknown", verified(func() *unstructured.Unstructured {
+			u := hpa("7", 3, 1)
+			delete(u.Object[viewKey].(map[string]any), contentKey)
+			return u
+		}()), hpa("8", 3, 1), false},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
