@@ -9,6 +9,7 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
+	schedulingv1 "k8s.io/api/scheduling/v1"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/rest"
@@ -32,7 +33,7 @@ func NewScheme() (*runtime.Scheme, error) {
 	s := runtime.NewScheme()
 	for _, add := range []func(*runtime.Scheme) error{
 		corev1.AddToScheme, appsv1.AddToScheme, apiextensionsv1.AddToScheme,
-		rbacv1.AddToScheme, admissionregistrationv1.AddToScheme,
+		rbacv1.AddToScheme, admissionregistrationv1.AddToScheme, schedulingv1.AddToScheme,
 		v1alpha1.AddToScheme, operatorsv1.AddToScheme,
 	} {
 		if err := add(s); err != nil {
