@@ -145,6 +145,24 @@ func TestLoadConfigErrors(t *testing.T) {
 	}
 }
 
+// config.yaml's keys are case-exact, as operator-sdk's scorecard reads
+// them: a key in another case is refused, named with the file.
+func TestLoadConfigStrictKeys(t *testing.T) {
+	for _, tt := range []struct{ name, data, want string }{
+		{name: "a top-level key", data: "apiVersion: scorecard.operatorframework.io/v1alpha3\nKind: Configuration\nstages: []\n", want: `unknown field "Kind"`},
+		{name: "a test's key", data: "apiVersion: scorecard.operatorframework.io/v1alpha3\nkind: Configuration\nstages:\n- tests:\n  - Image: x\n    entrypoint: [scorecard-test, basic-check-spec]\n", want: `unknown field "stages[0].tests[0].Image"`},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			dir := t.TempDir()
+			writeFile(t, filepath.Join(dir, ConfigFile), []byte(tt.data))
+			_, _, err := LoadConfig(dir)
+			if err == nil || !strings.Contains(err.Error(), ConfigFile+": ") || !strings.Contains(err.Error(), tt.want) {
+				t.Errorf("error %v, want one naming %s and %s", err, ConfigFile, tt.want)
+			}
+		})
+	}
+}
+
 func TestExitCode(t *testing.T) {
 	item := func(states ...v1alpha3.State) v1alpha3.Test {
 		t := v1alpha3.NewTest()
