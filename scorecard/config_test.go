@@ -93,7 +93,7 @@ stages:
 		{
 			name:    "a typo in a field",
 			config:  "stages:\n- paralel: true\n  tests: []\n",
-			wantErr: `config.yaml: error unmarshaling JSON: while decoding JSON: json: unknown field "paralel"`,
+			wantErr: `config.yaml: unknown field "stages[0].paralel"`,
 		},
 	}
 	for _, tt := range tests {

@@ -10,6 +10,7 @@ package strictyaml
 import (
 	"fmt"
 	"strings"
+	"unicode"
 
 	sjson "sigs.k8s.io/json"
 	"sigs.k8s.io/yaml"
@@ -31,8 +32,21 @@ func Unmarshal(data []byte, v any) error {
 		return nil
 	}
 	msgs := make([]string, len(strict))
+	hint := ""
 	for i, e := range strict {
 		msgs[i] = e.Error()
+		if capitalized(msgs[i]) {
+			hint = " (keys are case-sensitive)"
+		}
 	}
-	return fmt.Errorf("%s (keys are case-sensitive)", strings.Join(msgs, "; "))
+	return fmt.Errorf("%s%s", strings.Join(msgs, "; "), hint)
+}
+
+// capitalized reports whether the key that msg, an unknown field error,
+// names starts with an upper-case letter: the files' keys never do, so
+// its case is the likely mistake.
+func capitalized(msg string) bool {
+	path := strings.TrimSuffix(msg[strings.Index(msg, `"`)+1:], `"`)
+	key := path[strings.LastIndexAny(path, ".]")+1:]
+	return key != "" && unicode.IsUpper([]rune(key)[0])
 }

@@ -16,10 +16,12 @@ func TestUnmarshal(t *testing.T) {
 		name, data string
 		want       entry
 		wantErr    string
+		notWant    string
 	}{
 		{name: "exact keys", data: "chart: a\nlabels: {Key: v}\nreplicas: 2\n", want: entry{Chart: "a", Labels: map[string]string{"Key": "v"}, Replicas: new(2)}},
 		{name: "a key in another case", data: "ChArt: a\n", wantErr: `unknown field "ChArt" (keys are case-sensitive)`},
-		{name: "every unknown key", data: "Chart: a\nbogus: 1\n", wantErr: `unknown field "Chart"; unknown field "bogus"`},
+		{name: "every unknown key", data: "Chart: a\nbogus: 1\n", wantErr: `unknown field "Chart"; unknown field "bogus" (keys are case-sensitive)`},
+		{name: "a typo: no word on case", data: "chrat: a\n", wantErr: `unknown field "chrat"`, notWant: "case-sensitive"},
 		{name: "a duplicate key", data: "chart: a\nchart: b\n", wantErr: `key "chart" already set in map`},
 		{name: "a wrong type", data: "replicas: two\n", wantErr: "cannot unmarshal string into Go struct field entry.replicas of type int"},
 	} {
@@ -29,6 +31,9 @@ func TestUnmarshal(t *testing.T) {
 			if tt.wantErr != "" {
 				if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
 					t.Fatalf("error %v, want one containing %q", err, tt.wantErr)
+				}
+				if tt.notWant != "" && strings.Contains(err.Error(), tt.notWant) {
+					t.Errorf("error %v says %q", err, tt.notWant)
 				}
 				return
 			}
