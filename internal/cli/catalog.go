@@ -471,7 +471,9 @@ func newCatalogBuildCommand(streams genericiooptions.IOStreams, f *catalogFlags)
 		Long: `Builds the catalog image opm's catalog.Dockerfile would: the catalog under
 /configs, the serving cache pre-built under /tmp/cache, and the label
 ` + catalog.ConfigsLabel + `=/configs. No Docker daemon is
-needed; the layers are reproducible.
+needed. The catalog's layer is reproducible; the serving cache's is not (its
+database seeds its hash index at random): --no-cache gives the same digest
+for the same catalog.
 
 With --bundles, the bundle images are published in the catalog first (pulled,
 image-based, placed by semver; a package the catalog lacks is initialized from
