@@ -113,8 +113,32 @@ func (o *GenerateOptions) defaults() error {
 	if _, err := catalog.ParseVersion(o.Version); err != nil {
 		return fmt.Errorf("%w: --version: %w", ErrInvalidVersion, err)
 	}
+	if err := checkNames(o); err != nil {
+		return err
+	}
 	if o.DefaultChannel != "" && len(o.Channels) > 0 && !slices.Contains(o.Channels, o.DefaultChannel) {
 		return fmt.Errorf("--default-channel %q is not one of --channels %s", o.DefaultChannel, strings.Join(o.Channels, ","))
+	}
+	return nil
+}
+
+// checkNames checks the package and channel names given by flags with the
+// catalog's rules, which a catalog add of the bundle applies too.
+func checkNames(o *GenerateOptions) error {
+	if o.Package != "" {
+		if err := catalog.CheckPackageName(o.Package); err != nil {
+			return fmt.Errorf("--package: %w", err)
+		}
+	}
+	for _, ch := range o.Channels {
+		if err := catalog.CheckChannelName(ch); err != nil {
+			return fmt.Errorf("--channels: %w", err)
+		}
+	}
+	if o.DefaultChannel != "" {
+		if err := catalog.CheckChannelName(o.DefaultChannel); err != nil {
+			return fmt.Errorf("--default-channel: %w", err)
+		}
 	}
 	return nil
 }
@@ -183,6 +207,9 @@ func (g *generation) run(ctx context.Context) error {
 	}
 	g.project = proj
 	pkg := cmp.Or(g.opts.Package, proj.ProjectName)
+	if err := catalog.CheckPackageName(pkg); err != nil {
+		return fmt.Errorf("the package name is the project's name (%s projectName) unless --package gives one: %w", scaffold.ProjectFile, err)
+	}
 	g.res.Package = pkg
 	basePath, err := g.ensureBaseCSV()
 	if err != nil {

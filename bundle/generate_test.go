@@ -351,6 +351,24 @@ func TestGenerateErrors(t *testing.T) {
 		opts: GenerateOptions{Channels: []string{"stable"}, DefaultChannel: "fast"},
 		want: `--default-channel "fast" is not one of --channels stable`,
 	}, {
+		name: "a channel name with a space: the rule catalog add applies",
+		opts: GenerateOptions{Channels: []string{"stable", "Stable Channel"}},
+		want: `--channels: invalid channel name "Stable Channel": a lowercase RFC 1123 subdomain`,
+	}, {
+		name: "an upper-case default channel",
+		opts: GenerateOptions{DefaultChannel: "Fast"},
+		want: `--default-channel: invalid channel name "Fast"`,
+	}, {
+		name: "a package name that is not a label",
+		opts: GenerateOptions{Package: "My_Operator"},
+		want: `--package: invalid package name "My_Operator"`,
+	}, {
+		name: "a project name that is not a package name",
+		edit: func(t *testing.T, dir string) {
+			replaceInFile(t, filepath.Join(dir, "PROJECT"), "projectName: webapp-operator", "projectName: WebApp")
+		},
+		want: `the package name is the project's name (PROJECT projectName) unless --package gives one: invalid package name "WebApp"`,
+	}, {
 		name: "sample of a kind no CRD owns",
 		edit: func(t *testing.T, dir string) {
 			writeFile(t, filepath.Join(dir, "config", "samples", "other.yaml"), "apiVersion: charts.example.com/v1alpha1\nkind: Other\nmetadata:\n  name: other\n")

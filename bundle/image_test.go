@@ -447,3 +447,60 @@ func TestGeneratePinsImageDigests(t *testing.T) {
 		t.Error("a failed generate changed the bundle")
 	}
 }
+
+// dockerfileLabels reads the LABEL lines of a Dockerfile as docker does
+// the double-quoted words bundle.Dockerfile writes: a backslash takes the
+// next character as is.
+func dockerfileLabels(t *testing.T, data []byte) map[string]string {
+	t.Helper()
+	labels := map[string]string{}
+	for _, line := range strings.Split(string(data), "\n") {
+		kv, ok := strings.CutPrefix(line, "LABEL ")
+		if !ok {
+			continue
+		}
+		k, v, _ := strings.Cut(kv, "=")
+		if len(v) < 2 || v[0] != '"' || v[len(v)-1] != '"' {
+			t.Fatalf("LABEL %s: the value is not one double-quoted word", kv)
+		}
+		var b strings.Builder
+		for i := 1; i < len(v)-1; i++ {
+			if v[i] == '\\' {
+				i++
+			} else if v[i] == '"' {
+				t.Fatalf("LABEL %s: an unescaped quote ends the word early", kv)
+			}
+			b.WriteByte(v[i])
+		}
+		labels[k] = b.String()
+	}
+	return labels
+}
+
+// bundle.Dockerfile builds the image bundle build makes: its labels read
+// back as the image's, whatever a value holds (a space, a quote, a $ that
+// docker would expand).
+func TestDockerfileLabelsAreTheImages(t *testing.T) {
+	dir := newProject(t, "webapp", scaffold.Options{})
+	const builder = `chartpilot 1.0 "dev" $HOME\x`
+	mustGenerate(t, dir, GenerateOptions{CreatedAt: &fixedTime, Builder: builder})
+	img, err := BuildImage(filepath.Join(dir, "bundle"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cf, err := img.ConfigFile()
+	if err != nil {
+		t.Fatal(err)
+	}
+	data, err := os.ReadFile(filepath.Join(dir, DockerfileName))
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := dockerfileLabels(t, data)
+	if !maps.Equal(got, cf.Config.Labels) {
+		t.Errorf("%s labels %v, the image's %v", DockerfileName, got, cf.Config.Labels)
+	}
+	if got[registryv1.AnnotationMetricsBuilder] != builder {
+		t.Errorf("builder label %q, want %q", got[registryv1.AnnotationMetricsBuilder], builder)
+	}
+}

@@ -83,7 +83,7 @@ func dockerfile(ls []Label, bundleDir string, scorecard bool) []byte {
 	b.WriteString("# builds the same image without a container engine. Generated: do not edit.\n")
 	b.WriteString("FROM scratch\n\n")
 	for _, l := range ls {
-		fmt.Fprintf(&b, "LABEL %s=%s\n", l.Key, l.Value)
+		fmt.Fprintf(&b, "LABEL %s=%s\n", l.Key, dockerQuote(l.Value))
 	}
 	b.WriteString("\n")
 	dirs := []string{registryv1.ManifestsDir, registryv1.MetadataDir}
@@ -94,6 +94,13 @@ func dockerfile(ls []Label, bundleDir string, scorecard bool) []byte {
 		fmt.Fprintf(&b, "COPY %s /%s/\n", path.Join(filepath.ToSlash(bundleDir), d), d)
 	}
 	return []byte(b.String())
+}
+
+// dockerQuote is s as a double-quoted Dockerfile word that reads back as s:
+// unquoted, a space ends the value and $ expands a build variable. Label
+// values are one line (names, media types, paths).
+func dockerQuote(s string) string {
+	return `"` + strings.NewReplacer(`\`, `\\`, `"`, `\"`, `$`, `\$`).Replace(s) + `"`
 }
 
 // ReadAnnotations reads metadata/annotations.yaml of a bundle directory.

@@ -183,19 +183,19 @@ func newPackageFile(dir, pkg string) *packageFile {
 
 // addBundle changes the package in memory.
 func addBundle(pf *packageFile, b *Bundle, opts AddOptions) (*AddResult, error) {
-	channels := opts.Channels
+	channels, source := opts.Channels, "--channels"
 	if len(channels) == 0 {
-		channels = b.Channels
+		channels, source = b.Channels, "bundle "+b.Name+"'s "+registryv1.AnnotationChannels
 	}
 	if len(channels) == 0 {
 		return nil, fmt.Errorf("%w: bundle %s names no channel (set %s or pass channels)", ErrInvalidBundle, b.Name, registryv1.AnnotationChannels)
 	}
 	var scoped []string
 	for _, ch := range channels {
-		name := opts.Scope.ChannelName(strings.TrimSpace(ch), b.Version)
-		if name == "" {
-			return nil, errors.New("channel names must not be empty")
+		if err := CheckChannelName(strings.TrimSpace(ch)); err != nil {
+			return nil, fmt.Errorf("%s: %w", source, err)
 		}
+		name := opts.Scope.ChannelName(strings.TrimSpace(ch), b.Version)
 		if !slices.Contains(scoped, name) {
 			scoped = append(scoped, name)
 		}

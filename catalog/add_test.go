@@ -283,6 +283,20 @@ func TestFailedAddLeavesCatalogUntouched(t *testing.T) {
 			wantErr: `package "w" already has w.v2.0.0 (version 2.0.0); pass --replace to overwrite it`,
 		},
 		{
+			name: "a channel name with a space: the rule bundle generate applies",
+			setup: func(t *testing.T, dir string) AddOptions {
+				return AddOptions{Dir: dir, Channels: []string{"Stable Channel"}, BundleDir: writeBundle(t, bundleSpec{pkg: "w", version: "3.0.0", channels: "stable"})}
+			},
+			wantErr: `--channels: invalid channel name "Stable Channel": a lowercase RFC 1123 subdomain`,
+		},
+		{
+			name: "an upper-case channel in the bundle's annotations",
+			setup: func(t *testing.T, dir string) AddOptions {
+				return AddOptions{Dir: dir, BundleDir: writeBundle(t, bundleSpec{pkg: "w", version: "3.0.0", channels: "Stable"})}
+			},
+			wantErr: `bundle w.v3.0.0's operators.operatorframework.io.bundle.channels.v1: invalid channel name "Stable"`,
+		},
+		{
 			name: "package not initialized",
 			setup: func(t *testing.T, dir string) AddOptions {
 				return AddOptions{Dir: dir, BundleDir: writeBundle(t, bundleSpec{pkg: "other", version: "1.0.0", channels: "stable"})}
@@ -434,6 +448,13 @@ func TestInit(t *testing.T) {
 				return InitOptions{Dir: dir, Package: "Not_Valid"}
 			},
 			wantErr: `invalid package name "Not_Valid"`,
+		},
+		{
+			name: "an invalid default channel",
+			opts: func(t *testing.T, dir string) InitOptions {
+				return InitOptions{Dir: dir, Package: "w", DefaultChannel: "Stable"}
+			},
+			wantErr: `default channel: invalid channel name "Stable"`,
 		},
 	}
 	for _, tt := range tests {

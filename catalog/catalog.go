@@ -17,7 +17,6 @@ import (
 	"github.com/blang/semver/v4"
 	"github.com/operator-framework/operator-registry/alpha/declcfg"
 	"github.com/operator-framework/operator-registry/alpha/property"
-	"k8s.io/apimachinery/pkg/util/validation"
 
 	"github.com/chartpilot/chartpilot/catalog/fbc"
 	"github.com/chartpilot/chartpilot/internal/atomicfile"
@@ -121,8 +120,13 @@ func Init(opts InitOptions) error {
 			opts.Icon = b.Icon
 		}
 	}
-	if err := checkPackageName(opts.Package); err != nil {
+	if err := CheckPackageName(opts.Package); err != nil {
 		return err
+	}
+	if opts.DefaultChannel != "" {
+		if err := CheckChannelName(opts.DefaultChannel); err != nil {
+			return fmt.Errorf("default channel: %w", err)
+		}
 	}
 	cfg := declcfg.DeclarativeConfig{Packages: []declcfg.Package{{
 		Schema:         declcfg.SchemaPackage,
@@ -198,16 +202,6 @@ func writeNewPackage(dir, pkg string, format Format, data []byte, writeFile writ
 	return nil
 }
 
-func checkPackageName(name string) error {
-	if name == "" {
-		return errors.New("package name must be set")
-	}
-	if errs := validation.IsDNS1123Label(name); len(errs) > 0 {
-		return fmt.Errorf("invalid package name %q: %s", name, strings.Join(errs, "; "))
-	}
-	return nil
-}
-
 // findPackageFile returns the path and format of a package's file.
 func findPackageFile(dir, pkg string) (string, Format, error) {
 	for _, f := range []Format{FormatYAML, FormatJSON} {
@@ -239,7 +233,7 @@ type packageFile struct {
 }
 
 func loadPackage(dir, pkg string) (*packageFile, error) {
-	if err := checkPackageName(pkg); err != nil {
+	if err := CheckPackageName(pkg); err != nil {
 		return nil, err
 	}
 	p, format, err := findPackageFile(dir, pkg)

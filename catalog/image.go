@@ -56,8 +56,10 @@ type ImageOptions struct {
 // BuildImage builds the catalog image without a container engine: the
 // FBC under /configs, operator-registry's serving cache pre-built under
 // /tmp/cache, the label operators.operatorframework.io.index.configs.v1,
-// and opm's entrypoint. Layers are reproducible: sorted entries, zero
-// times, root ownership.
+// and opm's entrypoint. The catalog's layer is reproducible (sorted
+// entries, zero times, root ownership); the serving cache's is not, since
+// its database seeds its hash index at random: NoCache gives the same
+// digest for the same catalog.
 func BuildImage(ctx context.Context, opts ImageOptions) (v1.Image, error) {
 	if err := Validate(ctx, ValidateOptions{Dir: opts.Dir}); err != nil {
 		return nil, err

@@ -55,6 +55,21 @@ type ServeOptions struct {
 	Procs int
 }
 
+// ProcsEnv is the environment variable with which a user sets GOMAXPROCS;
+// the Go runtime has applied it before Serve runs.
+const ProcsEnv = "GOMAXPROCS"
+
+// ResolveProcs returns the ServeOptions.Procs to serve with: procs when the
+// user gave it (explicit), else 0 (keep the runtime's) when the environment
+// sets ProcsEnv, which is the user's choice too, else procs, the default.
+// getenv is os.Getenv outside tests.
+func ResolveProcs(procs int, explicit bool, getenv func(string) string) int {
+	if !explicit && getenv(ProcsEnv) != "" {
+		return 0
+	}
+	return procs
+}
+
 // Server serves OLM's registry gRPC API (api.Registry, the experimental
 // api, grpc health and reflection) for one catalog directory, the way
 // `opm serve` does, so that a CatalogSource with spec.address can use it.

@@ -392,3 +392,35 @@ func TestServeProcs(t *testing.T) {
 		}
 	}
 }
+
+// GOMAXPROCS in the environment is the user's choice unless the procs
+// flag is given too; neither leaves the default.
+func TestResolveProcs(t *testing.T) {
+	env := func(v string) func(string) string {
+		return func(k string) string {
+			if k == ProcsEnv {
+				return v
+			}
+			return ""
+		}
+	}
+	for _, tt := range []struct {
+		name     string
+		procs    int
+		explicit bool
+		env      string
+		want     int
+	}{
+		{name: "the default", procs: 1, want: 1},
+		{name: "the environment's", procs: 1, env: "4", want: 0},
+		{name: "the flag's over the environment's", procs: 2, explicit: true, env: "4", want: 2},
+		{name: "the flag's", procs: 3, explicit: true, want: 3},
+		{name: "the flag's 0 keeps the runtime's", procs: 0, explicit: true, want: 0},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := ResolveProcs(tt.procs, tt.explicit, env(tt.env)); got != tt.want {
+				t.Errorf("ResolveProcs(%d, %t, GOMAXPROCS=%q) = %d, want %d", tt.procs, tt.explicit, tt.env, got, tt.want)
+			}
+		})
+	}
+}

@@ -21,7 +21,8 @@ func TestLoadWatchesIsTheRuntimes(t *testing.T) {
 	}{
 		{"every field", "  watchDependentResources: false\n  overrideValues: {image: $IMG}\n  reconcilePeriod: 1m\n  maxConcurrentReconciles: 2\n  selector: {matchLabels: {tier: web}}\n  dryRunOption: server\n", ""},
 		{"bad dry run option", "  dryRunOption: sometimes\n", `dryRunOption "sometimes": must be none, client or server`},
-		{"unknown field", "  chartPath: x\n", `unknown field "chartPath"`},
+		{"unknown field", "  chartPath: x\n", `unknown field "[0].chartPath"`},
+		{"a key in another case", "  DryRunOption: server\n", `unknown field "[0].DryRunOption"`},
 		{"zero concurrency", "  maxConcurrentReconciles: 0\n", "maxConcurrentReconciles 0: must be at least 1"},
 	}
 	for _, tt := range tests {

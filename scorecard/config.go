@@ -11,7 +11,8 @@ import (
 	"github.com/operator-framework/api/pkg/apis/scorecard/v1alpha3"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
-	"sigs.k8s.io/yaml"
+
+	"github.com/chartpilot/chartpilot/internal/strictyaml"
 )
 
 // Suites: operator-sdk's two and chartpilot's cluster suite.
@@ -149,7 +150,7 @@ func LoadConfig(bundleDir string) (cfg v1alpha3.Configuration, found bool, err e
 // parseConfig reads config.yaml content strictly; errors name source.
 func parseConfig(data []byte, source string) (v1alpha3.Configuration, error) {
 	var cfg v1alpha3.Configuration
-	if err := yaml.UnmarshalStrict(data, &cfg); err != nil {
+	if err := strictyaml.Unmarshal(data, &cfg); err != nil {
 		return cfg, fmt.Errorf("%s: %w", source, err)
 	}
 	if cfg.APIVersion != v1alpha3.GroupVersion.String() || cfg.Kind != v1alpha3.ConfigurationKind {

@@ -93,7 +93,7 @@ stages:
 		{
 			name:    "a typo in a field",
 			config:  "stages:\n- paralel: true\n  tests: []\n",
-			wantErr: `config.yaml: error unmarshaling JSON: while decoding JSON: json: unknown field "paralel"`,
+			wantErr: `config.yaml: unknown field "stages[0].paralel"`,
 		},
 	}
 	for _, tt := range tests {
@@ -142,6 +142,24 @@ func TestLoadConfigErrors(t *testing.T) {
 	cfg, found, err := LoadConfig(dir)
 	if err != nil || found || len(cfg.Stages) != 2 {
 		t.Errorf("without a config: %v %v %+v, want the default", err, found, cfg)
+	}
+}
+
+// config.yaml's keys are case-exact, as operator-sdk's scorecard reads
+// them: a key in another case is refused, named with the file.
+func TestLoadConfigStrictKeys(t *testing.T) {
+	for _, tt := range []struct{ name, data, want string }{
+		{name: "a top-level key", data: "apiVersion: scorecard.operatorframework.io/v1alpha3\nKind: Configuration\nstages: []\n", want: `unknown field "Kind"`},
+		{name: "a test's key", data: "apiVersion: scorecard.operatorframework.io/v1alpha3\nkind: Configuration\nstages:\n- tests:\n  - Image: x\n    entrypoint: [scorecard-test, basic-check-spec]\n", want: `unknown field "stages[0].tests[0].Image"`},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			dir := t.TempDir()
+			writeFile(t, filepath.Join(dir, ConfigFile), []byte(tt.data))
+			_, _, err := LoadConfig(dir)
+			if err == nil || !strings.Contains(err.Error(), ConfigFile+": ") || !strings.Contains(err.Error(), tt.want) {
+				t.Errorf("error %v, want one naming %s and %s", err, ConfigFile, tt.want)
+			}
+		})
 	}
 }
 

@@ -4,13 +4,13 @@ import (
 	"bytes"
 	"cmp"
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"net"
 	"os"
 	"strconv"
 
-	v1 "github.com/google/go-containerregistry/pkg/v1"
 	"github.com/spf13/cobra"
 	"k8s.io/cli-runtime/pkg/genericiooptions"
 
@@ -57,39 +57,61 @@ is validated first and written atomically.`,
 	return cmd
 }
 
+// catalogInitOptions are catalog init's flags and arguments.
+type catalogInitOptions struct {
+	catalog.InitOptions
+	f       *catalogFlags
+	streams genericiooptions.IOStreams
+	format  *enumFlag
+}
+
 func newCatalogInitCommand(streams genericiooptions.IOStreams, f *catalogFlags) *cobra.Command {
-	var opts catalog.InitOptions
-	format := newEnumFlag(string(catalog.FormatYAML), catalog.Formats...)
+	o := &catalogInitOptions{f: f, streams: streams, format: newEnumFlag(string(catalog.FormatYAML), catalog.Formats...)}
 	cmd := &cobra.Command{
 		Use:   "init [PACKAGE]",
 		Short: "Add a package to the catalog: its olm.package with default channel, description and icon",
 		Example: `  chartpilot catalog init --from-bundle bundle       # name, channel, description and icon from the bundle's CSV
   chartpilot catalog init my-operator --default-channel stable`,
 		Args: cobra.MaximumNArgs(1),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			opts.Dir, opts.Format = f.dir, catalog.Format(format.String())
-			if len(args) == 1 {
-				opts.Package = args[0]
-			}
-			if err := catalog.Init(opts); err != nil {
-				return err
-			}
-			_, err := fmt.Fprintf(streams.Out, "initialized the package in %s\n", f.dir)
-			return err
-		},
+		RunE: runOptions(o),
 	}
 	fl := cmd.Flags()
-	fl.StringVar(&opts.FromBundle, "from-bundle", "", "a registry+v1 bundle directory whose CSV and annotations fill what is not given")
-	fl.StringVar(&opts.DefaultChannel, "default-channel", "", "the channel Subscriptions get when they name none (default: the bundle's, else set by the first add)")
-	fl.StringVar(&opts.Description, "description", "", "the package description (default: the bundle CSV's)")
-	fl.Var(format, "format", "the package file's format: yaml or json")
+	fl.StringVar(&o.FromBundle, "from-bundle", "", "a registry+v1 bundle directory whose CSV and annotations fill what is not given")
+	fl.StringVar(&o.DefaultChannel, "default-channel", "", "the channel Subscriptions get when they name none (default: the bundle's, else set by the first add)")
+	fl.StringVar(&o.Description, "description", "", "the package description (default: the bundle CSV's)")
+	fl.Var(o.format, "format", "the package file's format: yaml or json")
 	return cmd
 }
 
+func (o *catalogInitOptions) complete(_ *cobra.Command, args []string) error {
+	o.Dir, o.Format = o.f.dir, catalog.Format(o.format.String())
+	if len(args) == 1 {
+		o.Package = args[0]
+	}
+	return nil
+}
+
+func (o *catalogInitOptions) validate() error { return nil }
+
+func (o *catalogInitOptions) run(context.Context) error {
+	if err := catalog.Init(o.InitOptions); err != nil {
+		return err
+	}
+	_, err := fmt.Fprintf(o.streams.Out, "initialized the package in %s\n", o.Dir)
+	return err
+}
+
+// catalogAddOptions are catalog add's flags and arguments.
+type catalogAddOptions struct {
+	catalog.AddOptions
+	f       *catalogFlags
+	streams genericiooptions.IOStreams
+	scope   *enumFlag
+	output  *enumFlag
+}
+
 func newCatalogAddCommand(streams genericiooptions.IOStreams, f *catalogFlags) *cobra.Command {
-	var opts catalog.AddOptions
-	scope := newEnumFlag(catalog.ChannelScopes[0], catalog.ChannelScopes...)
-	output := outputFlag()
+	o := &catalogAddOptions{f: f, streams: streams, scope: newEnumFlag(catalog.ChannelScopes[0], catalog.ChannelScopes...), output: outputFlag()}
 	cmd := &cobra.Command{
 		Use:   "add BUNDLE_DIR|BUNDLE_IMAGE",
 		Short: "Publish a registry+v1 bundle (directory or image) in its package, placed in its channels by semver",
@@ -98,56 +120,73 @@ func newCatalogAddCommand(streams genericiooptions.IOStreams, f *catalogFlags) *
   chartpilot catalog add quay.io/me/op-bundle:v0.2.0              # pulled, published image-based
   chartpilot catalog add bundle --channels fast,stable --channel-scope minor   # fast-v0.2, stable-v0.2`,
 		Args: cobra.ExactArgs(1),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			opts.Dir, opts.BundleDir = f.dir, args[0]
-			if ociimage.IsReference(args[0]) {
-				if opts.Image != "" {
-					return fmt.Errorf("--image is for bundle directories; %s is published under its own reference", args[0])
-				}
-				opts.BundleDir, opts.BundleImage = "", args[0]
-			}
-			if s := scope.String(); s != "none" {
-				opts.Scope = catalog.ChannelScope(s)
-			}
-			res, err := catalog.AddContext(cmd.Context(), opts)
-			if err != nil {
-				return err
-			}
-			return printData(streams.Out, output.String(), res, func(w io.Writer) error {
-				mode := "inline"
-				if !res.Inline {
-					mode = "image " + cmp.Or(opts.BundleImage, opts.Image)
-				}
-				verb := "added"
-				if res.Replaced != "" {
-					verb = "replaced " + res.Replaced + " with"
-				}
-				fmt.Fprintf(w, "%s %s (%s, %s) to package %s\n", verb, res.Bundle, res.Version, mode, res.Package)
-				for _, p := range res.Placements {
-					line := "  channel " + p.Channel + ":"
-					if p.Head {
-						line += " head"
-					}
-					if p.Replaces != "" {
-						line += ", replaces " + p.Replaces
-					}
-					if p.SkipRange != "" {
-						line += ", skipRange '" + p.SkipRange + "'"
-					}
-					fmt.Fprintln(w, line)
-				}
-				return nil
-			})
-		},
+		RunE: runOptions(o),
 	}
 	fl := cmd.Flags()
-	fl.StringVar(&opts.Image, "image", "", "the bundle image's pull spec; without it the bundle is published inline")
-	fl.StringSliceVar(&opts.Channels, "channels", nil, "channels to place the bundle in (default: its annotations'); conventions: alpha, candidate, fast, stable")
-	fl.Var(scope, "channel-scope", "one channel per release line: none, major (stable-v1) or minor (stable-v1.2)")
-	fl.BoolVar(&opts.Replace, "replace", false, "replace a bundle of the same version or name")
-	fl.BoolVar(&opts.InitPackage, "init-package", false, "initialize the bundle's package from the bundle (as catalog init --from-bundle) when the catalog does not have it")
-	fl.VarP(output, "output", "o", "output format: text, json or yaml")
+	fl.StringVar(&o.Image, "image", "", "the bundle image's pull spec; without it the bundle is published inline")
+	fl.StringSliceVar(&o.Channels, "channels", nil, "channels to place the bundle in (default: its annotations'); conventions: alpha, candidate, fast, stable")
+	fl.Var(o.scope, "channel-scope", "one channel per release line: none, major (stable-v1) or minor (stable-v1.2)")
+	fl.BoolVar(&o.Replace, "replace", false, "replace a bundle of the same version or name")
+	fl.BoolVar(&o.InitPackage, "init-package", false, "initialize the bundle's package from the bundle (as catalog init --from-bundle) when the catalog does not have it")
+	fl.VarP(o.output, "output", "o", "output format: text, json or yaml")
 	return cmd
+}
+
+func (o *catalogAddOptions) complete(_ *cobra.Command, args []string) error {
+	o.Dir, o.BundleDir = o.f.dir, args[0]
+	if ociimage.IsReference(args[0]) {
+		o.BundleDir, o.BundleImage = "", args[0]
+	}
+	if s := o.scope.String(); s != "none" {
+		o.Scope = catalog.ChannelScope(s)
+	}
+	return nil
+}
+
+func (o *catalogAddOptions) validate() error {
+	if o.BundleImage != "" && o.Image != "" {
+		return fmt.Errorf("--image is for bundle directories; %s is published under its own reference", o.BundleImage)
+	}
+	return nil
+}
+
+func (o *catalogAddOptions) run(ctx context.Context) error {
+	res, err := catalog.AddContext(ctx, o.AddOptions)
+	if err != nil {
+		return err
+	}
+	return printData(o.streams.Out, o.output.String(), res, func(w io.Writer) error {
+		mode := "inline"
+		if !res.Inline {
+			mode = "image " + cmp.Or(o.BundleImage, o.Image)
+		}
+		verb := "added"
+		if res.Replaced != "" {
+			verb = "replaced " + res.Replaced + " with"
+		}
+		fmt.Fprintf(w, "%s %s (%s, %s) to package %s\n", verb, res.Bundle, res.Version, mode, res.Package)
+		for _, p := range res.Placements {
+			line := "  channel " + p.Channel + ":"
+			if p.Head {
+				line += " head"
+			}
+			if p.Replaces != "" {
+				line += ", replaces " + p.Replaces
+			}
+			if p.SkipRange != "" {
+				line += ", skipRange '" + p.SkipRange + "'"
+			}
+			fmt.Fprintln(w, line)
+		}
+		return nil
+	})
+}
+
+// catalogRemoveOptions are catalog remove's arguments.
+type catalogRemoveOptions struct {
+	catalog.RemoveOptions
+	f       *catalogFlags
+	streams genericiooptions.IOStreams
 }
 
 func newCatalogRemoveCommand(streams genericiooptions.IOStreams, f *catalogFlags) *cobra.Command {
@@ -155,61 +194,109 @@ func newCatalogRemoveCommand(streams genericiooptions.IOStreams, f *catalogFlags
 		Use:   "remove PACKAGE BUNDLE",
 		Short: "Take a bundle (by name or version) out of its package; its channels close over the gap",
 		Args:  cobra.ExactArgs(2),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			name, err := catalog.Remove(catalog.RemoveOptions{Dir: f.dir, Package: args[0], Bundle: args[1]})
-			if err != nil {
-				return err
-			}
-			_, err = fmt.Fprintf(streams.Out, "removed %s from package %s\n", name, args[0])
-			return err
-		},
+		RunE:  runOptions(&catalogRemoveOptions{f: f, streams: streams}),
 	}
 }
 
+func (o *catalogRemoveOptions) complete(_ *cobra.Command, args []string) error {
+	o.Dir, o.Package, o.Bundle = o.f.dir, args[0], args[1]
+	return nil
+}
+
+func (o *catalogRemoveOptions) validate() error { return nil }
+
+func (o *catalogRemoveOptions) run(context.Context) error {
+	name, err := catalog.Remove(o.RemoveOptions)
+	if err != nil {
+		return err
+	}
+	_, err = fmt.Fprintf(o.streams.Out, "removed %s from package %s\n", name, o.Package)
+	return err
+}
+
+// catalogDeprecateOptions are catalog deprecate's flags and arguments.
+type catalogDeprecateOptions struct {
+	catalog.DeprecateOptions
+	f       *catalogFlags
+	streams genericiooptions.IOStreams
+}
+
 func newCatalogDeprecateCommand(streams genericiooptions.IOStreams, f *catalogFlags) *cobra.Command {
-	var opts catalog.DeprecateOptions
+	o := &catalogDeprecateOptions{f: f, streams: streams}
 	cmd := &cobra.Command{
 		Use:   "deprecate PACKAGE",
 		Short: "Deprecate a bundle (--bundle), a channel (--channel) or the whole package, with a message for users",
 		Example: `  chartpilot catalog deprecate my-operator --bundle 0.1.0 --message "CVE-2026-1234: upgrade to 0.1.1"
   chartpilot catalog deprecate my-operator --channel alpha --message "use stable"`,
 		Args: cobra.ExactArgs(1),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			opts.Dir, opts.Package = f.dir, args[0]
-			if err := catalog.Deprecate(opts); err != nil {
-				return err
-			}
-			what := "package " + opts.Package
-			switch {
-			case opts.Bundle != "":
-				what = "bundle " + opts.Bundle + " of " + what
-			case opts.Channel != "":
-				what = "channel " + opts.Channel + " of " + what
-			}
-			_, err := fmt.Fprintf(streams.Out, "deprecated %s\n", what)
-			return err
-		},
+		RunE: runOptions(o),
 	}
 	fl := cmd.Flags()
-	fl.StringVar(&opts.Bundle, "bundle", "", "the bundle's name or version")
-	fl.StringVar(&opts.Channel, "channel", "", "the channel")
-	fl.StringVarP(&opts.Message, "message", "m", "", "why, and what to do instead (required)")
+	fl.StringVar(&o.Bundle, "bundle", "", "the bundle's name or version")
+	fl.StringVar(&o.Channel, "channel", "", "the channel")
+	fl.StringVarP(&o.Message, "message", "m", "", "why, and what to do instead (required)")
 	cmd.MarkFlagsMutuallyExclusive("bundle", "channel")
 	_ = cmd.MarkFlagRequired("message")
 	return cmd
 }
 
+func (o *catalogDeprecateOptions) complete(_ *cobra.Command, args []string) error {
+	o.Dir, o.Package = o.f.dir, args[0]
+	return nil
+}
+
+func (o *catalogDeprecateOptions) validate() error { return nil }
+
+func (o *catalogDeprecateOptions) run(context.Context) error {
+	if err := catalog.Deprecate(o.DeprecateOptions); err != nil {
+		return err
+	}
+	what := "package " + o.Package
+	switch {
+	case o.Bundle != "":
+		what = "bundle " + o.Bundle + " of " + what
+	case o.Channel != "":
+		what = "channel " + o.Channel + " of " + what
+	}
+	_, err := fmt.Fprintf(o.streams.Out, "deprecated %s\n", what)
+	return err
+}
+
+// catalogRenderOptions are catalog render's flags and arguments.
+type catalogRenderOptions struct {
+	catalog.RenderOptions
+	f       *catalogFlags
+	streams genericiooptions.IOStreams
+	output  *enumFlag
+}
+
 func newCatalogRenderCommand(streams genericiooptions.IOStreams, f *catalogFlags) *cobra.Command {
-	output := newEnumFlag(string(catalog.FormatYAML), catalog.Formats...)
+	o := &catalogRenderOptions{f: f, streams: streams, output: newEnumFlag(string(catalog.FormatYAML), catalog.Formats...)}
 	cmd := &cobra.Command{
 		Use:   "render [PACKAGE...]",
 		Short: "Print the catalog (or some packages) as one FBC stream in a stable order",
-		RunE: func(cmd *cobra.Command, args []string) error {
-			return catalog.Render(cmd.Context(), streams.Out, catalog.RenderOptions{Dir: f.dir, Format: catalog.Format(output.String()), Packages: args})
-		},
+		RunE:  runOptions(o),
 	}
-	cmd.Flags().VarP(output, "output", "o", "output format: yaml or json")
+	cmd.Flags().VarP(o.output, "output", "o", "output format: yaml or json")
 	return cmd
+}
+
+func (o *catalogRenderOptions) complete(_ *cobra.Command, args []string) error {
+	o.Dir, o.Format, o.Packages = o.f.dir, catalog.Format(o.output.String()), args
+	return nil
+}
+
+func (o *catalogRenderOptions) validate() error { return nil }
+
+func (o *catalogRenderOptions) run(ctx context.Context) error {
+	return catalog.Render(ctx, o.streams.Out, o.RenderOptions)
+}
+
+// catalogValidateOptions are catalog validate's flags.
+type catalogValidateOptions struct {
+	catalog.ValidateOptions
+	f       *catalogFlags
+	streams genericiooptions.IOStreams
 }
 
 func newCatalogValidateCommand(streams genericiooptions.IOStreams, f *catalogFlags) *cobra.Command {
@@ -222,41 +309,68 @@ every bundle to the head (no stranded bundles), no skip that strands the
 users of an older bundle, no replaces or skips pointing at a newer version.
 All problems are printed as a tree naming package, channel and bundle.`,
 		Args: cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			if err := catalog.Validate(cmd.Context(), catalog.ValidateOptions{Dir: f.dir}); err != nil {
-				return err
-			}
-			_, err := fmt.Fprintf(streams.Out, "catalog %s is valid\n", f.dir)
-			return err
-		},
+		RunE: runOptions(&catalogValidateOptions{f: f, streams: streams}),
 	}
 }
 
+func (o *catalogValidateOptions) complete(*cobra.Command, []string) error {
+	o.Dir = o.f.dir
+	return nil
+}
+
+func (o *catalogValidateOptions) validate() error { return nil }
+
+func (o *catalogValidateOptions) run(ctx context.Context) error {
+	if err := catalog.Validate(ctx, o.ValidateOptions); err != nil {
+		return err
+	}
+	_, err := fmt.Fprintf(o.streams.Out, "catalog %s is valid\n", o.Dir)
+	return err
+}
+
+// catalogGraphOptions are catalog graph's flags and arguments.
+type catalogGraphOptions struct {
+	catalog.GraphOptions
+	f       *catalogFlags
+	streams genericiooptions.IOStreams
+	format  *enumFlag
+}
+
 func newCatalogGraphCommand(streams genericiooptions.IOStreams, f *catalogFlags) *cobra.Command {
-	format := newEnumFlag(catalog.GraphMermaid, catalog.GraphMermaid, catalog.GraphSVG)
+	o := &catalogGraphOptions{f: f, streams: streams, format: newEnumFlag(catalog.GraphMermaid, catalog.GraphMermaid, catalog.GraphSVG)}
 	cmd := &cobra.Command{
 		Use:   "graph [PACKAGE...]",
 		Short: "Print the upgrade graph of every channel as a mermaid flowchart or an SVG picture",
 		Example: `  chartpilot catalog graph --dir catalog
   chartpilot catalog graph --dir catalog --format svg > graph.svg`,
-		RunE: func(cmd *cobra.Command, args []string) error {
-			return catalog.Graph(cmd.Context(), streams.Out, catalog.GraphOptions{Dir: f.dir, Packages: args, Format: format.String()})
-		},
+		RunE: runOptions(o),
 	}
-	cmd.Flags().Var(format, "format", "mermaid (text for markdown) or svg (a picture, laid out without graphviz)")
+	cmd.Flags().Var(o.format, "format", "mermaid (text for markdown) or svg (a picture, laid out without graphviz)")
 	return cmd
+}
+
+func (o *catalogGraphOptions) complete(_ *cobra.Command, args []string) error {
+	o.Dir, o.Packages, o.Format = o.f.dir, args, o.format.String()
+	return nil
+}
+
+func (o *catalogGraphOptions) validate() error { return nil }
+
+func (o *catalogGraphOptions) run(ctx context.Context) error {
+	return catalog.Graph(ctx, o.streams.Out, o.GraphOptions)
 }
 
 // serveOptions are catalog serve's flags and arguments.
 type serveOptions struct {
 	catalog.ServeOptions
+	f       *catalogFlags
 	streams genericiooptions.IOStreams
 	port    int
 	verbose bool
 }
 
 func newCatalogServeCommand(streams genericiooptions.IOStreams, f *catalogFlags) *cobra.Command {
-	o := &serveOptions{ServeOptions: catalog.ServeOptions{Address: catalog.DefaultServeAddress}, streams: streams}
+	o := &serveOptions{ServeOptions: catalog.ServeOptions{Address: catalog.DefaultServeAddress}, f: f, streams: streams}
 	cmd := &cobra.Command{
 		Use:   "serve [DIR|IMAGE]",
 		Short: "Serve OLM's registry gRPC API for a catalog directory or image (on loopback by default)",
@@ -265,14 +379,7 @@ reflection. Point a CatalogSource at it with spec.sourceType grpc and
 spec.address HOST:PORT. An argument that is not a directory is taken as a
 catalog image, pulled with the docker credentials. Stop with Ctrl-C.`,
 		Args: cobra.MaximumNArgs(1),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			if err := o.complete(cmd, f, args); err != nil {
-				return err
-			}
-			ctx, cancel := runcmd.SignalContext(cmd.Context())
-			defer cancel()
-			return o.run(ctx)
-		},
+		RunE: runOptions(o),
 	}
 	fl := cmd.Flags()
 	fl.IntVar(&o.Procs, "procs", 1, "threads running Go code (GOMAXPROCS) once the catalog is loaded, which uses every CPU; 0 keeps the default (GOMAXPROCS in the environment is kept unless --procs is given)")
@@ -283,8 +390,8 @@ catalog image, pulled with the docker credentials. Stop with Ctrl-C.`,
 	return cmd
 }
 
-func (o *serveOptions) complete(cmd *cobra.Command, f *catalogFlags, args []string) error {
-	o.Dir = f.dir
+func (o *serveOptions) complete(cmd *cobra.Command, args []string) error {
+	o.Dir = o.f.dir
 	if len(args) == 1 {
 		o.Dir = args[0]
 		if ociimage.IsReference(args[0]) {
@@ -301,57 +408,50 @@ func (o *serveOptions) complete(cmd *cobra.Command, f *catalogFlags, args []stri
 	if o.verbose {
 		o.Log = o.streams.ErrOut
 	}
-	// GOMAXPROCS in the environment is the user's choice, unless --procs is.
-	if !cmd.Flags().Changed("procs") && os.Getenv("GOMAXPROCS") != "" {
-		o.Procs = 0
-	}
+	o.Procs = catalog.ResolveProcs(o.Procs, cmd.Flags().Changed("procs"), os.Getenv)
 	return nil
 }
 
+func (o *serveOptions) validate() error { return nil }
+
 func (o *serveOptions) run(ctx context.Context) error {
+	ctx, cancel := runcmd.SignalContext(ctx)
+	defer cancel()
 	what := cmp.Or(o.Image, o.Dir)
 	return catalog.Serve(ctx, o.ServeOptions, func(addr string) {
 		fmt.Fprintf(o.streams.Out, "serving catalog %s on %s\n", what, addr)
 	})
 }
 
-// imageFlags are the flags of the commands that build a catalog image.
-type imageFlags struct {
-	opts   catalog.ImageOptions
-	labels map[string]string
+// addImageFlags adds the flags of the commands that build a catalog image.
+func addImageFlags(cmd *cobra.Command, opts *catalog.ImageOptions) {
+	cmd.Flags().StringVar(&opts.Base, "base", "", "base image, e.g. "+catalog.DefaultBaseImage+" for an image that serves itself (default: none, the image only carries the catalog)")
+	cmd.Flags().StringToStringVar(&opts.Labels, "label", nil, "extra image labels, key=value")
+	cmd.Flags().BoolVar(&opts.NoCache, "no-cache", false, "leave out the pre-built serving cache")
 }
 
-func (fl *imageFlags) add(cmd *cobra.Command) {
-	cmd.Flags().StringVar(&fl.opts.Base, "base", "", "base image, e.g. "+catalog.DefaultBaseImage+" for an image that serves itself (default: none, the image only carries the catalog)")
-	cmd.Flags().StringToStringVar(&fl.labels, "label", nil, "extra image labels, key=value")
-	cmd.Flags().BoolVar(&fl.opts.NoCache, "no-cache", false, "leave out the pre-built serving cache")
-}
-
-func (fl *imageFlags) build(cmd *cobra.Command, dir string) (v1.Image, string, error) {
-	fl.opts.Dir, fl.opts.Labels = dir, fl.labels
-	img, err := catalog.BuildImage(cmd.Context(), fl.opts)
-	if err != nil {
-		return nil, "", err
-	}
-	d, err := img.Digest()
-	if err != nil {
-		return nil, "", err
-	}
-	return img, d.String(), nil
+// catalogBuildOptions are catalog build's flags.
+type catalogBuildOptions struct {
+	catalog.BuildOptions
+	f       *catalogFlags
+	streams genericiooptions.IOStreams
+	store   storeFlag
+	// image, ociLayout and push are where the image goes; tag is its tag
+	// in the OCI layout.
+	image, ociLayout, tag, push string
 }
 
 func newCatalogBuildCommand(streams genericiooptions.IOStreams, f *catalogFlags) *cobra.Command {
-	var fl imageFlags
-	var store storeFlag
-	var ociLayout, tag, push, image string
-	var bundles []string
+	o := &catalogBuildOptions{f: f, streams: streams}
 	cmd := &cobra.Command{
 		Use:   "build",
 		Short: "Build the catalog image without a container engine: kept for `image push`, into an OCI layout and/or a registry",
 		Long: `Builds the catalog image opm's catalog.Dockerfile would: the catalog under
 /configs, the serving cache pre-built under /tmp/cache, and the label
 ` + catalog.ConfigsLabel + `=/configs. No Docker daemon is
-needed; the layers are reproducible.
+needed. The catalog's layer is reproducible; the serving cache's is not (its
+database seeds its hash index at random): --no-cache gives the same digest
+for the same catalog.
 
 With --bundles, the bundle images are published in the catalog first (pulled,
 image-based, placed by semver; a package the catalog lacks is initialized from
@@ -362,98 +462,140 @@ catalog-build does with opm.`,
   chartpilot catalog build --oci-layout build/catalog-oci --tag v0.2.0
   chartpilot catalog build --push quay.io/me/my-operator-catalog:v0.2.0`,
 		Args: cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			if ociLayout == "" && push == "" && image == "" {
-				return fmt.Errorf("say where the image goes: --image REF (kept for chartpilot image push), --oci-layout DIR and/or --push REF")
-			}
-			for _, b := range bundles {
-				res, err := catalog.AddContext(cmd.Context(), catalog.AddOptions{Dir: f.dir, BundleImage: b, Replace: true, InitPackage: true})
-				if err != nil {
-					return fmt.Errorf("publishing %s: %w", b, err)
-				}
-				fmt.Fprintf(streams.Out, "published %s (%s) in package %s\n", res.Bundle, b, res.Package)
-			}
-			img, digest, err := fl.build(cmd, f.dir)
-			if err != nil {
-				return err
-			}
-			if image != "" {
-				if err := keepImage(cmd, streams, &store, img, image, ""); err != nil {
-					return err
-				}
-			}
-			if ociLayout != "" {
-				if err := catalog.WriteOCILayout(img, ociLayout, tag); err != nil {
-					return err
-				}
-				fmt.Fprintf(streams.Out, "wrote %s to OCI layout %s\n", digest, ociLayout)
-			}
-			if push != "" {
-				if _, err := catalog.PushImage(cmd.Context(), img, push); err != nil {
-					return err
-				}
-				fmt.Fprintf(streams.Out, "pushed %s@%s\n", push, digest)
-			}
-			return nil
-		},
+		RunE: runOptions(o),
 	}
-	fl.add(cmd)
-	store.add(cmd)
-	cmd.Flags().StringVar(&image, "image", "", "keep the image in the image store under `REF`, for chartpilot image push")
-	cmd.Flags().StringSliceVar(&bundles, "bundles", nil, "bundle images to publish in the catalog before building")
-	cmd.Flags().StringVar(&ociLayout, "oci-layout", "", "write the image into this OCI image layout directory")
-	cmd.Flags().StringVar(&tag, "tag", "latest", "the tag recorded in the OCI layout")
-	cmd.Flags().StringVar(&push, "push", "", "push the image to this reference")
+	addImageFlags(cmd, &o.ImageOptions)
+	o.store.add(cmd)
+	fl := cmd.Flags()
+	fl.StringVar(&o.image, "image", "", "keep the image in the image store under `REF`, for chartpilot image push")
+	fl.StringSliceVar(&o.Bundles, "bundles", nil, "bundle images to publish in the catalog before building")
+	fl.StringVar(&o.ociLayout, "oci-layout", "", "write the image into this OCI image layout directory")
+	fl.StringVar(&o.tag, "tag", "latest", "the tag recorded in the OCI layout")
+	fl.StringVar(&o.push, "push", "", "push the image to this reference")
 	return cmd
 }
 
+func (o *catalogBuildOptions) complete(*cobra.Command, []string) error {
+	o.Dir = o.f.dir
+	return nil
+}
+
+func (o *catalogBuildOptions) validate() error {
+	if o.ociLayout == "" && o.push == "" && o.image == "" {
+		return errors.New("say where the image goes: --image REF (kept for chartpilot image push), --oci-layout DIR and/or --push REF")
+	}
+	return nil
+}
+
+func (o *catalogBuildOptions) run(ctx context.Context) error {
+	res, err := catalog.Build(ctx, o.BuildOptions)
+	if err != nil {
+		return err
+	}
+	out := o.streams.Out
+	for i, p := range res.Published {
+		fmt.Fprintf(out, "published %s (%s) in package %s\n", p.Bundle, o.Bundles[i], p.Package)
+	}
+	if o.image != "" {
+		if err := keepImage(out, &o.store, res.Image, o.image, ""); err != nil {
+			return err
+		}
+	}
+	if o.ociLayout != "" {
+		if err := catalog.WriteOCILayout(res.Image, o.ociLayout, o.tag); err != nil {
+			return err
+		}
+		fmt.Fprintf(out, "wrote %s to OCI layout %s\n", res.Digest, o.ociLayout)
+	}
+	if o.push != "" {
+		if _, err := catalog.PushImage(ctx, res.Image, o.push); err != nil {
+			return err
+		}
+		fmt.Fprintf(out, "pushed %s@%s\n", o.push, res.Digest)
+	}
+	return nil
+}
+
+// catalogPushOptions are catalog push's flags and arguments.
+type catalogPushOptions struct {
+	catalog.ImageOptions
+	f       *catalogFlags
+	streams genericiooptions.IOStreams
+	ref     string
+}
+
 func newCatalogPushCommand(streams genericiooptions.IOStreams, f *catalogFlags) *cobra.Command {
-	var fl imageFlags
+	o := &catalogPushOptions{f: f, streams: streams}
 	cmd := &cobra.Command{
 		Use:   "push IMAGE",
 		Short: "Build the catalog image without a container engine and push it (docker credentials)",
 		Args:  cobra.ExactArgs(1),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			img, digest, err := fl.build(cmd, f.dir)
-			if err != nil {
-				return err
-			}
-			if _, err := catalog.PushImage(cmd.Context(), img, args[0]); err != nil {
-				return err
-			}
-			_, err = fmt.Fprintf(streams.Out, "pushed %s@%s\n", args[0], digest)
-			return err
-		},
+		RunE:  runOptions(o),
 	}
-	fl.add(cmd)
+	addImageFlags(cmd, &o.ImageOptions)
 	return cmd
 }
 
+func (o *catalogPushOptions) complete(_ *cobra.Command, args []string) error {
+	o.Dir, o.ref = o.f.dir, args[0]
+	return nil
+}
+
+func (o *catalogPushOptions) validate() error { return nil }
+
+func (o *catalogPushOptions) run(ctx context.Context) error {
+	res, err := catalog.Build(ctx, catalog.BuildOptions{ImageOptions: o.ImageOptions})
+	if err != nil {
+		return err
+	}
+	if _, err := catalog.PushImage(ctx, res.Image, o.ref); err != nil {
+		return err
+	}
+	_, err = fmt.Fprintf(o.streams.Out, "pushed %s@%s\n", o.ref, res.Digest)
+	return err
+}
+
+// catalogDockerfileOptions are catalog dockerfile's flags.
+type catalogDockerfileOptions struct {
+	catalog.DockerfileOptions
+	f       *catalogFlags
+	streams genericiooptions.IOStreams
+	// file is where it goes; "-" is standard output.
+	file string
+}
+
 func newCatalogDockerfileCommand(streams genericiooptions.IOStreams, f *catalogFlags) *cobra.Command {
-	var opts catalog.DockerfileOptions
-	var file string
+	o := &catalogDockerfileOptions{f: f, streams: streams}
 	cmd := &cobra.Command{
 		Use:   "dockerfile",
 		Short: "Write a catalog.Dockerfile for docker and podman users (the image build does the same without them)",
 		Args:  cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			opts.CatalogDir = f.dir
-			var buf bytes.Buffer
-			if err := catalog.WriteDockerfile(&buf, opts); err != nil {
-				return err
-			}
-			if file == "-" {
-				_, err := streams.Out.Write(buf.Bytes())
-				return err
-			}
-			if err := atomicfile.WriteFile(file, buf.Bytes(), 0o644); err != nil {
-				return err
-			}
-			_, err := fmt.Fprintf(streams.Out, "wrote %s\n", file)
-			return err
-		},
+		RunE:  runOptions(o),
 	}
-	cmd.Flags().StringVar(&opts.BaseImage, "base", catalog.DefaultBaseImage, "the opm image to build from")
-	cmd.Flags().StringVarP(&file, "file", "f", "catalog.Dockerfile", "where to write it; - for standard output")
+	cmd.Flags().StringVar(&o.BaseImage, "base", catalog.DefaultBaseImage, "the opm image to build from")
+	cmd.Flags().StringVarP(&o.file, "file", "f", "catalog.Dockerfile", "where to write it; - for standard output")
 	return cmd
+}
+
+func (o *catalogDockerfileOptions) complete(*cobra.Command, []string) error {
+	o.CatalogDir = o.f.dir
+	return nil
+}
+
+func (o *catalogDockerfileOptions) validate() error { return nil }
+
+func (o *catalogDockerfileOptions) run(context.Context) error {
+	var buf bytes.Buffer
+	if err := catalog.WriteDockerfile(&buf, o.DockerfileOptions); err != nil {
+		return err
+	}
+	if o.file == "-" {
+		_, err := o.streams.Out.Write(buf.Bytes())
+		return err
+	}
+	if err := atomicfile.WriteFile(o.file, buf.Bytes(), 0o644); err != nil {
+		return err
+	}
+	_, err := fmt.Fprintf(o.streams.Out, "wrote %s\n", o.file)
+	return err
 }

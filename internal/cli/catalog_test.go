@@ -63,6 +63,7 @@ func TestCatalogCommands(t *testing.T) {
 		{name: "add an older patch", args: []string{"catalog", "add", "--dir", dir, b15, "-o", "json"}, wantOut: []string{`"replaces": "demo.v0.1.0"`, `"head": false`}},
 		{name: "add an existing version", args: []string{"catalog", "add", "--dir", dir, b15}, wantErr: "bundle already in catalog"},
 		{name: "add --replace", args: []string{"catalog", "add", "--dir", dir, b15, "--replace"}, wantOut: []string{"replaced demo.v0.1.5 with demo.v0.1.5"}},
+		{name: "an image reference with --image", args: []string{"catalog", "add", "--dir", dir, "quay.io/me/demo-bundle:v0.3.0", "--image", "quay.io/me/demo-bundle:v0.3.0"}, wantErr: "--image is for bundle directories; quay.io/me/demo-bundle:v0.3.0 is published under its own reference"},
 		{name: "bad channel scope", args: []string{"catalog", "add", "--dir", dir, b15, "--channel-scope", "patch"}, wantErr: "must be one of none, major, minor"},
 		{name: "validate", args: []string{"catalog", "validate", "--dir", dir}, wantOut: []string{"catalog " + dir + " is valid"}},
 		{name: "deprecate a bundle", args: []string{"catalog", "deprecate", "demo", "--dir", dir, "--bundle", "0.1.0", "-m", "upgrade"}, wantOut: []string{"deprecated bundle 0.1.0 of package demo"}},

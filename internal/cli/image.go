@@ -2,6 +2,7 @@ package cli
 
 import (
 	"fmt"
+	"io"
 	"os"
 	"strings"
 
@@ -32,7 +33,7 @@ func (s *storeFlag) store() (ociimage.Store, error) {
 
 // keepImage stores a built image under its tag and writes it to --output:
 // a docker-loadable tarball for a .tar file, else an OCI layout directory.
-func keepImage(cmd *cobra.Command, streams genericiooptions.IOStreams, s *storeFlag, t remote.Taggable, tag, output string) error {
+func keepImage(out io.Writer, s *storeFlag, t remote.Taggable, tag, output string) error {
 	st, err := s.store()
 	if err != nil {
 		return err
@@ -50,7 +51,7 @@ func keepImage(cmd *cobra.Command, streams genericiooptions.IOStreams, s *storeF
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(streams.Out, "built %s@%s (kept in %s; push with `chartpilot image push %s`)\n", tag, digest, st.Dir, tag)
+	fmt.Fprintf(out, "built %s@%s (kept in %s; push with `chartpilot image push %s`)\n", tag, digest, st.Dir, tag)
 	switch {
 	case output == "":
 	case strings.HasSuffix(output, ".tar"):
@@ -61,12 +62,12 @@ func keepImage(cmd *cobra.Command, streams genericiooptions.IOStreams, s *storeF
 		if err := ociimage.WriteTarball(img, tag, output); err != nil {
 			return err
 		}
-		fmt.Fprintf(streams.Out, "wrote %s\n", output)
+		fmt.Fprintf(out, "wrote %s\n", output)
 	default:
 		if err := ociimage.WriteOCILayout(t, output, tag); err != nil {
 			return err
 		}
-		fmt.Fprintf(streams.Out, "wrote OCI layout %s\n", output)
+		fmt.Fprintf(out, "wrote OCI layout %s\n", output)
 	}
 	return nil
 }
@@ -94,7 +95,7 @@ and written to --output when given. The same bundle gives the same digest.`,
 			if err != nil {
 				return err
 			}
-			return keepImage(cmd, streams, &s, img, tag, output)
+			return keepImage(streams.Out, &s, img, tag, output)
 		},
 	}
 	s.add(cmd)
@@ -185,7 +186,7 @@ came from). The same inputs give the same digest. The image is kept in the image
 			if err != nil {
 				return err
 			}
-			return keepImage(cmd, streams, &s, t, tag, output)
+			return keepImage(streams.Out, &s, t, tag, output)
 		},
 	}
 	s.add(cmd)

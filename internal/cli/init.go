@@ -2,6 +2,7 @@ package cli
 
 import (
 	"fmt"
+	"path/filepath"
 
 	"github.com/spf13/cobra"
 	"k8s.io/cli-runtime/pkg/genericiooptions"
@@ -61,7 +62,7 @@ non-empty DIR is refused unless --force.`,
 			if err := scaffold.Init(opts); err != nil {
 				return err
 			}
-			fmt.Fprintf(streams.Out, "Wrote the project to %s. Next: make install run (or make bundle).\n", opts.Dir)
+			fmt.Fprintf(streams.Out, "Wrote the project to %s. Next: make install run (or make bundle).\n", dirName(opts.Dir))
 			return nil
 		},
 	}
@@ -99,7 +100,7 @@ for all of the project's charts.`,
 			if err := scaffold.CreateAPI(opts); err != nil {
 				return err
 			}
-			fmt.Fprintf(streams.Out, "Added the chart %s to the project in %s.\n", opts.Chart, opts.Dir)
+			fmt.Fprintf(streams.Out, "Added the chart %s to the project in %s.\n", opts.Chart, dirName(opts.Dir))
 			return nil
 		},
 	}
@@ -157,7 +158,7 @@ its sample CR's values) and each CRD's schema under config/crd/bases. Run it
 			if err := scaffold.Generate(opts); err != nil {
 				return err
 			}
-			fmt.Fprintf(streams.Out, "Regenerated config/rbac/role.yaml and config/crd/bases in %s.\n", opts.Dir)
+			fmt.Fprintf(streams.Out, "Regenerated config/rbac/role.yaml and config/crd/bases in %s.\n", dirName(opts.Dir))
 			return nil
 		},
 	}
@@ -214,4 +215,13 @@ nothing. Running adopt again on an adopted project changes nothing.`,
 	fl.StringVar(&opts.KubeVersion, "k8s-version", rbac.DefaultKubeVersion, "the Kubernetes version the charts' APIs are checked against")
 	discoveryFlag(cmd, &discovery)
 	return cmd
+}
+
+// dirName names a directory in a sentence: "." ended "in .." and read as
+// the parent directory.
+func dirName(dir string) string {
+	if dir == "" || filepath.Clean(dir) == "." {
+		return "the current directory"
+	}
+	return dir
 }

@@ -51,3 +51,11 @@ func TestInitAndCreateAPI(t *testing.T) {
 		})
 	}
 }
+
+func TestDirName(t *testing.T) {
+	for dir, want := range map[string]string{".": "the current directory", "": "the current directory", "./": "the current directory", "op": "op", "..": "..", "/tmp/op": "/tmp/op"} {
+		if got := dirName(dir); got != want {
+			t.Errorf("dirName(%q) = %q, want %q", dir, got, want)
+		}
+	}
+}

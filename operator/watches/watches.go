@@ -18,7 +18,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime/schema"
-	"sigs.k8s.io/yaml"
+
+	"github.com/chartpilot/chartpilot/internal/strictyaml"
 )
 
 // DryRun says how a changed release is tried before it is applied.
@@ -143,7 +144,7 @@ func Decode(data []byte, source string) ([]Watch, error) {
 // completes each that passed.
 func parse(data []byte, source string, complete func(*Watch) error) ([]Watch, error) {
 	var watches []Watch
-	if err := yaml.UnmarshalStrict(data, &watches); err != nil {
+	if err := strictyaml.Unmarshal(data, &watches); err != nil {
 		return nil, fmt.Errorf("%s: %w", source, err)
 	}
 	if len(bytes.TrimSpace(data)) == 0 || len(watches) == 0 {

@@ -82,7 +82,10 @@ func TestParseErrors(t *testing.T) {
 	}{
 		{"empty file", "", []string{"watches.yaml: no entries"}},
 		{"not a list", "group: x", []string{"watches.yaml"}},
-		{"unknown field", entry("  chartPath: typo\n"), []string{"watches.yaml", `unknown field "chartPath"`}},
+		{"unknown field", entry("  chartPath: typo\n"), []string{"watches.yaml", `unknown field "[0].chartPath"`}},
+		// Keys are case-exact: another reader of the file would not see ChArt.
+		{"a key in another case", "- group: g.example.com\n  version: v1\n  kind: K\n  ChArt: testdata/charts/app\n", []string{"watches.yaml", `unknown field "[0].ChArt"`, "case-sensitive"}},
+		{"a nested key in another case", entry("  selector:\n    MatchLabels: {a: b}\n"), []string{"watches.yaml", `unknown field "[0].selector.MatchLabels"`}},
 		{"missing version", "- group: g\n  kind: K\n  chart: testdata/charts/app\n", []string{"entry 1", "version is required"}},
 		{"missing kind", "- group: g\n  version: v1\n  chart: testdata/charts/app\n", []string{"entry 1", "kind is required"}},
 		{"missing chart field", "- group: g\n  version: v1\n  kind: K\n", []string{"entry 1 (g/v1, Kind=K)", "chart is required"}},

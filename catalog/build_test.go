@@ -1,0 +1,83 @@
+package catalog
+
+import (
+	"bytes"
+	"io"
+	"log"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/google/go-containerregistry/pkg/registry"
+	"github.com/google/go-containerregistry/pkg/v1/empty"
+	"github.com/google/go-containerregistry/pkg/v1/mutate"
+	"github.com/google/go-containerregistry/pkg/v1/tarball"
+
+	"github.com/chartpilot/chartpilot/internal/ociimage"
+)
+
+// pushBundleImage pushes a bundle image, as operator-sdk builds it, of s
+// to host and returns its reference.
+func pushBundleImage(t *testing.T, host string, s bundleSpec) string {
+	t.Helper()
+	data, err := ociimage.TarDir(os.DirFS(writeBundle(t, s)), "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	layer, err := tarball.LayerFromOpener(func() (io.ReadCloser, error) { return io.NopCloser(bytes.NewReader(data)), nil })
+	if err != nil {
+		t.Fatal(err)
+	}
+	img, err := mutate.AppendLayers(empty.Image, layer)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ref := host + "/" + s.pkg + "-bundle:v" + s.version
+	if _, err := PushImage(t.Context(), img, ref); err != nil {
+		t.Fatal(err)
+	}
+	return ref
+}
+
+// Build publishes the bundle images in order (a new package initialized
+// from the first, a version already there replaced), then builds the image
+// of the catalog they made; a bundle that cannot be published is named.
+func TestBuild(t *testing.T) {
+	reg := httptest.NewServer(registry.New(registry.Logger(log.New(io.Discard, "", 0))))
+	t.Cleanup(reg.Close)
+	host := strings.TrimPrefix(reg.URL, "http://")
+	v1ref := pushBundleImage(t, host, bundleSpec{pkg: "w", version: "1.0.0", channels: "stable"})
+	v2ref := pushBundleImage(t, host, bundleSpec{pkg: "w", version: "2.0.0", channels: "stable"})
+
+	dir := filepath.Join(t.TempDir(), "catalog")
+	// Without the serving cache, whose layer differs between builds.
+	opts := ImageOptions{Dir: dir, NoCache: true}
+	res, err := Build(t.Context(), BuildOptions{ImageOptions: opts, Bundles: []string{v1ref, v2ref, v1ref}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, p := range res.Published {
+		got = append(got, p.Bundle+" replaced:"+p.Replaced)
+	}
+	if want := []string{"w.v1.0.0 replaced:", "w.v2.0.0 replaced:", "w.v1.0.0 replaced:w.v1.0.0"}; strings.Join(got, ",") != strings.Join(want, ",") {
+		t.Errorf("published %v, want %v", got, want)
+	}
+	img, err := BuildImage(t.Context(), opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d, _ := img.Digest(); d != res.Digest {
+		t.Errorf("digest %s, want the catalog image's %s", res.Digest, d)
+	}
+	if d, _ := res.Image.Digest(); d != res.Digest {
+		t.Errorf("image digest %s, result's %s", d, res.Digest)
+	}
+
+	missing := host + "/missing:v1"
+	if _, err := Build(t.Context(), BuildOptions{ImageOptions: opts, Bundles: []string{missing}}); err == nil || !strings.Contains(err.Error(), "publishing "+missing+": ") {
+		t.Errorf("building with a missing bundle image: %v, want the image named", err)
+	}
+}
