@@ -163,6 +163,7 @@ func labelsMatch(pairs []*dto.LabelPair, match map[string]string) bool {
 // nothing and send nothing: their views carry a digest of all but the
 // status, so a status write is told from a change to what the release set.
 func TestStatusWritesWithoutGenerationAreFree(t *testing.T) {
+	clustertest.SkipIfShort(t)
 	var requests atomic.Int64
 	cfg := rest.CopyConfig(restConfig)
 	cfg.WrapTransport = func(rt http.RoundTripper) http.RoundTripper { return countingTransport{next: rt, n: &requests} }
