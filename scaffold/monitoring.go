@@ -142,6 +142,15 @@ func (m monitoring) alerts() []alertRule {
 			"description": "The operator restored objects of " + cr + " {{ $value | humanize }} times in the last hour: another controller or a person keeps editing or deleting them.",
 		},
 	}, {
+		Alert:  "ChartpilotReleaseRepairSuspended",
+		Expr:   fmt.Sprintf("max %s (%s%s) == 1", by, releasemetrics.RepairSuspended, sel),
+		For:    "5m",
+		Labels: map[string]string{"severity": "warning"},
+		Annotations: map[string]string{
+			"summary":     "The operator stopped repairing a release that something else keeps changing.",
+			"description": "The objects of " + cr + " differ from the release and the operator has stopped restoring them: another controller or a person kept changing them. Its Drifted condition names what changed; a change to the custom resource's spec or annotations resumes the repair.",
+		},
+	}, {
 		Alert: "ChartpilotReconcileErrors",
 		Expr: fmt.Sprintf("sum %s (rate(%s%s[5m])) > 0",
 			by, releasemetrics.Reconciles, m.selector(releasemetrics.LabelResult+`="`+releasemetrics.ResultError+`"`)),
@@ -210,8 +219,9 @@ func (m monitoring) panels() []panel {
 		{title: "Failing reconciles", kind: "timeseries", unit: "ops", w: 12, h: 8, targets: [][2]string{
 			{fmt.Sprintf("sum by (kind, namespace, name) (rate(%s%s[$__rate_interval]))", releasemetrics.Reconciles, selErr), legend}}},
 		{title: "Objects not healthy", kind: "timeseries", w: 12, h: 8, targets: [][2]string{{releasemetrics.UnhealthyObjects + sel + " > 0", legend}}},
-		{title: "Drift repairs", kind: "timeseries", w: 12, h: 8, targets: [][2]string{
-			{fmt.Sprintf("increase(%s%s[1h]) > 0", releasemetrics.DriftRepairs, sel), legend}}},
+		{title: "Drift repairs, and repair suspended", kind: "timeseries", w: 12, h: 8, targets: [][2]string{
+			{fmt.Sprintf("increase(%s%s[1h]) > 0", releasemetrics.DriftRepairs, sel), legend},
+			{releasemetrics.RepairSuspended + sel + " == 1", legend + " suspended"}}},
 		{title: "Unhealthy upgrades rolled back", kind: "timeseries", w: 12, h: 8, targets: [][2]string{
 			{fmt.Sprintf("increase(%s%s[1h]) > 0", releasemetrics.UnhealthyRollbacks, sel), legend}}},
 		{title: "Revision deployed", kind: "timeseries", w: 12, h: 8, targets: [][2]string{{releasemetrics.Revision + sel, legend}}},

@@ -45,7 +45,7 @@ func TestMonitoring(t *testing.T) {
 					t.Errorf("%s: %s does not select %s", a.Alert, a.Expr, tt.selector)
 				}
 			}
-			for _, want := range []string{"ChartpilotReleaseFailed", "ChartpilotReleaseNotReady", "ChartpilotReleaseDriftRepeated", "ChartpilotReconcileErrors", "ChartpilotOperatorDown"} {
+			for _, want := range []string{"ChartpilotReleaseFailed", "ChartpilotReleaseNotReady", "ChartpilotReleaseDriftRepeated", "ChartpilotReleaseRepairSuspended", "ChartpilotReconcileErrors", "ChartpilotOperatorDown"} {
 				if !names[want] {
 					t.Errorf("no alert %s", want)
 				}

@@ -553,7 +553,9 @@ func (r *Reconciler) record(key types.NamespacedName, began time.Time, st Status
 		Err:      err,
 		Ready:    meta.IsStatusConditionTrue(st.Conditions, TypeReady) && err == nil,
 		Drifted:  res.State.Status == release.Drifted || performed(res, release.ActionRepair),
-		At:       now,
+		// Drifted is the state in which repair is suspended (setDrifted).
+		RepairSuspended: res.State.Status == release.Drifted,
+		At:              now,
 	}
 	if st.DeployedRelease != nil {
 		o.Revision = st.DeployedRelease.Version

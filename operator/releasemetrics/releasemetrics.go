@@ -32,10 +32,11 @@ const (
 	DriftRepairs         = "chartpilot_release_drift_repairs_total"
 	UnhealthyObjects     = "chartpilot_release_unhealthy_objects"
 	UnhealthyRollbacks   = "chartpilot_release_unhealthy_rollbacks_total"
+	RepairSuspended      = "chartpilot_release_repair_suspended"
 )
 
 // Names lists every metric name, for documentation and checks.
-var Names = []string{Reconciles, ReconcileDuration, HelmActions, Revision, Ready, Drifted, Failed, LastSuccessTimestamp, DriftRepairs, UnhealthyObjects, UnhealthyRollbacks}
+var Names = []string{Reconciles, ReconcileDuration, HelmActions, Revision, Ready, Drifted, Failed, LastSuccessTimestamp, DriftRepairs, UnhealthyObjects, UnhealthyRollbacks, RepairSuspended}
 
 // Label names. Kind is the CR's kind, as in controller-runtime's and the
 // operator's other metrics.
@@ -66,6 +67,9 @@ type Observation struct {
 	Ready bool
 	// Drifted: the reconcile found objects changed in the cluster.
 	Drifted bool
+	// RepairSuspended: drift is left alone, repaired too often in too short
+	// a time (another controller fights the release).
+	RepairSuspended bool
 	// Unhealthy counts the objects (and pods) not healthy.
 	Unhealthy int
 	// UnhealthyRollbacks counts the rollbacks of revisions that regressed
@@ -99,6 +103,7 @@ type Recorder struct {
 	repairs     *prometheus.CounterVec
 	unhealthy   *prometheus.GaugeVec
 	rollbacks   *prometheus.CounterVec
+	suspended   *prometheus.GaugeVec
 }
 
 // Options configure a Recorder.
@@ -151,6 +156,7 @@ func New(opts Options) *Recorder {
 		rollbacks: register(reg, prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: UnhealthyRollbacks, Help: "Automatic rollbacks of revisions of the release that regressed or were not healthy by their health deadline.",
 		}, cr)),
+		suspended: gauge(RepairSuspended, "1 while the repair of the release's drift is suspended: something else kept changing its objects; else 0."),
 	}
 }
 
@@ -186,6 +192,7 @@ func (r *Recorder) Record(key types.NamespacedName, o Observation) {
 	r.revision.With(l).Set(float64(o.Revision))
 	r.ready.With(l).Set(bit(o.Ready))
 	r.drifted.With(l).Set(bit(o.Drifted))
+	r.suspended.With(l).Set(bit(o.RepairSuspended))
 	r.failed.With(l).Set(bit(o.Err != nil || o.HeldBack))
 	r.unhealthy.With(l).Set(float64(o.Unhealthy))
 	if o.Err == nil {
@@ -197,7 +204,7 @@ func (r *Recorder) Record(key types.NamespacedName, o Observation) {
 func (r *Recorder) Forget(key types.NamespacedName) {
 	l := prometheus.Labels{LabelKind: r.kind, LabelNamespace: key.Namespace, LabelName: key.Name}
 	for _, v := range []interface{ DeletePartialMatch(prometheus.Labels) int }{
-		r.reconciles, r.duration, r.actions, r.revision, r.ready, r.drifted, r.failed, r.lastSuccess, r.repairs, r.unhealthy, r.rollbacks,
+		r.reconciles, r.duration, r.actions, r.revision, r.ready, r.drifted, r.failed, r.lastSuccess, r.repairs, r.unhealthy, r.rollbacks, r.suspended,
 	} {
 		v.DeletePartialMatch(l)
 	}
