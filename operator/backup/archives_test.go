@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/wait"
@@ -48,6 +49,13 @@ func (w *world) backupGone(name string) {
 // message.
 func (w *world) event(object, reason string) string {
 	w.t.Helper()
+	return w.eventWith(object, reason, "")
+}
+
+// eventWith waits for an event of the reason on the object whose message
+// holds text, and returns the message.
+func (w *world) eventWith(object, reason, text string) string {
+	w.t.Helper()
 	var msg string
 	err := wait.PollUntilContextTimeout(w.ctx, 100*time.Millisecond, 30*time.Second, true, func(ctx context.Context) (bool, error) {
 		events, err := w.cs.CoreV1().Events(w.ns).List(ctx, metav1.ListOptions{})
@@ -55,7 +63,7 @@ func (w *world) event(object, reason string) string {
 			return false, nil
 		}
 		for _, e := range events.Items {
-			if e.InvolvedObject.Name == object && e.Reason == reason {
+			if e.InvolvedObject.Name == object && e.Reason == reason && strings.Contains(e.Message, text) {
 				msg = e.Message
 				return true, nil
 			}
@@ -63,7 +71,7 @@ func (w *world) event(object, reason string) string {
 		return false, nil
 	})
 	if err != nil {
-		w.t.Fatalf("no event %s on %s", reason, object)
+		w.t.Fatalf("no event %s on %s with %q", reason, object, text)
 	}
 	return msg
 }
@@ -94,7 +102,7 @@ func TestDeleteBackupDeletesArchivesOnClaim(t *testing.T) {
 	// The failed pod is replaced; this one succeeds.
 	err := wait.PollUntilContextTimeout(w.ctx, 100*time.Millisecond, 30*time.Second, true, func(ctx context.Context) (bool, error) {
 		p, err := w.cs.CoreV1().Pods(w.ns).Get(ctx, pods[0].Name, metav1.GetOptions{})
-		return err == nil && p.UID != pods[0].UID && p.Status.Phase == "", nil
+		return err == nil && p.UID != pods[0].UID && p.Status.Phase != corev1.PodFailed, nil
 	})
 	if err != nil {
 		t.Fatal("no new delete mover pod after a failure")

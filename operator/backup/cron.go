@@ -37,13 +37,18 @@ type tick struct {
 // zone.
 func nextTick(s cron.Schedule, last, now time.Time) tick {
 	var t tick
-	for n, at := 0, s.Next(last.UTC()); !at.After(now) && n < maxMissed; n, at = n+1, s.Next(at) {
+	at := s.Next(last.UTC())
+	for n := 0; !at.After(now) && n < maxMissed; n, at = n+1, s.Next(at) {
 		if !t.due.IsZero() {
 			t.missed++
 		}
 		t.due = at
 	}
-	t.next = s.Next(now.UTC())
+	// The tick after the due one: @every counts from it, not from now.
+	t.next = at
+	if !at.After(now) {
+		t.next = s.Next(now.UTC())
+	}
 	return t
 }
 
