@@ -283,7 +283,9 @@ func TestScheduleNeverRunsTwoAtOnce(t *testing.T) {
 	w.clock.set(tick.Add(4 * time.Minute))
 	w.setPhase(b2, api.PhaseFailed)
 	w.eventWith("often", backup.ReasonMissed, "the run of "+tick.UTC().Format(time.RFC3339)+" (and 0 before it) missed its starting deadline of 3m0s")
-	w.scheduleStatus("often", func(st api.ScheduleStatus) bool { return st.LastScheduleTime != nil && st.LastScheduleTime.Equal(&metav1.Time{Time: tick}) })
+	w.scheduleStatus("often", func(st api.ScheduleStatus) bool {
+		return st.LastScheduleTime != nil && st.LastScheduleTime.Equal(&metav1.Time{Time: tick})
+	})
 	w.waitBackups("often", b2)
 }
 
