@@ -71,7 +71,14 @@ func (w *world) eventWith(object, reason, text string) string {
 		return false, nil
 	})
 	if err != nil {
-		w.t.Fatalf("no event %s on %s with %q", reason, object, text)
+		var seen []string
+		events, _ := w.cs.CoreV1().Events(w.ns).List(w.ctx, metav1.ListOptions{})
+		for _, e := range events.Items {
+			if e.InvolvedObject.Name == object {
+				seen = append(seen, e.Reason+": "+e.Message)
+			}
+		}
+		w.t.Fatalf("no event %s on %s with %q; its events:\n%s", reason, object, text, strings.Join(seen, "\n"))
 	}
 	return msg
 }

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strings"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -57,7 +58,9 @@ func NewScheduleReconciler(opts Options) *ScheduleReconciler {
 func (r *ScheduleReconciler) Reconcile(ctx context.Context, req reconcile.Request) (reconcile.Result, error) {
 	obj := &unstructured.Unstructured{}
 	obj.SetGroupVersionKind(api.ScheduleKind(r.opts.Watched))
-	if err := r.opts.Client.Get(ctx, req.NamespacedName, obj); err != nil {
+	// From the API server, not the cache: a status read back stale would
+	// hide a run just made, or make an unchanged status look written.
+	if err := r.opts.Reader.Get(ctx, req.NamespacedName, obj); err != nil {
 		return reconcile.Result{}, client.IgnoreNotFound(err)
 	}
 	if obj.GetDeletionTimestamp() != nil {
@@ -104,11 +107,7 @@ func (r *ScheduleReconciler) step(ctx context.Context, obj *unstructured.Unstruc
 		return reconcile.Result{}, err
 	}
 	now := r.opts.Now()
-	last := obj.GetCreationTimestamp().Time
-	if st.LastScheduleTime != nil {
-		last = st.LastScheduleTime.Time
-	}
-	t := nextTick(sched, last, now)
+	t := nextTick(sched, lastRun(obj, st, mine), now)
 	st.NextScheduleTime = ptr.To(metav1.NewTime(t.next))
 	wake := reconcile.Result{RequeueAfter: t.next.Sub(now)}
 	switch {
@@ -145,6 +144,24 @@ func (r *ScheduleReconciler) step(ctx context.Context, obj *unstructured.Unstruc
 	r.setReason(obj, st, ReasonScheduled, msg)
 	r.opts.event(obj, corev1.EventTypeNormal, "BackupCreated", msg)
 	return wake, nil
+}
+
+// lastRun is the tick last run: the status says, unless a reconcile
+// created a Backup and failed to write the status (its stale read
+// conflicted); the newest Backup's name holds its tick too.
+func lastRun(obj *unstructured.Unstructured, st *api.ScheduleStatus, mine []scheduled) time.Time {
+	last := obj.GetCreationTimestamp().Time
+	if st.LastScheduleTime != nil {
+		last = st.LastScheduleTime.Time
+	}
+	for _, b := range mine {
+		tick, err := time.Parse(backupNameTime, strings.TrimPrefix(b.obj.GetName(), obj.GetName()+"-"))
+		if err == nil && tick.After(last) {
+			last = tick
+			st.LastScheduleTime, st.LastBackup = ptr.To(metav1.NewTime(tick)), b.obj.GetName()
+		}
+	}
+	return last
 }
 
 // ReasonRetentionFailed: deleting an old backup failed.

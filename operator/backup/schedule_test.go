@@ -117,7 +117,12 @@ func (w *scheduleWorld) scheduleStatus(name string, ok func(api.ScheduleStatus) 
 		return ok(st), nil
 	})
 	if err != nil {
-		w.t.Fatalf("schedule %s: status %+v", name, st)
+		var backups []string
+		list, _ := w.res(backupGVK).List(w.ctx, metav1.ListOptions{})
+		for _, b := range list.Items {
+			backups = append(backups, fmt.Sprintf("%s (deleted %v, finalizers %v, status %v)", b.GetName(), b.GetDeletionTimestamp(), b.GetFinalizers(), b.Object["status"]))
+		}
+		w.t.Fatalf("schedule %s: status %+v; backups:\n%s", name, st, strings.Join(backups, "\n"))
 	}
 	return st
 }
