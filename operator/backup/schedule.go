@@ -139,7 +139,7 @@ func (r *ScheduleReconciler) step(ctx context.Context, obj *unstructured.Unstruc
 	st.LastScheduleTime, st.LastBackup = ptr.To(metav1.NewTime(t.due)), name
 	msg := fmt.Sprintf("created backup %s for the run of %s", name, t.due.UTC().Format(time.RFC3339))
 	if t.missed > 0 {
-		msg += fmt.Sprintf(" (%d earlier run(s) missed while the operator was away: skipped)", t.missed)
+		msg += fmt.Sprintf(" (%d earlier run(s) skipped: at most one catch-up)", t.missed)
 	}
 	r.setReason(obj, st, ReasonScheduled, msg)
 	r.opts.event(obj, corev1.EventTypeNormal, "BackupCreated", msg)

@@ -223,7 +223,7 @@ func TestScheduleTicksCatchUpAndRetention(t *testing.T) {
 	b2 := scheduledBackup("nightly", tick)
 	w.waitBackups("nightly", b1, b2)
 	w.scheduleStatus("nightly", func(st api.ScheduleStatus) bool { return st.LastBackup == b2 })
-	w.eventWith("nightly", "BackupCreated", "created backup "+b2+" for the run of "+tick.UTC().Format(time.RFC3339)+" (11 earlier run(s) missed")
+	w.eventWith("nightly", "BackupCreated", "created backup "+b2+" for the run of "+tick.UTC().Format(time.RFC3339)+" (11 earlier run(s) skipped")
 	w.status(backupGVK, b2, failedWith(backup.ReasonTargetUnavailable))
 	w.setPhase(b2, api.PhaseCompleted)
 
