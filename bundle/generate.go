@@ -616,14 +616,18 @@ func (g *generation) chartResources(samples []*unstructured.Unstructured, crds [
 		out[w.Group+"/"+w.Kind] = refs
 		watched := w.GroupVersionKind()
 		for kind, creates := range map[string][]schema.GroupVersionKind{
-			backupapi.BackupKind(watched).Kind:  backupapi.BackupCreates(),
-			backupapi.RestoreKind(watched).Kind: backupapi.RestoreCreates(watched),
+			backupapi.BackupKind(watched).Kind:   backupapi.BackupCreates(),
+			backupapi.RestoreKind(watched).Kind:  backupapi.RestoreCreates(watched),
+			backupapi.ScheduleKind(watched).Kind: backupapi.ScheduleCreates(watched),
 		} {
 			var refs []v1alpha1.APIResourceReference
 			for _, k := range creates {
 				ref := v1alpha1.APIResourceReference{Kind: k.Kind, Version: k.Version}
-				if k == watched {
+				switch k {
+				case watched:
 					ref.Name = crds[idx].Spec.Names.Plural
+				case backupapi.BackupKind(watched):
+					ref.Name = backupapi.BackupResource(watched).Resource
 				}
 				refs = append(refs, ref)
 			}

@@ -218,10 +218,10 @@ func TestGenerateCSV(t *testing.T) {
 	if len(spec.ClusterPermissions) != 1 || spec.ClusterPermissions[0].ServiceAccountName != sa || len(spec.Permissions) != 0 {
 		t.Errorf("permissions %+v, cluster permissions for %q: %+v", spec.Permissions, sa, spec.ClusterPermissions)
 	}
-	// The API's CRD, then its backups' and restores' (operator/backup/api).
+	// The API's CRD, then its backups', restores' and backup schedules' (operator/backup/api).
 	owned := csv.Spec.CustomResourceDefinitions.Owned
 	owned = slices.DeleteFunc(owned, func(d v1alpha1.CRDDescription) bool { return d.Kind != "Webapp" })
-	if len(csv.Spec.CustomResourceDefinitions.Owned) != 3 || len(owned) != 1 || owned[0].DisplayName != "Web Application" || len(owned[0].Resources) == 0 {
+	if len(csv.Spec.CustomResourceDefinitions.Owned) != 4 || len(owned) != 1 || owned[0].DisplayName != "Web Application" || len(owned[0].Resources) == 0 {
 		t.Fatalf("owned: %+v", csv.Spec.CustomResourceDefinitions.Owned)
 	}
 	var pods, ratio bool
@@ -260,7 +260,7 @@ func TestGenerateCreatesBase(t *testing.T) {
 		t.Fatal(err)
 	}
 	csv := readCSV(t, dir)
-	if csv.Spec.Description == "" || len(csv.Spec.InstallModes) != 4 || len(csv.Spec.CustomResourceDefinitions.Owned) != 3 {
+	if csv.Spec.Description == "" || len(csv.Spec.InstallModes) != 4 || len(csv.Spec.CustomResourceDefinitions.Owned) != 4 {
 		t.Errorf("CSV from a new base: %+v", csv.Spec)
 	}
 }

@@ -163,13 +163,16 @@ func New(opts Options) (manager.Manager, error) {
 	for _, w := range opts.Watches {
 		byObject[crObject(w.GroupVersionKind())] = cache.ByObject{Label: w.LabelSelector, Transform: cache.TransformStripManagedFields()}
 	}
-	backups, err := servedBackups(opts.Config, opts.Watches)
+	backups, schedules, err := servedBackups(opts.Config, opts.Watches)
 	if err != nil {
 		return nil, err
 	}
 	for _, gvk := range backups {
 		for _, o := range backup.Objects(gvk) {
 			byObject[o] = cache.ByObject{Label: labels.Everything(), Transform: cache.TransformStripManagedFields()}
+		}
+		if schedules[gvk] {
+			byObject[backup.ScheduleObject(gvk)] = cache.ByObject{Label: labels.Everything(), Transform: cache.TransformStripManagedFields()}
 		}
 	}
 	gate, err := newServerGate(opts.Config)
@@ -242,7 +245,7 @@ func New(opts Options) (manager.Manager, error) {
 	for _, gvk := range backups {
 		err := backup.Add(mgr, backup.Options{
 			Watched: gvk, Client: mgr.GetClient(), Reader: mgr.GetAPIReader(), Releases: helm,
-			Config: opts.Config, MoverImage: opts.MoverImage,
+			Config: opts.Config, MoverImage: opts.MoverImage, Schedules: schedules[gvk],
 			Recorder: mgr.GetEventRecorderFor(strings.ToLower(gvk.Kind) + "-backup"),
 			Log:      opts.Log.WithName(strings.ToLower(gvk.Kind) + "-backup"),
 		}, opts.SkipNameValidation)
@@ -254,23 +257,29 @@ func New(opts Options) (manager.Manager, error) {
 }
 
 // servedBackups are the watched kinds whose backup and restore kinds the
-// API server serves (their CRDs installed with the operator's).
-func servedBackups(cfg *rest.Config, ws []watches.Watch) ([]schema.GroupVersionKind, error) {
+// API server serves (their CRDs installed with the operator's), and those
+// of them whose schedule kind it serves too.
+func servedBackups(cfg *rest.Config, ws []watches.Watch) ([]schema.GroupVersionKind, map[schema.GroupVersionKind]bool, error) {
 	dc, err := discovery.NewDiscoveryClientForConfig(cfg)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	var out []schema.GroupVersionKind
+	schedules := map[schema.GroupVersionKind]bool{}
 	for _, w := range ws {
 		ok, err := backup.Served(dc, w.GroupVersionKind())
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
-		if ok {
-			out = append(out, w.GroupVersionKind())
+		if !ok {
+			continue
+		}
+		out = append(out, w.GroupVersionKind())
+		if schedules[w.GroupVersionKind()], err = backup.SchedulesServed(dc, w.GroupVersionKind()); err != nil {
+			return nil, nil, err
 		}
 	}
-	return out, nil
+	return out, schedules, nil
 }
 
 // Run waits until discovery serves the watched kinds, then runs the

@@ -486,10 +486,12 @@ func (d *derivation) scalable() []string {
 func (d *derivation) grantBackup() {
 	o := d.opts.Owner
 	watched := schema.GroupVersionKind{Group: o.Group, Kind: o.Kind}
-	for _, r := range []string{backupapi.BackupResource(watched).Resource, backupapi.RestoreResource(watched).Resource} {
-		d.rules.add(true, o.Group, r, nil, []string{"get", "list", "watch", "patch", "update"}, r+"."+o.Group+": backups and restores of the custom resource")
+	for _, r := range []string{backupapi.BackupResource(watched).Resource, backupapi.RestoreResource(watched).Resource, backupapi.ScheduleResource(watched).Resource} {
+		d.rules.add(true, o.Group, r, nil, []string{"get", "list", "watch", "patch", "update"}, r+"."+o.Group+": backups, restores and backup schedules of the custom resource")
 		d.rules.add(true, o.Group, r+"/status", nil, []string{"get", "patch", "update"}, r+"."+o.Group+": their status")
 	}
+	backups := backupapi.BackupResource(watched).Resource
+	d.rules.add(true, o.Group, backups, nil, []string{"create", "delete"}, backups+"."+o.Group+": a schedule creates backups and deletes those beyond its retention")
 	d.rules.add(true, o.Group, o.Resource, nil, []string{"create"}, o.Resource+"."+o.Group+": a restore creates the custom resource")
 	d.rules.add(true, "", "pods", nil, []string{"get", "list", "watch", "create", "delete", "deletecollection"}, "backup and restore: the mover pods that copy volumes, the hooks' pods")
 	d.rules.add(true, "", "pods/exec", nil, []string{"create"}, "backup and restore: Velero's hook annotations run commands in pods")

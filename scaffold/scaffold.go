@@ -285,8 +285,8 @@ func CreateAPI(opts CreateAPIOptions) error {
 type resourceData struct {
 	Group, Version, Kind, Plural, Lower, Chart string
 	ProjectName                                string
-	// The resources of the kind's backups and restores.
-	BackupPlural, RestorePlural string
+	// The resources of the kind's backups, restores and backup schedules.
+	BackupPlural, RestorePlural, SchedulePlural string
 }
 
 // generator writes a project's files.
@@ -305,7 +305,8 @@ func (g *generator) resources() []resourceData {
 		gvk := w.GroupVersionKind()
 		out = append(out, resourceData{Group: w.Group, Version: w.Version, Kind: w.Kind, Plural: crdschema.Plural(w.Kind),
 			Lower: strings.ToLower(w.Kind), Chart: filepath.Base(w.Chart), ProjectName: g.project.ProjectName,
-			BackupPlural: backupapi.BackupResource(gvk).Resource, RestorePlural: backupapi.RestoreResource(gvk).Resource})
+			BackupPlural: backupapi.BackupResource(gvk).Resource, RestorePlural: backupapi.RestoreResource(gvk).Resource,
+			SchedulePlural: backupapi.ScheduleResource(gvk).Resource})
 	}
 	return out
 }
@@ -550,8 +551,9 @@ func (g *generator) backupCRDs() (map[string][]byte, error) {
 		lower := strings.ToLower(w.Kind)
 		source := lower + "-sample"
 		for suffix, sample := range map[string]map[string]any{
-			"backup":  backupapi.BackupSample(w.GroupVersionKind(), source),
-			"restore": backupapi.RestoreSample(w.GroupVersionKind(), source),
+			"backup":         backupapi.BackupSample(w.GroupVersionKind(), source),
+			"restore":        backupapi.RestoreSample(w.GroupVersionKind(), source),
+			"backupschedule": backupapi.ScheduleSample(w.GroupVersionKind(), source),
 		} {
 			path := "config/samples/" + w.Group + "_" + w.Version + "_" + lower + suffix + ".yaml"
 			if _, err := os.Stat(filepath.Join(g.dir, filepath.FromSlash(path))); err == nil {

@@ -272,6 +272,25 @@ func (c *clusterRun) createObject(ctx context.Context, gvk schema.GroupVersionKi
 	if _, err := ri.Create(ctx, u, metav1.CreateOptions{}); err != nil {
 		return fmt.Errorf("creating %s %s: %w", gvk.Kind, name, err)
 	}
+	// Deleted while the operator runs: a Backup's finalizer deletes its
+	// archives, and would hold the namespace once the operator is gone.
+	c.onCleanupFirst(gvk.Kind+" "+name, func(ctx context.Context) error {
+		if err := ignoreNotFound(ri.Delete(ctx, name, metav1.DeleteOptions{})); err != nil {
+			return err
+		}
+		var st any
+		err := wait.PollUntilContextTimeout(ctx, pollInterval, c.opts.WaitTime, true, func(ctx context.Context) (bool, error) {
+			u, err := ri.Get(ctx, name, metav1.GetOptions{})
+			if err == nil {
+				st = u.Object["status"]
+			}
+			return apierrors.IsNotFound(err), nil
+		})
+		if err != nil {
+			return fmt.Errorf("%s %s is not deleted (status %v): %w", gvk.Kind, name, st, err)
+		}
+		return nil
+	})
 	return nil
 }
 

@@ -50,6 +50,9 @@ func NewMover(streams genericiooptions.IOStreams) *cobra.Command {
 		}
 		return mover.ExtractFile(o.From, o.To)
 	}))
+	cmd.AddCommand(moverCommand(streams, "delete", "Delete the folder --to of a backup's archives", func(_ context.Context, o MoverOptions) (mover.Result, error) {
+		return mover.RemoveArchives(o.To)
+	}))
 	cmd.AddCommand(moverCommand(streams, "probe-write", "Write the text --from into the file --to", func(_ context.Context, o MoverOptions) (mover.Result, error) {
 		return mover.Probe(o.To, o.From, true)
 	}))
@@ -66,7 +69,7 @@ func moverCommand(streams genericiooptions.IOStreams, use, short string, copyFn 
 		Short: short,
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			if opts.From == "" || opts.To == "" {
+			if (opts.From == "" && use != "delete") || opts.To == "" {
 				return fmt.Errorf("--from and --to are required")
 			}
 			opts.S3.AccessKeyID, opts.S3.SecretAccessKey = os.Getenv(backup.S3AccessKeyEnv), os.Getenv(backup.S3SecretKeyEnv)

@@ -15,6 +15,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	"github.com/chartpilot/chartpilot/operator/backup/api"
@@ -78,6 +79,15 @@ func (r *BackupReconciler) Reconcile(ctx context.Context, req reconcile.Request)
 	var st api.BackupStatus
 	if err := fromObject(obj, &spec, &st); err != nil {
 		return reconcile.Result{}, err
+	}
+	if obj.GetDeletionTimestamp() != nil {
+		return r.finalize(ctx, obj, spec, &st)
+	}
+	// Before any archive is written: deleting the Backup deletes them.
+	if controllerutil.AddFinalizer(obj, api.ArchivesFinalizer) {
+		if err := r.opts.Client.Update(ctx, obj); err != nil {
+			return reconcile.Result{}, fmt.Errorf("adding the finalizer of backup %s: %w", obj.GetName(), err)
+		}
 	}
 	if st.Phase.Done() {
 		return reconcile.Result{}, nil

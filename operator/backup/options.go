@@ -44,6 +44,9 @@ type Options struct {
 	Recorder record.EventRecorder
 	// Log is the reconcilers' logger.
 	Log logr.Logger
+	// Schedules runs the <Kind>BackupSchedule controller too (its CRD is
+	// served).
+	Schedules bool
 	// Now is the clock; default time.Now.
 	Now func() time.Time
 

@@ -1,14 +1,18 @@
 package backup
 
 import (
+	"context"
 	"fmt"
 	"strings"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/discovery"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller"
+	"sigs.k8s.io/controller-runtime/pkg/handler"
 	"sigs.k8s.io/controller-runtime/pkg/manager"
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
@@ -31,6 +35,29 @@ func Served(dc discovery.DiscoveryInterface, watched schema.GroupVersionKind) (b
 		}
 	}
 	return found[api.BackupKind(watched).Kind] && found[api.RestoreKind(watched).Kind], nil
+}
+
+// SchedulesServed tells whether the API server serves the schedule kind of
+// a watched kind: projects scaffolded before schedules have none.
+func SchedulesServed(dc discovery.DiscoveryInterface, watched schema.GroupVersionKind) (bool, error) {
+	list, err := dc.ServerResourcesForGroupVersion(watched.GroupVersion().String())
+	if err != nil {
+		return false, fmt.Errorf("discovering %s: %w", watched.GroupVersion(), err)
+	}
+	for _, r := range list.APIResources {
+		if r.Kind == api.ScheduleKind(watched).Kind && !strings.Contains(r.Name, "/") {
+			return true, nil
+		}
+	}
+	return false, nil
+}
+
+// ScheduleObject is the schedule kind of a watched kind, as an object for
+// the manager's cache options.
+func ScheduleObject(watched schema.GroupVersionKind) *unstructured.Unstructured {
+	u := &unstructured.Unstructured{}
+	u.SetGroupVersionKind(api.ScheduleKind(watched))
+	return u
 }
 
 // Objects are the backup and restore kinds of a watched kind, as objects
@@ -60,6 +87,32 @@ func Add(mgr manager.Manager, opts Options, skipNameValidation bool) error {
 		if err != nil {
 			return fmt.Errorf("creating the controller for %s: %w", gvk, err)
 		}
+	}
+	if opts.Schedules {
+		return addSchedules(mgr, opts, objs[0], skipNameValidation)
+	}
+	return nil
+}
+
+// addSchedules registers the schedule controller: it wakes at its ticks,
+// when its spec or annotations change, and when one of its Backups does.
+func addSchedules(mgr manager.Manager, opts Options, backupObj *unstructured.Unstructured, skipNameValidation bool) error {
+	obj := ScheduleObject(opts.Watched)
+	gvk := obj.GroupVersionKind()
+	_, err := builder.ControllerManagedBy(mgr).
+		Named(strings.ToLower(gvk.Kind)+"."+gvk.Group+"."+gvk.Version).
+		For(obj, builder.WithPredicates(predicate.Or(predicate.GenerationChangedPredicate{}, predicate.AnnotationChangedPredicate{}))).
+		Watches(backupObj, handler.EnqueueRequestsFromMapFunc(func(_ context.Context, b client.Object) []reconcile.Request {
+			name := b.GetLabels()[api.ScheduleLabel]
+			if name == "" {
+				return nil
+			}
+			return []reconcile.Request{{NamespacedName: types.NamespacedName{Namespace: b.GetNamespace(), Name: name}}}
+		})).
+		WithOptions(controller.Options{SkipNameValidation: &skipNameValidation}).
+		Build(NewScheduleReconciler(opts))
+	if err != nil {
+		return fmt.Errorf("creating the controller for %s: %w", gvk, err)
 	}
 	return nil
 }

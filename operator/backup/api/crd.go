@@ -25,6 +25,14 @@ func CRDs(watched schema.GroupVersionKind) []*apiextensionsv1.CustomResourceDefi
 			{Name: "Reason", Type: "string", JSONPath: ".status.reason"},
 			{Name: "Age", Type: "date", JSONPath: ".metadata.creationTimestamp"},
 		}),
+		crd(ScheduleKind(watched), scheduleSpecSchema(), scheduleStatusSchema(), []apiextensionsv1.CustomResourceColumnDefinition{
+			{Name: "Schedule", Type: "string", JSONPath: ".spec.schedule"},
+			{Name: "Source", Type: "string", JSONPath: ".spec.template.source"},
+			{Name: "Last", Type: "string", JSONPath: ".status.lastBackup"},
+			{Name: "Next", Type: "date", JSONPath: ".status.nextScheduleTime"},
+			{Name: "Reason", Type: "string", JSONPath: ".status.reason"},
+			{Name: "Age", Type: "date", JSONPath: ".metadata.creationTimestamp"},
+		}),
 	}
 }
 
@@ -177,5 +185,33 @@ func restoreStatusSchema() apiextensionsv1.JSONSchemaProps {
 		"duration":       str("How long the restore took."),
 		"restored":       str("The custom resource created, namespace/name."),
 		"volumes":        volumesSchema(),
+	})
+}
+
+func scheduleSpecSchema() apiextensionsv1.JSONSchemaProps {
+	count := func(desc string) apiextensionsv1.JSONSchemaProps {
+		p := apiextensionsv1.JSONSchemaProps{Type: "integer", Format: "int32", Description: desc}
+		p.Minimum = new(float64)
+		return p
+	}
+	return obj("When to back up, what, and how many backups to keep.", []string{"schedule", "template"}, map[string]apiextensionsv1.JSONSchemaProps{
+		"schedule":         name("Cron expression (minute hour day-of-month month day-of-week), or @daily, @hourly, @every 1h; CRON_TZ=<zone> first for a time zone, UTC otherwise."),
+		"template":         backupSpecSchema(),
+		"keep":             count("Completed backups kept; older ones are deleted with their archives (default 3)."),
+		"keepFailed":       count("Failed backups kept (default 1)."),
+		"startingDeadline": duration("How late a run may start (after an operator outage, or behind a running backup of the same resource); a later one is skipped. Default: the latest missed run starts, once."),
+		"suspend":          boolean("Stop new runs; retention goes on."),
+	})
+}
+
+func scheduleStatusSchema() apiextensionsv1.JSONSchemaProps {
+	return obj("What the operator reports of the schedule.", nil, map[string]apiextensionsv1.JSONSchemaProps{
+		"reason":           str("Why, in one CamelCase word."),
+		"message":          str("Why, for people."),
+		"lastScheduleTime": timestamp("The cron tick last run or skipped."),
+		"nextScheduleTime": timestamp("The next cron tick."),
+		"lastBackup":       str("The backup created last."),
+		"lastCompleted":    str("The newest of its backups that completed."),
+		"kept":             {Type: "integer", Description: "Its backups that exist now."},
 	})
 }

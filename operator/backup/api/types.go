@@ -177,7 +177,7 @@ type RestoreStatus struct {
 // Watched is the watched kind of a backup or restore kind, false for
 // another kind.
 func Watched(gvk schema.GroupVersionKind) (schema.GroupVersionKind, bool) {
-	for _, suffix := range []string{BackupSuffix, RestoreSuffix} {
+	for _, suffix := range []string{ScheduleSuffix, BackupSuffix, RestoreSuffix} {
 		if k, ok := strings.CutSuffix(gvk.Kind, suffix); ok && k != "" {
 			return schema.GroupVersionKind{Group: gvk.Group, Version: gvk.Version, Kind: k}, true
 		}
@@ -220,4 +220,88 @@ func BackupCreates() []schema.GroupVersionKind {
 func RestoreCreates(watched schema.GroupVersionKind) []schema.GroupVersionKind {
 	return []schema.GroupVersionKind{{Version: "v1", Kind: "Pod"}, {Version: "v1", Kind: "PersistentVolumeClaim"},
 		{Version: "v1", Kind: "Secret"}, {Version: "v1", Kind: "ConfigMap"}, watched}
+}
+
+// ScheduleSuffix is the suffix of the schedule kind of a watched Kind.
+const ScheduleSuffix = "BackupSchedule"
+
+// ScheduleKind is the schedule kind of a watched kind: same group and
+// version.
+func ScheduleKind(watched schema.GroupVersionKind) schema.GroupVersionKind {
+	return schema.GroupVersionKind{Group: watched.Group, Version: watched.Version, Kind: watched.Kind + ScheduleSuffix}
+}
+
+// ScheduleResource is the resource of the schedule kind of a watched kind.
+func ScheduleResource(watched schema.GroupVersionKind) schema.GroupVersionResource {
+	return watched.GroupVersion().WithResource(Plural(ScheduleKind(watched).Kind))
+}
+
+// ScheduleLabel names, on a Backup, the schedule of its namespace that
+// created it: retention deletes only Backups that carry its own name.
+const ScheduleLabel = "backup.chartpilot.io/schedule"
+
+// ArchivesFinalizer holds a Backup until its archives on the target are
+// deleted (or found impossible to delete: see the runtime's docs).
+const ArchivesFinalizer = "backup.chartpilot.io/archives"
+
+// Defaults of a schedule's retention.
+const (
+	DefaultKeep       = 3
+	DefaultKeepFailed = 1
+)
+
+// ScheduleSpec is what a <Kind>BackupSchedule asks for.
+type ScheduleSpec struct {
+	// Schedule is a cron expression: five fields (minute hour day-of-month
+	// month day-of-week), a descriptor (@daily, @hourly, @every 1h30m),
+	// optionally after CRON_TZ=<zone>; UTC otherwise.
+	Schedule string `json:"schedule"`
+	// Template is the spec of the Backups it creates.
+	Template BackupSpec `json:"template"`
+	// Keep is how many Completed Backups it keeps; older ones are deleted
+	// with their archives. Default DefaultKeep.
+	Keep *int32 `json:"keep,omitempty"`
+	// KeepFailed is how many Failed Backups it keeps. Default
+	// DefaultKeepFailed.
+	KeepFailed *int32 `json:"keepFailed,omitempty"`
+	// StartingDeadline bounds how late a run may start (after an operator
+	// outage, or while a backup of the same CR runs); a later run is
+	// skipped. Default: the latest missed run starts, once.
+	StartingDeadline *metav1.Duration `json:"startingDeadline,omitempty"`
+	// Suspend stops new runs; retention goes on.
+	Suspend bool `json:"suspend,omitempty"`
+}
+
+// ScheduleStatus is what the runtime reports of a schedule.
+type ScheduleStatus struct {
+	// Reason is a CamelCase word for machines; Message says it for people.
+	Reason  string `json:"reason,omitempty"`
+	Message string `json:"message,omitempty"`
+	// LastScheduleTime is the cron tick last run (or skipped).
+	LastScheduleTime *metav1.Time `json:"lastScheduleTime,omitempty"`
+	// NextScheduleTime is the next cron tick.
+	NextScheduleTime *metav1.Time `json:"nextScheduleTime,omitempty"`
+	// LastBackup is the Backup it created last, LastCompleted the newest
+	// of its Backups that Completed.
+	LastBackup    string `json:"lastBackup,omitempty"`
+	LastCompleted string `json:"lastCompleted,omitempty"`
+	// Kept counts its Backups that exist now.
+	Kept int `json:"kept,omitempty"`
+}
+
+// ScheduleSample backs up the CR named source every night to the claim
+// SampleTargetClaim, keeping a week.
+func ScheduleSample(watched schema.GroupVersionKind, source string) map[string]any {
+	gvk := ScheduleKind(watched)
+	return map[string]any{
+		"apiVersion": gvk.GroupVersion().String(), "kind": gvk.Kind,
+		"metadata": map[string]any{"name": source + "-nightly"},
+		"spec": map[string]any{"schedule": "0 2 * * *", "keep": 7,
+			"template": map[string]any{"source": source, "target": map[string]any{"pvc": map[string]any{"claimName": SampleTargetClaim}}}},
+	}
+}
+
+// ScheduleCreates are the kinds a schedule creates: the Backups.
+func ScheduleCreates(watched schema.GroupVersionKind) []schema.GroupVersionKind {
+	return []schema.GroupVersionKind{BackupKind(watched)}
 }

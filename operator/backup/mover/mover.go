@@ -322,3 +322,34 @@ func Probe(file, content string, write bool) (Result, error) {
 	}
 	return Result{Size: int64(len(got)), Files: 1}, nil
 }
+
+// RemoveArchives deletes the folder of a backup's archives on a target
+// claim, reporting the files and bytes removed; a folder already gone is
+// no error (a retried deletion).
+func RemoveArchives(dir string) (Result, error) {
+	var res Result
+	err := filepath.WalkDir(dir, func(_ string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.Type().IsRegular() {
+			info, err := d.Info()
+			if err != nil {
+				return err
+			}
+			res.Files++
+			res.Size += info.Size()
+		}
+		return nil
+	})
+	if errors.Is(err, fs.ErrNotExist) {
+		return Result{}, nil
+	}
+	if err != nil {
+		return res, fmt.Errorf("reading %s: %w", dir, err)
+	}
+	if err := os.RemoveAll(dir); err != nil {
+		return res, fmt.Errorf("removing %s: %w", dir, err)
+	}
+	return res, nil
+}

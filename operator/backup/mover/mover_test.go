@@ -117,3 +117,26 @@ func TestWaitsForAWritableVolume(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+func TestRemoveArchives(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "ns", "nightly")
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for name, data := range map[string]string{"a.tar.gz": "12345", "b.tar.gz.partial": "123"} {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(data), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	res, err := RemoveArchives(dir)
+	if err != nil || res.Files != 2 || res.Size != 8 {
+		t.Fatalf("RemoveArchives: %+v, %v", res, err)
+	}
+	if _, err := os.Stat(dir); !os.IsNotExist(err) {
+		t.Errorf("%s is still there: %v", dir, err)
+	}
+	// Retried after a success: nothing to do, no error.
+	if res, err := RemoveArchives(dir); err != nil || res.Files != 0 {
+		t.Errorf("second RemoveArchives: %+v, %v", res, err)
+	}
+}

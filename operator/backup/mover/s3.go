@@ -2,6 +2,7 @@ package mover
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 
@@ -76,3 +77,31 @@ func ExtractS3(ctx context.Context, s S3, key, dir string) (Result, error) {
 	}
 	return res, nil
 }
+
+// RemoveS3 deletes the objects under prefix (a backup's archives) and
+// returns how many and their bytes. A bucket that does not exist is
+// ErrNoBucket.
+func RemoveS3(ctx context.Context, s S3, prefix string) (Result, error) {
+	c, err := s.Client()
+	if err != nil {
+		return Result{}, err
+	}
+	var res Result
+	for obj := range c.ListObjects(ctx, s.Bucket, minio.ListObjectsOptions{Prefix: prefix, Recursive: true}) {
+		if obj.Err != nil {
+			if minio.ToErrorResponse(obj.Err).Code == minio.NoSuchBucket {
+				return res, fmt.Errorf("s3://%s: %w", s.Bucket, ErrNoBucket)
+			}
+			return res, fmt.Errorf("listing s3://%s/%s: %w", s.Bucket, prefix, obj.Err)
+		}
+		if err := c.RemoveObject(ctx, s.Bucket, obj.Key, minio.RemoveObjectOptions{}); err != nil {
+			return res, fmt.Errorf("deleting s3://%s/%s: %w", s.Bucket, obj.Key, err)
+		}
+		res.Files++
+		res.Size += obj.Size
+	}
+	return res, nil
+}
+
+// ErrNoBucket means the bucket does not exist: nothing in it to delete.
+var ErrNoBucket = errors.New("the bucket does not exist")

@@ -1,0 +1,220 @@
+package realnode
+
+import (
+	"context"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/minio/minio-go/v7"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/watch"
+	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/kubernetes"
+
+	"github.com/chartpilot/chartpilot/cluster/images"
+	"github.com/chartpilot/chartpilot/operator"
+	"github.com/chartpilot/chartpilot/operator/backup/api"
+	"github.com/chartpilot/chartpilot/operator/backup/mover"
+	"github.com/chartpilot/chartpilot/operator/watches"
+)
+
+// scheduleEvery is the schedules' period: long enough for a backup of a
+// small volume to end before the next tick.
+const scheduleEvery = 20 * time.Second
+
+// A schedule on the real node makes two backups through mover pods, and
+// retention (keep 1) deletes the first with its archive: a file of the
+// target claim, then objects of the cluster's S3 store. Logs the jitter
+// from each tick to its Backup and how long retention took.
+func TestScheduleOnRealNode(t *testing.T) {
+	c := realCluster(t)
+	bundleDir, image := project(t, c)
+	projectDir := filepath.Dir(bundleDir)
+	ctx := t.Context()
+	cfg, err := c.RESTConfig()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cs := kubernetes.NewForConfigOrDie(cfg)
+	dyn := dynamic.NewForConfigOrDie(cfg)
+	installCRDs(t, projectDir, cfg)
+	const ns = "sched"
+	if _, err := cs.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	ws, err := watches.Load(filepath.Join(projectDir, "watches.yaml"), watches.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	mgr, err := operator.New(operator.Options{Watches: ws, Config: cfg, Namespaces: []string{ns},
+		MetricsBindAddress: "0", HealthProbeBindAddress: "0", SkipNameValidation: true, MoverImage: image})
+	if err != nil {
+		t.Fatal(err)
+	}
+	opCtx, stop := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- mgr.Start(opCtx) }()
+	defer func() { stop(); <-done }()
+
+	backups := dyn.Resource(api.BackupResource(vaultGVK)).Namespace(ns)
+	schedules := dyn.Resource(api.ScheduleResource(vaultGVK)).Namespace(ns)
+	vaults := dyn.Resource(vaultGVK.GroupVersion().WithResource(api.Plural(vaultGVK.Kind))).Namespace(ns)
+	create := func(ri dynamic.ResourceInterface, kind, name string, spec map[string]any) {
+		t.Helper()
+		u := &unstructured.Unstructured{Object: map[string]any{"spec": spec}}
+		u.SetAPIVersion(vaultGVK.GroupVersion().String())
+		u.SetKind(kind)
+		u.SetName(name)
+		if _, err := ri.Create(ctx, u, metav1.CreateOptions{}); err != nil {
+			t.Fatalf("creating %s %s: %v", kind, name, err)
+		}
+	}
+	operand := images.Repository(c.RegistryAddr(), images.HelloServer)
+	create(vaults, vaultGVK.Kind, "small", map[string]any{"size": "64Mi", "image": map[string]any{"repository": operand, "tag": "local"}})
+	waitCR(t, vaults, "small")
+	target := &corev1.PersistentVolumeClaim{ObjectMeta: metav1.ObjectMeta{Name: "backups"}, Spec: corev1.PersistentVolumeClaimSpec{
+		AccessModes: []corev1.PersistentVolumeAccessMode{corev1.ReadWriteOnce},
+		Resources:   corev1.VolumeResourceRequirements{Requests: corev1.ResourceList{corev1.ResourceStorage: resource.MustParse("1Gi")}},
+	}}
+	if _, err := cs.CoreV1().PersistentVolumeClaims(ns).Create(ctx, target, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	store, err := c.ObjectStore()
+	if err != nil {
+		t.Fatal(err)
+	}
+	s3 := mover.S3{Endpoint: store.Endpoint, Region: store.Region, Insecure: true, AccessKeyID: store.AccessKeyID, SecretAccessKey: store.SecretAccessKey}
+	mc, err := s3.Client()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := mc.MakeBucket(ctx, "scheduled", minio.MakeBucketOptions{Region: store.Region}); err != nil {
+		t.Fatal(err)
+	}
+	creds := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: "s3"}, StringData: map[string]string{api.S3AccessKeyIDKey: store.AccessKeyID, api.S3SecretAccessKeyKey: store.SecretAccessKey}}
+	if _, err := cs.CoreV1().Secrets(ns).Create(ctx, creds, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+
+	// Backups arrive through a watch: the time each is seen, against its
+	// tick (in its name), is the schedule's jitter.
+	seen := watchCreated(t, backups)
+
+	for _, tc := range []struct {
+		name   string
+		target map[string]any
+		// archives lists the archive files (claim) or objects (S3) of a
+		// backup.
+		archives func(backup string) []string
+	}{
+		{
+			name:   "claim",
+			target: map[string]any{"pvc": map[string]any{"claimName": "backups", "path": "scheduled"}},
+			archives: func(backup string) []string {
+				files, _ := filepath.Glob(filepath.Join(volumeDir(t, cs, ns, "backups"), "scheduled", ns, backup, "*"))
+				return files
+			},
+		},
+		{
+			name: "s3",
+			target: map[string]any{"s3": map[string]any{"endpoint": store.PodEndpoint, "bucket": "scheduled", "prefix": "nightly",
+				"region": store.Region, "insecure": true, "credentialsSecret": "s3"}},
+			archives: func(backup string) []string {
+				var keys []string
+				for o := range mc.ListObjects(ctx, "scheduled", minio.ListObjectsOptions{Prefix: "nightly/" + ns + "/" + backup + "/", Recursive: true}) {
+					if o.Err == nil {
+						keys = append(keys, o.Key)
+					}
+				}
+				return keys
+			},
+		},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			create(schedules, api.ScheduleKind(vaultGVK).Kind, "to-"+tc.name, map[string]any{
+				"schedule": "@every " + scheduleEvery.String(), "keep": 1,
+				"template": map[string]any{"source": "small", "target": tc.target},
+			})
+			defer func() {
+				_ = schedules.Delete(context.Background(), "to-"+tc.name, metav1.DeleteOptions{})
+			}()
+			first, second := seen.next(t, "to-"+tc.name), seen.next(t, "to-"+tc.name)
+			waitDone(t, backups, first.name)
+			if len(tc.archives(first.name)) == 0 {
+				t.Fatalf("no archive of %s", first.name)
+			}
+			waitDone(t, backups, second.name)
+			// Polled every 500 ms: the time is that close.
+			seenDone := time.Now()
+			gone(t, func() error { _, err := backups.Get(ctx, first.name, metav1.GetOptions{}); return err })
+			took := time.Since(seenDone)
+			if left := tc.archives(first.name); len(left) > 0 {
+				t.Errorf("retention left the archives of %s: %v", first.name, left)
+			}
+			t.Logf("%s: jitter from tick to Backup %s, %s; retention deleted %s and its archives %s after %s was seen Completed",
+				tc.name, first.jitter.Round(time.Millisecond), second.jitter.Round(time.Millisecond), first.name, took.Round(100*time.Millisecond), second.name)
+			if got := tc.archives(second.name); len(got) != 1 {
+				t.Errorf("archives of %s: %v", second.name, got)
+			}
+		})
+	}
+}
+
+// created is a Backup a schedule created, seen by the test's watch.
+type created struct {
+	name string
+	// jitter is from its tick (in its name) to when the watch saw it.
+	jitter time.Duration
+}
+
+type createdWatch struct {
+	ch chan created
+}
+
+// watchCreated reports the Backups created from now on.
+func watchCreated(t *testing.T, ri dynamic.ResourceInterface) *createdWatch {
+	t.Helper()
+	w, err := ri.Watch(t.Context(), metav1.ListOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(w.Stop)
+	cw := &createdWatch{ch: make(chan created, 16)}
+	go func() {
+		for ev := range w.ResultChan() {
+			u, ok := ev.Object.(*unstructured.Unstructured)
+			if !ok || ev.Type != watch.Added {
+				continue
+			}
+			at := time.Now()
+			sched := u.GetLabels()[api.ScheduleLabel]
+			tick, err := time.Parse("20060102-150405", strings.TrimPrefix(u.GetName(), sched+"-"))
+			if sched == "" || err != nil {
+				continue
+			}
+			cw.ch <- created{name: u.GetName(), jitter: at.Sub(tick)}
+		}
+	}()
+	return cw
+}
+
+// next waits for the next Backup of the schedule.
+func (cw *createdWatch) next(t *testing.T, schedule string) created {
+	t.Helper()
+	timeout := time.After(3 * scheduleEvery)
+	for {
+		select {
+		case c := <-cw.ch:
+			if strings.HasPrefix(c.name, schedule+"-") {
+				return c
+			}
+		case <-timeout:
+			t.Fatalf("no backup of schedule %s within %s", schedule, 3*scheduleEvery)
+		}
+	}
+}
