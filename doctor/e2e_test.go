@@ -363,6 +363,15 @@ func TestOLMFailures(t *testing.T) {
 			},
 			check: olm.CheckSubscription, message: "ResolutionFailed: ", fix: "check the package, channel and startingCSV",
 		},
+		{
+			// The same, as the catalog itself says it: asked for its packages.
+			name: "catalog without the package",
+			subscribe: func(t *testing.T, ns string) olm.SubscribeOptions {
+				addr := olmtest.Serve(t, olmtest.Catalog(t, olmtest.Bundle{Package: "present", Version: "0.1.0"}))
+				return olm.SubscribeOptions{Package: "absent", Namespace: ns, CatalogAddress: addr}
+			},
+			check: olm.CheckCatalogSource, message: "serves no package absent (it serves present)", fix: "chartpilot catalog serve DIR --address",
+		},
 	}
 	ctx := context.Background()
 	c := newClient(t)
