@@ -151,7 +151,11 @@ func (c *Cluster) rollback(s *startup, cause error) error {
 		cleaned = true
 	}
 	if len(s.started) > 0 || cleaned {
-		fmt.Fprintf(c.opts.Out, "start failed: stopped the %d component(s) it started in %s\n", len(s.started), time.Since(began).Round(10*time.Millisecond))
+		what := fmt.Sprintf("stopped the %d component(s) it started", len(s.started))
+		if cleaned {
+			what += " and removed the real node's setup of this host"
+		}
+		fmt.Fprintf(c.opts.Out, "start failed: %s in %s\n", what, time.Since(began).Round(10*time.Millisecond))
 	}
 	if len(errs) > 0 {
 		return errors.Join(cause, fmt.Errorf("undoing the failed start: %w", errors.Join(errs...)))
