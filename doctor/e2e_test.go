@@ -387,7 +387,9 @@ func TestOLMFailures(t *testing.T) {
 			err := wait.PollUntilContextTimeout(ctx, time.Second, 90*time.Second, true, func(ctx context.Context) (bool, error) {
 				rep := run(t, doctor.Options{Package: opts.Package, Namespace: ns})
 				last = only(t, rep, tt.check)
-				return last.Severity == doctor.Fail, nil
+				// Until OLM reaches a new registry, the CatalogSource
+				// check fails for that: wait for the failure named.
+				return last.Severity == doctor.Fail && strings.Contains(last.Message, tt.message), nil
 			})
 			if err != nil {
 				t.Fatalf("the doctor did not fail %s: last %+v", tt.check, last)
