@@ -126,7 +126,7 @@ func (c *clusterRun) readDenied(ctx context.Context, d *appsv1.Deployment) {
 	}
 }
 
-// deleteDeployments deletes ds with their pods and waits until the pods are
+// deleteDeployments deletes ds with their pods and waits until they are
 // gone: the next operator must not share the CRs with them.
 func (c *clusterRun) deleteDeployments(ctx context.Context, ds []*appsv1.Deployment) error {
 	fg := metav1.DeletePropagationForeground
@@ -138,9 +138,14 @@ func (c *clusterRun) deleteDeployments(ctx context.Context, ds []*appsv1.Deploym
 	}
 	for _, d := range ds {
 		sel := metav1.FormatLabelSelector(d.Spec.Selector)
+		// The Deployment too: the next bundle's has the same name.
 		err := c.poll(ctx, func(ctx context.Context) (bool, error) {
 			pods, err := c.kube.CoreV1().Pods(c.ns).List(ctx, metav1.ListOptions{LabelSelector: sel})
-			return err == nil && len(pods.Items) == 0, err
+			if err != nil || len(pods.Items) > 0 {
+				return false, err
+			}
+			_, err = c.kube.AppsV1().Deployments(c.ns).Get(ctx, d.Name, metav1.GetOptions{})
+			return apierrors.IsNotFound(err), ignoreNotFound(err)
 		})
 		if err != nil {
 			return fmt.Errorf("the pods of the operator's Deployment %s did not go: %w", d.Name, err)
