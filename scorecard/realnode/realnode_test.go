@@ -134,10 +134,11 @@ func replace(t *testing.T, path, old, new string) {
 	}
 }
 
-// With the operator from its image, the install, uninstall and rbac tests
-// run against the operator's pod, started from the image pushed to the
-// registry as the CSV's Deployment, not against an operator in this
-// process.
+// With the operator from its image, the install, upgrade, uninstall and
+// rbac tests run against the operator's pod, started from the image pushed
+// to the registry as the CSV's Deployment, not against an operator in this
+// process. The upgrade is from the same bundle: its operator's pod is
+// replaced by the next one's, of the same Deployment.
 func TestOperatorFromImageOnRealNode(t *testing.T) {
 	c := realCluster(t)
 	bundleDir, image := project(t, c)
@@ -145,14 +146,14 @@ func TestOperatorFromImageOnRealNode(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := []string{scorecard.ChartpilotInstall + "-test", scorecard.ChartpilotUninstall + "-test", scorecard.ChartpilotRBAC + "-test"}
+	want := []string{scorecard.ChartpilotInstall + "-test", scorecard.ChartpilotUpgrade + "-test", scorecard.ChartpilotUninstall + "-test", scorecard.ChartpilotRBAC + "-test"}
 	sel, err := labels.Parse("test in (" + strings.Join(want, ",") + ")")
 	if err != nil {
 		t.Fatal(err)
 	}
 	began := time.Now()
 	list, err := scorecard.Run(t.Context(), scorecard.Options{BundleDir: bundleDir, Config: cfg, Selector: sel, WaitTime: 2 * time.Minute,
-		Log: logr.Discard(), OperatorFromImage: true})
+		FromBundleDir: bundleDir, Log: logr.Discard(), OperatorFromImage: true})
 	if err != nil {
 		t.Fatal(err)
 	}
