@@ -102,6 +102,9 @@ type Cluster struct {
 	state state
 	// images are the real node's images by digest, once published.
 	images images.Refs
+	// beforeStart, when set, is called as Up is about to start a component
+	// (tests take its port there).
+	beforeStart func(component string)
 }
 
 // state is what a cluster remembers between commands, in cluster.json.

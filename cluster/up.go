@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -17,8 +18,10 @@ import (
 // already running, installs OLM's CRDs and namespaces, registers a kwok node
 // and returns once all of it is healthy. Running it again is harmless.
 //
-// When a component fails to start, Up stops it and returns an error with the
-// tail of its log; the components already running are left for Down.
+// When Up fails, it stops the components it started itself, last first, and
+// on a real node undoes its setup of the host once no component of the
+// cluster runs; the components that were running before are left alone, for
+// Down. The error is the one that made Up fail.
 func (c *Cluster) Up(ctx context.Context) error {
 	start := time.Now()
 	unlock, err := c.lock()
@@ -30,11 +33,29 @@ func (c *Cluster) Up(ctx context.Context) error {
 	if err := c.checkNodeKind(); err != nil {
 		return err
 	}
+	var s startup
+	if err := c.up(ctx, &s); err != nil {
+		return c.rollback(&s, err)
+	}
+	fmt.Fprintf(c.opts.Out, "local cluster ready in %s; kubeconfig: %s\n", time.Since(start).Round(100*time.Millisecond), c.KubeconfigPath())
+	return nil
+}
+
+// startup is what one Up did that a failure must undo.
+type startup struct {
+	// started are the components this Up started, in start order.
+	started []string
+	// claimed is set once this Up holds the machine's real node.
+	claimed bool
+}
+
+func (c *Cluster) up(ctx context.Context, s *startup) error {
 	onNode := c.opts.Node == NodeReal
 	if onNode {
 		if err := node.Claim(c.path("node")); err != nil {
 			return err
 		}
+		s.claimed = true
 	}
 	inst, err := toolchain.Ensure(ctx, toolchain.Options{CacheDir: c.opts.CacheDir, Out: c.opts.Out, Node: onNode})
 	if err != nil {
@@ -84,7 +105,7 @@ func (c *Cluster) Up(ctx context.Context) error {
 				return fmt.Errorf("%s: %w", comp.name, err)
 			}
 		}
-		if err := c.ensureRunning(ctx, inst.Binary(comp.name), comp); err != nil {
+		if err := c.ensureRunning(ctx, inst.Binary(comp.name), comp, s); err != nil {
 			return err
 		}
 		if comp.after != nil {
@@ -97,21 +118,73 @@ func (c *Cluster) Up(ctx context.Context) error {
 		return err
 	}
 	if onNode {
-		if err := c.installAddons(ctx, inst); err != nil {
-			return err
-		}
+		return c.installAddons(ctx, inst)
 	}
-	fmt.Fprintf(c.opts.Out, "local cluster ready in %s; kubeconfig: %s\n", time.Since(start).Round(100*time.Millisecond), c.KubeconfigPath())
 	return nil
 }
 
-func (c *Cluster) ensureRunning(ctx context.Context, binary string, comp component) error {
+// rollbackTimeout bounds the undoing of a failed Up beyond the components'
+// stop timeouts: the real node's cleanup waits for killed containers.
+const rollbackTimeout = time.Minute
+
+// rollback undoes what s records after Up failed with cause, and returns
+// cause, joined with whatever could not be undone. It runs even when ctx
+// was cancelled (an interrupted Up), so it takes no context from it.
+func (c *Cluster) rollback(s *startup, cause error) error {
+	began := time.Now()
+	var errs []error
+	for _, name := range slices.Backward(s.started) {
+		err := process.Stop(c.pidFile(name), c.opts.StopTimeout)
+		if err != nil && !errors.Is(err, process.ErrNotRunning) {
+			errs = append(errs, fmt.Errorf("stopping %s: %w", name, err))
+		}
+	}
+	// The host's setup (bridge, rules, mounts, the claim) is the running
+	// cluster's while any of its components runs: then Down undoes it.
+	cleaned := false
+	if s.claimed && len(errs) == 0 && !c.anyRunning() {
+		ctx, cancel := context.WithTimeout(context.Background(), rollbackTimeout)
+		defer cancel()
+		if err := c.cleanupNode(ctx); err != nil {
+			errs = append(errs, err)
+		}
+		cleaned = true
+	}
+	if len(s.started) > 0 || cleaned {
+		what := fmt.Sprintf("stopped the %d component(s) it started", len(s.started))
+		if cleaned {
+			what += " and removed the real node's setup of this host"
+		}
+		fmt.Fprintf(c.opts.Out, "start failed: %s in %s\n", what, time.Since(began).Round(10*time.Millisecond))
+	}
+	if len(errs) > 0 {
+		return errors.Join(cause, fmt.Errorf("undoing the failed start: %w", errors.Join(errs...)))
+	}
+	return cause
+}
+
+// anyRunning reports whether any component of the cluster runs.
+func (c *Cluster) anyRunning() bool {
+	for _, name := range ComponentNames() {
+		if _, ok := process.Find(c.pidFile(name)); ok {
+			return true
+		}
+	}
+	return false
+}
+
+// ensureRunning starts comp unless it runs, and waits for it to be healthy;
+// s records it once started.
+func (c *Cluster) ensureRunning(ctx context.Context, binary string, comp component, s *startup) error {
 	if pid, ok := process.Find(c.pidFile(comp.name)); ok {
 		if err := c.waitHealthy(ctx, comp, nil); err != nil {
 			return fmt.Errorf("%s (pid %d) is running but not healthy: %w; its log: %s", comp.name, pid, err, c.LogFile(comp.name))
 		}
 		fmt.Fprintf(c.opts.Out, "  %-24s already running (pid %d)\n", comp.name, pid)
 		return nil
+	}
+	if c.beforeStart != nil {
+		c.beforeStart(comp.name)
 	}
 	for _, addr := range comp.addrs {
 		if err := checkPortFree(comp.name, addr); err != nil {
@@ -131,6 +204,7 @@ func (c *Cluster) ensureRunning(ctx context.Context, binary string, comp compone
 	if err != nil {
 		return err
 	}
+	s.started = append(s.started, comp.name)
 	if err := c.waitHealthy(ctx, comp, d); err != nil {
 		_ = process.Stop(c.pidFile(comp.name), c.opts.StopTimeout)
 		return err

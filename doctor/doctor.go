@@ -220,6 +220,9 @@ func (d *doctor) olmChecks(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("doctor: %w", err)
 	}
+	if !o.Installed() {
+		olm.ObserveCatalog(ctx, d.opts.Config, o)
+	}
 	for _, f := range olm.Diagnose(o) {
 		if f.Check == olm.CheckOperatorPods {
 			continue // the pods check below says it, per Deployment

@@ -363,6 +363,15 @@ func TestOLMFailures(t *testing.T) {
 			},
 			check: olm.CheckSubscription, message: "ResolutionFailed: ", fix: "check the package, channel and startingCSV",
 		},
+		{
+			// The same, as the catalog itself says it: asked for its packages.
+			name: "catalog without the package",
+			subscribe: func(t *testing.T, ns string) olm.SubscribeOptions {
+				addr := olmtest.Serve(t, olmtest.Catalog(t, olmtest.Bundle{Package: "present", Version: "0.1.0"}))
+				return olm.SubscribeOptions{Package: "absent", Namespace: ns, CatalogAddress: addr}
+			},
+			check: olm.CheckCatalogSource, message: "serves no package absent (it serves present)", fix: "chartpilot catalog serve DIR --address",
+		},
 	}
 	ctx := context.Background()
 	c := newClient(t)
@@ -378,7 +387,9 @@ func TestOLMFailures(t *testing.T) {
 			err := wait.PollUntilContextTimeout(ctx, time.Second, 90*time.Second, true, func(ctx context.Context) (bool, error) {
 				rep := run(t, doctor.Options{Package: opts.Package, Namespace: ns})
 				last = only(t, rep, tt.check)
-				return last.Severity == doctor.Fail, nil
+				// Until OLM reaches a new registry, the CatalogSource
+				// check fails for that: wait for the failure named.
+				return last.Severity == doctor.Fail && strings.Contains(last.Message, tt.message), nil
 			})
 			if err != nil {
 				t.Fatalf("the doctor did not fail %s: last %+v", tt.check, last)

@@ -85,6 +85,15 @@ func TestDiagnose(t *testing.T) {
 		}, check: CheckCSV, severity: Fail, message: "Failed, ComponentUnhealthy: installing: deployment demo-controller-manager not ready", fix: "chartpilot doctor"},
 		{name: "csv not created yet", change: func(o *Observed) { o.CSV = nil },
 			check: CheckCSV, severity: Warn, message: "not created yet"},
+		{name: "catalog image serves no packages", change: func(o *Observed) {
+			o.CatalogSource.Spec.Address, o.CatalogSource.Spec.Image = "", "registry.local/empty-catalog:v1"
+			o.Catalog = &CatalogContent{Packages: []string{}}
+		}, check: CheckCatalogSource, severity: Fail, message: "the catalog of CatalogSource ns/demo-catalog (image registry.local/empty-catalog:v1) serves no packages", fix: "make catalog-build catalog-push"},
+		{name: "catalog serves other packages", change: func(o *Observed) { o.Catalog = &CatalogContent{Packages: []string{"a", "b"}} },
+			check: CheckCatalogSource, severity: Fail, message: "(127.0.0.1:50051) serves no package demo (it serves a, b)", fix: "chartpilot catalog serve DIR --address 127.0.0.1:50051"},
+		{name: "catalog serves the package", change: func(o *Observed) { o.Catalog = &CatalogContent{Packages: []string{"demo"}} }},
+		// A registry that cannot be asked is OLM's to judge: READY stands.
+		{name: "catalog not asked", change: func(o *Observed) { o.CatalogError = "no ready registry pod" }},
 		{name: "deprecated channel", change: func(o *Observed) {
 			o.Subscription.Status.Conditions = []v1alpha1.SubscriptionCondition{{Type: v1alpha1.SubscriptionDeprecated, Status: corev1.ConditionTrue, Message: "channel alpha is deprecated: use stable"}}
 		}, check: CheckSubscription, severity: Warn, message: "Deprecated: channel alpha is deprecated: use stable"},

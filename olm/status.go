@@ -36,6 +36,11 @@ type Observed struct {
 	// CSV's Deployments' pods: where an install on a real node fails
 	// (an image that cannot be pulled, a crashing container).
 	CatalogPods, OperatorPods []corev1.Pod
+	// Catalog is what the CatalogSource's registry serves, and
+	// CatalogError why it could not be asked; both empty until
+	// ObserveCatalog asks.
+	Catalog      *CatalogContent
+	CatalogError string
 }
 
 // Observe reads the objects for pkg in ns. It changes nothing; a missing
@@ -266,6 +271,7 @@ func diagnoseCatalogSource(o *Observed) Finding {
 	switch state {
 	case "READY":
 		f.Severity, f.Message = Pass, "READY ("+where+")"
+		diagnoseCatalogContent(o, &f)
 	case "":
 		f.Severity = Warn
 		f.Message = "no connection state yet (" + where + ")"
@@ -289,6 +295,35 @@ func diagnoseCatalogSource(o *Observed) Finding {
 		f.Message += "; " + problems
 	}
 	return f
+}
+
+// diagnoseCatalogContent turns the pass of a READY CatalogSource into a
+// failure when its registry serves no packages, or not the package: OLM
+// reaches it, and only the Subscription's ResolutionFailed says so.
+func diagnoseCatalogContent(o *Observed, f *Finding) {
+	cs := o.CatalogSource
+	where := cmp.Or(cs.Spec.Image, cs.Spec.Address)
+	if cs.Spec.Image != "" {
+		where = "image " + where
+	}
+	fix := "add the package's bundles to the catalog (chartpilot catalog add), then rebuild and push its image (make catalog-build catalog-push)"
+	if cs.Spec.Address != "" {
+		fix = "add the package's bundles to the catalog (chartpilot catalog add) and serve it again: chartpilot catalog serve DIR --address " + cs.Spec.Address
+	}
+	switch cat := o.Catalog; {
+	case cat == nil:
+		if o.CatalogError != "" {
+			f.Message += "; its packages could not be listed: " + o.CatalogError
+		}
+	case len(cat.Packages) == 0:
+		f.Severity, f.Fix = Fail, fix
+		f.Message = fmt.Sprintf("READY, but the catalog of CatalogSource %s/%s (%s) serves no packages", cs.Namespace, cs.Name, where)
+	case !slices.Contains(cat.Packages, o.Package):
+		f.Severity, f.Fix = Fail, fix
+		f.Message = fmt.Sprintf("READY, but the catalog of CatalogSource %s/%s (%s) serves no package %s (it serves %s)", cs.Namespace, cs.Name, where, o.Package, strings.Join(cat.Packages, ", "))
+	default:
+		f.Message += fmt.Sprintf(", serves package %s", o.Package)
+	}
 }
 
 // failingConditions are the Subscription conditions that mean it is stuck,

@@ -73,6 +73,9 @@ type clusterRun struct {
 	metricsAddr string
 	// moverImage, when set, is the image of the operators' mover pods.
 	moverImage string
+	// podDenied are the refusals the operator's pods logged (with
+	// Options.OperatorFromImage).
+	podDenied []string
 }
 
 type cleanup struct {
@@ -356,11 +359,24 @@ type runningOperator struct {
 	stop    func() error
 }
 
-// startOperator runs chartpilot's operator in-process on the project's
-// watches.yaml and charts, as ServiceAccount sa of the test namespace,
-// watching that namespace. Every request it makes passes the forbidden
-// recorder.
-func (c *clusterRun) startOperator(projectDir, sa string) (*runningOperator, error) {
+// startOperator runs the operator of bundle b and its project: from its
+// image with Options.OperatorFromImage, else in this process.
+func (c *clusterRun) startOperator(ctx context.Context, b *Bundle, projectDir, sa string) (*runningOperator, error) {
+	if !c.opts.OperatorFromImage {
+		return c.startOperatorInProcess(projectDir, sa)
+	}
+	m, err := b.manifests()
+	if err != nil {
+		return nil, err
+	}
+	return c.startOperatorPods(ctx, m.CSV, projectDir)
+}
+
+// startOperatorInProcess runs chartpilot's operator in-process on the
+// project's watches.yaml and charts, as ServiceAccount sa of the test
+// namespace, watching that namespace. Every request it makes passes the
+// forbidden recorder.
+func (c *clusterRun) startOperatorInProcess(projectDir, sa string) (*runningOperator, error) {
 	ws, err := watches.Load(filepath.Join(projectDir, "watches.yaml"), watches.Options{})
 	if err != nil {
 		return nil, fmt.Errorf("project %s: %w", projectDir, err)

@@ -34,7 +34,7 @@ func (c *clusterRun) install(ctx context.Context, b *Bundle, project string) (*i
 	if err != nil {
 		return nil, err
 	}
-	op, err := c.startOperator(project, sa)
+	op, err := c.startOperator(ctx, b, project, sa)
 	if err != nil {
 		return nil, err
 	}
@@ -97,7 +97,7 @@ func (c *clusterRun) upgrade(ctx context.Context, b *Bundle) (*installed, error)
 	if err != nil {
 		return old, err
 	}
-	op, err := c.startOperator(c.opts.ProjectDir, sa)
+	op, err := c.startOperator(ctx, b, c.opts.ProjectDir, sa)
 	if err != nil {
 		return old, err
 	}
@@ -297,7 +297,10 @@ func rbacTest(ctx context.Context, run *run) v1alpha3.TestResult {
 		for _, d := range denied {
 			c.res.fail("the operator was forbidden to %s: the CSV lacks %s", d, d.Rule())
 		}
-		if len(denied) > 0 {
+		for _, line := range c.podDenied {
+			c.res.fail("the operator's pod logged a refusal: %s", line)
+		}
+		if len(denied) > 0 || len(c.podDenied) > 0 {
 			c.res.suggest("add the missing rules to the chart's RBAC (chartpilot generate re-derives config/rbac/role.yaml) and regenerate the bundle")
 			return nil
 		}

@@ -37,6 +37,9 @@ import (
 // problem there; the CR has the events of its Helm actions.
 func insightsTest(ctx context.Context, run *run) v1alpha3.TestResult {
 	return clusterTest(ctx, run, "insights", func(ctx context.Context, c *clusterRun) error {
+		if run.opts.OperatorFromImage {
+			return errInsightsFromImage
+		}
 		rule, err := alertRule(run.bundle, run.opts.ProjectDir)
 		if err != nil {
 			return err
@@ -63,6 +66,10 @@ func insightsTest(ctx context.Context, run *run) v1alpha3.TestResult {
 		return errors.Join(errs...)
 	})
 }
+
+// errInsightsFromImage: the insights test scrapes the metrics of an
+// operator in this process.
+var errInsightsFromImage = errors.New("the insights test scrapes the metrics of the operator in this process: run it without the operator from its image (--operator-from-image)")
 
 // alertRule is the operator's PrometheusRule, loaded as Prometheus would:
 // the bundle's when it ships one (../prometheus enabled in config/default),

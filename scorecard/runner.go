@@ -39,6 +39,13 @@ type Options struct {
 	WaitTime time.Duration
 	// Log receives the in-process operator's logs. Default: discarded.
 	Log logr.Logger
+	// OperatorFromImage runs the operator as a cluster would: the CSV's
+	// Deployments, from their image, in each test's namespace, instead of
+	// in this process as the CSV's ServiceAccount. The cluster's nodes
+	// must run pods and pull the image; the rbac test then reads the
+	// refusals from the operator's logs, and the insights test, which
+	// scrapes the in-process operator's metrics, is not supported.
+	OperatorFromImage bool
 }
 
 func (o *Options) defaults() {

@@ -252,7 +252,10 @@ objects OLM made for it, then checks each step: the namespace's OperatorGroup,
 the CatalogSource's connection state, the Subscription's state and conditions
 (ResolutionFailed with OLM's message), the InstallPlan's phase (approval,
 failure) and the CSV's phase and reason (RequirementsNotMet with the missing
-requirement). Exits non-zero unless the CSV is Succeeded.`,
+requirement). Until the CSV is Succeeded, it also asks the CatalogSource's
+registry which packages it serves (through a port forward to its pod), to
+name a catalog that serves nothing or not PACKAGE. Exits non-zero unless the
+CSV is Succeeded.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			c, ns, err := clusterClient(configFlags)
@@ -262,6 +265,13 @@ requirement). Exits non-zero unless the CSV is Succeeded.`,
 			o, err := olm.Observe(cmd.Context(), c, args[0], ns)
 			if err != nil {
 				return err
+			}
+			if !o.Installed() {
+				cfg, err := runcmd.KubeConfig(configFlags)
+				if err != nil {
+					return fmt.Errorf("reaching the cluster: %w", err)
+				}
+				olm.ObserveCatalog(cmd.Context(), cfg, o)
 			}
 			r := o.Report()
 			if err := printData(streams.Out, output.String(), r, r.WriteText); err != nil {

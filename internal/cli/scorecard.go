@@ -52,7 +52,9 @@ ServiceAccount and waits for every alm-example to be Deployed and Ready;
 chartpilot-upgrade does that with --from-bundle's operator, then switches to
 this one; chartpilot-uninstall deletes the CRs and checks that nothing of
 their releases is left; chartpilot-rbac checks that the API server refused the
-operator nothing and names each missing rule.
+operator nothing and names each missing rule. With --operator-from-image the
+operator runs as the CSV's Deployment, from its image, in the test namespace
+(the refusals are then read from its logs).
 
 Exit status: 0 when every test passed, 1 when a test failed, 2 when a test
 could not run (or none could).`,
@@ -82,6 +84,7 @@ could not run (or none could).`,
 	fl.StringVar(&o.FromBundleDir, "from-bundle", "", "the previous release's bundle (directory or image), which chartpilot-upgrade upgrades from")
 	fl.StringVar(&o.FromProjectDir, "from-project", "", "the previous release's project (default: the --from-bundle directory's parent)")
 	fl.BoolVar(&o.opLogs, "operator-logs", false, "write the in-process operator's logs to stderr")
+	fl.BoolVar(&o.OperatorFromImage, "operator-from-image", false, "run the operator as the CSV's Deployment from its image in each test namespace, as OLM would (the cluster's nodes must run pods and pull the image), instead of in-process as its ServiceAccount")
 	fl.DurationVar(&o.WaitTime, "wait-time", scorecard.DefaultWaitTime, "how long a cluster test waits for each step (CRDs established, CRs Deployed and Ready, objects gone)")
 	return cmd
 }

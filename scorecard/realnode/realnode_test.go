@@ -133,3 +133,42 @@ func replace(t *testing.T, path, old, new string) {
 		t.Fatal(err)
 	}
 }
+
+// With the operator from its image, the install, upgrade, uninstall and
+// rbac tests run against the operator's pod, started from the image pushed
+// to the registry as the CSV's Deployment, not against an operator in this
+// process. The upgrade is from the same bundle: its operator's pod is
+// replaced by the next one's, of the same Deployment.
+func TestOperatorFromImageOnRealNode(t *testing.T) {
+	c := realCluster(t)
+	bundleDir, image := project(t, c)
+	cfg, err := c.RESTConfig()
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{scorecard.ChartpilotInstall + "-test", scorecard.ChartpilotUpgrade + "-test", scorecard.ChartpilotUninstall + "-test", scorecard.ChartpilotRBAC + "-test"}
+	sel, err := labels.Parse("test in (" + strings.Join(want, ",") + ")")
+	if err != nil {
+		t.Fatal(err)
+	}
+	began := time.Now()
+	list, err := scorecard.Run(t.Context(), scorecard.Options{BundleDir: bundleDir, Config: cfg, Selector: sel, WaitTime: 2 * time.Minute,
+		FromBundleDir: bundleDir, Log: logr.Discard(), OperatorFromImage: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("%d tests in %s", len(list.Items), time.Since(began).Round(time.Second))
+	if len(list.Items) != len(want) {
+		t.Fatalf("ran %d tests, want %v", len(list.Items), want)
+	}
+	for _, item := range list.Items {
+		r := item.Status.Results[0]
+		if r.State != v1alpha3.PassState {
+			t.Errorf("%s: %s\n%s\n%s", r.Name, r.State, strings.Join(r.Errors, "\n"), r.Log)
+			continue
+		}
+		if !strings.Contains(r.Log, "operator started from image "+image) {
+			t.Errorf("%s did not run the operator from %s:\n%s", r.Name, image, r.Log)
+		}
+	}
+}

@@ -1,0 +1,205 @@
+package cluster_test
+
+import (
+	"context"
+	"errors"
+	"net"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"k8s.io/apimachinery/pkg/util/wait"
+
+	"github.com/chartpilot/chartpilot/cluster"
+	"github.com/chartpilot/chartpilot/cluster/clustertest"
+	"github.com/chartpilot/chartpilot/cluster/node"
+)
+
+// A start that fails half way stops the components it started, last first,
+// and only those: a cluster's processes that ran before it stay, none of
+// the ones it started is left, and once the cause is gone the same state
+// directory starts. The cause is a port taken as the last component (kwok)
+// is about to start, past Up's check of every port.
+func TestFailedUpStopsWhatItStarted(t *testing.T) {
+	clustertest.SkipIfShort(t)
+	ctx := context.Background()
+	dir := filepath.Join(t.TempDir(), "state")
+	c, err := cluster.New(cluster.Options{StateDir: dir, CacheDir: filepath.Dir(filepath.Dir(env.Tools.BinDir)),
+		StartTimeout: 30 * time.Second, WithoutOLM: true, Out: testWriter{t}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = c.Down(context.Background(), cluster.DownOptions{Wipe: true}) })
+
+	kwokPort := func() int { return c.Ports().Kwok }
+	upFailsAtKwok := func(t *testing.T) {
+		t.Helper()
+		took, free := takePortAtStart(t, c, cluster.Kwok, kwokPort)
+		defer free()
+		err := c.Up(ctx)
+		var inUse *cluster.PortInUseError
+		if !errors.As(err, &inUse) || inUse.Component != cluster.Kwok {
+			t.Fatalf("Up = %v, want a PortInUseError for kwok", err)
+		}
+		if first, _, _ := strings.Cut(err.Error(), "\n"); !strings.HasPrefix(first, "kwok cannot start") {
+			t.Errorf("the error's first line %q is not its cause", first)
+		}
+		t.Logf("the failed start stopped what it started in %s", time.Since(*took).Round(10*time.Millisecond))
+	}
+
+	t.Run("fresh cluster", func(t *testing.T) {
+		upFailsAtKwok(t)
+		for _, s := range c.Status(ctx) {
+			if s.Running {
+				t.Errorf("%s (pid %d) left running after the failed start", s.Name, s.PID)
+			}
+		}
+		if pids := processesOf(dir); len(pids) > 0 {
+			t.Errorf("processes of the cluster left running: %v", pids)
+		}
+	})
+	t.Run("up again once the port is free", func(t *testing.T) {
+		if err := c.Up(ctx); err != nil {
+			t.Fatal(err)
+		}
+		for _, s := range c.Status(ctx) {
+			if !s.Running || !s.Healthy {
+				t.Errorf("%s: running %v, healthy %v: %s", s.Name, s.Running, s.Healthy, s.Error)
+			}
+		}
+	})
+	t.Run("components running before stay", func(t *testing.T) {
+		before := map[string]int{}
+		for _, s := range c.Status(ctx) {
+			before[s.Name] = s.PID
+		}
+		// kwok dies; the next Up starts it again, and fails at it.
+		if err := syscall.Kill(-before[cluster.Kwok], syscall.SIGKILL); err != nil {
+			t.Fatal(err)
+		}
+		if err := wait.PollUntilContextTimeout(ctx, 50*time.Millisecond, 10*time.Second, true, func(context.Context) (bool, error) {
+			return !slices.Contains(processesOf(dir), before[cluster.Kwok]), nil
+		}); err != nil {
+			t.Fatalf("kwok (pid %d) did not exit", before[cluster.Kwok])
+		}
+		upFailsAtKwok(t)
+		for _, s := range c.Status(ctx) {
+			switch {
+			case s.Name == cluster.Kwok && s.Running:
+				t.Errorf("kwok running after the failed start")
+			case s.Name != cluster.Kwok && s.PID != before[s.Name]:
+				t.Errorf("%s: pid %d, then %d (running %v): the failed start touched it", s.Name, before[s.Name], s.PID, s.Running)
+			}
+		}
+	})
+}
+
+// takePortAtStart takes port() as Up is about to start component, past
+// Up's check of every port, so that the component cannot start. took is
+// when; free gives the port back and lets Up be.
+func takePortAtStart(t *testing.T, c *cluster.Cluster, component string, port func() int) (took *time.Time, free func()) {
+	var l net.Listener
+	took = new(time.Time)
+	cluster.SetBeforeStart(c, func(name string) {
+		if name != component {
+			return
+		}
+		var err error
+		if l, err = net.Listen("tcp", net.JoinHostPort("127.0.0.1", strconv.Itoa(port()))); err != nil {
+			t.Errorf("taking %s's port: %v", component, err)
+		}
+		*took = time.Now()
+	})
+	return took, func() {
+		cluster.SetBeforeStart(c, nil)
+		if l != nil {
+			l.Close()
+		}
+	}
+}
+
+// A failed start on a real node undoes the host's setup too once nothing
+// of the cluster runs: containerd and the kubelet were started and stopped,
+// and neither the bridge nor the machine's claim on the real node is left,
+// so that another cluster's real node can start; the same state directory
+// starts again.
+func TestFailedUpUndoesTheRealNode(t *testing.T) {
+	clustertest.SkipIfShort(t)
+	if err := cluster.RealNodePossible(); err != nil {
+		t.Skipf("%v", err)
+	}
+	clustertest.LockRealNode(t)
+	ctx := context.Background()
+	dir := filepath.Join(t.TempDir(), "state")
+	c, err := cluster.New(cluster.Options{StateDir: dir, Node: cluster.NodeReal, WithoutOLM: true,
+		StartTimeout: 3 * time.Minute, Out: testWriter{t}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = c.Down(context.Background(), cluster.DownOptions{Wipe: true}) })
+
+	// kube-proxy starts after containerd and the kubelet.
+	took, free := takePortAtStart(t, c, cluster.KubeProxy, func() int { return c.Ports().Node.ProxyHealthz })
+	err = c.Up(ctx)
+	free()
+	var inUse *cluster.PortInUseError
+	if !errors.As(err, &inUse) || inUse.Component != cluster.KubeProxy {
+		t.Fatalf("Up = %v, want a PortInUseError for kube-proxy", err)
+	}
+	t.Logf("the failed start stopped what it started and cleaned the host in %s", time.Since(*took).Round(10*time.Millisecond))
+	if pids := processesOf(dir); len(pids) > 0 {
+		t.Errorf("processes of the cluster left running: %v", pids)
+	}
+	if _, err := os.Stat("/sys/class/net/" + node.Bridge); err == nil {
+		t.Errorf("bridge %s left after the failed start", node.Bridge)
+	}
+	if mounts, _ := os.ReadFile("/proc/self/mountinfo"); strings.Contains(string(mounts), dir+"/") {
+		t.Errorf("mounts under %s left after the failed start", dir)
+	}
+	other := filepath.Join(t.TempDir(), "other", "node")
+	if err := os.MkdirAll(other, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := node.Claim(other); err != nil {
+		t.Errorf("the failed start kept the machine's real node: %v", err)
+	}
+	node.Release(other)
+
+	began := time.Now()
+	if err := c.Up(ctx); err != nil {
+		t.Fatalf("up again: %v", err)
+	}
+	t.Logf("up again in %s", time.Since(began).Round(100*time.Millisecond))
+	for _, s := range c.Status(ctx) {
+		if !s.Running || !s.Healthy {
+			t.Errorf("%s: running %v, healthy %v: %s", s.Name, s.Running, s.Healthy, s.Error)
+		}
+	}
+}
+
+// processesOf lists the live processes whose command line names dir, as
+// every component's does (its data, certificates or kubeconfig).
+func processesOf(dir string) []int {
+	var pids []int
+	entries, _ := os.ReadDir("/proc")
+	for _, e := range entries {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		cmdline, err := os.ReadFile(filepath.Join("/proc", e.Name(), "cmdline"))
+		if err != nil || !strings.Contains(string(cmdline), dir) {
+			continue
+		}
+		if stat, _ := os.ReadFile(filepath.Join("/proc", e.Name(), "stat")); strings.Contains(string(stat), ") Z") {
+			continue
+		}
+		pids = append(pids, pid)
+	}
+	return pids
+}
