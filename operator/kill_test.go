@@ -51,7 +51,7 @@ func TestKillTrials(t *testing.T) {
 
 	pending, window := 0, 0
 	for i := range trials {
-		k.proc = startOperatorProcess(t, "testdata/charts/many")
+		k.proc = startOperatorProcess(t, processOptions{Chart: "testdata/charts/many"})
 		k.waitLive(i)
 		phase := k.phase()
 		before := k.observe()
@@ -69,7 +69,7 @@ func TestKillTrials(t *testing.T) {
 		}
 		t.Logf("trial %d: %s, killed after %s, left %v", i, phase, delay.Round(time.Millisecond), left)
 
-		k.proc = startOperatorProcess(t, "testdata/charts/many")
+		k.proc = startOperatorProcess(t, processOptions{Chart: "testdata/charts/many"})
 		k.check(phase, before)
 		k.proc.kill()
 		if t.Failed() {
