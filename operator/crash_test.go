@@ -55,4 +55,3 @@ func TestCrashMidInstall(t *testing.T) {
 	// before the last of them is.
 	e.waitEvents(ns, "crash", "Unlocked", "Uninstalled", "Installed")
 }
-
