@@ -1,16 +1,10 @@
 package operator
 
 import (
-	"context"
-	"errors"
 	"fmt"
-	"net/http"
-	"sync/atomic"
 	"time"
 
 	"k8s.io/client-go/tools/leaderelection"
-	"sigs.k8s.io/controller-runtime/pkg/cache"
-	"sigs.k8s.io/controller-runtime/pkg/healthz"
 )
 
 // The leader election's timing by default. A leader killed without notice
@@ -72,24 +66,4 @@ func (l LeaseTiming) validate() error {
 		return fmt.Errorf("leader election: renew deadline %s must be longer than %.1f times the retry period %s", l.RenewDeadline, leaderelection.JitterFactor, l.RetryPeriod)
 	}
 	return nil
-}
-
-// cacheSynced is a readiness check that passes once the informers have
-// synced: a standby that is Ready can take over at once, and a rolling
-// update waits for it. It latches: informers added later for dependent
-// kinds do not make a running operator unready.
-func cacheSynced(c cache.Cache) healthz.Checker {
-	var synced atomic.Bool
-	return func(req *http.Request) error {
-		if synced.Load() {
-			return nil
-		}
-		ctx, cancel := context.WithTimeout(req.Context(), 100*time.Millisecond)
-		defer cancel()
-		if !c.WaitForCacheSync(ctx) {
-			return errors.New("informers not synced yet")
-		}
-		synced.Store(true)
-		return nil
-	}
 }
