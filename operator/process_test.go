@@ -47,7 +47,7 @@ type processOptions struct {
 // processReport is what an operator process says of itself in report.json,
 // rewritten whenever it changes.
 type processReport struct {
-	// Ready: the informers synced, the leader election (if any) running.
+	// Ready: the caches started, the leader election (if any) running.
 	Ready bool
 	// Elected is when the process started leading (or, without leader
 	// election, reconciling).
@@ -126,8 +126,8 @@ func TestOperatorProcess(t *testing.T) {
 }
 
 // readyRunnable marks the report ready: the manager starts it, as every
-// runnable that needs no leader, once the informers synced and right
-// before the leader election.
+// runnable that needs no leader, once its caches started and right before
+// the leader election.
 type readyRunnable struct{ rep *reporter }
 
 func (r readyRunnable) Start(context.Context) error {
