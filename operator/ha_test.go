@@ -10,8 +10,12 @@ import (
 	"github.com/chartpilot/chartpilot/cluster/clustertest"
 )
 
-// haKillsEnv sets how many leaders TestLeaderTakeover kills.
-const haKillsEnv = "CHARTPILOT_HA_KILLS"
+// haKillsEnv sets how many leaders TestLeaderTakeover kills, haCRsEnv how
+// many other CRs the replicas hold (a new leader reconciles them all).
+const (
+	haKillsEnv = "CHARTPILOT_HA_KILLS"
+	haCRsEnv   = "CHARTPILOT_HA_CRS"
+)
 
 // TestLeaderTakeover runs the operator as two replicas electing a leader,
 // each a process of its own with the default Lease timing. The standby
@@ -23,16 +27,25 @@ const haKillsEnv = "CHARTPILOT_HA_KILLS"
 // SIGTERM releases its Lease and hands over at once.
 func TestLeaderTakeover(t *testing.T) {
 	clustertest.SkipIfShort(t)
-	kills := 3
+	kills, others := 3, 0
 	if v, err := strconv.Atoi(os.Getenv(haKillsEnv)); err == nil {
 		kills = v
+	}
+	if v, err := strconv.Atoi(os.Getenv(haCRsEnv)); err == nil {
+		others = v
 	}
 	e := newEnv(t)
 	ns := e.namespace()
 	po := processOptions{Chart: "testdata/charts/many", LeaseNamespace: ns, LeaseName: "ha"}
 	e.createApp(ns, "ha", map[string]any{"count": 3, "greeting": "start"}, nil)
+	for i := range others {
+		e.createApp(ns, "other"+strconv.Itoa(i), map[string]any{"count": 1, "greeting": "start"}, nil)
+	}
 	leader, standby := electLeader(t, startOperatorProcess(t, po), startOperatorProcess(t, po))
 	e.waitConfigMap(ns, "ha-0", "start")
+	for i := range others {
+		e.waitConfigMap(ns, "other"+strconv.Itoa(i)+"-0", "start")
+	}
 
 	// The standby's cost, once the leader has nothing left to do.
 	const window = 10 * time.Second
@@ -75,7 +88,7 @@ func TestLeaderTakeover(t *testing.T) {
 		standby.waitReport("ready", func(r processReport) bool { return r.Ready })
 	}
 	slices.Sort(takeovers)
-	t.Logf("%d kills: takeover (kill to the first reconcile of a CR changed after it) %v", kills, takeovers)
+	t.Logf("%d kills, %d CRs: takeover (kill to the first reconcile of a CR changed after it) %v", kills, others+1, takeovers)
 
 	// A leader stopped as the kubelet stops it releases its Lease.
 	stopped := time.Now()

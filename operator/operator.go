@@ -332,6 +332,7 @@ func addController(mgr manager.Manager, helm *release.Client, w watches.Watch, o
 		maxConcurrent = *w.MaxConcurrentReconciles
 	}
 	deps := &dependents{owner: gvk, cache: mgr.GetCache()}
+	warmup := true
 	var onDeployed func(context.Context, string, []schema.GroupVersionKind)
 	if w.WatchesDependents() {
 		onDeployed = deps.ensure
@@ -355,7 +356,10 @@ func addController(mgr manager.Manager, helm *release.Client, w watches.Watch, o
 		For(crObject(gvk), builder.WithPredicates(
 			predicate.Or(predicate.GenerationChangedPredicate{}, predicate.AnnotationChangedPredicate{}, predicate.LabelChangedPredicate{}),
 		)).
-		WithOptions(controller.Options{MaxConcurrentReconciles: maxConcurrent, SkipNameValidation: &opts.SkipNameValidation}).
+		// A standby replica watches the CRs too (warm-up), so that on a
+		// takeover the new leader starts from a full cache and a queue in
+		// which the CRs changed since its start come first.
+		WithOptions(controller.Options{MaxConcurrentReconciles: maxConcurrent, SkipNameValidation: &opts.SkipNameValidation, EnableWarmup: &warmup}).
 		Build(r)
 	if err != nil {
 		return fmt.Errorf("creating the controller for %s: %w", gvk, err)
