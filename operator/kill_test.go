@@ -8,187 +8,296 @@ import (
 	"os"
 	"slices"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/wait"
 
+	"github.com/chartpilot/chartpilot/cluster/clustertest"
 	"github.com/chartpilot/chartpilot/operator/reconciler"
 )
 
-// Environment variables that choose the kill trials' number and seed, to
-// run more of them or repeat a failed run.
+// Environment variables that choose the kill trials' number (of each
+// suite), seed and the number of releases of the fleet suite, to run more of
+// them or repeat a failed run.
 const (
 	killTrialsEnv = "CHARTPILOT_KILL_TRIALS"
 	killSeedEnv   = "CHARTPILOT_KILL_SEED"
+	killCRsEnv    = "CHARTPILOT_KILL_CRS"
 )
 
-// TestKillTrials kills the operator (SIGKILL) at random moments of
-// installs, upgrades and uninstalls of a release of 30 objects, starts it
-// again, and checks after each restart that the release converged without
-// loss: no revision left pending (one a kill interrupted is marked failed),
-// one deployed, the history kept (never
-// back to revision 1 once upgraded), every object with the UID it had (an
-// upgrade never recreates what it keeps), and nothing left after an
-// uninstall.
+// killSuite is one shape of the kill trials.
+type killSuite struct {
+	// crs is the number of releases, objects the ConfigMaps of each.
+	crs, objects int
+	trials       int
+	// concurrency is the operator's MaxConcurrentReconciles.
+	concurrency int
+	// maxDelay bounds the random wait before a kill, counted from the
+	// moment a random number of the CRs acted on have converged.
+	maxDelay time.Duration
+}
+
+// TestKillTrials kills the operator (SIGKILL) at random moments while it
+// installs, upgrades and uninstalls releases, starts it again, and checks
+// after each restart that every release converged without loss: each CR
+// Deployed at its generation with one revision deployed and none left
+// pending (one a kill interrupted is marked failed), the history kept (the
+// latest revision past the one before an upgrade), every object with the
+// greeting of its CR and the UID it had (an upgrade never recreates what it
+// keeps), none orphaned, duplicated or left after an uninstall. One suite
+// kills during the actions of one release of 30 objects; the other during
+// those of 50 releases reconciled 4 at a time, a random number of them done
+// by the kill.
 func TestKillTrials(t *testing.T) {
-	trials, seed := 15, uint64(time.Now().UnixNano())
-	if v, err := strconv.Atoi(os.Getenv(killTrialsEnv)); err == nil {
-		trials = v
-	}
+	clustertest.SkipIfShort(t)
+	seed := uint64(time.Now().UnixNano())
 	if v, err := strconv.ParseUint(os.Getenv(killSeedEnv), 10, 64); err == nil {
 		seed = v
 	}
-	t.Logf("%d trials, seed %d (%s=%d repeats them)", trials, seed, killSeedEnv, seed)
-	rng := rand.New(rand.NewPCG(seed, 0))
-	k := &killTrial{env: newEnv(t), name: "k"}
-	k.ns = k.env.namespace()
-	k.env.createApp(k.ns, "canary", map[string]any{"count": 1}, nil)
-
-	pending, window := 0, 0
-	for i := range trials {
-		k.proc = startOperatorProcess(t, "testdata/charts/many")
-		k.waitLive(i)
-		phase := k.phase()
-		before := k.observe()
+	crs := 50
+	if v, err := strconv.Atoi(os.Getenv(killCRsEnv)); err == nil {
+		crs = v
+	}
+	tests := []struct {
+		name  string
+		suite killSuite
+	}{
 		// An action of 30 objects takes a few hundred milliseconds here.
-		delay := time.Duration(rng.Int64N(int64(400 * time.Millisecond)))
-		k.act(phase, i)
-		time.Sleep(delay)
-		k.proc.kill()
-		left := k.releaseStatuses()
-		if n := len(left); n > 0 && left[n-1] != "deployed" && left[n-1] != "superseded" && left[n-1] != "failed" {
-			pending++
-			if phase == "upgrade" && !slices.Contains(left, "deployed") {
-				window++ // Helm superseded the old revision, the new one is not deployed yet
+		{"one release of 30 objects", killSuite{crs: 1, objects: 30, trials: 15, concurrency: 1, maxDelay: 400 * time.Millisecond}},
+		{fmt.Sprintf("%d releases", crs), killSuite{crs: crs, objects: 3, trials: 8, concurrency: 4, maxDelay: 200 * time.Millisecond}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			s := tt.suite
+			if v, err := strconv.Atoi(os.Getenv(killTrialsEnv)); err == nil {
+				s.trials = v
 			}
-		}
-		t.Logf("trial %d: %s, killed after %s, left %v", i, phase, delay.Round(time.Millisecond), left)
+			t.Logf("%d trials, seed %d (%s=%d repeats them)", s.trials, seed, killSeedEnv, seed)
+			runKillTrials(t, s, rand.New(rand.NewPCG(seed, 0)))
+		})
+	}
+}
 
-		k.proc = startOperatorProcess(t, "testdata/charts/many")
-		k.check(phase, before)
-		k.proc.kill()
+func runKillTrials(t *testing.T, s killSuite, rng *rand.Rand) {
+	began := time.Now()
+	f := &fleet{env: newEnv(t), suite: s, po: processOptions{Chart: "testdata/charts/many", MaxConcurrentReconciles: s.concurrency}}
+	f.ns = f.env.namespace()
+	for i := range s.crs {
+		f.members = append(f.members, &member{name: fmt.Sprintf("k%d", i)})
+	}
+	f.proc = startOperatorProcess(t, f.po)
+	f.waitLive()
+	pending, window := 0, 0
+	for i := range s.trials {
+		before := f.observe()
+		phases := map[string]string{}
+		for _, m := range f.members {
+			phases[m.name] = m.phase(rng)
+			f.act(m, phases[m.name], i)
+		}
+		done := rng.IntN(s.crs)
+		f.waitDone(phases, done)
+		delay := time.Duration(rng.Int64N(int64(s.maxDelay)))
+		time.Sleep(delay)
+		f.proc.kill()
+		left := f.observe()
+		p, w := left.pending(phases)
+		pending, window = pending+p, window+w
+		t.Logf("trial %d: %s; killed %s after %d converged, %d releases left pending", i, countPhases(phases), delay.Round(time.Millisecond), done, p)
+
+		f.proc = startOperatorProcess(t, f.po)
+		f.check(phases, before)
 		if t.Failed() {
 			return
 		}
 	}
-	t.Logf("%d kills: %d left a revision pending, %d of them upgrades with none deployed; every one recovered without loss", trials, pending, window)
+	t.Logf("%d kills in %s: %d releases left pending, %d of them upgrades with none deployed; every one recovered without loss",
+		s.trials, time.Since(began).Round(time.Second), pending, window)
 }
 
-type killTrial struct {
-	env  *env
-	ns   string
+// fleet is the releases of a kill suite, in a namespace of their own, and the
+// operator process of the moment.
+type fleet struct {
+	env     *env
+	ns      string
+	suite   killSuite
+	members []*member
+	po      processOptions
+	proc    *operatorProcess
+}
+
+// member is one CR of the fleet.
+type member struct {
 	name string
-	proc *operatorProcess
 	// exists says whether the CR exists between trials.
 	exists bool
 	// upgrades since the install, to uninstall now and then.
 	upgrades int
+	greeting string
 }
 
-// releaseState is what a trial compares across a kill.
-type releaseState struct {
-	uids     map[string]types.UID
-	revision int
-}
-
-func (k *killTrial) phase() string {
+// phase picks the member's next action: installed when absent, upgraded,
+// and uninstalled after three upgrades or, once upgraded, now and then.
+func (m *member) phase(rng *rand.Rand) string {
 	switch {
-	case !k.exists:
+	case !m.exists:
 		return "install"
-	case k.upgrades >= 3:
+	case m.upgrades >= 3, m.upgrades > 0 && rng.IntN(5) == 0:
 		return "uninstall"
 	}
 	return "upgrade"
 }
 
-func (k *killTrial) act(phase string, i int) {
-	t, ctx, res := k.env.t, context.Background(), k.env.dyn.Resource(appGVR).Namespace(k.ns)
+func countPhases(phases map[string]string) string {
+	n := map[string]int{}
+	for _, p := range phases {
+		n[p]++
+	}
+	var out []string
+	for _, p := range slices.Sorted(maps.Keys(n)) {
+		out = append(out, fmt.Sprintf("%d %ss", n[p], p))
+	}
+	return strings.Join(out, ", ")
+}
+
+func (f *fleet) act(m *member, phase string, i int) {
+	t, ctx, res := f.env.t, context.Background(), f.env.dyn.Resource(appGVR).Namespace(f.ns)
 	t.Helper()
+	m.greeting = fmt.Sprintf("trial-%d", i)
 	switch phase {
 	case "install":
-		k.env.createApp(k.ns, k.name, map[string]any{"greeting": greeting(i)}, nil)
-		k.exists, k.upgrades = true, 0
+		f.env.createApp(f.ns, m.name, map[string]any{"greeting": m.greeting, "count": f.suite.objects}, nil)
+		m.exists, m.upgrades = true, 0
 	case "upgrade":
-		patch := fmt.Sprintf(`{"spec":{"greeting":%q}}`, greeting(i))
-		if _, err := res.Patch(ctx, k.name, types.MergePatchType, []byte(patch), metav1.PatchOptions{}); err != nil {
+		patch := fmt.Sprintf(`{"spec":{"greeting":%q}}`, m.greeting)
+		if _, err := res.Patch(ctx, m.name, types.MergePatchType, []byte(patch), metav1.PatchOptions{}); err != nil {
 			t.Fatal(err)
 		}
-		k.upgrades++
+		m.upgrades++
 	case "uninstall":
-		if err := res.Delete(ctx, k.name, metav1.DeleteOptions{}); err != nil {
+		if err := res.Delete(ctx, m.name, metav1.DeleteOptions{}); err != nil {
 			t.Fatal(err)
 		}
-		k.exists = false
+		m.exists = false
 	}
 }
 
-func greeting(i int) string { return fmt.Sprintf("trial-%d", i) }
-
-// waitLive waits until the freshly started operator reconciles: the canary
-// CR's change shows in its ConfigMap.
-func (k *killTrial) waitLive(i int) {
-	k.env.t.Helper()
-	patch := fmt.Sprintf(`{"spec":{"greeting":"live-%d"}}`, i)
-	if _, err := k.env.dyn.Resource(appGVR).Namespace(k.ns).Patch(context.Background(), "canary", types.MergePatchType, []byte(patch), metav1.PatchOptions{}); err != nil {
-		k.env.t.Fatal(err)
-	}
-	k.waitGreeting("canary-0", fmt.Sprintf("live-%d", i))
+// waitLive waits until the first operator process reconciles: a canary CR
+// of a namespace of its own shows in its ConfigMap.
+func (f *fleet) waitLive() {
+	ns := f.env.namespace()
+	f.env.createApp(ns, "canary", map[string]any{"count": 1, "greeting": "live"}, nil)
+	f.env.waitConfigMap(ns, "canary-0", "live")
 }
 
-func (k *killTrial) waitGreeting(configMap, want string) {
-	k.env.t.Helper()
-	err := wait.PollUntilContextTimeout(context.Background(), 50*time.Millisecond, 60*time.Second, true, func(ctx context.Context) (bool, error) {
-		cm, err := k.env.cs.CoreV1().ConfigMaps(k.ns).Get(ctx, configMap, metav1.GetOptions{})
-		return err == nil && cm.Data["greeting"] == want, nil
+// crs lists the fleet's CRs by name.
+func (f *fleet) crs(ctx context.Context) (map[string]*unstructured.Unstructured, error) {
+	list, err := f.env.dyn.Resource(appGVR).Namespace(f.ns).List(ctx, metav1.ListOptions{})
+	if err != nil {
+		return nil, err
+	}
+	out := map[string]*unstructured.Unstructured{}
+	for i := range list.Items {
+		out[list.Items[i].GetName()] = &list.Items[i]
+	}
+	return out, nil
+}
+
+// converged says whether a CR is reconciled at its generation: deployed,
+// not failing. A nil CR (deleted) has converged when its member is gone.
+func converged(u *unstructured.Unstructured, exists bool) bool {
+	if u == nil || !exists {
+		return u == nil && !exists
+	}
+	gen, _, _ := unstructured.NestedInt64(u.Object, "status", "observedGeneration")
+	deployed, failed := condition(u, reconciler.TypeDeployed), condition(u, reconciler.TypeReleaseFailed)
+	return gen == u.GetGeneration() && deployed != nil && deployed.Status == metav1.ConditionTrue &&
+		failed != nil && failed.Status == metav1.ConditionFalse
+}
+
+// waitDone waits until at least n of the CRs acted on have converged.
+func (f *fleet) waitDone(phases map[string]string, n int) {
+	f.env.t.Helper()
+	if n == 0 {
+		return
+	}
+	err := wait.PollUntilContextTimeout(context.Background(), 20*time.Millisecond, 60*time.Second, true, func(ctx context.Context) (bool, error) {
+		crs, err := f.crs(ctx)
+		if err != nil {
+			return false, nil
+		}
+		done := 0
+		for _, m := range f.members {
+			if converged(crs[m.name], m.exists) {
+				done++
+			}
+		}
+		return done >= n, nil
 	})
 	if err != nil {
-		k.env.t.Fatalf("ConfigMap %s never showed %q", configMap, want)
+		f.env.t.Fatalf("fewer than %d CRs converged before the kill", n)
 	}
 }
 
-// observe reads the UIDs of the release's objects and its latest revision.
-func (k *killTrial) observe() releaseState {
-	t := k.env.t
+// fleetState is what the API server stores of the fleet's releases, by
+// release name: the status of each revision, and each object.
+type fleetState struct {
+	revisions map[string]map[int]string
+	objects   map[string]map[string]object
+}
+
+type object struct {
+	uid      types.UID
+	greeting string
+}
+
+// observe reads the release records and objects of the fleet's namespace.
+func (f *fleet) observe() fleetState {
+	t, ctx := f.env.t, context.Background()
 	t.Helper()
-	cms, err := k.env.cs.CoreV1().ConfigMaps(k.ns).List(context.Background(), metav1.ListOptions{LabelSelector: "app=" + k.name})
+	st := fleetState{revisions: map[string]map[int]string{}, objects: map[string]map[string]object{}}
+	secrets, err := f.env.cs.CoreV1().Secrets(f.ns).List(ctx, metav1.ListOptions{LabelSelector: "owner=helm"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	st := releaseState{uids: map[string]types.UID{}}
-	for _, cm := range cms.Items {
-		st.uids[cm.Name] = cm.UID
+	for _, s := range secrets.Items {
+		v, err := strconv.Atoi(s.Labels["version"])
+		if err != nil {
+			t.Fatalf("release record %s: version %q", s.Name, s.Labels["version"])
+		}
+		name := s.Labels["name"]
+		if st.revisions[name] == nil {
+			st.revisions[name] = map[int]string{}
+		}
+		st.revisions[name][v] = s.Labels["status"]
 	}
-	for v := range k.revisions() {
-		st.revision = max(st.revision, v)
+	cms, err := f.env.cs.CoreV1().ConfigMaps(f.ns).List(ctx, metav1.ListOptions{LabelSelector: "app"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, cm := range cms.Items {
+		name := cm.Labels["app"]
+		if st.objects[name] == nil {
+			st.objects[name] = map[string]object{}
+		}
+		st.objects[name][cm.Name] = object{uid: cm.UID, greeting: cm.Data["greeting"]}
 	}
 	return st
 }
 
-// revisions maps each revision of the release in storage to its status.
-func (k *killTrial) revisions() map[int]string {
-	t := k.env.t
-	t.Helper()
-	secrets, err := k.env.cs.CoreV1().Secrets(k.ns).List(context.Background(), metav1.ListOptions{LabelSelector: "owner=helm,name=" + k.name})
-	if err != nil {
-		t.Fatal(err)
-	}
-	out := map[int]string{}
-	for _, s := range secrets.Items {
-		if v, err := strconv.Atoi(s.Labels["version"]); err == nil {
-			out[v] = s.Labels["status"]
-		}
-	}
-	return out
+// latest is the release's latest revision, 0 for none.
+func (s fleetState) latest(name string) int {
+	return slices.Max(append(slices.Collect(maps.Keys(s.revisions[name])), 0))
 }
 
-// releaseStatuses lists the statuses of the revisions, oldest first.
-func (k *killTrial) releaseStatuses() []string {
-	revs := k.revisions()
+// statuses lists the statuses of a release's revisions, oldest first.
+func (s fleetState) statuses(name string) []string {
+	revs := s.revisions[name]
 	var out []string
 	for _, v := range slices.Sorted(maps.Keys(revs)) {
 		out = append(out, revs[v])
@@ -196,79 +305,111 @@ func (k *killTrial) releaseStatuses() []string {
 	return out
 }
 
-// check waits for the release to converge after the restart and compares
-// it with what it was before the trial.
-func (k *killTrial) check(phase string, before releaseState) {
-	t := k.env.t
-	t.Helper()
-	if phase == "uninstall" {
-		k.waitGone()
-		if after := k.observe(); len(after.uids) > 0 || after.revision > 0 {
-			t.Errorf("after the uninstall: %d objects and revision %d left", len(after.uids), after.revision)
+// pending counts the releases a kill left with their latest revision in
+// progress, and of those the upgrades with no revision deployed (Helm
+// superseded the old revision, the new one is not deployed yet).
+func (s fleetState) pending(phases map[string]string) (pending, window int) {
+	for name := range s.revisions {
+		left := s.statuses(name)
+		if last := left[len(left)-1]; last == "deployed" || last == "superseded" || last == "failed" {
+			continue
 		}
-		return
+		pending++
+		if phases[name] == "upgrade" && !slices.Contains(left, "deployed") {
+			window++
+		}
 	}
-	k.waitConverged()
-	after := k.observe()
-	revs := k.revisions()
+	return pending, window
+}
+
+// check waits for the fleet to converge after the restart and compares it
+// with what it was before the trial.
+func (f *fleet) check(phases map[string]string, before fleetState) {
+	t := f.env.t
+	t.Helper()
+	f.waitConverged()
+	after := f.observe()
+	names := map[string]bool{}
+	for _, m := range f.members {
+		names[m.name] = true
+		if !m.exists {
+			if len(after.objects[m.name]) > 0 || len(after.revisions[m.name]) > 0 {
+				t.Errorf("%s after its uninstall: %d objects and revisions %v left", m.name, len(after.objects[m.name]), after.statuses(m.name))
+			}
+			continue
+		}
+		f.checkRelease(m, phases[m.name], before, after)
+	}
+	for name := range after.objects {
+		if !names[name] {
+			t.Errorf("objects of %s, which is no release of the fleet: orphaned", name)
+		}
+	}
+	for name := range after.revisions {
+		if !names[name] {
+			t.Errorf("release records of %s, which is no release of the fleet: orphaned", name)
+		}
+	}
+}
+
+// checkRelease checks one release that exists after the restart.
+func (f *fleet) checkRelease(m *member, phase string, before, after fleetState) {
+	t := f.env.t
+	t.Helper()
 	deployed := 0
-	for v, s := range revs {
+	for v, s := range after.revisions[m.name] {
 		switch s {
 		case "deployed":
 			deployed++
 		case "pending-install", "pending-upgrade", "pending-rollback", "uninstalling":
-			t.Errorf("revision %d is %s after recovery", v, s)
+			t.Errorf("%s: revision %d is %s after recovery", m.name, v, s)
 		}
 	}
 	if deployed != 1 {
-		t.Errorf("%d revisions deployed, want 1: %v", deployed, k.releaseStatuses())
+		t.Errorf("%s: %d revisions deployed, want 1: %v", m.name, deployed, after.statuses(m.name))
 	}
-	if len(after.uids) != 30 {
-		t.Errorf("%d objects, want 30", len(after.uids))
+	objs := after.objects[m.name]
+	if len(objs) != f.suite.objects {
+		t.Errorf("%s: %d objects, want %d", m.name, len(objs), f.suite.objects)
 	}
-	if phase == "upgrade" {
-		for name, uid := range before.uids {
-			if after.uids[name] != uid {
-				t.Errorf("%s was recreated by recovery (UID %s, was %s)", name, after.uids[name], uid)
-			}
+	for name, o := range objs {
+		if o.greeting != m.greeting {
+			t.Errorf("%s: %s has greeting %q, want %q", m.name, name, o.greeting, m.greeting)
 		}
-		if after.revision <= before.revision {
-			t.Errorf("latest revision %d after an upgrade from %d: the history was lost", after.revision, before.revision)
+	}
+	if phase != "upgrade" {
+		return
+	}
+	for name, o := range before.objects[m.name] {
+		if objs[name].uid != o.uid {
+			t.Errorf("%s: %s was recreated by recovery (UID %s, was %s)", m.name, name, objs[name].uid, o.uid)
 		}
+	}
+	if after.latest(m.name) <= before.latest(m.name) {
+		t.Errorf("%s: latest revision %d after an upgrade from %d: the history was lost", m.name, after.latest(m.name), before.latest(m.name))
 	}
 }
 
-// waitConverged waits until the CR's status reports its current generation
-// deployed and not failing, and the objects show its greeting.
-func (k *killTrial) waitConverged() {
-	t := k.env.t
+// waitConverged waits until every CR converged: reconciled at its
+// generation, or finalized and gone.
+func (f *fleet) waitConverged() {
+	t := f.env.t
 	t.Helper()
-	var u *unstructured.Unstructured
-	err := wait.PollUntilContextTimeout(context.Background(), 50*time.Millisecond, 60*time.Second, true, func(ctx context.Context) (bool, error) {
-		var err error
-		if u, err = k.env.dyn.Resource(appGVR).Namespace(k.ns).Get(ctx, k.name, metav1.GetOptions{}); err != nil {
+	var pending []string
+	err := wait.PollUntilContextTimeout(context.Background(), 50*time.Millisecond, 90*time.Second, true, func(ctx context.Context) (bool, error) {
+		crs, err := f.crs(ctx)
+		if err != nil {
 			return false, nil
 		}
-		gen, _, _ := unstructured.NestedInt64(u.Object, "status", "observedGeneration")
-		deployed, failed := condition(u, reconciler.TypeDeployed), condition(u, reconciler.TypeReleaseFailed)
-		return gen == u.GetGeneration() && deployed != nil && deployed.Status == metav1.ConditionTrue &&
-			failed != nil && failed.Status == metav1.ConditionFalse, nil
+		pending = pending[:0]
+		for _, m := range f.members {
+			if !converged(crs[m.name], m.exists) {
+				pending = append(pending, m.name)
+			}
+		}
+		return len(pending) == 0, nil
 	})
 	if err != nil {
-		t.Fatalf("the release never converged after the restart: status %v", u.Object["status"])
-	}
-	want, _, _ := unstructured.NestedString(u.Object, "spec", "greeting")
-	k.waitGreeting(k.name+"-29", want)
-}
-
-func (k *killTrial) waitGone() {
-	t := k.env.t
-	t.Helper()
-	err := wait.PollUntilContextTimeout(context.Background(), 50*time.Millisecond, 60*time.Second, true, func(ctx context.Context) (bool, error) {
-		_, err := k.env.dyn.Resource(appGVR).Namespace(k.ns).Get(ctx, k.name, metav1.GetOptions{})
-		return apierrors.IsNotFound(err), nil
-	})
-	if err != nil {
-		t.Fatalf("the CR was never finalized after the restart")
+		t.Fatalf("after the restart, %d CRs never converged: %v", len(pending), pending)
 	}
 }

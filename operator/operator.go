@@ -64,6 +64,10 @@ type Options struct {
 	LeaderElection          bool
 	LeaderElectionID        string
 	LeaderElectionNamespace string
+	// Lease times the leader election; zero fields take the defaults
+	// (DefaultLeaseDuration...). A leader stopped by ctx releases its
+	// Lease, so that a standby takes over at its next attempt.
+	Lease LeaseTiming
 	// MetricsBindAddress serves Prometheus metrics; "0" disables. Default 127.0.0.1:8080.
 	MetricsBindAddress string
 	// HealthProbeBindAddress serves /healthz and /readyz; "0" disables. Default 127.0.0.1:8081.
@@ -119,6 +123,7 @@ func (o *Options) defaults() {
 	if o.Shard != "" {
 		o.LeaderElectionID += "-" + o.Shard
 	}
+	o.Lease.defaults()
 	if o.Log.GetSink() == nil {
 		o.Log = ctrl.Log.WithName("chartpilot")
 	}
@@ -155,6 +160,9 @@ func New(opts Options) (manager.Manager, error) {
 		return nil, err
 	}
 	opts.Watches = ws
+	if err := opts.Lease.validate(); err != nil {
+		return nil, err
+	}
 	// The cache holds the CRs and only the objects of releases (labelled by
 	// the post-renderer), so memory does not grow with unrelated objects.
 	// managedFields are often the largest part of an object and nothing
@@ -207,6 +215,13 @@ func New(opts Options) (manager.Manager, error) {
 		LeaderElectionID:        opts.LeaderElectionID,
 		LeaderElectionNamespace: opts.LeaderElectionNamespace,
 		Controller:              controllerConfig(),
+		LeaseDuration:           &opts.Lease.LeaseDuration,
+		RenewDeadline:           &opts.Lease.RenewDeadline,
+		RetryPeriod:             &opts.Lease.RetryPeriod,
+		// Run returns when the manager stops and `run` exits then, which
+		// makes releasing the Lease safe: a rolling update hands over at
+		// the standby's next attempt instead of a LeaseDuration later.
+		LeaderElectionReleaseOnCancel: true,
 	})
 	if err != nil {
 		return nil, fmt.Errorf("creating the manager: %w", err)
@@ -326,6 +341,7 @@ func addController(mgr manager.Manager, helm *release.Client, w watches.Watch, o
 		maxConcurrent = *w.MaxConcurrentReconciles
 	}
 	deps := &dependents{owner: gvk, cache: mgr.GetCache()}
+	warmup := true
 	var onDeployed func(context.Context, string, []schema.GroupVersionKind)
 	if w.WatchesDependents() {
 		onDeployed = deps.ensure
@@ -349,7 +365,10 @@ func addController(mgr manager.Manager, helm *release.Client, w watches.Watch, o
 		For(crObject(gvk), builder.WithPredicates(
 			predicate.Or(predicate.GenerationChangedPredicate{}, predicate.AnnotationChangedPredicate{}, predicate.LabelChangedPredicate{}),
 		)).
-		WithOptions(controller.Options{MaxConcurrentReconciles: maxConcurrent, SkipNameValidation: &opts.SkipNameValidation}).
+		// A standby replica watches the CRs too (warm-up), so that on a
+		// takeover the new leader starts from a full cache and a queue in
+		// which the CRs changed since its start come first.
+		WithOptions(controller.Options{MaxConcurrentReconciles: maxConcurrent, SkipNameValidation: &opts.SkipNameValidation, EnableWarmup: &warmup}).
 		Build(r)
 	if err != nil {
 		return fmt.Errorf("creating the controller for %s: %w", gvk, err)

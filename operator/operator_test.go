@@ -220,6 +220,22 @@ func (e *env) waitGreeting(ns, name, want string) {
 	}
 }
 
+// waitConfigMap waits until a ConfigMap's greeting is want, and returns
+// when it saw it.
+func (e *env) waitConfigMap(ns, name, want string) time.Time {
+	e.t.Helper()
+	var seen time.Time
+	err := wait.PollUntilContextTimeout(context.Background(), 20*time.Millisecond, 60*time.Second, true, func(ctx context.Context) (bool, error) {
+		cm, err := e.cs.CoreV1().ConfigMaps(ns).Get(ctx, name, metav1.GetOptions{})
+		seen = time.Now()
+		return err == nil && cm.Data["greeting"] == want, nil
+	})
+	if err != nil {
+		e.t.Fatalf("ConfigMap %s/%s never showed %q", ns, name, want)
+	}
+	return seen
+}
+
 // waitEvents waits until the object has an event with each reason.
 func (e *env) waitEvents(ns, name string, reasons ...string) {
 	e.t.Helper()

@@ -2,8 +2,10 @@ package operator
 
 import (
 	"context"
+	"fmt"
 	"slices"
 	"testing"
+	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -136,6 +138,33 @@ func TestDependentChanged(t *testing.T) {
 			got := dependentChanged{}.Update(event.TypedUpdateEvent[*unstructured.Unstructured]{ObjectOld: tt.old, ObjectNew: tt.new})
 			if got != tt.want {
 				t.Errorf("Update = %v, want %v", got, tt.want)
+			}
+		})
+	}
+}
+
+// The leader election's timing is refused, naming the settings, when
+// client-go's leader election could not run with it.
+func TestLeaseTimingValidate(t *testing.T) {
+	tests := []struct {
+		name    string
+		lease   LeaseTiming
+		wantErr string
+	}{
+		{"defaults", LeaseTiming{}, ""},
+		{"controller-runtime's", LeaseTiming{LeaseDuration: 15 * time.Second, RenewDeadline: 10 * time.Second, RetryPeriod: 2 * time.Second}, ""},
+		{"renew deadline as long as the lease", LeaseTiming{LeaseDuration: 5 * time.Second, RenewDeadline: 5 * time.Second}, "leader election: lease duration 5s must be longer than the renew deadline 5s"},
+		{"retries too sparse for the deadline", LeaseTiming{RenewDeadline: 2 * time.Second, RetryPeriod: 2 * time.Second}, "leader election: renew deadline 2s must be longer than 1.2 times the retry period 2s"},
+		{"lease under a second", LeaseTiming{LeaseDuration: 500 * time.Millisecond, RenewDeadline: 200 * time.Millisecond, RetryPeriod: 100 * time.Millisecond}, "leader election: lease duration 500ms is under 1s"},
+		{"negative", LeaseTiming{RetryPeriod: -time.Second}, "leader election: negative durations (lease duration 8s, renew deadline 5s, retry period -1s)"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			l := tt.lease
+			l.defaults()
+			err := l.validate()
+			if got := fmt.Sprint(err); (tt.wantErr == "" && err != nil) || (tt.wantErr != "" && got != tt.wantErr) {
+				t.Errorf("validate() = %v, want %q", err, tt.wantErr)
 			}
 		})
 	}

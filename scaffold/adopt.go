@@ -210,6 +210,13 @@ func (g *generator) adoptedFiles() (files map[string][]byte, why map[string]stri
 			files[p], why[p] = out, "scorecard configuration (make scorecard)"
 		}
 	}
+	shards, err := g.missingShardFiles()
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	for p, out := range shards {
+		files[p], why[p] = out, "an overlay that runs the operator as shards (`run --shard`: chartpilot's runtime), to deploy instead of config/default"
+	}
 	return files, why, notes, nil
 }
 

@@ -32,7 +32,8 @@ type GenerateOptions struct {
 // Generate regenerates what a project derives from its charts after they
 // changed: config/rbac/role.yaml from every chart in watches.yaml (with its
 // sample's values) and each CRD under config/crd/bases. Each file is
-// replaced atomically.
+// replaced atomically. A project without config/shards (older than it)
+// gets it.
 func Generate(opts GenerateOptions) error {
 	if opts.Dir == "" {
 		return errors.New("generate: no project directory")
@@ -48,6 +49,11 @@ func Generate(opts GenerateOptions) error {
 	if err != nil {
 		return fmt.Errorf("generate: %w", err)
 	}
+	shards, err := g.missingShardFiles()
+	if err != nil {
+		return fmt.Errorf("generate: %w", err)
+	}
+	maps.Copy(files, shards)
 	return g.writeFiles(files)
 }
 

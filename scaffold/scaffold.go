@@ -489,6 +489,11 @@ func (g *generator) writeStatic() error {
 		return err
 	}
 	files["config/manifests/bases/"+g.project.ProjectName+".clusterserviceversion.yaml"] = csv
+	shards, err := g.shardFiles()
+	if err != nil {
+		return err
+	}
+	maps.Copy(files, shards)
 	return g.writeFiles(files)
 }
 

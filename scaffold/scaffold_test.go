@@ -51,7 +51,8 @@ func checkGolden(t *testing.T, name string, files map[string][]byte) {
 }
 
 // checkProject checks what every project must satisfy: each YAML file
-// parses, and kustomize builds config/default and config/manifests.
+// parses, and kustomize builds config/default, config/manifests and
+// config/shards.
 func checkProject(t *testing.T, dir string) {
 	t.Helper()
 	for rel, data := range projectFiles(t, dir) {
@@ -66,7 +67,7 @@ func checkProject(t *testing.T, dir string) {
 		}
 	}
 	k := krusty.MakeKustomizer(krusty.MakeDefaultOptions())
-	for _, target := range []string{"config/default", "config/manifests"} {
+	for _, target := range []string{"config/default", "config/manifests", ShardsDir} {
 		resMap, err := k.Run(filesys.MakeFsOnDisk(), filepath.Join(dir, target))
 		if err != nil {
 			t.Errorf("kustomize build %s: %v", target, err)

@@ -64,7 +64,8 @@ func TestRunFlags(t *testing.T) {
 	if err := cmd.Execute(); err != nil {
 		t.Fatal(err)
 	}
-	for _, flag := range []string{"--watches-file", "--leader-elect", "--max-concurrent-reconciles", "--reconcile-period",
+	for _, flag := range []string{"--watches-file", "--leader-elect", "--leader-elect-lease-duration", "--leader-elect-renew-deadline",
+		"--leader-elect-retry-period", "--shard", "--max-concurrent-reconciles", "--reconcile-period",
 		"--metrics-bind-address", "--health-probe-bind-address", "--kubeconfig", "--zap-log-level"} {
 		if !strings.Contains(out.String(), flag) {
 			t.Errorf("run --help does not mention %s:\n%s", flag, out.String())
