@@ -59,11 +59,19 @@ func TestNoOpReconcileIsCheap(t *testing.T) {
 	}
 }
 
-func noOpReconciles(t *testing.T, spec map[string]any, deployment bool, deadline string) {
+// startCounted runs an operator for the App kind until the test ends, and
+// returns the count of the API requests it sends.
+func startCounted(t *testing.T) *atomic.Int64 {
+	clustertest.SkipIfShort(t)
 	var requests atomic.Int64
 	cfg := rest.CopyConfig(restConfig)
 	cfg.WrapTransport = func(rt http.RoundTripper) http.RoundTripper { return countingTransport{next: rt, n: &requests} }
 	startOperator(t, func(o *Options, _ *watches.Watch) { o.Config = cfg })
+	return &requests
+}
+
+func noOpReconciles(t *testing.T, spec map[string]any, deployment bool, deadline string) {
+	requests := startCounted(t)
 
 	e := newEnv(t)
 	ns := e.namespace()
@@ -77,7 +85,7 @@ func noOpReconciles(t *testing.T, spec map[string]any, deployment bool, deadline
 		e.waitEvents(ns, "quiet", reconciler.EventHealthVerified)
 	}
 	e.waitCondition(ns, "quiet", reconciler.TypeReady, metav1.ConditionTrue, "")
-	waitSettled(t, &requests)
+	waitSettled(t, requests)
 
 	actionsBefore := counterSum(t, "chartpilot_release_actions_total", nil)
 	reconcilesBefore := counterSum(t, "controller_runtime_reconcile_total", map[string]string{"controller": "app.charts.example.com.v1alpha1"})
@@ -163,12 +171,7 @@ func labelsMatch(pairs []*dto.LabelPair, match map[string]string) bool {
 // nothing and send nothing: their views carry a digest of all but the
 // status, so a status write is told from a change to what the release set.
 func TestStatusWritesWithoutGenerationAreFree(t *testing.T) {
-	clustertest.SkipIfShort(t)
-	var requests atomic.Int64
-	cfg := rest.CopyConfig(restConfig)
-	cfg.WrapTransport = func(rt http.RoundTripper) http.RoundTripper { return countingTransport{next: rt, n: &requests} }
-	startOperator(t, func(o *Options, _ *watches.Watch) { o.Config = cfg })
-
+	requests := startCounted(t)
 	e := newEnv(t)
 	ns := e.namespace()
 	ctx := context.Background()
@@ -177,7 +180,7 @@ func TestStatusWritesWithoutGenerationAreFree(t *testing.T) {
 	e.waitCondition(ns, "scaled", reconciler.TypeDeployed, metav1.ConditionTrue, "")
 	markReady(t, e, ns, "scaled")
 	e.waitCondition(ns, "scaled", reconciler.TypeReady, metav1.ConditionTrue, "")
-	waitSettled(t, &requests)
+	waitSettled(t, requests)
 
 	controllerLabel := map[string]string{"controller": "app.charts.example.com.v1alpha1"}
 	reconcilesBefore := counterSum(t, "controller_runtime_reconcile_total", controllerLabel)
@@ -199,7 +202,7 @@ func TestStatusWritesWithoutGenerationAreFree(t *testing.T) {
 		}
 		time.Sleep(100 * time.Millisecond)
 	}
-	waitSettled(t, &requests)
+	waitSettled(t, requests)
 	if n := counterSum(t, "controller_runtime_reconcile_total", controllerLabel) - reconcilesBefore; n != 0 {
 		t.Errorf("%d status writes of the HPA reconciled the CR %.0f times, want 0", writes, n)
 	}

@@ -128,22 +128,7 @@ func measure(t *testing.T, c *cluster.Cluster, projectDir, image string) {
 	check(t, cs, "bench", "big-data", want)
 
 	// S3, then into another namespace under another name.
-	store, err := c.ObjectStore()
-	if err != nil {
-		t.Fatal(err)
-	}
-	s3 := mover.S3{Endpoint: store.Endpoint, Region: store.Region, Insecure: true, AccessKeyID: store.AccessKeyID, SecretAccessKey: store.SecretAccessKey}
-	mc, err := s3.Client()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := mc.MakeBucket(ctx, "backups", minio.MakeBucketOptions{Region: store.Region}); err != nil {
-		t.Fatal(err)
-	}
-	creds := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: "s3"}, StringData: map[string]string{api.S3AccessKeyIDKey: store.AccessKeyID, api.S3SecretAccessKeyKey: store.SecretAccessKey}}
-	if _, err := cs.CoreV1().Secrets("bench").Create(ctx, creds, metav1.CreateOptions{}); err != nil {
-		t.Fatal(err)
-	}
+	store, _ := s3Bucket(ctx, t, c, cs, "bench", "backups")
 	began = time.Now()
 	create(api.BackupKind(vaultGVK), "bench", "to-s3", map[string]any{"source": "big", "target": map[string]any{"s3": map[string]any{
 		"endpoint": store.PodEndpoint, "bucket": "backups", "prefix": "nightly", "region": store.Region, "insecure": true, "credentialsSecret": "s3"}}})
@@ -378,4 +363,27 @@ func rss() int64 {
 		}
 	}
 	return 0
+}
+
+// s3Bucket makes bucket in the cluster's object store, and the Secret "s3"
+// in ns with the store's credentials, as a Backup's S3 target reads them.
+func s3Bucket(ctx context.Context, t *testing.T, c *cluster.Cluster, cs kubernetes.Interface, ns, bucket string) (cluster.ObjectStore, *minio.Client) {
+	t.Helper()
+	store, err := c.ObjectStore()
+	if err != nil {
+		t.Fatal(err)
+	}
+	s3 := mover.S3{Endpoint: store.Endpoint, Region: store.Region, Insecure: true, AccessKeyID: store.AccessKeyID, SecretAccessKey: store.SecretAccessKey}
+	mc, err := s3.Client()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := mc.MakeBucket(ctx, bucket, minio.MakeBucketOptions{Region: store.Region}); err != nil {
+		t.Fatal(err)
+	}
+	creds := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: "s3"}, StringData: map[string]string{api.S3AccessKeyIDKey: store.AccessKeyID, api.S3SecretAccessKeyKey: store.SecretAccessKey}}
+	if _, err := cs.CoreV1().Secrets(ns).Create(ctx, creds, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	return store, mc
 }

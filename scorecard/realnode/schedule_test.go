@@ -19,7 +19,6 @@ import (
 	"github.com/chartpilot/chartpilot/cluster/images"
 	"github.com/chartpilot/chartpilot/operator"
 	"github.com/chartpilot/chartpilot/operator/backup/api"
-	"github.com/chartpilot/chartpilot/operator/backup/mover"
 	"github.com/chartpilot/chartpilot/operator/watches"
 )
 
@@ -84,22 +83,7 @@ func TestScheduleOnRealNode(t *testing.T) {
 	if _, err := cs.CoreV1().PersistentVolumeClaims(ns).Create(ctx, target, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	store, err := c.ObjectStore()
-	if err != nil {
-		t.Fatal(err)
-	}
-	s3 := mover.S3{Endpoint: store.Endpoint, Region: store.Region, Insecure: true, AccessKeyID: store.AccessKeyID, SecretAccessKey: store.SecretAccessKey}
-	mc, err := s3.Client()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := mc.MakeBucket(ctx, "scheduled", minio.MakeBucketOptions{Region: store.Region}); err != nil {
-		t.Fatal(err)
-	}
-	creds := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: "s3"}, StringData: map[string]string{api.S3AccessKeyIDKey: store.AccessKeyID, api.S3SecretAccessKeyKey: store.SecretAccessKey}}
-	if _, err := cs.CoreV1().Secrets(ns).Create(ctx, creds, metav1.CreateOptions{}); err != nil {
-		t.Fatal(err)
-	}
+	store, mc := s3Bucket(ctx, t, c, cs, ns, "scheduled")
 
 	// Backups arrive through a watch: the time each is seen, against its
 	// tick (in its name), is the schedule's jitter.
