@@ -17,6 +17,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 
 	"github.com/chartpilot/chartpilot/operator"
+	"github.com/chartpilot/chartpilot/operator/reconciler"
 	"github.com/chartpilot/chartpilot/operator/watches"
 )
 
@@ -79,6 +80,10 @@ it) limits the namespaces; empty means all.`,
 	fl.StringVar(&opts.Shard, "shard", "", "reconcile only the custom resources labelled "+operator.ShardLabel+"=SHARD, with a leader election Lease of the shard's own; without it, those not labelled for a shard")
 	fl.IntVar(&opts.MaxConcurrentReconciles, "max-concurrent-reconciles", 1, "custom resources of one kind reconciled at once, unless watches.yaml sets it")
 	fl.DurationVar(&opts.ReconcilePeriod, "reconcile-period", time.Minute, "re-check each custom resource this often, unless watches.yaml or an annotation sets it")
+	fl.DurationVar(&opts.Backoff.Initial, "failure-backoff", reconciler.DefaultBackoffInitial, "wait after a release's first failure before trying the same chart and values again; it doubles with each failure")
+	fl.DurationVar(&opts.Backoff.Max, "failure-backoff-max", reconciler.DefaultBackoffMax, "longest wait between attempts of a release that keeps failing; a change to its custom resource or chart tries again at once")
+	fl.IntVar(&opts.DriftLimit.Repairs, "drift-repairs", reconciler.DefaultDriftRepairs, "drift repairs of one release within --drift-window after which the operator stops repairing it (something else keeps changing its objects) until its custom resource changes; negative: never stop")
+	fl.DurationVar(&opts.DriftLimit.Window, "drift-window", reconciler.DefaultDriftWindow, "the window --drift-repairs counts repairs in")
 	fl.StringVar(&opts.MetricsBindAddress, "metrics-bind-address", "127.0.0.1:8080", `address of the Prometheus metrics endpoint; "0" disables it`)
 	fl.StringVar(&opts.HealthProbeBindAddress, "health-probe-bind-address", "127.0.0.1:8081", `address of /healthz and /readyz; "0" disables them`)
 	fl.StringVar(&opts.PprofBindAddress, "pprof-bind-address", "0", `address of Go's profiles (/debug/pprof/); "0" disables them`)

@@ -19,13 +19,19 @@ type Backoff struct {
 	Initial, Max time.Duration
 }
 
+// The backoff of a zero Backoff.
+const (
+	DefaultBackoffInitial = time.Second
+	DefaultBackoffMax     = 5 * time.Minute
+)
+
 func (b Backoff) delay(failures int) time.Duration {
 	initial, limit := b.Initial, b.Max
 	if initial <= 0 {
-		initial = time.Second
+		initial = DefaultBackoffInitial
 	}
 	if limit <= 0 {
-		limit = 5 * time.Minute
+		limit = DefaultBackoffMax
 	}
 	d := initial
 	for i := 1; i < failures && d < limit; i++ {

@@ -18,12 +18,18 @@ type DriftLimit struct {
 	Window  time.Duration
 }
 
+// The limit of a zero DriftLimit.
+const (
+	DefaultDriftRepairs = 5
+	DefaultDriftWindow  = 10 * time.Minute
+)
+
 func (l DriftLimit) withDefaults() DriftLimit {
 	if l.Repairs == 0 {
-		l.Repairs = 5
+		l.Repairs = DefaultDriftRepairs
 	}
 	if l.Window <= 0 {
-		l.Window = 10 * time.Minute
+		l.Window = DefaultDriftWindow
 	}
 	return l
 }
