@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"net/http"
+	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -208,5 +209,45 @@ func TestStatusWritesWithoutGenerationAreFree(t *testing.T) {
 	}
 	if n := requests.Load() - requestsBefore; n != 0 {
 		t.Errorf("%d status writes of the HPA cost the operator %d API requests, want 0", writes, n)
+	}
+}
+
+// secretListings counts the LISTs of Secrets an operator sends: the
+// release records.
+type secretListings struct {
+	next http.RoundTripper
+	n    *atomic.Int64
+}
+
+func (s secretListings) RoundTrip(r *http.Request) (*http.Response, error) {
+	if r.Method == http.MethodGet && strings.HasSuffix(r.URL.Path, "/secrets") {
+		s.n.Add(1)
+	}
+	return s.next.RoundTrip(r)
+}
+
+// The install of a new CR lists its release's records once: Helm's check
+// that the name is free gets the answer the reconcile's listing just had. A
+// LIST reads every Secret of the namespace, so at fleet scale in one
+// namespace each costs as much as the fleet is large.
+func TestInstallListsRecordsOnce(t *testing.T) {
+	clustertest.SkipIfShort(t)
+	var listings atomic.Int64
+	cfg := rest.CopyConfig(restConfig)
+	cfg.WrapTransport = func(rt http.RoundTripper) http.RoundTripper { return secretListings{next: rt, n: &listings} }
+	startOperator(t, func(o *Options, _ *watches.Watch) { o.Config = cfg })
+	e := newEnv(t)
+	ns := e.namespace()
+	e.createApp(ns, "warm", map[string]any{"greeting": "hi"}, nil) // the informers start
+	e.waitCondition(ns, "warm", reconciler.TypeReady, metav1.ConditionTrue, "")
+	const installs = 5
+	before := listings.Load()
+	for i := range installs {
+		name := fmt.Sprintf("new-%d", i)
+		e.createApp(ns, name, map[string]any{"greeting": "hi"}, nil)
+		e.waitCondition(ns, name, reconciler.TypeReady, metav1.ConditionTrue, "")
+	}
+	if n := listings.Load() - before; n != installs {
+		t.Errorf("%d installs listed release records %d times, want %d", installs, n, installs)
 	}
 }

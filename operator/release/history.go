@@ -154,7 +154,7 @@ func (c *Client) history(ctx context.Context, namespace, name string) ([]*helmre
 	}
 	c.cache.keep(rel, view)
 	if !deployed {
-		return d.query(labels.Set{"owner": "helm", "name": name})
+		return d.releaseRecords(name)
 	}
 	return out, nil
 }

@@ -48,7 +48,17 @@ type secretsDriver struct {
 	// parts counts the Secrets of each record this driver wrote, so that a
 	// rewrite only looks for parts to delete when it has fewer.
 	parts map[string]int
+	// absent holds, by name, the releases a listing found without records
+	// a moment ago (see history), until Helm's next query of them: an
+	// install asks again whether the name is in use right after. Giving
+	// the same answer is safe: the create of the first record refuses a
+	// name taken meanwhile.
+	absent map[string]time.Time
 }
+
+// absentFor is how long a listing that found no records answers Helm's
+// query of the same release.
+const absentFor = 5 * time.Second
 
 // defaultPartSize leaves room under the 1 MiB limit for the Secret's metadata.
 const defaultPartSize = 1000 * 1024
@@ -99,6 +109,9 @@ func (d *secretsDriver) List(filter func(*helmrelease.Release) bool) ([]*helmrel
 }
 
 func (d *secretsDriver) Query(lbls map[string]string) ([]*helmrelease.Release, error) {
+	if name := lbls["name"]; len(lbls) == 2 && lbls["owner"] == "helm" && d.takeAbsent(name) {
+		return nil, driver.ErrReleaseNotFound
+	}
 	out, err := d.query(labels.Set(lbls))
 	if err != nil {
 		return nil, err
@@ -124,6 +137,31 @@ func (d *secretsDriver) query(set labels.Set) ([]*helmrelease.Release, error) {
 		out = append(out, r)
 	}
 	return out, nil
+}
+
+// releaseRecords lists the records of the release name from the API server,
+// and remembers for Helm's next query (see absent) that it has none.
+func (d *secretsDriver) releaseRecords(name string) ([]*helmrelease.Release, error) {
+	out, err := d.query(labels.Set{"owner": "helm", "name": name})
+	if err == nil && len(out) == 0 {
+		d.mu.Lock()
+		if d.absent == nil {
+			d.absent = map[string]time.Time{}
+		}
+		d.absent[name] = time.Now()
+		d.mu.Unlock()
+	}
+	return out, err
+}
+
+// takeAbsent reports, once, whether a listing found the release name
+// without records within absentFor.
+func (d *secretsDriver) takeAbsent(name string) bool {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	at, ok := d.absent[name]
+	delete(d.absent, name)
+	return ok && time.Since(at) < absentFor
 }
 
 // getRecord reads one release Secret from the API server.
@@ -207,6 +245,7 @@ func (d *secretsDriver) write(key string, rls *helmrelease.Release, stamp string
 		return err
 	}
 	d.mu.Lock()
+	delete(d.absent, rls.Name)
 	before, known := d.parts[key]
 	if d.parts == nil {
 		d.parts = map[string]int{}

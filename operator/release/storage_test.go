@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+	"time"
 
 	"helm.sh/helm/v3/pkg/chart"
 	helmrelease "helm.sh/helm/v3/pkg/release"
@@ -210,4 +211,22 @@ func randomText(n int) string {
 	b := make([]byte, n/2)
 	_, _ = rand.Read(b)
 	return hex.EncodeToString(b)
+}
+
+// A listing that found no records answers Helm's next query of the
+// release once, and only for a while.
+func TestAbsentAnswersOnce(t *testing.T) {
+	d := &secretsDriver{absent: map[string]time.Time{"fresh": time.Now(), "stale": time.Now().Add(-absentFor - time.Second)}}
+	if !d.takeAbsent("fresh") {
+		t.Error("a listing a moment ago did not answer")
+	}
+	if d.takeAbsent("fresh") {
+		t.Error("the answer was given twice")
+	}
+	if d.takeAbsent("stale") {
+		t.Errorf("a listing older than %s answered", absentFor)
+	}
+	if d.takeAbsent("never") {
+		t.Error("a release never listed answered")
+	}
 }
