@@ -34,8 +34,11 @@ func newPortPicker() *portPicker {
 	low, high := portRange()
 	p := &portPicker{low: low, high: high}
 	dir := filepath.Join(os.TempDir(), "chartpilot-ports")
-	// Sticky and writable by all, as /tmp is: users share the machine's ports.
-	if err := os.MkdirAll(dir, 0o1777); err == nil {
+	// Sticky and writable by all, as /tmp is: users share the machine's
+	// ports. MkdirAll's mode passes the umask and drops the sticky bit;
+	// Chmod fails, harmlessly, on another user's directory.
+	if err := os.MkdirAll(dir, 0o777); err == nil {
+		_ = os.Chmod(dir, os.ModeSticky|0o777)
 		p.dir = dir
 	}
 	return p

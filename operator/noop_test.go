@@ -23,15 +23,24 @@ import (
 	"github.com/chartpilot/chartpilot/operator/watches"
 )
 
-// countingTransport counts the requests an operator sends.
+// countingTransport counts the requests an operator sends, or those that
+// match says to.
 type countingTransport struct {
-	next http.RoundTripper
-	n    *atomic.Int64
+	next  http.RoundTripper
+	n     *atomic.Int64
+	match func(*http.Request) bool
 }
 
 func (c countingTransport) RoundTrip(r *http.Request) (*http.Response, error) {
-	c.n.Add(1)
+	if c.match == nil || c.match(r) {
+		c.n.Add(1)
+	}
 	return c.next.RoundTrip(r)
+}
+
+// secretListing matches a LIST of Secrets: the release records.
+func secretListing(r *http.Request) bool {
+	return r.Method == http.MethodGet && strings.HasSuffix(r.URL.Path, "/secrets")
 }
 
 // A reconcile of a release in sync runs no Helm action and sends no request:
@@ -212,20 +221,6 @@ func TestStatusWritesWithoutGenerationAreFree(t *testing.T) {
 	}
 }
 
-// secretListings counts the LISTs of Secrets an operator sends: the
-// release records.
-type secretListings struct {
-	next http.RoundTripper
-	n    *atomic.Int64
-}
-
-func (s secretListings) RoundTrip(r *http.Request) (*http.Response, error) {
-	if r.Method == http.MethodGet && strings.HasSuffix(r.URL.Path, "/secrets") {
-		s.n.Add(1)
-	}
-	return s.next.RoundTrip(r)
-}
-
 // The install of a new CR lists its release's records once: Helm's check
 // that the name is free gets the answer the reconcile's listing just had. A
 // LIST reads every Secret of the namespace, so at fleet scale in one
@@ -234,7 +229,9 @@ func TestInstallListsRecordsOnce(t *testing.T) {
 	clustertest.SkipIfShort(t)
 	var listings atomic.Int64
 	cfg := rest.CopyConfig(restConfig)
-	cfg.WrapTransport = func(rt http.RoundTripper) http.RoundTripper { return secretListings{next: rt, n: &listings} }
+	cfg.WrapTransport = func(rt http.RoundTripper) http.RoundTripper {
+		return countingTransport{next: rt, n: &listings, match: secretListing}
+	}
 	startOperator(t, func(o *Options, _ *watches.Watch) { o.Config = cfg })
 	e := newEnv(t)
 	ns := e.namespace()
