@@ -326,3 +326,33 @@ func TestSubscribeAdoptsExistingSubscription(t *testing.T) {
 		t.Errorf("Subscriptions after subscribe: %+v", subs.Items)
 	}
 }
+
+// A wait that times out asks the catalog which packages it serves, so that
+// its error says the package is not there rather than only that OLM's
+// resolution failed.
+func TestWaitTimeoutAsksTheCatalog(t *testing.T) {
+	clustertest.SkipIfShort(t)
+	ctx := context.Background()
+	c := newClient(t)
+	ns := olmtest.Namespace(t, c, "waitcat")
+	addr := olmtest.Serve(t, olmtest.Catalog(t, olmtest.Bundle{Package: "present", Version: "0.1.0"}))
+	if _, err := olm.Subscribe(ctx, c, olm.SubscribeOptions{Package: "absent", Namespace: ns, CatalogAddress: addr}); err != nil {
+		t.Fatal(err)
+	}
+	// Only a READY CatalogSource is asked: wait until OLM reaches it.
+	err := wait.PollUntilContextTimeout(ctx, 500*time.Millisecond, 90*time.Second, true, func(ctx context.Context) (bool, error) {
+		o, err := olm.Observe(ctx, c, "absent", ns)
+		if err != nil || o.CatalogSource == nil {
+			return false, err
+		}
+		s := o.CatalogSource.Status.GRPCConnectionState
+		return s != nil && s.LastObservedState == "READY", nil
+	})
+	if err != nil {
+		t.Fatalf("the CatalogSource never became READY: %v", err)
+	}
+	_, err = olm.Wait(ctx, c, "absent", ns, olm.WaitOptions{Timeout: 2 * time.Second, Catalog: env.Config})
+	if err == nil || !strings.Contains(err.Error(), "serves no package absent (it serves present)") {
+		t.Fatalf("wait error %v, want it to name what the catalog serves", err)
+	}
+}

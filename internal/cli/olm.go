@@ -191,8 +191,12 @@ func (o *subscribeOptions) run(ctx context.Context) error {
 // output), or says how to approve a Manual InstallPlan.
 func (o *subscribeOptions) waitInstalled(ctx context.Context, c client.Client) error {
 	text, out, ns := o.output.String() == "text", o.streams.Out, o.Namespace
+	cfg, err := runcmd.KubeConfig(o.configFlags)
+	if err != nil {
+		return fmt.Errorf("reaching the cluster: %w", err)
+	}
 	began := time.Now()
-	r, err := olm.Wait(ctx, c, o.Package, ns, olm.WaitOptions{Timeout: o.timeout, Progress: func(r *olm.Report) {
+	r, err := olm.Wait(ctx, c, o.Package, ns, olm.WaitOptions{Timeout: o.timeout, Catalog: cfg, Progress: func(r *olm.Report) {
 		if text {
 			fmt.Fprintf(out, "%6.1fs  %s\n", time.Since(began).Seconds(), r.Summary())
 		}
