@@ -104,17 +104,7 @@ when --catalog-address can be reached; otherwise OwnNamespace.
   chartpilot olm subscribe demo-operator -n demo --catalog-address 127.0.0.1:50051 --dry-run -o yaml > subscription.yaml
   chartpilot olm subscribe demo-operator -n demo --catalog-image quay.io/me/demo-catalog:latest --channel stable --approval Manual`,
 		Args: cobra.ExactArgs(1),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			if err := o.complete(args); err != nil {
-				return err
-			}
-			if err := o.validate(); err != nil {
-				return err
-			}
-			ctx, cancel := runcmd.SignalContext(cmd.Context())
-			defer cancel()
-			return o.run(ctx)
-		},
+		RunE: runOptions(o),
 	}
 	fl := cmd.Flags()
 	fl.StringVar(&o.CatalogAddress, "catalog-address", "", "host:port of a registry server, e.g. chartpilot catalog serve's")
@@ -135,7 +125,7 @@ when --catalog-address can be reached; otherwise OwnNamespace.
 	return cmd
 }
 
-func (o *subscribeOptions) complete(args []string) error {
+func (o *subscribeOptions) complete(_ *cobra.Command, args []string) error {
 	ns, err := namespaceOf(o.configFlags)
 	if err != nil {
 		return err

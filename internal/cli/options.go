@@ -4,6 +4,8 @@ import (
 	"context"
 
 	"github.com/spf13/cobra"
+
+	"github.com/chartpilot/chartpilot/internal/runcmd"
 )
 
 // options is the shape of a command's options: complete fills them from the
@@ -15,7 +17,8 @@ type options interface {
 	run(ctx context.Context) error
 }
 
-// runOptions is the RunE of a command with options o.
+// runOptions is the RunE of a command with options o. run's context ends
+// at Ctrl-C or SIGTERM, so that a command stops cleanly.
 func runOptions(o options) func(*cobra.Command, []string) error {
 	return func(cmd *cobra.Command, args []string) error {
 		if err := o.complete(cmd, args); err != nil {
@@ -24,6 +27,8 @@ func runOptions(o options) func(*cobra.Command, []string) error {
 		if err := o.validate(); err != nil {
 			return err
 		}
-		return o.run(cmd.Context())
+		ctx, cancel := runcmd.SignalContext(cmd.Context())
+		defer cancel()
+		return o.run(ctx)
 	}
 }

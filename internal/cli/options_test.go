@@ -39,7 +39,9 @@ func TestRunOptions(t *testing.T) {
 		{failAt: "run", want: []string{"complete", "validate", "run"}},
 	} {
 		r := &recorder{failAt: tt.failAt}
-		err := runOptions(r)(&cobra.Command{}, nil)
+		cmd := &cobra.Command{}
+		cmd.SetContext(context.Background()) // as Execute does
+		err := runOptions(r)(cmd, nil)
 		if (err != nil) != (tt.failAt != "") {
 			t.Errorf("failing at %q: error %v", tt.failAt, err)
 		}

@@ -63,17 +63,7 @@ could not run (or none could).`,
   chartpilot scorecard bundle --from-bundle ../v0.1.0/bundle -l test=chartpilot-upgrade-test
   chartpilot scorecard bundle --list`,
 		Args: cobra.ExactArgs(1),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			if err := o.complete(args); err != nil {
-				return &ExitError{Code: 2, Err: err}
-			}
-			if err := o.validate(); err != nil {
-				return &ExitError{Code: 2, Err: err}
-			}
-			ctx, cancel := runcmd.SignalContext(cmd.Context())
-			defer cancel()
-			return o.run(ctx)
-		},
+		RunE: runOptions(o),
 	}
 	fl := cmd.Flags()
 	fl.StringVarP(&o.selector, "selector", "l", "", "run the tests whose config.yaml labels match this selector (e.g. suite=olm, test!=chartpilot-upgrade-test)")
@@ -89,7 +79,8 @@ could not run (or none could).`,
 	return cmd
 }
 
-func (o *scorecardOptions) complete(args []string) error {
+// complete's and validate's errors exit 2, as the tests could not run.
+func (o *scorecardOptions) complete(_ *cobra.Command, args []string) error {
 	o.bundle = args[0]
 	// The in-process operator logs through controller-runtime's logger,
 	// which must be set either way.
@@ -100,7 +91,7 @@ func (o *scorecardOptions) complete(args []string) error {
 	ctrl.SetLogger(o.Log)
 	sel, err := labels.Parse(o.selector)
 	if err != nil {
-		return fmt.Errorf("--selector: %w", err)
+		return &ExitError{Code: 2, Err: fmt.Errorf("--selector: %w", err)}
 	}
 	o.Selector = sel
 	return nil
@@ -108,7 +99,7 @@ func (o *scorecardOptions) complete(args []string) error {
 
 func (o *scorecardOptions) validate() error {
 	if o.FromBundleDir != "" && o.FromProjectDir == "" && ociimage.IsReference(o.FromBundleDir) {
-		return fmt.Errorf("--from-bundle %s is an image: give the project it was built from with --from-project", o.FromBundleDir)
+		return &ExitError{Code: 2, Err: fmt.Errorf("--from-bundle %s is an image: give the project it was built from with --from-project", o.FromBundleDir)}
 	}
 	return nil
 }
