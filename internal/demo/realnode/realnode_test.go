@@ -1,0 +1,73 @@
+// Package realnode runs the journey through images on a real node. It is a
+// package of its own because the demo package's test binary holds the
+// machine's lock of the one cluster with OLM for all its run: waiting there
+// for the real node (another package's test may hold it for minutes) would
+// hold up every package that needs that cluster.
+package realnode_test
+
+import (
+	"context"
+	"maps"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/chartpilot/chartpilot/cluster"
+	"github.com/chartpilot/chartpilot/cluster/clustertest"
+	"github.com/chartpilot/chartpilot/internal/demo"
+)
+
+// The journey through images on a real node: the operator, bundle and
+// catalog images go through the local registry, OLM unpacks the bundle
+// image and runs the catalog image and the operator's image as pods.
+func TestJourneyThroughImages(t *testing.T) {
+	clustertest.SkipIfShort(t)
+	if err := cluster.RealNodePossible(); err != nil {
+		t.Skipf("%v", err)
+	}
+	clustertest.LockRealNode(t)
+	binDir := t.TempDir()
+	bin := filepath.Join(binDir, "chartpilot")
+	// Both, static, as make build makes them: image build packs the
+	// chartpilot-operator next to chartpilot.
+	for _, name := range []string{"chartpilot", "chartpilot-operator"} {
+		build := exec.Command("go", "build", "-o", filepath.Join(binDir, name), "github.com/chartpilot/chartpilot/cmd/"+name)
+		build.Env = append(os.Environ(), "CGO_ENABLED=0")
+		if out, err := build.CombinedOutput(); err != nil {
+			t.Fatalf("building %s: %v\n%s", name, err, out)
+		}
+	}
+	var out strings.Builder
+	dir := t.TempDir()
+	sum, err := demo.Run(context.Background(), demo.Options{Dir: dir, Binary: bin, Node: cluster.NodeReal, Out: &out, Timeout: 3 * time.Minute})
+	t.Log("\n" + out.String())
+	if err != nil {
+		logs, _ := filepath.Glob(filepath.Join(dir, "logs", "cluster", "kubelet.log"))
+		for _, l := range logs {
+			data, _ := os.ReadFile(l)
+			lines := strings.Split(strings.TrimRight(string(data), "\n"), "\n")
+			t.Logf("%s, last lines:\n%s", l, strings.Join(lines[max(0, len(lines)-40):], "\n"))
+		}
+		t.Fatal(err)
+	}
+	for _, want := range []string{"the journey goes through images", "make docker-build docker-push", "The operator runs in its pod, from the image built", "operand pods Ready"} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("the journey does not say %q", want)
+		}
+	}
+	// Pods run here: the scorecard proves backup and restore of the
+	// hello volume too, and v0.2.0 reaches Full Lifecycle.
+	if got, want := sum.Capabilities, map[string]string{"0.1.0": "Basic Install", "0.2.0": "Full Lifecycle"}; !maps.Equal(got, want) {
+		t.Errorf("capability levels %v, want %v", got, want)
+	}
+	if !slices.Equal(sum.Revisions, []int64{1, 2}) {
+		t.Errorf("release revisions %v, want [1 2]", sum.Revisions)
+	}
+	if !slices.Equal(sum.Kept, []string{"ConfigMap", "Service", "Deployment"}) {
+		t.Errorf("objects the upgrade kept (same UIDs): %v", sum.Kept)
+	}
+}
