@@ -53,6 +53,14 @@ func (r *BackupReconciler) finalize(ctx context.Context, obj *unstructured.Unstr
 	if !controllerutil.ContainsFinalizer(obj, api.ArchivesFinalizer) {
 		return reconcile.Result{}, nil
 	}
+	held, err := r.opts.restoresReading(ctx, obj.GetNamespace(), obj.GetName())
+	if err != nil {
+		return reconcile.Result{}, err
+	}
+	if len(held) > 0 {
+		st.Reason, st.Message = ReasonHeldByRestore, heldMessage(held)
+		return reconcile.Result{RequeueAfter: pollPeriod}, writeStatus(ctx, r.opts.Client, obj, st)
+	}
 	where := archivesName(spec.Target, obj.GetNamespace(), obj.GetName())
 	d := r.deleteArchives(ctx, obj, spec, st)
 	since := r.opts.Now().Sub(obj.GetDeletionTimestamp().Time)

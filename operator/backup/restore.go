@@ -125,6 +125,10 @@ func (r *RestoreReconciler) load(ctx context.Context, run *restoreRun) (failed b
 	if err := fromObject(b, &run.backup, &bst); err != nil {
 		return false, err
 	}
+	if notStartedFromDeleted(run, b) {
+		r.fail(run, ReasonBackupDeleting, fmt.Sprintf("backup %s is being deleted, with its archives", run.spec.BackupName))
+		return true, nil
+	}
 	if bst.Phase != api.PhaseCompleted {
 		r.fail(run, ReasonBackupNotCompleted, fmt.Sprintf("backup %s is %q, not Completed", run.spec.BackupName, bst.Phase))
 		return true, nil
