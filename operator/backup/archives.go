@@ -69,9 +69,10 @@ func (r *BackupReconciler) finalize(ctx context.Context, obj *unstructured.Unstr
 		st.Reason, st.Message = ReasonDeletingArchives, "deleting the archives "+where
 		return reconcile.Result{RequeueAfter: pollPeriod}, writeStatus(ctx, r.opts.Client, obj, st)
 	case d.err != nil && !errors.Is(d.err, errArchivesUnreachable) && since < ArchiveDeleteTimeout:
-		st.Reason, st.Message = ReasonArchiveDeletionFailed, fmt.Sprintf("deleting the archives %s (retried until %s after the deletion): %v", where, ArchiveDeleteTimeout, d.err)
+		delay := archiveRetryDelay(since)
+		st.Reason, st.Message = ReasonArchiveDeletionFailed, fmt.Sprintf("deleting the archives %s (next attempt in %s, retried until %s after the deletion): %v", where, delay.Round(time.Second), ArchiveDeleteTimeout, d.err)
 		r.opts.event(obj, corev1.EventTypeWarning, ReasonArchiveDeletionFailed, st.Message)
-		return reconcile.Result{RequeueAfter: 5 * time.Second}, writeStatus(ctx, r.opts.Client, obj, st)
+		return reconcile.Result{RequeueAfter: delay}, writeStatus(ctx, r.opts.Client, obj, st)
 	case d.err != nil:
 		r.opts.event(obj, corev1.EventTypeWarning, "ArchivesLeft", fmt.Sprintf("the archives %s are left: %v", where, d.err))
 	default:
@@ -133,6 +134,9 @@ func (r *BackupReconciler) deleteS3(ctx context.Context, ns, backup string, t *a
 		return archiveDeletion{err: fmt.Errorf("%w: %v", errArchivesUnreachable, err)}
 	}
 	if err != nil {
+		return archiveDeletion{err: err}
+	}
+	if err := s3Answers(ctx, store); err != nil {
 		return archiveDeletion{err: err}
 	}
 	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
