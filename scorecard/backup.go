@@ -33,7 +33,10 @@ const backupTarget = "chartpilot-backup-target"
 // backupRestoreTest (chartpilot-backup-restore): each alm-example is
 // installed, a marker written into each of its release's volumes by a pod
 // of the operator's image, backed up to a claim, deleted with its claims,
-// restored, and its marker found again in the restored volumes.
+// restored, and its marker found again in the restored volumes; then
+// restored again into another namespace under another name (its archives
+// served from the claim by a pod of the backup's namespace), the marker
+// found there too.
 func backupRestoreTest(ctx context.Context, run *run) v1alpha3.TestResult {
 	return clusterTest(ctx, run, "backup", func(ctx context.Context, c *clusterRun) error {
 		err := c.backupRestore(ctx, run)
@@ -54,6 +57,9 @@ func (c *clusterRun) backupRestore(ctx context.Context, run *run) error {
 		return err
 	}
 	if err := c.realPods(ctx); err != nil {
+		return err
+	}
+	if err := c.copyNamespace(ctx); err != nil {
 		return err
 	}
 	in, err := c.install(ctx, run.bundle, run.opts.ProjectDir)
@@ -109,7 +115,7 @@ func (c *clusterRun) backupRestoreCR(ctx context.Context, cr *unstructured.Unstr
 	}
 	marker := fmt.Sprintf("chartpilot-backup-restore %s %d", cr.GetName(), time.Now().UnixNano())
 	for _, claim := range claims {
-		if err := c.probe(ctx, claim.Name, marker, true); err != nil {
+		if err := c.probe(ctx, c.ns, claim.Name, marker, true); err != nil {
 			return fmt.Errorf("writing the marker into claim %s: %w", claim.Name, err)
 		}
 	}
@@ -140,11 +146,68 @@ func (c *clusterRun) backupRestoreCR(ctx context.Context, cr *unstructured.Unstr
 	}
 	c.res.logf("restore %s Completed in %s: %v", restore, time.Since(began).Round(100*time.Millisecond), st["restored"])
 	for _, claim := range claims {
-		if err := c.probe(ctx, claim.Name, marker, false); err != nil {
+		if err := c.probe(ctx, c.ns, claim.Name, marker, false); err != nil {
 			return fmt.Errorf("the marker is not in restored claim %s: %w", claim.Name, err)
 		}
 	}
 	c.res.logf("marker found in the %d restored claim(s)", len(claims))
+	return c.restoreElsewhere(ctx, cr, name, marker)
+}
+
+// copyNamespace creates the namespace the test restores into besides its
+// own; the operator watches it, with the CSV's permissions there.
+func (c *clusterRun) copyNamespace(ctx context.Context) error {
+	ns, err := c.kube.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{
+		ObjectMeta: metav1.ObjectMeta{GenerateName: c.ns + "-copy-", Labels: map[string]string{"app.kubernetes.io/created-by": "chartpilot-scorecard"}},
+	}, metav1.CreateOptions{})
+	if err != nil {
+		return fmt.Errorf("creating the namespace to restore into: %w", err)
+	}
+	c.watchAlso = append(c.watchAlso, ns.Name)
+	c.onCleanup("namespace "+ns.Name, func(ctx context.Context) error {
+		return ignoreNotFound(c.kube.CoreV1().Namespaces().Delete(ctx, ns.Name, metav1.DeleteOptions{}))
+	})
+	return nil
+}
+
+// restoreElsewhere restores the backup into the copy namespace under
+// another name and finds the marker in each restored claim there. The
+// restored CR is deleted while the operator runs.
+func (c *clusterRun) restoreElsewhere(ctx context.Context, cr *unstructured.Unstructured, backupName, marker string) error {
+	ns, name := c.watchAlso[0], cr.GetName()+"-copy"
+	began := time.Now()
+	restore := cr.GetName() + "-restore-copy"
+	if err := c.createObject(ctx, backupapi.RestoreKind(cr.GroupVersionKind()), restore, map[string]any{
+		"backupName": backupName, "targetNamespace": ns, "targetName": name,
+	}); err != nil {
+		return err
+	}
+	ri, err := c.resource(cr.GroupVersionKind(), ns)
+	if err != nil {
+		return err
+	}
+	c.onCleanupFirst(cr.GetKind()+" "+ns+"/"+name, func(ctx context.Context) error {
+		if err := ignoreNotFound(ri.Delete(ctx, name, metav1.DeleteOptions{})); err != nil {
+			return err
+		}
+		return wait.PollUntilContextTimeout(ctx, pollInterval, c.opts.WaitTime, true, func(ctx context.Context) (bool, error) {
+			_, err := ri.Get(ctx, name, metav1.GetOptions{})
+			return apierrors.IsNotFound(err), nil
+		})
+	})
+	st, err := c.waitPhase(ctx, backupapi.RestoreKind(cr.GroupVersionKind()), restore)
+	if err != nil {
+		return err
+	}
+	c.res.logf("restore %s into namespace %s Completed in %s: %v", restore, ns, time.Since(began).Round(100*time.Millisecond), st["restored"])
+	vols, _ := st["volumes"].([]any)
+	for _, v := range vols {
+		claim, _ := v.(map[string]any)["claimName"].(string)
+		if err := c.probe(ctx, ns, claim, marker, false); err != nil {
+			return fmt.Errorf("the marker is not in claim %s restored into namespace %s: %w", claim, ns, err)
+		}
+	}
+	c.res.logf("marker found in the %d claim(s) restored into namespace %s as %s", len(vols), ns, name)
 	return nil
 }
 
@@ -199,14 +262,15 @@ func (c *clusterRun) targetClaim(ctx context.Context, claims []corev1.Persistent
 	return nil
 }
 
-// probe writes the marker into a claim's file, or checks it is there,
-// with a pod of the operator's image running as the claim's pods' user.
-func (c *clusterRun) probe(ctx context.Context, claim, marker string, write bool) error {
+// probe writes the marker into a file of a claim of namespace ns, or checks
+// that it is there, with a pod of the operator's image running as the
+// claim's pods' user.
+func (c *clusterRun) probe(ctx context.Context, ns, claim, marker string, write bool) error {
 	reader, err := client.New(c.opts.Config, client.Options{})
 	if err != nil {
 		return err
 	}
-	sec, err := backup.OperandSecurity(ctx, reader, c.ns, claim)
+	sec, err := backup.OperandSecurity(ctx, reader, ns, claim)
 	if err != nil {
 		return err
 	}
@@ -219,8 +283,8 @@ func (c *clusterRun) probe(ctx context.Context, claim, marker string, write bool
 		name = name[:63]
 	}
 	name = strings.TrimRight(name, "-.")
-	pods := c.kube.CoreV1().Pods(c.ns)
-	pod := backup.ProbePod(c.ns, name, c.moverImage, claim, "chartpilot-backup-marker", marker, write, sec)
+	pods := c.kube.CoreV1().Pods(ns)
+	pod := backup.ProbePod(ns, name, c.moverImage, claim, "chartpilot-backup-marker", marker, write, sec)
 	if _, err := pods.Create(ctx, pod, metav1.CreateOptions{}); err != nil {
 		return fmt.Errorf("creating probe pod %s: %w", name, err)
 	}

@@ -76,7 +76,14 @@ type clusterRun struct {
 	// podDenied are the refusals the operator's pods logged (with
 	// Options.OperatorFromImage).
 	podDenied []string
+	// watchAlso are namespaces of the test's that the operator watches
+	// besides ns, with the CSV's permissions there too (as OLM grants them
+	// in each target namespace of an OperatorGroup).
+	watchAlso []string
 }
+
+// watched are the namespaces the operator watches.
+func (c *clusterRun) watched() []string { return append([]string{c.ns}, c.watchAlso...) }
 
 type cleanup struct {
 	what string
@@ -305,23 +312,11 @@ func (c *clusterRun) grant(ctx context.Context, csv *v1alpha1.ClusterServiceVers
 		return []rbacv1.Subject{{Kind: rbacv1.ServiceAccountKind, Name: sa, Namespace: c.ns}}
 	}
 	for i, p := range spec.Permissions {
-		name := fmt.Sprintf("%s-%d", p.ServiceAccountName, i)
-		roles, bindings := c.kube.RbacV1().Roles(c.ns), c.kube.RbacV1().RoleBindings(c.ns)
-		if _, err := roles.Create(ctx, &rbacv1.Role{ObjectMeta: metav1.ObjectMeta{Name: name}, Rules: p.Rules}, metav1.CreateOptions{}); err != nil {
-			return undo, fmt.Errorf("creating the Role of CSV %s permissions[%d]: %w", csv.Name, i, err)
+		for _, ns := range c.watched() {
+			if err := c.grantIn(ctx, ns, csv.Name, i, p, subject(p.ServiceAccountName), &undos); err != nil {
+				return undo, err
+			}
 		}
-		undos = append(undos, func(ctx context.Context) error {
-			return ignoreNotFound(roles.Delete(ctx, name, metav1.DeleteOptions{}))
-		})
-		if _, err := bindings.Create(ctx, &rbacv1.RoleBinding{
-			ObjectMeta: metav1.ObjectMeta{Name: name}, Subjects: subject(p.ServiceAccountName),
-			RoleRef: rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "Role", Name: name},
-		}, metav1.CreateOptions{}); err != nil {
-			return undo, fmt.Errorf("binding the Role of CSV %s permissions[%d]: %w", csv.Name, i, err)
-		}
-		undos = append(undos, func(ctx context.Context) error {
-			return ignoreNotFound(bindings.Delete(ctx, name, metav1.DeleteOptions{}))
-		})
 	}
 	for i, p := range spec.ClusterPermissions {
 		// Cluster-wide names carry the test namespace: unique per test.
@@ -351,6 +346,29 @@ func (c *clusterRun) grant(ctx context.Context, csv *v1alpha1.ClusterServiceVers
 	})
 	c.res.logf("granted CSV %s's permissions to ServiceAccount(s) %s", csv.Name, strings.Join(sortedSet(sas), ", "))
 	return undo, nil
+}
+
+// grantIn creates the Role and RoleBinding of a CSV's permissions[i] in
+// namespace ns, and pushes their deletion on undos.
+func (c *clusterRun) grantIn(ctx context.Context, ns, csv string, i int, p v1alpha1.StrategyDeploymentPermissions, subjects []rbacv1.Subject, undos *[]func(context.Context) error) error {
+	name := fmt.Sprintf("%s-%d", p.ServiceAccountName, i)
+	roles, bindings := c.kube.RbacV1().Roles(ns), c.kube.RbacV1().RoleBindings(ns)
+	if _, err := roles.Create(ctx, &rbacv1.Role{ObjectMeta: metav1.ObjectMeta{Name: name}, Rules: p.Rules}, metav1.CreateOptions{}); err != nil {
+		return fmt.Errorf("creating the Role of CSV %s permissions[%d] in namespace %s: %w", csv, i, ns, err)
+	}
+	*undos = append(*undos, func(ctx context.Context) error {
+		return ignoreNotFound(roles.Delete(ctx, name, metav1.DeleteOptions{}))
+	})
+	if _, err := bindings.Create(ctx, &rbacv1.RoleBinding{
+		ObjectMeta: metav1.ObjectMeta{Name: name}, Subjects: subjects,
+		RoleRef: rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "Role", Name: name},
+	}, metav1.CreateOptions{}); err != nil {
+		return fmt.Errorf("binding the Role of CSV %s permissions[%d] in namespace %s: %w", csv, i, ns, err)
+	}
+	*undos = append(*undos, func(ctx context.Context) error {
+		return ignoreNotFound(bindings.Delete(ctx, name, metav1.DeleteOptions{}))
+	})
+	return nil
 }
 
 // runningOperator is the operator runtime started by startOperator.
@@ -388,7 +406,7 @@ func (c *clusterRun) startOperatorInProcess(projectDir, sa string) (*runningOper
 	}
 	cfg.Wrap(c.denied.wrap)
 	mgr, err := operator.New(operator.Options{
-		Watches: ws, Config: cfg, Namespaces: []string{c.ns},
+		Watches: ws, Config: cfg, Namespaces: c.watched(),
 		MetricsBindAddress: cmp.Or(c.metricsAddr, "0"), HealthProbeBindAddress: "0",
 		Log:                c.opts.Log.WithValues("namespace", c.ns),
 		SkipNameValidation: true, // one after another, for the same kinds

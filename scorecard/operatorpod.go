@@ -53,7 +53,7 @@ func (c *clusterRun) startOperatorPods(ctx context.Context, csv *v1alpha1.Cluste
 	c.mu.Unlock()
 	c.onCleanup("the operator's Deployments", func(context.Context) error { return stop() })
 	for _, spec := range csv.Spec.InstallStrategy.StrategySpec.DeploymentSpecs {
-		d := operatorDeployment(spec, c.ns)
+		d := operatorDeployment(spec, c.ns, c.watched())
 		if _, err := deps.Create(ctx, d, metav1.CreateOptions{}); err != nil {
 			return nil, fmt.Errorf("creating the operator's Deployment %s: %w", d.Name, err)
 		}
@@ -78,16 +78,16 @@ func (c *clusterRun) startOperatorPods(ctx context.Context, csv *v1alpha1.Cluste
 }
 
 // operatorDeployment is the CSV's Deployment spec in namespace ns, told to
-// watch ns (OLM's downward-API value of WATCH_NAMESPACE reads an
-// annotation only OLM sets).
-func operatorDeployment(spec v1alpha1.StrategyDeploymentSpec, ns string) *appsv1.Deployment {
+// watch the namespaces watched (OLM's downward-API value of
+// WATCH_NAMESPACE reads an annotation only OLM sets).
+func operatorDeployment(spec v1alpha1.StrategyDeploymentSpec, ns string, watched []string) *appsv1.Deployment {
 	d := &appsv1.Deployment{
 		ObjectMeta: metav1.ObjectMeta{Name: spec.Name, Namespace: ns, Labels: spec.Label},
 		Spec:       *spec.Spec.DeepCopy(),
 	}
 	pod := &d.Spec.Template.Spec
 	for i := range pod.Containers {
-		env := []corev1.EnvVar{{Name: watchNamespaceEnv, Value: ns}}
+		env := []corev1.EnvVar{{Name: watchNamespaceEnv, Value: strings.Join(watched, ",")}}
 		for _, e := range pod.Containers[i].Env {
 			if e.Name != watchNamespaceEnv {
 				env = append(env, e)

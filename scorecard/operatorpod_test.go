@@ -31,7 +31,7 @@ func TestOperatorDeployment(t *testing.T) {
 			spec := v1alpha1.StrategyDeploymentSpec{Name: "op-controller-manager", Label: map[string]string{"app": "op"},
 				Spec: appsv1.DeploymentSpec{Template: corev1.PodTemplateSpec{Spec: corev1.PodSpec{
 					ServiceAccountName: "op", Containers: []corev1.Container{{Name: "manager", Image: "registry/op:v1", Env: tt.env}}}}}}
-			d := operatorDeployment(spec, "test-ns")
+			d := operatorDeployment(spec, "test-ns", []string{"test-ns"})
 			if d.Name != spec.Name || d.Namespace != "test-ns" || d.Labels["app"] != "op" || d.Spec.Template.Spec.ServiceAccountName != "op" {
 				t.Errorf("deployment %s/%s labels %v sa %s", d.Namespace, d.Name, d.Labels, d.Spec.Template.Spec.ServiceAccountName)
 			}

@@ -48,6 +48,7 @@ cluster with real OLM to try all of it on one machine.`,
 		newImageCommand(streams),
 		newBackupCommand(streams, configFlags),
 		newRestoreCommand(streams, configFlags),
+		newScheduleCommand(streams, configFlags),
 	)
 	return cmd
 }

@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+	"strings"
+	"time"
 
 	"github.com/spf13/cobra"
 	"k8s.io/cli-runtime/pkg/genericiooptions"
@@ -22,6 +24,10 @@ type MoverOptions struct {
 	// S3 is the store, when S3.Bucket is set; its credentials come from
 	// the environment (backup.S3AccessKeyEnv, backup.S3SecretKeyEnv).
 	S3 mover.S3
+	// Listen is where `serve` listens (the pod's IP and a port);
+	// ServeTimeout ends it when nobody fetched the archive by then.
+	Listen       string
+	ServeTimeout time.Duration
 	// TerminationLog receives the result as JSON, which the operator reads
 	// from the pod's status.
 	TerminationLog string
@@ -45,10 +51,16 @@ func NewMover(streams genericiooptions.IOStreams) *cobra.Command {
 		return mover.ArchiveFile(o.From, o.To)
 	}))
 	cmd.AddCommand(moverCommand(streams, "restore", "Extract the archive file (or object key) --from into the folder --to", func(ctx context.Context, o MoverOptions) (mover.Result, error) {
-		if o.S3.Bucket != "" {
+		switch {
+		case o.S3.Bucket != "":
 			return mover.ExtractS3(ctx, o.S3, o.From, o.To)
+		case strings.HasPrefix(o.From, "http://"):
+			return mover.ExtractHTTP(ctx, o.From, os.Getenv(backup.ArchiveTokenEnv), o.To)
 		}
 		return mover.ExtractFile(o.From, o.To)
+	}))
+	cmd.AddCommand(moverCommand(streams, "serve", "Serve the archive file --from once, on --listen, to a fetcher with the token of $"+backup.ArchiveTokenEnv, func(ctx context.Context, o MoverOptions) (mover.Result, error) {
+		return mover.ServeOnce(ctx, mover.ServeOptions{File: o.From, Addr: o.Listen, Token: os.Getenv(backup.ArchiveTokenEnv), Timeout: o.ServeTimeout})
 	}))
 	cmd.AddCommand(moverCommand(streams, "delete", "Delete the folder --to of a backup's archives", func(_ context.Context, o MoverOptions) (mover.Result, error) {
 		return mover.RemoveArchives(o.To)
@@ -69,8 +81,8 @@ func moverCommand(streams genericiooptions.IOStreams, use, short string, copyFn 
 		Short: short,
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			if (opts.From == "" && use != "delete") || opts.To == "" {
-				return fmt.Errorf("--from and --to are required")
+			if err := opts.validate(use); err != nil {
+				return err
 			}
 			opts.S3.AccessKeyID, opts.S3.SecretAccessKey = os.Getenv(backup.S3AccessKeyEnv), os.Getenv(backup.S3SecretKeyEnv)
 			ctx, cancel := SignalContext(cmd.Context())
@@ -96,6 +108,21 @@ func moverCommand(streams genericiooptions.IOStreams, use, short string, copyFn 
 	fl.StringVar(&opts.S3.Bucket, "s3-bucket", "", "bucket of the archive: --to (backup) or --from (restore) is its key")
 	fl.StringVar(&opts.S3.Region, "s3-region", "", "region of the bucket")
 	fl.BoolVar(&opts.S3.Insecure, "s3-insecure", false, "plain HTTP to the store")
+	fl.StringVar(&opts.Listen, "listen", "", "host:port that serve listens on")
+	fl.DurationVar(&opts.ServeTimeout, "serve-timeout", 10*time.Minute, "how long serve waits for its fetcher")
 	fl.StringVar(&opts.TerminationLog, "termination-log", "/dev/termination-log", "file that receives the result as JSON (empty: none)")
 	return cmd
+}
+
+// validate names the flag a command lacks.
+func (o MoverOptions) validate(use string) error {
+	switch {
+	case use == "serve" && (o.From == "" || o.Listen == ""):
+		return fmt.Errorf("serve: --from and --listen are required")
+	case use == "serve":
+		return nil
+	case (o.From == "" && use != "delete") || o.To == "":
+		return fmt.Errorf("--from and --to are required")
+	}
+	return nil
 }

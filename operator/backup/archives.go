@@ -53,6 +53,14 @@ func (r *BackupReconciler) finalize(ctx context.Context, obj *unstructured.Unstr
 	if !controllerutil.ContainsFinalizer(obj, api.ArchivesFinalizer) {
 		return reconcile.Result{}, nil
 	}
+	held, err := r.opts.restoresReading(ctx, obj.GetNamespace(), obj.GetName())
+	if err != nil {
+		return reconcile.Result{}, err
+	}
+	if len(held) > 0 {
+		st.Reason, st.Message = ReasonHeldByRestore, heldMessage(held)
+		return reconcile.Result{RequeueAfter: pollPeriod}, writeStatus(ctx, r.opts.Client, obj, st)
+	}
 	where := archivesName(spec.Target, obj.GetNamespace(), obj.GetName())
 	d := r.deleteArchives(ctx, obj, spec, st)
 	since := r.opts.Now().Sub(obj.GetDeletionTimestamp().Time)
@@ -61,9 +69,10 @@ func (r *BackupReconciler) finalize(ctx context.Context, obj *unstructured.Unstr
 		st.Reason, st.Message = ReasonDeletingArchives, "deleting the archives "+where
 		return reconcile.Result{RequeueAfter: pollPeriod}, writeStatus(ctx, r.opts.Client, obj, st)
 	case d.err != nil && !errors.Is(d.err, errArchivesUnreachable) && since < ArchiveDeleteTimeout:
-		st.Reason, st.Message = ReasonArchiveDeletionFailed, fmt.Sprintf("deleting the archives %s (retried until %s after the deletion): %v", where, ArchiveDeleteTimeout, d.err)
+		delay := archiveRetryDelay(since)
+		st.Reason, st.Message = ReasonArchiveDeletionFailed, fmt.Sprintf("deleting the archives %s (next attempt in %s, retried until %s after the deletion): %v", where, delay.Round(time.Second), ArchiveDeleteTimeout, d.err)
 		r.opts.event(obj, corev1.EventTypeWarning, ReasonArchiveDeletionFailed, st.Message)
-		return reconcile.Result{RequeueAfter: 5 * time.Second}, writeStatus(ctx, r.opts.Client, obj, st)
+		return reconcile.Result{RequeueAfter: delay}, writeStatus(ctx, r.opts.Client, obj, st)
 	case d.err != nil:
 		r.opts.event(obj, corev1.EventTypeWarning, "ArchivesLeft", fmt.Sprintf("the archives %s are left: %v", where, d.err))
 	default:
@@ -125,6 +134,9 @@ func (r *BackupReconciler) deleteS3(ctx context.Context, ns, backup string, t *a
 		return archiveDeletion{err: fmt.Errorf("%w: %v", errArchivesUnreachable, err)}
 	}
 	if err != nil {
+		return archiveDeletion{err: err}
+	}
+	if err := s3Answers(ctx, store); err != nil {
 		return archiveDeletion{err: err}
 	}
 	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)

@@ -57,3 +57,11 @@ func nextTick(s cron.Schedule, last, now time.Time) tick {
 func late(due, now time.Time, deadline *time.Duration) bool {
 	return deadline != nil && now.Sub(due) > *deadline
 }
+
+// CheckSchedule tells whether the runtime accepts expr as a schedule's
+// cron expression, with the parser's reason when not: what a client
+// checks before it creates a schedule.
+func CheckSchedule(expr string) error {
+	_, err := parseCron(expr)
+	return err
+}

@@ -85,9 +85,18 @@ type world struct {
 	dyn dynamic.Interface
 	// stop stops the operator.
 	stop func()
+
+	// others are more namespaces the operator watches.
+	others []string
 }
 
 func newWorld(t *testing.T) *world {
+	t.Helper()
+	return newWorldIn(t, 0)
+}
+
+// newWorldIn is newWorld with more namespaces watched by the operator.
+func newWorldIn(t *testing.T, others int) *world {
 	t.Helper()
 	clustertest.SkipIfShort(t)
 	w := &world{t: t, ctx: t.Context(), cs: kubernetes.NewForConfigOrDie(restConfig), dyn: dynamic.NewForConfigOrDie(restConfig)}
@@ -96,6 +105,13 @@ func newWorld(t *testing.T) *world {
 		t.Fatal(err)
 	}
 	w.ns = ns.Name
+	for range others {
+		o, err := w.cs.CoreV1().Namespaces().Create(w.ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{GenerateName: "backup-other-"}}, metav1.CreateOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		w.others = append(w.others, o.Name)
+	}
 	w.stop = w.startOperator()
 	return w
 }
@@ -112,7 +128,7 @@ func (w *world) startOperator() (stop func()) {
 	watch := watches.Watch{Group: storeGVK.Group, Version: storeGVK.Version, Kind: storeGVK.Kind, Chart: path,
 		LoadedChart: ch, LabelSelector: labels.Everything(), DryRunOption: watches.DryRunClient}
 	mgr, err := operator.New(operator.Options{
-		Watches: []watches.Watch{watch}, Config: restConfig, Namespaces: []string{w.ns},
+		Watches: []watches.Watch{watch}, Config: restConfig, Namespaces: append([]string{w.ns}, w.others...),
 		MetricsBindAddress: "0", HealthProbeBindAddress: "0", Log: testLog(w.t),
 		SkipNameValidation: true, MoverImage: moverImage,
 	})

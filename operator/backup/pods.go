@@ -70,6 +70,8 @@ type moverSpec struct {
 	// s3Secret, for an S3 target, is the credentials Secret of the pod's
 	// namespace: its keys become the mover's environment.
 	s3Secret string
+	// env is more of the mover's environment.
+	env []corev1.EnvVar
 }
 
 // moverPod is a pod that runs once: non-root when the operand is, with a
@@ -100,7 +102,7 @@ func moverPod(s moverSpec) *corev1.Pod {
 					Limits:   corev1.ResourceList{corev1.ResourceMemory: resource.MustParse("256Mi")},
 				},
 				VolumeMounts: mounts(s),
-				Env:          s3Env(s.s3Secret),
+				Env:          append(s3Env(s.s3Secret), s.env...),
 			}},
 			Volumes: volumes(s),
 		},

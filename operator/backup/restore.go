@@ -26,7 +26,6 @@ const (
 	ReasonBackupNotFound     = "BackupNotFound"
 	ReasonBackupNotCompleted = "BackupNotCompleted"
 	ReasonAlreadyExists      = "AlreadyExists"
-	ReasonCrossNamespace     = "CrossNamespaceUnsupported"
 	ReasonRestoringVolumes   = "RestoringVolumes"
 	ReasonReleaseFailed      = "ReleaseFailed"
 )
@@ -87,6 +86,9 @@ func (r *RestoreReconciler) Reconcile(ctx context.Context, req reconcile.Request
 		return reconcile.Result{}, nil
 	}
 	res, err := r.step(ctx, run)
+	if run.st.Phase.Done() {
+		r.cleanup(ctx, run)
+	}
 	if werr := writeStatus(ctx, r.opts.Client, obj, run.st); werr != nil {
 		return reconcile.Result{}, errors.Join(err, werr)
 	}
@@ -123,6 +125,10 @@ func (r *RestoreReconciler) load(ctx context.Context, run *restoreRun) (failed b
 	if err := fromObject(b, &run.backup, &bst); err != nil {
 		return false, err
 	}
+	if notStartedFromDeleted(run, b) {
+		r.fail(run, ReasonBackupDeleting, fmt.Sprintf("backup %s is being deleted, with its archives", run.spec.BackupName))
+		return true, nil
+	}
 	if bst.Phase != api.PhaseCompleted {
 		r.fail(run, ReasonBackupNotCompleted, fmt.Sprintf("backup %s is %q, not Completed", run.spec.BackupName, bst.Phase))
 		return true, nil
@@ -153,11 +159,6 @@ func (run *restoreRun) rename(name string) string {
 // start checks that nothing would be overwritten, then creates the
 // objects and the mover pods.
 func (r *RestoreReconciler) start(ctx context.Context, run *restoreRun) (reconcile.Result, error) {
-	if run.ns != run.obj.GetNamespace() && len(run.contents.Claims) > 0 && run.backup.Target.PVC != nil {
-		r.fail(run, ReasonCrossNamespace, fmt.Sprintf("backup %s keeps its volumes on claim %s of namespace %s, which pods of namespace %s cannot mount: restore into %s, or back up to an S3 target",
-			run.spec.BackupName, run.backup.Target.PVC.ClaimName, run.obj.GetNamespace(), run.ns, run.obj.GetNamespace()))
-		return reconcile.Result{}, nil
-	}
 	if !run.spec.Overwrite {
 		existing, err := r.existing(ctx, run)
 		if err != nil {
@@ -290,18 +291,23 @@ func (r *RestoreReconciler) replace(ctx context.Context, o client.Object) error 
 }
 
 func (r *RestoreReconciler) createMover(ctx context.Context, run *restoreRun, image, claim string) error {
-	sec := run.contents.Security[claim]
-	if sec == nil {
-		sec = &corev1.PodSecurityContext{RunAsUser: ptr.To[int64](DefaultMoverUser), RunAsGroup: ptr.To[int64](DefaultMoverUser)}
-	}
 	where, flags := archiveLocation(run.backup.Target, run.obj.GetNamespace(), run.spec.BackupName, claim)
+	archive, s3Secret := targetClaim(run.backup.Target), run.credentialsSecret()
+	var env []corev1.EnvVar
+	if run.served() {
+		url, err := r.serveURL(ctx, run, image, claim)
+		if err != nil || url == "" {
+			return err // created once the serving pod has an address
+		}
+		where, flags, archive, env = url, nil, "", tokenEnv(run.tokenSecret())
+	}
 	pod := moverPod(moverSpec{
 		name: moverName(run.obj.GetName(), "restore", claim), namespace: run.ns, image: image,
 		labels: map[string]string{api.RestoreLabel: run.obj.GetName(), api.ClaimLabel: run.rename(claim), moverLabel: "restore"},
 		owner:  ownerRef(run.obj),
 		args:   append([]string{"restore", "--from", where, "--to", sourceMount}, flags...),
-		source: run.rename(claim), archive: targetClaim(run.backup.Target), archiveRO: true,
-		security: sec, s3Secret: run.credentialsSecret(),
+		source: run.rename(claim), archive: archive, archiveRO: true,
+		security: run.security(claim), s3Secret: s3Secret, env: env,
 	})
 	if run.ns != run.obj.GetNamespace() {
 		// An owner of another namespace would have the pod collected.
@@ -315,6 +321,16 @@ func (r *RestoreReconciler) createMover(ctx context.Context, run *restoreRun, im
 
 // volumes waits for the mover pods, then creates the CR.
 func (r *RestoreReconciler) volumes(ctx context.Context, run *restoreRun) (reconcile.Result, error) {
+	if run.served() {
+		msg, err := r.serverFailed(ctx, run)
+		if err != nil {
+			return reconcile.Result{}, err
+		}
+		if msg != "" {
+			r.fail(run, ReasonMoverFailed, msg)
+			return reconcile.Result{}, nil
+		}
+	}
 	pending := 0
 	for i, c := range run.contents.Claims {
 		if i >= len(run.st.Volumes) {

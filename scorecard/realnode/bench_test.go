@@ -127,6 +127,23 @@ func measure(t *testing.T, c *cluster.Cluster, projectDir, image string) {
 	t.Logf("restore of 1 GiB from a claim, the release Deployed and Ready: %s (status %v), %.0f MiB/s", took.Round(100*time.Millisecond), st["duration"], float64(dataSize)/took.Seconds()/(1<<20))
 	check(t, cs, "bench", "big-data", want)
 
+	// From the claim into another namespace under another name: a serving
+	// pod of bench hands the archive to the restoring mover of bench-copy.
+	began = time.Now()
+	create(api.RestoreKind(vaultGVK), "bench", "from-claim-away", map[string]any{"backupName": "to-claim", "targetNamespace": "bench-copy", "targetName": "fromclaim"})
+	st = waitDone(t, res(api.RestoreKind(vaultGVK), "bench"), "from-claim-away")
+	took = time.Since(began)
+	t.Logf("restore of 1 GiB from a claim into namespace bench-copy as fromclaim, through a serving pod: %s (status %v: %v), %.0f MiB/s", took.Round(100*time.Millisecond), st["duration"], st["restored"], float64(dataSize)/took.Seconds()/(1<<20))
+	check(t, cs, "bench-copy", "fromclaim-data", want)
+	for _, ns := range []string{"bench", "bench-copy"} {
+		sel := metav1.ListOptions{LabelSelector: api.RestoreLabel + "=from-claim-away,backup.chartpilot.io/mover"}
+		pods, _ := cs.CoreV1().Pods(ns).List(ctx, sel)
+		secrets, _ := cs.CoreV1().Secrets(ns).List(ctx, sel)
+		if len(pods.Items)+len(secrets.Items) > 0 {
+			t.Errorf("%d mover pod(s) and %d token Secret(s) left in %s", len(pods.Items), len(secrets.Items), ns)
+		}
+	}
+
 	// S3, then into another namespace under another name.
 	store, _ := s3Bucket(ctx, t, c, cs, "bench", "backups")
 	began = time.Now()
@@ -161,6 +178,46 @@ func measure(t *testing.T, c *cluster.Cluster, projectDir, image string) {
 		t.Errorf("a failing hook: %v: %v", st["reason"], msg)
 	}
 	t.Logf("a failing pre-backup hook: %v: %v", st["reason"], msg)
+	postHooks(t, create, res, operand)
+}
+
+// postHooks runs a post-backup and a post-restore hook through the
+// kubelet's exec: each a second hello-server in the operand's container,
+// which fails at once (its port is taken). The post-backup one fails the
+// backup after its volume was copied; the post-restore one fails a restore
+// (from a claim into another namespace) once the restored release is up.
+func postHooks(t *testing.T, create func(gvk schema.GroupVersionKind, ns, name string, spec map[string]any), res func(schema.GroupVersionKind, string) dynamic.ResourceInterface, operand string) {
+	hooked := func(phase string) map[string]any {
+		return map[string]any{"image": map[string]any{"repository": operand, "tag": "local"}, "podAnnotations": map[string]any{
+			phase + "/command": `["/hello-server"]`, phase + "/container": "web"}}
+	}
+	create(vaultGVK, "bench", "post-backup", hooked("post.hook.backup.velero.io"))
+	create(vaultGVK, "bench", "post-restore", hooked("post.hook.restore.velero.io"))
+	waitCR(t, res(vaultGVK, "bench"), "post-backup")
+	waitCR(t, res(vaultGVK, "bench"), "post-restore")
+	target := map[string]any{"pvc": map[string]any{"claimName": "backups"}}
+	create(api.BackupKind(vaultGVK), "bench", "post-backup-fails", map[string]any{"source": "post-backup", "target": target})
+	st := waitEnd(t, res(api.BackupKind(vaultGVK), "bench"), "post-backup-fails")
+	msg := fmt.Sprint(st["message"])
+	vols, _ := st["volumes"].([]any)
+	copied := len(vols) > 0
+	for _, v := range vols {
+		copied = copied && v.(map[string]any)["phase"] == string(api.PhaseCompleted)
+	}
+	if st["reason"] != "HookFailed" || !strings.Contains(msg, "post.hook.backup.velero.io") || !strings.Contains(msg, "address already in use") || !copied {
+		t.Errorf("a failing post-backup hook: %v: %v (volumes %v)", st["reason"], msg, vols)
+	}
+	t.Logf("a failing post-backup hook, after the copy: %v: %v", st["reason"], msg)
+
+	create(api.BackupKind(vaultGVK), "bench", "post-restore", map[string]any{"source": "post-restore", "target": target})
+	waitDone(t, res(api.BackupKind(vaultGVK), "bench"), "post-restore")
+	create(api.RestoreKind(vaultGVK), "bench", "post-restore-fails", map[string]any{"backupName": "post-restore", "targetNamespace": "bench-copy", "targetName": "hooked-copy"})
+	st = waitEnd(t, res(api.RestoreKind(vaultGVK), "bench"), "post-restore-fails")
+	msg = fmt.Sprint(st["message"])
+	if st["reason"] != "HookFailed" || !strings.Contains(msg, "post.hook.restore.velero.io") || !strings.Contains(msg, "address already in use") {
+		t.Errorf("a failing post-restore hook: %v: %v", st["reason"], msg)
+	}
+	t.Logf("a failing post-restore hook, the restored release up in bench-copy: %v: %v", st["reason"], msg)
 }
 
 // waitEnd waits until a backup or restore ends, either way.
