@@ -58,7 +58,7 @@ func startDriver(t *testing.T) clients {
 	}
 	conn := dial(o.endpoint)
 	return clients{id: csi.NewIdentityClient(conn), ctrl: csi.NewControllerClient(conn), node: csi.NewNodeClient(conn),
-		reg: registerapi.NewRegistrationClient(dial(filepath.Join(o.registrationDir, o.name+"-reg.sock"))), dir: o.dir}
+		reg: registerapi.NewRegistrationClient(dial(filepath.Join(o.registrationDir, registrationSocket))), dir: o.dir}
 }
 
 var mountRW = &csi.VolumeCapability{

@@ -26,6 +26,10 @@ import (
 	registerapi "k8s.io/kubelet/pkg/apis/pluginregistration/v1"
 )
 
+// registrationSocket is the socket in the kubelet's plugins_registry
+// directory; short, as a unix socket's path may not pass 107 bytes.
+const registrationSocket = "hostpath-csi.sock"
+
 // options are the command's flags.
 type options struct {
 	name, nodeID, dir, endpoint, registrationDir string
@@ -89,7 +93,7 @@ func listen(o options) (*server, error) {
 	if o.registrationDir != "" {
 		reg := grpc.NewServer()
 		registerapi.RegisterRegistrationServer(reg, registration{name: o.name, endpoint: o.endpoint, logf: log.Printf})
-		if err := s.add(reg, filepath.Join(o.registrationDir, o.name+"-reg.sock")); err != nil {
+		if err := s.add(reg, filepath.Join(o.registrationDir, registrationSocket)); err != nil {
 			s.close()
 			return nil, err
 		}
