@@ -237,3 +237,16 @@ func (c *Cluster) installCSIClasses(ctx context.Context) error {
 		CSIStorageClass, SnapshotClass, CSIDriver, time.Since(began).Round(10*time.Millisecond))
 	return nil
 }
+
+// VolumeDir is the host directory of one of the cluster's volumes: a
+// hostPath volume's path, or a directory of hostpath-csi's (its volume
+// handle under the driver's volumes). Empty for any other volume.
+func (c *Cluster) VolumeDir(pv *corev1.PersistentVolume) string {
+	switch src := pv.Spec.PersistentVolumeSource; {
+	case src.HostPath != nil:
+		return src.HostPath.Path
+	case src.CSI != nil && src.CSI.Driver == CSIDriver && filepath.Base(src.CSI.VolumeHandle) == src.CSI.VolumeHandle:
+		return filepath.Join(c.csiDataDir(), "volumes", src.CSI.VolumeHandle)
+	}
+	return ""
+}
