@@ -153,7 +153,7 @@ func (run *restoreRun) rename(name string) string {
 // start checks that nothing would be overwritten, then creates the
 // objects and the mover pods.
 func (r *RestoreReconciler) start(ctx context.Context, run *restoreRun) (reconcile.Result, error) {
-	if run.ns != run.obj.GetNamespace() && len(run.contents.Claims) > 0 && run.backup.Target.PVC != nil {
+	if run.ns != run.obj.GetNamespace() && len(run.contents.Claims) > len(run.contents.Snapshots) && run.backup.Target.PVC != nil {
 		r.fail(run, ReasonCrossNamespace, fmt.Sprintf("backup %s keeps its volumes on claim %s of namespace %s, which pods of namespace %s cannot mount: restore into %s, or back up to an S3 target",
 			run.spec.BackupName, run.backup.Target.PVC.ClaimName, run.obj.GetNamespace(), run.ns, run.obj.GetNamespace()))
 		return reconcile.Result{}, nil
@@ -168,10 +168,36 @@ func (r *RestoreReconciler) start(ctx context.Context, run *restoreRun) (reconci
 			return reconcile.Result{}, nil
 		}
 	}
+	if run.spec.Overwrite {
+		// A snapshot fills a new claim only: one in place would be kept as it is.
+		for _, claim := range sortedKeys(run.contents.Snapshots) {
+			err := r.opts.Reader.Get(ctx, client.ObjectKey{Namespace: run.ns, Name: run.rename(claim)}, &corev1.PersistentVolumeClaim{})
+			if err == nil {
+				r.fail(run, ReasonAlreadyExists, fmt.Sprintf("PersistentVolumeClaim %s exists in namespace %s and backup %s holds its data as a VolumeSnapshot, which fills only a new claim: delete the claim first; nothing was changed", run.rename(claim), run.ns, run.spec.BackupName))
+				return reconcile.Result{}, nil
+			}
+			if !apierrors.IsNotFound(err) {
+				return reconcile.Result{}, fmt.Errorf("looking for claim %s/%s: %w", run.ns, run.rename(claim), err)
+			}
+		}
+	}
+	if why, err := r.checkSnapshots(ctx, run); err != nil || why != "" {
+		if why != "" {
+			r.fail(run, ReasonSnapshotNotFound, why+"; nothing was changed")
+		}
+		return reconcile.Result{}, err
+	}
 	image, err := r.opts.moverImage(ctx)
 	if err != nil {
 		r.fail(run, ReasonNoMoverImage, err.Error())
 		return reconcile.Result{}, nil
+	}
+	for _, claim := range sortedKeys(run.contents.Snapshots) {
+		if run.ns != run.obj.GetNamespace() {
+			if err := r.copySnapshot(ctx, run, claim); err != nil {
+				return reconcile.Result{}, err
+			}
+		}
 	}
 	if err := r.createObjects(ctx, run); err != nil {
 		return reconcile.Result{}, err
@@ -184,7 +210,13 @@ func (r *RestoreReconciler) start(ctx context.Context, run *restoreRun) (reconci
 	run.st.StartTime = ptr.To(metav1.NewTime(r.opts.Now()))
 	run.st.Volumes = nil
 	for _, c := range run.contents.Claims {
-		run.st.Volumes = append(run.st.Volumes, api.VolumeResult{ClaimName: run.rename(c.Name), Phase: api.PhasePending})
+		v := api.VolumeResult{ClaimName: run.rename(c.Name), Phase: api.PhasePending, Method: api.VolumeMethodCopy}
+		if _, ok := run.contents.Snapshots[c.Name]; ok {
+			v.Method, v.Snapshot = api.VolumeMethodSnapshot, run.restoreSource(c.Name)
+			run.st.Volumes = append(run.st.Volumes, v)
+			continue // the provisioner fills the claim from the snapshot
+		}
+		run.st.Volumes = append(run.st.Volumes, v)
 		if err := r.createMover(ctx, run, image, c.Name); err != nil {
 			return reconcile.Result{}, err
 		}
@@ -263,7 +295,11 @@ func (r *RestoreReconciler) createObjects(ctx context.Context, run *restoreRun) 
 		objs = append(objs, &corev1.ConfigMap{ObjectMeta: run.adopt(cm.ObjectMeta), Data: cm.Data, BinaryData: cm.BinaryData, Immutable: cm.Immutable})
 	}
 	for _, c := range run.contents.Claims {
-		objs = append(objs, &corev1.PersistentVolumeClaim{ObjectMeta: run.adopt(c.ObjectMeta), Spec: c.Spec})
+		pvc := &corev1.PersistentVolumeClaim{ObjectMeta: run.adopt(c.ObjectMeta), Spec: c.Spec}
+		if _, ok := run.contents.Snapshots[c.Name]; ok {
+			pvc.Spec.DataSource = dataSource(run.restoreSource(c.Name))
+		}
+		objs = append(objs, pvc)
 	}
 	for _, o := range objs {
 		err := r.opts.Client.Create(ctx, o)
@@ -324,6 +360,16 @@ func (r *RestoreReconciler) volumes(ctx context.Context, run *restoreRun) (recon
 		if v.Phase == api.PhaseCompleted {
 			continue
 		}
+		if v.Method == api.VolumeMethodSnapshot {
+			waiting, err := r.stepRestoredClaim(ctx, run, v)
+			if err != nil {
+				return reconcile.Result{}, err
+			}
+			if waiting {
+				pending++
+			}
+			continue
+		}
 		name := moverName(run.obj.GetName(), "restore", c.Name)
 		step, err := r.opts.stepMover(ctx, run.ns, name, "refilling claim "+v.ClaimName, v, func(image string) error {
 			return r.createMover(ctx, run, image, c.Name)
@@ -341,6 +387,9 @@ func (r *RestoreReconciler) volumes(ctx context.Context, run *restoreRun) (recon
 	}
 	if pending > 0 {
 		return reconcile.Result{RequeueAfter: pollPeriod}, nil
+	}
+	if err := r.deleteSnapshotCopies(ctx, run); err != nil {
+		return reconcile.Result{}, err
 	}
 	if err := r.createCR(ctx, run); err != nil {
 		return reconcile.Result{}, err

@@ -217,3 +217,138 @@ func (o *Options) deleteSnapshots(ctx context.Context, ns, backup string) error 
 	}
 	return nil
 }
+
+// restoreSource is the VolumeSnapshot a restored claim is made from in
+// the namespace restored into: the backup's own, or for another
+// namespace a copy bound to a pre-provisioned content that points at the
+// same snapshot handle (with deletionPolicy Retain: deleting the copy
+// leaves the backup's snapshot alone).
+func (run *restoreRun) restoreSource(claim string) string {
+	ref := run.contents.Snapshots[claim]
+	if run.ns == run.obj.GetNamespace() {
+		return ref.Name
+	}
+	return shorten(run.obj.GetName(), "snap", claim)
+}
+
+// copyContentName is the cluster-wide name of a cross-namespace copy's content.
+func (run *restoreRun) copyContentName(claim string) string {
+	return shorten(run.obj.GetNamespace()+"-"+run.obj.GetName(), "content", claim)
+}
+
+// dataSource is a claim's source for the provisioner: a VolumeSnapshot.
+func dataSource(snapshot string) *corev1.TypedLocalObjectReference {
+	return &corev1.TypedLocalObjectReference{APIGroup: ptr.To(snapv1.GroupName), Kind: snapshotGVK.Kind, Name: snapshot}
+}
+
+// checkSnapshots says, changing nothing, why the backup's snapshots
+// cannot be restored ("" when they can): each exists and is ready.
+func (r *RestoreReconciler) checkSnapshots(ctx context.Context, run *restoreRun) (string, error) {
+	for _, claim := range sortedKeys(run.contents.Snapshots) {
+		ref := run.contents.Snapshots[claim]
+		vs, err := r.opts.getSnapshot(ctx, run.obj.GetNamespace(), ref.Name)
+		if err != nil {
+			return "", err
+		}
+		if vs == nil || vs.Status == nil || !ptr.Deref(vs.Status.ReadyToUse, false) || vs.Status.BoundVolumeSnapshotContentName == nil {
+			return fmt.Sprintf("VolumeSnapshot %s/%s of claim %s is missing or not ready", run.obj.GetNamespace(), ref.Name, claim), nil
+		}
+	}
+	return "", nil
+}
+
+// copySnapshot makes the backup's snapshot of claim available in the
+// namespace restored into: a VolumeSnapshotContent with the same handle,
+// Retain, bound to a VolumeSnapshot there.
+func (r *RestoreReconciler) copySnapshot(ctx context.Context, run *restoreRun, claim string) error {
+	ref := run.contents.Snapshots[claim]
+	vs, err := r.opts.getSnapshot(ctx, run.obj.GetNamespace(), ref.Name)
+	if err != nil {
+		return err
+	}
+	if vs == nil || vs.Status == nil || vs.Status.BoundVolumeSnapshotContentName == nil {
+		return fmt.Errorf("VolumeSnapshot %s of claim %s is gone or unbound", ref.Name, claim)
+	}
+	cu := &unstructured.Unstructured{}
+	cu.SetGroupVersionKind(snapshotContentGVK)
+	if err := r.opts.Reader.Get(ctx, client.ObjectKey{Name: *vs.Status.BoundVolumeSnapshotContentName}, cu); err != nil {
+		return fmt.Errorf("reading VolumeSnapshotContent %s of snapshot %s: %w", *vs.Status.BoundVolumeSnapshotContentName, ref.Name, err)
+	}
+	var content snapv1.VolumeSnapshotContent
+	if err := runtime.DefaultUnstructuredConverter.FromUnstructured(cu.Object, &content); err != nil {
+		return err
+	}
+	if content.Status == nil || content.Status.SnapshotHandle == nil {
+		return fmt.Errorf("VolumeSnapshotContent %s of snapshot %s has no snapshot handle", content.Name, ref.Name)
+	}
+	name, labels := run.restoreSource(claim), map[string]string{api.RestoreLabel: run.obj.GetName()}
+	copied := &snapv1.VolumeSnapshotContent{
+		ObjectMeta: metav1.ObjectMeta{Name: run.copyContentName(claim), Labels: labels},
+		Spec: snapv1.VolumeSnapshotContentSpec{
+			DeletionPolicy:          snapv1.VolumeSnapshotContentRetain,
+			Driver:                  content.Spec.Driver,
+			Source:                  snapv1.VolumeSnapshotContentSource{SnapshotHandle: content.Status.SnapshotHandle},
+			VolumeSnapshotClassName: content.Spec.VolumeSnapshotClassName,
+			VolumeSnapshotRef:       corev1.ObjectReference{Namespace: run.ns, Name: name},
+		},
+	}
+	snap := &snapv1.VolumeSnapshot{
+		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: run.ns, Labels: labels},
+		Spec:       snapv1.VolumeSnapshotSpec{Source: snapv1.VolumeSnapshotSource{VolumeSnapshotContentName: ptr.To(copied.Name)}},
+	}
+	for _, o := range []struct {
+		obj  any
+		kind string
+	}{{copied, snapshotContentGVK.Kind}, {snap, snapshotGVK.Kind}} {
+		u, err := unstructuredOf(o.obj, o.kind)
+		if err != nil {
+			return err
+		}
+		if err := r.opts.Client.Create(ctx, u); err != nil && !apierrors.IsAlreadyExists(err) {
+			return fmt.Errorf("creating %s %s for claim %s in namespace %s: %w", o.kind, u.GetName(), claim, run.ns, err)
+		}
+	}
+	return nil
+}
+
+// deleteSnapshotCopies deletes a cross-namespace restore's copies once
+// its claims are filled; the backup's snapshot stays (Retain).
+func (r *RestoreReconciler) deleteSnapshotCopies(ctx context.Context, run *restoreRun) error {
+	if run.ns == run.obj.GetNamespace() {
+		return nil
+	}
+	for _, claim := range sortedKeys(run.contents.Snapshots) {
+		vs := &unstructured.Unstructured{}
+		vs.SetGroupVersionKind(snapshotGVK)
+		vs.SetNamespace(run.ns)
+		vs.SetName(run.restoreSource(claim))
+		content := &unstructured.Unstructured{}
+		content.SetGroupVersionKind(snapshotContentGVK)
+		content.SetName(run.copyContentName(claim))
+		for _, o := range []*unstructured.Unstructured{vs, content} {
+			if err := client.IgnoreNotFound(r.opts.Client.Delete(ctx, o)); err != nil {
+				return fmt.Errorf("deleting %s %s, the copy of a snapshot: %w", o.GetKind(), o.GetName(), err)
+			}
+		}
+	}
+	return nil
+}
+
+// stepRestoredClaim completes a claim made from a snapshot once it is bound
+// (the provisioner filled it).
+func (r *RestoreReconciler) stepRestoredClaim(ctx context.Context, run *restoreRun, v *api.VolumeResult) (pending bool, err error) {
+	var pvc corev1.PersistentVolumeClaim
+	if err := r.opts.Reader.Get(ctx, client.ObjectKey{Namespace: run.ns, Name: v.ClaimName}, &pvc); err != nil {
+		return false, fmt.Errorf("reading the restored claim %s/%s: %w", run.ns, v.ClaimName, err)
+	}
+	if pvc.Status.Phase != corev1.ClaimBound {
+		v.Phase = api.PhaseRunning
+		return true, nil
+	}
+	v.Phase = api.PhaseCompleted
+	if q, ok := pvc.Status.Capacity[corev1.ResourceStorage]; ok {
+		v.Size = q.Value()
+	}
+	v.Duration = r.opts.Now().Sub(run.st.StartTime.Time).Round(100 * time.Millisecond).String()
+	return false, nil
+}
