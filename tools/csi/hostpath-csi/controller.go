@@ -82,6 +82,9 @@ var controllerCaps = []csi.ControllerServiceCapability_RPC_Type{
 	csi.ControllerServiceCapability_RPC_CREATE_DELETE_VOLUME,
 	csi.ControllerServiceCapability_RPC_CREATE_DELETE_SNAPSHOT,
 	csi.ControllerServiceCapability_RPC_CLONE_VOLUME,
+	// The snapshotter checks a pre-provisioned content's handle (a
+	// restore into another namespace) with it, and learns its size.
+	csi.ControllerServiceCapability_RPC_LIST_SNAPSHOTS,
 }
 
 func (d *driver) ControllerGetCapabilities(context.Context, *csi.ControllerGetCapabilitiesRequest) (*csi.ControllerGetCapabilitiesResponse, error) {
@@ -290,6 +293,29 @@ func (d *driver) DeleteSnapshot(ctx context.Context, req *csi.DeleteSnapshotRequ
 	}
 	d.logf("deleted snapshot %s", req.GetSnapshotId())
 	return &csi.DeleteSnapshotResponse{}, nil
+}
+
+// ListSnapshots answers for one snapshot ID or one source volume (what
+// the snapshotter asks); paging is not needed at a test cluster's scale.
+func (d *driver) ListSnapshots(ctx context.Context, req *csi.ListSnapshotsRequest) (*csi.ListSnapshotsResponse, error) {
+	if req.GetStartingToken() != "" {
+		return nil, status.Error(codes.Aborted, "no paging: every snapshot is in the first page")
+	}
+	snaps, err := d.store.snapshots()
+	if err != nil {
+		return nil, status.Errorf(codes.Internal, "listing snapshots: %v", err)
+	}
+	resp := &csi.ListSnapshotsResponse{}
+	for _, s := range snaps {
+		if id := req.GetSnapshotId(); id != "" && s.ID != id {
+			continue
+		}
+		if v := req.GetSourceVolumeId(); v != "" && s.SourceVolume != v {
+			continue
+		}
+		resp.Entries = append(resp.Entries, &csi.ListSnapshotsResponse_Entry{Snapshot: s.csi()})
+	}
+	return resp, nil
 }
 
 // grpcError maps the store's errors to CSI's codes.

@@ -199,6 +199,13 @@ func TestSnapshotRestore(t *testing.T) {
 	_, err = c.ctrl.CreateSnapshot(ctx, &csi.CreateSnapshotRequest{Name: "snapshot-1", SourceVolumeId: other.Volume.VolumeId})
 	wantCode(t, "CreateSnapshot of an existing name from another volume", err, codes.AlreadyExists)
 
+	list, err := c.ctrl.ListSnapshots(ctx, &csi.ListSnapshotsRequest{SnapshotId: s.SnapshotId})
+	if err != nil || len(list.Entries) != 1 || list.Entries[0].Snapshot.SizeBytes != s.SizeBytes {
+		t.Errorf("ListSnapshots by ID: %v, %v", list, err)
+	}
+	if list, err := c.ctrl.ListSnapshots(ctx, &csi.ListSnapshotsRequest{SnapshotId: "snap-0"}); err != nil || len(list.Entries) != 0 {
+		t.Errorf("ListSnapshots of an unknown ID: %v, %v", list, err)
+	}
 	if err := os.WriteFile(filepath.Join(dir, "marker"), []byte("after"), 0o644); err != nil {
 		t.Fatal(err)
 	}

@@ -11,6 +11,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"syscall"
 	"time"
 )
@@ -103,6 +104,26 @@ func (s store) init() error {
 		}
 	}
 	return nil
+}
+
+// snapshots reads every snapshot's record, in ID order.
+func (s store) snapshots() ([]snapshot, error) {
+	records, err := filepath.Glob(filepath.Join(s.dir, snapshotsDir, "*.json"))
+	if err != nil {
+		return nil, err
+	}
+	var out []snapshot
+	for _, r := range records {
+		var snap snapshot
+		if err := s.record(snapshotsDir, strings.TrimSuffix(filepath.Base(r), ".json"), &snap); err != nil {
+			if errors.Is(err, errNotFound) {
+				continue // deleted meanwhile
+			}
+			return nil, err
+		}
+		out = append(out, snap)
+	}
+	return out, nil
 }
 
 // errNotFound is returned for an object the store does not hold.
