@@ -25,7 +25,7 @@ import (
 	"github.com/chartpilot/chartpilot/operator/watches"
 )
 
-// TestSnapshotBackupOnRealNode: a Vault whose claim is of the CSI
+// TestSnapshotsOnRealNode: a Vault whose claim is of the CSI
 // StorageClass holds 1 GiB; it is backed up by a VolumeSnapshot and by a
 // copy, the CR and claim are deleted, restored from the snapshot (the bytes
 // compared) and from the copy (timed against it), and restored from the
@@ -33,7 +33,7 @@ import (
 // snapshot a claim whose driver has no VolumeSnapshotClass fails with
 // SnapshotClassMissing and makes nothing. Deleting the snapshot backup
 // deletes its snapshot.
-func TestSnapshotBackupOnRealNode(t *testing.T) {
+func TestSnapshotsOnRealNode(t *testing.T) {
 	c := realCluster(t)
 	bundleDir, image := project(t, c)
 	projectDir := filepath.Dir(bundleDir)

@@ -27,8 +27,11 @@ import (
 )
 
 // registrationSocket is the socket in the kubelet's plugins_registry
-// directory; short, as a unix socket's path may not pass 107 bytes.
-const registrationSocket = "hostpath-csi.sock"
+// directory; short, as a unix socket's path may not pass maxSocketPath.
+const registrationSocket = "csi.sock"
+
+// maxSocketPath is the longest path a unix socket may have (sun_path).
+const maxSocketPath = 107
 
 // options are the command's flags.
 type options struct {
@@ -105,6 +108,9 @@ func listen(o options) (*server, error) {
 // add listens on a fresh unix socket at path for srv; a socket a previous
 // run left is replaced.
 func (s *server) add(srv *grpc.Server, path string) error {
+	if len(path) > maxSocketPath {
+		return fmt.Errorf("the socket %s is %d bytes long, over the %d a unix socket may have: use a shorter state directory", path, len(path), maxSocketPath)
+	}
 	if err := os.MkdirAll(filepath.Dir(path), 0o750); err != nil {
 		return err
 	}
