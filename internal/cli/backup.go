@@ -50,6 +50,7 @@ func newBackupCommand(streams genericiooptions.IOStreams, configFlags *genericcl
 		s3          api.S3Target
 		hookTimeout time.Duration
 		waitTimeout time.Duration
+		method      = newEnumFlag(string(api.VolumeMethodAuto), string(api.VolumeMethodAuto), string(api.VolumeMethodSnapshot), string(api.VolumeMethodCopy))
 	)
 	cmd := &cobra.Command{
 		Use:   "backup RESOURCE NAME (--pvc CLAIM[:PATH] | --s3-endpoint HOST:PORT --s3-bucket B --s3-credentials-secret S)",
@@ -83,6 +84,7 @@ must serve the backup kinds (chartpilot init and generate scaffold them).`,
 			if waitTimeout > 0 {
 				spec.WaitTimeout = &metav1.Duration{Duration: waitTimeout}
 			}
+			spec.VolumeMethod = api.VolumeMethod(method.value)
 			opts, err := follow.options(cmd, configFlags, args[0])
 			if err != nil {
 				return err
@@ -104,6 +106,8 @@ must serve the backup kinds (chartpilot init and generate scaffold them).`,
 	fl.BoolVar(&spec.SkipConfigMaps, "skip-configmaps", false, "leave out the ConfigMaps the release renders")
 	fl.DurationVar(&hookTimeout, "hook-timeout", 0, "bound of each hook that sets none (operator default 30s)")
 	fl.DurationVar(&waitTimeout, "wait-timeout", 0, "how long to wait for a release mid-upgrade (operator default 5m)")
+	fl.Var(method, "volume-method", "how the claims' data are kept: auto (a VolumeSnapshot where the claim's CSI driver has a VolumeSnapshotClass, else a copy), snapshot or copy")
+	fl.StringVar(&spec.VolumeSnapshotClassName, "volume-snapshot-class", "", "VolumeSnapshotClass of the snapshots (default: the default class of each claim's driver)")
 	_ = streams
 	return cmd
 }
