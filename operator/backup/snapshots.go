@@ -86,12 +86,13 @@ func missingClass(c corev1.PersistentVolumeClaim, driver, named string) string {
 }
 
 // snapshotClasses lists the cluster's VolumeSnapshotClasses; none when
-// the API is not served.
+// the API is not served, or the operator may not read them (a project
+// scaffolded before snapshots: its backups copy, as they did).
 func (o *Options) snapshotClasses(ctx context.Context) ([]snapv1.VolumeSnapshotClass, error) {
 	list := &unstructured.UnstructuredList{}
 	list.SetGroupVersionKind(snapshotClassGVK)
 	if err := o.Reader.List(ctx, list); err != nil {
-		if meta.IsNoMatchError(err) || apierrors.IsNotFound(err) {
+		if meta.IsNoMatchError(err) || apierrors.IsNotFound(err) || apierrors.IsForbidden(err) {
 			return nil, nil
 		}
 		return nil, fmt.Errorf("listing VolumeSnapshotClasses: %w", err)
@@ -113,7 +114,7 @@ func (o *Options) provisioner(ctx context.Context, c corev1.PersistentVolumeClai
 	}
 	var sc storagev1.StorageClass
 	err := o.Reader.Get(ctx, client.ObjectKey{Name: name}, &sc)
-	if apierrors.IsNotFound(err) {
+	if apierrors.IsNotFound(err) || apierrors.IsForbidden(err) {
 		return "", nil
 	}
 	if err != nil {
