@@ -383,6 +383,8 @@ func (r *RestoreReconciler) volumes(ctx context.Context, run *restoreRun) (recon
 		}
 		if step.pending {
 			pending++
+		} else if v.Phase == api.PhaseCompleted {
+			v.Duration = r.opts.Now().Sub(run.st.StartTime.Time).Round(100 * time.Millisecond).String()
 		}
 	}
 	if pending > 0 {
