@@ -54,11 +54,15 @@ var errNotSettled = errors.New("the release is not settled")
 //
 // Pending: the source's release must be deployed with the CR's current
 // spec; otherwise it waits (reason WaitingForRelease) and fails after
-// spec.waitTimeout (ReleaseNotSettled). Running: pre hooks ran, the
-// contents Secret is written, one mover pod per claim (deterministic names:
-// a restarted operator finds them again) archives it to the target;
-// Completed once every pod succeeded and the post hooks ran; Failed with
-// the reason of the first problem. Nothing the backup reads is changed.
+// spec.waitTimeout (ReleaseNotSettled). Then each claim is planned: a
+// VolumeSnapshot where its CSI driver has the class (spec.volumeMethod),
+// else a copy; a snapshot that cannot be taken fails the backup before
+// the hooks (SnapshotClassMissing). Running: pre hooks ran, the contents
+// Secret is written, one VolumeSnapshot or mover pod per claim
+// (deterministic names: a restarted operator finds them again);
+// Completed once every snapshot is ready and every pod succeeded and the
+// post hooks ran; Failed with the reason of the first problem. Nothing the
+// backup reads is changed.
 type BackupReconciler struct {
 	opts Options
 }
