@@ -47,9 +47,12 @@ const (
 //
 // It checks first, changing nothing: the Backup is Completed, and nothing
 // it would create exists (unless spec.overwrite): the CR, its claims,
-// Secrets and ConfigMaps (reason AlreadyExists). Running: the Secrets,
+// Secrets and ConfigMaps (reason AlreadyExists), and the backup's
+// VolumeSnapshots are ready (SnapshotNotFound). Running: the Secrets,
 // ConfigMaps and claims are created with Helm's ownership metadata for the
-// restored release, mover pods refill the claims, then the CR is created;
+// restored release, mover pods refill the copied claims, the snapshot
+// claims are made from their snapshots (through a copy bound to the same
+// handle in another namespace), then the CR is created;
 // Completed once its release is Deployed and Ready and the post-restore
 // hooks ran.
 type RestoreReconciler struct {
