@@ -120,7 +120,9 @@ func TestSnapshotsOnRealNode(t *testing.T) {
 		if err := cl.Delete(ctx, &corev1.PersistentVolumeClaim{ObjectMeta: metav1.ObjectMeta{Name: "big-data", Namespace: ns}}); err != nil {
 			t.Fatal(err)
 		}
-		gone(t, func() error { return cl.Get(ctx, client.ObjectKey{Namespace: ns, Name: "big-data"}, &corev1.PersistentVolumeClaim{}) })
+		gone(t, func() error {
+			return cl.Get(ctx, client.ObjectKey{Namespace: ns, Name: "big-data"}, &corev1.PersistentVolumeClaim{})
+		})
 	}
 	lose()
 	create(api.RestoreKind(vaultGVK), ns, "from-snapshot", map[string]any{"backupName": "by-snapshot"})
