@@ -39,6 +39,7 @@ test: cluster-build ## Unit, integration (envtest) and end-to-end (local cluster
 	# Our own small programs of the real node's tools module.
 	$(GO) -C tools/node test -count=1 ./cp/ ./pause/ ./hello-server/ ./grpc_health_probe/
 	$(GO) -C tools/storage test -count=1 ./...
+	$(GO) -C tools/csi test -count=1 ./hostpath-csi/
 
 .PHONY: fuzz
 fuzz: ## Run every fuzz target (func FuzzX in a _test.go) for FUZZTIME, one at a time on one core

@@ -27,6 +27,8 @@ const (
 	FlagSkipConfigMaps   = "skip-configmaps"
 	FlagHookTimeout      = "hook-timeout"
 	FlagWaitTimeout      = "wait-timeout"
+	FlagVolumeMethod     = "volume-method"
+	FlagSnapshotClass    = "volume-snapshot-class"
 	FlagCron             = "cron"
 	FlagKeep             = "keep"
 	FlagKeepFailed       = "keep-failed"
@@ -45,6 +47,9 @@ type BackupFlags struct {
 	// HookTimeout and WaitTimeout are the spec's; 0 leaves the operator's
 	// defaults.
 	HookTimeout, WaitTimeout time.Duration
+	// VolumeMethod and SnapshotClass choose how the claims' data are kept;
+	// empty leaves the operator's default (auto).
+	VolumeMethod, SnapshotClass string
 }
 
 // AddFlags registers the flags on fs.
@@ -60,6 +65,8 @@ func (f *BackupFlags) AddFlags(fs *pflag.FlagSet) {
 	fs.BoolVar(&f.SkipConfigMaps, FlagSkipConfigMaps, false, "leave out the ConfigMaps the release renders")
 	fs.DurationVar(&f.HookTimeout, FlagHookTimeout, 0, "bound of each hook that sets none (operator default 30s)")
 	fs.DurationVar(&f.WaitTimeout, FlagWaitTimeout, 0, "how long to wait for a release mid-upgrade (operator default 5m)")
+	fs.StringVar(&f.VolumeMethod, FlagVolumeMethod, "", "how the claims' data are kept: auto (a VolumeSnapshot where the claim's CSI driver has a VolumeSnapshotClass, else a copy; the default), snapshot or copy")
+	fs.StringVar(&f.SnapshotClass, FlagSnapshotClass, "", "VolumeSnapshotClass of the snapshots (default: the default class of each claim's driver)")
 }
 
 // Spec is the Backup spec of the CR source; an error names the flag.
@@ -90,6 +97,13 @@ func (f BackupFlags) Spec(source string) (api.BackupSpec, error) {
 			return spec, fmt.Errorf("--%s %s: not a positive duration", flag, d)
 		}
 	}
+	switch m := api.VolumeMethod(f.VolumeMethod); m {
+	case "", api.VolumeMethodAuto, api.VolumeMethodSnapshot, api.VolumeMethodCopy:
+		spec.VolumeMethod = m
+	default:
+		return spec, fmt.Errorf("--%s %q: give %s, %s or %s", FlagVolumeMethod, f.VolumeMethod, api.VolumeMethodAuto, api.VolumeMethodSnapshot, api.VolumeMethodCopy)
+	}
+	spec.VolumeSnapshotClassName = f.SnapshotClass
 	if f.HookTimeout > 0 {
 		spec.HookTimeout = &metav1.Duration{Duration: f.HookTimeout}
 	}

@@ -34,6 +34,11 @@ func TestBackupFlagsSpec(t *testing.T) {
 		{name: "s3 without credentials", flags: BackupFlags{S3: api.S3Target{Endpoint: "e", Bucket: "b"}}, err: "--s3-credentials-secret"},
 		{name: "s3 without bucket", flags: BackupFlags{S3: api.S3Target{Endpoint: "e"}}, err: "--s3-bucket is required"},
 		{name: "negative timeout", flags: BackupFlags{PVC: "b", WaitTimeout: -time.Second}, err: "--wait-timeout"},
+		{name: "snapshots of a class", flags: BackupFlags{PVC: "b", VolumeMethod: "snapshot", SnapshotClass: "fast"},
+			check: func(s api.BackupSpec) bool {
+				return s.VolumeMethod == api.VolumeMethodSnapshot && s.VolumeSnapshotClassName == "fast"
+			}},
+		{name: "unknown volume method", flags: BackupFlags{PVC: "b", VolumeMethod: "clone"}, err: `--volume-method "clone"`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

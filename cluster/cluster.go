@@ -87,6 +87,8 @@ type Ports struct {
 	ObjectStore int `json:"objectStore,omitempty"`
 	// Node are the real node agents' loopback ports.
 	Node node.Ports `json:"node"`
+	// CSI are the real node's CSI components' ports.
+	CSI CSIPorts `json:"csi"`
 }
 
 // OLM's operators serve health and metrics on fixed ports of every interface
@@ -227,6 +229,9 @@ func (c *Cluster) resolvePorts(picker *portPicker) error {
 		{c.opts.Ports.Node.KubeletHealthz, &c.state.Ports.Node.KubeletHealthz},
 		{c.opts.Ports.Node.ProxyHealthz, &c.state.Ports.Node.ProxyHealthz},
 		{c.opts.Ports.Node.ProxyMetrics, &c.state.Ports.Node.ProxyMetrics},
+		{c.opts.Ports.CSI.Provisioner, &c.state.Ports.CSI.Provisioner},
+		{c.opts.Ports.CSI.Snapshotter, &c.state.Ports.CSI.Snapshotter},
+		{c.opts.Ports.CSI.SnapshotController, &c.state.Ports.CSI.SnapshotController},
 	}
 	for _, w := range want {
 		switch {

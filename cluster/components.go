@@ -46,7 +46,8 @@ const (
 
 // ComponentNames lists every component a cluster may run, in start order.
 func ComponentNames() []string {
-	return []string{Registry, Etcd, APIServer, ControllerManager, Scheduler, ObjectStoreName, Kwok, OLM, Catalog, Containerd, Kubelet, KubeProxy, VolumePermissions}
+	names := []string{Registry, Etcd, APIServer, ControllerManager, Scheduler, ObjectStoreName, Kwok, OLM, Catalog, Containerd, Kubelet, KubeProxy, VolumePermissions}
+	return append(names, csiComponents...)
 }
 
 const (

@@ -37,6 +37,9 @@ func pkiRequest() pki.Request {
 			{Name: kubeletClient, User: "system:node:" + NodeName, Groups: []string{"system:nodes"}},
 			{Name: proxyClient, User: "system:kube-proxy"},
 			{Name: apiKubeletClient, User: apiKubeletClient},
+			{Name: SnapshotController, User: "chartpilot:" + SnapshotController, Groups: []string{csiGroup}},
+			{Name: CSIProvisioner, User: "chartpilot:" + CSIProvisioner, Groups: []string{csiGroup}},
+			{Name: CSISnapshotter, User: "chartpilot:" + CSISnapshotter, Groups: []string{csiGroup}},
 		},
 		Servers: []pki.Serving{
 			{
@@ -79,7 +82,7 @@ func (c *Cluster) writeKubeconfigs() error {
 		return err
 	}
 
-	for _, name := range []string{ControllerManager, Scheduler, Kwok, OLM, Catalog, Kubelet, KubeProxy} {
+	for _, name := range []string{ControllerManager, Scheduler, Kwok, OLM, Catalog, Kubelet, KubeProxy, SnapshotController, CSIProvisioner, CSISnapshotter} {
 		certFile, keyFile := set.Cert(name)
 		cfg := kubeconfig(server,
 			&clientcmdapi.Cluster{Server: server, CertificateAuthority: set.CACert},

@@ -78,8 +78,8 @@ func (c *Cluster) apiServerNodeArgs() []string {
 
 // realNode are the components of a real node: the registry first (its
 // images are published before anything pulls them), then, after the
-// control plane, containerd, the kubelet, kube-proxy and what makes new
-// volumes writable by non-root pods.
+// control plane, containerd, the kubelet, kube-proxy, what makes new
+// volumes writable by non-root pods, and the CSI storage (csi.go).
 func (c *Cluster) realNode(inst *toolchain.Installation) []component {
 	p := c.state.Ports
 	cfg := c.nodeConfig(inst)
@@ -89,7 +89,7 @@ func (c *Cluster) realNode(inst *toolchain.Installation) []component {
 		}
 		return inst.Binary(name)
 	}
-	return []component{
+	return append([]component{
 		{
 			name:     Registry,
 			addrs:    []string{c.RegistryAddr()},
@@ -125,7 +125,7 @@ func (c *Cluster) realNode(inst *toolchain.Installation) []component {
 			health: func(ctx context.Context) error { return c.probe(ctx, plainHTTP, cfg.ProxyHealthz(), "") },
 		},
 		c.volumePermissions(),
-	}
+	}, c.csiNode(inst)...)
 }
 
 // writeRegistryConfig configures the registry: its blobs on disk in the

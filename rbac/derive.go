@@ -8,6 +8,7 @@ import (
 	"sort"
 	"strings"
 
+	snapv1 "github.com/kubernetes-csi/external-snapshotter/client/v8/apis/volumesnapshot/v1"
 	"helm.sh/helm/v3/pkg/chartutil"
 	rbacv1 "k8s.io/api/rbac/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -496,6 +497,10 @@ func (d *derivation) grantBackup() {
 	d.rules.add(true, "", "pods", nil, []string{"get", "list", "watch", "create", "delete", "deletecollection"}, "backup and restore: the mover pods that copy volumes, the hooks' pods")
 	d.rules.add(true, "", "pods/exec", nil, []string{"create"}, "backup and restore: Velero's hook annotations run commands in pods")
 	d.rules.add(true, "", "persistentvolumeclaims", nil, []string{"get", "list", "watch", "create", "update"}, "backup and restore: the volumes copied and recreated")
+	d.rules.add(false, "storage.k8s.io", "storageclasses", nil, []string{"get"}, "backup: the CSI driver of a claim's StorageClass, whose VolumeSnapshotClass snapshots it")
+	d.rules.add(false, snapv1.GroupName, "volumesnapshotclasses", nil, []string{"list"}, "backup: the VolumeSnapshotClass of a claim's CSI driver")
+	d.rules.add(true, snapv1.GroupName, "volumesnapshots", nil, []string{"get", "create", "delete", "deletecollection"}, "backup and restore: a backup's VolumeSnapshots, the sources of restored claims")
+	d.rules.add(false, snapv1.GroupName, "volumesnapshotcontents", nil, []string{"get", "create", "delete"}, "restore into another namespace: a content bound to the backup's snapshot handle")
 	d.rules.add(true, "", "configmaps", nil, []string{"get", "list", "watch", "create", "update"}, "backup and restore: the ConfigMaps a release renders")
 	d.rules.add(true, "", "secrets", nil, manageVerbs, "backup and restore: the contents of a backup, the Secrets a release renders")
 }

@@ -156,6 +156,17 @@ func EnvtestAssets(ctx context.Context) (string, error) {
 	return inst.BinDir, nil
 }
 
+// SnapshotCRDs returns the directory of the VolumeSnapshot API's CRDs
+// (copied from the CSI snapshotter's module by the toolchain), for envtest
+// tests of what uses snapshots.
+func SnapshotCRDs(ctx context.Context) (string, error) {
+	inst, err := toolchain.Ensure(ctx, toolchain.Options{Out: os.Stderr, Only: toolchain.EnvtestBinaries, Node: true})
+	if err != nil {
+		return "", err
+	}
+	return inst.SnapshotCRDs, nil
+}
+
 // StopTimeout is how long envtest's processes get to stop, for tests that
 // start envtest themselves (in TestMain).
 const StopTimeout = 2 * time.Minute

@@ -24,7 +24,8 @@ type Binary struct {
 	Module string
 	// Tools is the tools module that builds it: clusterModule when empty,
 	// nodeModule for the container runtime and what goes with it,
-	// storageModule for the cluster's storage.
+	// storageModule for the cluster's storage, csiModule for its CSI
+	// storage.
 	Tools string
 	// Tags are build tags.
 	Tags []string
@@ -57,6 +58,11 @@ const (
 	nodeToolsModule = "github.com/chartpilot/chartpilot/tools/node"
 	// storageToolsModule holds the storage's mains (see tools/storage).
 	storageToolsModule = "github.com/chartpilot/chartpilot/tools/storage"
+	// csiToolsModule holds the CSI driver and pins the sidecars (see tools/csi).
+	csiToolsModule    = "github.com/chartpilot/chartpilot/tools/csi"
+	provisionerModule = "github.com/kubernetes-csi/external-provisioner/v5"
+	snapshotterModule = "github.com/kubernetes-csi/external-snapshotter/v8"
+	snapshotClientMod = "github.com/kubernetes-csi/external-snapshotter/client/v8"
 )
 
 // Binaries lists the components of a cluster with a kwok node, in build
@@ -106,6 +112,10 @@ func NodeBinaries() []Binary {
 		node("grpc_health_probe", nodeToolsModule+"/grpc_health_probe", nodeToolsModule),
 		node("hello-server", nodeToolsModule+"/hello-server", nodeToolsModule),
 		storage("volume-permissions"),
+		{Name: "hostpath-csi", Package: csiToolsModule + "/hostpath-csi", Module: csiToolsModule, Tools: csiModule},
+		{Name: "csi-provisioner", Package: provisionerModule + "/cmd/csi-provisioner", Module: provisionerModule, Tools: csiModule},
+		{Name: "csi-snapshotter", Package: snapshotterModule + "/cmd/csi-snapshotter", Module: snapshotterModule, Tools: csiModule},
+		{Name: "snapshot-controller", Package: snapshotterModule + "/cmd/snapshot-controller", Module: snapshotterModule, Tools: csiModule},
 	}
 }
 
@@ -187,7 +197,7 @@ var kwokStageDirs = []string{"node/fast", "node/heartbeat", "pod/fast"}
 
 // copyAssets copies OLM's CRDs and kwok's stages out of the module cache.
 func (b builder) copyAssets(ctx context.Context, inst *Installation) error {
-	olmDir, err := b.moduleDir(ctx, olmModule)
+	olmDir, err := b.moduleDir(ctx, clusterModule, olmModule)
 	if err != nil {
 		return err
 	}
@@ -221,7 +231,7 @@ func (b builder) copyAssets(ctx context.Context, inst *Installation) error {
 		return fmt.Errorf("copying OLM's chart: %w", err)
 	}
 
-	kwokDir, err := b.moduleDir(ctx, kwokModule)
+	kwokDir, err := b.moduleDir(ctx, clusterModule, kwokModule)
 	if err != nil {
 		return err
 	}
@@ -249,6 +259,43 @@ func (b builder) copyAssets(ctx context.Context, inst *Installation) error {
 		return fmt.Errorf("no kwok stages found under %s/kustomize/stage", kwokDir)
 	}
 	return atomicfile.WriteFile(inst.KwokStages, stages.Bytes(), 0o644)
+}
+
+// snapshotCRDFiles are the snapshot API's CRDs in the snapshotter's client
+// module (the group snapshot ones are left out: the controller runs
+// without that feature).
+var snapshotCRDFiles = []string{
+	"snapshot.storage.k8s.io_volumesnapshotclasses.yaml",
+	"snapshot.storage.k8s.io_volumesnapshotcontents.yaml",
+	"snapshot.storage.k8s.io_volumesnapshots.yaml",
+}
+
+// copySnapshotCRDs copies the VolumeSnapshot CRDs out of the module cache.
+func (b builder) copySnapshotCRDs(ctx context.Context, inst *Installation) error {
+	dir, err := b.moduleDir(ctx, csiModule, snapshotClientMod)
+	if err != nil {
+		return err
+	}
+	tmp := inst.SnapshotCRDs + ".tmp"
+	if err := os.RemoveAll(tmp); err != nil {
+		return err
+	}
+	if err := os.MkdirAll(tmp, 0o755); err != nil {
+		return err
+	}
+	for _, f := range snapshotCRDFiles {
+		data, err := os.ReadFile(filepath.Join(dir, "config", "crd", f))
+		if err != nil {
+			return fmt.Errorf("reading the snapshot CRD: %w", err)
+		}
+		if err := os.WriteFile(filepath.Join(tmp, f), data, 0o644); err != nil {
+			return err
+		}
+	}
+	if err := os.RemoveAll(inst.SnapshotCRDs); err != nil {
+		return err
+	}
+	return os.Rename(tmp, inst.SnapshotCRDs)
 }
 
 // copyTree copies the regular files under src to dst, replacing dst whole:

@@ -16,7 +16,8 @@ import (
 
 //go:generate sh embed.sh
 
-// The tools modules, copied from tools/ and tools/node/ by go generate (see
+// The tools modules, copied from tools/, tools/node/, tools/storage/ and
+// tools/csi/ by go generate (see
 // embed.sh). A test keeps the copies equal to the originals.
 //
 //go:embed all:modules
@@ -35,10 +36,14 @@ const (
 	// hostPath volumes' permissions. A module of its own, so that its
 	// dependencies never move the container runtime's.
 	storageModule = "storage"
+	// csiModule builds the real node's CSI storage: our driver, the
+	// external sidecars and the snapshot controller. A module of its own:
+	// the sidecars pin an older Kubernetes line than the cluster's.
+	csiModule = "csi"
 )
 
 // moduleNames are the tools modules, as directories under modules/.
-var moduleNames = []string{clusterModule, nodeModule, storageModule}
+var moduleNames = []string{clusterModule, nodeModule, storageModule, csiModule}
 
 // embedSuffix marks the embedded copies.
 const embedSuffix = ".embed"

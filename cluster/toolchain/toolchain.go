@@ -79,6 +79,9 @@ type Installation struct {
 	KwokStages string
 	// OLMChart is OLM's own Helm chart, which installs it in-cluster.
 	OLMChart string
+	// SnapshotCRDs is a directory with the VolumeSnapshot API's
+	// CustomResourceDefinitions (with the real node's components only).
+	SnapshotCRDs string
 	// Versions maps each binary name to the version of the module it was built from.
 	Versions map[string]string
 }
@@ -108,7 +111,10 @@ func Ensure(ctx context.Context, opts Options) (*Installation, error) {
 		OLMCRDs:    filepath.Join(root, "olm-crds"),
 		KwokStages: filepath.Join(root, "kwok-stages.yaml"),
 		OLMChart:   filepath.Join(root, "olm-chart"),
-		Versions:   map[string]string{},
+		// The CSI sidecars' CRDs come with them: a kwok-only user never
+		// downloads their modules.
+		SnapshotCRDs: filepath.Join(root, "snapshot-crds"),
+		Versions:     map[string]string{},
 	}
 	// Each binary is stored under its own key and linked into BinDir.
 	stored := func(b Binary) string {
@@ -124,7 +130,8 @@ func Ensure(ctx context.Context, opts Options) (*Installation, error) {
 		}
 	}
 	assetsMissing := !exists(inst.OLMCRDs) || !exists(inst.KwokStages) || !exists(inst.OLMChart)
-	if len(missing) == 0 && !assetsMissing {
+	snapshotCRDsMissing := opts.Node && !exists(inst.SnapshotCRDs)
+	if len(missing) == 0 && !assetsMissing && !snapshotCRDsMissing {
 		return inst, nil
 	}
 
@@ -155,6 +162,11 @@ func Ensure(ctx context.Context, opts Options) (*Installation, error) {
 	}
 	if assetsMissing {
 		if err := b.copyAssets(ctx, inst); err != nil {
+			return nil, err
+		}
+	}
+	if snapshotCRDsMissing {
+		if err := b.copySnapshotCRDs(ctx, inst); err != nil {
 			return nil, err
 		}
 	}
@@ -248,10 +260,10 @@ func (b builder) build(ctx context.Context, bin Binary, version, dest string) er
 	return nil
 }
 
-// moduleDir asks the go command where a module of the tools module lives.
-func (b builder) moduleDir(ctx context.Context, module string) (string, error) {
+// moduleDir asks the go command where a module of the tools module tools lives.
+func (b builder) moduleDir(ctx context.Context, tools, module string) (string, error) {
 	cmd := exec.CommandContext(ctx, b.goPath, "list", "-m", "-f", "{{.Dir}}", module)
-	cmd.Dir = filepath.Join(b.src, clusterModule)
+	cmd.Dir = filepath.Join(b.src, tools)
 	cmd.Env = b.env()
 	out, err := cmd.Output()
 	if err != nil {
@@ -265,11 +277,11 @@ func (b builder) moduleDir(ctx context.Context, module string) (string, error) {
 	if dir == "" {
 		// Not yet downloaded: go list -m leaves Dir empty until the module is in the cache.
 		dl := exec.CommandContext(ctx, b.goPath, "mod", "download", module)
-		dl.Dir, dl.Env = filepath.Join(b.src, clusterModule), b.env()
+		dl.Dir, dl.Env = filepath.Join(b.src, tools), b.env()
 		if out, err := dl.CombinedOutput(); err != nil {
 			return "", fmt.Errorf("downloading module %s: %w: %s", module, err, strings.TrimSpace(string(out)))
 		}
-		return b.moduleDir(ctx, module)
+		return b.moduleDir(ctx, tools, module)
 	}
 	return dir, nil
 }

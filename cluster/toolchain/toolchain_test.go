@@ -30,7 +30,7 @@ func TestEmbeddedModulesMatchTools(t *testing.T) {
 		}
 	}
 	// And every Go file of the node and storage modules is embedded.
-	for _, name := range []string{nodeModule, storageModule} {
+	for _, name := range []string{nodeModule, storageModule, csiModule} {
 		root := filepath.Join("..", "..", filepath.FromSlash(moduleDirs[name]))
 		err := filepath.WalkDir(root, func(path string, d os.DirEntry, err error) error {
 			if err != nil || d.IsDir() || !strings.HasSuffix(path, ".go") {
@@ -49,7 +49,7 @@ func TestEmbeddedModulesMatchTools(t *testing.T) {
 }
 
 // moduleDirs are the tools modules' directories in the repository.
-var moduleDirs = map[string]string{clusterModule: "tools", nodeModule: "tools/node", storageModule: "tools/storage"}
+var moduleDirs = map[string]string{clusterModule: "tools", nodeModule: "tools/node", storageModule: "tools/storage", csiModule: "tools/csi"}
 
 // Every binary's package is imported by its module's tools.go or is a main
 // package of that module, so go mod tidy keeps what building it needs.
@@ -63,7 +63,7 @@ func TestEveryBinaryIsPinned(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		own := strings.HasPrefix(b.Package, nodeToolsModule+"/") || strings.HasPrefix(b.Package, storageToolsModule+"/")
+		own := strings.HasPrefix(b.Package, nodeToolsModule+"/") || strings.HasPrefix(b.Package, storageToolsModule+"/") || strings.HasPrefix(b.Package, csiToolsModule+"/")
 		if !own && !strings.Contains(string(toolsGo), `"`+b.Package+`"`) {
 			t.Errorf("%s: package %s is not imported by the %s module's tools.go", b.Name, b.Package, b.source())
 		}

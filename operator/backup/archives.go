@@ -107,7 +107,19 @@ func archivesPrefix(t *api.S3Target, ns, backup string) string {
 	return path.Dir(path.Join(t.Prefix, ns, backup, "x")) + "/"
 }
 
-// deleteArchives deletes what a backup wrote on its target: the objects
+// copied says whether a backup copied any claim to its target (backups
+// from before volumeMethod existed name no method: they copied).
+func copied(st *api.BackupStatus) bool {
+	for _, v := range st.Volumes {
+		if v.Method != api.VolumeMethodSnapshot {
+			return true
+		}
+	}
+	return len(st.Volumes) == 0
+}
+
+// deleteArchives deletes what a backup wrote on its target, and its
+// VolumeSnapshots: the objects
 // under its prefix (from the operator), or its folder in the target claim
 // (through a mover pod, which mounts the claim).
 func (r *BackupReconciler) deleteArchives(ctx context.Context, obj *unstructured.Unstructured, spec api.BackupSpec, st *api.BackupStatus) archiveDeletion {
@@ -115,6 +127,12 @@ func (r *BackupReconciler) deleteArchives(ctx context.Context, obj *unstructured
 		return archiveDeletion{} // no mover ever ran: nothing written
 	}
 	ns := obj.GetNamespace()
+	if err := r.opts.deleteSnapshots(ctx, ns, obj.GetName()); err != nil {
+		return archiveDeletion{err: err}
+	}
+	if !copied(st) {
+		return archiveDeletion{} // every claim was a snapshot: no archive
+	}
 	// A copy still running would write after the deletion.
 	if err := r.opts.Client.DeleteAllOf(ctx, &corev1.Pod{}, client.InNamespace(ns), client.MatchingLabels{api.BackupLabel: obj.GetName(), moverLabel: "backup"}); err != nil {
 		return archiveDeletion{err: fmt.Errorf("deleting the mover pods: %w", err)}

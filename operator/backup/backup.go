@@ -54,11 +54,15 @@ var errNotSettled = errors.New("the release is not settled")
 //
 // Pending: the source's release must be deployed with the CR's current
 // spec; otherwise it waits (reason WaitingForRelease) and fails after
-// spec.waitTimeout (ReleaseNotSettled). Running: pre hooks ran, the
-// contents Secret is written, one mover pod per claim (deterministic names:
-// a restarted operator finds them again) archives it to the target;
-// Completed once every pod succeeded and the post hooks ran; Failed with
-// the reason of the first problem. Nothing the backup reads is changed.
+// spec.waitTimeout (ReleaseNotSettled). Then each claim is planned: a
+// VolumeSnapshot where its CSI driver has the class (spec.volumeMethod),
+// else a copy; a snapshot that cannot be taken fails the backup before
+// the hooks (SnapshotClassMissing). Running: pre hooks ran, the contents
+// Secret is written, one VolumeSnapshot or mover pod per claim
+// (deterministic names: a restarted operator finds them again);
+// Completed once every snapshot is ready and every pod succeeded and the
+// post hooks ran; Failed with the reason of the first problem. Nothing the
+// backup reads is changed.
 type BackupReconciler struct {
 	opts Options
 }
@@ -139,6 +143,22 @@ func (r *BackupReconciler) start(ctx context.Context, obj *unstructured.Unstruct
 		r.fail(obj, st, ReasonNoMoverImage, err.Error())
 		return reconcile.Result{}, nil
 	}
+	contents, err := collect(ctx, r.opts.Reader, cr, rel, spec)
+	if errors.Is(err, errNotSettled) {
+		return r.wait(obj, spec, st, err.Error()), nil
+	}
+	if err != nil {
+		return reconcile.Result{}, err
+	}
+	// Before the hooks: a backup that cannot be taken quiesces nothing.
+	plan, reason, msg, err := r.opts.volumePlan(ctx, spec, contents.Claims)
+	if err != nil {
+		return reconcile.Result{}, err
+	}
+	if reason != "" {
+		r.fail(obj, st, reason, msg)
+		return reconcile.Result{}, nil
+	}
 	hooks, err := r.opts.hookPods(ctx, ns, cr.GetName())
 	if err != nil {
 		return reconcile.Result{}, err
@@ -147,33 +167,45 @@ func (r *BackupReconciler) start(ctx context.Context, obj *unstructured.Unstruct
 		r.fail(obj, st, ReasonHookFailed, err.Error())
 		return reconcile.Result{}, nil
 	}
-	contents, err := collect(ctx, r.opts.Reader, cr, rel, spec)
-	if errors.Is(err, errNotSettled) {
-		return r.wait(obj, spec, st, err.Error()), nil
-	}
-	if err != nil {
-		return reconcile.Result{}, err
-	}
 	contents.Security = map[string]*corev1.PodSecurityContext{}
 	for _, c := range contents.Claims {
 		if contents.Security[c.Name], err = operandSecurity(ctx, r.opts.Reader, ns, c.Name); err != nil {
 			return reconcile.Result{}, err
 		}
+		if class, ok := plan[c.Name]; ok {
+			if contents.Snapshots == nil {
+				contents.Snapshots = map[string]SnapshotRef{}
+			}
+			contents.Snapshots[c.Name] = SnapshotRef{Name: snapshotName(obj.GetName(), c.Name), Class: class}
+		}
 	}
 	if err := r.writeContents(ctx, obj, contents); err != nil {
 		return reconcile.Result{}, err
 	}
+	copies := len(contents.Claims) - len(contents.Snapshots)
 	st.Phase, st.Reason = api.PhaseRunning, ReasonCopying
-	st.Message = fmt.Sprintf("copying %d volume(s) of release %s to %s", len(contents.Claims), rel.Name, targetName(spec.Target))
+	if copies == 0 && len(contents.Snapshots) > 0 {
+		st.Reason = ReasonSnapshotting
+	}
+	st.Message = fmt.Sprintf("snapshotting %d and copying %d volume(s) of release %s to %s", len(contents.Snapshots), copies, rel.Name, targetName(spec.Target))
 	st.Chart, st.Revision = contents.Chart+"-"+contents.ChartVersion, contents.Revision
 	st.Objects = 1 + len(contents.Secrets) + len(contents.ConfigMaps) + len(contents.Claims)
 	st.StartTime = ptr.To(metav1.NewTime(r.opts.Now()))
 	st.Volumes = nil
 	for _, c := range contents.Claims {
-		st.Volumes = append(st.Volumes, api.VolumeResult{ClaimName: c.Name, Phase: api.PhasePending})
+		v := api.VolumeResult{ClaimName: c.Name, Phase: api.PhasePending, Method: api.VolumeMethodCopy}
+		if snap, ok := contents.Snapshots[c.Name]; ok {
+			v.Method, v.Snapshot = api.VolumeMethodSnapshot, snap.Name
+		}
+		st.Volumes = append(st.Volumes, v)
 	}
 	for _, c := range contents.Claims {
-		if err := r.createMover(ctx, obj, spec, image, c.Name); err != nil {
+		if snap, ok := contents.Snapshots[c.Name]; ok {
+			err = r.opts.createSnapshot(ctx, obj, c.Name, snap.Class)
+		} else {
+			err = r.createMover(ctx, obj, spec, image, c.Name)
+		}
+		if err != nil {
 			return reconcile.Result{}, err
 		}
 	}
@@ -294,7 +326,8 @@ func (r *BackupReconciler) createMover(ctx context.Context, obj *unstructured.Un
 // when all succeeded the post hooks run and the backup completes.
 func (r *BackupReconciler) running(ctx context.Context, obj *unstructured.Unstructured, spec api.BackupSpec, st *api.BackupStatus) (reconcile.Result, error) {
 	ns := obj.GetNamespace()
-	if _, err := loadContents(ctx, r.opts.Reader, ns, obj.GetName()); err != nil {
+	contents, err := loadContents(ctx, r.opts.Reader, ns, obj.GetName())
+	if err != nil {
 		r.fail(obj, st, ReasonContentsLost, err.Error())
 		return reconcile.Result{}, nil
 	}
@@ -302,6 +335,20 @@ func (r *BackupReconciler) running(ctx context.Context, obj *unstructured.Unstru
 	for i := range st.Volumes {
 		v := &st.Volumes[i]
 		if v.Phase == api.PhaseCompleted {
+			continue
+		}
+		if v.Method == api.VolumeMethodSnapshot {
+			step, err := r.opts.stepSnapshot(ctx, obj, v, contents.Snapshots[v.ClaimName].Class, st.StartTime.Time)
+			if err != nil {
+				return reconcile.Result{}, err
+			}
+			if step.reason != "" {
+				r.fail(obj, st, step.reason, step.message)
+				return reconcile.Result{}, nil
+			}
+			if step.pending {
+				pending++
+			}
 			continue
 		}
 		name := moverName(obj.GetName(), "backup", v.ClaimName)
@@ -317,6 +364,8 @@ func (r *BackupReconciler) running(ctx context.Context, obj *unstructured.Unstru
 		}
 		if step.pending {
 			pending++
+		} else if v.Phase == api.PhaseCompleted {
+			v.Duration = r.opts.Now().Sub(st.StartTime.Time).Round(100 * time.Millisecond).String()
 		}
 	}
 	if pending > 0 {

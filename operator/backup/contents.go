@@ -42,6 +42,15 @@ type Contents struct {
 	// Security is, per claim, the user and groups of the pods that used
 	// it: the restore's mover writes the files back as them.
 	Security map[string]*corev1.PodSecurityContext `json:"security,omitempty"`
+	// Snapshots are, per claim kept by a VolumeSnapshot rather than an
+	// archive, that snapshot (in the backup's namespace) and its class.
+	Snapshots map[string]SnapshotRef `json:"snapshots,omitempty"`
+}
+
+// SnapshotRef names a claim's VolumeSnapshot.
+type SnapshotRef struct {
+	Name  string `json:"name"`
+	Class string `json:"class"`
 }
 
 // contentsKey is the key of the contents in their Secret.

@@ -57,9 +57,14 @@ func TestMain(m *testing.M) {
 			fmt.Fprintln(os.Stderr, err)
 			return 1
 		}
+		snapshotCRDs, err := clustertest.SnapshotCRDs(context.Background())
+		if err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			return 1
+		}
 		env := &envtest.Environment{
 			BinaryAssetsDirectory: assets, ControlPlaneStopTimeout: clustertest.StopTimeout,
-			CRDDirectoryPaths: []string{filepath.Join("testdata", "crd.yaml")},
+			CRDDirectoryPaths: []string{filepath.Join("testdata", "crd.yaml"), snapshotCRDs},
 			CRDs:              api.CRDs(storeGVK),
 		}
 		if restConfig, err = env.Start(); err != nil {

@@ -272,7 +272,7 @@ func moverState(p *corev1.Pod) podResult {
 	return podResult{}
 }
 
-func sortedKeys(m map[string]bool) []string {
+func sortedKeys[V any](m map[string]V) []string {
 	out := make([]string, 0, len(m))
 	for k := range m {
 		out = append(out, k)

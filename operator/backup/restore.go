@@ -46,9 +46,12 @@ const (
 //
 // It checks first, changing nothing: the Backup is Completed, and nothing
 // it would create exists (unless spec.overwrite): the CR, its claims,
-// Secrets and ConfigMaps (reason AlreadyExists). Running: the Secrets,
+// Secrets and ConfigMaps (reason AlreadyExists), and the backup's
+// VolumeSnapshots are ready (SnapshotNotFound). Running: the Secrets,
 // ConfigMaps and claims are created with Helm's ownership metadata for the
-// restored release, mover pods refill the claims, then the CR is created;
+// restored release, mover pods refill the copied claims, the snapshot
+// claims are made from their snapshots (through a copy bound to the same
+// handle in another namespace), then the CR is created;
 // Completed once its release is Deployed and Ready and the post-restore
 // hooks ran.
 type RestoreReconciler struct {
@@ -169,10 +172,36 @@ func (r *RestoreReconciler) start(ctx context.Context, run *restoreRun) (reconci
 			return reconcile.Result{}, nil
 		}
 	}
+	if run.spec.Overwrite {
+		// A snapshot fills a new claim only: one in place would be kept as it is.
+		for _, claim := range sortedKeys(run.contents.Snapshots) {
+			err := r.opts.Reader.Get(ctx, client.ObjectKey{Namespace: run.ns, Name: run.rename(claim)}, &corev1.PersistentVolumeClaim{})
+			if err == nil {
+				r.fail(run, ReasonAlreadyExists, fmt.Sprintf("PersistentVolumeClaim %s exists in namespace %s and backup %s holds its data as a VolumeSnapshot, which fills only a new claim: delete the claim first; nothing was changed", run.rename(claim), run.ns, run.spec.BackupName))
+				return reconcile.Result{}, nil
+			}
+			if !apierrors.IsNotFound(err) {
+				return reconcile.Result{}, fmt.Errorf("looking for claim %s/%s: %w", run.ns, run.rename(claim), err)
+			}
+		}
+	}
+	if why, err := r.checkSnapshots(ctx, run); err != nil || why != "" {
+		if why != "" {
+			r.fail(run, ReasonSnapshotNotFound, why+"; nothing was changed")
+		}
+		return reconcile.Result{}, err
+	}
 	image, err := r.opts.moverImage(ctx)
 	if err != nil {
 		r.fail(run, ReasonNoMoverImage, err.Error())
 		return reconcile.Result{}, nil
+	}
+	for _, claim := range sortedKeys(run.contents.Snapshots) {
+		if run.ns != run.obj.GetNamespace() {
+			if err := r.copySnapshot(ctx, run, claim); err != nil {
+				return reconcile.Result{}, err
+			}
+		}
 	}
 	if err := r.createObjects(ctx, run); err != nil {
 		return reconcile.Result{}, err
@@ -185,7 +214,13 @@ func (r *RestoreReconciler) start(ctx context.Context, run *restoreRun) (reconci
 	run.st.StartTime = ptr.To(metav1.NewTime(r.opts.Now()))
 	run.st.Volumes = nil
 	for _, c := range run.contents.Claims {
-		run.st.Volumes = append(run.st.Volumes, api.VolumeResult{ClaimName: run.rename(c.Name), Phase: api.PhasePending})
+		v := api.VolumeResult{ClaimName: run.rename(c.Name), Phase: api.PhasePending, Method: api.VolumeMethodCopy}
+		if _, ok := run.contents.Snapshots[c.Name]; ok {
+			v.Method, v.Snapshot = api.VolumeMethodSnapshot, run.restoreSource(c.Name)
+			run.st.Volumes = append(run.st.Volumes, v)
+			continue // the provisioner fills the claim from the snapshot
+		}
+		run.st.Volumes = append(run.st.Volumes, v)
 		if err := r.createMover(ctx, run, image, c.Name); err != nil {
 			return reconcile.Result{}, err
 		}
@@ -264,7 +299,11 @@ func (r *RestoreReconciler) createObjects(ctx context.Context, run *restoreRun) 
 		objs = append(objs, &corev1.ConfigMap{ObjectMeta: run.adopt(cm.ObjectMeta), Data: cm.Data, BinaryData: cm.BinaryData, Immutable: cm.Immutable})
 	}
 	for _, c := range run.contents.Claims {
-		objs = append(objs, &corev1.PersistentVolumeClaim{ObjectMeta: run.adopt(c.ObjectMeta), Spec: c.Spec})
+		pvc := &corev1.PersistentVolumeClaim{ObjectMeta: run.adopt(c.ObjectMeta), Spec: c.Spec}
+		if _, ok := run.contents.Snapshots[c.Name]; ok {
+			pvc.Spec.DataSource = dataSource(run.restoreSource(c.Name))
+		}
+		objs = append(objs, pvc)
 	}
 	for _, o := range objs {
 		err := r.opts.Client.Create(ctx, o)
@@ -340,6 +379,16 @@ func (r *RestoreReconciler) volumes(ctx context.Context, run *restoreRun) (recon
 		if v.Phase == api.PhaseCompleted {
 			continue
 		}
+		if v.Method == api.VolumeMethodSnapshot {
+			waiting, err := r.stepRestoredClaim(ctx, run, v)
+			if err != nil {
+				return reconcile.Result{}, err
+			}
+			if waiting {
+				pending++
+			}
+			continue
+		}
 		name := moverName(run.obj.GetName(), "restore", c.Name)
 		step, err := r.opts.stepMover(ctx, run.ns, name, "refilling claim "+v.ClaimName, v, func(image string) error {
 			return r.createMover(ctx, run, image, c.Name)
@@ -353,10 +402,15 @@ func (r *RestoreReconciler) volumes(ctx context.Context, run *restoreRun) (recon
 		}
 		if step.pending {
 			pending++
+		} else if v.Phase == api.PhaseCompleted {
+			v.Duration = r.opts.Now().Sub(run.st.StartTime.Time).Round(100 * time.Millisecond).String()
 		}
 	}
 	if pending > 0 {
 		return reconcile.Result{RequeueAfter: pollPeriod}, nil
+	}
+	if err := r.deleteSnapshotCopies(ctx, run); err != nil {
+		return reconcile.Result{}, err
 	}
 	if err := r.createCR(ctx, run); err != nil {
 		return reconcile.Result{}, err

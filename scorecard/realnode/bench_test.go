@@ -277,7 +277,12 @@ func (d *digest) sum() string                 { return hex.EncodeToString(d.h.Su
 // host path (the real node is this machine), and returns a digest of them.
 func fill(t *testing.T, cs kubernetes.Interface, ns, claim string) string {
 	t.Helper()
-	dir := volumeDir(t, cs, ns, claim)
+	return fillDir(t, volumeDir(t, cs, ns, claim))
+}
+
+// fillDir writes dataSize random bytes into a volume's directory.
+func fillDir(t *testing.T, dir string) string {
+	t.Helper()
 	f, err := os.Create(filepath.Join(dir, "blob"))
 	if err != nil {
 		t.Fatal(err)
@@ -296,15 +301,21 @@ func fill(t *testing.T, cs kubernetes.Interface, ns, claim string) string {
 // check compares the restored claim's blob with the digest written.
 func check(t *testing.T, cs kubernetes.Interface, ns, claim, want string) {
 	t.Helper()
-	f, err := os.Open(filepath.Join(volumeDir(t, cs, ns, claim), "blob"))
+	checkDir(t, volumeDir(t, cs, ns, claim), ns+"/"+claim, want)
+}
+
+// checkDir compares the blob in a volume's directory with the digest written.
+func checkDir(t *testing.T, dir, claim, want string) {
+	t.Helper()
+	f, err := os.Open(filepath.Join(dir, "blob"))
 	if err != nil {
-		t.Fatalf("restored claim %s/%s: %v", ns, claim, err)
+		t.Fatalf("restored claim %s: %v", claim, err)
 	}
 	defer f.Close()
 	h := newDigest()
 	n, err := io.Copy(h, f)
 	if err != nil || n != dataSize || h.sum() != want {
-		t.Errorf("restored claim %s/%s holds %d bytes (digest match %v), %v", ns, claim, n, h.sum() == want, err)
+		t.Errorf("restored claim %s holds %d bytes (digest match %v), %v", claim, n, h.sum() == want, err)
 	}
 }
 

@@ -52,6 +52,14 @@ func realCluster(t *testing.T) *cluster.Cluster {
 		t.Fatalf("up: %v\n%s", err, out.String())
 	}
 	t.Logf("cluster up with a real node in %s", time.Since(began).Round(time.Second))
+	// The CSI components' start times: what they add to an up.
+	for _, line := range strings.Split(out.String(), "\n") {
+		for _, name := range []string{cluster.HostPathCSI, cluster.SnapshotController, cluster.CSIProvisioner, cluster.CSISnapshotter, "csi classes"} {
+			if strings.HasPrefix(strings.TrimSpace(line), name+" ") {
+				t.Log(strings.TrimSpace(line))
+			}
+		}
+	}
 	return c
 }
 

@@ -117,12 +117,14 @@ func backupSpecSchema() apiextensionsv1.JSONSchemaProps {
 	one := int64(1)
 	target.MinProperties, target.MaxProperties = &one, &one
 	return obj("What to back up and where.", []string{"source", "target"}, map[string]apiextensionsv1.JSONSchemaProps{
-		"source":         name("Name of the custom resource to back up, in this namespace."),
-		"target":         target,
-		"skipSecrets":    boolean("Leave out the Secrets the release renders."),
-		"skipConfigMaps": boolean("Leave out the ConfigMaps the release renders."),
-		"hookTimeout":    duration("Bound of each backup hook that sets none (default 30s)."),
-		"waitTimeout":    duration("How long to wait for a release mid-install or mid-upgrade before failing (default 5m)."),
+		"source":                  name("Name of the custom resource to back up, in this namespace."),
+		"target":                  target,
+		"skipSecrets":             boolean("Leave out the Secrets the release renders."),
+		"skipConfigMaps":          boolean("Leave out the ConfigMaps the release renders."),
+		"hookTimeout":             duration("Bound of each backup hook that sets none (default 30s)."),
+		"waitTimeout":             duration("How long to wait for a release mid-install or mid-upgrade before failing (default 5m)."),
+		"volumeMethod":            volumeMethod(),
+		"volumeSnapshotClassName": str("VolumeSnapshotClass of the snapshots; default: the default class of each claim's CSI driver."),
 	})
 }
 
@@ -131,11 +133,22 @@ func volumesSchema() apiextensionsv1.JSONSchemaProps {
 		Type: "object", Required: []string{"claimName"}, Properties: map[string]apiextensionsv1.JSONSchemaProps{
 			"claimName": str("The claim."),
 			"phase":     str("Where its copy is."),
-			"size":      integer("Bytes of its archive."),
+			"size":      integer("Bytes of its archive, or the restore size of its snapshot."),
 			"files":     integer("Files in its archive."),
+			"method":    str("How its data were kept: snapshot or copy."),
+			"snapshot":  str("Its VolumeSnapshot (method snapshot)."),
+			"duration":  str("How long its snapshot or copy took."),
 			"message":   str("Why it failed."),
 		},
 	}}}
+}
+
+func volumeMethod() apiextensionsv1.JSONSchemaProps {
+	p := str("How the claims' data are kept: auto (a CSI VolumeSnapshot where the claim's driver has a VolumeSnapshotClass, else a copy to the target; the default), snapshot (fail without a class) or copy.")
+	for _, v := range []VolumeMethod{VolumeMethodAuto, VolumeMethodSnapshot, VolumeMethodCopy} {
+		p.Enum = append(p.Enum, apiextensionsv1.JSON{Raw: []byte(`"` + v + `"`)})
+	}
+	return p
 }
 
 func phase() apiextensionsv1.JSONSchemaProps {

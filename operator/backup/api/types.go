@@ -78,7 +78,24 @@ type BackupSpec struct {
 	// WaitTimeout bounds how long the backup waits for a release in the
 	// middle of an install or upgrade to settle before it fails. Default 5m.
 	WaitTimeout *metav1.Duration `json:"waitTimeout,omitempty"`
+	// VolumeMethod says how the claims' data are kept: auto (the
+	// default: a CSI VolumeSnapshot where the claim's driver has a
+	// VolumeSnapshotClass, else a copy to the target), snapshot or copy.
+	VolumeMethod VolumeMethod `json:"volumeMethod,omitempty"`
+	// VolumeSnapshotClassName names the VolumeSnapshotClass of the
+	// snapshots; default: the default class of each claim's driver.
+	VolumeSnapshotClassName string `json:"volumeSnapshotClassName,omitempty"`
 }
+
+// VolumeMethod is how a backup keeps a claim's data.
+type VolumeMethod string
+
+// Volume methods.
+const (
+	VolumeMethodAuto     VolumeMethod = "auto"
+	VolumeMethodSnapshot VolumeMethod = "snapshot"
+	VolumeMethodCopy     VolumeMethod = "copy"
+)
 
 // Target is where a backup's volume data go: one of PVC or S3.
 type Target struct {
@@ -142,9 +159,15 @@ type VolumeResult struct {
 	ClaimName string `json:"claimName"`
 	Phase     Phase  `json:"phase,omitempty"`
 	// Size is the bytes of the archive; Files the files in it.
-	Size    int64  `json:"size,omitempty"`
-	Files   int64  `json:"files,omitempty"`
-	Message string `json:"message,omitempty"`
+	Size  int64 `json:"size,omitempty"`
+	Files int64 `json:"files,omitempty"`
+	// Method is how the claim's data were kept: snapshot or copy.
+	Method VolumeMethod `json:"method,omitempty"`
+	// Snapshot is the claim's VolumeSnapshot (method snapshot).
+	Snapshot string `json:"snapshot,omitempty"`
+	// Duration is how long the claim's snapshot or copy took.
+	Duration string `json:"duration,omitempty"`
+	Message  string `json:"message,omitempty"`
 }
 
 // RestoreSpec is what a <Kind>Restore asks for.

@@ -1,0 +1,14 @@
+//go:build tools
+
+// Package tools is the local cluster's CSI storage: the external
+// provisioner and snapshotter sidecars, the snapshot controller, and
+// hostpath-csi, a small CSI driver of our own, built by `chartpilot cluster
+// up` (see cluster/toolchain) on a real node. A module of its own: the
+// sidecars' Kubernetes line is not the cluster's.
+package tools
+
+import (
+	_ "github.com/kubernetes-csi/external-provisioner/v5/cmd/csi-provisioner"
+	_ "github.com/kubernetes-csi/external-snapshotter/v8/cmd/csi-snapshotter"
+	_ "github.com/kubernetes-csi/external-snapshotter/v8/cmd/snapshot-controller"
+)
