@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/go-logr/logr"
+	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -187,8 +188,17 @@ func New(opts Options) (manager.Manager, error) {
 	if err != nil {
 		return nil, err
 	}
+	managed, err := managedSelector(opts.Shard)
+	if err != nil {
+		return nil, err
+	}
+	// Pods carry the managed label through their workload's template, but
+	// not the shard's (relabelling a template would roll the pods).
+	byObject[crObject(corev1.SchemeGroupVersion.WithKind("Pod"))] = cache.ByObject{Label: labels.SelectorFromSet(managedLabels(""))}
 	cacheOpts := cache.Options{
-		DefaultLabelSelector: labels.SelectorFromSet(labels.Set{reconciler.ManagedLabel: "true"}),
+		// A shard's operator caches only its own shard's objects and
+		// release records (see shardLabels).
+		DefaultLabelSelector: managed,
 		ByObject:             byObject,
 		// The objects of releases are held as views: their metadata and
 		// readiness, what a reconcile of a release in sync reads (see
@@ -247,7 +257,7 @@ func New(opts Options) (manager.Manager, error) {
 	helm, err := release.NewClient(opts.Config, append(clientOpts,
 		// Release records carry the managed label, so the cache's metadata
 		// informer on Secrets indexes them.
-		release.WithRecordIndex(mgr.GetCache(), map[string]string{reconciler.ManagedLabel: "true"}),
+		release.WithRecordIndex(mgr.GetCache(), managedLabels(opts.Shard)),
 		release.WithLog(func(format string, args ...any) { opts.Log.V(2).Info(fmt.Sprintf(format, args...)) }))...)
 	if err != nil {
 		return nil, err
@@ -358,6 +368,7 @@ func addController(mgr manager.Manager, helm *release.Client, w watches.Watch, o
 		ReconcilePeriod: opts.ReconcilePeriod,
 		Backoff:         opts.Backoff,
 		DriftLimit:      opts.DriftLimit,
+		Labels:          shardLabels(opts.Shard),
 		Log:             opts.Log.WithName(name),
 	})
 	c, err := builder.ControllerManagedBy(mgr).
