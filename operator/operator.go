@@ -164,6 +164,7 @@ func New(opts Options) (manager.Manager, error) {
 	if err := opts.Lease.validate(); err != nil {
 		return nil, err
 	}
+	opts.Config = countRequests(opts.Config, newRequestCounter(metrics.Registry))
 	// The cache holds the CRs and only the objects of releases (labelled by
 	// the post-renderer), so memory does not grow with unrelated objects.
 	// managedFields are often the largest part of an object and nothing
