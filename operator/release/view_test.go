@@ -11,6 +11,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/cli-runtime/pkg/resource"
+	"k8s.io/client-go/rest"
 	"sigs.k8s.io/cli-utils/pkg/kstatus/status"
 
 	"github.com/chartpilot/chartpilot/operator/health"
@@ -267,5 +268,25 @@ func TestViewProblem(t *testing.T) {
 				t.Errorf("pod selector %q, want %q", sel, tt.wantSelector)
 			}
 		})
+	}
+}
+
+// The objects of releases share one dynamic client per resource and
+// namespace: a release in sync holds no client of its own per object.
+func TestResourceClientsShared(t *testing.T) {
+	c, err := NewClient(&rest.Config{Host: "https://127.0.0.1:1"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cms := schema.GroupVersionResource{Version: "v1", Resource: "configmaps"}
+	a, b := c.resource(cms, "a"), c.resource(cms, "a")
+	if a != b {
+		t.Error("two clients of configmaps in namespace a")
+	}
+	if c.resource(cms, "b") == a || c.resource(cms, "") == a {
+		t.Error("namespaces b or none share namespace a's client")
+	}
+	if c.resource(schema.GroupVersionResource{Version: "v1", Resource: "services"}, "a") == a {
+		t.Error("services share configmaps' client")
 	}
 }
