@@ -3,7 +3,6 @@ package operator
 import (
 	"context"
 	"fmt"
-	"maps"
 	"strings"
 	"sync"
 	"time"
@@ -467,26 +466,10 @@ func (dependentChanged) Update(e event.TypedUpdateEvent[*unstructured.Unstructur
 			return true
 		}
 	}
-	if !maps.Equal(o.GetLabels(), n.GetLabels()) || !sameOurs(o.GetAnnotations(), n.GetAnnotations()) {
+	if !release.SameMetadata(o, n) {
 		return true
 	}
 	return ready(o) != ready(n)
-}
-
-// sameOurs compares two sets of annotations without those other controllers
-// keep on the objects of a release (a Deployment's revision, a claim's
-// binding): a change of one is bookkeeping, not a change to what the release
-// set, and reacting to it would requeue the CR after every rollout.
-func sameOurs(a, b map[string]string) bool {
-	covers := func(x, y map[string]string) bool {
-		for k, v := range x {
-			if w, ok := y[k]; !release.Bookkeeping(k) && (!ok || w != v) {
-				return false
-			}
-		}
-		return true
-	}
-	return covers(a, b) && covers(b, a)
 }
 
 // ready reads the readiness of an object or of its cached view.
@@ -498,9 +481,9 @@ func ready(u *unstructured.Unstructured) bool {
 // owners maps a dependent object to its CR: its controller owner reference,
 // or operator-sdk's primary-resource annotations.
 func (d *dependents) owners(_ context.Context, obj *unstructured.Unstructured) []reconcile.Request {
-	for _, ref := range obj.GetOwnerReferences() {
+	if ref := release.ControllerOf(obj); ref != nil {
 		gv, err := schema.ParseGroupVersion(ref.APIVersion)
-		if err == nil && ref.Controller != nil && *ref.Controller && gv.Group == d.owner.Group && ref.Kind == d.owner.Kind {
+		if err == nil && gv.Group == d.owner.Group && ref.Kind == d.owner.Kind {
 			return []reconcile.Request{{NamespacedName: types.NamespacedName{Namespace: obj.GetNamespace(), Name: ref.Name}}}
 		}
 	}

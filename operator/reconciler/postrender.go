@@ -17,6 +17,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/chartpilot/chartpilot/operator/autoscale"
+	"github.com/chartpilot/chartpilot/operator/release"
 )
 
 // Marks a rendered object carries so the operator finds its CR again.
@@ -27,8 +28,8 @@ const (
 	// Objects an owner reference cannot point from (cluster-scoped objects
 	// of a namespaced CR, objects in other namespaces) name their CR in
 	// these annotations, operator-sdk's.
-	PrimaryResourceAnnotation     = "operator-sdk/primary-resource"
-	PrimaryResourceTypeAnnotation = "operator-sdk/primary-resource-type"
+	PrimaryResourceAnnotation     = release.PrimaryResourceAnnotation
+	PrimaryResourceTypeAnnotation = release.PrimaryResourceTypeAnnotation
 )
 
 // ownerRenderer is a Helm post-renderer that ties every rendered object to

@@ -84,9 +84,9 @@ func (o *desiredObject) unchanged(live *unstructured.Unstructured) bool {
 	case live.GetResourceVersion() == v.resourceVersion:
 		return true
 	case v.generation > 0:
-		return live.GetGeneration() == v.generation && metadataDigest(live) == v.metadata
+		return live.GetGeneration() == v.generation && metadataOf(live) == v.metadata
 	}
-	return v.content != "" && Content(live) == v.content && metadataDigest(live) == v.metadata
+	return v.content != "" && Content(live) == v.content && metadataOf(live) == v.metadata
 }
 
 func (o *desiredObject) verify(live metav1.Object) { o.verified = versionOf(live) }
@@ -201,7 +201,7 @@ type objectVersion struct {
 }
 
 func versionOf(obj metav1.Object) objectVersion {
-	v := objectVersion{resourceVersion: obj.GetResourceVersion(), generation: obj.GetGeneration(), metadata: metadataDigest(obj)}
+	v := objectVersion{resourceVersion: obj.GetResourceVersion(), generation: obj.GetGeneration(), metadata: metadataOf(obj)}
 	if u, ok := obj.(*unstructured.Unstructured); ok {
 		v.content = Content(u)
 	}
