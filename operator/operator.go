@@ -79,7 +79,10 @@ type Options struct {
 	// with that value, and suffixes the leader election Lease with it, so
 	// that several operators split the CRs between them, each with its own
 	// leader. Unset, the operator takes every CR not labelled for a shard:
-	// two operators never reconcile the same CR.
+	// two operators never reconcile the same CR. The objects and release
+	// records of a shard's releases carry its label too, and each operator
+	// caches only its own shard's (pods but for their label: relabelling a
+	// pod template would roll the pods).
 	Shard string
 	// Log is the logger; defaults to controller-runtime's.
 	Log logr.Logger
