@@ -3,12 +3,12 @@ package operator
 import (
 	"context"
 	"fmt"
-	"maps"
 	"strings"
 	"sync"
 	"time"
 
 	"github.com/go-logr/logr"
+	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -79,7 +79,10 @@ type Options struct {
 	// with that value, and suffixes the leader election Lease with it, so
 	// that several operators split the CRs between them, each with its own
 	// leader. Unset, the operator takes every CR not labelled for a shard:
-	// two operators never reconcile the same CR.
+	// two operators never reconcile the same CR. The objects and release
+	// records of a shard's releases carry its label too, and each operator
+	// caches only its own shard's (pods but for their label: relabelling a
+	// pod template would roll the pods).
 	Shard string
 	// Log is the logger; defaults to controller-runtime's.
 	Log logr.Logger
@@ -163,6 +166,7 @@ func New(opts Options) (manager.Manager, error) {
 	if err := opts.Lease.validate(); err != nil {
 		return nil, err
 	}
+	opts.Config = countRequests(opts.Config, newRequestCounter(metrics.Registry))
 	// The cache holds the CRs and only the objects of releases (labelled by
 	// the post-renderer), so memory does not grow with unrelated objects.
 	// managedFields are often the largest part of an object and nothing
@@ -187,8 +191,17 @@ func New(opts Options) (manager.Manager, error) {
 	if err != nil {
 		return nil, err
 	}
+	managed, err := managedSelector(opts.Shard)
+	if err != nil {
+		return nil, err
+	}
+	// Pods carry the managed label through their workload's template, but
+	// not the shard's (relabelling a template would roll the pods).
+	byObject[crObject(corev1.SchemeGroupVersion.WithKind("Pod"))] = cache.ByObject{Label: labels.SelectorFromSet(managedLabels(""))}
 	cacheOpts := cache.Options{
-		DefaultLabelSelector: labels.SelectorFromSet(labels.Set{reconciler.ManagedLabel: "true"}),
+		// A shard's operator caches only its own shard's objects and
+		// release records (see shardLabels).
+		DefaultLabelSelector: managed,
 		ByObject:             byObject,
 		// The objects of releases are held as views: their metadata and
 		// readiness, what a reconcile of a release in sync reads (see
@@ -247,7 +260,7 @@ func New(opts Options) (manager.Manager, error) {
 	helm, err := release.NewClient(opts.Config, append(clientOpts,
 		// Release records carry the managed label, so the cache's metadata
 		// informer on Secrets indexes them.
-		release.WithRecordIndex(mgr.GetCache(), map[string]string{reconciler.ManagedLabel: "true"}),
+		release.WithRecordIndex(mgr.GetCache(), managedLabels(opts.Shard)),
 		release.WithLog(func(format string, args ...any) { opts.Log.V(2).Info(fmt.Sprintf(format, args...)) }))...)
 	if err != nil {
 		return nil, err
@@ -358,6 +371,7 @@ func addController(mgr manager.Manager, helm *release.Client, w watches.Watch, o
 		ReconcilePeriod: opts.ReconcilePeriod,
 		Backoff:         opts.Backoff,
 		DriftLimit:      opts.DriftLimit,
+		Labels:          shardLabels(opts.Shard),
 		Log:             opts.Log.WithName(name),
 	})
 	c, err := builder.ControllerManagedBy(mgr).
@@ -455,26 +469,10 @@ func (dependentChanged) Update(e event.TypedUpdateEvent[*unstructured.Unstructur
 			return true
 		}
 	}
-	if !maps.Equal(o.GetLabels(), n.GetLabels()) || !sameOurs(o.GetAnnotations(), n.GetAnnotations()) {
+	if !release.SameMetadata(o, n) {
 		return true
 	}
 	return ready(o) != ready(n)
-}
-
-// sameOurs compares two sets of annotations without those other controllers
-// keep on the objects of a release (a Deployment's revision, a claim's
-// binding): a change of one is bookkeeping, not a change to what the release
-// set, and reacting to it would requeue the CR after every rollout.
-func sameOurs(a, b map[string]string) bool {
-	covers := func(x, y map[string]string) bool {
-		for k, v := range x {
-			if w, ok := y[k]; !release.Bookkeeping(k) && (!ok || w != v) {
-				return false
-			}
-		}
-		return true
-	}
-	return covers(a, b) && covers(b, a)
 }
 
 // ready reads the readiness of an object or of its cached view.
@@ -486,9 +484,9 @@ func ready(u *unstructured.Unstructured) bool {
 // owners maps a dependent object to its CR: its controller owner reference,
 // or operator-sdk's primary-resource annotations.
 func (d *dependents) owners(_ context.Context, obj *unstructured.Unstructured) []reconcile.Request {
-	for _, ref := range obj.GetOwnerReferences() {
+	if ref := release.ControllerOf(obj); ref != nil {
 		gv, err := schema.ParseGroupVersion(ref.APIVersion)
-		if err == nil && ref.Controller != nil && *ref.Controller && gv.Group == d.owner.Group && ref.Kind == d.owner.Kind {
+		if err == nil && gv.Group == d.owner.Group && ref.Kind == d.owner.Kind {
 			return []reconcile.Request{{NamespacedName: types.NamespacedName{Namespace: obj.GetNamespace(), Name: ref.Name}}}
 		}
 	}

@@ -30,6 +30,7 @@ import (
 	"k8s.io/client-go/rest"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
+	"sigs.k8s.io/controller-runtime/pkg/manager"
 
 	"github.com/chartpilot/chartpilot/cluster/clustertest"
 	"github.com/chartpilot/chartpilot/operator/reconciler"
@@ -75,7 +76,7 @@ func TestMain(m *testing.M) {
 }
 
 // startOperator runs an operator for the App kind until the test ends.
-func startOperator(t *testing.T, mutate func(*Options, *watches.Watch)) {
+func startOperator(t *testing.T, mutate func(*Options, *watches.Watch)) manager.Manager {
 	t.Helper()
 	clustertest.SkipIfShort(t)
 	w := appWatch(t, "testdata/charts/app")
@@ -101,6 +102,7 @@ func startOperator(t *testing.T, mutate func(*Options, *watches.Watch)) {
 			t.Errorf("operator: %v\ngoroutines:\n%s", err, stacks.String())
 		}
 	})
+	return mgr
 }
 
 // appWatch is the App kind's watch with the chart at path.

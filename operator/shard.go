@@ -2,11 +2,13 @@ package operator
 
 import (
 	"fmt"
+	"maps"
 
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/selection"
 	"k8s.io/apimachinery/pkg/util/validation"
 
+	"github.com/chartpilot/chartpilot/operator/reconciler"
 	"github.com/chartpilot/chartpilot/operator/watches"
 )
 
@@ -32,6 +34,40 @@ func shardWatches(ws []watches.Watch, shard string) ([]watches.Watch, error) {
 		out[i] = w
 	}
 	return out, nil
+}
+
+// shardLabels are the labels a shard's operator puts on the objects of its
+// releases, besides the managed label: its shard's. With them its caches
+// select only its own shard's objects; a CR relabelled for another shard
+// is upgraded once by that shard's operator to carry them (the labels are
+// part of the release's digest). None for the operator of no shard.
+func shardLabels(shard string) map[string]string {
+	if shard == "" {
+		return nil
+	}
+	return map[string]string{ShardLabel: shard}
+}
+
+// managedLabels are the labels of the release records a shard's operator
+// writes, and selects in its record index.
+func managedLabels(shard string) map[string]string {
+	out := map[string]string{reconciler.ManagedLabel: "true"}
+	maps.Copy(out, shardLabels(shard))
+	return out
+}
+
+// managedSelector selects what the operator of shard caches besides the
+// CRs: the objects and release records of its shard's releases.
+func managedSelector(shard string) (labels.Selector, error) {
+	req, err := shardRequirement(shard)
+	if err != nil {
+		return nil, err
+	}
+	managed, err := labels.NewRequirement(reconciler.ManagedLabel, selection.Equals, []string{"true"})
+	if err != nil {
+		return nil, err
+	}
+	return labels.NewSelector().Add(*managed, *req), nil
 }
 
 func shardRequirement(shard string) (*labels.Requirement, error) {

@@ -83,9 +83,16 @@ func (d *drifts) suspended(cr types.NamespacedName, attempt string, now time.Tim
 	}
 	d.mu.Lock()
 	defer d.mu.Unlock()
+	if _, ok := d.byCR[cr]; !ok {
+		// Nothing repaired lately, as for most CRs: nothing to hold.
+		return false
+	}
 	r := d.record(cr, attempt, now)
 	if len(r.repairs) >= d.limit.Repairs {
 		r.suspended = true
+	}
+	if len(r.repairs) == 0 && !r.suspended {
+		delete(d.byCR, cr)
 	}
 	return r.suspended
 }

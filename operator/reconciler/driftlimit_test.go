@@ -1,6 +1,7 @@
 package reconciler
 
 import (
+	"fmt"
 	"testing"
 	"time"
 
@@ -57,6 +58,30 @@ func TestDrifts(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// A CR holds a record only while repairs of it count: the check of every
+// reconcile of a release in sync keeps nothing per CR.
+func TestDriftsHoldOnlyRepairs(t *testing.T) {
+	d := drifts{limit: DriftLimit{Repairs: 2, Window: time.Minute}}
+	t0 := time.Unix(1000, 0)
+	for i := range 100 {
+		cr := types.NamespacedName{Namespace: "ns", Name: fmt.Sprint(i)}
+		if d.suspended(cr, "a", t0) {
+			t.Fatalf("%s suspended without repairs", cr)
+		}
+	}
+	if len(d.byCR) != 0 {
+		t.Errorf("%d records held for CRs never repaired", len(d.byCR))
+	}
+	cr := types.NamespacedName{Namespace: "ns", Name: "web"}
+	d.repaired(cr, "a", t0)
+	if d.suspended(cr, "a", t0.Add(time.Second)); len(d.byCR) != 1 {
+		t.Errorf("the repair in the window is not held")
+	}
+	if d.suspended(cr, "a", t0.Add(2*time.Minute)); len(d.byCR) != 0 {
+		t.Errorf("a record is held after its repairs left the window")
 	}
 }
 

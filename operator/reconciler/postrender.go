@@ -4,6 +4,9 @@ import (
 	"bytes"
 	"fmt"
 	"io"
+	"maps"
+	"slices"
+	"strings"
 
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -14,6 +17,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/chartpilot/chartpilot/operator/autoscale"
+	"github.com/chartpilot/chartpilot/operator/release"
 )
 
 // Marks a rendered object carries so the operator finds its CR again.
@@ -24,8 +28,8 @@ const (
 	// Objects an owner reference cannot point from (cluster-scoped objects
 	// of a namespaced CR, objects in other namespaces) name their CR in
 	// these annotations, operator-sdk's.
-	PrimaryResourceAnnotation     = "operator-sdk/primary-resource"
-	PrimaryResourceTypeAnnotation = "operator-sdk/primary-resource-type"
+	PrimaryResourceAnnotation     = release.PrimaryResourceAnnotation
+	PrimaryResourceTypeAnnotation = release.PrimaryResourceTypeAnnotation
 )
 
 // ownerRenderer is a Helm post-renderer that ties every rendered object to
@@ -35,6 +39,8 @@ const (
 type ownerRenderer struct {
 	owner  *unstructured.Unstructured
 	mapper meta.RESTMapper
+	// labels are added to every object (Options.Labels).
+	labels map[string]string
 	// autoscale is what the CR's autoscaling field asks for; nil for nothing.
 	autoscale *autoscale.Spec
 }
@@ -58,6 +64,7 @@ func (r ownerRenderer) Run(rendered *bytes.Buffer) (*bytes.Buffer, error) {
 			labels = map[string]string{}
 		}
 		labels[ManagedLabel] = "true"
+		maps.Copy(labels, r.labels)
 		obj.SetLabels(labels)
 		labelPodTemplate(obj)
 		if r.ownable(obj) {
@@ -147,4 +154,26 @@ func labelPodTemplate(obj *unstructured.Unstructured) {
 	}
 	labels[ManagedLabel] = "true"
 	_ = unstructured.SetNestedStringMap(obj.Object, labels, "spec", "template", "metadata", "labels")
+}
+
+// labelsDigest identifies the labels the post-renderer adds beyond the
+// managed label, in the release's digest; "" for none, so that releases
+// made without them keep their digest.
+func labelsDigest(labels map[string]string) string {
+	var b strings.Builder
+	for _, k := range slices.Sorted(maps.Keys(labels)) {
+		fmt.Fprintf(&b, "label %s=%s\n", k, labels[k])
+	}
+	return b.String()
+}
+
+// joinDigests joins what identifies two additions of the post-renderer.
+func joinDigests(a, b string) string {
+	switch {
+	case a == "":
+		return b
+	case b == "":
+		return a
+	}
+	return a + "\n" + b
 }

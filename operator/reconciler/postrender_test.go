@@ -74,3 +74,44 @@ spec:
 		})
 	}
 }
+
+// The post renderer's extra labels (a shard's) go on every object, not on
+// pod templates (a change would roll the pods), and into the release's
+// digest; without them the digest is what it was before they existed.
+func TestOwnerRendererLabels(t *testing.T) {
+	rendered := `---
+apiVersion: apps/v1
+kind: Deployment
+metadata: {name: web, labels: {app: web}}
+spec:
+  template: {metadata: {labels: {app: web}}}
+`
+	shard := map[string]string{"sharding.example.com/key": "a"}
+	out, err := ownerRenderer{owner: owner("ns"), labels: shard}.Run(bytes.NewBufferString(rendered))
+	if err != nil {
+		t.Fatal(err)
+	}
+	u := &unstructured.Unstructured{}
+	if err := yaml.Unmarshal(bytes.TrimPrefix(out.Bytes(), []byte("---\n")), &u.Object); err != nil {
+		t.Fatal(err)
+	}
+	if got := u.GetLabels(); got["sharding.example.com/key"] != "a" || got["app"] != "web" || got[ManagedLabel] != "true" {
+		t.Errorf("labels %v", got)
+	}
+	tmpl, _, _ := unstructured.NestedStringMap(u.Object, "spec", "template", "metadata", "labels")
+	if _, ok := tmpl["sharding.example.com/key"]; ok || tmpl[ManagedLabel] != "true" {
+		t.Errorf("pod template labels %v", tmpl)
+	}
+
+	// Releases of the operator of no shard keep their digest.
+	if got := joinDigests(labelsDigest(nil), ""); got != "" {
+		t.Errorf("no labels, no autoscaling: %q", got)
+	}
+	if got := joinDigests(labelsDigest(nil), "hpa"); got != "hpa" {
+		t.Errorf("no labels, autoscaling: %q", got)
+	}
+	a, b := labelsDigest(shard), labelsDigest(map[string]string{"sharding.example.com/key": "b"})
+	if a == "" || a == b || joinDigests(a, "hpa") == a {
+		t.Errorf("shards a and b: %q and %q", a, b)
+	}
+}

@@ -94,6 +94,12 @@ type Options struct {
 	DriftLimit DriftLimit
 	// Now is the clock; defaults to time.Now.
 	Now func() time.Time
+	// Labels are put on every object of every release (not on pod
+	// templates: a change would roll the pods) and on its records, and are
+	// part of its digest: a shard's operator labels what it manages with
+	// its shard, so that its caches hold only that, and a CR moved to
+	// another shard is upgraded once to carry the new shard's label.
+	Labels map[string]string
 }
 
 // Metrics records what reconciles did.
@@ -180,8 +186,8 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reco
 	}
 	relReq.Values = vals
 	if scaling.On() {
-		relReq.PostRenderer = ownerRenderer{owner: obj, mapper: r.mapper(), autoscale: scaling}
-		relReq.PostRenderDigest = scaling.Digest()
+		relReq.PostRenderer = ownerRenderer{owner: obj, mapper: r.mapper(), labels: r.opts.Labels, autoscale: scaling}
+		relReq.PostRenderDigest = joinDigests(relReq.PostRenderDigest, scaling.Digest())
 	}
 	attempt := attemptKey(relReq.Digest(), obj.GetAnnotations())
 	if wait := r.retries.wait(req.NamespacedName, attempt, r.opts.Now()); wait > 0 {
@@ -302,7 +308,8 @@ func (r *Reconciler) request(obj *unstructured.Unstructured) *release.Request {
 		Namespace:             ns,
 		Chart:                 r.opts.Watch.LoadedChart,
 		ChartDigest:           r.chartDigest,
-		PostRenderer:          ownerRenderer{owner: obj, mapper: r.mapper()},
+		PostRenderer:          ownerRenderer{owner: obj, mapper: r.mapper(), labels: r.opts.Labels},
+		PostRenderDigest:      labelsDigest(r.opts.Labels),
 		UpgradeForce:          isTrue(ann[AnnotationUpgradeForce]),
 		RollbackForce:         rollbackForce,
 		UninstallWait:         isTrue(ann[AnnotationUninstallWait]),

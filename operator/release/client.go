@@ -56,6 +56,9 @@ type Client struct {
 	created createdLog
 	// now is the clock of health deadlines; nil is time.Now (tests set it).
 	now func() time.Time
+	// resources are the dynamic clients of the releases' objects, by
+	// resource and namespace (see resource).
+	resources sync.Map
 }
 
 func (c *Client) clock() time.Time {

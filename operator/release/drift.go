@@ -84,9 +84,9 @@ func (o *desiredObject) unchanged(live *unstructured.Unstructured) bool {
 	case live.GetResourceVersion() == v.resourceVersion:
 		return true
 	case v.generation > 0:
-		return live.GetGeneration() == v.generation && metadataDigest(live) == v.metadata
+		return live.GetGeneration() == v.generation && metadataOf(live) == v.metadata
 	}
-	return v.content != "" && Content(live) == v.content && metadataDigest(live) == v.metadata
+	return v.content != "" && Content(live) == v.content && metadataOf(live) == v.metadata
 }
 
 func (o *desiredObject) verify(live metav1.Object) { o.verified = versionOf(live) }
@@ -156,13 +156,11 @@ func (c *Client) parse(cfg *action.Configuration, rel *helmrelease.Release) ([]d
 			gvk:       info.Mapping.GroupVersionKind,
 			namespace: info.Namespace,
 			name:      info.Name,
-			resource:  c.dynamic.Resource(info.Mapping.Resource),
 		}
-		if info.Namespaced() {
-			d.resource = c.dynamic.Resource(info.Mapping.Resource).Namespace(info.Namespace)
-		} else {
+		if !info.Namespaced() {
 			d.namespace = ""
 		}
+		d.resource = c.resource(info.Mapping.Resource, d.namespace)
 		if v, ok := c.created.take(rel, d.gvk, d.namespace, d.name); ok {
 			d.verified = v
 		}
@@ -170,6 +168,27 @@ func (c *Client) parse(cfg *action.Configuration, rel *helmrelease.Release) ([]d
 		full = append(full, obj)
 	}
 	return objects, full, nil
+}
+
+// resource returns the client of gvr in namespace ("" for cluster-scoped
+// kinds): one for all the objects of releases there, which keep it as long
+// as their revision is deployed.
+func (c *Client) resource(gvr schema.GroupVersionResource, namespace string) dynamic.ResourceInterface {
+	key := resourceKey{gvr, namespace}
+	if ri, ok := c.resources.Load(key); ok {
+		return ri.(dynamic.ResourceInterface)
+	}
+	var ri dynamic.ResourceInterface = c.dynamic.Resource(gvr)
+	if namespace != "" {
+		ri = c.dynamic.Resource(gvr).Namespace(namespace)
+	}
+	got, _ := c.resources.LoadOrStore(key, ri)
+	return got.(dynamic.ResourceInterface)
+}
+
+type resourceKey struct {
+	gvr       schema.GroupVersionResource
+	namespace string
 }
 
 // objectVersion names a version of an object, and sums up its metadata and,
@@ -182,7 +201,7 @@ type objectVersion struct {
 }
 
 func versionOf(obj metav1.Object) objectVersion {
-	v := objectVersion{resourceVersion: obj.GetResourceVersion(), generation: obj.GetGeneration(), metadata: metadataDigest(obj)}
+	v := objectVersion{resourceVersion: obj.GetResourceVersion(), generation: obj.GetGeneration(), metadata: metadataOf(obj)}
 	if u, ok := obj.(*unstructured.Unstructured); ok {
 		v.content = Content(u)
 	}

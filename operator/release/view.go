@@ -12,6 +12,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/utils/ptr"
 	"sigs.k8s.io/cli-utils/pkg/kstatus/status"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 
@@ -30,23 +31,42 @@ import (
 // selector of its pods: pods are cached as views too, each with its problem,
 // so the health of a release is read from views alone.
 
-// viewKey holds the readiness in a view; no Kubernetes object has such a
-// top-level field.
-const viewKey = "chartpilot.view"
+// A view keeps what it adds to the object's metadata as top-level fields
+// that no Kubernetes object has, beside apiVersion, kind and metadata: one
+// small map per view.
+const (
+	// viewKey holds the readiness (a kstatus); it marks a view.
+	viewKey = "chartpilot.view"
+	// messageKey holds why the object is not ready, if it says.
+	messageKey = "chartpilot.message"
+	// problemKey holds the object's health problem, if it has one.
+	problemKey = "chartpilot.problem"
+	// contentKey holds, in the view of an object of a kind that counts no
+	// generation (a ConfigMap, a Service, an HPA), the digest of all of it
+	// but its metadata and status: what a change to what the release set
+	// changes, and a status write (an HPA's, at every sync) does not.
+	contentKey = "chartpilot.content"
+	// metadataKey holds the digest of the metadata a release sets and
+	// others may change (metadataDigest): labels, annotations, owner
+	// references and finalizers are summed up, not kept.
+	metadataKey = "chartpilot.metadata"
+	// ownerKey holds the controller owner reference, as ownerString.
+	ownerKey = "chartpilot.owner"
+)
 
-// contentKey holds, in the view of an object of a kind that counts no
-// generation (a ConfigMap, a Service, an HPA), the digest of all of it but
-// its metadata and status: what a change to what the release set changes,
-// and a status write (an HPA's, at every sync) does not.
-const contentKey = "content"
+// viewMetadata are the metadata fields a view keeps: what names an object
+// and says that it changed or is going away. Besides, it keeps the
+// controller owner reference (ownerKey) and the primary-resource
+// annotations, which map an event to its CR, and a pod's labels, by which
+// a workload's pods are listed.
+var viewMetadata = []string{"name", "namespace", "resourceVersion", "generation", "deletionTimestamp"}
 
-// viewMetadata are the metadata fields a view keeps: the owner and release
-// annotations and labels that map an event to its CR, what a release sets,
-// and what says an object changed or is going away.
-var viewMetadata = []string{
-	"name", "namespace", "uid", "resourceVersion", "generation", "labels", "annotations",
-	"ownerReferences", "finalizers", "deletionTimestamp",
-}
+// The annotations that name the CR of an object an owner reference cannot
+// point from (cluster-scoped, or in another namespace): operator-sdk's.
+const (
+	PrimaryResourceAnnotation     = "operator-sdk/primary-resource"
+	PrimaryResourceTypeAnnotation = "operator-sdk/primary-resource-type"
+)
 
 var stripManagedFields = cache.TransformStripManagedFields()
 
@@ -65,28 +85,90 @@ func ViewTransform(obj any) (any, error) {
 // view returns the view of u.
 func view(u *unstructured.Unstructured) *unstructured.Unstructured {
 	meta, _ := u.Object["metadata"].(map[string]any)
-	kept := make(map[string]any, len(viewMetadata))
+	kept := map[string]any{}
 	for _, k := range viewMetadata {
 		if v, ok := meta[k]; ok {
 			kept[k] = v
 		}
 	}
-	readiness := map[string]any{"status": string(status.UnknownStatus)}
+	if ann := primaryAnnotations(u.GetAnnotations()); ann != nil {
+		kept["annotations"] = ann
+	}
+	if u.GetKind() == "Pod" && u.GetAPIVersion() == "v1" {
+		kept["labels"] = meta["labels"]
+	}
+	v := map[string]any{
+		"apiVersion": u.Object["apiVersion"], "kind": u.Object["kind"], "metadata": kept,
+		viewKey: string(status.UnknownStatus), metadataKey: int64(metadataDigest(u)),
+	}
 	if res, err := status.Compute(u); err == nil {
-		readiness["status"] = string(res.Status)
+		v[viewKey] = string(res.Status)
 		if res.Message != "" {
-			readiness["message"] = res.Message
+			v[messageKey] = res.Message
 		}
 	}
+	if ref := metav1.GetControllerOfNoCopy(u); ref != nil {
+		v[ownerKey] = ownerString(ref)
+	}
 	if p := viewProblem(u); p != nil {
-		readiness["problem"] = p
+		v[problemKey] = p
 	}
 	if u.GetGeneration() == 0 {
-		readiness[contentKey] = contentDigest(u)
+		v[contentKey] = contentDigest(u)
 	}
-	return &unstructured.Unstructured{Object: map[string]any{
-		"apiVersion": u.Object["apiVersion"], "kind": u.Object["kind"], "metadata": kept, viewKey: readiness,
-	}}
+	return &unstructured.Unstructured{Object: v}
+}
+
+// ownerString is what a view keeps of its controller owner reference:
+// what maps it to its owner, not the owner's UID.
+func ownerString(ref *metav1.OwnerReference) string {
+	return ref.APIVersion + "\x00" + ref.Kind + "\x00" + ref.Name
+}
+
+// ControllerOf is the controller owner reference of an object, or of its
+// view (which keeps the owner's API version, kind and name only); nil if
+// it has none.
+func ControllerOf(u *unstructured.Unstructured) *metav1.OwnerReference {
+	if !isView(u) {
+		return metav1.GetControllerOfNoCopy(u)
+	}
+	s, _ := u.Object[ownerKey].(string)
+	parts := strings.SplitN(s, "\x00", 3)
+	if len(parts) != 3 {
+		return nil
+	}
+	return &metav1.OwnerReference{APIVersion: parts[0], Kind: parts[1], Name: parts[2], Controller: ptr.To(true)}
+}
+
+// primaryAnnotations are the primary-resource annotations among ann, nil
+// for none.
+func primaryAnnotations(ann map[string]string) map[string]any {
+	var out map[string]any
+	for _, k := range []string{PrimaryResourceAnnotation, PrimaryResourceTypeAnnotation} {
+		if v, ok := ann[k]; ok {
+			if out == nil {
+				out = map[string]any{}
+			}
+			out[k] = v
+		}
+	}
+	return out
+}
+
+// metadataOf is metadataDigest of an object, or the one its view keeps.
+func metadataOf(obj metav1.Object) uint64 {
+	if u, ok := obj.(*unstructured.Unstructured); ok && isView(u) {
+		d, _ := u.Object[metadataKey].(int64)
+		return uint64(d)
+	}
+	return metadataDigest(obj)
+}
+
+// SameMetadata says whether two versions of an object (or their views) have
+// the same metadata but for what controllers other than Helm keep there
+// (see Bookkeeping) and what names the version.
+func SameMetadata(a, b *unstructured.Unstructured) bool {
+	return metadataOf(a) == metadataOf(b)
 }
 
 // viewProblem is what a view keeps of u's problem, nil when u is healthy.
@@ -110,11 +192,10 @@ func viewProblem(u *unstructured.Unstructured) map[string]any {
 // Problem is the health problem of an object or of its view, if it is not
 // healthy.
 func Problem(u *unstructured.Unstructured) (health.Problem, bool) {
-	r, ok := u.Object[viewKey].(map[string]any)
-	if !ok {
+	if !isView(u) {
 		return health.Object(u)
 	}
-	p, ok := r["problem"].(map[string]any)
+	p, ok := u.Object[problemKey].(map[string]any)
 	if !ok {
 		return health.Problem{}, false
 	}
@@ -126,11 +207,10 @@ func Problem(u *unstructured.Unstructured) (health.Problem, bool) {
 // podSelector is the selector of a workload's pods, from the workload or
 // from the view of one that is not healthy.
 func podSelector(u *unstructured.Unstructured) (labels.Selector, error) {
-	r, ok := u.Object[viewKey].(map[string]any)
-	if !ok {
+	if !isView(u) {
 		return health.PodSelector(u)
 	}
-	p, _ := r["problem"].(map[string]any)
+	p, _ := u.Object[problemKey].(map[string]any)
 	s, _ := p["podSelector"].(string)
 	if s == "" {
 		return nil, fmt.Errorf("the view of %s %s/%s keeps no pod selector", u.GetKind(), u.GetNamespace(), u.GetName())
@@ -149,9 +229,8 @@ func isView(u *unstructured.Unstructured) bool {
 
 // Readiness is the kstatus of an object or of its view, and why.
 func Readiness(u *unstructured.Unstructured) (status.Status, string) {
-	if r, ok := u.Object[viewKey].(map[string]any); ok {
-		st, _ := r["status"].(string)
-		msg, _ := r["message"].(string)
+	if st, ok := u.Object[viewKey].(string); ok {
+		msg, _ := u.Object[messageKey].(string)
 		return status.Status(st), msg
 	}
 	res, err := status.Compute(u)
@@ -214,8 +293,11 @@ func contentDigest(u *unstructured.Unstructured) string {
 	h := fnv.New64a()
 	for _, k := range slices.Sorted(maps.Keys(u.Object)) {
 		switch k {
-		case "apiVersion", "kind", "metadata", "status", viewKey:
+		case "apiVersion", "kind", "metadata", "status":
 			continue
+		}
+		if strings.HasPrefix(k, "chartpilot.") {
+			continue // a view's own
 		}
 		data, err := json.Marshal(u.Object[k]) // maps in key order
 		if err != nil {
@@ -232,8 +314,8 @@ func contentDigest(u *unstructured.Unstructured) string {
 // Content is the digest of all but the metadata and status of an object or
 // of its view, for kinds that count no generation; "" for other kinds.
 func Content(u *unstructured.Unstructured) string {
-	if r, ok := u.Object[viewKey].(map[string]any); ok {
-		c, _ := r[contentKey].(string)
+	if isView(u) {
+		c, _ := u.Object[contentKey].(string)
 		return c
 	}
 	if u.GetGeneration() != 0 {

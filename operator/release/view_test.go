@@ -1,6 +1,7 @@
 package release
 
 import (
+	"runtime"
 	"slices"
 	"testing"
 
@@ -11,6 +12,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/cli-runtime/pkg/resource"
+	"k8s.io/client-go/rest"
 	"sigs.k8s.io/cli-utils/pkg/kstatus/status"
 
 	"github.com/chartpilot/chartpilot/operator/health"
@@ -81,9 +83,20 @@ func TestViewTransform(t *testing.T) {
 			if !isView(v) || v.Object["spec"] != nil || v.Object["status"] != nil || v.GetManagedFields() != nil {
 				t.Errorf("not a view: %v", v.Object)
 			}
+			ref := ControllerOf(v)
 			if v.GetName() != "web" || v.GetNamespace() != "ns" || v.GetGeneration() != 2 || v.GetResourceVersion() != "7" ||
-				v.GetLabels()["app"] != "web" || len(v.GetOwnerReferences()) != 1 || v.GetKind() != "Deployment" {
+				ref == nil || ref.Name != "a" || ref.Kind != "App" || ref.APIVersion != "charts.example.com/v1" || v.GetKind() != "Deployment" {
 				t.Errorf("metadata lost: %v", v.Object)
+			}
+			// Labels, annotations, owner references and the UID are summed
+			// up or left out: a view holds only what a reconcile reads, in
+			// two small maps.
+			meta := v.Object["metadata"].(map[string]any)
+			if len(meta) != 4 || len(v.Object) > 8 {
+				t.Errorf("the view keeps more than it needs: %v", v.Object)
+			}
+			if !SameMetadata(v, deployment(2, 1)) {
+				t.Error("the view's metadata digest differs from the object's")
 			}
 			if st, _ := Readiness(v); st != status.CurrentStatus {
 				t.Errorf("readiness %s, want Current", st)
@@ -96,6 +109,18 @@ func TestViewTransform(t *testing.T) {
 			st, msg := Readiness(out.(*unstructured.Unstructured))
 			if st != status.InProgressStatus || msg == "" {
 				t.Errorf("readiness %s %q, want InProgress with a message", st, msg)
+			}
+		},
+	}, {
+		name: "a pod keeps its labels (its workload lists it by them); primary-resource annotations are kept",
+		in: &unstructured.Unstructured{Object: map[string]any{"apiVersion": "v1", "kind": "Pod", "metadata": map[string]any{
+			"name": "web-1", "namespace": "ns", "labels": map[string]any{"app": "web"},
+			"annotations": map[string]any{PrimaryResourceAnnotation: "ns/a", PrimaryResourceTypeAnnotation: "App.charts.example.com", "other": "x"},
+		}}},
+		check: func(t *testing.T, out any) {
+			v := out.(*unstructured.Unstructured)
+			if v.GetLabels()["app"] != "web" || len(v.GetAnnotations()) != 2 || v.GetAnnotations()[PrimaryResourceAnnotation] != "ns/a" {
+				t.Errorf("labels %v, annotations %v", v.GetLabels(), v.GetAnnotations())
 			}
 		},
 	}, {
@@ -130,11 +155,11 @@ func TestViewTransform(t *testing.T) {
 
 func TestUnchanged(t *testing.T) {
 	live := func(rv string, gen int64, app, revision string) *unstructured.Unstructured {
-		u := view(deployment(gen, 1))
+		u := deployment(gen, 1)
 		u.SetResourceVersion(rv)
 		u.SetLabels(map[string]string{"app": app})
 		u.SetAnnotations(map[string]string{"deployment.kubernetes.io/revision": revision})
-		return u
+		return view(u)
 	}
 	verified := func(u *unstructured.Unstructured) *desiredObject {
 		o := &desiredObject{}
@@ -158,7 +183,7 @@ func TestUnchanged(t *testing.T) {
 		{"a kind without generation, verified whole, then its status written", verified(hpaObject("7", 3, 1)), hpa("8", 3, 2), true},
 		{"a kind without generation whose content is unknown", verified(func() *unstructured.Unstructured {
 			u := hpa("7", 3, 1)
-			delete(u.Object[viewKey].(map[string]any), contentKey)
+			delete(u.Object, contentKey)
 			return u
 		}()), hpa("8", 3, 1), false},
 	}
@@ -267,5 +292,52 @@ func TestViewProblem(t *testing.T) {
 				t.Errorf("pod selector %q, want %q", sel, tt.wantSelector)
 			}
 		})
+	}
+}
+
+// The objects of releases share one dynamic client per resource and
+// namespace: a release in sync holds no client of its own per object.
+func TestResourceClientsShared(t *testing.T) {
+	c, err := NewClient(&rest.Config{Host: "https://127.0.0.1:1"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cms := schema.GroupVersionResource{Version: "v1", Resource: "configmaps"}
+	a, b := c.resource(cms, "a"), c.resource(cms, "a")
+	if a != b {
+		t.Error("two clients of configmaps in namespace a")
+	}
+	if c.resource(cms, "b") == a || c.resource(cms, "") == a {
+		t.Error("namespaces b or none share namespace a's client")
+	}
+	if c.resource(schema.GroupVersionResource{Version: "v1", Resource: "services"}, "a") == a {
+		t.Error("services share configmaps' client")
+	}
+}
+
+// What the cache holds per object of a release: its view, a fraction of
+// the object (measured on 1000 Deployments as the API server sends them).
+func TestViewHeldBytes(t *testing.T) {
+	heap := func() uint64 {
+		runtime.GC()
+		var m runtime.MemStats
+		runtime.ReadMemStats(&m)
+		return m.HeapAlloc
+	}
+	held := func(build func() any) float64 {
+		out := make([]any, 1000)
+		before := heap()
+		for i := range out {
+			out[i] = build()
+		}
+		n := heap() - before
+		runtime.KeepAlive(out)
+		return float64(n) / float64(len(out))
+	}
+	whole := held(func() any { return deployment(2, 1) })
+	viewed := held(func() any { return view(deployment(2, 1)) })
+	t.Logf("a Deployment: %.0f bytes, its view %.0f", whole, viewed)
+	if viewed > 1024 || viewed > whole/3 {
+		t.Errorf("a view holds %.0f bytes (the object %.0f): want under 1 KiB and a third of the object", viewed, whole)
 	}
 }

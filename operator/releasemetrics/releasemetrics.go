@@ -88,22 +88,11 @@ type Action struct {
 	Err  error
 }
 
-// Recorder records observations into its collectors.
+// Recorder records observations into its collector.
 type Recorder struct {
-	kind        string
-	repairName  string
-	reconciles  *prometheus.CounterVec
-	duration    *prometheus.HistogramVec
-	actions     *prometheus.CounterVec
-	revision    *prometheus.GaugeVec
-	ready       *prometheus.GaugeVec
-	drifted     *prometheus.GaugeVec
-	failed      *prometheus.GaugeVec
-	lastSuccess *prometheus.GaugeVec
-	repairs     *prometheus.CounterVec
-	unhealthy   *prometheus.GaugeVec
-	rollbacks   *prometheus.CounterVec
-	suspended   *prometheus.GaugeVec
+	kind       string
+	repairName string
+	c          *collector
 }
 
 // Options configure a Recorder.
@@ -113,8 +102,8 @@ type Options struct {
 	// RepairAction is the name of the action that repairs drift, counted
 	// apart in DriftRepairs.
 	RepairAction string
-	// Registerer registers the collectors; a collector already registered
-	// under the same name (several kinds in one process) is shared.
+	// Registerer registers the collector; one already registered (several
+	// kinds in one process) is shared.
 	Registerer prometheus.Registerer
 }
 
@@ -123,45 +112,14 @@ type Options struct {
 // on hooks or an unreachable API server up to minutes.
 var durationBuckets = []float64{0.1, 1, 10, 60}
 
-// New returns a Recorder whose collectors are registered with
+// New returns a Recorder whose collector is registered with
 // opts.Registerer.
 func New(opts Options) *Recorder {
-	cr := []string{LabelKind, LabelNamespace, LabelName}
-	with := func(extra ...string) []string { return append(append([]string(nil), cr...), extra...) }
-	reg := opts.Registerer
-	gauge := func(name, help string) *prometheus.GaugeVec {
-		return register(reg, prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: name, Help: help}, cr))
-	}
-	return &Recorder{
-		kind:       opts.Kind,
-		repairName: opts.RepairAction,
-		reconciles: register(reg, prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: Reconciles, Help: "Reconciles of a custom resource's release, by result (success or error).",
-		}, with(LabelResult))),
-		duration: register(reg, prometheus.NewHistogramVec(prometheus.HistogramOpts{
-			Name: ReconcileDuration, Help: "How long reconciles of a custom resource's release took.", Buckets: durationBuckets,
-		}, cr)),
-		actions: register(reg, prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: HelmActions, Help: "Helm actions run on a custom resource's release (install, upgrade, rollback, uninstall, unlock, repair), by result.",
-		}, with(LabelAction, LabelResult))),
-		revision:    gauge(Revision, "The revision of the release deployed now; 0 when none is."),
-		ready:       gauge(Ready, "1 when every object of the release is ready, else 0."),
-		drifted:     gauge(Drifted, "1 when the last reconcile found objects of the release changed in the cluster, else 0."),
-		failed:      gauge(Failed, "1 when the last reconcile of the release failed, else 0."),
-		lastSuccess: gauge(LastSuccessTimestamp, "Unix time of the last successful reconcile of the release."),
-		repairs: register(reg, prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: DriftRepairs, Help: "Drift repairs of the release: objects deleted or edited in the cluster restored.",
-		}, cr)),
-		unhealthy: gauge(UnhealthyObjects, "Objects of the release (and pods of its workloads) not healthy at the last reconcile."),
-		rollbacks: register(reg, prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: UnhealthyRollbacks, Help: "Automatic rollbacks of revisions of the release that regressed or were not healthy by their health deadline.",
-		}, cr)),
-		suspended: gauge(RepairSuspended, "1 while the repair of the release's drift is suspended: something else kept changing its objects; else 0."),
-	}
+	return &Recorder{kind: opts.Kind, repairName: opts.RepairAction, c: register(opts.Registerer, newCollector())}
 }
 
 // register registers c, or returns the collector already registered under
-// its name.
+// its names.
 func register[C prometheus.Collector](reg prometheus.Registerer, c C) C {
 	if err := reg.Register(c); err != nil {
 		var are prometheus.AlreadyRegisteredError
@@ -176,47 +134,34 @@ func register[C prometheus.Collector](reg prometheus.Registerer, c C) C {
 
 // Record records one reconcile of the CR key.
 func (r *Recorder) Record(key types.NamespacedName, o Observation) {
-	l := prometheus.Labels{LabelKind: r.kind, LabelNamespace: key.Namespace, LabelName: key.Name}
-	r.reconciles.With(withLabel(l, LabelResult, result(o.Err))).Inc()
-	r.duration.With(l).Observe(o.Duration.Seconds())
+	r.c.mu.Lock()
+	defer r.c.mu.Unlock()
+	s := r.c.state(crKey{r.kind, key.Namespace, key.Name})
+	if o.Err != nil {
+		s.errors++
+	} else {
+		s.successes++
+		s.lastSuccess, s.succeeded = float64(o.At.UnixNano())/1e9, true
+	}
+	s.observe(o.Duration.Seconds())
 	for _, a := range o.Actions {
-		r.actions.With(withLabel(withLabel(l, LabelAction, a.Name), LabelResult, result(a.Err))).Inc()
+		s.countAction(a.Name, result(a.Err))
 		if a.Name == r.repairName && a.Err == nil {
-			r.repairs.With(l).Inc()
+			s.repairs++
 		}
 	}
-	// A CR seen once has every series, so an alert on a rate or an absent
-	// repair has a zero to start from.
-	r.repairs.With(l).Add(0)
-	r.rollbacks.With(l).Add(float64(o.UnhealthyRollbacks))
-	r.revision.With(l).Set(float64(o.Revision))
-	r.ready.With(l).Set(bit(o.Ready))
-	r.drifted.With(l).Set(bit(o.Drifted))
-	r.suspended.With(l).Set(bit(o.RepairSuspended))
-	r.failed.With(l).Set(bit(o.Err != nil || o.HeldBack))
-	r.unhealthy.With(l).Set(float64(o.Unhealthy))
-	if o.Err == nil {
-		r.lastSuccess.With(l).Set(float64(o.At.UnixNano()) / 1e9)
-	}
+	s.rollbacks += float64(o.UnhealthyRollbacks)
+	s.revision = float64(o.Revision)
+	s.ready, s.drifted, s.suspended = o.Ready, o.Drifted, o.RepairSuspended
+	s.failed = o.Err != nil || o.HeldBack
+	s.unhealthy = float64(o.Unhealthy)
 }
 
 // Forget deletes the series of a CR that is gone.
 func (r *Recorder) Forget(key types.NamespacedName) {
-	l := prometheus.Labels{LabelKind: r.kind, LabelNamespace: key.Namespace, LabelName: key.Name}
-	for _, v := range []interface{ DeletePartialMatch(prometheus.Labels) int }{
-		r.reconciles, r.duration, r.actions, r.revision, r.ready, r.drifted, r.failed, r.lastSuccess, r.repairs, r.unhealthy, r.rollbacks, r.suspended,
-	} {
-		v.DeletePartialMatch(l)
-	}
-}
-
-func withLabel(l prometheus.Labels, k, v string) prometheus.Labels {
-	out := make(prometheus.Labels, len(l)+1)
-	for lk, lv := range l {
-		out[lk] = lv
-	}
-	out[k] = v
-	return out
+	r.c.mu.Lock()
+	defer r.c.mu.Unlock()
+	delete(r.c.crs, crKey{r.kind, key.Namespace, key.Name})
 }
 
 func result(err error) string {

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"runtime"
 	"strings"
 	"testing"
 	"time"
@@ -159,4 +160,30 @@ func countSeries(t *testing.T, reg *prometheus.Registry) int {
 		t.Fatal(err)
 	}
 	return n
+}
+
+// What the series of a CR hold in memory between scrapes: its numbers, not
+// its series (8 KiB per CR as the client library's vectors).
+func TestHeldPerCR(t *testing.T) {
+	r := newRecorder(prometheus.NewRegistry())
+	keys := make([]types.NamespacedName, 1000)
+	for i := range keys {
+		keys[i] = types.NamespacedName{Namespace: "team", Name: fmt.Sprintf("app-%04d", i)}
+	}
+	heap := func() uint64 {
+		runtime.GC()
+		var m runtime.MemStats
+		runtime.ReadMemStats(&m)
+		return m.HeapAlloc
+	}
+	before := heap()
+	for _, key := range keys {
+		r.Record(key, Observation{Duration: 300 * time.Millisecond, Actions: []Action{{Name: "install"}}, Revision: 1, Ready: true, At: time.Now()})
+	}
+	perCR := float64(heap()-before) / float64(len(keys))
+	t.Logf("%.0f bytes per CR", perCR)
+	if perCR > 1024 {
+		t.Errorf("%.0f bytes held per CR, want under 1 KiB", perCR)
+	}
+	runtime.KeepAlive(r)
 }
