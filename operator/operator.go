@@ -244,10 +244,17 @@ func New(opts Options) (manager.Manager, error) {
 	default:
 		clientOpts = append(clientOpts, release.WithPodReader(mgr.GetClient()))
 	}
+	// Every Helm record of the namespaces, so that an install need not list
+	// them to prove its name free; ours carry the managed label.
+	records, err := release.NewRecordIndex(opts.Config, opts.Namespaces)
+	if err != nil {
+		return nil, err
+	}
+	if err := mgr.Add(records); err != nil {
+		return nil, err
+	}
 	helm, err := release.NewClient(opts.Config, append(clientOpts,
-		// Release records carry the managed label, so the cache's metadata
-		// informer on Secrets indexes them.
-		release.WithRecordIndex(mgr.GetCache(), map[string]string{reconciler.ManagedLabel: "true"}),
+		release.WithRecordIndex(records, map[string]string{reconciler.ManagedLabel: "true"}),
 		release.WithLog(func(format string, args ...any) { opts.Log.V(2).Info(fmt.Sprintf(format, args...)) }))...)
 	if err != nil {
 		return nil, err
