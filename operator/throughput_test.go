@@ -1,6 +1,7 @@
 package operator
 
 import (
+	"context"
 	"fmt"
 	"maps"
 	"net/http"
@@ -8,6 +9,9 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
+	"time"
+
+	"github.com/go-logr/logr"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/rest"
@@ -104,5 +108,66 @@ func TestInstallRequests(t *testing.T) {
 		if _, ok := want[k]; !ok {
 			t.Errorf("%s: %d requests for %d installs, want none", k, got[k], installs)
 		}
+	}
+}
+
+// runOperator runs an operator for the App kind until the returned stop is
+// called (or the test ends).
+func runOperator(t *testing.T) (stop func()) {
+	t.Helper()
+	w := appWatch(t, "testdata/charts/app")
+	mgr, err := New(Options{Config: restConfig, Watches: []watches.Watch{w}, MetricsBindAddress: "0", HealthProbeBindAddress: "0",
+		MaxConcurrentReconciles: 4, Log: logr.Discard(), SkipNameValidation: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- mgr.Start(ctx) }()
+	var once sync.Once
+	stop = func() {
+		once.Do(func() {
+			cancel()
+			if err := <-done; err != nil {
+				t.Errorf("operator: %v", err)
+			}
+		})
+	}
+	t.Cleanup(stop)
+	return stop
+}
+
+// After a start (or a takeover), a CR that changed while no operator ran is
+// reconciled before the first checks of the CRs whose status says they are
+// settled (deferred, or queued by the watches of dependent objects that the
+// changed CR's reconcile starts), and those checks still find what changed
+// in the cluster meanwhile: here a ConfigMap of a settled release, deleted
+// while no operator ran, is restored after the changed CR is upgraded.
+func TestStartServesChangedCRsFirst(t *testing.T) {
+	clustertest.SkipIfShort(t)
+	e := newEnv(t)
+	ns := e.namespace()
+	stop := runOperator(t)
+	for _, name := range []string{"settled", "changed"} {
+		e.createApp(ns, name, map[string]any{"greeting": "hi"}, nil)
+	}
+	for _, name := range []string{"settled", "changed"} {
+		e.waitCondition(ns, name, reconciler.TypeReady, metav1.ConditionTrue, "")
+	}
+	stop()
+
+	ctx := context.Background()
+	if err := e.cs.CoreV1().ConfigMaps(ns).Delete(ctx, "settled-config", metav1.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	e.patchApp(ns, "changed", map[string]any{"spec": map[string]any{"greeting": "new"}})
+	started := time.Now()
+	runOperator(t)
+	upgraded := e.waitConfigMap(ns, "changed-config", "new")
+	restored := e.waitConfigMap(ns, "settled-config", "hi")
+	t.Logf("after the start: the changed CR upgraded in %s, the settled one's drift repaired in %s",
+		upgraded.Sub(started).Round(time.Millisecond), restored.Sub(started).Round(time.Millisecond))
+	if !upgraded.Before(restored) {
+		t.Errorf("the settled CR was checked (%s) before the changed one was upgraded (%s)", restored.Sub(started), upgraded.Sub(started))
 	}
 }

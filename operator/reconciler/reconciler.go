@@ -124,6 +124,7 @@ type Reconciler struct {
 	retries     retries
 	drifts      drifts
 	overwritten overwritten
+	firstPass   firstPass
 }
 
 // New returns a Reconciler.
@@ -147,6 +148,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reco
 			r.retries.forget(req.NamespacedName)
 			r.drifts.forget(req.NamespacedName)
 			r.overwritten.forget(req.NamespacedName)
+			r.firstPass.forget(req.NamespacedName)
 			r.forgetMetrics(req.NamespacedName)
 		}
 		return reconcile.Result{}, client.IgnoreNotFound(err)
@@ -198,6 +200,10 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reco
 		relReq.PostRenderDigest = scaling.Digest()
 	}
 	attempt := attemptKey(relReq.Digest(), obj.GetAnnotations())
+	if r.firstPass.first(req.NamespacedName) && settled(before, gen, relReq.Digest()) {
+		log.V(1).Info("settled as asked: checked later, after the CRs that changed")
+		return reconcile.Result{RequeueAfter: r.firstPass.delay()}, nil
+	}
 	if wait := r.retries.wait(req.NamespacedName, attempt, r.opts.Now()); wait > 0 {
 		// The same attempt failed a moment ago: an event of the release's
 		// objects does not make it worth repeating before its time.
