@@ -320,6 +320,7 @@ func measure(b *testing.B, c *cluster.Cluster, dyn dynamic.Interface, op operato
 	}
 
 	if deployOnly() {
+		b.Logf("%s, %d CRs: deployed in %s (%.1f CRs/s, %.1f API requests per CR)", op.name, crs, deploy.Round(100*time.Millisecond), float64(crs)/deploy.Seconds(), deployRequests)
 		return result{crs: crs, deploy: deploy, deployRequests: deployRequests, deployCPU: deployCPU, clusterCPU: clusterCPU}
 	}
 	// Steady state: every workload available (readiness no longer changes,
