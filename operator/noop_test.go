@@ -236,9 +236,9 @@ func TestInstallListsNoRecords(t *testing.T) {
 	cfg.WrapTransport = func(rt http.RoundTripper) http.RoundTripper {
 		return countingTransport{next: rt, n: &listings, match: secretListing}
 	}
-	startOperator(t, func(o *Options, _ *watches.Watch) { o.Config = cfg })
 	e := newEnv(t)
 	ns := e.namespace()
+	startOperator(t, func(o *Options, _ *watches.Watch) { o.Config, o.Namespaces = cfg, []string{ns} })
 	e.createApp(ns, "warm", map[string]any{"greeting": "hi"}, nil) // the informers start
 	e.waitCondition(ns, "warm", reconciler.TypeReady, metav1.ConditionTrue, "")
 	const installs = 5

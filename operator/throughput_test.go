@@ -66,9 +66,10 @@ func TestInstallRequests(t *testing.T) {
 			return on.Load() && counted.add(r)
 		}}
 	}
-	startOperator(t, func(o *Options, _ *watches.Watch) { o.Config = cfg })
 	e := newEnv(t)
 	ns := e.namespace()
+	// Only this namespace: the CRs other tests leave are not counted.
+	startOperator(t, func(o *Options, _ *watches.Watch) { o.Config, o.Namespaces = cfg, []string{ns} })
 	e.createApp(ns, "warm", map[string]any{"greeting": "hi"}, nil) // the informers start
 	e.waitCondition(ns, "warm", reconciler.TypeReady, metav1.ConditionTrue, "")
 	waitSettled(t, &n)
@@ -111,12 +112,12 @@ func TestInstallRequests(t *testing.T) {
 	}
 }
 
-// runOperator runs an operator for the App kind until the returned stop is
-// called (or the test ends).
-func runOperator(t *testing.T) (stop func()) {
+// runOperator runs an operator for the App kind in namespace ns until the
+// returned stop is called (or the test ends).
+func runOperator(t *testing.T, ns string) (stop func()) {
 	t.Helper()
 	w := appWatch(t, "testdata/charts/app")
-	mgr, err := New(Options{Config: restConfig, Watches: []watches.Watch{w}, MetricsBindAddress: "0", HealthProbeBindAddress: "0",
+	mgr, err := New(Options{Config: restConfig, Watches: []watches.Watch{w}, Namespaces: []string{ns}, MetricsBindAddress: "0", HealthProbeBindAddress: "0",
 		MaxConcurrentReconciles: 4, Log: logr.Discard(), SkipNameValidation: true})
 	if err != nil {
 		t.Fatal(err)
@@ -147,7 +148,7 @@ func TestStartServesChangedCRsFirst(t *testing.T) {
 	clustertest.SkipIfShort(t)
 	e := newEnv(t)
 	ns := e.namespace()
-	stop := runOperator(t)
+	stop := runOperator(t, ns)
 	for _, name := range []string{"settled", "changed"} {
 		e.createApp(ns, name, map[string]any{"greeting": "hi"}, nil)
 	}
@@ -162,7 +163,7 @@ func TestStartServesChangedCRsFirst(t *testing.T) {
 	}
 	e.patchApp(ns, "changed", map[string]any{"spec": map[string]any{"greeting": "new"}})
 	started := time.Now()
-	runOperator(t)
+	runOperator(t, ns)
 	upgraded := e.waitConfigMap(ns, "changed-config", "new")
 	restored := e.waitConfigMap(ns, "settled-config", "hi")
 	t.Logf("after the start: the changed CR upgraded in %s, the settled one's drift repaired in %s",
