@@ -68,12 +68,25 @@ func TestLeaderTakeover(t *testing.T) {
 		t.Errorf("the standby sent %.0f requests per minute, want at most %.0f", perMin, limit)
 	}
 
+	// With other CRs, two of those queued last (in name order, as the
+	// informer lists them) change too: one just before the kill, which the
+	// leader may not have reconciled, and one after it.
+	changedBefore, changedAfter := "", ""
+	if others >= 2 {
+		changedBefore, changedAfter = "other"+strconv.Itoa(others-2), "other"+strconv.Itoa(others-1)
+	}
 	var takeovers []time.Duration
 	for i := range kills {
 		greeting := "kill-" + strconv.Itoa(i)
+		if changedBefore != "" {
+			e.patchApp(ns, changedBefore, map[string]any{"spec": map[string]any{"greeting": greeting}})
+		}
 		killed := time.Now()
 		leader.kill()
 		e.patchApp(ns, "ha", map[string]any{"spec": map[string]any{"greeting": greeting}})
+		if changedAfter != "" {
+			e.patchApp(ns, changedAfter, map[string]any{"spec": map[string]any{"greeting": greeting}})
+		}
 		reconciled := e.waitConfigMap(ns, "ha-0", greeting)
 		elected := standby.read().Elected
 		took := reconciled.Sub(killed)
@@ -82,6 +95,13 @@ func TestLeaderTakeover(t *testing.T) {
 			i, elected.Sub(killed).Round(time.Millisecond), took.Round(time.Millisecond))
 		if took >= 15*time.Second {
 			t.Errorf("kill %d: reconciling resumed %s after the kill, want under 15 s", i, took)
+		}
+		if changedAfter != "" {
+			late := e.waitConfigMap(ns, changedAfter+"-0", greeting).Sub(killed)
+			early := e.waitConfigMap(ns, changedBefore+"-0", greeting).Sub(killed)
+			pass := firstPass(t, standby, others+1).Sub(killed)
+			t.Logf("kill %d, %d CRs: a CR queued last and changed after the kill reconciled %s after it, one changed just before %s; the first pass over all CRs ended %s after the kill",
+				i, others+1, late.Round(time.Millisecond), early.Round(time.Millisecond), pass.Round(time.Millisecond))
 		}
 		// The killed replica comes back, as the standby.
 		leader, standby = standby, startOperatorProcess(t, po)
@@ -121,4 +141,17 @@ func electLeader(t *testing.T, a, b *operatorProcess) (leader, standby *operator
 	}
 	t.Fatalf("no leader with a standby ready: %+v, %+v", ra, rb)
 	return nil, nil
+}
+
+// firstPass waits until a new leader has reconciled crs CRs (a reconcile
+// of each, its first pass), and returns when it saw that.
+func firstPass(t *testing.T, p *operatorProcess, crs int) time.Time {
+	t.Helper()
+	for deadline := time.Now().Add(10 * time.Minute); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
+		if p.read().Reconciles >= crs {
+			return time.Now()
+		}
+	}
+	t.Fatalf("the new leader did not reconcile %d CRs within 10 minutes: %+v", crs, p.read())
+	return time.Time{}
 }

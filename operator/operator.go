@@ -257,10 +257,19 @@ func New(opts Options) (manager.Manager, error) {
 	default:
 		clientOpts = append(clientOpts, release.WithPodReader(mgr.GetClient()))
 	}
+	// Every Helm record of the namespaces, so that an install need not list
+	// them to prove its name free; ours carry the managed label.
+	records, err := release.NewRecordIndex(opts.Config, opts.Namespaces)
+	if err != nil {
+		return nil, err
+	}
+	if err := mgr.Add(records); err != nil {
+		return nil, err
+	}
 	helm, err := release.NewClient(opts.Config, append(clientOpts,
-		// Release records carry the managed label, so the cache's metadata
-		// informer on Secrets indexes them.
-		release.WithRecordIndex(mgr.GetCache(), managedLabels(opts.Shard)),
+		// Records this operator writes carry the managed label and its
+		// shard's; records without them are read from the API server.
+		release.WithRecordIndex(records, managedLabels(opts.Shard)),
 		release.WithLog(func(format string, args ...any) { opts.Log.V(2).Info(fmt.Sprintf(format, args...)) }))...)
 	if err != nil {
 		return nil, err

@@ -173,7 +173,9 @@ type roundTripperFunc func(*http.Request) (*http.Response, error)
 func (f roundTripperFunc) RoundTrip(req *http.Request) (*http.Response, error) { return f(req) }
 
 // resourceOf names the resource of an API path: /api/v1/namespaces/ns/secrets/x
-// is secrets, /apis/coordination.k8s.io/v1/namespaces/ns/leases/x leases.
+// is secrets, /apis/coordination.k8s.io/v1/namespaces/ns/leases/x leases,
+// and a subresource follows: /apis/g/v1/namespaces/ns/apps/x/status is
+// apps/status.
 func resourceOf(path string) string {
 	parts := strings.Split(strings.Trim(path, "/"), "/")
 	switch {
@@ -187,10 +189,13 @@ func resourceOf(path string) string {
 	if len(parts) >= 3 && parts[0] == "namespaces" {
 		parts = parts[2:]
 	}
-	if len(parts) == 0 {
+	switch len(parts) {
+	case 0:
 		return path
+	case 1, 2:
+		return parts[0]
 	}
-	return parts[0]
+	return parts[0] + "/" + parts[2]
 }
 
 // loop writes the report every 50 ms while it changes, until ctx ends.

@@ -3,17 +3,31 @@
 // Deployed, resident memory, and the CPU and API requests the operator spends
 // once everything is deployed; and the floor, the time the same objects, a
 // release record per CR and the Deployed condition take when one client
-// creates them directly at the same concurrency (the operators' times are
-// also given as a multiple of it). Run it with
+// creates them directly at the same concurrency. Run it with
 //
 //	go test -run '^$' -bench . -benchtime 1x -timeout 60m ./operator/bench/
 //
 // and set CHARTPILOT_PEER_HELM_OPERATOR to a helm-operator binary (built from
 // tools/peers) to measure the peer in the same run; CHARTPILOT_BENCH_CRS
 // chooses the CR counts (default 200,1000). chartpilot runs as the operator
-// image runs it: cmd/chartpilot-operator, built with CGO_ENABLED=0. With
-// CHARTPILOT_BENCH_PROFILES set to a directory, it serves Go's profiles and
-// its heap profile at the end of each measure is written there.
+// image runs it: cmd/chartpilot-operator, built with CGO_ENABLED=0.
+//
+// The floor is measured before and after each operator's measure, and the
+// operator's time is given as a multiple of the mean of the two: the
+// machines this runs on are shared, and the two floors say how much the
+// load changed meanwhile. CHARTPILOT_BENCH_ROUNDS alternates the measures
+// that many times; the median multiple counts. Each measure starts on a
+// cluster that has finished deleting the last one's namespace, waits for
+// Deployed by watching the CRs (no polling LIST), and logs the CPU the
+// operator and each cluster component spent until all were Deployed, and
+// the API server's requests per CR by verb and resource with the seconds it
+// spent on them. CHARTPILOT_BENCH_DEPLOY_ONLY ends each measure there,
+// without the idle minute and the memory.
+//
+// With CHARTPILOT_BENCH_PROFILES set to a directory, chartpilot serves Go's
+// profiles: its CPU profile until all CRs are Deployed is written there in
+// 5-second pieces (read them together: go tool pprof -top DIR/chartpilot-200-*.cpu.pb.gz),
+// and its heap profile at the end of each measure.
 //
 // Idle is free: in the minute measured once every workload is available,
 // chartpilot may only renew its informers' watches (each every 5 to 10

@@ -89,6 +89,7 @@ func measureFloor(b *testing.B, c *cluster.Cluster, f *floor, crs int) time.Dura
 			}
 		}()
 	}
+	clusterBefore, serverBefore := takeClusterCPU(b, c), takeServerRequests(b, c)
 	b.ResetTimer()
 	began := time.Now()
 	createCRs(b, f.dyn, ns, crs, 0, func(u *unstructured.Unstructured) { queue <- u })
@@ -104,6 +105,9 @@ func measureFloor(b *testing.B, c *cluster.Cluster, f *floor, crs int) time.Dura
 	if err != nil {
 		b.Fatalf("floor: not all CRs Deployed: %v", err)
 	}
+	clusterCPU, byComponent := takeClusterCPU(b, c).since(clusterBefore)
+	b.Logf("floor, %d CRs: cluster CPU to deploy %.1f s (%s)", crs, clusterCPU, byComponent)
+	b.Logf("floor, %d CRs: the API server's requests: %s", crs, takeServerRequests(b, c).since(serverBefore, crs))
 	return took
 }
 

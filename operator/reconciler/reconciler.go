@@ -57,6 +57,11 @@ const (
 // Go duration; "0s" turns the health gate off for the CR).
 const AnnotationHealthDeadline = "chartpilot/health-deadline"
 
+// staleRequeue is how soon a reconcile that read a CR from before this
+// reconciler's last write to it looks again: the cache is milliseconds
+// behind.
+const staleRequeue = 100 * time.Millisecond
+
 // notReadyRequeue re-checks readiness while objects are getting ready, in
 // case no watch event comes (dependent watches disabled).
 const notReadyRequeue = 15 * time.Second
@@ -124,6 +129,8 @@ type Reconciler struct {
 	chartScales bool
 	retries     retries
 	drifts      drifts
+	overwritten overwritten
+	firstPass   firstPass
 }
 
 // New returns a Reconciler.
@@ -146,9 +153,16 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reco
 		if apierrors.IsNotFound(err) {
 			r.retries.forget(req.NamespacedName)
 			r.drifts.forget(req.NamespacedName)
+			r.overwritten.forget(req.NamespacedName)
+			r.firstPass.forget(req.NamespacedName)
 			r.forgetMetrics(req.NamespacedName)
 		}
 		return reconcile.Result{}, client.IgnoreNotFound(err)
+	}
+	if r.overwritten.stale(req.NamespacedName, obj.GetResourceVersion()) {
+		// The cache has yet to show this reconciler's last write: look
+		// again once it does (a status write queues no event).
+		return reconcile.Result{RequeueAfter: staleRequeue}, nil
 	}
 	if !r.opts.Watch.LabelSelector.Matches(labels.Set(obj.GetLabels())) {
 		return reconcile.Result{}, nil
@@ -163,9 +177,11 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reco
 	}
 	if !controllerutil.ContainsFinalizer(obj, Finalizer) {
 		controllerutil.AddFinalizer(obj, Finalizer)
+		from := obj.GetResourceVersion()
 		if err := r.opts.Client.Update(ctx, obj); err != nil {
 			return reconcile.Result{}, fmt.Errorf("adding finalizer: %w", err)
 		}
+		r.overwritten.wrote(req.NamespacedName, from)
 	}
 
 	before := statusOf(obj)
@@ -190,6 +206,10 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reco
 		relReq.PostRenderDigest = joinDigests(relReq.PostRenderDigest, scaling.Digest())
 	}
 	attempt := attemptKey(relReq.Digest(), obj.GetAnnotations())
+	if r.firstPass.first(req.NamespacedName) && settled(before, gen, relReq.Digest()) {
+		log.V(1).Info("settled as asked: checked later, after the CRs that changed")
+		return reconcile.Result{RequeueAfter: r.firstPass.delay()}, nil
+	}
 	if wait := r.retries.wait(req.NamespacedName, attempt, r.opts.Now()); wait > 0 {
 		// The same attempt failed a moment ago: an event of the release's
 		// objects does not make it worth repeating before its time.
@@ -398,7 +418,11 @@ func (r *Reconciler) writeStatus(ctx context.Context, obj *unstructured.Unstruct
 	cur := obj.DeepCopy()
 	return retry.RetryOnConflict(retry.DefaultBackoff, func() error {
 		cur.Object["status"] = m
+		from := cur.GetResourceVersion()
 		err := r.opts.Client.Status().Update(ctx, cur)
+		if err == nil {
+			r.overwritten.wrote(client.ObjectKeyFromObject(obj), from)
+		}
 		if !apierrors.IsConflict(err) {
 			return client.IgnoreNotFound(err)
 		}

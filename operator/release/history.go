@@ -17,15 +17,18 @@ import (
 )
 
 // WithRecordIndex lets Observe read a release's history from r (an informer
-// cache of Secret metadata) instead of listing and decoding every revision
-// from the API server each time: a reconcile of a release in sync then costs
-// no request and no decoding. Every record this client writes carries
-// recordLabels, and r must hold the metadata of the Secrets so labelled.
+// cache of Secret metadata, a RecordIndex) instead of listing and decoding
+// every revision from the API server each time: a reconcile of a release in
+// sync then costs no request and no decoding, and the install of a new
+// release no LIST. Every record this client writes carries recordLabels; r
+// must hold the metadata of every Helm release record of the namespaces
+// (label owner=helm), other tools' too, so that a name it shows no record
+// of has none.
 //
 // What this process wrote is seen at once, before the index shows it
-// (read-your-writes). When the index shows no deployed revision (a new
-// release, or one written by Helm or operator-sdk), Observe asks the API
-// server.
+// (read-your-writes). When the index shows records of the release without
+// recordLabels (written by Helm or operator-sdk), or none deployed, Observe
+// asks the API server.
 func WithRecordIndex(r client.Reader, recordLabels map[string]string) ClientOption {
 	return func(c *Client) {
 		c.records = r
@@ -104,28 +107,22 @@ func (c *Client) forget(rel types.NamespacedName) {
 }
 
 // history returns the revisions of a release: the index's, overlaid with
-// what this process wrote that the index does not show yet. Only when that
-// view has no deployed revision (a new release, or one deployed by another
-// tool whose records lack our labels) is the API server asked.
+// what this process wrote that the index does not show yet. The API server
+// is asked only when the index shows records of another tool (without our
+// labels) or when that view has records but none deployed.
 func (c *Client) history(ctx context.Context, namespace, name string) ([]*helmrelease.Release, error) {
 	cfg := c.actionConfig(namespace)
 	if c.records == nil {
 		return cfg.Releases.History(name)
 	}
 	d := c.driver(namespace)
-	list := &metav1.PartialObjectMetadataList{}
-	list.SetGroupVersionKind(secretListGVK)
-	sel := client.MatchingLabels{"owner": "helm", "name": name}
-	for k, v := range c.recordLabels {
-		sel[k] = v
-	}
-	if err := c.records.List(ctx, list, client.InNamespace(namespace), sel); err != nil {
+	view, foreign, err := c.indexed(ctx, namespace, name)
+	if err != nil {
 		c.log("listing the records of release %s/%s from the index: %v", namespace, name, err)
 		return d.query(labels.Set{"owner": "helm", "name": name})
 	}
-	view := make(map[string]cachedRecord, len(list.Items))
-	for _, m := range list.Items {
-		view[m.Name] = cachedRecord{resourceVersion: m.ResourceVersion}
+	if foreign {
+		return d.query(labels.Set{"owner": "helm", "name": name})
 	}
 	for key, w := range d.writes.overlay(name, view) {
 		if w.release == nil {
@@ -153,10 +150,37 @@ func (c *Client) history(ctx context.Context, namespace, name string) ([]*helmre
 		deployed = deployed || (r.release.Info != nil && r.release.Info.Status == helmrelease.StatusDeployed)
 	}
 	c.cache.keep(rel, view)
+	if len(out) == 0 {
+		// The index holds every Helm record of the namespace: none of
+		// this name means no release, which Helm's own check of the name
+		// asks again right after (see absent).
+		d.markAbsent(name)
+		return nil, nil
+	}
 	if !deployed {
 		return d.releaseRecords(name)
 	}
 	return out, nil
+}
+
+// indexed returns the records of a release the index shows, by key, and
+// whether some of them were written by another tool (they lack our labels).
+func (c *Client) indexed(ctx context.Context, namespace, name string) (map[string]cachedRecord, bool, error) {
+	list := &metav1.PartialObjectMetadataList{}
+	list.SetGroupVersionKind(secretListGVK)
+	sel := client.MatchingLabels{"name": name}
+	maps.Copy(sel, recordOwnerLabel)
+	if err := c.records.List(ctx, list, client.InNamespace(namespace), sel); err != nil {
+		return nil, false, err
+	}
+	view := make(map[string]cachedRecord, len(list.Items))
+	for _, m := range list.Items {
+		if !labels.SelectorFromSet(c.recordLabels).Matches(labels.Set(m.Labels)) {
+			return nil, true, nil
+		}
+		view[m.Name] = cachedRecord{resourceVersion: m.ResourceVersion}
+	}
+	return view, false, nil
 }
 
 // writeLog remembers, per release and record key, what this process wrote

@@ -2,18 +2,18 @@ package release
 
 import (
 	"context"
+	"fmt"
 	"maps"
 	"net/http"
 	"slices"
+	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
 
 	helmrelease "helm.sh/helm/v3/pkg/release"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/client-go/rest"
-	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/chartpilot/chartpilot/cluster/clustertest"
@@ -90,7 +90,7 @@ func indexedFixture(t *testing.T) (*fixture, *frozenIndex, *atomic.Int64) {
 	f := newFixture(t)
 	ctx, cancel := context.WithCancel(context.Background())
 	t.Cleanup(cancel)
-	informers, err := cache.New(restConfig, cache.Options{DefaultLabelSelector: labels.SelectorFromSet(indexLabels)})
+	informers, err := NewRecordIndex(restConfig, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -252,5 +252,63 @@ func TestRecordIndexUnlockKeepsRevision(t *testing.T) {
 	}
 	if len(got.Chart.Templates) == 0 || got.Config["greeting"] != "two" {
 		t.Errorf("unlocked revision %d lost its chart templates (%d) or values (%v)", got.Version, len(got.Chart.Templates), got.Config)
+	}
+}
+
+// The install of a new release sends no LIST of the namespace's Secrets:
+// the index holds every Helm record of the namespace, so one that shows no
+// record of the name proves the release absent, for Observe and for Helm's
+// own check of the name.
+func TestRecordIndexInstallListsNothing(t *testing.T) {
+	clustertest.SkipIfShort(t)
+	f, _, _ := indexedFixture(t)
+	var lists atomic.Int64
+	cfg := rest.CopyConfig(restConfig)
+	cfg.WrapTransport = func(rt http.RoundTripper) http.RoundTripper {
+		return roundTripFunc(func(r *http.Request) (*http.Response, error) {
+			if r.Method == http.MethodGet && strings.HasSuffix(r.URL.Path, "/secrets") {
+				lists.Add(1)
+			}
+			return rt.RoundTrip(r)
+		})
+	}
+	var err error
+	if f.client, err = NewClient(cfg, WithRecordIndex(f.client.records, indexLabels)); err != nil {
+		t.Fatal(err)
+	}
+	for i := range 3 {
+		req := f.request(map[string]any{"greeting": "hi"})
+		req.Name = fmt.Sprintf("app-%d", i)
+		f.mustReconcile(req, ActionInstall)
+	}
+	if n := lists.Load(); n != 0 {
+		t.Errorf("3 installs listed Secrets %d times, want 0", n)
+	}
+}
+
+// A release of another tool whose first revisions were pruned (Helm keeps
+// the last 10 by default) is found and upgraded, not installed over: a
+// check of the first revision's record alone would have missed it.
+func TestRecordIndexPrunedForeignRelease(t *testing.T) {
+	clustertest.SkipIfShort(t)
+	f, _, _ := indexedFixture(t)
+	plain, err := NewClient(restConfig)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, g := range []string{"one", "two", "three"} {
+		if _, err := plain.Reconcile(context.Background(), f.request(map[string]any{"greeting": g})); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := f.cs.CoreV1().Secrets(f.ns).Delete(context.Background(), "sh.helm.release.v1.app.v1", metav1.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	res := f.mustReconcile(f.request(map[string]any{"greeting": "four"}), ActionUpgrade)
+	if res.State.Deployed.Version != 4 {
+		t.Errorf("revision %d deployed, want 4: the release was not upgraded from its history", res.State.Deployed.Version)
+	}
+	if f.greeting() != "four" {
+		t.Errorf("greeting %q, want four", f.greeting())
 	}
 }

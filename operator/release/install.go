@@ -34,11 +34,11 @@ func (a install) Run(ctx context.Context, req *Request, st State) error {
 	if req.DryRun == "server" {
 		try := newInstall()
 		try.DryRun, try.DryRunOption = true, req.DryRun
-		if _, err := try.RunWithContext(ctx, req.Chart, req.Values); err != nil {
+		if _, err := try.RunWithContext(ctx, forAction(req.Chart), req.Values); err != nil {
 			return fmt.Errorf("%w: %w (server dry run): %w", ErrInstallFailed, ErrNothingChanged, err)
 		}
 	}
-	if _, err := newInstall().RunWithContext(ctx, req.Chart, req.Values); err != nil {
+	if _, err := newInstall().RunWithContext(ctx, forAction(req.Chart), req.Values); err != nil {
 		return a.c.failed(ErrInstallFailed, req, st, err)
 	}
 	return nil

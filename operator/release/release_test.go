@@ -561,3 +561,28 @@ func TestForcedRollbackKeepsABoundClaim(t *testing.T) {
 		t.Errorf("the forced rollback did not fail as it does on a cluster: the test proves nothing (log %q)", logged)
 	}
 }
+
+// One parsed chart serves every release of a watch: a release whose values
+// disable a subchart leaves it in the chart for the next (Helm removes
+// disabled subcharts from the chart it is given), and in either order.
+func TestChartSharedAcrossReleases(t *testing.T) {
+	f := newFixture(t)
+	shared, err := loader.Load("testdata/charts/parent")
+	if err != nil {
+		t.Fatal(err)
+	}
+	install := func(name string, sub bool) {
+		t.Helper()
+		req := &Request{Name: name, Namespace: f.ns, Chart: shared, Values: map[string]any{"sub": map[string]any{"enabled": sub}}, Timeout: time.Minute}
+		f.mustReconcile(req, ActionInstall)
+		_, err := f.cs.CoreV1().ConfigMaps(f.ns).Get(context.Background(), name+"-sub", metav1.GetOptions{})
+		if got := err == nil; got != sub {
+			t.Errorf("release %s, subchart enabled %v: its ConfigMap exists %v (%v)", name, sub, got, err)
+		}
+	}
+	install("without", false)
+	install("with", true)
+	if len(shared.Dependencies()) != 1 || len(shared.Metadata.Dependencies) != 1 {
+		t.Errorf("the shared chart has %d subcharts (%d in its metadata) after the installs, want 1", len(shared.Dependencies()), len(shared.Metadata.Dependencies))
+	}
+}

@@ -48,11 +48,11 @@ type secretsDriver struct {
 	// parts counts the Secrets of each record this driver wrote, so that a
 	// rewrite only looks for parts to delete when it has fewer.
 	parts map[string]int
-	// absent holds, by name, the releases a listing found without records
-	// a moment ago (see history), until Helm's next query of them: an
-	// install asks again whether the name is in use right after. Giving
-	// the same answer is safe: the create of the first record refuses a
-	// name taken meanwhile.
+	// absent holds, by name, the releases found without records a moment
+	// ago (by the record index or a listing, see history), until Helm's
+	// next query of them: an install asks again whether the name is in use
+	// right after. Giving the same answer is safe: the create of the first
+	// record refuses a name taken meanwhile.
 	absent map[string]time.Time
 }
 
@@ -144,14 +144,20 @@ func (d *secretsDriver) query(set labels.Set) ([]*helmrelease.Release, error) {
 func (d *secretsDriver) releaseRecords(name string) ([]*helmrelease.Release, error) {
 	out, err := d.query(labels.Set{"owner": "helm", "name": name})
 	if err == nil && len(out) == 0 {
-		d.mu.Lock()
-		if d.absent == nil {
-			d.absent = map[string]time.Time{}
-		}
-		d.absent[name] = time.Now()
-		d.mu.Unlock()
+		d.markAbsent(name)
 	}
 	return out, err
+}
+
+// markAbsent remembers that the release name was found without records,
+// for Helm's next query of it.
+func (d *secretsDriver) markAbsent(name string) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.absent == nil {
+		d.absent = map[string]time.Time{}
+	}
+	d.absent[name] = time.Now()
 }
 
 // takeAbsent reports, once, whether a listing found the release name

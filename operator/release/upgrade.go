@@ -38,11 +38,11 @@ func (a upgrade) Run(ctx context.Context, req *Request, st State) error {
 	if req.DryRun == "server" {
 		try := newUpgrade()
 		try.DryRun, try.DryRunOption = true, req.DryRun
-		if _, err := try.RunWithContext(ctx, req.Name, req.Chart, req.Values); err != nil {
+		if _, err := try.RunWithContext(ctx, req.Name, forAction(req.Chart), req.Values); err != nil {
 			return fmt.Errorf("%w: %w (server dry run): %w", sentinel, ErrNothingChanged, err)
 		}
 	}
-	if _, err := newUpgrade().RunWithContext(ctx, req.Name, req.Chart, req.Values); err != nil {
+	if _, err := newUpgrade().RunWithContext(ctx, req.Name, forAction(req.Chart), req.Values); err != nil {
 		return a.c.failed(sentinel, req, st, err)
 	}
 	return nil

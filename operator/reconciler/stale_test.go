@@ -1,0 +1,43 @@
+package reconciler
+
+import (
+	"testing"
+
+	"k8s.io/apimachinery/pkg/types"
+)
+
+func TestOverwritten(t *testing.T) {
+	key := types.NamespacedName{Namespace: "ns", Name: "a"}
+	other := types.NamespacedName{Namespace: "ns", Name: "b"}
+	tests := []struct {
+		name string
+		// wrote are the versions written over, in order.
+		wrote []string
+		// reads are the versions the cache shows, in order, and whether
+		// each is stale.
+		reads []string
+		want  []bool
+	}{
+		{name: "nothing written", reads: []string{"1"}, want: []bool{false}},
+		{name: "the version written over", wrote: []string{"1"}, reads: []string{"1"}, want: []bool{true}},
+		{name: "a finalizer then a status written over", wrote: []string{"1", "2"}, reads: []string{"1", "2", "3"}, want: []bool{true, true, false}},
+		{name: "a later version ends it", wrote: []string{"1"}, reads: []string{"2", "1"}, want: []bool{false, false}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var o overwritten
+			for _, rv := range tt.wrote {
+				o.wrote(key, rv)
+			}
+			o.wrote(other, "1")
+			for i, rv := range tt.reads {
+				if got := o.stale(key, rv); got != tt.want[i] {
+					t.Errorf("read %d (version %s): stale %v, want %v", i, rv, got, tt.want[i])
+				}
+			}
+			if !o.stale(other, "1") {
+				t.Error("another CR's versions were forgotten")
+			}
+		})
+	}
+}
