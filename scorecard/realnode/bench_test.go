@@ -33,10 +33,8 @@ import (
 	"github.com/chartpilot/chartpilot/cluster"
 	"github.com/chartpilot/chartpilot/cluster/images"
 	"github.com/chartpilot/chartpilot/internal/crdready"
-	"github.com/chartpilot/chartpilot/operator"
 	"github.com/chartpilot/chartpilot/operator/backup/api"
 	"github.com/chartpilot/chartpilot/operator/backup/mover"
-	"github.com/chartpilot/chartpilot/operator/watches"
 )
 
 var vaultGVK = schema.GroupVersionKind{Group: "charts.example.com", Version: "v1alpha1", Kind: "Vault"}
@@ -58,37 +56,9 @@ func measure(t *testing.T, c *cluster.Cluster, projectDir, image string) {
 	cs := kubernetes.NewForConfigOrDie(cfg)
 	dyn := dynamic.NewForConfigOrDie(cfg)
 	installCRDs(t, projectDir, cfg)
-	for _, ns := range []string{"bench", "bench-copy"} {
-		if _, err := cs.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}, metav1.CreateOptions{}); err != nil {
-			t.Fatal(err)
-		}
-	}
-	ws, err := watches.Load(filepath.Join(projectDir, "watches.yaml"), watches.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	mgr, err := operator.New(operator.Options{Watches: ws, Config: cfg, Namespaces: []string{"bench", "bench-copy"},
-		MetricsBindAddress: "0", HealthProbeBindAddress: "0", SkipNameValidation: true, MoverImage: image})
-	if err != nil {
-		t.Fatal(err)
-	}
-	opCtx, stop := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- mgr.Start(opCtx) }()
-	defer func() { stop(); <-done }()
-
-	res := func(gvk schema.GroupVersionKind, ns string) dynamic.ResourceInterface {
-		return dyn.Resource(gvk.GroupVersion().WithResource(api.Plural(gvk.Kind))).Namespace(ns)
-	}
-	create := func(gvk schema.GroupVersionKind, ns, name string, spec map[string]any) {
-		t.Helper()
-		u := &unstructured.Unstructured{Object: map[string]any{"spec": spec}}
-		u.SetGroupVersionKind(gvk)
-		u.SetName(name)
-		if _, err := res(gvk, ns).Create(ctx, u, metav1.CreateOptions{}); err != nil {
-			t.Fatalf("creating %s %s: %v", gvk.Kind, name, err)
-		}
-	}
+	defer startOperator(t, cfg, projectDir, image, "bench", "bench-copy")()
+	cr := crs{t, dyn}
+	res, create := cr.resource, cr.create
 	operand := images.Repository(c.RegistryAddr(), images.HelloServer)
 	create(vaultGVK, "bench", "big", map[string]any{"size": "2Gi", "image": map[string]any{"repository": operand, "tag": "local"}})
 	waitCR(t, res(vaultGVK, "bench"), "big")

@@ -17,9 +17,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 
 	"github.com/chartpilot/chartpilot/cluster/images"
-	"github.com/chartpilot/chartpilot/operator"
 	"github.com/chartpilot/chartpilot/operator/backup/api"
-	"github.com/chartpilot/chartpilot/operator/watches"
 )
 
 // scheduleEvery is the schedules' period: long enough for a backup of a
@@ -43,23 +41,7 @@ func TestScheduleOnRealNode(t *testing.T) {
 	dyn := dynamic.NewForConfigOrDie(cfg)
 	installCRDs(t, projectDir, cfg)
 	const ns = "sched"
-	if _, err := cs.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}, metav1.CreateOptions{}); err != nil {
-		t.Fatal(err)
-	}
-	ws, err := watches.Load(filepath.Join(projectDir, "watches.yaml"), watches.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	mgr, err := operator.New(operator.Options{Watches: ws, Config: cfg, Namespaces: []string{ns},
-		MetricsBindAddress: "0", HealthProbeBindAddress: "0", SkipNameValidation: true, MoverImage: image})
-	if err != nil {
-		t.Fatal(err)
-	}
-	opCtx, stop := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- mgr.Start(opCtx) }()
-	defer func() { stop(); <-done }()
-
+	defer startOperator(t, cfg, projectDir, image, ns)()
 	backups := dyn.Resource(api.BackupResource(vaultGVK)).Namespace(ns)
 	schedules := dyn.Resource(api.ScheduleResource(vaultGVK)).Namespace(ns)
 	vaults := dyn.Resource(vaultGVK.GroupVersion().WithResource(api.Plural(vaultGVK.Kind))).Namespace(ns)

@@ -12,17 +12,13 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/dynamic"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/chartpilot/chartpilot/cluster"
 	"github.com/chartpilot/chartpilot/cluster/images"
-	"github.com/chartpilot/chartpilot/operator"
 	"github.com/chartpilot/chartpilot/operator/backup"
 	"github.com/chartpilot/chartpilot/operator/backup/api"
-	"github.com/chartpilot/chartpilot/operator/watches"
 )
 
 // TestSnapshotsOnRealNode: a Vault whose claim is of the CSI
@@ -46,37 +42,9 @@ func TestSnapshotsOnRealNode(t *testing.T) {
 	dyn := dynamic.NewForConfigOrDie(cfg)
 	installCRDs(t, projectDir, cfg)
 	const ns, other = "snap", "snap-copy"
-	for _, n := range []string{ns, other} {
-		if err := cl.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: n}}); err != nil {
-			t.Fatal(err)
-		}
-	}
-	ws, err := watches.Load(filepath.Join(projectDir, "watches.yaml"), watches.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	mgr, err := operator.New(operator.Options{Watches: ws, Config: cfg, Namespaces: []string{ns, other},
-		MetricsBindAddress: "0", HealthProbeBindAddress: "0", SkipNameValidation: true, MoverImage: image})
-	if err != nil {
-		t.Fatal(err)
-	}
-	opCtx, stop := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- mgr.Start(opCtx) }()
-	defer func() { stop(); <-done }()
-
-	res := func(gvk schema.GroupVersionKind, n string) dynamic.ResourceInterface {
-		return dyn.Resource(gvk.GroupVersion().WithResource(api.Plural(gvk.Kind))).Namespace(n)
-	}
-	create := func(gvk schema.GroupVersionKind, n, name string, spec map[string]any) {
-		t.Helper()
-		u := &unstructured.Unstructured{Object: map[string]any{"spec": spec}}
-		u.SetGroupVersionKind(gvk)
-		u.SetName(name)
-		if _, err := res(gvk, n).Create(ctx, u, metav1.CreateOptions{}); err != nil {
-			t.Fatalf("creating %s %s: %v", gvk.Kind, name, err)
-		}
-	}
+	defer startOperator(t, cfg, projectDir, image, ns, other)()
+	cr := crs{t, dyn}
+	res, create := cr.resource, cr.create
 	backups, restores := res(api.BackupKind(vaultGVK), ns), res(api.RestoreKind(vaultGVK), ns)
 	operand := map[string]any{"repository": images.Repository(c.RegistryAddr(), images.HelloServer), "tag": "local"}
 	create(vaultGVK, ns, "big", map[string]any{"size": "2Gi", "storageClass": cluster.CSIStorageClass, "image": operand})
