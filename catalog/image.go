@@ -131,9 +131,6 @@ func BuildImage(ctx context.Context, opts ImageOptions) (v1.Image, error) {
 	return mutate.CreatedAt(base, v1.Time{})
 }
 
-// CacheFormat is the format of the serving cache in catalog images.
-const CacheFormat = "json"
-
 // buildCacheLayer builds operator-registry's serving cache for the catalog
 // and returns it as a layer under /tmp/cache.
 func buildCacheLayer(ctx context.Context, dir string, owner [2]int) ([]byte, error) {
@@ -145,10 +142,7 @@ func buildCacheLayer(ctx context.Context, dir string, owner [2]int) ([]byte, err
 	cacheDir := filepath.Join(tmp, "cache")
 	log := logrus.New()
 	log.SetOutput(io.Discard)
-	// The JSON format: the files are the same for the same catalog, so the
-	// image is reproducible (the default format's database seeds its hash
-	// index at random). opm serve reads either.
-	c, err := cache.New(cacheDir, cache.WithLog(logrus.NewEntry(log)), cache.WithFormat(CacheFormat))
+	c, err := cache.New(cacheDir, cache.WithLog(logrus.NewEntry(log)))
 	if err != nil {
 		return nil, fmt.Errorf("building the serving cache: %w", err)
 	}
