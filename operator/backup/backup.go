@@ -74,9 +74,8 @@ func NewBackupReconciler(opts Options) *BackupReconciler {
 }
 
 func (r *BackupReconciler) Reconcile(ctx context.Context, req reconcile.Request) (reconcile.Result, error) {
-	obj := &unstructured.Unstructured{}
-	obj.SetGroupVersionKind(api.BackupKind(r.opts.Watched))
-	if err := r.opts.Client.Get(ctx, req.NamespacedName, obj); err != nil {
+	obj, err := r.opts.read(ctx, req.NamespacedName, api.BackupKind(r.opts.Watched))
+	if err != nil {
 		return reconcile.Result{}, client.IgnoreNotFound(err)
 	}
 	var spec api.BackupSpec
@@ -99,6 +98,11 @@ func (r *BackupReconciler) Reconcile(ctx context.Context, req reconcile.Request)
 	res, err := r.step(ctx, obj, spec, &st)
 	if werr := writeStatus(ctx, r.opts.Client, obj, &st); werr != nil {
 		return reconcile.Result{}, errors.Join(err, werr)
+	}
+	// Only once the status holds their results: a mover gone before that
+	// would be made again and copy again.
+	if st.Phase == api.PhaseCompleted {
+		r.opts.deleteMoversOf(ctx, obj.GetNamespace(), api.BackupLabel, obj.GetName())
 	}
 	return res, err
 }
@@ -384,7 +388,6 @@ func (r *BackupReconciler) running(ctx context.Context, obj *unstructured.Unstru
 		st.Size += v.Size
 	}
 	r.complete(obj, st, fmt.Sprintf("%d volume(s), %d bytes, and %d object(s) of release %s", len(st.Volumes), st.Size, st.Objects, spec.Source))
-	r.deleteMovers(ctx, ns, api.BackupLabel, obj.GetName())
 	return reconcile.Result{}, nil
 }
 
@@ -396,17 +399,13 @@ func moverMessage(msg string) string {
 	return msg
 }
 
-// deleteMovers deletes the finished mover pods of a backup or restore;
+// deleteMoversOf deletes the finished mover pods of a backup or restore;
 // a failure is only logged (they are owned and go with their owner).
 func (o *Options) deleteMoversOf(ctx context.Context, ns, label, name string) {
 	err := o.Client.DeleteAllOf(ctx, &corev1.Pod{}, client.InNamespace(ns), client.MatchingLabels{label: name})
 	if err != nil {
 		o.Log.Error(err, "deleting the mover pods", "namespace", ns, label, name)
 	}
-}
-
-func (r *BackupReconciler) deleteMovers(ctx context.Context, ns, label, name string) {
-	r.opts.deleteMoversOf(ctx, ns, label, name)
 }
 
 func (r *BackupReconciler) fail(obj *unstructured.Unstructured, st *api.BackupStatus, reason, msg string) {

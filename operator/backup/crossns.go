@@ -166,7 +166,8 @@ func (r *RestoreReconciler) serverFailed(ctx context.Context, run *restoreRun) (
 // cleanup deletes, once a restore ended either way, what it made only to
 // move data: the serving pods, the token Secrets, the copy of S3
 // credentials and the movers of another namespace (which no owner
-// collects). A failure is logged: the owned ones go with the Restore.
+// collects); of a completed one, its movers too (a failed one's stay to
+// be read). A failure is logged: the owned ones go with the Restore.
 func (r *RestoreReconciler) cleanup(ctx context.Context, run *restoreRun) {
 	home, name := run.obj.GetNamespace(), run.obj.GetName()
 	away := run.spec.TargetNamespace
@@ -174,6 +175,9 @@ func (r *RestoreReconciler) cleanup(ctx context.Context, run *restoreRun) {
 		if err != nil && !apierrors.IsNotFound(err) {
 			r.opts.Log.Error(err, "cleaning up after a restore", "restore", home+"/"+name, "object", what)
 		}
+	}
+	if run.st.Phase == api.PhaseCompleted {
+		r.opts.deleteMoversOf(ctx, run.ns, api.RestoreLabel, name)
 	}
 	log(r.opts.Client.DeleteAllOf(ctx, &corev1.Pod{}, client.InNamespace(home), client.MatchingLabels{api.RestoreLabel: name, moverLabel: moverServe}), "serving pods")
 	token := run.tokenSecret()

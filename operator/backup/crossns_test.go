@@ -71,6 +71,19 @@ func (w *world) bindIn(ns, claim string) {
 	}
 }
 
+// noneLeftIn waits until no pod or Secret of selector is left in ns (a
+// backup or restore cleans up once its status says it ended) and returns
+// how many are left.
+func (w *world) noneLeftIn(ns, selector string) int {
+	w.t.Helper()
+	n := 0
+	_ = wait.PollUntilContextTimeout(w.ctx, 100*time.Millisecond, 10*time.Second, true, func(context.Context) (bool, error) {
+		n = w.leftIn(ns, selector)
+		return n == 0, nil
+	})
+	return n
+}
+
 // leftIn counts the pods and Secrets of selector left in namespace ns.
 func (w *world) leftIn(ns, selector string) int {
 	w.t.Helper()
@@ -144,7 +157,7 @@ func TestRestoreFromClaimIntoAnotherNamespace(t *testing.T) {
 	}
 	w.noTokenShown(token)
 	for _, ns := range []string{w.ns, other} {
-		if n := w.leftIn(ns, api.RestoreLabel+"=away"); n != 0 {
+		if n := w.noneLeftIn(ns, api.RestoreLabel+"=away"); n != 0 {
 			t.Errorf("%d serving pod(s), mover(s) or token Secret(s) left in %s", n, ns)
 		}
 	}
@@ -158,7 +171,7 @@ func TestRestoreFromClaimIntoAnotherNamespace(t *testing.T) {
 		t.Errorf("failed restore: %v", msg)
 	}
 	for _, ns := range []string{w.ns, other} {
-		if n := w.leftIn(ns, api.RestoreLabel+"=broken"); n != 0 {
+		if n := w.noneLeftIn(ns, api.RestoreLabel+"=broken"); n != 0 {
 			t.Errorf("%d serving pod(s), mover(s) or token Secret(s) left in %s after a failure", n, ns)
 		}
 	}

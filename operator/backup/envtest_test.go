@@ -346,8 +346,8 @@ func TestBackupAndRestore(t *testing.T) {
 		t.Errorf("completed backup: %v", st)
 	}
 	w.noSecretsShown(backupGVK, "nightly")
-	if left, _ := w.cs.CoreV1().Pods(w.ns).List(w.ctx, metav1.ListOptions{LabelSelector: api.BackupLabel + "=nightly"}); len(left.Items) != 0 {
-		t.Errorf("%d mover pod(s) left after the backup", len(left.Items))
+	if n := w.noneLeftIn(w.ns, api.BackupLabel+"=nightly"); n != 0 {
+		t.Errorf("%d mover pod(s) left after the backup", n)
 	}
 
 	// Lose the CR and its data.

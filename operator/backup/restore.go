@@ -76,9 +76,8 @@ type restoreRun struct {
 }
 
 func (r *RestoreReconciler) Reconcile(ctx context.Context, req reconcile.Request) (reconcile.Result, error) {
-	obj := &unstructured.Unstructured{}
-	obj.SetGroupVersionKind(api.RestoreKind(r.opts.Watched))
-	if err := r.opts.Client.Get(ctx, req.NamespacedName, obj); err != nil {
+	obj, err := r.opts.read(ctx, req.NamespacedName, api.RestoreKind(r.opts.Watched))
+	if err != nil {
 		return reconcile.Result{}, client.IgnoreNotFound(err)
 	}
 	run := &restoreRun{obj: obj, st: &api.RestoreStatus{}}
@@ -89,11 +88,13 @@ func (r *RestoreReconciler) Reconcile(ctx context.Context, req reconcile.Request
 		return reconcile.Result{}, nil
 	}
 	res, err := r.step(ctx, run)
-	if run.st.Phase.Done() {
-		r.cleanup(ctx, run)
-	}
 	if werr := writeStatus(ctx, r.opts.Client, obj, run.st); werr != nil {
 		return reconcile.Result{}, errors.Join(err, werr)
+	}
+	// Only once the status says the restore ended: what cleanup deletes
+	// (movers, serving pods, tokens) is what an unfinished one goes on with.
+	if run.st.Phase.Done() {
+		r.cleanup(ctx, run)
 	}
 	return res, err
 }
@@ -415,7 +416,6 @@ func (r *RestoreReconciler) volumes(ctx context.Context, run *restoreRun) (recon
 	if err := r.createCR(ctx, run); err != nil {
 		return reconcile.Result{}, err
 	}
-	r.opts.deleteMoversOf(ctx, run.ns, api.RestoreLabel, run.obj.GetName())
 	if err := r.deleteCredentials(ctx, run); err != nil {
 		return reconcile.Result{}, err
 	}

@@ -8,8 +8,11 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/chartpilot/chartpilot/operator/backup/api"
 )
 
 // fromObject reads spec and status of a Backup or Restore.
@@ -25,6 +28,27 @@ func fromObject(obj *unstructured.Unstructured, spec, status any) error {
 		}
 	}
 	return nil
+}
+
+// read reads a Backup or Restore. One still in progress (or being
+// deleted) is read again from the API server: its steps act on what its
+// status says, and a status read back stale from the cache would redo a
+// step whose evidence is gone (a mover pod deleted once its result was
+// written, a served archive already fetched).
+func (o *Options) read(ctx context.Context, key client.ObjectKey, gvk schema.GroupVersionKind) (*unstructured.Unstructured, error) {
+	obj := &unstructured.Unstructured{}
+	obj.SetGroupVersionKind(gvk)
+	if err := o.Client.Get(ctx, key, obj); err != nil {
+		return nil, err
+	}
+	phase, _, _ := unstructured.NestedString(obj.Object, "status", "phase")
+	if api.Phase(phase).Done() && obj.GetDeletionTimestamp() == nil {
+		return obj, nil
+	}
+	if err := o.Reader.Get(ctx, key, obj); err != nil {
+		return nil, err
+	}
+	return obj, nil
 }
 
 // writeStatus writes st when it differs from the object's.

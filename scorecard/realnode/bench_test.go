@@ -106,12 +106,7 @@ func measure(t *testing.T, c *cluster.Cluster, projectDir, image string) {
 	t.Logf("restore of 1 GiB from a claim into namespace bench-copy as fromclaim, through a serving pod: %s (status %v: %v), %.0f MiB/s", took.Round(100*time.Millisecond), st["duration"], st["restored"], float64(dataSize)/took.Seconds()/(1<<20))
 	check(t, cs, "bench-copy", "fromclaim-data", want)
 	for _, ns := range []string{"bench", "bench-copy"} {
-		sel := metav1.ListOptions{LabelSelector: api.RestoreLabel + "=from-claim-away,backup.chartpilot.io/mover"}
-		pods, _ := cs.CoreV1().Pods(ns).List(ctx, sel)
-		secrets, _ := cs.CoreV1().Secrets(ns).List(ctx, sel)
-		if len(pods.Items)+len(secrets.Items) > 0 {
-			t.Errorf("%d mover pod(s) and %d token Secret(s) left in %s", len(pods.Items), len(secrets.Items), ns)
-		}
+		noneLeft(t, cs, ns, api.RestoreLabel+"=from-claim-away,backup.chartpilot.io/mover")
 	}
 
 	// S3, then into another namespace under another name.
@@ -354,6 +349,29 @@ func waitDone(t *testing.T, ri dynamic.ResourceInterface, name string) map[strin
 		t.Fatalf("%s: %v (status %v)", name, err, st)
 	}
 	return st
+}
+
+// noneLeft waits until no pod or Secret of selector is left in ns: a
+// restore cleans up once its status says it ended.
+func noneLeft(t *testing.T, cs kubernetes.Interface, ns, selector string) {
+	t.Helper()
+	var pods, secrets int
+	err := wait.PollUntilContextTimeout(t.Context(), 500*time.Millisecond, time.Minute, true, func(ctx context.Context) (bool, error) {
+		sel := metav1.ListOptions{LabelSelector: selector}
+		p, err := cs.CoreV1().Pods(ns).List(ctx, sel)
+		if err != nil {
+			return false, nil
+		}
+		s, err := cs.CoreV1().Secrets(ns).List(ctx, sel)
+		if err != nil {
+			return false, nil
+		}
+		pods, secrets = len(p.Items), len(s.Items)
+		return pods+secrets == 0, nil
+	})
+	if err != nil {
+		t.Errorf("%d mover pod(s) and %d token Secret(s) of %s left in %s", pods, secrets, selector, ns)
+	}
 }
 
 func gone(t *testing.T, get func() error) {
