@@ -3,6 +3,7 @@ package operator
 import (
 	"context"
 	"fmt"
+	"net"
 	"net/http"
 	"time"
 
@@ -87,4 +88,38 @@ func (t gatedTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 		return nil, err
 	}
 	return t.next.RoundTrip(req)
+}
+
+// waitAPIServer waits until the API server answers its readiness, however
+// long that takes, or ctx ends.
+func waitAPIServer(ctx context.Context, cfg *rest.Config) error {
+	g, err := newServerGate(cfg)
+	if err != nil {
+		return err
+	}
+	return wait.PollUntilContextCancel(ctx, g.poll, true, func(ctx context.Context) (bool, error) {
+		return g.ready(ctx) == nil, nil
+	})
+}
+
+// waitBindable waits, for at most 10 s, until each address ("" and "0"
+// skipped) can be listened on again.
+func waitBindable(ctx context.Context, addrs ...string) error {
+	for _, addr := range addrs {
+		if addr == "" || addr == "0" {
+			continue
+		}
+		var last error
+		err := wait.PollUntilContextTimeout(ctx, 100*time.Millisecond, 10*time.Second, true, func(context.Context) (bool, error) {
+			l, err := net.Listen("tcp", addr)
+			if last = err; err != nil {
+				return false, nil
+			}
+			return true, l.Close()
+		})
+		if err != nil {
+			return fmt.Errorf("listening on %s again: %w (%w)", addr, last, err)
+		}
+	}
+	return nil
 }

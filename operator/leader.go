@@ -2,9 +2,19 @@ package operator
 
 import (
 	"fmt"
+	"os"
+	"strings"
+	"sync"
 	"time"
 
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/util/uuid"
+	coordinationv1client "k8s.io/client-go/kubernetes/typed/coordination/v1"
+	corev1client "k8s.io/client-go/kubernetes/typed/core/v1"
+	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/leaderelection"
+	"k8s.io/client-go/tools/leaderelection/resourcelock"
+	"k8s.io/client-go/tools/record"
 )
 
 // The leader election's timing by default. A leader killed without notice
@@ -16,9 +26,9 @@ import (
 // here, under the 15 s the operator promises, where controller-runtime's
 // 15 s / 10 s / 2 s take up to 24 s. The price is one Lease update a second
 // by the leader and a read every 1-2.2 s by each standby. A leader that
-// cannot renew for RenewDeadline steps down (and the process exits, to be
-// restarted): 5 s tolerates several slow or failed renewals, and leaves it
-// 2 s before any standby can take over.
+// cannot renew for RenewDeadline steps down (Run fences off that term and
+// stands again, see Run): 5 s tolerates several slow or failed renewals,
+// and leaves it 2 s before any standby can take over.
 const (
 	DefaultLeaseDuration = 8 * time.Second
 	DefaultRenewDeadline = 5 * time.Second
@@ -66,4 +76,66 @@ func (l LeaseTiming) validate() error {
 		return fmt.Errorf("leader election: renew deadline %s must be longer than %.1f times the retry period %s", l.RenewDeadline, leaderelection.JitterFactor, l.RetryPeriod)
 	}
 	return nil
+}
+
+// leaseLock is the Lease that replicas elect their leader with, held under
+// identity: one for the whole process, so that after an outage made it
+// step down, the same process takes its own Lease back at once instead of
+// waiting a LeaseDuration as a stranger would. Its events name identity.
+func leaseLock(cfg *rest.Config, opts Options, identity string, rec *lazyRecorder) (resourcelock.Interface, error) {
+	ns := opts.LeaderElectionNamespace
+	if ns == "" {
+		b, err := os.ReadFile(serviceAccountNamespace)
+		if err != nil {
+			return nil, fmt.Errorf("leader election: no --leader-election-namespace, and not running in a pod (%w)", err)
+		}
+		ns = strings.TrimSpace(string(b))
+	}
+	cfg = rest.AddUserAgent(rest.CopyConfig(cfg), "leader-election")
+	// One hung renewal must not cost the term.
+	cfg.Timeout = max(opts.Lease.RenewDeadline/2, time.Second)
+	core, err := corev1client.NewForConfig(cfg)
+	if err != nil {
+		return nil, err
+	}
+	coord, err := coordinationv1client.NewForConfig(cfg)
+	if err != nil {
+		return nil, err
+	}
+	return resourcelock.New(resourcelock.LeasesResourceLock, ns, opts.LeaderElectionID, core, coord,
+		resourcelock.ResourceLockConfig{Identity: identity, EventRecorder: rec})
+}
+
+// serviceAccountNamespace holds the namespace of the pod the operator runs in.
+const serviceAccountNamespace = "/var/run/secrets/kubernetes.io/serviceaccount/namespace"
+
+// newIdentity names this process as a candidate for leader.
+func newIdentity() (string, error) {
+	host, err := os.Hostname()
+	if err != nil {
+		return "", fmt.Errorf("leader election identity: %w", err)
+	}
+	return host + "_" + string(uuid.NewUUID()), nil
+}
+
+// lazyRecorder records the Lease's events through the manager's recorder,
+// which exists only once the manager the lock is made for does.
+type lazyRecorder struct {
+	mu  sync.Mutex
+	rec record.EventRecorder
+}
+
+func (l *lazyRecorder) set(rec record.EventRecorder) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.rec = rec
+}
+
+func (l *lazyRecorder) Eventf(obj runtime.Object, eventType, reason, message string, args ...any) {
+	l.mu.Lock()
+	rec := l.rec
+	l.mu.Unlock()
+	if rec != nil {
+		rec.Eventf(obj, eventType, reason, message, args...)
+	}
 }

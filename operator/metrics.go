@@ -1,6 +1,7 @@
 package operator
 
 import (
+	"context"
 	"errors"
 	"sync"
 
@@ -81,4 +82,24 @@ func (m *releaseMetrics) Forget(key types.NamespacedName) {
 		m.states.WithLabelValues(m.kind, prev).Dec()
 		delete(m.last, key)
 	}
+}
+
+// forgetAll drops every CR: a term of leadership that ends reports no
+// releases, so that the next one's (in the same process, sharing the
+// gauge) do not count twice.
+func (m *releaseMetrics) forgetAll() {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	for key, prev := range m.last {
+		m.states.WithLabelValues(m.kind, prev).Dec()
+		delete(m.last, key)
+	}
+}
+
+// Start holds the CRs' states while the manager runs as leader, and drops
+// them when it stops (manager.Runnable; started only once elected).
+func (m *releaseMetrics) Start(ctx context.Context) error {
+	<-ctx.Done()
+	m.forgetAll()
+	return nil
 }

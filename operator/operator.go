@@ -2,6 +2,7 @@ package operator
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 	"sync"
@@ -15,6 +16,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/discovery"
 	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/leaderelection/resourcelock"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/cli-utils/pkg/kstatus/status"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -102,6 +104,10 @@ type Options struct {
 	// otherwise refuses a second controller of the same name, which labels
 	// its metrics.
 	SkipNameValidation bool
+
+	// identity is this process's name as a candidate for leader, kept
+	// across the terms Run starts; New makes one when empty.
+	identity string
 }
 
 func (o *Options) defaults() {
@@ -214,6 +220,18 @@ func New(opts Options) (manager.Manager, error) {
 			cacheOpts.DefaultNamespaces[ns] = cache.Config{}
 		}
 	}
+	var lock resourcelock.Interface
+	leaderEvents := &lazyRecorder{}
+	if opts.LeaderElection {
+		if opts.identity == "" {
+			if opts.identity, err = newIdentity(); err != nil {
+				return nil, err
+			}
+		}
+		if lock, err = leaseLock(opts.Config, opts, opts.identity, leaderEvents); err != nil {
+			return nil, err
+		}
+	}
 	mgr, err := ctrl.NewManager(opts.Config, ctrl.Options{
 		Logger: opts.Log,
 		Cache:  cacheOpts,
@@ -227,18 +245,21 @@ func New(opts Options) (manager.Manager, error) {
 		LeaderElection:          opts.LeaderElection,
 		LeaderElectionID:        opts.LeaderElectionID,
 		LeaderElectionNamespace: opts.LeaderElectionNamespace,
+		// The Lease under this process's identity (see leaseLock).
+		LeaderElectionResourceLockInterface: lock,
 		Controller:              controllerConfig(),
 		LeaseDuration:           &opts.Lease.LeaseDuration,
 		RenewDeadline:           &opts.Lease.RenewDeadline,
 		RetryPeriod:             &opts.Lease.RetryPeriod,
-		// Run returns when the manager stops and `run` exits then, which
-		// makes releasing the Lease safe: a rolling update hands over at
-		// the standby's next attempt instead of a LeaseDuration later.
+		// A manager stopped by its context ends Run, and `run` exits then,
+		// which makes releasing the Lease safe: a rolling update hands over
+		// at the standby's next attempt instead of a LeaseDuration later.
 		LeaderElectionReleaseOnCancel: true,
 	})
 	if err != nil {
 		return nil, fmt.Errorf("creating the manager: %w", err)
 	}
+	leaderEvents.set(mgr.GetEventRecorderFor(opts.identity))
 	if err := mgr.AddHealthzCheck("ping", healthz.Ping); err != nil {
 		return nil, err
 	}
@@ -321,8 +342,56 @@ func servedBackups(cfg *rest.Config, ws []watches.Watch) ([]schema.GroupVersionK
 
 // Run waits until discovery serves the watched kinds, then runs the
 // operator until ctx ends.
+//
+// A leader that cannot renew its Lease within the renew deadline (the API
+// server away longer than that) must stop reconciling: a standby may take
+// over. Run then ends that term (see fence), waits for the API server and
+// stands again, as the same candidate, instead of exiting: so an outage
+// neither restarts the pod nor waits out a crash loop's backoff.
 func Run(ctx context.Context, opts Options) error {
 	opts.defaults()
+	if opts.LeaderElection && opts.identity == "" {
+		var err error
+		if opts.identity, err = newIdentity(); err != nil {
+			return err
+		}
+	}
+	for term := 0; ; term++ {
+		if term > 0 {
+			opts.Log.Info("stepped down as leader: the Lease was not renewed in time; standing again once the API server answers", "renewDeadline", opts.Lease.RenewDeadline.String())
+			if err := waitAPIServer(ctx, opts.Config); err != nil {
+				return err
+			}
+			// The last term's servers close as it ends, not before Start returns.
+			if err := waitBindable(ctx, opts.MetricsBindAddress, opts.HealthProbeBindAddress, opts.PprofBindAddress); err != nil {
+				return err
+			}
+			// The controllers of the last term keep their names.
+			opts.SkipNameValidation = true
+		}
+		err := runTerm(ctx, opts)
+		if ctx.Err() != nil || !errors.Is(err, errLeadershipLost) {
+			return err
+		}
+	}
+}
+
+// errLeadershipLost is a term ended by a Lease not renewed in time.
+var errLeadershipLost = errors.New("leader election lost")
+
+// runTerm runs one manager, its clients behind a fence closed when it
+// returns; a lost leadership returns errLeadershipLost.
+func runTerm(ctx context.Context, opts Options) error {
+	f := newFence()
+	defer func() {
+		// Requests end at once when cancelled; the bound is for safety.
+		drain, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer cancel()
+		if err := f.close(drain); err != nil {
+			opts.Log.Error(err, "requests of the ended term still in flight")
+		}
+	}()
+	opts.Config = f.wrap(opts.Config)
 	// Before New: the manager's cache maps the watched kinds as it is built.
 	if err := waitServed(ctx, opts); err != nil {
 		return err
@@ -331,7 +400,12 @@ func Run(ctx context.Context, opts Options) error {
 	if err != nil {
 		return err
 	}
-	return mgr.Start(ctx)
+	err = mgr.Start(ctx)
+	// controller-runtime says so only in its message.
+	if err != nil && err.Error() == errLeadershipLost.Error() {
+		return errLeadershipLost
+	}
+	return err
 }
 
 // waitServed waits, for at most opts.ServedTimeout, until discovery serves
@@ -368,9 +442,13 @@ func addController(mgr manager.Manager, helm *release.Client, w watches.Watch, o
 	if w.WatchesDependents() {
 		onDeployed = deps.ensure
 	}
+	states := newReleaseMetrics(gvk.Kind, metrics.Registry)
+	if err := mgr.Add(states); err != nil {
+		return err
+	}
 	r := reconciler.New(reconciler.Options{
 		OnDeployed:      onDeployed,
-		Metrics:         newReleaseMetrics(gvk.Kind, metrics.Registry),
+		Metrics:         states,
 		Releases:        releasemetrics.New(releasemetrics.Options{Kind: gvk.Kind, RepairAction: release.ActionRepair, Registerer: metrics.Registry}),
 		Watch:           w,
 		Client:          mgr.GetClient(),

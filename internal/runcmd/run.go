@@ -75,7 +75,7 @@ it) limits the namespaces; empty means all.`,
 	fl.StringVar(&opts.LeaderElectionID, "leader-election-id", "", "name of the leader election Lease (default chartpilot-helm-operator)")
 	fl.StringVar(&opts.LeaderElectionNamespace, "leader-election-namespace", "", "namespace of the leader election Lease (default: the operator's)")
 	fl.DurationVar(&opts.Lease.LeaseDuration, "leader-elect-lease-duration", operator.DefaultLeaseDuration, "how long a standby waits, from its last sight of the leader's renewal, before it takes over: after a leader's crash, reconciling resumes within this plus 1-5 retry periods")
-	fl.DurationVar(&opts.Lease.RenewDeadline, "leader-elect-renew-deadline", operator.DefaultRenewDeadline, "how long the leader keeps trying to renew its Lease before it steps down and exits; shorter than the lease duration")
+	fl.DurationVar(&opts.Lease.RenewDeadline, "leader-elect-renew-deadline", operator.DefaultRenewDeadline, "how long the leader keeps trying to renew its Lease before it steps down (it stops reconciling and stands again once the API server answers); shorter than the lease duration")
 	fl.DurationVar(&opts.Lease.RetryPeriod, "leader-elect-retry-period", operator.DefaultRetryPeriod, "interval of the leader's renewals and of the standbys' attempts to take over")
 	fl.StringVar(&opts.Shard, "shard", "", "reconcile only the custom resources labelled "+operator.ShardLabel+"=SHARD, with a leader election Lease of the shard's own; without it, those not labelled for a shard")
 	fl.IntVar(&opts.MaxConcurrentReconciles, "max-concurrent-reconciles", 1, "custom resources of one kind reconciled at once, unless watches.yaml sets it")

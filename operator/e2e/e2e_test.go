@@ -7,10 +7,13 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/go-logr/logr"
+	"github.com/go-logr/logr/funcr"
 	"helm.sh/helm/v3/pkg/chart/loader"
 	corev1 "k8s.io/api/core/v1"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
@@ -105,29 +108,55 @@ func installCRD(cfg *rest.Config) error {
 	return crdready.Wait(context.Background(), cfg, []string{crd.Name}, crdready.Options{Timeout: 30 * time.Second})
 }
 
+// The operator of the package's tests, run as `run --leader-elect` runs
+// it; exited is closed if it ends before the tests do, with its error in
+// exitErr.
+var (
+	exited  = make(chan struct{})
+	exitErr error
+	// stepDowns counts the operator's terms ended by a Lease not renewed.
+	stepDowns atomic.Int32
+)
+
 // startOperator runs one operator for the package's tests.
 func startOperator() (stop func(), err error) {
 	ch, err := loader.Load(filepath.Join("..", "bench", "testdata", "chart"))
 	if err != nil {
 		return nil, err
 	}
-	mgr, err := operator.New(operator.Options{
+	opts := operator.Options{
 		Watches: []watches.Watch{{Group: "e2e.example.com", Version: "v1", Kind: "Web", Chart: "bench",
 			LoadedChart: ch, LabelSelector: labels.Everything(), DryRunOption: watches.DryRunClient}},
-		Config: cfg, MetricsBindAddress: "0", HealthProbeBindAddress: "0", Log: logr.Discard(),
-	})
-	if err != nil {
-		return nil, err
+		Config: cfg, MetricsBindAddress: "0", HealthProbeBindAddress: "0",
+		Log: funcr.New(func(_, args string) {
+			if strings.Contains(args, "stepped down as leader") {
+				stepDowns.Add(1)
+			}
+		}, funcr.Options{}),
+		LeaderElection: true, LeaderElectionNamespace: "default", LeaderElectionID: "e2e",
 	}
 	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- mgr.Start(ctx) }()
+	go func() {
+		exitErr = operator.Run(ctx, opts)
+		close(exited)
+	}()
 	return func() {
 		cancel()
-		if err := <-done; err != nil {
-			fmt.Fprintln(os.Stderr, "operator:", err)
+		<-exited
+		if exitErr != nil {
+			fmt.Fprintln(os.Stderr, "operator:", exitErr)
 		}
 	}, nil
+}
+
+// running fails the test if the operator has exited.
+func running(t *testing.T) {
+	t.Helper()
+	select {
+	case <-exited:
+		t.Fatalf("the operator exited: %v", exitErr)
+	default:
+	}
 }
 
 func clients(t *testing.T) (kubernetes.Interface, dynamic.Interface) {
@@ -193,8 +222,11 @@ func TestReadyFollowsTheDeployment(t *testing.T) {
 	}
 }
 
-// The API server goes away for 30 s and comes back: the operator keeps
-// running and converges on the change made while it was gone.
+// The API server goes away for 60 s, mid-reconcile, and comes back: the
+// operator, the leader of its Lease, steps down when it cannot renew it
+// but does not exit; it stands again as the same candidate, takes its
+// Lease back at once and applies a change made after the return within
+// resumeWithin.
 func TestAPIServerOutage(t *testing.T) {
 	clustertest.SkipIfShort(t)
 	cs, dyn := clients(t)
@@ -202,11 +234,20 @@ func TestAPIServerOutage(t *testing.T) {
 	createWeb(t, dyn, ns, "outage", map[string]any{"message": "before"})
 	waitCondition(t, dyn, ns, "outage", reconciler.TypeDeployed, 60*time.Second)
 
-	// Kill the API server, keep it down 30 s, then start it again.
+	// Change the CR, kill the API server while the upgrade runs, keep it
+	// down 60 s, then start it again.
+	during := []byte(`{"spec":{"message":"during"}}`)
+	if _, err := dyn.Resource(gvr).Namespace(ns).Patch(context.Background(), "outage", types.MergePatchType, during, metav1.PatchOptions{}); err != nil {
+		t.Fatal(err)
+	}
 	if err := process.Stop(filepath.Join(local.StateDir(), "run", cluster.APIServer+".pid"), 5*time.Second); err != nil {
 		t.Fatal(err)
 	}
-	time.Sleep(30 * time.Second)
+	time.Sleep(60 * time.Second)
+	running(t)
+	if stepDowns.Load() == 0 {
+		t.Error("the operator did not step down while it could not renew its Lease")
+	}
 	if err := local.Up(context.Background()); err != nil {
 		t.Fatal(err)
 	}
@@ -229,6 +270,7 @@ func TestAPIServerOutage(t *testing.T) {
 	if took > resumeWithin {
 		t.Errorf("the change made after the outage was applied %s after the API server's return, want within %s", took.Round(time.Second), resumeWithin)
 	}
+	running(t)
 }
 
 // etcd restarts under a running API server: the operator keeps running and
@@ -267,6 +309,7 @@ func TestEtcdRestart(t *testing.T) {
 	if took > resumeWithin {
 		t.Errorf("the change made after etcd's restart was applied %s after its return, want within %s", took.Round(time.Second), resumeWithin)
 	}
+	running(t)
 }
 
 // resumeWithin is how soon after the API server's return the operator must
