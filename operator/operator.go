@@ -247,10 +247,10 @@ func New(opts Options) (manager.Manager, error) {
 		LeaderElectionNamespace: opts.LeaderElectionNamespace,
 		// The Lease under this process's identity (see leaseLock).
 		LeaderElectionResourceLockInterface: lock,
-		Controller:              controllerConfig(),
-		LeaseDuration:           &opts.Lease.LeaseDuration,
-		RenewDeadline:           &opts.Lease.RenewDeadline,
-		RetryPeriod:             &opts.Lease.RetryPeriod,
+		Controller:                          controllerConfig(),
+		LeaseDuration:                       &opts.Lease.LeaseDuration,
+		RenewDeadline:                       &opts.Lease.RenewDeadline,
+		RetryPeriod:                         &opts.Lease.RetryPeriod,
 		// A manager stopped by its context ends Run, and `run` exits then,
 		// which makes releasing the Lease safe: a rolling update hands over
 		// at the standby's next attempt instead of a LeaseDuration later.
