@@ -276,6 +276,9 @@ func New(opts Options) (manager.Manager, error) {
 	case !podsOK:
 		opts.Log.Info("the health of workloads comes from their own status only: the operator may not list and watch pods")
 	default:
+		if err := release.IndexPods(context.Background(), mgr.GetFieldIndexer()); err != nil {
+			return nil, err
+		}
 		clientOpts = append(clientOpts, release.WithPodReader(mgr.GetClient()))
 	}
 	// Every Helm record of the namespaces, so that an install need not list

@@ -44,6 +44,7 @@ type Client struct {
 	mu      sync.Mutex
 	configs map[string]*action.Configuration
 	drivers map[string]*secretsDriver
+	enc     encoder
 	// caps are the cluster's capabilities shared by every namespace's
 	// configuration: Helm would otherwise invalidate the discovery cache
 	// and rediscover the API for each namespace's first action.
@@ -85,6 +86,8 @@ func WithReader(r client.Reader) ClientOption { return func(c *Client) { c.reade
 // workloads made, see ViewTransform; pods are listed as unstructured), to
 // say why: CrashLoopBackOff, ImagePullBackOff... Without it, the health of a
 // workload is what its own status says.
+//
+// r's cache must index pods with IndexPods.
 func WithPodReader(r client.Reader) ClientOption { return func(c *Client) { c.pods = r } }
 
 // NewClient returns a Client acting with cfg's identity.
@@ -126,7 +129,7 @@ func (c *Client) actionConfig(namespace string) *action.Configuration {
 	kc := kube.New(getter)
 	kc.Namespace = namespace
 	kc.Log = c.log
-	d := newSecretsDriver(c.clientset.CoreV1().Secrets(namespace), c.log, c.recordLabels)
+	d := newSecretsDriver(c.clientset.CoreV1().Secrets(namespace), &c.enc, c.log, c.recordLabels)
 	c.drivers[namespace] = d
 	store := storage.Init(d)
 	cfg := &action.Configuration{

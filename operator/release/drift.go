@@ -13,7 +13,6 @@ import (
 	"helm.sh/helm/v3/pkg/action"
 	"helm.sh/helm/v3/pkg/kube"
 	helmrelease "helm.sh/helm/v3/pkg/release"
-	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/api/resource"
@@ -380,15 +379,14 @@ func (c *Client) health(ctx context.Context, live *unstructured.Unstructured) []
 	if err != nil {
 		return []health.Problem{p}
 	}
-	pods := &unstructured.UnstructuredList{}
-	pods.SetGroupVersionKind(corev1.SchemeGroupVersion.WithKind("PodList"))
-	if err := c.pods.List(ctx, pods, client.InNamespace(live.GetNamespace()), client.MatchingLabelsSelector{Selector: sel}); err != nil {
+	pods, err := podsMatching(ctx, c.pods, live.GetNamespace(), sel)
+	if err != nil {
 		c.log("listing the pods of %s %s/%s: %v", live.GetKind(), live.GetNamespace(), live.GetName(), err)
 		return []health.Problem{p}
 	}
 	var out []health.Problem
-	for i := range pods.Items {
-		if pp, bad := Problem(&pods.Items[i]); bad {
+	for i := range pods {
+		if pp, bad := Problem(&pods[i]); bad {
 			out = append(out, pp)
 		}
 	}

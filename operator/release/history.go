@@ -29,6 +29,8 @@ import (
 // (read-your-writes). When the index shows records of the release without
 // recordLabels (written by Helm or operator-sdk), or none deployed, Observe
 // asks the API server.
+//
+// r lists records by release name through the index NewRecordIndex makes.
 func WithRecordIndex(r client.Reader, recordLabels map[string]string) ClientOption {
 	return func(c *Client) {
 		c.records = r
@@ -168,9 +170,7 @@ func (c *Client) history(ctx context.Context, namespace, name string) ([]*helmre
 func (c *Client) indexed(ctx context.Context, namespace, name string) (map[string]cachedRecord, bool, error) {
 	list := &metav1.PartialObjectMetadataList{}
 	list.SetGroupVersionKind(secretListGVK)
-	sel := client.MatchingLabels{"name": name}
-	maps.Copy(sel, recordOwnerLabel)
-	if err := c.records.List(ctx, list, client.InNamespace(namespace), sel); err != nil {
+	if err := c.records.List(ctx, list, client.InNamespace(namespace), client.MatchingFields{recordNameField: name}); err != nil {
 		return nil, false, err
 	}
 	view := make(map[string]cachedRecord, len(list.Items))

@@ -52,6 +52,12 @@ func NewRecordIndex(cfg *rest.Config, namespaces []string) (*RecordIndex, error)
 	if _, err := c.GetInformer(context.Background(), obj, cache.BlockUntilSynced(false)); err != nil {
 		return nil, fmt.Errorf("creating the index of release records: %w", err)
 	}
+	err = c.IndexField(context.Background(), obj, recordNameField, func(o client.Object) []string {
+		return []string{o.GetLabels()["name"]}
+	})
+	if err != nil {
+		return nil, fmt.Errorf("indexing release records by name: %w", err)
+	}
 	return &RecordIndex{Cache: c}, nil
 }
 

@@ -36,7 +36,9 @@ import (
 // work; helm get manifest shows nothing); this driver reads the whole.
 type secretsDriver struct {
 	secrets typedcorev1.SecretInterface
-	log     func(string, ...any)
+	// enc is shared by the drivers of a Client.
+	enc *encoder
+	log func(string, ...any)
 	// partSize is the most base64 bytes one Secret holds.
 	partSize int
 	// labels are put on every release Secret written, for the record index.
@@ -76,8 +78,8 @@ const (
 
 var _ driver.Driver = (*secretsDriver)(nil)
 
-func newSecretsDriver(secrets typedcorev1.SecretInterface, log func(string, ...any), labels map[string]string) *secretsDriver {
-	return &secretsDriver{secrets: secrets, log: log, partSize: defaultPartSize, labels: labels}
+func newSecretsDriver(secrets typedcorev1.SecretInterface, enc *encoder, log func(string, ...any), labels map[string]string) *secretsDriver {
+	return &secretsDriver{secrets: secrets, enc: enc, log: log, partSize: defaultPartSize, labels: labels}
 }
 
 // Name is Helm's name for Secret storage.
@@ -274,7 +276,7 @@ func (d *secretsDriver) write(key string, rls *helmrelease.Release, stamp string
 // encodeRecord returns what the release Secret holds and, for a release too
 // large for it, the pieces of the whole release for the parts.
 func (d *secretsDriver) encodeRecord(key string, rls *helmrelease.Release) (head []byte, body [][]byte, err error) {
-	data, err := encode(rls)
+	data, err := d.enc.encode(rls)
 	if err != nil {
 		return nil, nil, fmt.Errorf("encoding release %q: %w", key, err)
 	}
@@ -283,7 +285,7 @@ func (d *secretsDriver) encodeRecord(key string, rls *helmrelease.Release) (head
 	}
 	body = split(data, d.partSize)
 	for _, keepValues := range []bool{true, false} {
-		if head, err = encode(summary(rls, len(body), keepValues)); err != nil {
+		if head, err = d.enc.encode(summary(rls, len(body), keepValues)); err != nil {
 			return nil, nil, fmt.Errorf("encoding the summary of release %q: %w", key, err)
 		}
 		if len(head) <= d.partSize {
@@ -387,17 +389,29 @@ func (d *secretsDriver) readParts(key string, from, to int, first []byte) ([]byt
 
 func partName(key string, n int) string { return fmt.Sprintf("%s.part-%d", key, n) }
 
-// encode is Helm's release encoding: JSON, gzipped, base64.
-func encode(rls *helmrelease.Release) ([]byte, error) {
+// encoder writes Helm's release encoding: JSON, gzipped, base64. Its gzip
+// writers are reused: each holds about 1 MiB of compressor state, and a new
+// one per record written was a third of all the operator allocated while
+// installing (two records per install), paid again in garbage collection.
+type encoder struct {
+	gzips sync.Pool
+}
+
+func (e *encoder) encode(rls *helmrelease.Release) ([]byte, error) {
 	js, err := json.Marshal(rls)
 	if err != nil {
 		return nil, err
 	}
 	var buf bytes.Buffer
-	w, err := gzip.NewWriterLevel(&buf, gzip.BestCompression)
-	if err != nil {
-		return nil, err
+	w, _ := e.gzips.Get().(*gzip.Writer)
+	if w == nil {
+		if w, err = gzip.NewWriterLevel(&buf, gzip.BestCompression); err != nil {
+			return nil, err
+		}
+	} else {
+		w.Reset(&buf)
 	}
+	defer e.gzips.Put(w)
 	if _, err := w.Write(js); err != nil {
 		return nil, err
 	}

@@ -33,7 +33,7 @@ func TestSecretsDriverIsHelmCompatible(t *testing.T) {
 	clustertest.SkipIfShort(t)
 	f := newFixture(t)
 	secrets := f.cs.CoreV1().Secrets(f.ns)
-	ours := newSecretsDriver(secrets, t.Logf, nil)
+	ours := newSecretsDriver(secrets, &encoder{}, t.Logf, nil)
 	helms := driver.NewSecrets(secrets)
 
 	if err := ours.Create("sh.helm.release.v1.a.v1", testRelease("a", 1, "kind: A")); err != nil {
@@ -64,7 +64,7 @@ func TestSecretsDriverSplitsLargeReleases(t *testing.T) {
 	clustertest.SkipIfShort(t)
 	f := newFixture(t)
 	secrets := f.cs.CoreV1().Secrets(f.ns)
-	d := newSecretsDriver(secrets, t.Logf, nil)
+	d := newSecretsDriver(secrets, &encoder{}, t.Logf, nil)
 	d.partSize = 4096 // small parts keep the test fast; the logic is the same
 	key := "sh.helm.release.v1.big.v1"
 	big := randomText(20000) // hex: about half compresses away, 4 parts of base64
@@ -169,7 +169,7 @@ func TestSecretsDriverReadsEarlierParts(t *testing.T) {
 	f := newFixture(t)
 	secrets := f.cs.CoreV1().Secrets(f.ns)
 	key, manifest := "sh.helm.release.v1.old.v1", randomText(20000)
-	data, err := encode(testRelease("old", 1, manifest))
+	data, err := (&encoder{}).encode(testRelease("old", 1, manifest))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -185,7 +185,7 @@ func TestSecretsDriverReadsEarlierParts(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	d := newSecretsDriver(secrets, t.Logf, nil)
+	d := newSecretsDriver(secrets, &encoder{}, t.Logf, nil)
 	got, err := d.Get(key)
 	if err != nil || got.Manifest != manifest {
 		t.Fatalf("read back: %v (manifest equal: %v)", err, got != nil && got.Manifest == manifest)
@@ -228,5 +228,23 @@ func TestAbsentAnswersOnce(t *testing.T) {
 	}
 	if d.takeAbsent("never") {
 		t.Error("a release never listed answered")
+	}
+}
+
+// A reused gzip writer encodes each release whole and alone.
+func TestEncoderReusesWriters(t *testing.T) {
+	enc := &encoder{}
+	for i, name := range []string{"first", "second", "third"} {
+		data, err := enc.encode(testRelease(name, i+1, "kind: ConfigMap\nmetadata:\n  name: "+name+"\n"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		rls, err := decode(data)
+		if err != nil {
+			t.Fatalf("decoding %s: %v", name, err)
+		}
+		if rls.Name != name || rls.Version != i+1 || !strings.Contains(rls.Manifest, name) {
+			t.Errorf("decoded %s v%d %q, want %s v%d", rls.Name, rls.Version, rls.Manifest, name, i+1)
+		}
 	}
 }
