@@ -236,7 +236,8 @@ func New(opts Options) (manager.Manager, error) {
 		Logger: opts.Log,
 		Cache:  cacheOpts,
 		// Informers resume the moment the API server is back from an outage.
-		NewCache: gate.newCache,
+		NewCache:       gate.newCache,
+		MapperProvider: newMemoMapper,
 		// CRs and release objects are unstructured: read them from the cache too.
 		Client:                  client.Options{Cache: &client.CacheOptions{Unstructured: true}},
 		Metrics:                 metricsserver.Options{BindAddress: opts.MetricsBindAddress},
