@@ -15,6 +15,9 @@ import (
 // wrote it (Helm, operator-sdk, this package).
 var recordOwnerLabel = labels.Set{"owner": "helm"}
 
+// recordNameField indexes the records of a RecordIndex by release name.
+const recordNameField = "chartpilot.release.name"
+
 // RecordIndex is an informer cache of the metadata of every Helm release
 // record (Secrets labelled owner=helm) in some namespaces: this process's
 // and those of other tools. Holding them all is what lets an index that

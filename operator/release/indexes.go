@@ -18,9 +18,6 @@ import (
 // third of what the operator allocated). These indexes make each read cost
 // what it finds.
 
-// recordNameField indexes the records of a RecordIndex by release name.
-const recordNameField = "chartpilot.release.name"
-
 // podLabelField indexes pods by each of their labels, as key=value.
 const podLabelField = "chartpilot.pod.label"
 
