@@ -17,17 +17,18 @@
 // machines this runs on are shared, and the two floors say how much the
 // load changed meanwhile. CHARTPILOT_BENCH_ROUNDS alternates the measures
 // that many times; the median multiple counts. Each measure starts on a
-// cluster that has finished deleting the last one's namespace, waits for
-// Deployed by watching the CRs (no polling LIST), and logs the CPU the
-// operator and each cluster component spent until all were Deployed, and
-// the API server's requests per CR by verb and resource with the seconds it
-// spent on them. CHARTPILOT_BENCH_DEPLOY_ONLY ends each measure there,
-// without the idle minute and the memory.
+// cluster that has finished deleting the last one's namespace and is quiet
+// again (its garbage collector done with it), waits for Deployed by watching
+// the CRs (no polling LIST), and logs the CPU the operator and each cluster
+// component spent until all were Deployed, and the API server's requests per
+// CR by verb and resource with the seconds it spent on them.
+// CHARTPILOT_BENCH_DEPLOY_ONLY ends each measure there, with the memory as
+// the last CR shows Deployed, without the idle minute.
 //
 // With CHARTPILOT_BENCH_PROFILES set to a directory, chartpilot serves Go's
 // profiles: its CPU profile until all CRs are Deployed is written there in
 // 5-second pieces (read them together: go tool pprof -top DIR/chartpilot-200-*.cpu.pb.gz),
-// and its heap profile at the end of each measure.
+// and its heap profile, sampled every 4 KiB allocated, at the end of each measure.
 //
 // Idle is free: in the minute measured once every workload is available,
 // chartpilot may only renew its informers' watches (each every 5 to 10
