@@ -356,12 +356,8 @@ func measure(b *testing.B, c *cluster.Cluster, dyn dynamic.Interface, op operato
 	if deployOnly() {
 		// Memory as the last CR shows Deployed, not at rest: without the
 		// idle minute, that is what there is to say.
-		rss, peak, err := process.Memory(d.PID())
-		if err != nil {
-			b.Fatal(err)
-		}
-		anon := rssAnonMiB(b, d.PID())
-		b.Logf("%s, %d CRs: RSS when all were Deployed %.0f MiB (peak %.0f, anonymous %.0f)", op.name, crs, float64(rss)/(1<<20), float64(peak)/(1<<20), anon)
+		rss, peak, anon := memoryMiB(b, d.PID())
+		b.Logf("%s, %d CRs: RSS when all were Deployed %.0f MiB (peak %.0f, anonymous %.0f)", op.name, crs, rss, peak, anon)
 		return result{crs: crs, deploy: deploy, deployRequests: deployRequests, deployCPU: deployCPU, clusterCPU: clusterCPU}
 	}
 	// Steady state: every workload available (readiness no longer changes,
@@ -377,16 +373,13 @@ func measure(b *testing.B, c *cluster.Cluster, dyn dynamic.Interface, op operato
 	const idle = 60 * time.Second
 	time.Sleep(idle)
 	cpu1, req1, verbs1 := cpuSeconds(b, d.PID()), requests(b, metricsPort), verbs(b, metricsPort)
-	rss, peak, err := process.Memory(d.PID())
-	if err != nil {
-		b.Fatal(err)
-	}
+	rss, peak, anon := memoryMiB(b, d.PID())
 	if pprofPort != 0 {
 		saveHeapProfile(b, pprofPort, filepath.Join(profiles, fmt.Sprintf("%s-%d.heap.pb.gz", op.name, crs)))
 	}
 	r := result{
 		crs: crs, deploy: deploy, deployRequests: deployRequests, deployCPU: deployCPU, clusterCPU: clusterCPU,
-		rssMiB: float64(rss) / (1 << 20), peakMiB: float64(peak) / (1 << 20), anonMiB: rssAnonMiB(b, d.PID()),
+		rssMiB: rss, peakMiB: peak, anonMiB: anon,
 		idleCPU:      (cpu1 - cpu0) * time.Minute.Seconds() / idle.Seconds(),
 		idleRequests: (req1 - req0) / float64(crs) * time.Minute.Seconds() / idle.Seconds(),
 		metricsKiB:   float64(metricsSize(b, metricsPort)) / 1024,
@@ -450,7 +443,7 @@ func drain(b *testing.B, c *cluster.Cluster, dyn dynamic.Interface, ns string) {
 // settle waits until the cluster is quiet: the namespace is gone well before
 // kube-controller-manager's garbage collector and workload controllers have
 // caught up with it, and the next measure would pay for their work (their
-// GETs of owners showed as 0.5-0.8 of the next measure's GETs per CR).
+// GETs of owners showed as 0.1-0.8 extra GETs per CR of a kind there).
 // Quiet is three seconds in a row under quietCores of CPU.
 func settle(b *testing.B, c *cluster.Cluster) {
 	b.Helper()
@@ -586,9 +579,9 @@ func saveHeapProfile(b *testing.B, port int, file string) {
 func waitAvailable(b *testing.B, dyn dynamic.Interface, ns string, want int) {
 	b.Helper()
 	deployments := schema.GroupVersionResource{Group: "apps", Version: "v1", Resource: "deployments"}
-	// Each look is a LIST of every Deployment, so it comes every 5 s: at
-	// 5000 CRs, once a second was a large part of the API server's work.
-	// kube-controller-manager, at its client's rate limit, brought fewer
+	// Each look is a LIST of every Deployment, so it comes every 5 s, not
+	// every second: at 5000 CRs each reads 5000 objects while the cluster
+	// is still at work. kube-controller-manager, at its client's rate limit, brought fewer
 	// than 2 Deployments a second to available at 5000 CRs on 2 cores, so
 	// the limit grows with the fleet.
 	limit := max(10*time.Minute, time.Duration(want)*400*time.Millisecond)
@@ -639,6 +632,17 @@ func waitQuiet(b *testing.B, metricsPort int) {
 			last, since = n, time.Now()
 		}
 	}
+}
+
+// memoryMiB reads a process's resident memory, its peak and the anonymous
+// part of it, in MiB.
+func memoryMiB(b *testing.B, pid int) (rss, peak, anon float64) {
+	b.Helper()
+	r, p, err := process.Memory(pid)
+	if err != nil {
+		b.Fatal(err)
+	}
+	return float64(r) / (1 << 20), float64(p) / (1 << 20), rssAnonMiB(b, pid)
 }
 
 // rssAnonMiB reads the anonymous part of a process's resident memory.
