@@ -14,6 +14,7 @@ import (
 	"github.com/chartpilot/chartpilot/cluster/images"
 	"github.com/chartpilot/chartpilot/cluster/node"
 	"github.com/chartpilot/chartpilot/cluster/toolchain"
+	"github.com/chartpilot/chartpilot/internal/flock"
 )
 
 // Identities of the real node's agents, as the API server's authorizers
@@ -193,6 +194,35 @@ func (c *Cluster) cleanupNode(ctx context.Context) error {
 	node.Release(cfg.Dir)
 	fmt.Fprintf(c.opts.Out, "  %-24s containers, mounts, rules and bridge %s removed\n", "node", node.Bridge)
 	return errors.Join(errs...)
+}
+
+// nodeRuns says whether the cluster of the node directory nodeDir runs, or
+// a chartpilot command is starting or stopping it: only then does its claim
+// on the machine's real node stand.
+func nodeRuns(nodeDir string) bool {
+	owner := &Cluster{opts: Options{StateDir: filepath.Dir(nodeDir)}}
+	if _, err := os.Stat(owner.opts.StateDir); err != nil {
+		return false
+	}
+	unlock, err := flock.TryLock(owner.path("lock"))
+	if err != nil {
+		return errors.Is(err, flock.ErrLocked)
+	}
+	unlock()
+	return owner.anyRunning()
+}
+
+// cleanupStaleNode removes what the real node of a cluster that no longer
+// runs left on the host (its containers, mounts, rules and bridge), before
+// this cluster's node sets the host up again.
+func (c *Cluster) cleanupStaleNode(nodeDir string) {
+	cfg := node.Config{Dir: nodeDir, BinDir: c.state.BinDir}
+	err := cfg.Cleanup()
+	fmt.Fprintf(c.opts.Out, "  %-24s taken over from the cluster in %s, which no longer runs", "node", filepath.Dir(nodeDir))
+	if err != nil {
+		fmt.Fprintf(c.opts.Out, "; some of what it left stays: %v", err)
+	}
+	fmt.Fprintln(c.opts.Out)
 }
 
 func lastLine(s string) string {

@@ -47,21 +47,28 @@ type startup struct {
 	started []string
 	// claimed is set once this Up holds the machine's real node.
 	claimed bool
+	// staleNode is the node directory of a cluster that no longer runs
+	// but held the machine's real node until this Up took it over.
+	staleNode string
 }
 
 func (c *Cluster) up(ctx context.Context, s *startup) error {
 	onNode := c.opts.Node == NodeReal
 	if onNode {
-		if err := node.Claim(c.path("node")); err != nil {
+		stale, err := node.Claim(c.path("node"), nodeRuns)
+		if err != nil {
 			return err
 		}
-		s.claimed = true
+		s.claimed, s.staleNode = true, stale
 	}
 	inst, err := toolchain.Ensure(ctx, toolchain.Options{CacheDir: c.opts.CacheDir, Out: c.opts.Out, Node: onNode})
 	if err != nil {
 		return err
 	}
 	c.state.BinDir = inst.BinDir
+	if s.staleNode != "" {
+		c.cleanupStaleNode(s.staleNode)
+	}
 	// Every component listens on its port by the time Up returns.
 	picker := newPortPicker()
 	defer picker.release()

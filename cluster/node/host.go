@@ -2,6 +2,7 @@ package node
 
 import (
 	"bufio"
+	"context"
 	"errors"
 	"fmt"
 	"os"
@@ -11,6 +12,9 @@ import (
 	"slices"
 	"strings"
 	"syscall"
+
+	"github.com/chartpilot/chartpilot/internal/atomicfile"
+	"github.com/chartpilot/chartpilot/internal/flock"
 )
 
 // UnavailableError says why this host cannot run a real node, in one line.
@@ -169,24 +173,42 @@ func ip(args ...string) error {
 // kernel settings: there is one real node per machine.
 const claimFile = "/run/chartpilot/real-node"
 
-// Claim makes dir's node the machine's real node, unless another node
-// directory holds the claim.
-func Claim(dir string) error {
-	if data, err := os.ReadFile(claimFile); err == nil {
-		if owner := string(data); owner != dir && exists(owner) {
-			return &UnavailableError{Reason: fmt.Sprintf("the real node of the cluster in %s runs on this machine (one per machine; stop it with `chartpilot cluster down --state-dir %s`)",
-				filepath.Dir(owner), filepath.Dir(owner))}
+// Claim makes dir's node the machine's real node. Another node directory's
+// claim stands while runs says that node's cluster still runs (or is being
+// started or stopped). A claim whose cluster no longer runs (killed, or a
+// machine restored from a disk image) is taken over: Claim returns that
+// node directory, so that the caller removes what the node left behind.
+func Claim(dir string, runs func(owner string) bool) (stale string, err error) {
+	return claim(claimFile, dir, runs)
+}
+
+func claim(file, dir string, runs func(owner string) bool) (stale string, err error) {
+	if err := os.MkdirAll(filepath.Dir(file), 0o755); err != nil {
+		return "", err
+	}
+	// Two clusters starting at once read and write the claim one at a time.
+	unlock, err := flock.Lock(context.Background(), file+".lock")
+	if err != nil {
+		return "", err
+	}
+	defer unlock()
+	if data, err := os.ReadFile(file); err == nil {
+		if owner := string(data); owner != dir && owner != "" {
+			if runs(owner) {
+				return "", &UnavailableError{Reason: fmt.Sprintf("the real node of the cluster in %s runs on this machine (one per machine; stop it with `chartpilot cluster down --state-dir %s`)",
+					filepath.Dir(owner), filepath.Dir(owner))}
+			}
+			stale = owner
 		}
 	}
-	if err := os.MkdirAll(filepath.Dir(claimFile), 0o755); err != nil {
-		return err
-	}
-	return os.WriteFile(claimFile, []byte(dir), 0o644)
+	return stale, atomicfile.WriteFile(file, []byte(dir), 0o644)
 }
 
 // Release gives up dir's claim on the machine.
-func Release(dir string) {
-	if data, err := os.ReadFile(claimFile); err == nil && string(data) == dir {
-		_ = os.Remove(claimFile)
+func Release(dir string) { release(claimFile, dir) }
+
+func release(file, dir string) {
+	if data, err := os.ReadFile(file); err == nil && string(data) == dir {
+		_ = os.Remove(file)
 	}
 }

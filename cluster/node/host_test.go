@@ -106,38 +106,45 @@ func TestSeccompHeaders(t *testing.T) {
 }
 
 func TestClaim(t *testing.T) {
-	// The claim file is the machine's; the test works on a copy of the logic
-	// through two node directories only when the claim is free or ours.
-	if os.Geteuid() != 0 {
-		t.Skip("the claim lives in /run, which only root may write")
+	file := filepath.Join(t.TempDir(), "run", "real-node")
+	a, b := "/state/a/node", "/state/b/node"
+	running := map[string]bool{}
+	runs := func(owner string) bool { return running[owner] }
+	steps := []struct {
+		name      string
+		claim     string
+		release   string
+		running   []string
+		wantStale string
+		wantErr   string
+	}{
+		{name: "a free machine", claim: a},
+		{name: "claiming again", claim: a, running: []string{a}},
+		{name: "a second node while the first runs", claim: b, running: []string{a}, wantErr: "/state/a"},
+		{name: "a release by another node changes nothing", release: b, claim: b, running: []string{a}, wantErr: "/state/a"},
+		{name: "a claim whose cluster no longer runs is taken over", claim: b, wantStale: a},
+		{name: "after the owner's release", release: b, claim: a},
 	}
-	if _, err := os.Stat(claimFile); err == nil {
-		t.Skip("a real node runs on this machine")
-	}
-	a, b := filepath.Join(t.TempDir(), "node"), filepath.Join(t.TempDir(), "node")
-	for _, d := range []string{a, b} {
-		if err := os.MkdirAll(d, 0o755); err != nil {
-			t.Fatal(err)
+	for _, s := range steps {
+		clear(running)
+		for _, r := range s.running {
+			running[r] = true
+		}
+		if s.release != "" {
+			release(file, s.release)
+		}
+		stale, err := claim(file, s.claim, runs)
+		if s.wantErr != "" {
+			if err == nil || !strings.Contains(err.Error(), s.wantErr) {
+				t.Errorf("%s: err = %v, want one naming %s", s.name, err, s.wantErr)
+			}
+			continue
+		}
+		if err != nil || stale != s.wantStale {
+			t.Errorf("%s: Claim = %q, %v; want %q", s.name, stale, err, s.wantStale)
+		}
+		if got, _ := os.ReadFile(file); string(got) != s.claim {
+			t.Errorf("%s: the claim is %q, want %q", s.name, got, s.claim)
 		}
 	}
-	if err := Claim(a); err != nil {
-		t.Fatal(err)
-	}
-	defer Release(a)
-	if err := Claim(a); err != nil {
-		t.Errorf("claiming again: %v", err)
-	}
-	err := Claim(b)
-	if err == nil || !strings.Contains(err.Error(), filepath.Dir(a)) {
-		t.Errorf("a second node's claim = %v, want an error naming %s", err, filepath.Dir(a))
-	}
-	Release(b) // not the owner: changes nothing
-	if err := Claim(b); err == nil {
-		t.Error("Release by another node freed the claim")
-	}
-	Release(a)
-	if err := Claim(b); err != nil {
-		t.Errorf("after release: %v", err)
-	}
-	Release(b)
 }
