@@ -63,6 +63,11 @@ func ServeOnce(ctx context.Context, opts ServeOptions) (Result, error) {
 	defer timer.Stop()
 	select {
 	case n := <-h.done:
+		// The handler has written the file but not yet returned: Shutdown
+		// waits until the response has left before the deferred Close.
+		ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+		defer cancel()
+		_ = srv.Shutdown(ctx)
 		return Result{Size: n, Files: 1}, nil
 	case err := <-errs:
 		return Result{}, fmt.Errorf("serving the archive: %w", err)

@@ -12,12 +12,12 @@ import (
 	"time"
 )
 
-// startServer serves the archive of a small tree with token and returns
-// its URL and the channel of ServeOnce's outcome.
-func startServer(t *testing.T, token string, timeout time.Duration) (url string, archiveSize int64, done chan error) {
+// startServer serves the archive of a tree of one file, marker, with
+// token and returns its URL and the channel of ServeOnce's outcome.
+func startServer(t *testing.T, token string, timeout time.Duration, marker string) (url string, archiveSize int64, done chan error) {
 	t.Helper()
 	src := t.TempDir()
-	if err := os.WriteFile(filepath.Join(src, "marker"), []byte(strings.Repeat("m", 100_000)), 0o644); err != nil {
+	if err := os.WriteFile(filepath.Join(src, "marker"), []byte(marker), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	archive := filepath.Join(t.TempDir(), "v.tar.gz")
@@ -47,7 +47,7 @@ func startServer(t *testing.T, token string, timeout time.Duration) (url string,
 // The archive goes to the fetcher with the token, after requests without
 // it were refused; the server then ends, and a second fetch finds nobody.
 func TestServeOnceAndFetch(t *testing.T) {
-	url, size, done := startServer(t, "t0ken", time.Minute)
+	url, size, done := startServer(t, "t0ken", time.Minute, strings.Repeat("m", 100_000))
 	for _, bad := range []string{"", "wrong"} {
 		req, _ := http.NewRequest(http.MethodGet, url, nil)
 		if bad != "" {
@@ -88,7 +88,7 @@ func TestServeOnceAndFetch(t *testing.T) {
 
 // A server nobody fetches from ends at its timeout with ErrNotFetched.
 func TestServeOnceTimesOut(t *testing.T) {
-	_, _, done := startServer(t, "t0ken", 200*time.Millisecond)
+	_, _, done := startServer(t, "t0ken", 200*time.Millisecond, "m")
 	if err := <-done; !errors.Is(err, ErrNotFetched) {
 		t.Errorf("ServeOnce: %v, want ErrNotFetched", err)
 	}
@@ -120,5 +120,21 @@ func TestFetchWaitsForTheServer(t *testing.T) {
 	}
 	if got, _ := os.ReadFile(filepath.Join(dst, "f")); string(got) != "late" {
 		t.Errorf("fetched %q", got)
+	}
+}
+
+// ServeOnce returns only once its response has left: a small archive
+// (which the response's buffer holds whole) reaches the fetcher every
+// time rather than being cut off by the server's own close.
+func TestServeOnceSendsTheWholeArchive(t *testing.T) {
+	for i := range 300 {
+		url, size, done := startServer(t, "t0ken", 10*time.Second, "small")
+		res, err := ExtractHTTP(t.Context(), url, "t0ken", t.TempDir())
+		if err != nil || res.Size != size {
+			t.Fatalf("fetch %d: %+v, %v; want %d bytes", i, res, err, size)
+		}
+		if err := <-done; err != nil {
+			t.Fatalf("serve %d: %v", i, err)
+		}
 	}
 }
