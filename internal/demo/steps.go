@@ -115,6 +115,10 @@ func (d *demo) scorecard(version string, from ...string) func(context.Context) (
 			args = append(args, "-l", "test notin ("+strings.Join(left, ",")+")")
 		}
 		if _, err := d.chartpilot(ctx, args...); err != nil {
+			// The output's tail may hold none of the failures' reasons.
+			if why := scorecardFailures(results); why != "" {
+				err = fmt.Errorf("%w\n%s", err, why)
+			}
 			return "", err
 		}
 		passed, total, err := scorecardResults(results)
@@ -139,13 +143,9 @@ func (d *demo) scorecard(version string, from ...string) func(context.Context) (
 
 // scorecardResults counts the passed and all results of a v1alpha3 TestList.
 func scorecardResults(path string) (passed, total int, err error) {
-	data, err := os.ReadFile(path)
+	list, err := readScorecardResults(path)
 	if err != nil {
 		return 0, 0, err
-	}
-	var list scorecardv1alpha3.TestList
-	if err := json.Unmarshal(data, &list); err != nil {
-		return 0, 0, fmt.Errorf("%s: %w", path, err)
 	}
 	for _, item := range list.Items {
 		for _, r := range item.Status.Results {
@@ -156,6 +156,36 @@ func scorecardResults(path string) (passed, total int, err error) {
 		}
 	}
 	return passed, total, nil
+}
+
+// scorecardFailures says, a line each, which tests of the results file did
+// not pass and why; "" when it has none (or cannot be read).
+func scorecardFailures(path string) string {
+	list, err := readScorecardResults(path)
+	if err != nil {
+		return ""
+	}
+	var b strings.Builder
+	for _, item := range list.Items {
+		for _, r := range item.Status.Results {
+			if r.State != scorecardv1alpha3.PassState {
+				fmt.Fprintf(&b, "    %s %s: %s\n", r.Name, r.State, strings.Join(r.Errors, "; "))
+			}
+		}
+	}
+	return b.String()
+}
+
+func readScorecardResults(path string) (scorecardv1alpha3.TestList, error) {
+	var list scorecardv1alpha3.TestList
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return list, err
+	}
+	if err := json.Unmarshal(data, &list); err != nil {
+		return list, fmt.Errorf("%s: %w", path, err)
+	}
+	return list, nil
 }
 
 func (d *demo) publish(version string) func(context.Context) (string, error) {
