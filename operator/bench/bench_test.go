@@ -582,9 +582,9 @@ func waitAvailable(b *testing.B, dyn dynamic.Interface, ns string, want int) {
 	// Each look is a LIST of every Deployment, so it comes every 5 s, not
 	// every second: at 5000 CRs each reads 5000 objects while the cluster
 	// is still at work. kube-controller-manager, at its client's rate limit, brought fewer
-	// than 2 Deployments a second to available at 5000 CRs on 2 cores, so
-	// the limit grows with the fleet.
-	limit := max(10*time.Minute, time.Duration(want)*400*time.Millisecond)
+	// than 2 Deployments a second to available at 5000 CRs on 2 cores (at
+	// 0.4 s each the wait ran out), so the limit grows with the fleet.
+	limit := max(10*time.Minute, time.Duration(want)*700*time.Millisecond)
 	err := wait.PollUntilContextTimeout(context.Background(), 5*time.Second, limit, true, func(ctx context.Context) (bool, error) {
 		list, err := dyn.Resource(deployments).Namespace(ns).List(ctx, metav1.ListOptions{})
 		if err != nil || len(list.Items) < want {
