@@ -11,7 +11,6 @@ import (
 
 	operatorsv1 "github.com/operator-framework/api/pkg/operators/v1"
 	"github.com/operator-framework/api/pkg/operators/v1alpha1"
-	appsv1 "k8s.io/api/apps/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -172,8 +171,10 @@ func TestSubscribeStatusUnsubscribe(t *testing.T) {
 		&operatorsv1.OperatorGroup{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: b.Package}},
 		&apiextensionsv1.CustomResourceDefinition{ObjectMeta: metav1.ObjectMeta{Name: b.CRDName()}},
 		&rbacv1.ClusterRole{ObjectMeta: metav1.ObjectMeta{Name: b.EditorRole()}},
-		// OLM's garbage: the Deployment the CSV owned.
-		&appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: b.Deployment()}},
+	}
+	// What OLM made for the CSV is gone when unsubscribe returns, not later.
+	if left, err := olm.OwnedByCSV(ctx, c, b.CSVName(), ns); err != nil || len(left) > 0 {
+		t.Errorf("still there when unsubscribe returned: %s (%v)", strings.Join(left, ", "), err)
 	}
 	for _, obj := range gone {
 		err := wait.PollUntilContextTimeout(ctx, 500*time.Millisecond, time.Minute, true, func(ctx context.Context) (bool, error) {

@@ -45,6 +45,10 @@ type UnsubscribeOptions struct {
 	Timeout time.Duration
 	// Out, if set, receives one line per step.
 	Out io.Writer
+
+	// afterCSVsGone, when set, runs once the CSVs are gone, before what OLM
+	// made for them is checked: tests use it to leave what OLM may leave.
+	afterCSVsGone func(context.Context) error
 }
 
 // UnsubscribeResult reports what Unsubscribe deleted.
@@ -57,7 +61,8 @@ type UnsubscribeResult struct {
 // Unsubscribe removes the package's operator: its custom resources (when
 // asked) while the operator still runs, then the Subscription, the CSVs it
 // installed (OLM then deletes the operator's Deployment, ServiceAccounts and
-// RBAC), its InstallPlans, the CatalogSource and OperatorGroup that
+// RBAC; Unsubscribe waits for them to go, and deletes what OLM leaves), its
+// InstallPlans, the CatalogSource and OperatorGroup that
 // Subscribe created for it when nothing else uses them, and the CRDs (when
 // asked).
 func Unsubscribe(ctx context.Context, c client.Client, opts UnsubscribeOptions) (*UnsubscribeResult, error) {
@@ -183,6 +188,16 @@ func (u *unsubscriber) remove(ctx context.Context, sub *v1alpha1.Subscription, c
 	}
 	for _, csv := range csvs {
 		if err := u.waitCSVGone(ctx, csv); err != nil {
+			return err
+		}
+	}
+	if u.opts.afterCSVsGone != nil {
+		if err := u.opts.afterCSVsGone(ctx); err != nil {
+			return err
+		}
+	}
+	for _, csv := range csvs {
+		if err := u.removeLeftovers(ctx, csv); err != nil {
 			return err
 		}
 	}
