@@ -1,0 +1,501 @@
+package corpus_test
+
+import (
+	"context"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"reflect"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/operator-framework/api/pkg/manifests"
+	"github.com/operator-framework/api/pkg/operators/v1alpha1"
+	corev1 "k8s.io/api/core/v1"
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/client-go/rest"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/yaml"
+
+	"github.com/chartpilot/chartpilot/chart"
+	"github.com/chartpilot/chartpilot/cluster/clustertest"
+	"github.com/chartpilot/chartpilot/internal/corpus"
+	"github.com/chartpilot/chartpilot/internal/crdready"
+	"github.com/chartpilot/chartpilot/internal/monitoringcrd"
+	"github.com/chartpilot/chartpilot/olm"
+	"github.com/chartpilot/chartpilot/operator/watches"
+)
+
+var update = flag.Bool("update", false, "write docs/corpus.md from this run")
+
+// The goal of the values sets that must pass: the CR accepted with nothing
+// pruned, and every object of its render accepted under the operator's RBAC.
+const valuesSetGoal = 0.95
+
+// TestCorpus takes every chart of the corpus (shared/charts beside the
+// repository) through what a user does: init, make bundle, the static
+// scorecard; then, on a real API server, each values set the chart ships
+// (and its defaults) as the spec of a custom resource of the generated CRD,
+// and the chart rendered from it created object by object as the
+// operator's ServiceAccount, with the RBAC OLM grants from the CSV, in every
+// install mode the CSV supports.
+func TestCorpus(t *testing.T) {
+	clustertest.SkipIfShort(t)
+	dir, err := corpus.Find(".")
+	if err != nil {
+		if os.Getenv("CI") != "" {
+			t.Fatalf("CI runs the corpus test: %v", err)
+		}
+		t.Skip(err)
+	}
+	charts, err := corpus.Load(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	bin := buildChartpilot(t)
+	env := newAPIServer(t)
+	var rows []*result
+	for _, ch := range charts {
+		r := &result{chart: ch.Name}
+		rows = append(rows, r)
+		t.Run(ch.Name, func(t *testing.T) { checkChart(t, bin, env, ch, r) })
+	}
+	summarize(t, rows)
+}
+
+// result is what the corpus test found for one chart.
+type result struct {
+	chart                   string
+	initTime                time.Duration
+	warnings                int
+	init, bundle, scorecard string // "" when it passed, else why not
+	valuesSets              []valuesResult
+}
+
+// valuesResult is one values set of a chart.
+type valuesResult struct {
+	name string
+	// accepted: the CR passed; why not otherwise.
+	cr string
+	// objects counts the render's objects checked per install mode; refused
+	// names each refusal, unchecked the kinds not served here.
+	objects   int
+	refused   []string
+	unchecked []string
+}
+
+func (v valuesResult) passed() bool { return v.cr == "" && len(v.refused) == 0 }
+
+func buildChartpilot(t *testing.T) string {
+	t.Helper()
+	bin := filepath.Join(t.TempDir(), "chartpilot")
+	out, err := exec.Command("go", "build", "-o", bin, "github.com/chartpilot/chartpilot/cmd/chartpilot").CombinedOutput()
+	if err != nil {
+		t.Fatalf("building chartpilot: %v\n%s", err, out)
+	}
+	return bin
+}
+
+// apiServer is the real API server the charts are checked against.
+type apiServer struct {
+	cfg *rest.Config
+	c   client.Client
+}
+
+func newAPIServer(t *testing.T) *apiServer {
+	t.Helper()
+	cfg := clustertest.StartAPIServer(t, nil)
+	c, err := client.New(cfg, client.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	env := &apiServer{cfg: cfg, c: c}
+	// ServiceMonitors and PrometheusRules are what charts most often
+	// create besides built-in kinds: serve them, as a monitored cluster does.
+	var crds []*apiextensionsv1.CustomResourceDefinition
+	crds = append(crds, monitoringcrd.CRDs()...)
+	env.installCRDs(t, crds)
+	return env
+}
+
+func (a *apiServer) installCRDs(t *testing.T, crds []*apiextensionsv1.CustomResourceDefinition) {
+	t.Helper()
+	ctx := context.Background()
+	var names []string
+	for _, crd := range crds {
+		crd = crd.DeepCopy()
+		crd.ResourceVersion = ""
+		if err := a.c.Create(ctx, crd); err != nil && !apierrors.IsAlreadyExists(err) {
+			t.Fatalf("installing CRD %s: %v", crd.Name, err)
+		}
+		names = append(names, crd.Name)
+	}
+	if err := crdready.Wait(ctx, a.cfg, names, crdready.Options{Timeout: time.Minute}); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// client returns a client whose REST mapper knows the CRDs installed so far.
+func (a *apiServer) client(t *testing.T, cfg *rest.Config) client.Client {
+	t.Helper()
+	c, err := client.New(cfg, client.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
+
+func checkChart(t *testing.T, bin string, env *apiServer, ch corpus.Chart, r *result) {
+	proj := filepath.Join(t.TempDir(), "p")
+	began := time.Now()
+	out, err := run(t, "", bin, "init", proj, "--domain", "example.com", "--chart", ch.Dir)
+	r.initTime = time.Since(began)
+	r.warnings = strings.Count(out, "warning:")
+	if err != nil {
+		r.init = firstLine(out)
+		for _, name := range ch.ValuesSets() {
+			r.valuesSets = append(r.valuesSets, valuesResult{name: name, cr: "init failed"})
+		}
+		t.Fatalf("init: %v\n%s", err, out)
+	}
+	img := "example.com/" + ch.Name + "-operator:v0.1.0"
+	if out, err := run(t, proj, "make", "bundle", "IMG="+img, "CHARTPILOT="+bin); err != nil {
+		r.bundle = lastLine(out)
+		t.Fatalf("make bundle: %v\n%s", err, out)
+	}
+	b, err := manifests.GetBundleFromDir(filepath.Join(proj, "bundle", "manifests"))
+	if err != nil {
+		r.bundle = err.Error()
+		t.Fatal(err)
+	}
+	if out, err := run(t, proj, bin, "scorecard", "bundle", "-l", "suite!=chartpilot"); err != nil {
+		r.scorecard = lastLine(out)
+		t.Errorf("scorecard: %v\n%s", err, out)
+	}
+	ws, err := watches.Load(filepath.Join(proj, "watches.yaml"), watches.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	w := ws[0]
+	env.installCRDs(t, b.V1CRDs)
+	c, err := chart.Load(filepath.Join(proj, filepath.FromSlash(w.Chart)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The chart's own CRDs (crds/), which Helm installs first.
+	if rendered, err := c.Render(chart.RenderOptions{}); err == nil && len(rendered.CRDs) > 0 {
+		var crds []*apiextensionsv1.CustomResourceDefinition
+		for _, m := range rendered.CRDs {
+			crd := &apiextensionsv1.CustomResourceDefinition{}
+			if err := runtimeConvert(m.Object, crd); err == nil && crd.Name != "" {
+				crds = append(crds, crd)
+			}
+		}
+		env.installCRDs(t, crds)
+	}
+	sets := ch.ValuesSets()
+	for i, name := range sets {
+		values := map[string]any{}
+		if i > 0 {
+			data, err := os.ReadFile(ch.ValuesFiles[i-1])
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := yaml.Unmarshal(data, &values); err != nil {
+				t.Fatalf("%s: %v", ch.ValuesFiles[i-1], err)
+			}
+		}
+		v := valuesResult{name: name}
+		v.cr = checkCR(t, env, w, fmt.Sprintf("%s-%d", short(ch.Name), i), values)
+		for _, mode := range supportedModes(b.CSV) {
+			checkInstall(t, env, c, b.CSV, installCase{mode: mode, id: fmt.Sprintf("%s-%d-%s", short(ch.Name), i, modeID(mode)), values: values}, &v)
+		}
+		if !v.passed() {
+			t.Errorf("values %s: CR: %s; refused: %s", name, v.cr, strings.Join(v.refused, "; "))
+		}
+		r.valuesSets = append(r.valuesSets, v)
+	}
+	checkRelatedImages(t, b.CSV, c, ch)
+}
+
+// checkCR creates a custom resource whose spec is values and says why it
+// was refused or pruned, or "".
+func checkCR(t *testing.T, env *apiServer, w watches.Watch, ns string, values map[string]any) string {
+	t.Helper()
+	ctx := context.Background()
+	createNamespace(t, env.c, ns)
+	cr := &unstructured.Unstructured{Object: map[string]any{
+		"apiVersion": w.Group + "/" + w.Version, "kind": w.Kind,
+		"metadata": map[string]any{"name": "corpus", "namespace": ns},
+		"spec":     values,
+	}}
+	sent, err := json.Marshal(values)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := env.client(t, env.cfg)
+	if err := c.Create(ctx, cr); err != nil {
+		return "refused: " + err.Error()
+	}
+	var want, got any
+	_ = json.Unmarshal(sent, &want)
+	spec, _, _ := unstructured.NestedFieldNoCopy(cr.Object, "spec")
+	gotJSON, _ := json.Marshal(spec)
+	_ = json.Unmarshal(gotJSON, &got)
+	if len(values) == 0 && spec == nil {
+		return ""
+	}
+	if !reflect.DeepEqual(want, got) {
+		return "pruned: " + strings.Join(diffPaths("spec", want, got), ", ")
+	}
+	return ""
+}
+
+// diffPaths names the paths where got lacks or changed what want has.
+func diffPaths(path string, want, got any) []string {
+	wm, ok := want.(map[string]any)
+	gm, ok2 := got.(map[string]any)
+	if ok && ok2 {
+		var out []string
+		for k, wv := range wm {
+			gv, found := gm[k]
+			if !found {
+				out = append(out, path+"."+k)
+				continue
+			}
+			out = append(out, diffPaths(path+"."+k, wv, gv)...)
+		}
+		slices.Sort(out)
+		return out
+	}
+	if !reflect.DeepEqual(want, got) {
+		return []string{path}
+	}
+	return nil
+}
+
+// installCase is one install of a render under one install mode.
+type installCase struct {
+	mode   v1alpha1.InstallModeType
+	id     string
+	values map[string]any
+}
+
+// checkInstall grants the CSV's permissions as OLM would in the install
+// mode, renders the chart with the values into the watched namespace, and
+// creates each object as the operator's ServiceAccount.
+func checkInstall(t *testing.T, env *apiServer, c *chart.Chart, csv *v1alpha1.ClusterServiceVersion, ic installCase, v *valuesResult) {
+	t.Helper()
+	ctx := context.Background()
+	opNS, appNS := "op-"+ic.id, "app-"+ic.id
+	createNamespace(t, env.c, opNS)
+	createNamespace(t, env.c, appNS)
+	targets := map[v1alpha1.InstallModeType][]string{
+		v1alpha1.InstallModeTypeOwnNamespace:    {opNS},
+		v1alpha1.InstallModeTypeSingleNamespace: {appNS},
+		v1alpha1.InstallModeTypeMultiNamespace:  {appNS, opNS},
+	}[ic.mode]
+	releaseNS := appNS
+	if ic.mode == v1alpha1.InstallModeTypeOwnNamespace {
+		releaseNS = opNS
+	}
+	grants := olm.Grants(csv, olm.GrantOptions{Namespace: opNS, Targets: targets, Prefix: ic.id})
+	for _, g := range grants {
+		if err := env.c.Create(ctx, g); err != nil && !apierrors.IsAlreadyExists(err) {
+			t.Fatalf("granting %s: %v", g.GetName(), err)
+		}
+	}
+	var created []client.Object
+	// The test API server runs no controllers: what is not deleted here
+	// stays (and Services keep their cluster IPs, of which it has few).
+	defer func() {
+		for _, o := range append(created, grants...) {
+			if err := env.c.Delete(context.Background(), o); err != nil && !apierrors.IsNotFound(err) {
+				t.Errorf("deleting %s %s: %v", o.GetObjectKind().GroupVersionKind().Kind, o.GetName(), err)
+			}
+		}
+	}()
+	sa := ""
+	for _, g := range grants {
+		if _, ok := g.(*corev1.ServiceAccount); ok {
+			sa = g.GetName()
+			break
+		}
+	}
+	rendered, err := c.Render(chart.RenderOptions{ReleaseName: "r" + strings.ReplaceAll(ic.id, "-", ""), Namespace: releaseNS, Values: ic.values})
+	if err != nil {
+		v.refused = append(v.refused, fmt.Sprintf("%s: render: %v", ic.mode, err))
+		return
+	}
+	as := rest.CopyConfig(env.cfg)
+	as.Impersonate = rest.ImpersonationConfig{UserName: "system:serviceaccount:" + opNS + ":" + sa}
+	oc := env.client(t, as)
+	mapper := env.c.RESTMapper()
+	for _, m := range rendered.Objects {
+		if strings.Contains(m.Hook, "test") {
+			continue // helm test hooks: the operator never runs them
+		}
+		obj := m.Object.DeepCopy()
+		namespaced, err := apiutilIsNamespaced(mapper, obj)
+		if meta.IsNoMatchError(err) {
+			v.unchecked = appendOnce(v.unchecked, obj.GetKind())
+			continue
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		if namespaced && obj.GetNamespace() == "" {
+			obj.SetNamespace(releaseNS)
+		}
+		v.objects++
+		err = oc.Create(ctx, obj)
+		switch {
+		case err == nil:
+			created = append(created, obj)
+		case apierrors.IsAlreadyExists(err):
+		case meta.IsNoMatchError(err):
+			v.unchecked = appendOnce(v.unchecked, obj.GetKind())
+		default:
+			v.refused = append(v.refused, fmt.Sprintf("%s: %s %s: %v", ic.mode, obj.GetKind(), obj.GetName(), err))
+		}
+	}
+}
+
+func apiutilIsNamespaced(mapper meta.RESTMapper, obj *unstructured.Unstructured) (bool, error) {
+	gvk := obj.GroupVersionKind()
+	m, err := mapper.RESTMapping(gvk.GroupKind(), gvk.Version)
+	if err != nil {
+		return false, err
+	}
+	return m.Scope.Name() == meta.RESTScopeNameNamespace, nil
+}
+
+// checkRelatedImages checks that the CSV's relatedImages hold the image of
+// every container the chart runs with its defaults and each values set.
+func checkRelatedImages(t *testing.T, csv *v1alpha1.ClusterServiceVersion, c *chart.Chart, ch corpus.Chart) {
+	t.Helper()
+	var related []string
+	for _, ri := range csv.Spec.RelatedImages {
+		related = append(related, ri.Image)
+	}
+	rendered, err := c.Render(chart.RenderOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, m := range rendered.Objects {
+		if strings.Contains(m.Hook, "test") {
+			continue
+		}
+		for _, img := range containerImages(m.Object.Object) {
+			if !slices.Contains(related, img) {
+				t.Errorf("relatedImages lack %s (%s %s)", img, m.Object.GetKind(), m.Object.GetName())
+			}
+		}
+	}
+}
+
+// containerImages finds the image of every container in obj: any map with a
+// "name" and a string "image" inside a "containers" or "initContainers" list.
+func containerImages(v any) []string {
+	var out []string
+	switch t := v.(type) {
+	case map[string]any:
+		for k, e := range t {
+			if k == "containers" || k == "initContainers" {
+				list, _ := e.([]any)
+				for _, c := range list {
+					if cm, ok := c.(map[string]any); ok {
+						if img, ok := cm["image"].(string); ok && img != "" {
+							out = append(out, img)
+						}
+					}
+				}
+				continue
+			}
+			out = append(out, containerImages(e)...)
+		}
+	case []any:
+		for _, e := range t {
+			out = append(out, containerImages(e)...)
+		}
+	}
+	return out
+}
+
+func supportedModes(csv *v1alpha1.ClusterServiceVersion) []v1alpha1.InstallModeType {
+	var out []v1alpha1.InstallModeType
+	for _, m := range csv.Spec.InstallModes {
+		if m.Supported {
+			out = append(out, m.Type)
+		}
+	}
+	return out
+}
+
+func modeID(m v1alpha1.InstallModeType) string {
+	return strings.ToLower(strings.TrimSuffix(string(m), "Namespace"))
+}
+
+func createNamespace(t *testing.T, c client.Client, name string) {
+	t.Helper()
+	err := c.Create(context.Background(), &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name}})
+	if err != nil && !apierrors.IsAlreadyExists(err) {
+		t.Fatal(err)
+	}
+}
+
+// short keeps namespace names within 63 characters.
+func short(name string) string {
+	if len(name) > 20 {
+		return name[:20]
+	}
+	return name
+}
+
+func appendOnce(list []string, s string) []string {
+	if slices.Contains(list, s) {
+		return list
+	}
+	return append(list, s)
+}
+
+func run(t *testing.T, dir, name string, args ...string) (string, error) {
+	t.Helper()
+	cmd := exec.Command(name, args...)
+	cmd.Dir = dir
+	// Not the jobs of a make that runs this test (make test).
+	cmd.Env = append(os.Environ(), "MAKEFLAGS=", "MFLAGS=", "MAKELEVEL=")
+	out, err := cmd.CombinedOutput()
+	return string(out), err
+}
+
+func firstLine(s string) string {
+	for _, l := range strings.Split(s, "\n") {
+		if strings.Contains(l, "rror") {
+			return strings.TrimSpace(l)
+		}
+	}
+	return lastLine(s)
+}
+
+func lastLine(s string) string {
+	lines := strings.Split(strings.TrimSpace(s), "\n")
+	return strings.TrimSpace(lines[len(lines)-1])
+}
+
+func runtimeConvert(u *unstructured.Unstructured, into any) error {
+	data, err := json.Marshal(u.Object)
+	if err != nil {
+		return err
+	}
+	return json.Unmarshal(data, into)
+}
