@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -26,6 +27,7 @@ import (
 	"github.com/chartpilot/chartpilot/catalog"
 	"github.com/chartpilot/chartpilot/chart"
 	"github.com/chartpilot/chartpilot/internal/atomicfile"
+	"github.com/chartpilot/chartpilot/internal/kustimage"
 	backupapi "github.com/chartpilot/chartpilot/operator/backup/api"
 	"github.com/chartpilot/chartpilot/rbac"
 	"github.com/chartpilot/chartpilot/scaffold"
@@ -312,7 +314,11 @@ func (g *generation) fillCSV(ctx context.Context, csv *v1alpha1.ClusterServiceVe
 	if err := checkSamples(m.samples, crds); err != nil {
 		return nil, err
 	}
-	strategy, consumed, err := installStrategy(m, g.opts.Images)
+	images, err := withAliases(filepath.Join(g.opts.Dir, "config", "manifests"), g.opts.Images)
+	if err != nil {
+		return nil, err
+	}
+	strategy, consumed, err := installStrategy(m, images)
 	if err != nil {
 		return nil, err
 	}
@@ -632,6 +638,25 @@ func (g *generation) chartResources(samples []*unstructured.Unstructured, crds [
 				refs = append(refs, ref)
 			}
 			out[w.Group+"/"+kind] = refs
+		}
+	}
+	return out, nil
+}
+
+// withAliases adds to the images given by name every name the `images:`
+// entries of the manifests' kustomizations rename them to: the image given
+// wins over one set with `kustomize edit set image`.
+func withAliases(manifestsDir string, images map[string]string) (map[string]string, error) {
+	out := maps.Clone(images)
+	for name, ref := range images {
+		aliases, err := kustimage.Aliases(manifestsDir, name)
+		if err != nil {
+			return nil, err
+		}
+		for _, a := range aliases {
+			if _, given := images[a]; !given {
+				out[a] = ref
+			}
 		}
 	}
 	return out, nil

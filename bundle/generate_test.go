@@ -245,6 +245,49 @@ func TestGenerateCSV(t *testing.T) {
 	}
 }
 
+// The image given wins over one an images entry of config/manager set with
+// `kustomize edit set image`, in the deployment, containerImage and
+// relatedImages alike.
+func TestGenerateImageWinsOverImagesEntry(t *testing.T) {
+	dir := newProject(t, "webapp", scaffold.Options{})
+	path := filepath.Join(dir, "config", "manager", "kustomization.yaml")
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	edited := bytes.Replace(data, []byte("newName: controller\n  newTag: latest"), []byte("newName: quay.io/old/op\n  newTag: v0.0.1"), 1)
+	if bytes.Equal(edited, data) {
+		t.Fatalf("%s has no images entry for controller:\n%s", path, data)
+	}
+	if err := os.WriteFile(path, edited, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, tt := range []struct {
+		name   string
+		images map[string]string
+		want   string
+	}{
+		{name: "no image given", images: map[string]string{}, want: "quay.io/old/op:v0.0.1"},
+		{name: "IMG", images: map[string]string{"controller": "example.com/op:v1"}, want: "example.com/op:v1"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			mustGenerate(t, dir, GenerateOptions{Images: tt.images})
+			csv := readCSV(t, dir)
+			c := csv.Spec.InstallStrategy.StrategySpec.DeploymentSpecs[0].Spec.Template.Spec.Containers[0]
+			if c.Image != tt.want || csv.Annotations[AnnotationContainerImage] != tt.want {
+				t.Errorf("image %q, containerImage %q, want %q", c.Image, csv.Annotations[AnnotationContainerImage], tt.want)
+			}
+			var related []string
+			for _, r := range csv.Spec.RelatedImages {
+				related = append(related, r.Image)
+			}
+			if !slices.Contains(related, tt.want) || slices.Contains(related, "quay.io/old/op:v0.0.1") != (tt.want == "quay.io/old/op:v0.0.1") {
+				t.Errorf("relatedImages %q, want %q and not the other", related, tt.want)
+			}
+		})
+	}
+}
+
 // Without a base CSV, Generate writes one with defaults for the author.
 func TestGenerateCreatesBase(t *testing.T) {
 	dir := newProject(t, "webapp", scaffold.Options{})

@@ -128,7 +128,7 @@ atomically.`,
 	fl.StringSliceVar(&opts.Channels, "channels", nil, "the bundle's channels (default: the existing bundle's, else alpha)")
 	fl.StringVar(&opts.DefaultChannel, "default-channel", "", "the package's default channel (default: the existing bundle's, else the only channel)")
 	fl.StringVar(&opts.Package, "package", "", "the package name (default: the project's name)")
-	fl.StringArrayVar(&images, "image", nil, "replace a container image by name, NAME=IMAGE (e.g. controller=quay.io/me/op:v0.1.0); repeatable")
+	fl.StringArrayVar(&images, "image", nil, "replace a container image by name, NAME=IMAGE (e.g. controller=quay.io/me/op:v0.1.0), also where an images entry of config/ renamed NAME; repeatable")
 	fl.StringVar(&opts.KubeVersion, "k8s-version", rbac.DefaultKubeVersion, "the Kubernetes version the charts are rendered for")
 	fl.StringVar(&opts.OutputDir, "output-dir", bundle.DefaultOutputDir, "the bundle directory, relative to PROJECT_DIR")
 	fl.StringVar(&opts.FromCatalog, "from-catalog", "", "a file-based catalog: replace the newest older version of the package in it and skip all older ones")
