@@ -322,6 +322,13 @@ func (g *generation) fillCSV(ctx context.Context, csv *v1alpha1.ClusterServiceVe
 	if err != nil {
 		return nil, err
 	}
+	warnings, err := checkAllNamespaces(m, strategy)
+	if err != nil {
+		return nil, err
+	}
+	for _, w := range warnings {
+		g.warn("%s", w)
+	}
 	resources, err := g.chartResources(m.samples, crds)
 	if err != nil {
 		return nil, err
