@@ -255,8 +255,8 @@ func TestGenerateMigratesSingleClusterRole(t *testing.T) {
 	objs := kustomizeBuild(t, path("config/default"))
 	const ns = "op-system"
 	for id, wantRef := range map[string]string{
-		"ClusterRoleBinding/op-manager-rolebinding":                 "ClusterRole/op-manager-role",
-		"RoleBinding/" + ns + "/op-manager-rolebinding":             "Role/op-manager-role",
+		"ClusterRoleBinding/op-manager-rolebinding":                "ClusterRole/op-manager-role",
+		"RoleBinding/" + ns + "/op-manager-rolebinding":            "Role/op-manager-role",
 		"ClusterRoleBinding/op-manager-rolebinding-all-namespaces": "ClusterRole/op-manager-role-all-namespaces",
 	} {
 		b, ok := objs[id]
