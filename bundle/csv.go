@@ -386,19 +386,19 @@ func relatedImages(spec v1alpha1.StrategyDetailsDeployment, base []v1alpha1.Rela
 	return out
 }
 
-// addRelatedImages adds (name, image) pairs not listed yet, names made
-// unique, sorted by name.
-func addRelatedImages(list []v1alpha1.RelatedImage, add [][2]string) []v1alpha1.RelatedImage {
+// addRelatedImages adds the images not listed yet, names made unique,
+// sorted by name.
+func addRelatedImages(list []v1alpha1.RelatedImage, add []FoundImage) []v1alpha1.RelatedImage {
 	out := slices.Clone(list)
 	for _, a := range add {
-		if a[1] == "" || slices.ContainsFunc(out, func(r v1alpha1.RelatedImage) bool { return r.Image == a[1] }) {
+		if a.Image == "" || slices.ContainsFunc(out, func(r v1alpha1.RelatedImage) bool { return r.Image == a.Image }) {
 			continue
 		}
-		name := a[0]
+		name := a.Name
 		for n := 2; slices.ContainsFunc(out, func(r v1alpha1.RelatedImage) bool { return r.Name == name }); n++ {
-			name = fmt.Sprintf("%s-%d", a[0], n)
+			name = fmt.Sprintf("%s-%d", a.Name, n)
 		}
-		out = append(out, v1alpha1.RelatedImage{Name: name, Image: a[1]})
+		out = append(out, v1alpha1.RelatedImage{Name: name, Image: a.Image})
 	}
 	slices.SortStableFunc(out, func(a, b v1alpha1.RelatedImage) int { return strings.Compare(a.Name, b.Name) })
 	return out

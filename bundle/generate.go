@@ -19,6 +19,7 @@ import (
 	"github.com/operator-framework/api/pkg/lib/version"
 	"github.com/operator-framework/api/pkg/operators/v1alpha1"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"sigs.k8s.io/yaml"
@@ -167,6 +168,9 @@ type GenerateResult struct {
 	Unchanged bool `json:"unchanged"`
 	// CreatedBase is true when a new base CSV was written.
 	CreatedBase bool `json:"createdBase,omitempty"`
+	// Images are the images the charts' renders name (relatedImages), each
+	// with where it was found.
+	Images []FoundImage `json:"images,omitempty"`
 	// Warnings are findings that did not stop generation.
 	Warnings []string `json:"warnings,omitempty"`
 }
@@ -194,8 +198,11 @@ type generation struct {
 	opts    GenerateOptions
 	res     *GenerateResult
 	project *scaffold.Project
-	// operandImages are the (container name, image) pairs the charts run.
-	operandImages [][2]string
+	// operandImages are the images the charts run.
+	operandImages []FoundImage
+	// elsewhere are the charts' namespaced objects in a namespace of their
+	// own, which the namespaced install modes do not grant.
+	elsewhere []string
 }
 
 func (g *generation) warn(format string, args ...any) {
@@ -346,6 +353,7 @@ func (g *generation) fillCSV(ctx context.Context, csv *v1alpha1.ClusterServiceVe
 	if len(csv.Spec.InstallModes) == 0 {
 		csv.Spec.InstallModes = defaultInstallModes()
 	}
+	g.checkInstallModes(csv.Spec.InstallModes)
 	csv.Spec.Icon = slices.DeleteFunc(csv.Spec.Icon, func(i v1alpha1.Icon) bool { return i.Data == "" })
 	if csv.Spec.MinKubeVersion == "" {
 		csv.Spec.MinKubeVersion = g.minKubeVersion()
@@ -375,6 +383,7 @@ func (g *generation) fillCSV(ctx context.Context, csv *v1alpha1.ClusterServiceVe
 	// The operand's images are listed as the charts name them: the charts,
 	// not the CSV, decide what runs, so they are not pinned.
 	csv.Spec.RelatedImages = addRelatedImages(csv.Spec.RelatedImages, g.operandImages)
+	g.res.Images = g.operandImages
 	csv.Annotations[AnnotationContainerImage] = containerImage(csv.Spec.InstallStrategy.StrategySpec)
 	return consumed, nil
 }
@@ -579,7 +588,7 @@ func (g *generation) chartResources(samples []*unstructured.Unstructured, crds [
 		}
 		return nil, err
 	}
-	g.operandImages = nil
+	g.operandImages, g.elsewhere = nil, nil
 	out := map[string][]v1alpha1.APIResourceReference{}
 	for _, w := range watches {
 		idx := slices.IndexFunc(crds, func(c *apiextensionsv1.CustomResourceDefinition) bool {
@@ -609,7 +618,8 @@ func (g *generation) chartResources(samples []*unstructured.Unstructured, crds [
 		if err := r.Err(); err != nil {
 			return nil, err
 		}
-		g.operandImages = append(g.operandImages, operandImages(r.Renders)...)
+		g.operandImages = mergeImages(g.operandImages, operandImages(r.Renders))
+		g.elsewhere = append(g.elsewhere, objectsElsewhere(r)...)
 		crdGroups := map[string]bool{}
 		for _, c := range crds {
 			crdGroups[c.Spec.Group] = true
@@ -648,6 +658,48 @@ func (g *generation) chartResources(samples []*unstructured.Unstructured, crds [
 		}
 	}
 	return out, nil
+}
+
+// checkInstallModes warns, when the CSV supports an install mode that
+// grants the namespaced permissions only in the watched namespaces, about
+// the charts' namespaced objects that go to a namespace of their own.
+func (g *generation) checkInstallModes(modes []v1alpha1.InstallMode) {
+	var narrow []string
+	for _, m := range modes {
+		if m.Supported && m.Type != v1alpha1.InstallModeTypeAllNamespaces {
+			narrow = append(narrow, string(m.Type))
+		}
+	}
+	if len(narrow) == 0 {
+		return
+	}
+	for _, e := range g.elsewhere {
+		g.warn("%s: in install modes %s OLM grants the operator's namespaced permissions only in the namespaces it watches, so the release fails unless that namespace is one of them; support only AllNamespaces in the base CSV's installModes, or let a value set the namespace",
+			e, strings.Join(narrow, ", "))
+	}
+}
+
+// objectsElsewhere lists the namespaced objects of a derivation's renders
+// whose namespace is fixed by the chart (not the release's), once each.
+func objectsElsewhere(r *rbac.Result) []string {
+	namespaced := map[schema.GroupVersionKind]bool{}
+	for _, k := range r.Kinds {
+		namespaced[k.GroupVersionKind] = k.Namespaced
+	}
+	var out []string
+	for _, rd := range r.Renders {
+		for _, m := range rd.Objects {
+			ns := m.Object.GetNamespace()
+			if ns == "" || ns == metav1.NamespaceDefault || !namespaced[m.GroupVersionKind()] || isTestHook(m.Hook) {
+				continue
+			}
+			line := fmt.Sprintf("%s: %s %s is created in namespace %q, not the custom resource's", m.Source, m.Object.GetKind(), m.Object.GetName(), ns)
+			if !slices.Contains(out, line) {
+				out = append(out, line)
+			}
+		}
+	}
+	return out
 }
 
 // withAliases adds to the images given by name every name the `images:`

@@ -79,7 +79,9 @@ with defaults on the first run), with the manager Deployment as install
 strategy, permissions and clusterPermissions from the RBAC bound to its
 ServiceAccount, the owned CRDs with the kinds their charts create and
 descriptors from their schemas, alm-examples from config/samples,
-WATCH_NAMESPACE wired to the OperatorGroup's namespaces, relatedImages, and the
+WATCH_NAMESPACE wired to the OperatorGroup's namespaces, relatedImages (every
+image reference in the charts' renders: pod specs, args, env, ConfigMap data,
+fields of the objects they create; each listed with where it was found), and the
 capability level computed from evidence (see ` + "`chartpilot bundle capabilities`" + `).
 
 The same input gives byte-identical output: createdAt is kept when nothing else
@@ -118,6 +120,12 @@ atomically.`,
 				fmt.Fprintf(w, "), capabilities %q\n", res.Capabilities)
 				if res.Replaces != "" || res.SkipRange != "" {
 					fmt.Fprintf(w, "  upgrades from: replaces %q, skipRange %q\n", res.Replaces, res.SkipRange)
+				}
+				if len(res.Images) > 0 {
+					fmt.Fprintf(w, "  relatedImages found in the charts' renders (%d):\n", len(res.Images))
+					for _, img := range res.Images {
+						fmt.Fprintf(w, "    %s\n", img)
+					}
 				}
 				return nil
 			})
