@@ -1,6 +1,7 @@
 package bundle
 
 import (
+	"encoding/base64"
 	"os"
 	"path/filepath"
 	"slices"
@@ -136,4 +137,90 @@ func countContaining(list []string, s string) int {
 		}
 	}
 	return n
+}
+
+// The CSV says what the chart says (descriptions, keywords, maintainers,
+// links, icon, minKubeVersion) and keeps the author's edits of the base.
+func TestGenerateCSVSaysWhatTheChartSays(t *testing.T) {
+	svg := `<svg xmlns="http://www.w3.org/2000/svg"/>`
+	dir := chartProject(t, map[string]string{
+		"Chart.yaml": `apiVersion: v2
+name: demo
+version: 0.1.0
+description: A demo service.
+home: https://demo.example.com
+sources: [https://github.com/example/demo]
+keywords: [demo, web]
+maintainers: [{name: Ann, email: ann@example.com}]
+icon: icon.svg
+kubeVersion: ">=1.27.0-0"
+`,
+		"README.md":   "# Demo\n\nDemo serves demos.\n",
+		"icon.svg":    svg,
+		"values.yaml": "{}\n",
+	})
+	mustGenerate(t, dir, GenerateOptions{})
+	csv := readCSV(t, dir)
+	if csv.Annotations["description"] != "A demo service." || !strings.HasPrefix(csv.Spec.Description, "A demo service.\n\nDemo serves demos.\n\n") {
+		t.Errorf("descriptions %q, %q", csv.Annotations["description"], csv.Spec.Description)
+	}
+	if !slices.Equal(csv.Spec.Keywords, []string{"demo", "web"}) || len(csv.Spec.Maintainers) != 1 || csv.Spec.Maintainers[0].Email != "ann@example.com" {
+		t.Errorf("keywords %q, maintainers %+v", csv.Spec.Keywords, csv.Spec.Maintainers)
+	}
+	if len(csv.Spec.Links) != 2 || csv.Spec.Links[0].URL != "https://demo.example.com" || csv.Spec.Links[1].URL != "https://github.com/example/demo" {
+		t.Errorf("links %+v", csv.Spec.Links)
+	}
+	if len(csv.Spec.Icon) != 1 || csv.Spec.Icon[0].MediaType != "image/svg+xml" || csv.Spec.Icon[0].Data != base64.StdEncoding.EncodeToString([]byte(svg)) {
+		t.Errorf("icon %+v", csv.Spec.Icon)
+	}
+	if csv.Spec.MinKubeVersion != "1.27.0" {
+		t.Errorf("minKubeVersion %q, want 1.27.0", csv.Spec.MinKubeVersion)
+	}
+	// The author's description wins.
+	base := filepath.Join(dir, "config", "manifests", "bases", "demo-operator.clusterserviceversion.yaml")
+	data, err := os.ReadFile(base)
+	if err != nil {
+		t.Fatal(err)
+	}
+	edited := strings.Replace(string(data), "description: A demo service.\n", "description: Demos, operated.\n", 1)
+	if edited == string(data) {
+		t.Fatalf("the base has no description annotation:\n%s", data)
+	}
+	if err := os.WriteFile(base, []byte(edited), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	mustGenerate(t, dir, GenerateOptions{})
+	if got := readCSV(t, dir).Annotations["description"]; got != "Demos, operated." {
+		t.Errorf("the author's description was replaced by %q", got)
+	}
+}
+
+// minKubeVersion is the lowest version every chart's kubeVersion allows,
+// at least what the runtime needs. (Helm refuses to render a chart whose
+// constraint it cannot read or that excludes the target version, so those
+// never reach the bundle: see TestLowestKubeVersion.)
+func TestGenerateMinKubeVersion(t *testing.T) {
+	for _, tt := range []struct {
+		kubeVersion, want, warning string
+	}{
+		{kubeVersion: "", want: DefaultMinKubeVersion},
+		{kubeVersion: ">=1.16.0-0", want: DefaultMinKubeVersion},
+		{kubeVersion: "^1.30.0", want: "1.30.0"},
+		{kubeVersion: "<1.24.0 || >=1.28.0-0", want: "1.28.0"},
+	} {
+		t.Run(tt.kubeVersion, func(t *testing.T) {
+			chartYAML := "apiVersion: v2\nname: demo\nversion: 0.1.0\n"
+			if tt.kubeVersion != "" {
+				chartYAML += "kubeVersion: \"" + tt.kubeVersion + "\"\n"
+			}
+			dir := chartProject(t, map[string]string{"Chart.yaml": chartYAML, "values.yaml": "{}\n"})
+			res := mustGenerate(t, dir, GenerateOptions{KubeVersion: "1.36"})
+			if got := readCSV(t, dir).Spec.MinKubeVersion; got != tt.want {
+				t.Errorf("minKubeVersion %q, want %q", got, tt.want)
+			}
+			if tt.warning != "" && countContaining(res.Warnings, tt.warning) != 1 {
+				t.Errorf("warnings %q, want one with %q", res.Warnings, tt.warning)
+			}
+		})
+	}
 }

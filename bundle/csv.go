@@ -499,7 +499,6 @@ func baseCSV(projectName, domain string) *v1alpha1.ClusterServiceVersion {
 			Keywords:     []string{projectName},
 			Maturity:     "alpha",
 			Provider:     v1alpha1.AppLink{Name: domain},
-			Links:        []v1alpha1.AppLink{{Name: displayName(projectName), URL: "https://" + projectName + "." + domain}},
 			InstallModes: defaultInstallModes(),
 		},
 	}

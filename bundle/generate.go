@@ -267,15 +267,25 @@ func (g *generation) ensureBaseCSV() (string, error) {
 	if exists(basePath) {
 		return basePath, nil
 	}
-	data, err := csvToYAML(baseCSV(proj.ProjectName, proj.Domain))
-	if err != nil {
+	// What init writes, from what the first chart says about itself;
+	// generic without one.
+	data, warnings, err := scaffold.BaseCSV(g.opts.Dir)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		if data, err = csvToYAML(baseCSV(proj.ProjectName, proj.Domain)); err != nil {
+			return "", err
+		}
+	case err != nil:
 		return "", err
+	}
+	for _, w := range warnings {
+		g.warn("%s", w)
 	}
 	if err := atomicfile.WriteFile(basePath, data, 0o644); err != nil {
 		return "", err
 	}
 	g.res.CreatedBase = true
-	g.warn("wrote a new base CSV %s: edit its description, provider, links, icon and maintainers", basePath)
+	g.warn("wrote a new base CSV %s: check its description, provider, links, icon and maintainers", basePath)
 	return basePath, nil
 }
 
@@ -721,40 +731,44 @@ func withAliases(manifestsDir string, images map[string]string) (map[string]stri
 	return out, nil
 }
 
-// minKubeVersion is the highest lower bound of the charts' kubeVersion
-// constraints, else DefaultMinKubeVersion.
+// minKubeVersion is the lowest Kubernetes version, from
+// DefaultMinKubeVersion (what the runtime needs) up, that every chart's
+// kubeVersion constraint allows. A constraint it cannot read, or that
+// allows no such version, is warned about and left out.
 func (g *generation) minKubeVersion() string {
+	best := semver.MustParse(DefaultMinKubeVersion)
 	watches, err := scaffold.LoadWatches(g.opts.Dir)
 	if err != nil {
-		return DefaultMinKubeVersion
+		return best.String()
 	}
-	best := semver.MustParse(DefaultMinKubeVersion)
+	constraints := map[string]string{}
 	for _, w := range watches {
 		c, err := chart.Load(filepath.Join(g.opts.Dir, w.Chart))
-		if err != nil || c.Helm.Metadata.KubeVersion == "" {
-			continue
+		if err == nil && c.Helm.Metadata.KubeVersion != "" {
+			constraints[c.Name()] = c.Helm.Metadata.KubeVersion
 		}
-		if v, ok := lowerBound(c.Helm.Metadata.KubeVersion); ok && v.GT(best) {
-			best = v
+	}
+	// Raising the version for one chart may leave a range another allows:
+	// go on until all allow it (each round raises it, or ends).
+	for round := 0; round <= len(constraints); round++ {
+		raised := false
+		for _, name := range sortedKeys(constraints) {
+			kv := constraints[name]
+			v, bounded, err := lowestKubeVersionFrom(kv, best)
+			if err != nil {
+				g.warn("chart %s: Chart.yaml kubeVersion %q: %v; minKubeVersion is not derived from it", name, kv, err)
+				delete(constraints, name)
+				continue
+			}
+			if bounded {
+				best, raised = v, true
+			}
+		}
+		if !raised {
+			break
 		}
 	}
 	return best.String()
-}
-
-// lowerBound reads the ">=X" bound of a Helm kubeVersion constraint.
-func lowerBound(constraint string) (semver.Version, bool) {
-	for _, part := range strings.FieldsFunc(constraint, func(r rune) bool { return r == ' ' || r == ',' }) {
-		if s, ok := strings.CutPrefix(part, ">="); ok {
-			s = strings.TrimPrefix(strings.TrimSpace(s), "v")
-			if i := strings.Index(s, "-"); i >= 0 {
-				s = s[:i]
-			}
-			if v, err := semver.ParseTolerant(s); err == nil {
-				return v, true
-			}
-		}
-	}
-	return semver.Version{}, false
 }
 
 // channels are the flags', else the existing bundle's, else "alpha".

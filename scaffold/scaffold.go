@@ -484,11 +484,18 @@ func (g *generator) writeStatic() error {
 		}
 		files[path] = out
 	}
-	csv, err := render("config_manifests_bases_csv.yaml.tmpl", d)
+	c, err := chart.Load(filepath.Join(g.dir, g.watches[0].Chart))
 	if err != nil {
 		return err
 	}
-	files["config/manifests/bases/"+g.project.ProjectName+".clusterserviceversion.yaml"] = csv
+	csv, warnings, err := g.baseCSV(c)
+	if err != nil {
+		return err
+	}
+	for _, w := range warnings {
+		fmt.Fprintf(g.opts.Out, "warning: %s\n", w)
+	}
+	files[BaseCSVFile(g.project.ProjectName)] = csv
 	shards, err := g.shardFiles()
 	if err != nil {
 		return err
