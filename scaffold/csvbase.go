@@ -9,6 +9,7 @@ import (
 	"path"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 
 	"github.com/operator-framework/api/pkg/operators/v1alpha1"
@@ -52,7 +53,7 @@ func CSVMetadataOf(c *chart.Chart) ChartCSVMetadata {
 	md := c.Helm.Metadata
 	out := ChartCSVMetadata{Description: oneLine(md.Description)}
 	for _, k := range md.Keywords {
-		if k = strings.TrimSpace(k); k != "" && !containsString(out.Keywords, k) {
+		if k = strings.TrimSpace(k); k != "" && !slices.Contains(out.Keywords, k) {
 			out.Keywords = append(out.Keywords, k)
 		}
 	}
@@ -86,15 +87,6 @@ func CSVMetadataOf(c *chart.Chart) ChartCSVMetadata {
 		out.Warnings = append(out.Warnings, warning)
 	}
 	return out
-}
-
-func containsString(list []string, s string) bool {
-	for _, l := range list {
-		if l == s {
-			return true
-		}
-	}
-	return false
 }
 
 // oneLine joins a text's lines and spaces.
@@ -220,7 +212,7 @@ func dataURLIcon(u string) (*v1alpha1.Icon, error) {
 	}
 	params := strings.Split(meta, ";")
 	mediaType := strings.ToLower(strings.TrimSpace(params[0]))
-	if !containsString([]string{"image/png", "image/jpeg", "image/gif", "image/svg+xml"}, mediaType) {
+	if !slices.Contains([]string{"image/png", "image/jpeg", "image/gif", "image/svg+xml"}, mediaType) {
 		return nil, fmt.Errorf("media type %q is not one a CSV icon may have (image/png, image/jpeg, image/gif, image/svg+xml)", mediaType)
 	}
 	var raw []byte

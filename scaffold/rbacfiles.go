@@ -133,12 +133,12 @@ func managerBindings(data []byte) ([]rbacv1.Subject, bool, error) {
 	return subjects, hasRoleBinding, nil
 }
 
-var (
-	rbacTypeMeta = func(kind string) metav1.TypeMeta {
-		return metav1.TypeMeta{APIVersion: rbacv1.SchemeGroupVersion.String(), Kind: kind}
-	}
-	rbacLabels = map[string]string{"app.kubernetes.io/managed-by": "kustomize"}
-)
+// rbacLabels are the labels of the RBAC objects chartpilot writes.
+var rbacLabels = map[string]string{"app.kubernetes.io/managed-by": "kustomize"}
+
+func rbacTypeMeta(kind string) metav1.TypeMeta {
+	return metav1.TypeMeta{APIVersion: rbacv1.SchemeGroupVersion.String(), Kind: kind}
+}
 
 // roleBindingYAML binds the Role manager-role to subjects.
 func roleBindingYAML(subjects []rbacv1.Subject) ([]byte, error) {
