@@ -107,7 +107,7 @@ metadata:
 data: {a: b}
 `,
 	})
-	const want = `demo/templates/cm.yaml: ConfigMap release-dashboard is created in namespace "monitoring", not the custom resource's: in install modes OwnNamespace, SingleNamespace`
+	const want = `demo/templates/cm.yaml: ConfigMap release-dashboard goes to namespace "monitoring", not the custom resource's, in a render of the chart (its defaults, a sample's values or a value gate on): in install modes OwnNamespace, SingleNamespace`
 	res := mustGenerate(t, dir, GenerateOptions{})
 	if n := countContaining(res.Warnings, want); n != 1 || countContaining(res.Warnings, "release-own") != 0 {
 		t.Errorf("warnings %q, want one with %q", res.Warnings, want)

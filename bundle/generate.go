@@ -684,7 +684,7 @@ func (g *generation) checkInstallModes(modes []v1alpha1.InstallMode) {
 		return
 	}
 	for _, e := range g.elsewhere {
-		g.warn("%s: in install modes %s OLM grants the operator's namespaced permissions only in the namespaces it watches, so the release fails unless that namespace is one of them; support only AllNamespaces in the base CSV's installModes, or let a value set the namespace",
+		g.warn("%s: in install modes %s OLM grants the operator's namespaced permissions only in the namespaces it watches, so such a release fails unless that namespace is one of them; keep the object in the release's namespace, or support only AllNamespaces in the base CSV's installModes",
 			e, strings.Join(narrow, ", "))
 	}
 }
@@ -703,7 +703,7 @@ func objectsElsewhere(r *rbac.Result) []string {
 			if ns == "" || ns == metav1.NamespaceDefault || !namespaced[m.GroupVersionKind()] || isTestHook(m.Hook) {
 				continue
 			}
-			line := fmt.Sprintf("%s: %s %s is created in namespace %q, not the custom resource's", m.Source, m.Object.GetKind(), m.Object.GetName(), ns)
+			line := fmt.Sprintf("%s: %s %s goes to namespace %q, not the custom resource's, in a render of the chart (its defaults, a sample's values or a value gate on)", m.Source, m.Object.GetKind(), m.Object.GetName(), ns)
 			if !slices.Contains(out, line) {
 				out = append(out, line)
 			}
