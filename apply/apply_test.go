@@ -97,6 +97,61 @@ func TestBuildGolden(t *testing.T) {
 	}
 }
 
+// setImage edits config/manager/kustomization.yaml as operator-sdk's
+// `kustomize edit set image controller=REF` does.
+func setImage(t *testing.T, project, newName, newTag string) {
+	t.Helper()
+	path := filepath.Join(project, "config", "manager", "kustomization.yaml")
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	edited := strings.Replace(string(data), "newName: controller\n  newTag: latest", "newName: "+newName+"\n  newTag: "+newTag, 1)
+	if edited == string(data) {
+		t.Fatalf("%s has no images entry for controller:\n%s", path, data)
+	}
+	if err := os.WriteFile(path, []byte(edited), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// The image given wins over one an images entry of config/manager set
+// (kustomize edit set image), as IMG does with operator-sdk's Makefile.
+func TestBuildImageWinsOverImagesEntry(t *testing.T) {
+	dir := project(t)
+	setImage(t, dir, "quay.io/old/op", "v0.0.1")
+	tests := []struct {
+		name   string
+		images []apply.Image
+		want   string
+	}{
+		{name: "no image given", want: "quay.io/old/op:v0.0.1"},
+		{name: "tag", images: []apply.Image{{Name: "controller", Ref: "example.com/op:v1"}}, want: "example.com/op:v1"},
+		{name: "digest", images: []apply.Image{{Name: "controller", Ref: "example.com/op@sha256:" + strings.Repeat("a", 64)}}, want: "example.com/op@sha256:" + strings.Repeat("a", 64)},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			objs, err := apply.Build(filepath.Join(dir, "config", "default"), tt.images)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var images []string
+			for _, o := range objs {
+				if o.GetKind() != "Deployment" {
+					continue
+				}
+				cs, _, _ := unstructured.NestedFieldNoCopy(o.Object, "spec", "template", "spec", "containers")
+				for _, c := range cs.([]any) {
+					images = append(images, c.(map[string]any)["image"].(string))
+				}
+			}
+			if len(images) != 1 || images[0] != tt.want {
+				t.Errorf("the manager runs %q, want %q", images, tt.want)
+			}
+		})
+	}
+}
+
 func TestBuildErrors(t *testing.T) {
 	dir := t.TempDir()
 	if err := os.WriteFile(filepath.Join(dir, "kustomization.yaml"), []byte("resources:\n- missing.yaml\n"), 0o644); err != nil {

@@ -13,10 +13,14 @@ import (
 	"sigs.k8s.io/kustomize/api/types"
 	"sigs.k8s.io/kustomize/kyaml/filesys"
 	"sigs.k8s.io/yaml"
+
+	"github.com/chartpilot/chartpilot/internal/kustimage"
 )
 
 // Image replaces the image of containers whose image is Name, as
-// `kustomize edit set image NAME=REF` does.
+// `kustomize edit set image NAME=REF` does: also where an `images:` entry of
+// the kustomization tree renamed Name (newName), so that the image given
+// wins over one set earlier with kustomize edit.
 type Image struct {
 	// Name is the image name in the manifests, e.g. "controller".
 	Name string
@@ -49,6 +53,9 @@ func Build(dir string, images []Image) ([]*unstructured.Unstructured, error) {
 			return nil, fmt.Errorf("kustomize build %s: %w", dir, err)
 		}
 		defer os.RemoveAll(overlay)
+		if images, err = withAliases(abs, images); err != nil {
+			return nil, fmt.Errorf("kustomize build %s: %w", dir, err)
+		}
 		if err := writeOverlay(overlay, abs, images); err != nil {
 			return nil, fmt.Errorf("kustomize build %s: %w", dir, err)
 		}
@@ -69,6 +76,22 @@ func Build(dir string, images []Image) ([]*unstructured.Unstructured, error) {
 	}
 	Sort(objs)
 	return objs, nil
+}
+
+// withAliases adds, for each image, one for every name the kustomization
+// tree at dir renames its name to.
+func withAliases(dir string, images []Image) ([]Image, error) {
+	var out []Image
+	for _, img := range images {
+		names, err := kustimage.Aliases(dir, img.Name)
+		if err != nil {
+			return nil, err
+		}
+		for _, n := range names {
+			out = append(out, Image{Name: n, Ref: img.Ref})
+		}
+	}
+	return out, nil
 }
 
 func writeOverlay(overlay, base string, images []Image) error {

@@ -15,6 +15,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
+
+	"github.com/chartpilot/chartpilot/scaffold"
 )
 
 // CSV annotations chartpilot writes.
@@ -71,6 +73,14 @@ func installStrategy(m *projectManifests, images map[string]string) (v1alpha1.St
 	}
 
 	consumed := map[string]bool{}
+	// The namespaced rules granted in every namespace for a deployment
+	// without OLM: OLM grants the permissions in the install mode's
+	// namespaces itself (see checkAllNamespaces).
+	for _, o := range slices.Concat(m.clusterRoles, m.clusterRoleBindings) {
+		if o.GetAnnotations()[scaffold.AllNamespacesAnnotation] != "" {
+			consumed[objectID(o)] = true
+		}
+	}
 	rulesOf := func(kind, name string) ([]rbacv1.PolicyRule, bool) {
 		list := m.clusterRoles
 		if kind == kindRole {
@@ -92,6 +102,9 @@ func installStrategy(m *projectManifests, images map[string]string) (v1alpha1.St
 	perms, clusterPerms := map[string][]rbacv1.PolicyRule{}, map[string][]rbacv1.PolicyRule{}
 	bind := func(bindings []*unstructured.Unstructured, cluster bool) error {
 		for _, o := range bindings {
+			if consumed[objectID(o)] {
+				continue
+			}
 			var b rbacv1.RoleBinding // a ClusterRoleBinding's fields are the same
 			if err := fromUnstructured(o, &b); err != nil {
 				return err
@@ -142,9 +155,15 @@ func installStrategy(m *projectManifests, images map[string]string) (v1alpha1.St
 	return spec, consumed, nil
 }
 
+// permissionList lists the rules by service account; one without rules
+// (an empty ClusterRole: a chart whose objects are all namespaced) is
+// left out.
 func permissionList(rules map[string][]rbacv1.PolicyRule) []v1alpha1.StrategyDeploymentPermissions {
 	var out []v1alpha1.StrategyDeploymentPermissions
 	for _, sa := range sortedKeys(rules) {
+		if len(rules[sa]) == 0 {
+			continue
+		}
 		out = append(out, v1alpha1.StrategyDeploymentPermissions{ServiceAccountName: sa, Rules: rules[sa]})
 	}
 	return out
@@ -157,6 +176,72 @@ func sortedKeys[V any](m map[string]V) []string {
 	}
 	slices.Sort(keys)
 	return keys
+}
+
+// checkAllNamespaces compares the ClusterRoles marked
+// scaffold.AllNamespacesAnnotation, which the bundle leaves out, with the
+// permissions (namespaced rules) of the service accounts their bindings
+// bind: what they grant beyond is said, since OLM will not grant it.
+func checkAllNamespaces(m *projectManifests, spec v1alpha1.StrategyDetailsDeployment) ([]string, error) {
+	granted := map[string]map[string]bool{}
+	for _, p := range spec.Permissions {
+		granted[p.ServiceAccountName] = ruleTriples(p.Rules)
+	}
+	var warnings []string
+	for _, o := range m.clusterRoleBindings {
+		if o.GetAnnotations()[scaffold.AllNamespacesAnnotation] == "" {
+			continue
+		}
+		var b rbacv1.ClusterRoleBinding
+		if err := fromUnstructured(o, &b); err != nil {
+			return nil, err
+		}
+		idx := slices.IndexFunc(m.clusterRoles, func(r *unstructured.Unstructured) bool { return r.GetName() == b.RoleRef.Name })
+		if idx < 0 {
+			continue
+		}
+		var role rbacv1.ClusterRole
+		if err := fromUnstructured(m.clusterRoles[idx], &role); err != nil {
+			return nil, err
+		}
+		for _, s := range b.Subjects {
+			var extra []string
+			for _, t := range sortedKeys(ruleTriples(role.Rules)) {
+				if !granted[s.Name][t] {
+					extra = append(extra, t)
+				}
+			}
+			if len(extra) > 0 {
+				warnings = append(warnings, fmt.Sprintf("%s grants %s beyond the namespaced permissions of service account %s (a Role bound to it): the bundle leaves it out (%s), so OLM will not grant them; put them in the Role (config/rbac/role.yaml)",
+					describe(m.clusterRoles[idx]), strings.Join(extra, ", "), s.Name, scaffold.AllNamespacesAnnotation))
+			}
+		}
+	}
+	return warnings, nil
+}
+
+// ruleTriples expands rules into "group/resource[names]:verb" strings.
+func ruleTriples(rules []rbacv1.PolicyRule) map[string]bool {
+	out := map[string]bool{}
+	for _, r := range rules {
+		for _, g := range r.APIGroups {
+			for _, res := range r.Resources {
+				for _, v := range r.Verbs {
+					names := ""
+					if len(r.ResourceNames) > 0 {
+						names = "[" + strings.Join(r.ResourceNames, ",") + "]"
+					}
+					out[g+"/"+res+names+":"+v] = true
+				}
+			}
+		}
+		for _, u := range r.NonResourceURLs {
+			for _, v := range r.Verbs {
+				out[u+":"+v] = true
+			}
+		}
+	}
+	return out
 }
 
 // rewireContainer applies image overrides (kustomize's `images` semantics:
@@ -301,19 +386,19 @@ func relatedImages(spec v1alpha1.StrategyDetailsDeployment, base []v1alpha1.Rela
 	return out
 }
 
-// addRelatedImages adds (name, image) pairs not listed yet, names made
-// unique, sorted by name.
-func addRelatedImages(list []v1alpha1.RelatedImage, add [][2]string) []v1alpha1.RelatedImage {
+// addRelatedImages adds the images not listed yet, names made unique,
+// sorted by name.
+func addRelatedImages(list []v1alpha1.RelatedImage, add []FoundImage) []v1alpha1.RelatedImage {
 	out := slices.Clone(list)
 	for _, a := range add {
-		if a[1] == "" || slices.ContainsFunc(out, func(r v1alpha1.RelatedImage) bool { return r.Image == a[1] }) {
+		if a.Image == "" || slices.ContainsFunc(out, func(r v1alpha1.RelatedImage) bool { return r.Image == a.Image }) {
 			continue
 		}
-		name := a[0]
+		name := a.Name
 		for n := 2; slices.ContainsFunc(out, func(r v1alpha1.RelatedImage) bool { return r.Name == name }); n++ {
-			name = fmt.Sprintf("%s-%d", a[0], n)
+			name = fmt.Sprintf("%s-%d", a.Name, n)
 		}
-		out = append(out, v1alpha1.RelatedImage{Name: name, Image: a[1]})
+		out = append(out, v1alpha1.RelatedImage{Name: name, Image: a.Image})
 	}
 	slices.SortStableFunc(out, func(a, b v1alpha1.RelatedImage) int { return strings.Compare(a.Name, b.Name) })
 	return out
@@ -414,7 +499,6 @@ func baseCSV(projectName, domain string) *v1alpha1.ClusterServiceVersion {
 			Keywords:     []string{projectName},
 			Maturity:     "alpha",
 			Provider:     v1alpha1.AppLink{Name: domain},
-			Links:        []v1alpha1.AppLink{{Name: displayName(projectName), URL: "https://" + projectName + "." + domain}},
 			InstallModes: defaultInstallModes(),
 		},
 	}

@@ -5,7 +5,11 @@
 // bundle/manifests (the ClusterServiceVersion, the CRDs, and the objects the
 // CSV does not carry, such as Services), bundle/metadata/annotations.yaml,
 // bundle/tests/scorecard/config.yaml and bundle.Dockerfile, atomically and
-// reproducibly: the same input gives byte-identical output.
+// reproducibly: the same input gives byte-identical output. The RBAC bound
+// to the manager's ServiceAccount becomes the CSV's permissions (Roles: the
+// namespaced rules, which OLM grants in the install mode's namespaces) and
+// clusterPermissions (ClusterRoles); relatedImages list every image
+// reference of every render of the charts (see FoundImage).
 //
 // Assess computes the capability level from evidence (what the chartpilot
 // runtime does for the operator, what the bundle declares, what scorecard

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -18,6 +19,7 @@ import (
 	"github.com/operator-framework/api/pkg/lib/version"
 	"github.com/operator-framework/api/pkg/operators/v1alpha1"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"sigs.k8s.io/yaml"
@@ -26,6 +28,7 @@ import (
 	"github.com/chartpilot/chartpilot/catalog"
 	"github.com/chartpilot/chartpilot/chart"
 	"github.com/chartpilot/chartpilot/internal/atomicfile"
+	"github.com/chartpilot/chartpilot/internal/kustimage"
 	backupapi "github.com/chartpilot/chartpilot/operator/backup/api"
 	"github.com/chartpilot/chartpilot/rbac"
 	"github.com/chartpilot/chartpilot/scaffold"
@@ -165,6 +168,9 @@ type GenerateResult struct {
 	Unchanged bool `json:"unchanged"`
 	// CreatedBase is true when a new base CSV was written.
 	CreatedBase bool `json:"createdBase,omitempty"`
+	// Images are the images the charts' renders name (relatedImages), each
+	// with where it was found.
+	Images []FoundImage `json:"images,omitempty"`
 	// Warnings are findings that did not stop generation.
 	Warnings []string `json:"warnings,omitempty"`
 }
@@ -192,8 +198,11 @@ type generation struct {
 	opts    GenerateOptions
 	res     *GenerateResult
 	project *scaffold.Project
-	// operandImages are the (container name, image) pairs the charts run.
-	operandImages [][2]string
+	// operandImages are the images the charts run.
+	operandImages []FoundImage
+	// elsewhere are the charts' namespaced objects in a namespace of their
+	// own, which the namespaced install modes do not grant.
+	elsewhere []string
 }
 
 func (g *generation) warn(format string, args ...any) {
@@ -258,15 +267,25 @@ func (g *generation) ensureBaseCSV() (string, error) {
 	if exists(basePath) {
 		return basePath, nil
 	}
-	data, err := csvToYAML(baseCSV(proj.ProjectName, proj.Domain))
-	if err != nil {
+	// What init writes, from what the first chart says about itself;
+	// generic without one.
+	data, warnings, err := scaffold.BaseCSV(g.opts.Dir)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		if data, err = csvToYAML(baseCSV(proj.ProjectName, proj.Domain)); err != nil {
+			return "", err
+		}
+	case err != nil:
 		return "", err
+	}
+	for _, w := range warnings {
+		g.warn("%s", w)
 	}
 	if err := atomicfile.WriteFile(basePath, data, 0o644); err != nil {
 		return "", err
 	}
 	g.res.CreatedBase = true
-	g.warn("wrote a new base CSV %s: edit its description, provider, links, icon and maintainers", basePath)
+	g.warn("wrote a new base CSV %s: check its description, provider, links, icon and maintainers", basePath)
 	return basePath, nil
 }
 
@@ -312,9 +331,20 @@ func (g *generation) fillCSV(ctx context.Context, csv *v1alpha1.ClusterServiceVe
 	if err := checkSamples(m.samples, crds); err != nil {
 		return nil, err
 	}
-	strategy, consumed, err := installStrategy(m, g.opts.Images)
+	images, err := withAliases(filepath.Join(g.opts.Dir, "config", "manifests"), g.opts.Images)
 	if err != nil {
 		return nil, err
+	}
+	strategy, consumed, err := installStrategy(m, images)
+	if err != nil {
+		return nil, err
+	}
+	warnings, err := checkAllNamespaces(m, strategy)
+	if err != nil {
+		return nil, err
+	}
+	for _, w := range warnings {
+		g.warn("%s", w)
 	}
 	resources, err := g.chartResources(m.samples, crds)
 	if err != nil {
@@ -333,6 +363,7 @@ func (g *generation) fillCSV(ctx context.Context, csv *v1alpha1.ClusterServiceVe
 	if len(csv.Spec.InstallModes) == 0 {
 		csv.Spec.InstallModes = defaultInstallModes()
 	}
+	g.checkInstallModes(csv.Spec.InstallModes)
 	csv.Spec.Icon = slices.DeleteFunc(csv.Spec.Icon, func(i v1alpha1.Icon) bool { return i.Data == "" })
 	if csv.Spec.MinKubeVersion == "" {
 		csv.Spec.MinKubeVersion = g.minKubeVersion()
@@ -362,6 +393,7 @@ func (g *generation) fillCSV(ctx context.Context, csv *v1alpha1.ClusterServiceVe
 	// The operand's images are listed as the charts name them: the charts,
 	// not the CSV, decide what runs, so they are not pinned.
 	csv.Spec.RelatedImages = addRelatedImages(csv.Spec.RelatedImages, g.operandImages)
+	g.res.Images = g.operandImages
 	csv.Annotations[AnnotationContainerImage] = containerImage(csv.Spec.InstallStrategy.StrategySpec)
 	return consumed, nil
 }
@@ -566,7 +598,7 @@ func (g *generation) chartResources(samples []*unstructured.Unstructured, crds [
 		}
 		return nil, err
 	}
-	g.operandImages = nil
+	g.operandImages, g.elsewhere = nil, nil
 	out := map[string][]v1alpha1.APIResourceReference{}
 	for _, w := range watches {
 		idx := slices.IndexFunc(crds, func(c *apiextensionsv1.CustomResourceDefinition) bool {
@@ -596,7 +628,8 @@ func (g *generation) chartResources(samples []*unstructured.Unstructured, crds [
 		if err := r.Err(); err != nil {
 			return nil, err
 		}
-		g.operandImages = append(g.operandImages, operandImages(r.Renders)...)
+		g.operandImages = mergeImages(g.operandImages, operandImages(r.Renders))
+		g.elsewhere = append(g.elsewhere, objectsElsewhere(r)...)
 		crdGroups := map[string]bool{}
 		for _, c := range crds {
 			crdGroups[c.Spec.Group] = true
@@ -637,40 +670,105 @@ func (g *generation) chartResources(samples []*unstructured.Unstructured, crds [
 	return out, nil
 }
 
-// minKubeVersion is the highest lower bound of the charts' kubeVersion
-// constraints, else DefaultMinKubeVersion.
+// checkInstallModes warns, when the CSV supports an install mode that
+// grants the namespaced permissions only in the watched namespaces, about
+// the charts' namespaced objects that go to a namespace of their own.
+func (g *generation) checkInstallModes(modes []v1alpha1.InstallMode) {
+	var narrow []string
+	for _, m := range modes {
+		if m.Supported && m.Type != v1alpha1.InstallModeTypeAllNamespaces {
+			narrow = append(narrow, string(m.Type))
+		}
+	}
+	if len(narrow) == 0 {
+		return
+	}
+	for _, e := range g.elsewhere {
+		g.warn("%s: in install modes %s OLM grants the operator's namespaced permissions only in the namespaces it watches, so such a release fails unless that namespace is one of them; keep the object in the release's namespace, or support only AllNamespaces in the base CSV's installModes",
+			e, strings.Join(narrow, ", "))
+	}
+}
+
+// objectsElsewhere lists the namespaced objects of a derivation's renders
+// whose namespace is fixed by the chart (not the release's), once each.
+func objectsElsewhere(r *rbac.Result) []string {
+	namespaced := map[schema.GroupVersionKind]bool{}
+	for _, k := range r.Kinds {
+		namespaced[k.GroupVersionKind] = k.Namespaced
+	}
+	var out []string
+	for _, rd := range r.Renders {
+		for _, m := range rd.Objects {
+			ns := m.Object.GetNamespace()
+			if ns == "" || ns == metav1.NamespaceDefault || !namespaced[m.GroupVersionKind()] || isTestHook(m.Hook) {
+				continue
+			}
+			line := fmt.Sprintf("%s: %s %s goes to namespace %q, not the custom resource's, in a render of the chart (its defaults, a sample's values or a value gate on)", m.Source, m.Object.GetKind(), m.Object.GetName(), ns)
+			if !slices.Contains(out, line) {
+				out = append(out, line)
+			}
+		}
+	}
+	return out
+}
+
+// withAliases adds to the images given by name every name the `images:`
+// entries of the manifests' kustomizations rename them to: the image given
+// wins over one set with `kustomize edit set image`.
+func withAliases(manifestsDir string, images map[string]string) (map[string]string, error) {
+	out := maps.Clone(images)
+	for name, ref := range images {
+		aliases, err := kustimage.Aliases(manifestsDir, name)
+		if err != nil {
+			return nil, err
+		}
+		for _, a := range aliases {
+			if _, given := images[a]; !given {
+				out[a] = ref
+			}
+		}
+	}
+	return out, nil
+}
+
+// minKubeVersion is the lowest Kubernetes version, from
+// DefaultMinKubeVersion (what the runtime needs) up, that every chart's
+// kubeVersion constraint allows. A constraint it cannot read, or that
+// allows no such version, is warned about and left out.
 func (g *generation) minKubeVersion() string {
+	best := semver.MustParse(DefaultMinKubeVersion)
 	watches, err := scaffold.LoadWatches(g.opts.Dir)
 	if err != nil {
-		return DefaultMinKubeVersion
+		return best.String()
 	}
-	best := semver.MustParse(DefaultMinKubeVersion)
+	constraints := map[string]string{}
 	for _, w := range watches {
 		c, err := chart.Load(filepath.Join(g.opts.Dir, w.Chart))
-		if err != nil || c.Helm.Metadata.KubeVersion == "" {
-			continue
+		if err == nil && c.Helm.Metadata.KubeVersion != "" {
+			constraints[c.Name()] = c.Helm.Metadata.KubeVersion
 		}
-		if v, ok := lowerBound(c.Helm.Metadata.KubeVersion); ok && v.GT(best) {
-			best = v
+	}
+	// Raising the version for one chart may leave a range another allows:
+	// go on until all allow it (each round raises it, or ends).
+	for round := 0; round <= len(constraints); round++ {
+		raised := false
+		for _, name := range sortedKeys(constraints) {
+			kv := constraints[name]
+			v, bounded, err := lowestKubeVersionFrom(kv, best)
+			if err != nil {
+				g.warn("chart %s: Chart.yaml kubeVersion %q: %v; minKubeVersion is not derived from it", name, kv, err)
+				delete(constraints, name)
+				continue
+			}
+			if bounded {
+				best, raised = v, true
+			}
+		}
+		if !raised {
+			break
 		}
 	}
 	return best.String()
-}
-
-// lowerBound reads the ">=X" bound of a Helm kubeVersion constraint.
-func lowerBound(constraint string) (semver.Version, bool) {
-	for _, part := range strings.FieldsFunc(constraint, func(r rune) bool { return r == ' ' || r == ',' }) {
-		if s, ok := strings.CutPrefix(part, ">="); ok {
-			s = strings.TrimPrefix(strings.TrimSpace(s), "v")
-			if i := strings.Index(s, "-"); i >= 0 {
-				s = s[:i]
-			}
-			if v, err := semver.ParseTolerant(s); err == nil {
-				return v, true
-			}
-		}
-	}
-	return semver.Version{}, false
 }
 
 // channels are the flags', else the existing bundle's, else "alpha".

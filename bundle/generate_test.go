@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/operator-framework/api/pkg/operators/v1alpha1"
+	rbacv1 "k8s.io/api/rbac/v1"
 	"sigs.k8s.io/yaml"
 
 	"github.com/chartpilot/chartpilot/catalog"
@@ -214,9 +215,28 @@ func TestGenerateCSV(t *testing.T) {
 	if sc := c.SecurityContext; sc == nil || sc.ReadOnlyRootFilesystem == nil || !*sc.ReadOnlyRootFilesystem {
 		t.Errorf("the manager's root file system is not read-only: %+v", sc)
 	}
+	// Namespaced rules are permissions (OLM grants them in the install
+	// mode's namespaces), cluster-scoped ones clusterPermissions: only the
+	// backups' storage classes and snapshot classes and contents.
 	sa := d.Spec.Template.Spec.ServiceAccountName
-	if len(spec.ClusterPermissions) != 1 || spec.ClusterPermissions[0].ServiceAccountName != sa || len(spec.Permissions) != 0 {
-		t.Errorf("permissions %+v, cluster permissions for %q: %+v", spec.Permissions, sa, spec.ClusterPermissions)
+	if len(spec.ClusterPermissions) != 1 || spec.ClusterPermissions[0].ServiceAccountName != sa || len(spec.Permissions) != 1 || spec.Permissions[0].ServiceAccountName != sa {
+		t.Fatalf("permissions %+v, cluster permissions for %q: %+v", spec.Permissions, sa, spec.ClusterPermissions)
+	}
+	resources := func(rules []rbacv1.PolicyRule) []string {
+		var out []string
+		for _, r := range rules {
+			out = append(out, r.Resources...)
+		}
+		slices.Sort(out)
+		return out
+	}
+	if got, want := resources(spec.ClusterPermissions[0].Rules), []string{"storageclasses", "volumesnapshotclasses", "volumesnapshotcontents"}; !slices.Equal(got, want) {
+		t.Errorf("clusterPermissions on %q, want %q", got, want)
+	}
+	for _, want := range []string{"secrets", "pods", "pods/exec", "deployments", "webapps", "leases"} {
+		if !slices.Contains(resources(spec.Permissions[0].Rules), want) {
+			t.Errorf("permissions lack %s: %q", want, resources(spec.Permissions[0].Rules))
+		}
 	}
 	// The API's CRD, then its backups', restores' and backup schedules' (operator/backup/api).
 	owned := csv.Spec.CustomResourceDefinitions.Owned
@@ -239,9 +259,52 @@ func TestGenerateCSV(t *testing.T) {
 	}
 	// The RBAC bound to the operator is in the CSV, not in the bundle.
 	for name := range golden.Files(t, filepath.Join(dir, "bundle", "manifests")) {
-		if strings.Contains(name, "manager-role") || strings.Contains(name, "serviceaccount") {
+		if strings.Contains(name, "manager-role") || strings.Contains(name, "serviceaccount") || strings.Contains(name, "all-namespaces") {
 			t.Errorf("bundle carries %s, which the CSV already grants", name)
 		}
+	}
+}
+
+// The image given wins over one an images entry of config/manager set with
+// `kustomize edit set image`, in the deployment, containerImage and
+// relatedImages alike.
+func TestGenerateImageWinsOverImagesEntry(t *testing.T) {
+	dir := newProject(t, "webapp", scaffold.Options{})
+	path := filepath.Join(dir, "config", "manager", "kustomization.yaml")
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	edited := bytes.Replace(data, []byte("newName: controller\n  newTag: latest"), []byte("newName: quay.io/old/op\n  newTag: v0.0.1"), 1)
+	if bytes.Equal(edited, data) {
+		t.Fatalf("%s has no images entry for controller:\n%s", path, data)
+	}
+	if err := os.WriteFile(path, edited, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, tt := range []struct {
+		name   string
+		images map[string]string
+		want   string
+	}{
+		{name: "no image given", images: map[string]string{}, want: "quay.io/old/op:v0.0.1"},
+		{name: "IMG", images: map[string]string{"controller": "example.com/op:v1"}, want: "example.com/op:v1"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			mustGenerate(t, dir, GenerateOptions{Images: tt.images})
+			csv := readCSV(t, dir)
+			c := csv.Spec.InstallStrategy.StrategySpec.DeploymentSpecs[0].Spec.Template.Spec.Containers[0]
+			if c.Image != tt.want || csv.Annotations[AnnotationContainerImage] != tt.want {
+				t.Errorf("image %q, containerImage %q, want %q", c.Image, csv.Annotations[AnnotationContainerImage], tt.want)
+			}
+			var related []string
+			for _, r := range csv.Spec.RelatedImages {
+				related = append(related, r.Image)
+			}
+			if !slices.Contains(related, tt.want) || slices.Contains(related, "quay.io/old/op:v0.0.1") != (tt.want == "quay.io/old/op:v0.0.1") {
+				t.Errorf("relatedImages %q, want %q and not the other", related, tt.want)
+			}
+		})
 	}
 }
 

@@ -95,7 +95,11 @@ func (r *AdoptResult) Write(w io.Writer, diffs bool) error {
 // watches.yaml, config/, Makefile) work with chartpilot, adding what is
 // missing and keeping what the author wrote:
 //   - config/rbac/role.yaml derived from the charts (least privilege)
-//     replaces operator-sdk's, whose chart rules grant every verb;
+//     replaces operator-sdk's, whose chart rules grant every verb: a
+//     ClusterRole for cluster-scoped rules, a Role for namespaced ones,
+//     bound in role_binding.yaml, and role_all_namespaces.yaml for the
+//     deployment of config/default, which watches all namespaces; no backup
+//     rules, as adopt scaffolds no backup APIs;
 //   - each CRD under config/crd/bases gets the spec schema of its chart;
 //   - the Makefile's targets that chartpilot also has (run, install, deploy,
 //     bundle, catalog-build...) run chartpilot commands; the author's
@@ -178,7 +182,10 @@ func (g *generator) adoptedFiles() (files map[string][]byte, why map[string]stri
 	for p := range files {
 		why[p] = "the spec schema derived from the chart's values"
 	}
-	why["config/rbac/role.yaml"] = "least-privilege rules derived from the charts instead of every verb on each kind"
+	why[RoleFile] = "least-privilege rules derived from the charts instead of every verb on each kind: cluster-scoped ones in a ClusterRole, namespaced ones in a Role"
+	why[RoleBindingFile] = "binds the Role of role.yaml (the namespaced rules) too"
+	why[AllNamespacesRoleFile] = "the Role's rules in every namespace, for the operator of config/default, which watches all namespaces (bundles leave it out)"
+	why[rbacKustomizationFile] = "lists " + filepath.Base(AllNamespacesRoleFile)
 	why[AlertsFile] = "alerts on the releases' metrics (list it in config/prometheus/kustomization.yaml to ship it)"
 	why[DashboardFile] = "a Grafana dashboard of the releases (list it in config/prometheus/kustomization.yaml to ship it)"
 	ours, err := render(staticFiles["Makefile"], g.data())

@@ -75,6 +75,19 @@ func TestAdoptGolden(t *testing.T) {
 	if strings.Contains(string(files["config/rbac/role.yaml"]), `"*"`) {
 		t.Error("the adopted role.yaml still grants *")
 	}
+	// adopt scaffolds no backup APIs: no backup rules.
+	for _, rule := range []string{"      - pods/exec\n", "      - volumesnapshots\n", "      - webappbackups\n"} {
+		if strings.Contains(string(files["config/rbac/role.yaml"]), rule) {
+			t.Errorf("the adopted role.yaml grants %q without the backup APIs", strings.TrimSpace(rule))
+		}
+	}
+	// The Role of the namespaced rules is bound, and kustomize builds it.
+	if !strings.Contains(string(files[RoleBindingFile]), "kind: RoleBinding") || !strings.Contains(string(files[rbacKustomizationFile]), "- role_all_namespaces.yaml\n") {
+		t.Errorf("the adopted config/rbac does not bind the Role:\n%s\n%s", files[RoleBindingFile], files[rbacKustomizationFile])
+	}
+	if _, ok := kustomizeBuild(t, filepath.Join(dir, "config", "default"))["Role/webapp-operator-system/webapp-operator-manager-role"]; !ok {
+		t.Error("kustomize build config/default has no Role manager-role")
+	}
 
 	again, err := Adopt(AdoptOptions{Dir: dir})
 	if err != nil {

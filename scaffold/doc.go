@@ -2,7 +2,9 @@
 // operator-sdk's helm plugin writes (PROJECT, watches.yaml, helm-charts/,
 // config/ kustomize directories, Dockerfile, Makefile), with what
 // operator-sdk leaves to the author derived from the chart: least-privilege
-// RBAC (package rbac) and a CRD with a real schema (package crdschema).
+// RBAC (package rbac) split by scope into a Role and a ClusterRole
+// (RoleFile), a CRD with a real schema (package crdschema), and a base CSV
+// that says what the chart says of itself (CSVMetadataOf).
 //
 // Init builds the whole project in a temporary directory beside the target
 // and renames it into place, so a failed init leaves nothing behind.

@@ -30,10 +30,12 @@ type GenerateOptions struct {
 }
 
 // Generate regenerates what a project derives from its charts after they
-// changed: config/rbac/role.yaml from every chart in watches.yaml (with its
+// changed: config/rbac's roles from every chart in watches.yaml (with its
 // sample's values) and each CRD under config/crd/bases. Each file is
 // replaced atomically. A project without config/shards (older than it)
-// gets it.
+// gets it; one whose role.yaml is a single ClusterRole (older than the
+// split by scope) gets the RoleBinding of the Role and
+// role_all_namespaces.yaml listed in config/rbac/kustomization.yaml.
 func Generate(opts GenerateOptions) error {
 	if opts.Dir == "" {
 		return errors.New("generate: no project directory")
@@ -58,7 +60,7 @@ func Generate(opts GenerateOptions) error {
 }
 
 // derived are the files a project derives from its charts: each CRD under
-// config/crd/bases, config/rbac/role.yaml and the alerts and dashboard of
+// config/crd/bases, config/rbac's roles (see rbacFiles) and the alerts and dashboard of
 // config/prometheus (they follow the runtime's metrics and the kinds), by
 // path relative to the project.
 func (g *generator) derived() (map[string][]byte, error) {
@@ -75,11 +77,15 @@ func (g *generator) derived() (map[string][]byte, error) {
 		}
 		files["config/crd/bases/"+rd.Group+"_"+rd.Plural+".yaml"] = crd
 	}
-	role, err := g.roleYAML()
+	res, err := g.deriveRBAC(nil)
 	if err != nil {
 		return nil, err
 	}
-	files["config/rbac/role.yaml"] = role
+	rbacFiles, err := g.rbacFiles(res, nil)
+	if err != nil {
+		return nil, err
+	}
+	maps.Copy(files, rbacFiles)
 	monitoring, err := g.monitoringFiles()
 	if err != nil {
 		return nil, err

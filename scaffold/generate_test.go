@@ -3,10 +3,14 @@ package scaffold
 import (
 	"bytes"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"sigs.k8s.io/kustomize/api/krusty"
+	"sigs.k8s.io/kustomize/kyaml/filesys"
 
 	"github.com/chartpilot/chartpilot/chart"
 	"github.com/chartpilot/chartpilot/rbac"
@@ -149,5 +153,172 @@ version: "3"
 	}
 	if _, err := os.Stat(filepath.Join(dir, "config", "crd", "bases", "demo.my.domain_webapps.yaml")); err != nil {
 		t.Error(err)
+	}
+}
+
+// Files of config/rbac as chartpilot wrote them before the rules were split
+// by scope: one ClusterRole, bound cluster-wide.
+const (
+	singleClusterRole = `apiVersion: rbac.authorization.k8s.io/v1
+kind: ClusterRole
+metadata:
+  name: manager-role
+rules:
+  - apiGroups: [""]
+    resources: [secrets]
+    verbs: ["*"]
+`
+	singleBinding = `apiVersion: rbac.authorization.k8s.io/v1
+kind: ClusterRoleBinding
+metadata:
+  labels:
+    app.kubernetes.io/name: op
+    app.kubernetes.io/managed-by: kustomize
+  name: manager-rolebinding
+roleRef:
+  apiGroup: rbac.authorization.k8s.io
+  kind: ClusterRole
+  name: manager-role
+subjects:
+- kind: ServiceAccount
+  name: controller-manager
+  namespace: system
+`
+	singleKustomization = `resources:
+# The operator's permissions, derived from its charts by chartpilot
+# (` + "`make rbac`" + ` regenerates role.yaml).
+- service_account.yaml
+- role.yaml
+- role_binding.yaml
+# Roles for the users of the custom resources; the operator does not need them.
+- webapp_editor_role.yaml
+- webapp_viewer_role.yaml
+`
+)
+
+// kustomizeBuild builds a kustomization of a project into "Kind/name" (with
+// the namespace of namespaced objects) -> object.
+func kustomizeBuild(t *testing.T, dir string) map[string]map[string]any {
+	t.Helper()
+	resMap, err := krusty.MakeKustomizer(krusty.MakeDefaultOptions()).Run(filesys.MakeFsOnDisk(), dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := map[string]map[string]any{}
+	for _, r := range resMap.Resources() {
+		m, err := r.Map()
+		if err != nil {
+			t.Fatal(err)
+		}
+		id := r.GetKind() + "/" + r.GetName()
+		if ns := r.GetNamespace(); ns != "" {
+			id = r.GetKind() + "/" + ns + "/" + r.GetName()
+		}
+		out[id] = m
+	}
+	return out
+}
+
+// Generate moves a project whose role.yaml is one ClusterRole to the split
+// by scope: the Role gets its RoleBinding and role_all_namespaces.yaml is
+// listed, comments and other entries kept; a second run changes nothing.
+func TestGenerateMigratesSingleClusterRole(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "op")
+	if err := Init(Options{APIOptions: APIOptions{Chart: chartDir("webapp")}, Dir: dir}); err != nil {
+		t.Fatal(err)
+	}
+	path := func(rel string) string { return filepath.Join(dir, filepath.FromSlash(rel)) }
+	writeFile(t, path(RoleFile), singleClusterRole)
+	writeFile(t, path(RoleBindingFile), singleBinding)
+	writeFile(t, path(rbacKustomizationFile), singleKustomization)
+	if err := os.Remove(path(AllNamespacesRoleFile)); err != nil {
+		t.Fatal(err)
+	}
+
+	if err := Generate(GenerateOptions{Dir: dir}); err != nil {
+		t.Fatal(err)
+	}
+	kust, err := os.ReadFile(path(rbacKustomizationFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := "- role_binding.yaml\n- role_all_namespaces.yaml\n# Roles for the users"; !strings.Contains(string(kust), want) || !strings.Contains(string(kust), "# (`make rbac` regenerates role.yaml).") {
+		t.Errorf("kustomization.yaml lacks %q or its comments:\n%s", want, kust)
+	}
+	bindings, err := os.ReadFile(path(RoleBindingFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.HasPrefix(string(bindings), singleBinding) {
+		t.Errorf("role_binding.yaml lost its ClusterRoleBinding:\n%s", bindings)
+	}
+	objs := kustomizeBuild(t, path("config/default"))
+	const ns = "op-system"
+	for id, wantRef := range map[string]string{
+		"ClusterRoleBinding/op-manager-rolebinding":                "ClusterRole/op-manager-role",
+		"RoleBinding/" + ns + "/op-manager-rolebinding":            "Role/op-manager-role",
+		"ClusterRoleBinding/op-manager-rolebinding-all-namespaces": "ClusterRole/op-manager-role-all-namespaces",
+	} {
+		b, ok := objs[id]
+		if !ok {
+			t.Errorf("config/default lacks %s", id)
+			continue
+		}
+		ref := b["roleRef"].(map[string]any)
+		if got := ref["kind"].(string) + "/" + ref["name"].(string); got != wantRef {
+			t.Errorf("%s binds %s, want %s", id, got, wantRef)
+		}
+		subject := b["subjects"].([]any)[0].(map[string]any)
+		if subject["name"] != "op-controller-manager" || subject["namespace"] != ns {
+			t.Errorf("%s binds %v, want the operator's ServiceAccount", id, subject)
+		}
+	}
+	for _, id := range []string{"ClusterRole/op-manager-role", "Role/" + ns + "/op-manager-role", "ClusterRole/op-manager-role-all-namespaces"} {
+		if _, ok := objs[id]; !ok {
+			t.Errorf("config/default lacks %s", id)
+		}
+	}
+
+	before := projectFiles(t, dir)
+	if err := Generate(GenerateOptions{Dir: dir}); err != nil {
+		t.Fatal(err)
+	}
+	for rel, data := range projectFiles(t, dir) {
+		if !bytes.Equal(before[rel], data) {
+			t.Errorf("a second generate changed %s", rel)
+		}
+	}
+}
+
+// Backup rules (mover pods, pods/exec, claims, snapshots) are granted only
+// when the project has the kind's backup API: adopted projects do not.
+func TestGenerateGrantsBackupRulesWithBackupAPIs(t *testing.T) {
+	backupOnly := []string{"      - pods/exec\n", "      - volumesnapshots\n", "      - persistentvolumeclaims\n", "      - webappbackups\n"}
+	for _, withBackup := range []bool{true, false} {
+		t.Run(fmt.Sprintf("backup APIs %v", withBackup), func(t *testing.T) {
+			dir := filepath.Join(t.TempDir(), "op")
+			if err := Init(Options{APIOptions: APIOptions{Chart: chartDir("webapp")}, Dir: dir}); err != nil {
+				t.Fatal(err)
+			}
+			if !withBackup {
+				for _, plural := range []string{"webappbackups", "webapprestores", "webappbackupschedules"} {
+					if err := os.Remove(filepath.Join(dir, "config", "crd", "bases", "charts.example.com_"+plural+".yaml")); err != nil {
+						t.Fatal(err)
+					}
+				}
+			}
+			if err := Generate(GenerateOptions{Dir: dir}); err != nil {
+				t.Fatal(err)
+			}
+			role, err := os.ReadFile(filepath.Join(dir, filepath.FromSlash(RoleFile)))
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, rule := range backupOnly {
+				if strings.Contains(string(role), rule) != withBackup {
+					t.Errorf("role.yaml has %q: %v, want %v", rule, !withBackup, withBackup)
+				}
+			}
+		})
 	}
 }

@@ -33,10 +33,33 @@ func readYAML(t *testing.T, path string, into any) {
 	}
 }
 
+// readRoles reads role.yaml: the ClusterRole, then the Role.
+func readRoles(t *testing.T, path string) (*rbacv1.ClusterRole, *rbacv1.Role) {
+	t.Helper()
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	docs := strings.Split(string(data), "\n---\n")
+	if len(docs) != 2 {
+		t.Fatalf("%s: %d documents, want a ClusterRole and a Role", path, len(docs))
+	}
+	var cr rbacv1.ClusterRole
+	var role rbacv1.Role
+	if err := yaml.UnmarshalStrict([]byte(docs[0]), &cr); err != nil || cr.Kind != "ClusterRole" {
+		t.Fatalf("%s: first document: %v (kind %q)", path, err, cr.Kind)
+	}
+	if err := yaml.UnmarshalStrict([]byte(docs[1]), &role); err != nil || role.Kind != "Role" {
+		t.Fatalf("%s: second document: %v (kind %q)", path, err, role.Kind)
+	}
+	return &cr, &role
+}
+
 // TestScaffoldedProjectOnAPIServer takes freshly scaffolded projects to a real
 // API server: their CRD is accepted, their sample CR validates and a wrong
 // one is refused, and the operator's ServiceAccount bound to the project's
-// role.yaml writes the CR's status (the runtime's fields) and installs,
+// role.yaml as OLM binds it in OwnNamespace mode (the Role in the namespace
+// only) writes the CR's status (the runtime's fields) and installs,
 // upgrades, repairs and uninstalls the vendored chart.
 func TestScaffoldedProjectOnAPIServer(t *testing.T) {
 	s := rbactest.Start(t)
@@ -87,9 +110,10 @@ func TestScaffoldedProjectOnAPIServer(t *testing.T) {
 			var sample unstructured.Unstructured
 			readYAML(t, filepath.Join(dir, "config", "samples", r.FullGroup()+"_"+r.Version+"_"+strings.ToLower(r.Kind)+".yaml"), &sample.Object)
 			ns := "p-" + tt.name
-			var role rbacv1.ClusterRole
-			readYAML(t, filepath.Join(dir, "config", "rbac", "role.yaml"), &role)
-			op := s.Bind(t, ns, &role, nil, nil)
+			// As OLM grants the CSV's permissions in OwnNamespace mode: the
+			// ClusterRole cluster-wide, the Role in the namespace.
+			clusterRole, role := readRoles(t, filepath.Join(dir, filepath.FromSlash(RoleFile)))
+			op := s.Bind(t, ns, clusterRole, role, nil)
 
 			sample.SetNamespace(ns)
 			if _, err := dyn.Resource(gvr).Namespace(ns).Create(ctx, &sample, metav1.CreateOptions{}); err != nil {

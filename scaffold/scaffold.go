@@ -484,11 +484,18 @@ func (g *generator) writeStatic() error {
 		}
 		files[path] = out
 	}
-	csv, err := render("config_manifests_bases_csv.yaml.tmpl", d)
+	c, err := chart.Load(filepath.Join(g.dir, g.watches[0].Chart))
 	if err != nil {
 		return err
 	}
-	files["config/manifests/bases/"+g.project.ProjectName+".clusterserviceversion.yaml"] = csv
+	csv, warnings, err := g.baseCSV(c)
+	if err != nil {
+		return err
+	}
+	for _, w := range warnings {
+		fmt.Fprintf(g.opts.Out, "warning: %s\n", w)
+	}
+	files[BaseCSVFile(g.project.ProjectName)] = csv
 	shards, err := g.shardFiles()
 	if err != nil {
 		return err
@@ -498,7 +505,7 @@ func (g *generator) writeStatic() error {
 }
 
 // writeShared writes the files that list every API: kustomizations,
-// role.yaml (RBAC derived from every chart), the alerts and dashboard of
+// config/rbac (RBAC derived from every chart), the alerts and dashboard of
 // config/prometheus, watches.yaml and PROJECT, last.
 func (g *generator) writeShared() error {
 	files := map[string][]byte{}
@@ -510,16 +517,20 @@ func (g *generator) writeShared() error {
 		}
 		files[path] = out
 	}
-	role, err := g.roleYAML()
-	if err != nil {
-		return err
-	}
-	files["config/rbac/role.yaml"] = role
 	backupCRDs, err := g.backupCRDs()
 	if err != nil {
 		return err
 	}
 	maps.Copy(files, backupCRDs)
+	res, err := g.deriveRBAC(files)
+	if err != nil {
+		return err
+	}
+	rbacFiles, err := g.rbacFiles(res, files)
+	if err != nil {
+		return err
+	}
+	maps.Copy(files, rbacFiles)
 	monitoring, err := g.monitoringFiles()
 	if err != nil {
 		return err
@@ -550,7 +561,7 @@ func (g *generator) backupCRDs() (map[string][]byte, error) {
 			if err != nil {
 				return nil, fmt.Errorf("CRD %s: %w", crd.Name, err)
 			}
-			files["config/crd/bases/"+crd.Spec.Group+"_"+crd.Spec.Names.Plural+".yaml"] = out
+			files[backupCRDPath(crd.Spec.Group, crd.Spec.Names.Plural)] = out
 		}
 		// Samples are the user's once written: only missing ones are.
 		lower := strings.ToLower(w.Kind)
@@ -574,9 +585,12 @@ func (g *generator) backupCRDs() (map[string][]byte, error) {
 	return files, nil
 }
 
-// roleYAML derives the RBAC of every chart the project serves, each with
-// the values of its sample CR, merged into one role.yaml.
-func (g *generator) roleYAML() ([]byte, error) {
+// deriveRBAC derives the RBAC of every chart the project serves, each with
+// the values of its sample CR, merged: namespaced rules in a Role, the
+// others in a ClusterRole. A kind's backup rules are granted only when the
+// project has its backup API (its CRD under config/crd/bases, on disk or
+// in pending): adopted operator-sdk projects do not.
+func (g *generator) deriveRBAC(pending map[string][]byte) (*rbac.Result, error) {
 	var results []*rbac.Result
 	for _, w := range g.watches {
 		c, err := chart.Load(filepath.Join(g.dir, w.Chart))
@@ -601,7 +615,8 @@ func (g *generator) roleYAML() ([]byte, error) {
 			}
 			samples = append(samples, obj.Spec)
 		}
-		res, err := rbac.Derive(rbac.Options{Chart: c, Owner: rbac.Owner{Group: w.Group, Resource: crdschema.Plural(w.Kind), Kind: w.Kind}, Backup: true,
+		res, err := rbac.Derive(rbac.Options{Chart: c, Owner: rbac.Owner{Group: w.Group, Resource: crdschema.Plural(w.Kind), Kind: w.Kind},
+			Backup: g.hasBackupAPI(w, pending), WatchNamespace: rbacNamespace, Name: managerRole,
 			SampleValues: samples, KubeVersion: g.opts.KubeVersion, Config: g.config})
 		if err != nil {
 			return nil, err
@@ -614,7 +629,22 @@ func (g *generator) roleYAML() ([]byte, error) {
 		}
 		results = append(results, res)
 	}
-	return rbac.Merge(results...).RoleYAML(), nil
+	return rbac.Merge(results...), nil
+}
+
+// hasBackupAPI says whether the project has the backup kind of w's API.
+func (g *generator) hasBackupAPI(w watches.Watch, pending map[string][]byte) bool {
+	path := backupCRDPath(w.Group, backupapi.BackupResource(w.GroupVersionKind()).Resource)
+	if _, ok := pending[path]; ok {
+		return true
+	}
+	_, err := os.Stat(filepath.Join(g.dir, filepath.FromSlash(path)))
+	return err == nil
+}
+
+// backupCRDPath is where a backup kind's CRD is in config/crd/bases.
+func backupCRDPath(group, plural string) string {
+	return "config/crd/bases/" + group + "_" + plural + ".yaml"
 }
 
 // marshalWatches writes watches.yaml with a comment on the runtime's options.

@@ -28,7 +28,7 @@ func (f *kustomizeFlags) add(cmd *cobra.Command, withImages bool) {
 	fl := cmd.Flags()
 	fl.StringVarP(&f.dir, "kustomize", "k", "", "the directory of the kustomization to build (kustomize runs as a library)")
 	if withImages {
-		fl.StringArrayVar(&f.images, "image", nil, "use image `NAME=REF` for containers whose image is NAME, as kustomize edit set image does (repeatable)")
+		fl.StringArrayVar(&f.images, "image", nil, "use image `NAME=REF` for containers whose image is NAME, also where an images entry of the kustomizations renamed NAME (kustomize edit set image); repeatable")
 	}
 	fl.BoolVar(&f.dryRun, "dry-run", false, "print the objects, in the order they would be processed, without reaching the cluster")
 	f.output = newEnumFlag("yaml", "yaml", "json", "name")

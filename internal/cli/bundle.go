@@ -79,7 +79,9 @@ with defaults on the first run), with the manager Deployment as install
 strategy, permissions and clusterPermissions from the RBAC bound to its
 ServiceAccount, the owned CRDs with the kinds their charts create and
 descriptors from their schemas, alm-examples from config/samples,
-WATCH_NAMESPACE wired to the OperatorGroup's namespaces, relatedImages, and the
+WATCH_NAMESPACE wired to the OperatorGroup's namespaces, relatedImages (every
+image reference in the charts' renders: pod specs, args, env, ConfigMap data,
+fields of the objects they create; each listed with where it was found), and the
 capability level computed from evidence (see ` + "`chartpilot bundle capabilities`" + `).
 
 The same input gives byte-identical output: createdAt is kept when nothing else
@@ -119,6 +121,12 @@ atomically.`,
 				if res.Replaces != "" || res.SkipRange != "" {
 					fmt.Fprintf(w, "  upgrades from: replaces %q, skipRange %q\n", res.Replaces, res.SkipRange)
 				}
+				if len(res.Images) > 0 {
+					fmt.Fprintf(w, "  relatedImages found in the charts' renders (%d):\n", len(res.Images))
+					for _, img := range res.Images {
+						fmt.Fprintf(w, "    %s\n", img)
+					}
+				}
 				return nil
 			})
 		},
@@ -128,7 +136,7 @@ atomically.`,
 	fl.StringSliceVar(&opts.Channels, "channels", nil, "the bundle's channels (default: the existing bundle's, else alpha)")
 	fl.StringVar(&opts.DefaultChannel, "default-channel", "", "the package's default channel (default: the existing bundle's, else the only channel)")
 	fl.StringVar(&opts.Package, "package", "", "the package name (default: the project's name)")
-	fl.StringArrayVar(&images, "image", nil, "replace a container image by name, NAME=IMAGE (e.g. controller=quay.io/me/op:v0.1.0); repeatable")
+	fl.StringArrayVar(&images, "image", nil, "replace a container image by name, NAME=IMAGE (e.g. controller=quay.io/me/op:v0.1.0), also where an images entry of config/ renamed NAME; repeatable")
 	fl.StringVar(&opts.KubeVersion, "k8s-version", rbac.DefaultKubeVersion, "the Kubernetes version the charts are rendered for")
 	fl.StringVar(&opts.OutputDir, "output-dir", bundle.DefaultOutputDir, "the bundle directory, relative to PROJECT_DIR")
 	fl.StringVar(&opts.FromCatalog, "from-catalog", "", "a file-based catalog: replace the newest older version of the package in it and skip all older ones")

@@ -40,6 +40,8 @@ func TestBundleCommands(t *testing.T) {
 		{name: "generate", args: []string{"bundle", "generate", dir, "--version", "0.1.0", "--image", "controller=quay.io/me/op:v0.1.0"},
 			wantOut: `wrote bundle ` + filepath.Join(dir, "bundle") + `: op.v0.1.0 (package op, channels alpha, default alpha), capabilities "Basic Install"`},
 		{name: "generate again changes nothing", args: []string{"bundle", "generate", dir, "--version", "0.1.0", "--image", "controller=quay.io/me/op:v0.1.0"}, wantOut: "unchanged: bundle"},
+		{name: "generate lists the charts' images", args: []string{"bundle", "generate", dir, "--version", "0.1.0", "--image", "controller=quay.io/me/op:v0.1.0"},
+			wantOut: "relatedImages found in the charts' renders (1):\n    registry.k8s.io/pause:1.27.0 (webapp/templates/deployment.yaml: Deployment/release-webapp spec.template.spec.containers[0].image"},
 		{name: "validate", args: []string{"bundle", "validate", filepath.Join(dir, "bundle")}, wantOut: "is valid: 0 error(s)"},
 		{name: "validate rejects a bad selector", args: []string{"bundle", "validate", filepath.Join(dir, "bundle"), "--select-optional", "operatorhub"}, wantErr: "want suite=NAME"},
 		{name: "validate rejects a bad output", args: []string{"bundle", "validate", "-o", "xml"}, wantErr: "must be one of text, json"},

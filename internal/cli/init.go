@@ -158,7 +158,7 @@ its sample CR's values) and each CRD's schema under config/crd/bases. Run it
 			if err := scaffold.Generate(opts); err != nil {
 				return err
 			}
-			fmt.Fprintf(streams.Out, "Regenerated config/rbac/role.yaml and config/crd/bases in %s.\n", dirName(opts.Dir))
+			fmt.Fprintf(streams.Out, "Regenerated config/rbac/role.yaml, role_all_namespaces.yaml and config/crd/bases in %s.\n", dirName(opts.Dir))
 			return nil
 		},
 	}

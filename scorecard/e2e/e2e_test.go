@@ -80,7 +80,7 @@ var (
 // directory's, its kind that name capitalised) with chartpilot init, its
 // chart at chartVersion, and writes its bundle of CSV version v into
 // bundle/: the CRD and sample as scaffolded, the derived role.yaml as the
-// CSV's cluster permissions.
+// CSV's cluster permissions and permissions.
 func project(t *testing.T, chartDir, chartVersion, v string) string {
 	t.Helper()
 	name := filepath.Base(chartDir)
@@ -91,8 +91,20 @@ func project(t *testing.T, chartDir, chartVersion, v string) string {
 	chartFile := filepath.Join(dir, "helm-charts", name, "Chart.yaml")
 	replace(t, chartFile, "version: 0.1.0", "version: "+chartVersion)
 
-	var role rbacv1.ClusterRole
-	readYAML(t, filepath.Join(dir, "config", "rbac", "role.yaml"), &role)
+	// role.yaml: the ClusterRole (cluster-scoped rules), then the Role
+	// (namespaced ones), the CSV's clusterPermissions and permissions.
+	roleDocs := strings.Split(string(readFile(t, filepath.Join(dir, "config", "rbac", "role.yaml"))), "\n---\n")
+	if len(roleDocs) != 2 {
+		t.Fatalf("role.yaml: %d documents, want a ClusterRole and a Role", len(roleDocs))
+	}
+	var clusterRole rbacv1.ClusterRole
+	var role rbacv1.Role
+	if err := yaml.Unmarshal([]byte(roleDocs[0]), &clusterRole); err != nil {
+		t.Fatal(err)
+	}
+	if err := yaml.Unmarshal([]byte(roleDocs[1]), &role); err != nil {
+		t.Fatal(err)
+	}
 	var sample map[string]any
 	readYAML(t, filepath.Join(dir, "config", "samples", "charts.example.com_v1alpha1_"+name+".yaml"), &sample)
 	examples, err := json.Marshal([]any{sample})
@@ -116,7 +128,8 @@ func project(t *testing.T, chartDir, chartVersion, v string) string {
 					ServiceAccountName: sa, Containers: []corev1.Container{{Name: "manager", Image: "example.com/" + name + "-operator:v" + v}},
 				}},
 			}}},
-			ClusterPermissions: []v1alpha1.StrategyDeploymentPermissions{{ServiceAccountName: sa, Rules: role.Rules}},
+			ClusterPermissions: []v1alpha1.StrategyDeploymentPermissions{{ServiceAccountName: sa, Rules: clusterRole.Rules}},
+			Permissions:        []v1alpha1.StrategyDeploymentPermissions{{ServiceAccountName: sa, Rules: role.Rules}},
 		},
 	}
 	bundle := filepath.Join(dir, "bundle")
@@ -234,6 +247,15 @@ func mustSelector(t *testing.T, s string) labels.Selector {
 		t.Fatal(err)
 	}
 	return sel
+}
+
+func readFile(t *testing.T, path string) []byte {
+	t.Helper()
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return data
 }
 
 func readYAML(t *testing.T, path string, v any) {
