@@ -170,4 +170,6 @@ func pruned(sent, got any, path string) []string {
 var notDNS = regexp.MustCompile(`[^a-z0-9-]+`)
 
 // dnsName makes a chart's name a DNS label.
-func dnsName(s string) string { return strings.Trim(notDNS.ReplaceAllString(strings.ToLower(s), "-"), "-") }
+func dnsName(s string) string {
+	return strings.Trim(notDNS.ReplaceAllString(strings.ToLower(s), "-"), "-")
+}
