@@ -2,11 +2,9 @@ package crdschema
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"path/filepath"
 	"regexp"
-	"sort"
 	"strings"
 	"testing"
 	"time"
@@ -118,51 +116,8 @@ func acceptedUnpruned(crs dynamic.ResourceInterface, apiVersion string, spec map
 		return fmt.Errorf("refused: %w", err)
 	}
 	defer crs.Delete(context.Background(), created.GetName(), metav1.DeleteOptions{}) //nolint:errcheck // best effort
-	if lost := pruned(spec, created.Object["spec"], "spec"); len(lost) > 0 {
+	if lost := corpus.Lost(spec, created.Object["spec"], "spec"); len(lost) > 0 {
 		return fmt.Errorf("pruned or changed: %s", strings.Join(lost, ", "))
-	}
-	return nil
-}
-
-// pruned lists the paths where got (what the API server kept) differs
-// from sent.
-func pruned(sent, got any, path string) []string {
-	if sm, ok := sent.(map[string]any); ok {
-		gm, ok := got.(map[string]any)
-		if !ok {
-			return []string{path}
-		}
-		keys := make([]string, 0, len(sm))
-		for k := range sm {
-			keys = append(keys, k)
-		}
-		sort.Strings(keys)
-		var out []string
-		for _, k := range keys {
-			gv, ok := gm[k]
-			if !ok {
-				out = append(out, path+"."+k)
-				continue
-			}
-			out = append(out, pruned(sm[k], gv, path+"."+k)...)
-		}
-		return out
-	}
-	if sl, ok := sent.([]any); ok {
-		gl, ok := got.([]any)
-		if !ok || len(gl) != len(sl) {
-			return []string{path}
-		}
-		var out []string
-		for i := range sl {
-			out = append(out, pruned(sl[i], gl[i], fmt.Sprintf("%s[%d]", path, i))...)
-		}
-		return out
-	}
-	a, _ := json.Marshal(sent)
-	b, _ := json.Marshal(got)
-	if string(a) != string(b) {
-		return []string{path}
 	}
 	return nil
 }

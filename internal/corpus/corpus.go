@@ -5,6 +5,8 @@
 package corpus
 
 import (
+	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -95,4 +97,47 @@ func CIValues(t testing.TB, chartDir string) []ValueSet {
 		out = append(out, ValueSet{Name: strings.TrimPrefix(f, chartDir+string(filepath.Separator)), Values: v})
 	}
 	return out
+}
+
+// Lost lists the paths below path where got (what an API server kept)
+// differs from sent: fields pruned, values changed.
+func Lost(sent, got any, path string) []string {
+	if sm, ok := sent.(map[string]any); ok {
+		gm, ok := got.(map[string]any)
+		if !ok {
+			return []string{path}
+		}
+		keys := make([]string, 0, len(sm))
+		for k := range sm {
+			keys = append(keys, k)
+		}
+		sort.Strings(keys)
+		var out []string
+		for _, k := range keys {
+			gv, ok := gm[k]
+			if !ok {
+				out = append(out, path+"."+k)
+				continue
+			}
+			out = append(out, Lost(sm[k], gv, path+"."+k)...)
+		}
+		return out
+	}
+	if sl, ok := sent.([]any); ok {
+		gl, ok := got.([]any)
+		if !ok || len(gl) != len(sl) {
+			return []string{path}
+		}
+		var out []string
+		for i := range sl {
+			out = append(out, Lost(sl[i], gl[i], fmt.Sprintf("%s[%d]", path, i))...)
+		}
+		return out
+	}
+	a, _ := json.Marshal(sent)
+	b, _ := json.Marshal(got)
+	if string(a) != string(b) {
+		return []string{path}
+	}
+	return nil
 }
