@@ -99,3 +99,42 @@ func TestSampleCR(t *testing.T) {
 		})
 	}
 }
+
+// TestInitChartsPeopleWrite: init takes charts whose values.yaml opens
+// with a document marker, whose subcharts' values.yaml is null or empty,
+// and whose values.schema.json covers only the chart's own values; the
+// sample it writes reads back as the chart's values.
+func TestInitChartsPeopleWrite(t *testing.T) {
+	for _, dir := range []string{
+		filepath.Join("testdata", "charts", "docstart"),
+		filepath.Join("..", "crdschema", "testdata", "charts", "schemaparent"),
+	} {
+		t.Run(filepath.Base(dir), func(t *testing.T) {
+			project := filepath.Join(t.TempDir(), "op")
+			if err := Init(Options{APIOptions: APIOptions{Chart: dir}, Dir: project}); err != nil {
+				t.Fatal(err)
+			}
+			c, err := chart.Load(dir)
+			if err != nil {
+				t.Fatal(err)
+			}
+			samples, err := filepath.Glob(filepath.Join(project, "config", "samples", "charts.example.com_v1alpha1_*.yaml"))
+			if err != nil || len(samples) == 0 {
+				t.Fatalf("no sample: %v", err)
+			}
+			var obj struct {
+				Spec map[string]any `json:"spec"`
+			}
+			data, err := os.ReadFile(samples[0])
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := yaml.Unmarshal(data, &obj); err != nil {
+				t.Fatalf("%s: %v", samples[0], err)
+			}
+			if !sameJSON(obj.Spec, c.Helm.Values) {
+				t.Errorf("the sample's spec %v is not the chart's values %v", obj.Spec, c.Helm.Values)
+			}
+		})
+	}
+}
