@@ -32,6 +32,9 @@ func Spec(c *chart.Chart) (*apiextensionsv1.JSONSchemaProps, []string, error) {
 		return nil, nil, err
 	}
 	warnings = append(warnings, Widen(s, usage, c.Name())...)
+	if defaults, err := chartutil.CoalesceValues(c.Helm, nil); err == nil {
+		warnings = append(warnings, EmptyNumbers(usage, defaults, c.Name())...)
+	}
 	warnings = append(warnings, addTags(s, c.Helm, c.Name())...)
 	warnings = append(warnings, Admit(s, c.Values, c.Name())...)
 	return s, warnings, nil

@@ -25,6 +25,37 @@ func Widen(s *apiextensionsv1.JSONSchemaProps, usage Usage, where string) []stri
 	return warnings
 }
 
+// EmptyNumbers warns of the values paths templates read as numbers whose
+// default in values (the chart's, subcharts' below their keys) is "":
+// the CRD leaves them open, since "" is no number but the chart accepts it.
+func EmptyNumbers(usage Usage, values map[string]any, where string) []string {
+	var warnings []string
+	for _, u := range usage.Sorted() {
+		if u.Use&UseNumber == 0 {
+			continue
+		}
+		if v, ok := lookup(values, u.Path); ok && v == "" {
+			warnings = append(warnings, fmt.Sprintf("chart %s: %s reads .Values.%s as a number, but its default is \"\": the CRD accepts any value there", where, filesOf(u.Files), u.Dotted()))
+		}
+	}
+	return warnings
+}
+
+// lookup is the value at path in values.
+func lookup(values map[string]any, path []string) (any, bool) {
+	var cur any = values
+	for _, seg := range path {
+		m, ok := cur.(map[string]any)
+		if !ok {
+			return nil, false
+		}
+		if cur, ok = m[seg]; !ok {
+			return nil, false
+		}
+	}
+	return cur, true
+}
+
 // filesOf names up to three files.
 func filesOf(files []string) string {
 	if len(files) > 3 {
@@ -48,8 +79,6 @@ func widenPath(s *apiextensionsv1.JSONSchemaProps, path []string, u *PathUse, de
 	switch {
 	case len(path) == 1 && path[0] == AnyKeys:
 		return anyKey(s, u)
-	case len(path) == 0 && isOpen(s) && u.Use&UseNumber != 0 && depth > 0:
-		return fmt.Sprintf("reads .Values.%s as a number, but values.yaml gives it no type (\"\", null or empty): the CRD accepts any value there", u.Dotted())
 	case isOpen(s) || s.XIntOrString:
 		return ""
 	case len(path) == 0:
