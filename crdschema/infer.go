@@ -16,8 +16,9 @@ import (
 // types from non-empty defaults (whole numbers are integers), any value where
 // the default is empty ({}, [], null, ""), which proves no type,
 // int-or-string where the defaults hold both or the key is a Kubernetes
-// int-or-string field's name (maxUnavailable...), and descriptions from the
-// comments directly above keys. TemplateUsage and
+// int-or-string field's name (maxUnavailable...), any scalar for a resource
+// quantity's (cpu, memory, the keys of requests and limits), and
+// descriptions from the comments directly above keys. TemplateUsage and
 // Widen then open what the templates use more freely.
 func FromValuesYAML(data []byte) (*apiextensionsv1.JSONSchemaProps, error) {
 	var doc yaml.Node
@@ -49,7 +50,7 @@ func FromValuesYAML(data []byte) (*apiextensionsv1.JSONSchemaProps, error) {
 	if err != nil {
 		return nil, err
 	}
-	intOrStringByName(s)
+	widenByName(s)
 	return s, nil
 }
 
@@ -324,20 +325,34 @@ func intOrStringPair(a, b *apiextensionsv1.JSONSchemaProps) bool {
 	return ok(ka) && ok(kb) && ka != kb
 }
 
-// intOrStringByName makes the integers and strings of s (at every depth)
-// that values.yaml names as a Kubernetes int-or-string field
-// (maxUnavailable: 1, targetPort: http) int-or-string: such a key is
-// handed to that field, which takes the other kind too.
-func intOrStringByName(s *apiextensionsv1.JSONSchemaProps) {
+// widenByName widens the scalars of s (at every depth) that values.yaml
+// names as a Kubernetes field taking more than their default's kind: an
+// int-or-string field's (maxUnavailable: 1, targetPort: http) is
+// int-or-string, a resource quantity's (cpu: 100m, or any key of requests
+// or limits) any scalar. Such a key is handed to that field.
+func widenByName(s *apiextensionsv1.JSONSchemaProps) {
 	for k, p := range s.Properties {
-		if intOrStringFields[k] && (p.Type == "integer" || p.Type == "string") {
+		scalar := p.Type == "integer" || p.Type == "string" || p.Type == "number"
+		switch {
+		case !scalar:
+		case quantityFields[k]:
+			reopen(&p)
+		case intOrStringFields[k] && p.Type != "number":
 			intOrString(&p)
 		}
-		intOrStringByName(&p)
+		if k == "requests" || k == "limits" {
+			for q, qp := range p.Properties {
+				if qp.Type == "integer" || qp.Type == "string" || qp.Type == "number" {
+					reopen(&qp)
+					p.Properties[q] = qp
+				}
+			}
+		}
+		widenByName(&p)
 		s.Properties[k] = p
 	}
 	if s.Items != nil && s.Items.Schema != nil {
-		intOrStringByName(s.Items.Schema)
+		widenByName(s.Items.Schema)
 	}
 }
 
