@@ -106,6 +106,8 @@ func reencoded(values []byte, given map[string]any) (string, error) {
 	root := &yaml.Node{Kind: yaml.MappingNode, Tag: "!!map"}
 	if len(doc.Content) > 0 && doc.Content[0].Kind == yaml.MappingNode {
 		root = doc.Content[0]
+		// The file's opening comment is the document's.
+		root.HeadComment = strings.TrimSpace(doc.HeadComment + "\n\n" + root.HeadComment)
 	}
 	asHelmReads(root)
 	if err := mergeNode(root, given); err != nil {
