@@ -27,6 +27,11 @@ type Chart struct {
 	Path string
 	// Helm is the loaded chart with its dependencies attached.
 	Helm *helmchart.Chart
+	// Values are values given for the chart besides its values.yaml (what
+	// `chartpilot init --values/--set` records): every render merges them
+	// under its own values, as `helm install -f` merges a values file
+	// under the files after it. Nil means none.
+	Values map[string]any
 }
 
 // Name is the chart's name from Chart.yaml.
@@ -82,6 +87,9 @@ func load(path string, seen []string) (*helmchart.Chart, error) {
 	}
 	ch, err := loader.Load(abs)
 	if err != nil {
+		if p, ok := findPlaceholder(path); ok {
+			return nil, fmt.Errorf("loading chart %s: %w", path, p)
+		}
 		return nil, fmt.Errorf("loading chart %s: %w", path, err)
 	}
 	fi, err := os.Stat(abs)

@@ -99,13 +99,13 @@ func (c *Chart) Render(opts RenderOptions) (*Rendered, error) {
 	install.KubeVersion = kv
 	install.APIVersions = opts.APIVersions
 	install.IsUpgrade = opts.IsUpgrade
-	vals := opts.Values
-	if vals == nil {
-		vals = map[string]any{}
-	}
 	// Helm merges into the map it is given: hand it a copy.
-	rel, err := install.Run(ch, copyValues(vals))
+	vals := MergeValues(copyValues(c.Values), copyValues(opts.Values))
+	rel, err := install.Run(ch, vals)
 	if err != nil {
+		if ve := valueError(ch, err); ve != nil {
+			err = ve
+		}
 		return nil, fmt.Errorf("rendering chart %s: %w", c.Name(), err)
 	}
 
@@ -201,6 +201,26 @@ func parseObjects(source, content string) ([]*unstructured.Unstructured, error) 
 		out = append(out, u)
 	}
 	return out, nil
+}
+
+// MergeValues merges over into base, as Helm merges the values files
+// given one after the other (-f a.yaml -f b.yaml): maps merge key by key,
+// anything else in over replaces what base holds (a null too, which Helm
+// later reads as "delete this default"). base is changed and returned.
+func MergeValues(base, over map[string]any) map[string]any {
+	if base == nil {
+		base = map[string]any{}
+	}
+	for k, v := range over {
+		if vm, ok := v.(map[string]any); ok {
+			if bm, ok := base[k].(map[string]any); ok {
+				base[k] = MergeValues(bm, vm)
+				continue
+			}
+		}
+		base[k] = v
+	}
+	return base
 }
 
 // copyValues deep-copies a values tree.

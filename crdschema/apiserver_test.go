@@ -39,6 +39,18 @@ type server struct {
 	mapper meta.RESTMapper
 }
 
+// anyScalar are, by chart, paths that land where the Kubernetes API takes
+// numbers and strings both (int-or-string fields, quantities, probe
+// ports) or that a template defaults to the other kind: they are probed
+// with scalars of every kind. Elsewhere a scalar is probed with values of
+// its default's kind: a scalar printed into text takes any kind, and the
+// CRD keeps the kind its default proves on purpose.
+func anyScalar() map[string][]string {
+	return map[string][]string{
+		"widths": {"service.targetPort", "pdb.minAvailable", "pdb.maxUnavailable", "surge", "probe.port", "cpu", "memory", "initialDelay"},
+	}
+}
+
 // candidates are the values a probe sets a path to, besides its default:
 // one of each shape a chart may mean.
 func candidates() map[string]any {
@@ -51,6 +63,9 @@ func candidates() map[string]any {
 		"a list of strings":       []any{"probe"},
 		"a list of tolerations":   []any{map[string]any{"key": "dedicated", "operator": "Exists", "effect": "NoSchedule"}},
 		"a list of env variables": []any{map[string]any{"name": "PROBE", "value": "yes"}},
+		"a percentage":            "50%",
+		"a quantity":              "250m",
+		"a port name":             "http",
 	}
 }
 
@@ -65,6 +80,10 @@ func mustAccept() map[string][]string {
 			"serviceAccount=a map", "probePeriodSeconds=an integer"},
 		"stack":  {"global=a map", "db.enabled=a boolean", "tags.backend=a boolean", "db.persistence=a map", "db.replicas=an integer"},
 		"webapp": {"podLabels=a map", "env=a list of env variables", "replicaCount=an integer", "ratio=a fraction"},
+		"widths": {"service.targetPort=a port name", "service.targetPort=an integer", "pdb.minAvailable=a percentage",
+			"pdb.maxUnavailable=a percentage", "surge=a percentage", "surge=an integer", "probe.port=an integer", "cpu=a fraction",
+			"cpu=an integer", "memory=a quantity", "memory=an integer", "initialDelay=an integer", "initialDelay=a string",
+			"podLabels.tier=a string", "note=a string", "replicaCount=null", "pdb.minAvailable=null"},
 	}
 }
 
@@ -220,6 +239,7 @@ func (p probe) tries() map[string]any {
 	}
 	if p.def != nil {
 		out["its default"] = p.def
+		out["null"] = nil // Helm's way to delete a default
 	}
 	return out
 }
@@ -233,6 +253,8 @@ func meant(want string, v any) bool {
 		return got == "integer" || got == "number"
 	case "declared map":
 		return false
+	case "scalar":
+		return got == "integer" || got == "number" || got == "string"
 	}
 	return got == want
 }
@@ -278,11 +300,18 @@ func probes(t *testing.T, c *chart.Chart) []probe {
 		t.Fatal(err)
 	}
 	seen := map[string]probe{}
+	scalars := map[string]bool{}
+	for _, p := range anyScalar()[c.Name()] {
+		scalars[p] = true
+	}
 	add := func(p []string, shape string) {
 		if len(p) == 0 {
 			return
 		}
 		def, _ := valueAt(c.Helm, p)
+		if scalars[dotted(p)] {
+			shape = "scalar"
+		}
 		if shape == "" {
 			if shape = shapeOf(def); shape == "map" {
 				shape = "declared map" // its fields are probed one by one

@@ -1,7 +1,9 @@
 package crdschema
 
 import (
+	"encoding/json"
 	"fmt"
+	"regexp"
 	"strings"
 
 	"helm.sh/helm/v3/pkg/chartutil"
@@ -30,8 +32,58 @@ func Spec(c *chart.Chart) (*apiextensionsv1.JSONSchemaProps, []string, error) {
 		return nil, nil, err
 	}
 	warnings = append(warnings, Widen(s, usage, c.Name())...)
+	if defaults, err := chartutil.CoalesceValues(c.Helm, nil); err == nil {
+		warnings = append(warnings, EmptyNumbers(usage, defaults, c.Name())...)
+	}
 	warnings = append(warnings, addTags(s, c.Helm, c.Name())...)
+	warnings = append(warnings, Admit(s, c.Values, c.Name())...)
 	return s, warnings, nil
+}
+
+// allowNull makes every field of s, at every depth, nullable: a null in a
+// CR's spec is Helm's way to delete a default, and the API server drops
+// the nulls of fields that are not nullable. The API server checks a null
+// against an enum too: a string enum becomes the pattern it is, others
+// keep the field as it is.
+func allowNull(s *apiextensionsv1.JSONSchemaProps) {
+	for k, p := range s.Properties {
+		makeNullable(&p)
+		allowNull(&p)
+		s.Properties[k] = p
+	}
+	if s.Items != nil && s.Items.Schema != nil {
+		allowNull(s.Items.Schema)
+	}
+	if s.AdditionalProperties != nil && s.AdditionalProperties.Schema != nil {
+		makeNullable(s.AdditionalProperties.Schema)
+		allowNull(s.AdditionalProperties.Schema)
+	}
+}
+
+func makeNullable(s *apiextensionsv1.JSONSchemaProps) {
+	if len(s.Enum) == 0 || enumAsPattern(s) {
+		s.Nullable = true
+	}
+}
+
+// enumAsPattern replaces a string enum by the pattern matching its
+// choices, which the API server does not check on a null; false when the
+// enum is not of strings or a pattern is set already.
+func enumAsPattern(s *apiextensionsv1.JSONSchemaProps) bool {
+	if s.Type != "string" || s.Pattern != "" {
+		return false
+	}
+	choices := make([]string, 0, len(s.Enum))
+	for _, e := range s.Enum {
+		var str string
+		if json.Unmarshal(e.Raw, &str) != nil {
+			return false
+		}
+		choices = append(choices, regexp.QuoteMeta(str))
+	}
+	s.Pattern = "^(?:" + strings.Join(choices, "|") + ")$"
+	s.Enum = nil
+	return true
 }
 
 // specOf is the schema of ch's values, subcharts' under their keys, and
@@ -42,6 +94,14 @@ func specOf(ch *helmchart.Chart, where string) (*apiextensionsv1.JSONSchemaProps
 	if err != nil {
 		return nil, nil, nil, err
 	}
+	var values *apiextensionsv1.JSONSchemaProps
+	if ch.Schema != nil && len(ch.Metadata.Dependencies) > 0 {
+		// values.schema.json covers this chart's own values; what its
+		// values.yaml gives its subcharts is theirs, values all the same.
+		if values, err = FromValuesYAML(valuesFile(ch)); err != nil {
+			return nil, nil, nil, fmt.Errorf("chart %s: %w", where, err)
+		}
+	}
 	// Subcharts' values sit under their name (or alias) in the parent's.
 	for _, subchart := range chart.Subcharts(ch) {
 		sub, key := subchart.Chart, subchart.Key
@@ -50,6 +110,11 @@ func specOf(ch *helmchart.Chart, where string) (*apiextensionsv1.JSONSchemaProps
 			return nil, nil, nil, err
 		}
 		warnings = append(warnings, ws...)
+		if values != nil {
+			if p, ok := values.Properties[key]; ok {
+				subSchema = mergeSchemas(subSchema, &p)
+			}
+		}
 		mergeSubchart(s, subSchema, key, sub.Name())
 		if sub.Metadata.Type == "library" {
 			// A library's named templates run in the including chart's
@@ -87,13 +152,7 @@ func ownSpec(ch *helmchart.Chart, where string) (*apiextensionsv1.JSONSchemaProp
 		// closes, the chart refuses too.
 		return s, Usage{}, warnings, nil
 	}
-	var data []byte
-	for _, f := range ch.Raw {
-		if f.Name == chartutil.ValuesfileName {
-			data = f.Data
-		}
-	}
-	s, err := FromValuesYAML(data)
+	s, err := FromValuesYAML(valuesFile(ch))
 	if err != nil {
 		return nil, nil, nil, fmt.Errorf("chart %s: %w", where, err)
 	}
@@ -102,6 +161,17 @@ func ownSpec(ch *helmchart.Chart, where string) (*apiextensionsv1.JSONSchemaProp
 		return nil, nil, nil, fmt.Errorf("chart %s: %w", where, err)
 	}
 	return s, usage, nil, nil
+}
+
+// valuesFile is the text of ch's values.yaml, nil without one.
+func valuesFile(ch *helmchart.Chart) []byte {
+	var data []byte
+	for _, f := range ch.Raw {
+		if f.Name == chartutil.ValuesfileName {
+			data = f.Data
+		}
+	}
+	return data
 }
 
 // mergeSubchart puts a subchart's schema under key in its parent's.
@@ -205,6 +275,7 @@ func CRD(c *chart.Chart, opts Options) (*apiextensionsv1.CustomResourceDefinitio
 		return nil, nil, err
 	}
 	spec.Description = fmt.Sprintf("Values of the %s chart (its values.yaml), merged over the chart's defaults.", c.Name())
+	allowNull(spec)
 	addAutoscaling(spec, c.Helm)
 	crd := &apiextensionsv1.CustomResourceDefinition{
 		TypeMeta:   metav1.TypeMeta{APIVersion: "apiextensions.k8s.io/v1", Kind: "CustomResourceDefinition"},

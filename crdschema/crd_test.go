@@ -335,16 +335,16 @@ func TestUndeclaredValuesConditionsAndTags(t *testing.T) {
 		// want is the schema as JSON.
 		want string
 	}{
-		{name: "a helper's default", schema: prop(helpers, "nameOverride"), want: `{"x-kubernetes-preserve-unknown-fields":true}`},
-		{name: "read through a variable", schema: prop(helpers, "serviceAccount"), want: `{"x-kubernetes-preserve-unknown-fields":true}`},
-		{name: "empty default used as a list", schema: prop(helpers, "tolerations"), want: `{"description":"Tolerations of the pods.","x-kubernetes-preserve-unknown-fields":true}`},
-		{name: "ranged map", schema: prop(helpers, "extraEnv"), want: `{"description":"Extra environment variables, by name.","x-kubernetes-preserve-unknown-fields":true}`},
-		{name: "whole number", schema: prop(helpers, "probePeriodSeconds"), want: `{"description":"Seconds between liveness probes.","type":"integer"}`},
-		{name: "fraction", schema: prop(helpers, "sampleRatio"), want: `{"description":"Share of traffic to sample, 0 to 1.","type":"number"}`},
-		{name: "undescribed after a commented-out example", schema: prop(helpers, "image", "pullPolicy"), want: `{"type":"string"}`},
-		{name: "condition", schema: prop(stack, "db", "enabled"), want: `{"description":"Whether the db subchart is installed (its condition in Chart.yaml).","type":"boolean"}`},
-		{name: "tag", schema: prop(stack, "tags"), want: `{"type":"object","properties":{"backend":{"description":"Whether the subcharts tagged backend are installed, unless their conditions say otherwise.","type":"boolean"}}}`},
-		{name: "subchart's undeclared value", schema: prop(stack, "db", "persistence"), want: `{"x-kubernetes-preserve-unknown-fields":true}`},
+		{name: "a helper's default", schema: prop(helpers, "nameOverride"), want: `{"nullable":true,"x-kubernetes-preserve-unknown-fields":true}`},
+		{name: "read through a variable", schema: prop(helpers, "serviceAccount"), want: `{"nullable":true,"x-kubernetes-preserve-unknown-fields":true}`},
+		{name: "empty default used as a list", schema: prop(helpers, "tolerations"), want: `{"description":"Tolerations of the pods.","nullable":true,"x-kubernetes-preserve-unknown-fields":true}`},
+		{name: "ranged map", schema: prop(helpers, "extraEnv"), want: `{"description":"Extra environment variables, by name.","nullable":true,"x-kubernetes-preserve-unknown-fields":true}`},
+		{name: "whole number", schema: prop(helpers, "probePeriodSeconds"), want: `{"description":"Seconds between liveness probes.","type":"integer","nullable":true}`},
+		{name: "fraction", schema: prop(helpers, "sampleRatio"), want: `{"description":"Share of traffic to sample, 0 to 1.","type":"number","nullable":true}`},
+		{name: "undescribed after a commented-out example", schema: prop(helpers, "image", "pullPolicy"), want: `{"type":"string","nullable":true}`},
+		{name: "condition", schema: prop(stack, "db", "enabled"), want: `{"description":"Whether the db subchart is installed (its condition in Chart.yaml).","type":"boolean","nullable":true}`},
+		{name: "tag", schema: prop(stack, "tags"), want: `{"type":"object","properties":{"backend":{"description":"Whether the subcharts tagged backend are installed, unless their conditions say otherwise.","type":"boolean","nullable":true}},"nullable":true}`},
+		{name: "subchart's undeclared value", schema: prop(stack, "db", "persistence"), want: `{"nullable":true,"x-kubernetes-preserve-unknown-fields":true}`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

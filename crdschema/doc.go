@@ -11,6 +11,18 @@
 //     does not declare accepts any value, with a warning naming the file and
 //     the path; values handed whole to toYaml, tpl or include are free-form,
 //     and ranged maps keep unknown keys (TemplateUsage, Widen);
+//   - a value landing in a field the Kubernetes API reads as an integer or
+//     a string (targetPort, minAvailable, maxUnavailable, maxSurge, a probe's
+//     port, a port by name), or whose defaults hold both, is int-or-string;
+//     a resource quantity (cpu, memory, requests, limits) any scalar; ""
+//     read as a number stays open, with a warning (EmptyNumbers);
+//   - a chart rendering values with tpl keeps unknown keys: the templates
+//     written in the values may read any value;
+//   - values given besides values.yaml (--values, --set) are accepted
+//     wherever the schema would refuse or prune them (Admit);
+//   - in the CRD every field is nullable, a null being Helm's way to delete
+//     a default (string enums become patterns, which the API server does not
+//     check on null);
 //   - dependencies' conditions and tags in Chart.yaml are booleans;
 //   - descriptions come from the comment block directly above a key, without
 //     commented-out YAML examples;

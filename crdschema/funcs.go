@@ -37,29 +37,67 @@ func kindOfFunc(name string) funcKind {
 	return freeFunc
 }
 
+// formatFuncs print their one argument as text: where the text lands,
+// the value does.
+var formatFuncs = map[string]bool{"quote": true, "squote": true, "toString": true, "print": true}
+
+// numberFuncs compute with or compare their arguments as numbers.
+var numberFuncs = map[string]bool{"int": true, "int64": true, "float64": true, "add": true, "add1": true, "sub": true,
+	"mul": true, "div": true, "mod": true, "max": true, "min": true, "ceil": true, "floor": true, "round": true,
+	"lt": true, "le": true, "gt": true, "ge": true}
+
 // call applies function name to args, marking how it uses values.
 func (w *walker) call(name string, args []ref) ref {
 	if r, ok := w.lookupCall(name, args); ok {
 		return r
 	}
+	if name == "tpl" {
+		// The template text, from the values, may read any value.
+		w.usage.add([]string{AnyKeys}, UseAnyKey, w.file)
+	}
 	use := UseFree
 	switch kindOfFunc(name) {
 	case passthroughFunc:
 		out := ref{}
+		lits := Use(0)
 		for _, a := range args {
 			w.mark(a, UseRead)
 			out = out.union(a)
+			lits |= literalDefault(name, a)
+		}
+		if lits != 0 {
+			w.mark(out, lits)
 		}
 		return out
 	case readerFunc:
 		use = UseRead
+		if numberFuncs[name] {
+			use |= UseNumber
+		}
 	case keysFunc:
 		use = UseRange
 	}
 	for _, a := range args {
 		w.mark(a, use)
 	}
+	if formatFuncs[name] && len(args) == 1 {
+		return ref{shown: args[0].landing().paths}
+	}
 	return ref{}
+}
+
+// literalDefault is what a literal handed to default or coalesce says the
+// value may also be.
+func literalDefault(name string, a ref) Use {
+	switch {
+	case name != "default" && name != "coalesce", !a.isLit:
+		return 0
+	case a.isNum:
+		return UseNumberDefault
+	case a.lit != "":
+		return UseStringDefault
+	}
+	return 0
 }
 
 // lookupCall applies the functions that read below a map or list: index,

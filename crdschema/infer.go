@@ -14,7 +14,10 @@ import (
 
 // FromValuesYAML infers the schema of spec from a values.yaml document alone:
 // types from non-empty defaults (whole numbers are integers), any value where
-// the default is empty ({}, [], null, ""), which proves no type, and
+// the default is empty ({}, [], null, ""), which proves no type,
+// int-or-string where the defaults hold both or the key is a Kubernetes
+// int-or-string field's name (maxUnavailable...), any scalar for a resource
+// quantity's (cpu, memory, the keys of requests and limits), and
 // descriptions from the comments directly above keys. TemplateUsage and
 // Widen then open what the templates use more freely.
 func FromValuesYAML(data []byte) (*apiextensionsv1.JSONSchemaProps, error) {
@@ -23,7 +26,9 @@ func FromValuesYAML(data []byte) (*apiextensionsv1.JSONSchemaProps, error) {
 		return nil, fmt.Errorf("values.yaml: %w", err)
 	}
 	root := &apiextensionsv1.JSONSchemaProps{Type: "object"}
-	if len(doc.Content) == 0 {
+	// An empty file, or one holding only null, is no values (Helm reads
+	// both as an empty map): anything may be given.
+	if len(doc.Content) == 0 || isNull(doc.Content[0]) {
 		root.XPreserveUnknownFields = ptr.To(true)
 		return root, nil
 	}
@@ -45,7 +50,13 @@ func FromValuesYAML(data []byte) (*apiextensionsv1.JSONSchemaProps, error) {
 	if err != nil {
 		return nil, err
 	}
+	widenByName(s)
 	return s, nil
+}
+
+// isNull tells a null scalar (null, ~ or nothing).
+func isNull(n *yaml.Node) bool {
+	return n.Kind == yaml.ScalarNode && n.Tag == "!!null"
 }
 
 // maxExpanded bounds the nodes of values.yaml with its aliases expanded:
@@ -280,6 +291,9 @@ func mergeInferred(a, b *apiextensionsv1.JSONSchemaProps) *apiextensionsv1.JSONS
 		if b.Type == "number" {
 			a.Type = "number"
 		}
+	case intOrStringPair(a, b):
+		// Both are meant: 8080 in one item, "http" in another.
+		intOrString(a)
 	case a.Type != b.Type || a.Type == "":
 		return anyValue()
 	case a.Type == "object":
@@ -296,6 +310,51 @@ func mergeInferred(a, b *apiextensionsv1.JSONSchemaProps) *apiextensionsv1.JSONS
 }
 
 func isNumeric(t string) bool { return t == "integer" || t == "number" }
+
+// intOrStringPair tells whether a and b are each an integer, a string or
+// int-or-string, and not the same one.
+func intOrStringPair(a, b *apiextensionsv1.JSONSchemaProps) bool {
+	kind := func(s *apiextensionsv1.JSONSchemaProps) string {
+		if s.XIntOrString {
+			return "int-or-string"
+		}
+		return s.Type
+	}
+	ka, kb := kind(a), kind(b)
+	ok := func(k string) bool { return k == "integer" || k == "string" || k == "int-or-string" }
+	return ok(ka) && ok(kb) && ka != kb
+}
+
+// widenByName widens the scalars of s (at every depth) that values.yaml
+// names as a Kubernetes field taking more than their default's kind: an
+// int-or-string field's (maxUnavailable: 1, targetPort: http) is
+// int-or-string, a resource quantity's (cpu: 100m, or any key of requests
+// or limits) any scalar. Such a key is handed to that field.
+func widenByName(s *apiextensionsv1.JSONSchemaProps) {
+	for k, p := range s.Properties {
+		scalar := p.Type == "integer" || p.Type == "string" || p.Type == "number"
+		switch {
+		case !scalar:
+		case quantityFields[k]:
+			reopen(&p)
+		case intOrStringFields[k] && p.Type != "number":
+			intOrString(&p)
+		}
+		if k == "requests" || k == "limits" {
+			for q, qp := range p.Properties {
+				if qp.Type == "integer" || qp.Type == "string" || qp.Type == "number" {
+					reopen(&qp)
+					p.Properties[q] = qp
+				}
+			}
+		}
+		widenByName(&p)
+		s.Properties[k] = p
+	}
+	if s.Items != nil && s.Items.Schema != nil {
+		widenByName(s.Items.Schema)
+	}
+}
 
 // description is the prose of the comment block directly above a key (or,
 // without one, of the comment on its line), without the comment markers,

@@ -11,7 +11,7 @@ import (
 )
 
 // Use is what templates do with a values path, as a set of flags.
-type Use uint8
+type Use uint16
 
 const (
 	// UseRead: the value is read (printed, compared, tested, defaulted).
@@ -23,11 +23,37 @@ const (
 	UseFree
 	// UseRange: it is ranged over: a list or a map whose keys are data.
 	UseRange
+	// UseAnyKey: keys below it that values.yaml does not declare may be
+	// read: the chart renders values with tpl, whose templates (written in
+	// the values) may read any value.
+	UseAnyKey
+	// UseIntOrString: it lands in a field the Kubernetes API reads as an
+	// integer or a string (targetPort, minAvailable, maxUnavailable,
+	// maxSurge, a probe's port).
+	UseIntOrString
+	// UsePort: it lands in a port field, which is int-or-string in some
+	// kinds (probes, network policies) and an integer in others.
+	UsePort
+	// UseQuantity: it lands in a resource quantity (cpu, memory, requests
+	// and limits), which the API reads from a string or a number.
+	UseQuantity
+	// UseNumber: a template computes with it or compares it as a number.
+	UseNumber
+	// UseNumberDefault: a template defaults it to a number, which it may
+	// then be besides its default's type.
+	UseNumberDefault
+	// UseStringDefault: a template defaults it to a (non-empty) string.
+	UseStringDefault
 )
 
 // Elem is the path segment of an element of a ranged (or indexed) list or
 // map, e.g. env.[].name for `range .Values.env` then `.name`.
 const Elem = "[]"
+
+// AnyKeys is the last path segment of a use (UseAnyKey) of the map above
+// it that a template makes by rendering values with tpl: the map's
+// fields, not the map's value. It keeps the files of that use apart.
+const AnyKeys = "\x00tpl"
 
 // PathUse is how a chart's files use one values path.
 type PathUse struct {
@@ -46,6 +72,10 @@ func (p *PathUse) Dotted() string { return dotted(p.Path) }
 func dotted(path []string) string {
 	var b strings.Builder
 	for i, seg := range path {
+		if seg == AnyKeys {
+			b.WriteString("(tpl)")
+			continue
+		}
 		if i > 0 && seg != Elem {
 			b.WriteByte('.')
 		}

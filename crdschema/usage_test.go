@@ -9,7 +9,9 @@ import (
 )
 
 // usesOf parses templates (file name -> text) and lists "path use" lines,
-// uses spelled r (read), o (map), f (free-form), g (ranged).
+// uses spelled r (read), o (map), f (free-form), g (ranged), k (any key),
+// i (int-or-string field), p (port), q (quantity), n (number), N (number
+// default), S (string default).
 func usesOf(t *testing.T, templates map[string]string) []string {
 	t.Helper()
 	ch := &helmchart.Chart{Metadata: &helmchart.Metadata{Name: "t"}}
@@ -38,7 +40,8 @@ func useLetters(u Use) string {
 	for _, l := range []struct {
 		use Use
 		c   byte
-	}{{UseRead, 'r'}, {UseObject, 'o'}, {UseFree, 'f'}, {UseRange, 'g'}} {
+	}{{UseRead, 'r'}, {UseObject, 'o'}, {UseFree, 'f'}, {UseRange, 'g'}, {UseAnyKey, 'k'}, {UseIntOrString, 'i'},
+		{UsePort, 'p'}, {UseQuantity, 'q'}, {UseNumber, 'n'}, {UseNumberDefault, 'N'}, {UseStringDefault, 'S'}} {
 		if u&l.use != 0 {
 			b.WriteByte(l.c)
 		}
@@ -63,7 +66,7 @@ func TestTemplateUsage(t *testing.T) {
 	}, {
 		name: "piped default keeps the path",
 		text: `{{ .Values.a.b | default "x" | quote }}`,
-		want: []string{"a ro", "a.b r"},
+		want: []string{"a ro", "a.b rS"},
 	}, {
 		name: "$ and index",
 		text: `{{ with .Values.w }}{{ $.Values.top }}{{ index $.Values "my-key" "sub" }}{{ index .list 0 }}{{ end }}`,
@@ -79,7 +82,7 @@ func TestTemplateUsage(t *testing.T) {
 	}, {
 		name: "include and tpl pass values through",
 		text: `{{ include "x" .Values.sub }}{{ include "x" . }}{{ tpl .Values.t . }}{{ template "y" .Values.tt }}`,
-		want: []string{"sub rf", "t rf", "tt rf"},
+		want: []string{"(tpl) k", "sub rf", "t rf", "tt rf"},
 	}, {
 		name: "range rebinds dot to elements",
 		text: `{{ range .Values.env }}{{ .name }}{{ end }}{{ range $k, $v := .Values.labels }}{{ $k }}={{ $v }}{{ end }}`,
@@ -104,6 +107,17 @@ func TestTemplateUsage(t *testing.T) {
 		name: "hasKey, dig and get",
 		text: `{{ if hasKey .Values.m "k" }}{{ dig "x" "y" "" .Values.d }}{{ get .Values.g "z" }}{{ end }}`,
 		want: []string{"d ro", "d.x ro", "d.x.y r", "g ro", "g.z r", "m ro", "m.k r"},
+	}, {
+		name: "where values land: int-or-string fields, ports, quantities",
+		text: "spec:\n  minAvailable: {{ .Values.pdb.min }}\n  ports:\n  - port: {{ .Values.svc.port }}\n    targetPort: {{ .Values.svc.target | quote }}\n" +
+			"  livenessProbe:\n    httpGet:\n      port: {{ .Values.probe.port }}\n  resources:\n    requests:\n      nvidia.com/gpu: {{ .Values.gpus }}\n" +
+			"      cpu: {{ default \"100m\" .Values.cpu }}\n  replicas: {{ .Values.replicas }}\n  name: x-{{ .Values.suffix }}\n" +
+			"{{- with .Values.pdb.max }}\n  maxUnavailable: {{ . }}\n{{- end }}",
+		want: []string{"cpu rqS", "gpus rq", "pdb ro", "pdb.max ri", "pdb.min ri", "probe ro", "probe.port ri", "replicas r", "suffix r", "svc ro", "svc.port rp", "svc.target ri"},
+	}, {
+		name: "numbers: computed with, compared, defaulted",
+		text: `{{ if gt (.Values.replicas | int) 1 }}{{ add .Values.a 1 }}{{ end }}{{ .Values.b | default 3 }}{{ default "x" .Values.c }}{{ default "" .Values.d }}`,
+		want: []string{"a rn", "b rN", "c rS", "d r", "replicas rn"},
 	}, {
 		name: "keys of a map are data",
 		text: `{{ range keys .Values.annotations }}{{ . }}{{ end }}`,

@@ -8,6 +8,9 @@ import "text/template/parse"
 type ref struct {
 	root  bool
 	paths [][]string
+	// shown are values paths the expression prints formatted (quote,
+	// toString...): where the text lands, they land.
+	shown [][]string
 	// lit is a string or number constant (for index and dig keys).
 	lit          string
 	isLit, isNum bool
@@ -15,7 +18,13 @@ type ref struct {
 
 // union is a value that may be r or o.
 func (r ref) union(o ref) ref {
-	return ref{root: r.root || o.root, paths: append(append([][]string(nil), r.paths...), o.paths...)}
+	return ref{root: r.root || o.root, paths: append(append([][]string(nil), r.paths...), o.paths...),
+		shown: append(append([][]string(nil), r.shown...), o.shown...)}
+}
+
+// landing are the paths whose value the expression prints, as is or formatted.
+func (r ref) landing() ref {
+	return ref{paths: append(append([][]string(nil), r.paths...), r.shown...)}
 }
 
 // child is r's field name (or Elem).
@@ -68,6 +77,9 @@ func (s *scope) assign(name string, r ref) {
 type walker struct {
 	file  string
 	usage Usage
+	// out is the template's text so far (its last lines), actions' output
+	// written as "X": it tells where an action's output lands.
+	out output
 }
 
 func (w *walker) mark(r ref, use Use) {
@@ -87,8 +99,17 @@ func (w *walker) list(l *parse.ListNode, s *scope) {
 
 func (w *walker) node(n parse.Node, s *scope) {
 	switch n := n.(type) {
+	case *parse.TextNode:
+		w.out.write(string(n.Text))
 	case *parse.ActionNode:
-		w.mark(w.pipe(n.Pipe, s, true), UseRead)
+		r := w.pipe(n.Pipe, s, true)
+		w.mark(r, UseRead)
+		if len(n.Pipe.Decl) == 0 {
+			if use := landingUse(w.out.field()); use != 0 {
+				w.mark(r.landing(), use)
+			}
+			w.out.write("X")
+		}
 	case *parse.IfNode:
 		inner := s.child(s.dot)
 		w.mark(w.pipe(n.Pipe, inner, true), UseRead)
@@ -107,6 +128,7 @@ func (w *walker) node(n parse.Node, s *scope) {
 		if n.Pipe != nil {
 			w.mark(w.pipe(n.Pipe, s, true), UseFree)
 		}
+		w.out.write("X")
 	}
 }
 
@@ -149,7 +171,7 @@ func (w *walker) pipe(p *parse.PipeNode, s *scope, declare bool) ref {
 			}
 		}
 	}
-	return ref{root: r.root, paths: r.paths}
+	return ref{root: r.root, paths: r.paths, shown: r.shown}
 }
 
 func (w *walker) command(c *parse.CommandNode, s *scope, piped *ref) ref {

@@ -25,6 +25,37 @@ func Widen(s *apiextensionsv1.JSONSchemaProps, usage Usage, where string) []stri
 	return warnings
 }
 
+// EmptyNumbers warns of the values paths templates read as numbers whose
+// default in values (the chart's, subcharts' below their keys) is "":
+// the CRD leaves them open, since "" is no number but the chart accepts it.
+func EmptyNumbers(usage Usage, values map[string]any, where string) []string {
+	var warnings []string
+	for _, u := range usage.Sorted() {
+		if u.Use&UseNumber == 0 {
+			continue
+		}
+		if v, ok := lookup(values, u.Path); ok && v == "" {
+			warnings = append(warnings, fmt.Sprintf("chart %s: %s reads .Values.%s as a number, but its default is \"\": the CRD accepts any value there", where, filesOf(u.Files), u.Dotted()))
+		}
+	}
+	return warnings
+}
+
+// lookup is the value at path in values.
+func lookup(values map[string]any, path []string) (any, bool) {
+	var cur any = values
+	for _, seg := range path {
+		m, ok := cur.(map[string]any)
+		if !ok {
+			return nil, false
+		}
+		if cur, ok = m[seg]; !ok {
+			return nil, false
+		}
+	}
+	return cur, true
+}
+
 // filesOf names up to three files.
 func filesOf(files []string) string {
 	if len(files) > 3 {
@@ -46,6 +77,8 @@ func preserves(s *apiextensionsv1.JSONSchemaProps) bool {
 // warning when the chart does not prove the type of what it opened.
 func widenPath(s *apiextensionsv1.JSONSchemaProps, path []string, u *PathUse, depth int) string {
 	switch {
+	case len(path) == 1 && path[0] == AnyKeys:
+		return anyKey(s, u)
 	case isOpen(s) || s.XIntOrString:
 		return ""
 	case len(path) == 0:
@@ -108,7 +141,48 @@ func widenLeaf(s *apiextensionsv1.JSONSchemaProps, u *PathUse, depth int) string
 	case u.Use&UseRange != 0 && s.Type == "object":
 		s.XPreserveUnknownFields = ptr.To(true)
 	}
+	widenScalar(s, u.Use)
 	return ""
+}
+
+// anyKey keeps the unknown fields of a map whose keys templates written
+// in the values (tpl) may read.
+func anyKey(s *apiextensionsv1.JSONSchemaProps, u *PathUse) string {
+	if u.Use&UseAnyKey == 0 || s.Type != "object" || preserves(s) {
+		return ""
+	}
+	s.XPreserveUnknownFields = ptr.To(true)
+	where := "spec"
+	if len(u.Path) > 1 {
+		where = ".Values." + dotted(u.Path[:len(u.Path)-1])
+	}
+	return fmt.Sprintf("renders values with tpl, whose templates may read values of any name: the CRD keeps fields values.yaml does not declare in %s", where)
+}
+
+// widenScalar widens a scalar's type to what the fields it lands in and
+// the defaults templates give it accept besides its default's type.
+func widenScalar(s *apiextensionsv1.JSONSchemaProps, use Use) {
+	switch {
+	case s.Type != "string" && s.Type != "integer" && s.Type != "number":
+		return
+	case use&UseQuantity != 0:
+		// A quantity is read from a string (100m, 1Gi) or a number (0.5).
+		reopen(s)
+	case use&UseIntOrString != 0,
+		use&UsePort != 0 && s.Type == "string", // a port's name: a field that takes numbers too
+		use&UseNumberDefault != 0 && s.Type == "string",
+		use&UseStringDefault != 0 && s.Type != "string":
+		if s.Type == "number" {
+			reopen(s) // int-or-string refuses fractions
+			return
+		}
+		intOrString(s)
+	}
+}
+
+// intOrString makes s accept an integer or a string, keeping its description.
+func intOrString(s *apiextensionsv1.JSONSchemaProps) {
+	*s = apiextensionsv1.JSONSchemaProps{Description: s.Description, XIntOrString: true, Nullable: s.Nullable}
 }
 
 // article is "a string", "an integer"...

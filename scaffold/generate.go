@@ -5,11 +5,10 @@ import (
 	"fmt"
 	"io"
 	"maps"
-	"path/filepath"
+	"strings"
 
 	"k8s.io/client-go/rest"
 
-	"github.com/chartpilot/chartpilot/chart"
 	"github.com/chartpilot/chartpilot/crdschema"
 	"github.com/chartpilot/chartpilot/operator/watches"
 	"github.com/chartpilot/chartpilot/rbac"
@@ -27,6 +26,12 @@ type GenerateOptions struct {
 	Config *rest.Config
 	// Out receives warnings (default io.Discard).
 	Out io.Writer
+	// Values, when not nil, replace the values recorded for the chart of
+	// Kind (ValuesFile): generate derives with them and records them.
+	Values map[string]any
+	// Kind names the API Values are for; it may be left out when the
+	// project has one.
+	Kind string
 }
 
 // Generate regenerates what a project derives from its charts after they
@@ -47,10 +52,17 @@ func Generate(opts GenerateOptions) error {
 	if err != nil {
 		return fmt.Errorf("generate: %w", err)
 	}
+	var valuesFiles map[string][]byte
+	if opts.Values != nil {
+		if valuesFiles, err = g.replaceValues(opts.Kind, opts.Values); err != nil {
+			return fmt.Errorf("generate: %w", err)
+		}
+	}
 	files, err := g.derived()
 	if err != nil {
 		return fmt.Errorf("generate: %w", err)
 	}
+	maps.Copy(files, valuesFiles)
 	shards, err := g.missingShardFiles()
 	if err != nil {
 		return fmt.Errorf("generate: %w", err)
@@ -66,7 +78,7 @@ func Generate(opts GenerateOptions) error {
 func (g *generator) derived() (map[string][]byte, error) {
 	files := map[string][]byte{}
 	for _, w := range g.watches {
-		c, err := chart.Load(filepath.Join(g.dir, w.Chart))
+		c, err := g.loadChart(w)
 		if err != nil {
 			return nil, err
 		}
@@ -92,6 +104,28 @@ func (g *generator) derived() (map[string][]byte, error) {
 	}
 	maps.Copy(files, monitoring)
 	return files, nil
+}
+
+// replaceValues makes values those of the chart of kind (the project's
+// only kind when empty) for this run, and returns its new ValuesFile.
+func (g *generator) replaceValues(kind string, values map[string]any) (map[string][]byte, error) {
+	var kinds []string
+	for _, w := range g.watches {
+		kinds = append(kinds, w.Kind)
+		if w.Kind != kind && (kind != "" || len(g.watches) != 1) {
+			continue
+		}
+		data, err := valuesFile(w, values)
+		if err != nil {
+			return nil, err
+		}
+		g.values = map[string]map[string]any{ValuesFile(w): values}
+		return map[string][]byte{ValuesFile(w): data}, nil
+	}
+	if kind == "" {
+		return nil, fmt.Errorf("values given, but the project serves %d kinds (%s): name the one they are for with --kind", len(kinds), strings.Join(kinds, ", "))
+	}
+	return nil, fmt.Errorf("values given for kind %s, which the project does not serve (it serves %s)", kind, strings.Join(kinds, ", "))
 }
 
 // resourceData describes a watch's API for the templates.

@@ -32,7 +32,7 @@ func TestGenerateAfterChartChanges(t *testing.T) {
 			appendFile(t, filepath.Join(dir, "values.yaml"), "# Run database migrations first.\nmigrate: true\n")
 		},
 		wantRole: "  # batch/v1 Job (webapp/templates/job.yaml)\n  - apiGroups:\n      - batch\n    resources:\n      - jobs\n",
-		wantCRD:  "              migrate:\n                description: Run database migrations first.\n                type: boolean\n",
+		wantCRD:  "              migrate:\n                description: Run database migrations first.\n                nullable: true\n                type: boolean\n",
 	}, {
 		name: "a removed API fails and changes nothing",
 		change: func(t *testing.T, dir string) {

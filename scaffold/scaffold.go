@@ -14,7 +14,6 @@ import (
 	"strings"
 	"text/template"
 
-	"helm.sh/helm/v3/pkg/chartutil"
 	"k8s.io/client-go/rest"
 	"sigs.k8s.io/yaml"
 
@@ -66,6 +65,10 @@ type APIOptions struct {
 	// Kind is the custom resource's kind (default: the chart's name in
 	// CamelCase).
 	Kind string
+	// Values are values for the chart besides its values.yaml (--values,
+	// --set): recorded under ValuesDir, merged over the defaults wherever
+	// the chart is rendered, and in the sample CR.
+	Values map[string]any
 }
 
 // Options configure Init.
@@ -297,6 +300,22 @@ type generator struct {
 	watches []watches.Watch
 	// config, when set, resolves kinds through a cluster's discovery.
 	config *rest.Config
+	// values replace, by ValuesFile, the values recorded for a chart.
+	values map[string]map[string]any
+}
+
+// loadChart loads a watch's chart with its values: those given to this
+// command, else those recorded in the project.
+func (g *generator) loadChart(w watches.Watch) (*chart.Chart, error) {
+	if v, ok := g.values[ValuesFile(w)]; ok {
+		c, err := chart.Load(filepath.Join(g.dir, w.Chart))
+		if err != nil {
+			return nil, err
+		}
+		c.Values = v
+		return c, nil
+	}
+	return LoadChart(g.dir, w)
 }
 
 func (g *generator) resources() []resourceData {
@@ -329,6 +348,7 @@ func (g *generator) addAPI(a APIOptions) error {
 	if err != nil {
 		return err
 	}
+	c.Values = a.Values
 	if err := a.defaults(c.Name()); err != nil {
 		return err
 	}
@@ -349,7 +369,8 @@ func (g *generator) addAPI(a APIOptions) error {
 		return err
 	}
 	g.project.Resources = append(g.project.Resources, res)
-	g.watches = append(g.watches, watches.Watch{Group: res.FullGroup(), Version: res.Version, Kind: res.Kind, Chart: "helm-charts/" + c.Name()})
+	w := watches.Watch{Group: res.FullGroup(), Version: res.Version, Kind: res.Kind, Chart: "helm-charts/" + c.Name()}
+	g.watches = append(g.watches, w)
 	rd := resourceData{Group: res.FullGroup(), Version: res.Version, Kind: res.Kind, Plural: crdschema.Plural(res.Kind),
 		Lower: strings.ToLower(res.Kind), Chart: c.Name(), ProjectName: g.project.ProjectName}
 
@@ -365,11 +386,20 @@ func (g *generator) addAPI(a APIOptions) error {
 	if err != nil {
 		return err
 	}
+	sample, err := sampleCR(c, rd)
+	if err != nil {
+		return err
+	}
 	files := map[string][]byte{
 		"config/crd/bases/" + rd.Group + "_" + rd.Plural + ".yaml":                 crdYAML,
-		"config/samples/" + rd.Group + "_" + rd.Version + "_" + rd.Lower + ".yaml": sampleCR(c, rd),
+		"config/samples/" + rd.Group + "_" + rd.Version + "_" + rd.Lower + ".yaml": sample,
 		"config/rbac/" + rd.Lower + "_editor_role.yaml":                            editor,
 		"config/rbac/" + rd.Lower + "_viewer_role.yaml":                            viewer,
+	}
+	if len(a.Values) > 0 {
+		if files[ValuesFile(w)], err = valuesFile(w, a.Values); err != nil {
+			return err
+		}
 	}
 	return g.writeFiles(files)
 }
@@ -394,32 +424,6 @@ func (g *generator) crdYAML(c *chart.Chart, rd resourceData) ([]byte, error) {
 }
 
 func lower(s string) string { return strings.ToLower(s) }
-
-// sampleCR is a CR whose spec is the chart's values.yaml, comments kept,
-// as operator-sdk writes it.
-func sampleCR(c *chart.Chart, rd resourceData) []byte {
-	var b bytes.Buffer
-	fmt.Fprintf(&b, "apiVersion: %s/%s\nkind: %s\nmetadata:\n  name: %s-sample\n", rd.Group, rd.Version, rd.Kind, rd.Lower)
-	var values []byte
-	for _, f := range c.Helm.Raw {
-		if f.Name == chartutil.ValuesfileName {
-			values = f.Data
-		}
-	}
-	if len(bytes.TrimSpace(values)) == 0 || len(c.Helm.Values) == 0 {
-		b.WriteString("spec: {}\n")
-		return b.Bytes()
-	}
-	b.WriteString("spec:\n  # Default values copied from <project_dir>/helm-charts/" + c.Name() + "/values.yaml\n")
-	for _, line := range strings.Split(strings.TrimRight(string(values), "\n"), "\n") {
-		if strings.TrimSpace(line) == "" {
-			b.WriteString("\n")
-			continue
-		}
-		b.WriteString("  " + line + "\n")
-	}
-	return b.Bytes()
-}
 
 // staticFiles are the files written once by init, from templates of the
 // same name ("/" in the path is "_" in the template name).
@@ -593,7 +597,7 @@ func (g *generator) backupCRDs() (map[string][]byte, error) {
 func (g *generator) deriveRBAC(pending map[string][]byte) (*rbac.Result, error) {
 	var results []*rbac.Result
 	for _, w := range g.watches {
-		c, err := chart.Load(filepath.Join(g.dir, w.Chart))
+		c, err := g.loadChart(w)
 		if err != nil {
 			return nil, err
 		}

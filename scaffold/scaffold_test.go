@@ -388,8 +388,8 @@ func TestInitKeepsValuesTheTemplatesRead(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, want := range []string{"              nameOverride:\n                x-kubernetes-preserve-unknown-fields: true\n",
-		"              replicaCount:\n                description: Number of pods.\n                type: integer\n"} {
+	for _, want := range []string{"              nameOverride:\n                nullable: true\n                x-kubernetes-preserve-unknown-fields: true\n",
+		"              replicaCount:\n                description: Number of pods.\n                nullable: true\n                type: integer\n"} {
 		if !strings.Contains(string(crd), want) {
 			t.Errorf("the CRD lacks\n%s", want)
 		}

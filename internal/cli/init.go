@@ -5,6 +5,7 @@ import (
 	"path/filepath"
 
 	"github.com/spf13/cobra"
+	"helm.sh/helm/v3/pkg/cli/values"
 	"k8s.io/cli-runtime/pkg/genericiooptions"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
@@ -29,6 +30,7 @@ func apiFlags(cmd *cobra.Command, o *scaffold.APIOptions) {
 func newInitCommand(streams genericiooptions.IOStreams) *cobra.Command {
 	opts := scaffold.Options{}
 	var discovery bool
+	var vals values.Options
 	cmd := &cobra.Command{
 		Use:   "init [DIR]",
 		Short: "Scaffold a Helm operator project from a chart, with least-privilege RBAC and a CRD schema",
@@ -42,11 +44,18 @@ values.schema.json or values.yaml.
 
 The chart's apiVersions are checked against --k8s-version: removed APIs fail the
 init, deprecated ones are warnings. A failed init leaves nothing behind; a
-non-empty DIR is refused unless --force.`,
+non-empty DIR is refused unless --force.
+
+--values and --set give the chart values besides its values.yaml, as helm
+install does (a chart that requires a value needs them): the chart is rendered
+with them (RBAC, images), the sample CR holds them and the CRD accepts them.
+They are recorded in helm-values/<group>_<version>_<kind>.yaml, which
+generate reads.`,
 		Example: `  chartpilot init --domain example.com --chart ./charts/webapp
   chartpilot init my-operator --chart webapp-0.1.0.tgz --group web --kind WebApp
   chartpilot init my-operator --chart webapp --chart-repo https://charts.example.com --chart-version 0.1.0
-  chartpilot init my-operator --chart oci://registry.example.com/charts/webapp --chart-version '^0.1'`,
+  chartpilot init my-operator --chart oci://registry.example.com/charts/webapp --chart-version '^0.1'
+  chartpilot init my-operator --chart ./charts/webapp --values prod.yaml --set ui.message=hello`,
 		Args: cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.Dir = "."
@@ -59,8 +68,11 @@ non-empty DIR is refused unless --force.`,
 			}
 			opts.Config = cfg
 			opts.Out = streams.ErrOut
-			if err := scaffold.Init(opts); err != nil {
+			if opts.Values, err = givenValues(&vals); err != nil {
 				return err
+			}
+			if err := scaffold.Init(opts); err != nil {
+				return valuesHint(err)
 			}
 			fmt.Fprintf(streams.Out, "Wrote the project to %s. Next: make install run (or make bundle).\n", dirName(opts.Dir))
 			return nil
@@ -73,6 +85,7 @@ non-empty DIR is refused unless --force.`,
 	fl.BoolVar(&opts.Force, "force", false, "write into a non-empty directory, replacing the generated files")
 	fl.StringVar(&opts.KubeVersion, "k8s-version", rbac.DefaultKubeVersion, "the Kubernetes version the chart's APIs are checked against")
 	discoveryFlag(cmd, &discovery)
+	valuesFlags(cmd, &vals)
 	return cmd
 }
 
@@ -87,6 +100,7 @@ func newCreateCommand(streams genericiooptions.IOStreams) *cobra.Command {
 
 func newCreateAPICommand(streams genericiooptions.IOStreams) *cobra.Command {
 	opts := scaffold.CreateAPIOptions{}
+	var vals values.Options
 	cmd := &cobra.Command{
 		Use:   "api",
 		Short: "Add a kind served by another chart to the project in the current directory",
@@ -97,8 +111,12 @@ for all of the project's charts.`,
 		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			opts.Out = streams.ErrOut
-			if err := scaffold.CreateAPI(opts); err != nil {
+			var err error
+			if opts.Values, err = givenValues(&vals); err != nil {
 				return err
+			}
+			if err := scaffold.CreateAPI(opts); err != nil {
+				return valuesHint(err)
 			}
 			fmt.Fprintf(streams.Out, "Added the chart %s to the project in %s.\n", opts.Chart, dirName(opts.Dir))
 			return nil
@@ -107,6 +125,7 @@ for all of the project's charts.`,
 	apiFlags(cmd, &opts.APIOptions)
 	cmd.Flags().StringVar(&opts.Dir, "project-dir", ".", "the project's directory")
 	cmd.Flags().StringVar(&opts.KubeVersion, "k8s-version", rbac.DefaultKubeVersion, "the Kubernetes version the chart's APIs are checked against")
+	valuesFlags(cmd, &vals)
 	return cmd
 }
 
@@ -140,13 +159,18 @@ func clusterConfig(cmd *cobra.Command, use bool) (*rest.Config, error) {
 func newGenerateCommand(streams genericiooptions.IOStreams) *cobra.Command {
 	opts := scaffold.GenerateOptions{}
 	var discovery bool
+	var vals values.Options
 	cmd := &cobra.Command{
 		Use:   "generate",
 		Short: "Regenerate config/rbac/role.yaml and the CRDs from the project's charts",
 		Long: `generate derives again what init derived from the charts under helm-charts/:
 the least-privilege config/rbac/role.yaml for every chart in watches.yaml (with
 its sample CR's values) and each CRD's schema under config/crd/bases. Run it
-(make rbac) after changing a chart. Removed APIs fail it and change nothing.`,
+(make rbac) after changing a chart. Removed APIs fail it and change nothing.
+
+Each chart is rendered with the values recorded in helm-values/ (given to init
+or create api). --values and --set replace them for the chart of --kind (which
+may be left out when the project has one kind), and are recorded in turn.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			cfg, err := clusterConfig(cmd, discovery)
@@ -155,8 +179,11 @@ its sample CR's values) and each CRD's schema under config/crd/bases. Run it
 			}
 			opts.Config = cfg
 			opts.Out = streams.ErrOut
-			if err := scaffold.Generate(opts); err != nil {
+			if opts.Values, err = givenValues(&vals); err != nil {
 				return err
+			}
+			if err := scaffold.Generate(opts); err != nil {
+				return valuesHint(err)
 			}
 			fmt.Fprintf(streams.Out, "Regenerated config/rbac/role.yaml, role_all_namespaces.yaml and config/crd/bases in %s.\n", dirName(opts.Dir))
 			return nil
@@ -164,7 +191,9 @@ its sample CR's values) and each CRD's schema under config/crd/bases. Run it
 	}
 	cmd.Flags().StringVar(&opts.Dir, "project-dir", ".", "the project's directory")
 	cmd.Flags().StringVar(&opts.KubeVersion, "k8s-version", rbac.DefaultKubeVersion, "the Kubernetes version the charts' APIs are checked against")
+	cmd.Flags().StringVar(&opts.Kind, "kind", "", "the kind whose chart --values and --set are for (default: the project's only kind)")
 	discoveryFlag(cmd, &discovery)
+	valuesFlags(cmd, &vals)
 	return cmd
 }
 

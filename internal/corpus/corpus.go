@@ -1,100 +1,143 @@
-// Package corpus finds the corpus of real-world Helm charts chartpilot is
-// tested on: the charts under shared/charts beside the repository, each with
-// the values sets its project tests with (its ci/ values files).
+// Package corpus finds the corpus of real-world charts tests run over
+// (issue 25): ../shared/charts beside the repository, or $CHARTPILOT_CORPUS.
+// Without it a test is skipped, unless CI=true, where it fails: the
+// corpus tests must not pass by having nothing to check.
 package corpus
 
 import (
-	"errors"
+	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
-	"slices"
+	"runtime"
+	"sort"
 	"strings"
+	"testing"
+
+	"sigs.k8s.io/yaml"
 )
 
-// ErrNotFound means no corpus sits beside the repository.
-var ErrNotFound = errors.New("no chart corpus beside the repository")
+// EnvDir overrides where the corpus is.
+const EnvDir = "CHARTPILOT_CORPUS"
 
-// Chart is one chart of the corpus.
-type Chart struct {
-	// Name is the chart's folder name, e.g. "bitnami-redis".
-	Name string
-	// Dir is the chart's directory.
-	Dir string
-	// ValuesFiles are the chart's ci/*.yaml (and .yml) files, sorted.
-	ValuesFiles []string
+// Dir is the corpus directory; it skips t when there is none (fails it
+// under CI=true).
+func Dir(t testing.TB) string {
+	t.Helper()
+	dir := os.Getenv(EnvDir)
+	if dir == "" {
+		_, file, _, _ := runtime.Caller(0)
+		// internal/corpus/corpus.go -> the repository -> ../shared/charts
+		dir = filepath.Join(filepath.Dir(file), "..", "..", "..", "shared", "charts")
+	}
+	if fi, err := os.Stat(dir); err != nil || !fi.IsDir() {
+		if os.Getenv("CI") == "true" {
+			t.Fatalf("the chart corpus is missing at %s (set %s): CI runs the corpus tests", dir, EnvDir)
+		}
+		t.Skipf("no chart corpus at %s (set %s; under CI=true this fails)", dir, EnvDir)
+	}
+	return dir
 }
 
-// ValuesSets names the values sets of the chart: "defaults", then each
-// ci file's base name.
-func (c Chart) ValuesSets() []string {
-	out := []string{"defaults"}
-	for _, f := range c.ValuesFiles {
-		out = append(out, filepath.Base(f))
+// Charts lists the corpus's chart directories (those holding a
+// Chart.yaml), sorted.
+func Charts(t testing.TB) []string {
+	t.Helper()
+	dir := Dir(t)
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []string
+	for _, e := range entries {
+		p := filepath.Join(dir, e.Name())
+		if _, err := os.Stat(filepath.Join(p, "Chart.yaml")); e.IsDir() && err == nil {
+			out = append(out, p)
+		}
+	}
+	if len(out) == 0 {
+		t.Fatalf("the chart corpus at %s holds no chart", dir)
 	}
 	return out
 }
 
-// Find returns the corpus directory: shared/charts in a parent of dir (the
-// repository's parent, where CI lays shared/ beside the clone).
-func Find(dir string) (string, error) {
-	abs, err := filepath.Abs(dir)
-	if err != nil {
-		return "", err
-	}
-	for d := abs; ; d = filepath.Dir(d) {
-		candidate := filepath.Join(d, "shared", "charts")
-		if fi, err := os.Stat(candidate); err == nil && fi.IsDir() {
-			return candidate, nil
-		}
-		if filepath.Dir(d) == d {
-			return "", fmt.Errorf("%w: no shared/charts in %s or a parent", ErrNotFound, abs)
-		}
-	}
+// ValueSet is a set of values a chart's project tests it with.
+type ValueSet struct {
+	// Name is the file relative to the chart, e.g. ci/ha-values.yaml.
+	Name   string
+	Values map[string]any
 }
 
-// Load lists the charts of the corpus in dir, sorted by name: every folder
-// with a Chart.yaml.
-func Load(dir string) ([]Chart, error) {
-	entries, err := os.ReadDir(dir)
-	if err != nil {
-		return nil, fmt.Errorf("reading the chart corpus: %w", err)
-	}
-	var out []Chart
-	for _, e := range entries {
-		chartDir := filepath.Join(dir, e.Name())
-		if !e.IsDir() {
-			continue
-		}
-		if _, err := os.Stat(filepath.Join(chartDir, "Chart.yaml")); err != nil {
-			continue
-		}
-		files, err := valuesFiles(filepath.Join(chartDir, "ci"))
+// CIValues are the values files the chart ships under ci/ (*.yaml,
+// *.yml), read as Helm reads a --values file, sorted by name.
+func CIValues(t testing.TB, chartDir string) []ValueSet {
+	t.Helper()
+	var files []string
+	for _, pat := range []string{"*.yaml", "*.yml"} {
+		m, err := filepath.Glob(filepath.Join(chartDir, "ci", pat))
 		if err != nil {
-			return nil, err
+			t.Fatal(err)
 		}
-		out = append(out, Chart{Name: e.Name(), Dir: chartDir, ValuesFiles: files})
+		files = append(files, m...)
 	}
-	if len(out) == 0 {
-		return nil, fmt.Errorf("%w: no chart in %s", ErrNotFound, dir)
+	sort.Strings(files)
+	var out []ValueSet
+	for _, f := range files {
+		data, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var v map[string]any
+		if err := yaml.Unmarshal(data, &v); err != nil {
+			t.Fatalf("%s: %v", f, err)
+		}
+		if v == nil {
+			v = map[string]any{}
+		}
+		out = append(out, ValueSet{Name: strings.TrimPrefix(f, chartDir+string(filepath.Separator)), Values: v})
 	}
-	return out, nil
+	return out
 }
 
-func valuesFiles(ci string) ([]string, error) {
-	entries, err := os.ReadDir(ci)
-	if errors.Is(err, os.ErrNotExist) {
-		return nil, nil
-	}
-	if err != nil {
-		return nil, fmt.Errorf("reading %s: %w", ci, err)
-	}
-	var out []string
-	for _, e := range entries {
-		if !e.IsDir() && (strings.HasSuffix(e.Name(), ".yaml") || strings.HasSuffix(e.Name(), ".yml")) {
-			out = append(out, filepath.Join(ci, e.Name()))
+// Lost lists the paths below path where got (what an API server kept)
+// differs from sent: fields pruned, values changed.
+func Lost(sent, got any, path string) []string {
+	if sm, ok := sent.(map[string]any); ok {
+		gm, ok := got.(map[string]any)
+		if !ok {
+			return []string{path}
 		}
+		keys := make([]string, 0, len(sm))
+		for k := range sm {
+			keys = append(keys, k)
+		}
+		sort.Strings(keys)
+		var out []string
+		for _, k := range keys {
+			gv, ok := gm[k]
+			if !ok {
+				out = append(out, path+"."+k)
+				continue
+			}
+			out = append(out, Lost(sm[k], gv, path+"."+k)...)
+		}
+		return out
 	}
-	slices.Sort(out)
-	return out, nil
+	if sl, ok := sent.([]any); ok {
+		gl, ok := got.([]any)
+		if !ok || len(gl) != len(sl) {
+			return []string{path}
+		}
+		var out []string
+		for i := range sl {
+			out = append(out, Lost(sl[i], gl[i], fmt.Sprintf("%s[%d]", path, i))...)
+		}
+		return out
+	}
+	a, _ := json.Marshal(sent)
+	b, _ := json.Marshal(got)
+	if string(a) != string(b) {
+		return []string{path}
+	}
+	return nil
 }

@@ -24,7 +24,6 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/yaml"
 
 	"github.com/chartpilot/chartpilot/chart"
 	"github.com/chartpilot/chartpilot/cluster/clustertest"
@@ -50,26 +49,23 @@ const valuesSetGoal = 0.95
 // install mode the CSV supports.
 func TestCorpus(t *testing.T) {
 	clustertest.SkipIfShort(t)
-	dir, err := corpus.Find(".")
-	if err != nil {
-		if os.Getenv("CI") != "" {
-			t.Fatalf("CI runs the corpus test: %v", err)
-		}
-		t.Skip(err)
-	}
-	charts, err := corpus.Load(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
+	dirs := corpus.Charts(t)
 	bin := buildChartpilot(t)
 	env := newAPIServer(t)
 	var rows []*result
-	for _, ch := range charts {
-		r := &result{chart: ch.Name}
+	for _, dir := range dirs {
+		ch := chartCase{name: filepath.Base(dir), dir: dir, sets: append([]corpus.ValueSet{{Name: "defaults", Values: map[string]any{}}}, corpus.CIValues(t, dir)...)}
+		r := &result{chart: ch.name}
 		rows = append(rows, r)
-		t.Run(ch.Name, func(t *testing.T) { checkChart(t, bin, env, ch, r) })
+		t.Run(ch.name, func(t *testing.T) { checkChart(t, bin, env, ch, r) })
 	}
 	summarize(t, rows)
+}
+
+// chartCase is a chart of the corpus and the values sets it is tried with.
+type chartCase struct {
+	name, dir string
+	sets      []corpus.ValueSet
 }
 
 // result is what the corpus test found for one chart.
@@ -154,20 +150,20 @@ func (a *apiServer) client(t *testing.T, cfg *rest.Config) client.Client {
 	return c
 }
 
-func checkChart(t *testing.T, bin string, env *apiServer, ch corpus.Chart, r *result) {
+func checkChart(t *testing.T, bin string, env *apiServer, ch chartCase, r *result) {
 	proj := filepath.Join(t.TempDir(), "p")
 	began := time.Now()
-	out, err := run(t, "", bin, "init", proj, "--domain", "example.com", "--chart", ch.Dir)
+	out, err := run(t, "", bin, "init", proj, "--domain", "example.com", "--chart", ch.dir)
 	r.initTime = time.Since(began)
 	r.warnings = strings.Count(out, "warning:")
 	if err != nil {
 		r.init = firstLine(out)
-		for _, name := range ch.ValuesSets() {
-			r.valuesSets = append(r.valuesSets, valuesResult{name: name, cr: "init failed"})
+		for _, set := range ch.sets {
+			r.valuesSets = append(r.valuesSets, valuesResult{name: set.Name, cr: "init failed"})
 		}
 		t.Fatalf("init: %v\n%s", err, out)
 	}
-	img := "example.com/" + ch.Name + "-operator:v0.1.0"
+	img := "example.com/" + ch.name + "-operator:v0.1.0"
 	if out, err := run(t, proj, "make", "bundle", "IMG="+img, "CHARTPILOT="+bin); err != nil {
 		r.bundle = lastLine(out)
 		t.Fatalf("make bundle: %v\n%s", err, out)
@@ -202,29 +198,19 @@ func checkChart(t *testing.T, bin string, env *apiServer, ch corpus.Chart, r *re
 		}
 		env.installCRDs(t, crds)
 	}
-	sets := ch.ValuesSets()
-	for i, name := range sets {
-		values := map[string]any{}
-		if i > 0 {
-			data, err := os.ReadFile(ch.ValuesFiles[i-1])
-			if err != nil {
-				t.Fatal(err)
-			}
-			if err := yaml.Unmarshal(data, &values); err != nil {
-				t.Fatalf("%s: %v", ch.ValuesFiles[i-1], err)
-			}
-		}
+	for i, set := range ch.sets {
+		name, values := set.Name, set.Values
 		v := valuesResult{name: name}
-		v.cr = checkCR(t, env, w, fmt.Sprintf("%s-%d", short(ch.Name), i), values)
+		v.cr = checkCR(t, env, w, fmt.Sprintf("%s-%d", short(ch.name), i), values)
 		for _, mode := range supportedModes(b.CSV) {
-			checkInstall(t, env, c, b.CSV, installCase{mode: mode, id: fmt.Sprintf("%s-%d-%s", short(ch.Name), i, modeID(mode)), values: values}, &v)
+			checkInstall(t, env, c, b.CSV, installCase{mode: mode, id: fmt.Sprintf("%s-%d-%s", short(ch.name), i, modeID(mode)), values: values}, &v)
 		}
 		if !v.passed() {
 			t.Errorf("values %s: CR: %s; refused: %s", name, v.cr, strings.Join(v.refused, "; "))
 		}
 		r.valuesSets = append(r.valuesSets, v)
 	}
-	checkRelatedImages(t, b.CSV, c, ch)
+	checkRelatedImages(t, b.CSV, c)
 }
 
 // checkCR creates a custom resource whose spec is values and says why it
@@ -255,32 +241,9 @@ func checkCR(t *testing.T, env *apiServer, w watches.Watch, ns string, values ma
 		return ""
 	}
 	if !reflect.DeepEqual(want, got) {
-		return "pruned: " + strings.Join(diffPaths("spec", want, got), ", ")
+		return "pruned: " + strings.Join(corpus.Lost(want, got, "spec"), ", ")
 	}
 	return ""
-}
-
-// diffPaths names the paths where got lacks or changed what want has.
-func diffPaths(path string, want, got any) []string {
-	wm, ok := want.(map[string]any)
-	gm, ok2 := got.(map[string]any)
-	if ok && ok2 {
-		var out []string
-		for k, wv := range wm {
-			gv, found := gm[k]
-			if !found {
-				out = append(out, path+"."+k)
-				continue
-			}
-			out = append(out, diffPaths(path+"."+k, wv, gv)...)
-		}
-		slices.Sort(out)
-		return out
-	}
-	if !reflect.DeepEqual(want, got) {
-		return []string{path}
-	}
-	return nil
 }
 
 // installCase is one install of a render under one install mode.
@@ -381,7 +344,7 @@ func apiutilIsNamespaced(mapper meta.RESTMapper, obj *unstructured.Unstructured)
 
 // checkRelatedImages checks that the CSV's relatedImages hold the image of
 // every container the chart runs with its defaults and each values set.
-func checkRelatedImages(t *testing.T, csv *v1alpha1.ClusterServiceVersion, c *chart.Chart, ch corpus.Chart) {
+func checkRelatedImages(t *testing.T, csv *v1alpha1.ClusterServiceVersion, c *chart.Chart) {
 	t.Helper()
 	var related []string
 	for _, ri := range csv.Spec.RelatedImages {
