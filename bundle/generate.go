@@ -608,7 +608,7 @@ func (g *generation) chartResources(samples []*unstructured.Unstructured, crds [
 			g.warn("watches.yaml: %s/%s %s has no CRD in the bundle", w.Group, w.Version, w.Kind)
 			continue
 		}
-		c, err := chart.Load(filepath.Join(g.opts.Dir, w.Chart))
+		c, err := scaffold.LoadChart(g.opts.Dir, w)
 		if err != nil {
 			return nil, fmt.Errorf("watches.yaml %s: %w", w.Kind, err)
 		}

@@ -18,7 +18,6 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/chartpilot/chartpilot/bundle/registryv1"
-	"github.com/chartpilot/chartpilot/chart"
 	"github.com/chartpilot/chartpilot/internal/promrule"
 	"github.com/chartpilot/chartpilot/rbac"
 	"github.com/chartpilot/chartpilot/scaffold"
@@ -302,7 +301,7 @@ func checkChartCRDs(project, kubeVersion string) ([]Finding, error) {
 	}
 	var out []Finding
 	for _, w := range watches {
-		c, err := chart.Load(filepath.Join(project, w.Chart))
+		c, err := scaffold.LoadChart(project, w)
 		if err != nil {
 			return nil, fmt.Errorf("%s: %s %s: %w", filepath.Join(project, scaffold.WatchesFile), w.Kind, w.Chart, err)
 		}
