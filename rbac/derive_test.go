@@ -250,8 +250,9 @@ func TestDeriveWatchNamespaceSplitsRoles(t *testing.T) {
 	}
 }
 
-// TestDeriveScannedOnly covers a kind no render creates: the gate compares a
-// string, which chartpilot cannot turn on, so only the template's text shows it.
+// TestDeriveScannedOnly covers kinds the gates create: a string compared
+// (rendered with that string), a value negated, a value the chart tests
+// only in its text.
 func TestDeriveScannedOnly(t *testing.T) {
 	files := map[string]string{
 		"Chart.yaml":                "apiVersion: v2\nname: modes\nversion: 0.1.0\n",
@@ -277,7 +278,7 @@ func TestDeriveScannedOnly(t *testing.T) {
 	want := []string{
 		"ConfigMap gates=[] scanned=false",
 		"Endpoints gates=[] scanned=false",
-		"Job gates=[mode] scanned=true",
+		"Job gates=[mode=batch] scanned=false",
 		"Ingress gates=[ingress.enabled] scanned=false",
 		"ResourceClaim gates=[dra] scanned=false",
 	}
@@ -286,7 +287,6 @@ func TestDeriveScannedOnly(t *testing.T) {
 	}
 	checkProblems(t, "warnings", res.Warnings, []string{
 		"modes/templates/endpoints.yaml: v1 Endpoints is deprecated since Kubernetes 1.33: use discovery.k8s.io/v1 EndpointSlice",
-		"modes/templates/job.yaml: batch/v1 Job appears in the template but no render created it",
 		"modes/templates/claims.yaml: resource.k8s.io/v1beta1 ResourceClaim is a pre-release version of an API that is GA in Kubernetes 1.36",
 	})
 }

@@ -13,23 +13,11 @@ import (
 	"github.com/chartpilot/chartpilot/chart"
 )
 
-// gate is a value an `if` in a template tests.
-type gate struct {
-	// Path is the value's dotted path from the top chart's values, e.g.
-	// "autoscaling.enabled" or "cache.pdb.enabled" for a subchart's.
-	Path string
-	// Negated is true for `if not .Values.x`: turning x on hides, not shows.
-	Negated bool
-}
-
 // templateScan is what reading one template (not rendering it) tells.
 type templateScan struct {
 	// Source is the template's path as Helm names its output, e.g.
 	// "umbrella/charts/cache/templates/pdb.yaml".
 	Source string
-	// Gates are the values its `if` conditions test, and the conditions of
-	// the subcharts it belongs to.
-	Gates []gate
 	// Kinds are the literal apiVersion/kind pairs of its documents.
 	Kinds []schema.GroupVersionKind
 	// KindValues are the values that choose a document's kind or apiVersion
@@ -47,8 +35,7 @@ type kindValue struct {
 }
 
 var (
-	ifAction   = regexp.MustCompile(`(?s)\{\{-?\s*(?:else\s+)?if\s+(.*?)\s*-?\}\}`)
-	valueRef   = regexp.MustCompile(`(not\s+\(?\s*)?\$?\.Values((?:\.[A-Za-z_][A-Za-z0-9_-]*)+)`)
+	valueRef   = regexp.MustCompile(`\$?\.Values((?:\.[A-Za-z_][A-Za-z0-9_-]*)+)`)
 	docSep     = regexp.MustCompile(`(?m)^---\s*$`)
 	apiVersion = regexp.MustCompile(`(?m)^apiVersion:\s*["']?([A-Za-z0-9./-]+)["']?\s*$`)
 	kindLine   = regexp.MustCompile(`(?m)^kind:\s*["']?([A-Za-z0-9]+)["']?\s*$`)
@@ -59,31 +46,24 @@ var (
 // scanTemplates reads every template of ch and its subcharts.
 func scanTemplates(ch *helmchart.Chart) []templateScan {
 	var out []templateScan
-	scanChart(ch, ch.Name(), nil, nil, &out)
+	scanChart(ch, ch.Name(), nil, &out)
 	sort.Slice(out, func(i, j int) bool { return out[i].Source < out[j].Source })
 	return out
 }
 
-// scanChart scans ch, whose output paths start with dir, whose values sit at
-// prefix in the top chart's values, and which only renders when the
-// conditions inherited are on.
-func scanChart(ch *helmchart.Chart, dir string, prefix []string, inherited []gate, out *[]templateScan) {
+// scanChart scans ch, whose output paths start with dir and whose values sit
+// at prefix in the top chart's values.
+func scanChart(ch *helmchart.Chart, dir string, prefix []string, out *[]templateScan) {
 	for _, t := range ch.Templates {
 		base := path.Base(t.Name)
 		if strings.HasPrefix(base, "_") || !strings.HasPrefix(t.Name, "templates/") || strings.HasSuffix(base, ".txt") {
 			continue
 		}
-		s := templateScan{Source: dir + "/" + t.Name, Gates: append([]gate(nil), inherited...)}
+		s := templateScan{Source: dir + "/" + t.Name}
 		text := string(t.Data)
-		for _, cond := range ifAction.FindAllStringSubmatch(text, -1) {
-			for _, ref := range valueRef.FindAllStringSubmatch(cond[1], -1) {
-				p := append(append([]string(nil), prefix...), strings.Split(strings.TrimPrefix(ref[2], "."), ".")...)
-				s.Gates = append(s.Gates, gate{Path: strings.Join(p, "."), Negated: ref[1] != ""})
-			}
-		}
 		for _, m := range kindOrAPIFromAction.FindAllStringSubmatch(text, -1) {
 			for _, ref := range valueRef.FindAllStringSubmatch(m[2], -1) {
-				p := append(append([]string(nil), prefix...), strings.Split(strings.TrimPrefix(ref[2], "."), ".")...)
+				p := append(append([]string(nil), prefix...), strings.Split(strings.TrimPrefix(ref[1], "."), ".")...)
 				kv := kindValue{Path: strings.Join(p, "."), Field: m[1]}
 				if !slices.Contains(s.KindValues, kv) {
 					s.KindValues = append(s.KindValues, kv)
@@ -96,7 +76,8 @@ func scanChart(ch *helmchart.Chart, dir string, prefix []string, inherited []gat
 				continue
 			}
 			gv, err := schema.ParseGroupVersion(av[1])
-			if err != nil {
+			if err != nil || strings.HasSuffix(k[1], "List") {
+				// A List is never created: Helm creates its items.
 				continue
 			}
 			s.Kinds = append(s.Kinds, gv.WithKind(k[1]))
@@ -104,14 +85,7 @@ func scanChart(ch *helmchart.Chart, dir string, prefix []string, inherited []gat
 		*out = append(*out, s)
 	}
 	for _, subchart := range chart.Subcharts(ch) {
-		sub, key := subchart.Chart, subchart.Key
-		g := append([]gate(nil), inherited...)
-		for _, c := range strings.Split(subchart.Condition, ",") {
-			if c = strings.TrimSpace(c); c != "" {
-				g = append(g, gate{Path: strings.Join(append(append([]string(nil), prefix...), c), ".")})
-			}
-		}
-		scanChart(sub, dir+"/charts/"+key, append(append([]string(nil), prefix...), key), g, out)
+		scanChart(subchart.Chart, dir+"/charts/"+subchart.Key, append(append([]string(nil), prefix...), subchart.Key), out)
 	}
 }
 
