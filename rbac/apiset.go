@@ -78,13 +78,11 @@ func probedAPIs(g *chartGates, served []string) []string {
 		have[s] = true
 	}
 	set := map[string]bool{}
-	for _, tg := range g.Templates {
-		for _, p := range tg.Probes {
-			if have[p] || kubernetesGroups[probeGroup(p)] {
-				continue
-			}
-			set[p] = true
+	for p := range g.Probes {
+		if have[p] || kubernetesGroups[probeGroup(p)] {
+			continue
 		}
+		set[p] = true
 	}
 	return sortedKeys(set)
 }

@@ -270,8 +270,14 @@ type derivation struct {
 	rules *ruleSet
 	// crdFiles are the chart's CRD files, under crds/.
 	crdFiles map[string]bool
-	// explored counts the renders that explore gates.
+	// explored counts the renders that explore gates; failed are the
+	// variants that failed to render even with the rest of their set.
 	explored int
+	failed   map[string]bool
+	// fills are values the chart turned out to need with some gates (a
+	// required value, one a fail's condition asks for): they go in every
+	// render that explores.
+	fills []variant
 }
 
 func newDerivation(opts Options) (*derivation, error) {
@@ -295,7 +301,7 @@ func newDerivation(opts Options) (*derivation, error) {
 		opts: opts, minor: minor, resolv: resolv, renderer: renderer, res: &Result{opts: opts},
 		kinds: map[schema.GroupVersionKind]*created{}, scans: scanTemplates(opts.Chart.Helm),
 		gates: analyzeGates(opts.Chart.Helm), base: base,
-		rules: newRuleSet(), crdFiles: map[string]bool{},
+		rules: newRuleSet(), crdFiles: map[string]bool{}, failed: map[string]bool{},
 	}
 	d.gates.expand(base)
 	d.served = servedAPIVersions(minor)

@@ -2,10 +2,10 @@ package rbac
 
 import (
 	"fmt"
-	"os"
 	"math"
 	"reflect"
 	"regexp"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -66,7 +66,10 @@ type explorationPlan struct {
 
 // planExploration lists, from the gates' tests and the values they test
 // (the chart's defaults under the user's values), the renders to make: the
-// first turns every gate on; later ones take each path's other values.
+// first turns every gate on that a value can turn on without turning
+// another off; each later one is the first with other values of some paths
+// (an enum's other members, a default turned off where that renders
+// something else), so that each choice meets every other gate on.
 func planExploration(g *chartGates, base map[string]any) explorationPlan {
 	byPath := map[string][]atom{}
 	for _, tg := range g.Templates {
@@ -86,47 +89,62 @@ func planExploration(g *chartGates, base map[string]any) explorationPlan {
 		}
 		return paths[i] < paths[j]
 	})
-	var ons, offs [][]variant // per path
-	maxOn := 0
+	var first []variant
+	alts := map[string][]variant{}
+	maxAlts := 0
 	for _, p := range paths {
-		on, off := pathVariants(p, byPath[p], base, g)
-		ons, offs = append(ons, on), append(offs, off)
-		maxOn = max(maxOn, len(on))
-	}
-	var queue [][]variant // per slot, before conflicts are resolved
-	for i, p := range paths {
-		_ = p
-		for k, v := range ons[i] {
-			queue = place(queue, k, v)
+		on, other := pathVariants(p, byPath[p], base, g)
+		if len(on) > 0 {
+			first = append(first, on[0])
+			on = on[1:]
 		}
-		for k, v := range offs[i] {
-			queue = place(queue, maxOn+k, v)
-		}
+		alts[p] = append(on, other...)
+		maxAlts = max(maxAlts, len(alts[p]))
 	}
 	var plan explorationPlan
-	for i := 0; i < len(queue); i++ {
-		set, deferred := resolveConflicts(queue[i])
-		if len(deferred) > 0 {
-			if i+1 == len(queue) {
-				queue = append(queue, nil)
+	kept, deferred := resolveConflicts(first)
+	plan.add(kept)
+	for k := 0; k < maxAlts; k++ {
+		set := make([]variant, 0, len(first))
+		for _, p := range paths {
+			switch {
+			case k < len(alts[p]):
+				set = append(set, alts[p][k])
+			case hasPath(kept, p):
+				set = append(set, firstOf(kept, p))
 			}
-			queue[i+1] = append(deferred, queue[i+1]...)
 		}
-		if len(set) > 0 {
-			// Related values side by side, so that halves keep them together.
-			sort.SliceStable(set, func(i, j int) bool { return set[i].Path < set[j].Path })
-			plan.Sets = append(plan.Sets, set)
+		ok, _ := resolveConflicts(set)
+		plan.add(ok)
+	}
+	for len(deferred) > 0 {
+		var ok []variant
+		ok, deferred = resolveConflicts(deferred)
+		if len(ok) == 0 {
+			break
 		}
+		plan.add(ok)
 	}
 	return plan
 }
 
-func place(queue [][]variant, slot int, v variant) [][]variant {
-	for len(queue) <= slot {
-		queue = append(queue, nil)
+// add adds a set, sorted by path so that related values sit side by side
+// (halves of a failing set keep them together).
+func (p *explorationPlan) add(set []variant) {
+	if len(set) == 0 {
+		return
 	}
-	queue[slot] = append(queue[slot], v)
-	return queue
+	sort.SliceStable(set, func(i, j int) bool { return set[i].Path < set[j].Path })
+	p.Sets = append(p.Sets, set)
+}
+
+func firstOf(set []variant, path string) variant {
+	for _, v := range set {
+		if v.Path == path {
+			return v
+		}
+	}
+	return variant{}
 }
 
 // resolveConflicts keeps the variants of a set that can hold together:
@@ -180,10 +198,11 @@ func valuesOf(set []variant) map[string]any {
 	return vals
 }
 
-// pathVariants are the values to try for one path: those that take a branch
-// the defaults do not (on), and those that leave a branch the defaults take
-// where the test failing renders something else (off).
-func pathVariants(path string, atoms []atom, base map[string]any, g *chartGates) (on, off []variant) {
+// pathVariants are the values to try for one path: those that take
+// branches the defaults do not and leave none they take (on), and the
+// others that change what renders (other: they leave a branch with an else,
+// or take one while leaving another).
+func pathVariants(path string, atoms []atom, base map[string]any, g *chartGates) (on, other []variant) {
 	d, _ := lookupValue(base, path)
 	var lits []any // the literals the path is compared with
 	for _, a := range atoms {
@@ -191,26 +210,33 @@ func pathVariants(path string, atoms []atom, base map[string]any, g *chartGates)
 			lits = append(lits, a.Lit)
 		}
 	}
-	add := func(list *[]variant, val any) {
-		for _, v := range append(append([]variant(nil), on...), off...) {
-			if reflect.DeepEqual(v.Value, val) {
-				return
-			}
-		}
-		*list = append(*list, variant{Path: path, Value: val})
-	}
+	var tried []any
 	for _, a := range atoms {
 		val, ok := flipValue(a, d, path, g, lits)
-		if !ok {
+		if !ok || slices.ContainsFunc(tried, func(t any) bool { return reflect.DeepEqual(t, val) }) {
 			continue
 		}
-		if !taken(a, d) {
-			add(&on, val)
-		} else if a.Else {
-			add(&off, val)
+		tried = append(tried, val)
+		turnsOn, turnsOff, useful := false, false, false
+		for _, b := range atoms {
+			before, after := taken(b, d), taken(b, val)
+			switch {
+			case !before && after:
+				turnsOn, useful = true, true
+			case before && !after:
+				turnsOff = true
+				useful = useful || b.Else
+			}
+		}
+		v := variant{Path: path, Value: val}
+		switch {
+		case turnsOn && !turnsOff:
+			on = append(on, v)
+		case useful:
+			other = append(other, v)
 		}
 	}
-	return on, off
+	return on, other
 }
 
 // taken says whether a's branch is taken with value v.
@@ -558,31 +584,93 @@ func (d *derivation) exploreGates() error {
 // (metrics.enabled and metrics.serviceMonitor.enabled) stay together. A
 // variant that fails even with the rest is a warning.
 func (d *derivation) exploreSet(set []variant) {
-	err := d.tryRender(set)
-	if err == nil {
+	// Variants known to fail are left out of later sets.
+	set = slices.DeleteFunc(slices.Clone(set), func(v variant) bool { return d.failed[v.String()] })
+	if len(set) == 0 {
 		return
 	}
+	err := d.tryRender(set)
+	// A template that fails names itself: the values of the set that gate
+	// it are the likely cause. They leave the set, and are tried one by
+	// one with the rest once it renders.
+	var removed []variant
+	for err != nil {
+		gating := d.gatingVariants(set, failingTemplate(err))
+		if len(gating) == 0 || len(gating) == len(set) {
+			break
+		}
+		removed = append(removed, gating...)
+		set = slices.DeleteFunc(set, func(v variant) bool { return hasPath(gating, v.Path) })
+		err = d.tryRender(set)
+	}
+	if err != nil {
+		d.bisect(set, err)
+		set = nil // what rendered of it, rendered
+	}
+	for _, v := range removed {
+		d.failed[v.String()] = true
+		if err := d.tryRender(append(slices.Clone(set), v)); err != nil {
+			d.warnUnrendered([]variant{v}, err)
+		}
+	}
+}
+
+// gatingVariants are the variants of set whose paths the conditions of a
+// template test.
+func (d *derivation) gatingVariants(set []variant, template string) []variant {
+	tg := d.gates.Templates[template]
+	if tg == nil {
+		return nil
+	}
+	var out []variant
+	for _, v := range set {
+		if slices.ContainsFunc(tg.Atoms, func(a atom) bool { return a.Path == v.Path }) {
+			out = append(out, v)
+		}
+	}
+	return out
+}
+
+// failingTemplate is the template a render error names, if it names one.
+func failingTemplate(err error) string {
+	for _, re := range failingTemplateRE {
+		if m := re.FindStringSubmatch(err.Error()); m != nil {
+			return m[1]
+		}
+	}
+	return ""
+}
+
+var failingTemplateRE = []*regexp.Regexp{
+	regexp.MustCompile(`YAML parse error on (\S+):`),
+	regexp.MustCompile(`parsing the output of (\S+):`),
+	regexp.MustCompile(`execution error at \(([^:)]+):`),
+	regexp.MustCompile(`template: ([^: ]+):\d+:\d+: executing`),
+}
+
+// bisect finds the variants of a failing set that fail (rendering halves),
+// renders the set without them, and tries each with the rest.
+func (d *derivation) bisect(set []variant, err error) {
 	if len(set) <= 1 {
 		d.warnUnrendered(set, err)
 		return
 	}
 	bad := map[int]error{}
-	d.culprits(set, 0, bad)
+	if !d.culprits(set, 0, bad, err) {
+		return // both halves rendered: all that fails is every value at once
+	}
+	for i := range bad {
+		// Later sets (other choices, with the same values around them)
+		// leave out what fails here.
+		d.failed[set[i].String()] = true
+	}
 	var rest []variant
 	for i, v := range set {
 		if bad[i] == nil {
 			rest = append(rest, v)
 		}
 	}
-	if len(rest) == 0 || len(rest) == len(set) {
-		for i := range set {
-			if bad[i] != nil {
-				d.warnUnrendered(set[i:i+1], bad[i])
-			}
-		}
-		return
-	}
-	if d.tryRender(rest) != nil {
+	if len(rest) > 0 && d.tryRender(rest) != nil {
 		// They fail together too: the halves rendered is what there is.
 		rest = nil
 	}
@@ -596,29 +684,35 @@ func (d *derivation) exploreSet(set []variant) {
 			d.warnUnrendered([]variant{v}, bad[i])
 			continue
 		}
-		if err := d.tryRender(append(append([]variant(nil), rest...), v)); err != nil {
+		if err := d.tryRender(append(slices.Clone(rest), v)); err != nil {
 			d.warnUnrendered([]variant{v}, err)
 		}
 	}
 }
 
 // culprits renders the halves of a failing set (offset in the whole set)
-// and marks in bad the single variants that fail.
-func (d *derivation) culprits(set []variant, offset int, bad map[int]error) {
+// and marks in bad the smallest parts that fail: single variants, or a part
+// whose halves both render, whose values fail only together. It says
+// whether some half failed.
+func (d *derivation) culprits(set []variant, offset int, bad map[int]error, setErr error) bool {
 	half := splitPoint(set)
+	found := false
 	for _, part := range []struct {
 		vs  []variant
 		off int
 	}{{set[:half], offset}, {set[half:], offset + half}} {
 		err := d.tryRender(part.vs)
-		switch {
-		case err == nil:
-		case len(part.vs) == 1:
-			bad[part.off] = err
-		default:
-			d.culprits(part.vs, part.off, bad)
+		if err == nil {
+			continue
+		}
+		found = true
+		if len(part.vs) == 1 || !d.culprits(part.vs, part.off, bad, err) {
+			for i := range part.vs {
+				bad[part.off+i] = err
+			}
 		}
 	}
+	return found
 }
 
 // splitPoint is where to halve a set sorted by path: at the change of top-
@@ -660,7 +754,14 @@ func abs(i int) int {
 // values it turns out to need), records what it creates, and returns the
 // error of a render that fails.
 func (d *derivation) tryRender(set []variant) error {
+	// The values earlier renders were found to need go in every render
+	// (unless the set chooses them): finding each again costs a render.
 	var fills []variant
+	for _, f := range d.fills {
+		if !hasPath(set, f.Path) {
+			fills = append(fills, f)
+		}
+	}
 	for {
 		if d.explored >= maxExploreRenders {
 			if d.explored == maxExploreRenders {
@@ -670,20 +771,18 @@ func (d *derivation) tryRender(set []variant) error {
 			return nil
 		}
 		d.explored++
-		all := append(append([]variant(nil), set...), fills...)
+		all := append(append([]variant(nil), fills...), set...)
 		r, err := d.render(valuesOf(all), describeSet(all), d.probes)
-		if os.Getenv("DEBUG_EXPLORE") != "" {
-			fmt.Fprintf(os.Stderr, "EXPLORE %s\n  -> %v\n", describeSet(all), err)
-		}
 		if err == nil {
 			d.seeExplored(r, all)
 			return nil
 		}
 		fill, ok := d.fillFor(err, all)
-		if !ok || len(fills) >= 8 {
+		if !ok || len(fills) >= len(d.fills)+8 {
 			return err
 		}
 		fills = append(fills, fill)
+		d.fills = append(d.fills, fill)
 	}
 }
 
@@ -741,6 +840,9 @@ func failFor(g *chartGates, err error) (failCall, bool) {
 
 // warnUnrendered says a gate's value could not be rendered.
 func (d *derivation) warnUnrendered(set []variant, err error) {
+	for _, v := range set {
+		d.failed[v.String()] = true
+	}
 	d.res.Warnings = append(d.res.Warnings, Problem{Message: fmt.Sprintf("could not render with %s to find what it creates (its templates were scanned instead): %v", describeSet(set), err)})
 }
 

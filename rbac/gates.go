@@ -142,6 +142,9 @@ type chartGates struct {
 	// Refs are every value path the templates read: what a value turned on
 	// must hold for the templates that read its fields.
 	Refs map[string]bool
+	// Probes are every API any template tests for with
+	// .Capabilities.APIVersions.Has.
+	Probes map[string]bool
 	// Schemas are the charts' values.schema.json.
 	Schemas valueSchemas
 	// ParseErrors are templates Go's parser refuses (Helm refuses them too).
@@ -150,7 +153,7 @@ type chartGates struct {
 
 // analyzeGates reads the templates of ch and its subcharts.
 func analyzeGates(ch *helmchart.Chart) *chartGates {
-	a := &chartGates{Templates: map[string]*templateGates{}, Printed: map[string]bool{}, Ranged: map[string]bool{}, Mapped: map[string]bool{}, Templated: map[string]bool{}, Passthrough: map[string]string{}, Refs: map[string]bool{}, Schemas: loadValueSchemas(ch)}
+	a := &chartGates{Templates: map[string]*templateGates{}, Printed: map[string]bool{}, Ranged: map[string]bool{}, Mapped: map[string]bool{}, Templated: map[string]bool{}, Passthrough: map[string]string{}, Probes: map[string]bool{}, Refs: map[string]bool{}, Schemas: loadValueSchemas(ch)}
 	trees := map[string]*parse.Tree{}
 	var files []templateFile
 	collectTemplates(ch, ch.Name(), nil, nil, &files)
@@ -733,17 +736,20 @@ func (w *gateWalker) command(t *parse.Tree, c *parse.CommandNode, s scope, relev
 	if len(c.Args) == 0 {
 		return
 	}
-	if f, ok := c.Args[0].(*parse.FieldNode); ok && len(c.Args) == 2 && isHasProbe(f.Ident) {
-		if lit, ok := c.Args[1].(*parse.StringNode); ok && relevant {
-			w.tg.Probes = append(w.tg.Probes, lit.Text)
-			w.tg.Capabilities = true
-		}
-		return
+	var probe []string
+	switch a := c.Args[0].(type) {
+	case *parse.FieldNode:
+		probe = a.Ident
+	case *parse.VariableNode:
+		probe = a.Ident
 	}
-	if v, ok := c.Args[0].(*parse.VariableNode); ok && len(c.Args) == 2 && isHasProbe(v.Ident) {
-		if lit, ok := c.Args[1].(*parse.StringNode); ok && relevant {
-			w.tg.Probes = append(w.tg.Probes, lit.Text)
-			w.tg.Capabilities = true
+	if len(c.Args) == 2 && isHasProbe(probe) {
+		if lit, ok := c.Args[1].(*parse.StringNode); ok {
+			w.a.Probes[lit.Text] = true
+			if relevant {
+				w.tg.Probes = append(w.tg.Probes, lit.Text)
+				w.tg.Capabilities = true
+			}
 		}
 		return
 	}
