@@ -394,6 +394,9 @@ func (d *derivation) addScannedKinds() error {
 	return nil
 }
 
+// capabilitiesGate names a template's test of .Capabilities among its gates.
+const capabilitiesGate = "a check of .Capabilities"
+
 // templateGateNames names what decides whether a template renders: the
 // tests of its conditions, and its checks of .Capabilities.
 func templateGateNames(tg *templateGates) []string {
@@ -402,7 +405,7 @@ func templateGateNames(tg *templateGates) []string {
 		out = append(out, a.String())
 	}
 	if tg.Capabilities {
-		out = append(out, "a check of .Capabilities")
+		out = append(out, capabilitiesGate)
 	}
 	return out
 }
@@ -479,6 +482,11 @@ func (d *derivation) grantKind(c *created) {
 			d.res.Warnings = append(d.res.Warnings, p)
 		}
 	}
+	if status == apiRemoved && !c.rendered {
+		// The target cluster never receives it: nothing to grant, nothing
+		// the operator creates (the warning says so).
+		return
+	}
 	target := replacementFor(gvk, d.minor)
 	if status == apiRemoved && target == gvk {
 		// Removed without a replacement: nothing to grant, the error says what to do.
@@ -537,6 +545,10 @@ func (d *derivation) renderedGroupKind(gk schema.GroupKind) bool {
 // render (or no render at all): what creates it and what to do.
 func (d *derivation) gatedRemovedAdvice(c *created, template string) string {
 	gates := sortedKeys(c.gates)
+	if !c.rendered && slices.Contains(gates, capabilitiesGate) {
+		return fmt.Sprintf("; the chart writes it only on clusters a check of .Capabilities picks, and no render for Kubernetes 1.%d did, with the default values or the values chartpilot explored (%s decides): nothing to do for 1.%d, and nothing is granted for it; drop that branch from %s to be rid of this warning",
+			d.minor, describeGates(gates), d.minor, template)
+	}
 	if !c.rendered {
 		return fmt.Sprintf("; no render for Kubernetes 1.%d creates it, with the default values or the values chartpilot explored (%s decides): nothing is granted for it, and a custom resource whose values make the chart create it fails to install; remove it from %s, or gate it on the Kubernetes version",
 			d.minor, describeGates(gates), template)

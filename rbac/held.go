@@ -78,7 +78,11 @@ func addHeldPermissions(rules *ruleSet, renders []*chart.Rendered) []Problem {
 			refKind, kindOK := ref["kind"].(string)
 			refName, nameOK := ref["name"].(string)
 			if !kindOK || !nameOK {
-				warn(m, fmt.Sprintf("roleRef.kind %s and roleRef.name %s must both be strings: Kubernetes refuses the binding (a value the chart writes there is of the wrong type)", describeValue(ref["kind"]), describeValue(ref["name"])))
+				field, v := "name", ref["name"]
+				if !kindOK {
+					field, v = "kind", ref["kind"]
+				}
+				warn(m, fmt.Sprintf("roleRef.%s is %s, not a string: Kubernetes refuses the binding (a value the chart writes there is of the wrong type), and the operator is not granted `bind` for it", field, describeValue(v)))
 				continue
 			}
 			if roles[refKind+"/"+refName] {
@@ -164,8 +168,10 @@ func describeValue(v any) string {
 		return "missing"
 	case string:
 		return fmt.Sprintf("the string %q", t)
-	case bool, int64, float64:
-		return fmt.Sprintf("%v (a %T)", t, t)
+	case bool:
+		return fmt.Sprintf("%v (a boolean)", t)
+	case int64, float64:
+		return fmt.Sprintf("%v (a number)", t)
 	case []any:
 		return "a list"
 	case map[string]any:

@@ -71,22 +71,47 @@ func scanChart(ch *helmchart.Chart, dir string, prefix []string, out *[]template
 			}
 		}
 		for _, doc := range docSep.Split(text, -1) {
-			av, k := apiVersion.FindStringSubmatch(doc), kindLine.FindStringSubmatch(doc)
-			if av == nil || k == nil {
-				continue
+			for _, gvk := range docKinds(doc) {
+				if !slices.Contains(s.Kinds, gvk) {
+					s.Kinds = append(s.Kinds, gvk)
+				}
 			}
-			gv, err := schema.ParseGroupVersion(av[1])
-			if err != nil || strings.HasSuffix(k[1], "List") {
-				// A List is never created: Helm creates its items.
-				continue
-			}
-			s.Kinds = append(s.Kinds, gv.WithKind(k[1]))
 		}
 		*out = append(*out, s)
 	}
 	for _, subchart := range chart.Subcharts(ch) {
 		scanChart(subchart.Chart, dir+"/charts/"+subchart.Key, append(append([]string(nil), prefix...), subchart.Key), out)
 	}
+}
+
+// docKinds pairs the apiVersion and kind lines of a document's text: each
+// kind with the apiVersions written since the one before (a switch, on
+// .Capabilities say, writes one of several), apiVersions after the last
+// kind with it. A List is never created (Helm creates its items): left out.
+func docKinds(doc string) []schema.GroupVersionKind {
+	var out []schema.GroupVersionKind
+	var pending []string
+	last := ""
+	pair := func(kind string) {
+		for _, av := range pending {
+			if gv, err := schema.ParseGroupVersion(av); err == nil && !strings.HasSuffix(kind, "List") {
+				out = append(out, gv.WithKind(kind))
+			}
+		}
+		pending = nil
+	}
+	for _, line := range strings.Split(doc, "\n") {
+		if m := apiVersion.FindStringSubmatch(line); m != nil {
+			pending = append(pending, m[1])
+		} else if m := kindLine.FindStringSubmatch(line); m != nil {
+			last = m[1]
+			pair(last)
+		}
+	}
+	if last != "" {
+		pair(last)
+	}
+	return out
 }
 
 // lookupValue returns the value at a dotted path and whether it exists.
