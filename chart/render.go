@@ -9,6 +9,7 @@ import (
 	helmchart "helm.sh/helm/v3/pkg/chart"
 	"helm.sh/helm/v3/pkg/chartutil"
 	"helm.sh/helm/v3/pkg/engine"
+	"helm.sh/helm/v3/pkg/release"
 	"helm.sh/helm/v3/pkg/releaseutil"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -242,6 +243,20 @@ func (r *Renderer) parse(file, text string) *parsedFile {
 // from the rest, with Helm's own sorter (so that the same documents are
 // hooks, and unknown hooks are skipped, as in an install).
 func parseFile(file, text string) *parsedFile {
+	if singleDocument(text) && !strings.Contains(text, release.HookAnnotation) {
+		// One document and no hook (most files, a CRD of megabytes among
+		// them): what Helm's sorter would say, without its splitter's
+		// regular expression over the whole text.
+		objs, err := parseObjects(file, text)
+		if err != nil {
+			return &parsedFile{err: err}
+		}
+		p := &parsedFile{}
+		for _, o := range objs {
+			p.objects = append(p.objects, Manifest{Source: file, Object: o})
+		}
+		return p
+	}
 	hs, ms, err := releaseutil.SortManifests(map[string]string{file: text}, nil, releaseutil.InstallOrder)
 	if err != nil {
 		return &parsedFile{err: err}
@@ -330,8 +345,11 @@ func sortedKeys[V any](m map[string]V) []string {
 // parseObjects parses the YAML documents of one rendered file.
 func parseObjects(source, content string) ([]*unstructured.Unstructured, error) {
 	var out []*unstructured.Unstructured
-	// SplitManifests keys its map "manifest-N": order them by N.
-	docs := releaseutil.SplitManifests(content)
+	docs := map[string]string{"manifest-0": strings.TrimSpace(content)}
+	if !singleDocument(content) {
+		// SplitManifests keys its map "manifest-N": order them by N.
+		docs = releaseutil.SplitManifests(content)
+	}
 	keys := make([]string, 0, len(docs))
 	for k := range docs {
 		keys = append(keys, k)
@@ -352,6 +370,13 @@ func parseObjects(source, content string) ([]*unstructured.Unstructured, error) 
 		out = append(out, u)
 	}
 	return out, nil
+}
+
+// singleDocument says whether Helm's splitter (a "---" at the start of a
+// line, or of the text, separates documents) would find one document only.
+func singleDocument(text string) bool {
+	t := strings.TrimSpace(text)
+	return !strings.HasPrefix(t, "---") && !strings.Contains(t, "\n---")
 }
 
 // copyValues deep-copies a values tree.

@@ -60,23 +60,37 @@ func scanChart(ch *helmchart.Chart, dir string, prefix []string, out *[]template
 			continue
 		}
 		s := templateScan{Source: dir + "/" + t.Name}
-		text := string(t.Data)
-		for _, m := range kindOrAPIFromAction.FindAllStringSubmatch(text, -1) {
-			for _, ref := range valueRef.FindAllStringSubmatch(m[2], -1) {
-				p := append(append([]string(nil), prefix...), strings.Split(strings.TrimPrefix(ref[1], "."), ".")...)
-				kv := kindValue{Path: strings.Join(p, "."), Field: m[1]}
-				if !slices.Contains(s.KindValues, kv) {
-					s.KindValues = append(s.KindValues, kv)
-				}
-			}
-		}
-		for _, doc := range docSep.Split(text, -1) {
+		// One pass over the lines: only those that start with apiVersion:,
+		// kind: or --- matter (a chart's CRDs make megabytes of others).
+		var doc []string
+		flush := func() {
 			for _, gvk := range docKinds(doc) {
 				if !slices.Contains(s.Kinds, gvk) {
 					s.Kinds = append(s.Kinds, gvk)
 				}
 			}
+			doc = nil
 		}
+		for _, line := range strings.Split(string(t.Data), "\n") {
+			switch {
+			case strings.HasPrefix(line, "---"):
+				if docSep.MatchString(line) {
+					flush()
+				}
+			case strings.HasPrefix(line, "apiVersion:"), strings.HasPrefix(line, "kind:"):
+				doc = append(doc, line)
+				if m := kindOrAPIFromAction.FindStringSubmatch(line); m != nil {
+					for _, ref := range valueRef.FindAllStringSubmatch(m[2], -1) {
+						p := append(append([]string(nil), prefix...), strings.Split(strings.TrimPrefix(ref[1], "."), ".")...)
+						kv := kindValue{Path: strings.Join(p, "."), Field: m[1]}
+						if !slices.Contains(s.KindValues, kv) {
+							s.KindValues = append(s.KindValues, kv)
+						}
+					}
+				}
+			}
+		}
+		flush()
 		*out = append(*out, s)
 	}
 	for _, subchart := range chart.Subcharts(ch) {
@@ -84,11 +98,11 @@ func scanChart(ch *helmchart.Chart, dir string, prefix []string, out *[]template
 	}
 }
 
-// docKinds pairs the apiVersion and kind lines of a document's text: each
-// kind with the apiVersions written since the one before (a switch, on
+// docKinds pairs the apiVersion and kind lines of a document: each kind
+// with the apiVersions written since the one before (a switch, on
 // .Capabilities say, writes one of several), apiVersions after the last
 // kind with it. A List is never created (Helm creates its items): left out.
-func docKinds(doc string) []schema.GroupVersionKind {
+func docKinds(lines []string) []schema.GroupVersionKind {
 	var out []schema.GroupVersionKind
 	var pending []string
 	last := ""
@@ -100,7 +114,7 @@ func docKinds(doc string) []schema.GroupVersionKind {
 		}
 		pending = nil
 	}
-	for _, line := range strings.Split(doc, "\n") {
+	for _, line := range lines {
 		if m := apiVersion.FindStringSubmatch(line); m != nil {
 			pending = append(pending, m[1])
 		} else if m := kindLine.FindStringSubmatch(line); m != nil {
