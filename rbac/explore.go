@@ -21,10 +21,11 @@ import (
 // make it fail are found, and a `required` value a gate asks for is given a
 // placeholder.
 
-// exploredValue is the placeholder string given to a value a gate needs set
-// (a name, a secret's name, a required value). It is recognizable in what
-// the chart renders with it: a name made of it is not a real object's.
-const exploredValue = "chartpilot-explored"
+// ExploredValue is the placeholder string the derivation gives a value a
+// gate needs set (a name, a secret's name, a required value). What a
+// render in Result.Renders holds with it (a name, an image reference) was
+// made up, not the chart's: consumers of the renders leave it out.
+const ExploredValue = "chartpilot-explored"
 
 // variant is one value tried for one value path.
 type variant struct {
@@ -351,7 +352,7 @@ func truthyValue(d any, path string, sh shape, g *chartGates) any {
 	}
 	switch d.(type) {
 	case string:
-		return exploredValue
+		return ExploredValue
 	case float64, int64, int:
 		return int64(1)
 	case bool:
@@ -364,7 +365,7 @@ func truthyValue(d any, path string, sh shape, g *chartGates) any {
 	if sh == shapeRange || g.Ranged[path] {
 		elem := elementValue(path, g)
 		if isMap {
-			return map[string]any{exploredValue: elem}
+			return map[string]any{ExploredValue: elem}
 		}
 		return []any{elem}
 	}
@@ -373,9 +374,9 @@ func truthyValue(d any, path string, sh shape, g *chartGates) any {
 	}
 	switch {
 	case sh == shapeMap || isMap:
-		return map[string]any{exploredValue: map[string]any{}}
+		return map[string]any{ExploredValue: map[string]any{}}
 	case g.Printed[path]:
-		return exploredValue
+		return ExploredValue
 	}
 	return true
 }
@@ -391,7 +392,7 @@ func elementValue(path string, g *chartGates) any {
 		return "{}" // a template that renders to nothing
 	}
 	if g.Printed[path+".*"] {
-		return exploredValue
+		return ExploredValue
 	}
 	return map[string]any{}
 }
@@ -422,7 +423,7 @@ func skeleton(path string, g *chartGates) map[string]any {
 		if _, ok := lookupValue(out, s); ok {
 			continue
 		}
-		var leaf any = exploredValue
+		var leaf any = ExploredValue
 		if v := g.Schemas.schemaValue(prefix + s); v != nil {
 			leaf = v
 		} else if g.Ranged[prefix+s] {
@@ -459,11 +460,11 @@ func otherThan(lit any) any {
 	case float64:
 		return t + 1
 	case string:
-		if t == exploredValue {
-			return exploredValue + "-2"
+		if t == ExploredValue {
+			return ExploredValue + "-2"
 		}
 	}
-	return exploredValue
+	return ExploredValue
 }
 
 // truthy is Go templates' truth.
@@ -794,7 +795,7 @@ func (d *derivation) fillFor(err error, set []variant) (variant, bool) {
 	if req, ok := requiredFor(d.gates, err); ok {
 		v := d.gates.Schemas.schemaValue(req.Path)
 		if v == nil {
-			v = exploredValue
+			v = ExploredValue
 		}
 		return variant{Path: req.Path, Value: v}, !hasPath(set, req.Path)
 	}

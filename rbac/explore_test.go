@@ -52,15 +52,15 @@ func TestPathVariants(t *testing.T) {
 	}, {
 		name: "a printed string", base: map[string]any{"existingSecret": ""},
 		path: "existingSecret", atoms: []atom{{Path: "existingSecret"}},
-		on: []string{"existingSecret=" + exploredValue},
+		on: []string{"existingSecret=" + ExploredValue},
 	}, {
 		name: "a map whose fields the templates read", base: map[string]any{},
 		path: "tls", atoms: []atom{{Path: "tls"}},
-		on: []string{"tls=map[cert:" + exploredValue + " key:" + exploredValue + "]"},
+		on: []string{"tls=map[cert:" + ExploredValue + " key:" + ExploredValue + "]"},
 	}, {
 		name: "a list the templates iterate, its elements' fields", base: map[string]any{"hosts": []any{}},
 		path: "hosts", atoms: []atom{{Path: "hosts", Shape: shapeRange}},
-		on: []string{"hosts=[map[name:" + exploredValue + "]]"},
+		on: []string{"hosts=[map[name:" + ExploredValue + "]]"},
 	}, {
 		name: "has", base: map[string]any{"features": []any{"a"}},
 		path: "features", atoms: []atom{{Path: "features", Op: opHas, Lit: "pdb"}},

@@ -92,7 +92,7 @@ func addHeldPermissions(rules *ruleSet, renders []*chart.Rendered) []Problem {
 			if refKind == "Role" {
 				resource = "roles"
 			}
-			if strings.Contains(refName, exploredValue) {
+			if strings.Contains(refName, ExploredValue) {
 				warn(m, fmt.Sprintf("binds %s %q, whose name comes from values chartpilot explored: a CR that names a %s the chart does not create needs `bind` on it; add {apiGroups: [%q], resources: [%q], resourceNames: [NAME], verbs: [bind]} to role.yaml for each name CRs may give",
 					refKind, refName, refKind, rbacv1.GroupName, resource))
 				continue

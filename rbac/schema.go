@@ -88,7 +88,7 @@ func (s valueSchemas) schemaValue(path string) any {
 	case types[0] == "boolean":
 		return true
 	case types[0] == "string":
-		return exploredValue
+		return ExploredValue
 	}
 	return nil
 }
