@@ -145,9 +145,18 @@ func TestRenderIsRepeatable(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	renderer, err := c.Renderer()
+	if err != nil {
+		t.Fatal(err)
+	}
 	off := RenderOptions{Values: map[string]any{"cache": map[string]any{"enabled": false}}}
-	for i, opts := range []RenderOptions{off, {}, off, {}} {
-		r, err := c.Render(opts)
+	for i, opts := range []RenderOptions{off, {}, off, {}, off, {}} {
+		// Fresh renders of the Chart, then renders sharing one Renderer.
+		render := c.Render
+		if i >= 2 {
+			render = renderer.Render
+		}
+		r, err := render(opts)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -301,6 +310,68 @@ func TestLoadRefusesLibraryCharts(t *testing.T) {
 			}
 			if !errors.Is(err, ErrLibraryChart) || !strings.Contains(err.Error(), tt.wantErr) {
 				t.Fatalf("Load() error = %v, want ErrLibraryChart containing %q", err, tt.wantErr)
+			}
+		})
+	}
+}
+
+// .Capabilities.APIVersions is the served set when one is given, Helm's
+// built-in list otherwise, plus APIVersions either way.
+func TestRenderServedAPIVersions(t *testing.T) {
+	dir := t.TempDir()
+	writeFile(t, dir, "pdb/Chart.yaml", "apiVersion: v2\nname: pdb\nversion: 0.1.0\n")
+	writeFile(t, dir, "pdb/templates/pdb.yaml", `{{- if .Capabilities.APIVersions.Has "policy/v1/PodDisruptionBudget" }}
+apiVersion: policy/v1
+{{- else }}
+apiVersion: policy/v1beta1
+{{- end }}
+kind: PodDisruptionBudget
+metadata:
+  name: {{ .Release.Name }}
+spec:
+  maxUnavailable: 1
+{{- if .Capabilities.APIVersions.Has "monitoring.coreos.com/v1" }}
+---
+apiVersion: monitoring.coreos.com/v1
+kind: ServiceMonitor
+metadata:
+  name: {{ .Release.Name }}
+{{- end }}
+`)
+	ch, err := Load(filepath.Join(dir, "pdb"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		name string
+		opts RenderOptions
+		want []string
+	}{{
+		// Helm's list holds group/versions only, no kinds: the switch
+		// takes the old API that `helm template` shows.
+		name: "Helm's built-in list",
+		want: []string{"pdb/templates/pdb.yaml: policy/v1beta1/PodDisruptionBudget release"},
+	}, {
+		name: "a cluster serving policy/v1",
+		opts: RenderOptions{ServedAPIVersions: []string{"v1", "policy/v1", "policy/v1/PodDisruptionBudget"}},
+		want: []string{"pdb/templates/pdb.yaml: policy/v1/PodDisruptionBudget release"},
+	}, {
+		name: "a cluster serving only policy/v1beta1",
+		opts: RenderOptions{ServedAPIVersions: []string{"v1", "policy/v1beta1", "policy/v1beta1/PodDisruptionBudget"}},
+		want: []string{"pdb/templates/pdb.yaml: policy/v1beta1/PodDisruptionBudget release"},
+	}, {
+		name: "a served set plus a CRD's API",
+		opts: RenderOptions{ServedAPIVersions: []string{"policy/v1/PodDisruptionBudget"}, APIVersions: []string{"monitoring.coreos.com/v1"}},
+		want: []string{"pdb/templates/pdb.yaml: policy/v1/PodDisruptionBudget release", "pdb/templates/pdb.yaml: monitoring.coreos.com/v1/ServiceMonitor release"},
+	}}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			r, err := ch.Render(tt.opts)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := objectList(r); !reflect.DeepEqual(got, tt.want) {
+				t.Errorf("objects:\n got %q\nwant %q", got, tt.want)
 			}
 		})
 	}

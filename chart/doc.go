@@ -4,7 +4,9 @@
 // client-side with real Helm actions, the way `helm template` does, so that
 // the scaffolder and the RBAC derivation see exactly what an install creates.
 //
-// A Chart is loaded afresh for every render: Helm's dependency processing
-// prunes disabled subcharts from the chart it is given, so one loaded chart
-// must not serve renders with different values.
+// Helm's dependency processing prunes disabled subcharts from the chart it is
+// given, so each render works on its own copy of the chart's tree. A Renderer
+// loads a chart once for many renders and parses each distinct template
+// output once: rendering with Helm's engine is fast, parsing the output (a
+// chart's CRDs are often megabytes) is not.
 package chart

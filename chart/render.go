@@ -2,11 +2,14 @@ package chart
 
 import (
 	"fmt"
+	"path"
 	"sort"
 	"strings"
 
-	"helm.sh/helm/v3/pkg/action"
+	helmchart "helm.sh/helm/v3/pkg/chart"
 	"helm.sh/helm/v3/pkg/chartutil"
+	"helm.sh/helm/v3/pkg/engine"
+	"helm.sh/helm/v3/pkg/release"
 	"helm.sh/helm/v3/pkg/releaseutil"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -29,6 +32,12 @@ type RenderOptions struct {
 	Values map[string]any
 	// KubeVersion is .Capabilities.KubeVersion (default DefaultKubeVersion).
 	KubeVersion string
+	// ServedAPIVersions, when not nil, are .Capabilities.APIVersions: the
+	// group/versions and group/version/kinds the target cluster serves, e.g.
+	// "policy/v1" and "policy/v1/PodDisruptionBudget". Nil means Helm's
+	// built-in list (what `helm template` uses: every version client-go
+	// knows, served or not).
+	ServedAPIVersions []string
 	// APIVersions are added to .Capabilities.APIVersions, e.g.
 	// "monitoring.coreos.com/v1" or "monitoring.coreos.com/v1/ServiceMonitor".
 	APIVersions []string
@@ -77,65 +86,121 @@ type Rendered struct {
 	Notes string
 }
 
-// Render renders the chart client-side through Helm's install action in
-// dry-run, client-only mode (what `helm template` does), so values.schema.json
-// is enforced, subchart conditions and tags apply and hooks are included.
+// Render renders the chart client-side, the way `helm template` does (see
+// Renderer.Render). Renders of one chart that share work should share a
+// Renderer.
 func (c *Chart) Render(opts RenderOptions) (*Rendered, error) {
-	opts = opts.withDefaults()
-	ch, err := c.reload()
+	r, err := c.Renderer()
 	if err != nil {
 		return nil, err
 	}
-	kv, err := chartutil.ParseKubeVersion(opts.KubeVersion)
-	if err != nil {
-		return nil, fmt.Errorf("rendering chart %s: kube version %q: %w", c.Name(), opts.KubeVersion, err)
+	return r.Render(opts)
+}
+
+// Renderer renders one chart many times. It loads the chart once, and parses
+// the output of a template once per distinct text: a chart rendered with many
+// sets of values mostly renders the same documents (a chart's CRDs are often
+// megabytes), and parsing them is most of the cost of a render.
+//
+// The objects of its renders are shared between renders that produced the
+// same text: read them, do not modify them. A Renderer is not safe for
+// concurrent use.
+type Renderer struct {
+	chart *Chart
+	// loaded is the chart as loaded, never given to Helm: each render works
+	// on a copy of its tree, since Helm prunes disabled subcharts from the
+	// chart it renders.
+	loaded *helmchart.Chart
+	// parsed holds the documents of each template output seen, by file and text.
+	parsed map[renderedFile]*parsedFile
+}
+
+type renderedFile struct{ name, text string }
+
+// parsedFile is one template's output, split and parsed as Helm does.
+type parsedFile struct {
+	objects, hooks []Manifest
+	// err is the parse error, kept so that the same text fails the same way.
+	err error
+}
+
+// Renderer returns a renderer of the chart, loaded afresh from its Path (or
+// copied from Helm when it has none).
+func (c *Chart) Renderer() (*Renderer, error) {
+	loaded := c.Helm
+	if c.Path != "" {
+		ch, err := c.reload()
+		if err != nil {
+			return nil, err
+		}
+		loaded = ch
 	}
-	install := action.NewInstall(&action.Configuration{Log: func(string, ...any) {}})
-	install.DryRun = true
-	install.ClientOnly = true
-	install.Replace = true
-	install.ReleaseName = opts.ReleaseName
-	install.Namespace = opts.Namespace
-	install.KubeVersion = kv
-	install.APIVersions = opts.APIVersions
-	install.IsUpgrade = opts.IsUpgrade
+	return &Renderer{chart: c, loaded: loaded, parsed: map[renderedFile]*parsedFile{}}, nil
+}
+
+// Render renders the chart client-side with Helm's engine the way Helm's
+// install action does in client-only dry-run mode (what `helm template`
+// does): subchart conditions and tags apply, values.schema.json is enforced,
+// the chart's kubeVersion constraint is checked, hooks are included and
+// objects are in Helm's install order. Unlike `helm template`,
+// .Capabilities.APIVersions can be the API set of a given cluster
+// (RenderOptions.ServedAPIVersions) instead of Helm's built-in list.
+func (r *Renderer) Render(opts RenderOptions) (*Rendered, error) {
+	opts = opts.withDefaults()
+	name := r.chart.Name()
+	if err := chartutil.ValidateReleaseName(opts.ReleaseName); err != nil {
+		return nil, fmt.Errorf("rendering chart %s: release name %q: %w", name, opts.ReleaseName, err)
+	}
+	caps, err := opts.capabilities()
+	if err != nil {
+		return nil, fmt.Errorf("rendering chart %s: %w", name, err)
+	}
+	ch := copyTree(r.loaded)
 	// Helm merges into the map it is given: hand it a copy.
-	vals := MergeValues(copyValues(c.Values), copyValues(opts.Values))
-	rel, err := install.Run(ch, vals)
+	vals := MergeValues(copyValues(r.chart.Values), copyValues(opts.Values))
+	if err := chartutil.ProcessDependenciesWithMerge(ch, vals); err != nil {
+		return nil, fmt.Errorf("rendering chart %s: %w", name, err)
+	}
+	if kv := ch.Metadata.KubeVersion; kv != "" && !chartutil.IsCompatibleRange(kv, caps.KubeVersion.String()) {
+		return nil, fmt.Errorf("rendering chart %s: chart requires kubeVersion: %s which is incompatible with Kubernetes %s", name, kv, caps.KubeVersion.String())
+	}
+	release := chartutil.ReleaseOptions{Name: opts.ReleaseName, Namespace: opts.Namespace, Revision: 1, IsInstall: !opts.IsUpgrade, IsUpgrade: opts.IsUpgrade}
+	top, err := chartutil.ToRenderValuesWithSchemaValidation(ch, vals, release, caps, false)
+	if err != nil {
+		return nil, fmt.Errorf("rendering chart %s: %w", name, err)
+	}
+	var e engine.Engine
+	files, err := e.Render(ch, top)
 	if err != nil {
 		if ve := valueError(ch, err); ve != nil {
 			err = ve
 		}
-		return nil, fmt.Errorf("rendering chart %s: %w", c.Name(), err)
+		return nil, fmt.Errorf("rendering chart %s: %w", name, err)
 	}
-
-	out := &Rendered{Notes: rel.Info.Notes}
-	_, manifests, err := releaseutil.SortManifests(bySource(rel.Manifest), nil, releaseutil.InstallOrder)
-	if err != nil {
-		return nil, fmt.Errorf("rendering chart %s: %w", c.Name(), err)
+	out := &Rendered{}
+	var objects, hooks []Manifest
+	for _, file := range sortedKeys(files) {
+		text := files[file]
+		if strings.HasSuffix(file, notesFile) {
+			// Only the top chart's notes, as Helm shows them.
+			if file == path.Join(ch.Name(), "templates", notesFile) {
+				out.Notes = text
+			}
+			continue
+		}
+		if strings.HasPrefix(path.Base(file), "_") || strings.TrimSpace(text) == "" {
+			continue
+		}
+		p := r.parse(file, text)
+		if p.err != nil {
+			return nil, fmt.Errorf("rendering chart %s: %w", name, p.err)
+		}
+		objects = append(objects, p.objects...)
+		hooks = append(hooks, p.hooks...)
 	}
-	for _, m := range manifests {
-		objs, err := parseObjects(m.Name, m.Content)
-		if err != nil {
-			return nil, err
-		}
-		for _, o := range objs {
-			out.Objects = append(out.Objects, Manifest{Source: m.Name, Object: o})
-		}
-	}
-	for _, h := range rel.Hooks {
-		objs, err := parseObjects(h.Path, h.Manifest)
-		if err != nil {
-			return nil, err
-		}
-		events := make([]string, 0, len(h.Events))
-		for _, e := range h.Events {
-			events = append(events, string(e))
-		}
-		for _, o := range objs {
-			out.Objects = append(out.Objects, Manifest{Source: h.Path, Hook: strings.Join(events, ","), Object: o})
-		}
-	}
+	sortByKind(objects)
+	sortByKind(hooks)
+	out.Objects = append(objects, hooks...)
 	for _, crd := range ch.CRDObjects() {
 		objs, err := parseObjects(crd.Filename, string(crd.File.Data))
 		if err != nil {
@@ -148,39 +213,146 @@ func (c *Chart) Render(opts RenderOptions) (*Rendered, error) {
 	return out, nil
 }
 
-// sourcePrefix starts the comment Helm puts above each rendered document.
-const sourcePrefix = "# Source: "
+// notesFile is the name of a chart's notes template.
+const notesFile = "NOTES.txt"
 
-// bySource groups the documents of a release manifest by the template that
-// rendered them, as SortManifests wants them.
-func bySource(manifest string) map[string]string {
-	docs := releaseutil.SplitManifests(manifest)
-	keys := make([]string, 0, len(docs))
-	for k := range docs {
+// capabilities are .Capabilities for the render.
+func (o RenderOptions) capabilities() (*chartutil.Capabilities, error) {
+	kv, err := chartutil.ParseKubeVersion(o.KubeVersion)
+	if err != nil {
+		return nil, fmt.Errorf("kube version %q: %w", o.KubeVersion, err)
+	}
+	caps := chartutil.DefaultCapabilities.Copy()
+	caps.KubeVersion = *kv
+	if o.ServedAPIVersions != nil {
+		caps.APIVersions = append(chartutil.VersionSet(nil), o.ServedAPIVersions...)
+	}
+	caps.APIVersions = append(caps.APIVersions, o.APIVersions...)
+	return caps, nil
+}
+
+// parse splits and parses one template's output, once per distinct text.
+func (r *Renderer) parse(file, text string) *parsedFile {
+	key := renderedFile{name: file, text: text}
+	if p, ok := r.parsed[key]; ok {
+		return p
+	}
+	p := parseFile(file, text)
+	r.parsed[key] = p
+	return p
+}
+
+// parseFile splits one template's output into documents, and tells hooks
+// from the rest, with Helm's own sorter (so that the same documents are
+// hooks, and unknown hooks are skipped, as in an install).
+func parseFile(file, text string) *parsedFile {
+	if singleDocument(text) && !strings.Contains(text, release.HookAnnotation) {
+		// One document and no hook (most files, a CRD of megabytes among
+		// them): what Helm's sorter would say, without its splitter's
+		// regular expression over the whole text.
+		objs, err := parseObjects(file, text)
+		if err != nil {
+			return &parsedFile{err: err}
+		}
+		p := &parsedFile{}
+		for _, o := range objs {
+			p.objects = append(p.objects, Manifest{Source: file, Object: o})
+		}
+		return p
+	}
+	hs, ms, err := releaseutil.SortManifests(map[string]string{file: text}, nil, releaseutil.InstallOrder)
+	if err != nil {
+		return &parsedFile{err: err}
+	}
+	p := &parsedFile{}
+	for _, m := range ms {
+		objs, err := parseObjects(m.Name, m.Content)
+		if err != nil {
+			return &parsedFile{err: err}
+		}
+		for _, o := range objs {
+			p.objects = append(p.objects, Manifest{Source: m.Name, Object: o})
+		}
+	}
+	for _, h := range hs {
+		objs, err := parseObjects(h.Path, h.Manifest)
+		if err != nil {
+			return &parsedFile{err: err}
+		}
+		events := make([]string, 0, len(h.Events))
+		for _, e := range h.Events {
+			events = append(events, string(e))
+		}
+		for _, o := range objs {
+			p.hooks = append(p.hooks, Manifest{Source: h.Path, Hook: strings.Join(events, ","), Object: o})
+		}
+	}
+	return p
+}
+
+// sortByKind orders manifests as Helm installs them: by the kind's place in
+// Helm's install order, kinds it does not list last and by name, keeping
+// the order of the files (and of documents in a file) otherwise.
+func sortByKind(ms []Manifest) {
+	rank := make(map[string]int, len(releaseutil.InstallOrder))
+	for i, k := range releaseutil.InstallOrder {
+		rank[k] = i
+	}
+	sort.SliceStable(ms, func(i, j int) bool {
+		a, b := ms[i].Object.GetKind(), ms[j].Object.GetKind()
+		ra, aok := rank[a]
+		rb, bok := rank[b]
+		switch {
+		case aok && bok:
+			return ra < rb
+		case aok != bok:
+			return aok
+		default:
+			return a < b
+		}
+	})
+}
+
+// copyTree copies the chart's tree as far as Helm's dependency processing
+// changes it (which subcharts are attached, their metadata's dependencies
+// and values), sharing the files, which it only reads.
+func copyTree(ch *helmchart.Chart) *helmchart.Chart {
+	cp := *ch
+	if ch.Metadata != nil {
+		md := *ch.Metadata
+		md.Dependencies = make([]*helmchart.Dependency, 0, len(ch.Metadata.Dependencies))
+		for _, d := range ch.Metadata.Dependencies {
+			dc := *d
+			md.Dependencies = append(md.Dependencies, &dc)
+		}
+		cp.Metadata = &md
+	}
+	cp.Values = copyValues(ch.Values)
+	deps := make([]*helmchart.Chart, 0, len(ch.Dependencies()))
+	for _, d := range ch.Dependencies() {
+		deps = append(deps, copyTree(d))
+	}
+	cp.SetDependencies(deps...)
+	return &cp
+}
+
+func sortedKeys[V any](m map[string]V) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
 		keys = append(keys, k)
 	}
-	sort.Sort(releaseutil.BySplitManifestsOrder(keys))
-	files := map[string]string{}
-	for _, k := range keys {
-		doc := docs[k]
-		source := "unknown"
-		if first, _, _ := strings.Cut(strings.TrimLeft(doc, "\n"), "\n"); strings.HasPrefix(first, sourcePrefix) {
-			source = strings.TrimPrefix(first, sourcePrefix)
-		}
-		if prev, ok := files[source]; ok {
-			files[source] = prev + "\n---\n" + doc
-		} else {
-			files[source] = doc
-		}
-	}
-	return files
+	sort.Strings(keys)
+	return keys
 }
 
 // parseObjects parses the YAML documents of one rendered file.
 func parseObjects(source, content string) ([]*unstructured.Unstructured, error) {
 	var out []*unstructured.Unstructured
-	// SplitManifests keys its map "manifest-N": order them by N.
-	docs := releaseutil.SplitManifests(content)
+	docs := map[string]string{"manifest-0": strings.TrimSpace(content)}
+	if !singleDocument(content) {
+		// SplitManifests keys its map "manifest-N": order them by N.
+		docs = releaseutil.SplitManifests(content)
+	}
 	keys := make([]string, 0, len(docs))
 	for k := range docs {
 		keys = append(keys, k)
@@ -221,6 +393,13 @@ func MergeValues(base, over map[string]any) map[string]any {
 		base[k] = v
 	}
 	return base
+}
+
+// singleDocument says whether Helm's splitter (a "---" at the start of a
+// line, or of the text, separates documents) would find one document only.
+func singleDocument(text string) bool {
+	t := strings.TrimSpace(text)
+	return !strings.HasPrefix(t, "---") && !strings.Contains(t, "\n---")
 }
 
 // copyValues deep-copies a values tree.

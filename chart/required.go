@@ -23,7 +23,11 @@ type ValueError struct {
 	// under their keys) the failed `required` checks, e.g. ui.message;
 	// empty for `fail` or when the template does not tell.
 	Path string
+	// Err is Helm's error, which names the template chain.
+	Err error
 }
+
+func (e *ValueError) Unwrap() error { return e.Err }
 
 func (e *ValueError) Error() string {
 	if e.Path != "" {
@@ -42,7 +46,7 @@ func valueError(ch *helmchart.Chart, err error) *ValueError {
 	if m == nil {
 		return nil
 	}
-	ve := &ValueError{Location: m[1], Message: strings.TrimSpace(m[2])}
+	ve := &ValueError{Location: m[1], Message: strings.TrimSpace(m[2]), Err: err}
 	ve.Path = requiredPath(ch, ve.Location)
 	return ve
 }

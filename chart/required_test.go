@@ -45,7 +45,12 @@ func TestRenderNamesRequiredValue(t *testing.T) {
 			case !errors.As(err, &ve):
 				t.Fatalf("error %v is no ValueError", err)
 			}
-			if *ve != *tt.want {
+			if ve.Err == nil {
+				t.Error("ValueError keeps no Helm error")
+			}
+			got := *ve
+			got.Err = nil
+			if got != *tt.want {
 				t.Errorf("ValueError = %+v, want %+v", *ve, *tt.want)
 			}
 		})

@@ -12,7 +12,7 @@ import (
 	"helm.sh/helm/v3/pkg/chartutil"
 	rbacv1 "k8s.io/api/rbac/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/rest"
 
@@ -42,6 +42,9 @@ type Options struct {
 	Chart *chart.Chart
 	// Owner is the operator's custom resource. Required.
 	Owner Owner
+	// Values are the user's values (init's --values and --set), merged
+	// over the chart's defaults in every render.
+	Values map[string]any
 	// SampleValues are the values (the spec) of each sample CR; the chart is
 	// rendered with each besides its defaults.
 	SampleValues []map[string]any
@@ -51,11 +54,14 @@ type Options struct {
 	WatchNamespace string
 	// Name is the name of the Role and the ClusterRole (default "manager-role").
 	Name string
-	// KubeVersion is the Kubernetes version APIs are checked against
-	// (default DefaultKubeVersion).
+	// KubeVersion is the Kubernetes version the chart is rendered for
+	// (.Capabilities.KubeVersion, and its API set as .Capabilities.
+	// APIVersions) and its APIs are checked against (default
+	// DefaultKubeVersion).
 	KubeVersion string
 	// Config, when set, resolves kinds through this cluster's discovery
-	// before the built-in table.
+	// before the built-in table, and its served APIs are
+	// .Capabilities.APIVersions.
 	Config *rest.Config
 	// Backup grants what the backups and restores of the owner need (see
 	// operator/backup): their kinds, mover pods, hooks through pods/exec,
@@ -92,9 +98,11 @@ type Kind struct {
 	ResolvedBy Source
 	// Templates are the templates that create it.
 	Templates []string
-	// Gates are the values that must be set for the chart to create it;
-	// empty when the default values or a sample's create it. A leading "!"
-	// means the value must be unset.
+	// Gates are the values that must be set for the chart to create it,
+	// as the derivation set them ("autoscaling.enabled", "replicaCount=2",
+	// "kind=StatefulSet"; a leading "!" means unset or false), and the APIs
+	// the cluster must serve ("the cluster serves monitoring.coreos.com/v1");
+	// empty when the default values or a sample's create it.
 	Gates []string
 	// ScannedOnly is true for a kind found in a template's text that no
 	// render produced.
@@ -139,14 +147,17 @@ type Result struct {
 	// Role holds the namespaced rules when the operator watches one
 	// namespace; nil otherwise.
 	Role *rbacv1.Role
-	// Errors are removed APIs, in templates and in crds/; Warnings
-	// deprecated APIs, guessed resource names and kinds found only by
-	// scanning templates.
+	// Errors are removed APIs that the default values (or a sample's)
+	// render, and those in crds/; Warnings deprecated APIs, removed ones
+	// only gates render, guessed resource names, kinds found only by
+	// scanning templates, what chartpilot could not render or read, and
+	// rules that make the operator cluster-admin in effect.
 	Errors, Warnings []Problem
 	// Renders are every render of the chart the derivation looked at: the
-	// default values, each sample's, value gates turned on and each choice
+	// default values, each sample's, the gates explored and each choice
 	// of a value that picks a kind. What they hold is what the operator may
-	// run (its images, for one).
+	// run (its images, for one). Renders share objects that rendered the
+	// same: read them, do not modify them.
 	Renders []*chart.Rendered
 	opts    Options
 }
@@ -178,7 +189,7 @@ func Derive(opts Options) (*Result, error) {
 	}
 	steps := []func() error{
 		d.renderDefaultsAndSamples, // what the chart creates as given
-		d.renderGatesOn,            // what value gates turn on
+		d.exploreGates,             // what the gates' other values create
 		d.renderKindChoices,        // each kind a value may choose
 		d.addScannedKinds,          // kinds only the templates' text shows
 		d.learnCRDs,                // the chart's CRDs teach the resolver their kinds
@@ -187,25 +198,86 @@ func Derive(opts Options) (*Result, error) {
 	}
 	for _, step := range steps {
 		if err := step(); err != nil {
+			var req *RequiredValueError
+			if errors.As(err, &req) {
+				return nil, err
+			}
 			return nil, fmt.Errorf("deriving RBAC for chart %s: %w", opts.Chart.Name(), err)
 		}
 	}
 	d.grantOperator()
-	return d.result(), nil
+	res := d.result()
+	res.Warnings = uniqueProblems(append(res.Warnings, adminWarnings(res)...))
+	res.Errors = uniqueProblems(res.Errors)
+	return res, nil
+}
+
+// listItems are the objects of a List (v1 List or a kind's List) a
+// template renders: Helm's client creates each item, never the List.
+func listItems(m chart.Manifest) []chart.Manifest {
+	if !strings.HasSuffix(m.Object.GetKind(), "List") {
+		return nil
+	}
+	items, ok := m.Object.Object["items"].([]any)
+	if !ok {
+		return nil
+	}
+	out := []chart.Manifest{}
+	for _, it := range items {
+		obj, ok := it.(map[string]any)
+		if !ok {
+			continue
+		}
+		u := &unstructured.Unstructured{Object: obj}
+		if u.GetKind() == "" || u.GetAPIVersion() == "" {
+			continue
+		}
+		out = append(out, chart.Manifest{Source: m.Source, Hook: m.Hook, Object: u})
+	}
+	return out
+}
+
+// uniqueProblems drops repeated problems, keeping the first of each.
+func uniqueProblems(ps []Problem) []Problem {
+	seen := map[string]bool{}
+	var out []Problem
+	for _, p := range ps {
+		if k := p.String(); !seen[k] {
+			seen[k] = true
+			out = append(out, p)
+		}
+	}
+	return out
 }
 
 // derivation is one run of Derive: what it rendered and saw so far.
 type derivation struct {
-	opts    Options
-	minor   int
-	resolv  *resolver
-	res     *Result
-	kinds   map[schema.GroupVersionKind]*created
-	renders []*chart.Rendered
-	scans   []templateScan
-	rules   *ruleSet
+	opts     Options
+	minor    int
+	resolv   *resolver
+	renderer *chart.Renderer
+	res      *Result
+	kinds    map[schema.GroupVersionKind]*created
+	renders  []*chart.Rendered
+	scans    []templateScan
+	gates    *chartGates
+	// served is .Capabilities.APIVersions of the target cluster; probes
+	// the other APIs the templates test for (CRDs), present in the
+	// renders that explore gates.
+	served, probes []string
+	// base are the chart's default values under the user's.
+	base  map[string]any
+	rules *ruleSet
 	// crdFiles are the chart's CRD files, under crds/.
 	crdFiles map[string]bool
+	// explored counts the renders that explore gates; failed are the
+	// variants that failed to render even with the rest of their set.
+	explored int
+	failed   map[string]bool
+	// fills are values the chart turned out to need with some gates (a
+	// required value, one a fail's condition asks for): they go in every
+	// render that explores.
+	fills []variant
 }
 
 func newDerivation(opts Options) (*derivation, error) {
@@ -217,16 +289,40 @@ func newDerivation(opts Options) (*derivation, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &derivation{
-		opts: opts, minor: minor, resolv: resolv, res: &Result{opts: opts},
+	renderer, err := opts.Chart.Renderer()
+	if err != nil {
+		return nil, err
+	}
+	base, err := chartutil.CoalesceValues(opts.Chart.Helm, opts.Values)
+	if err != nil {
+		return nil, fmt.Errorf("default values: %w", err)
+	}
+	d := &derivation{
+		opts: opts, minor: minor, resolv: resolv, renderer: renderer, res: &Result{opts: opts},
 		kinds: map[schema.GroupVersionKind]*created{}, scans: scanTemplates(opts.Chart.Helm),
-		rules: newRuleSet(), crdFiles: map[string]bool{},
-	}, nil
+		gates: analyzeGates(opts.Chart.Helm), base: base,
+		rules: newRuleSet(), crdFiles: map[string]bool{}, failed: map[string]bool{},
+	}
+	d.gates.expand(base)
+	d.served = servedAPIVersions(minor)
+	if resolv.discovered != nil {
+		d.served = discoveredAPIVersions(resolv.discovered)
+	}
+	// Helm installs crds/ before it renders: their APIs are served by then.
+	d.served = append(d.served, crdAPIVersions(opts.Chart.Helm)...)
+	d.probes = probedAPIs(d.gates, d.served)
+	return d, nil
 }
 
 // see records a kind a render created; gates nil means the default values
 // or a sample's created it.
 func (d *derivation) see(m chart.Manifest, gates []string) {
+	if items := listItems(m); items != nil {
+		for _, item := range items {
+			d.see(item, gates)
+		}
+		return
+	}
 	gvk := m.GroupVersionKind()
 	c, ok := d.kinds[gvk]
 	if !ok {
@@ -243,11 +339,13 @@ func (d *derivation) see(m chart.Manifest, gates []string) {
 	}
 }
 
-// render renders the chart with vals (what describes them, for errors) and
+// render renders the chart with vals over the user's values (what describes
+// them, for errors) for the target cluster, which also serves apis, and
 // keeps the render.
-func (d *derivation) render(vals map[string]any, what string) (*chart.Rendered, error) {
+func (d *derivation) render(vals map[string]any, what string, apis []string) (*chart.Rendered, error) {
 	ns := cmp.Or(d.opts.WatchNamespace, "default")
-	r, err := d.opts.Chart.Render(chart.RenderOptions{Namespace: ns, Values: vals, KubeVersion: renderKubeVersion(d.minor)})
+	r, err := d.renderer.Render(chart.RenderOptions{Namespace: ns, Values: mergeValues(d.opts.Values, vals),
+		KubeVersion: renderKubeVersion(d.minor), ServedAPIVersions: d.served, APIVersions: apis})
 	if err != nil {
 		return nil, fmt.Errorf("rendering with %s: %w", what, err)
 	}
@@ -262,61 +360,16 @@ func (d *derivation) renderDefaultsAndSamples() error {
 		if i > 0 {
 			what = fmt.Sprintf("the values of sample %d", i)
 		}
-		r, err := d.render(vals, what)
+		r, err := d.render(vals, what, nil)
 		if err != nil {
+			if req, ok := requiredFor(d.gates, err); ok {
+				return &RequiredValueError{Chart: d.opts.Chart.Name(), Path: req.Path, Message: req.Message, Err: err}
+			}
 			return err
 		}
 		for _, m := range r.Objects {
 			d.see(m, nil)
 		}
-	}
-	return nil
-}
-
-// renderGatesOn turns the value gates on, all at once, else one by one.
-func (d *derivation) renderGatesOn() error {
-	defaults, err := chartutil.CoalesceValues(d.opts.Chart.Helm, nil)
-	if err != nil {
-		return fmt.Errorf("default values: %w", err)
-	}
-	flips := gatesToFlip(d.scans, defaults)
-	if len(flips) == 0 || d.renderGated(flips) == nil {
-		return nil
-	}
-	for _, p := range flips {
-		if err := d.renderGated([]string{p}); err != nil {
-			d.res.Warnings = append(d.res.Warnings, Problem{Message: fmt.Sprintf("could not render with %s=true to find what it creates (its templates were scanned instead): %v", p, err)})
-		}
-	}
-	return nil
-}
-
-func (d *derivation) renderGated(paths []string) error {
-	vals := map[string]any{}
-	on := map[string]bool{}
-	for _, p := range paths {
-		setValue(vals, p, true)
-		on[p] = true
-	}
-	r, err := d.render(vals, strings.Join(paths, ", ")+" set")
-	if err != nil {
-		return err
-	}
-	gatesOf := map[string][]gate{}
-	for _, s := range d.scans {
-		gatesOf[s.Source] = s.Gates
-	}
-	for _, m := range r.Objects {
-		var gates []string
-		for _, g := range gatesOf[m.Source] {
-			if on[g.Path] && !g.Negated {
-				gates = append(gates, g.Path)
-			}
-		}
-		if len(gates) == 0 {
-			gates = paths
-		}
-		d.see(m, gates)
 	}
 	return nil
 }
@@ -330,17 +383,31 @@ func (d *derivation) addScannedKinds() error {
 				continue
 			}
 			c := &created{gvk: gvk, templates: map[string]bool{s.Source: true}, gates: map[string]bool{}}
-			for _, g := range s.Gates {
-				if g.Negated {
-					c.gates["!"+g.Path] = true
-				} else {
-					c.gates[g.Path] = true
+			if tg := d.gates.Templates[s.Source]; tg != nil {
+				for _, g := range templateGateNames(tg) {
+					c.gates[g] = true
 				}
 			}
 			d.kinds[gvk] = c
 		}
 	}
 	return nil
+}
+
+// capabilitiesGate names a template's test of .Capabilities among its gates.
+const capabilitiesGate = "a check of .Capabilities"
+
+// templateGateNames names what decides whether a template renders: the
+// tests of its conditions, and its checks of .Capabilities.
+func templateGateNames(tg *templateGates) []string {
+	var out []string
+	for _, a := range tg.Atoms {
+		out = append(out, a.String())
+	}
+	if tg.Capabilities {
+		out = append(out, capabilitiesGate)
+	}
+	return out
 }
 
 // learnCRDs teaches the resolver the kinds of the CRDs the chart ships
@@ -352,16 +419,24 @@ func (d *derivation) learnCRDs() error {
 	crdErrs, crdWarns := checkCRDFiles(d.renders, d.minor)
 	d.res.Errors = append(d.res.Errors, crdErrs...)
 	d.res.Warnings = append(d.res.Warnings, crdWarns...)
+	learned := map[*unstructured.Unstructured]bool{} // renders share objects
+	learn := func(m chart.Manifest) error {
+		if learned[m.Object] {
+			return nil
+		}
+		learned[m.Object] = true
+		return d.resolv.addCRD(m)
+	}
 	for _, r := range d.renders {
 		for _, m := range r.CRDs {
 			d.crdFiles[m.Source] = true
-			if err := d.resolv.addCRD(m); err != nil {
+			if err := learn(m); err != nil {
 				return err
 			}
 		}
 		for _, m := range r.Objects {
 			if m.Object.GetKind() == "CustomResourceDefinition" && m.Object.GetAPIVersion() == "apiextensions.k8s.io/v1" {
-				if err := d.resolv.addCRD(m); err != nil {
+				if err := learn(m); err != nil {
 					return err
 				}
 			}
@@ -397,12 +472,20 @@ func (d *derivation) grantKind(c *created) {
 	status, msg := checkAPI(gvk, d.minor)
 	for _, t := range k.Templates {
 		p := Problem{Template: t, GVK: gvk, Message: msg}
-		switch status {
-		case apiRemoved:
+		switch {
+		case status == apiRemoved && c.ungated:
 			d.res.Errors = append(d.res.Errors, p)
-		case apiDeprecated:
+		case status == apiRemoved:
+			p.Message += d.gatedRemovedAdvice(c, t)
+			d.res.Warnings = append(d.res.Warnings, p)
+		case status == apiDeprecated:
 			d.res.Warnings = append(d.res.Warnings, p)
 		}
+	}
+	if status == apiRemoved && !c.rendered {
+		// The target cluster never receives it: nothing to grant, nothing
+		// the operator creates (the warning says so).
+		return
 	}
 	target := replacementFor(gvk, d.minor)
 	if status == apiRemoved && target == gvk {
@@ -425,12 +508,14 @@ func (d *derivation) reason(k Kind, target schema.GroupVersionKind, m mapping) s
 		reason = fmt.Sprintf("%s %s in place of removed %s (%s)", target.GroupVersion(), target.Kind, gvk.GroupVersion(), strings.Join(k.Templates, ", "))
 	}
 	if len(k.Gates) > 0 {
-		reason += " when " + strings.Join(k.Gates, ", ") + " is set"
+		reason += " when " + gatesText(k.Gates)
 	}
 	if k.ScannedOnly {
 		reason += "; found by scanning the template"
-		d.res.Warnings = append(d.res.Warnings, Problem{Template: k.Templates[0], GVK: gvk,
-			Message: fmt.Sprintf("%s %s appears in the template but no render created it (gated by values chartpilot could not turn on); it is granted anyway", gvk.GroupVersion(), gvk.Kind)})
+		if !d.renderedGroupKind(gvk.GroupKind()) {
+			d.res.Warnings = append(d.res.Warnings, Problem{Template: k.Templates[0], GVK: gvk,
+				Message: fmt.Sprintf("%s %s appears in the template but no render created it (gated by %s, which chartpilot could not turn on); it is granted anyway", gvk.GroupVersion(), gvk.Kind, describeGates(k.Gates))})
+		}
 	}
 	if m.Source == SourceGuessed {
 		d.res.Warnings = append(d.res.Warnings, Problem{Template: k.Templates[0], GVK: gvk, Message: unknownKindMessage(gvk, target, m, d.minor)})
@@ -440,7 +525,61 @@ func (d *derivation) reason(k Kind, target schema.GroupVersionKind, m mapping) s
 }
 
 func (d *derivation) holdChartRoles() error {
-	return addHeldPermissions(d.rules, d.renders)
+	d.res.Warnings = append(d.res.Warnings, addHeldPermissions(d.rules, d.renders)...)
+	return nil
+}
+
+// renderedGroupKind says whether a render created gk in some version: a
+// version found only in the text is the other branch of a switch (on
+// .Capabilities, say), granted by the same rule.
+func (d *derivation) renderedGroupKind(gk schema.GroupKind) bool {
+	for gvk, c := range d.kinds {
+		if c.rendered && gvk.GroupKind() == gk {
+			return true
+		}
+	}
+	return false
+}
+
+// gatedRemovedAdvice completes the message of a removed API that only gates
+// render (or no render at all): what creates it and what to do.
+func (d *derivation) gatedRemovedAdvice(c *created, template string) string {
+	gates := sortedKeys(c.gates)
+	if !c.rendered && slices.Contains(gates, capabilitiesGate) {
+		return fmt.Sprintf("; the chart writes it only on clusters a check of .Capabilities picks, and no render for Kubernetes 1.%d did, with the default values or the values chartpilot explored (%s decides): nothing to do for 1.%d, and nothing is granted for it; drop that branch from %s to be rid of this warning",
+			d.minor, describeGates(gates), d.minor, template)
+	}
+	if !c.rendered {
+		return fmt.Sprintf("; no render for Kubernetes 1.%d creates it, with the default values or the values chartpilot explored (%s decides): nothing is granted for it, and a custom resource whose values make the chart create it fails to install; remove it from %s, or gate it on the Kubernetes version",
+			d.minor, describeGates(gates), template)
+	}
+	return fmt.Sprintf("; the default values do not create it, %s does: a custom resource that sets that fails to install on Kubernetes 1.%d (the operator's status names the removed API); leave it unset, or fix %s",
+		describeGates(gates), d.minor, template)
+}
+
+// gatesText says gates in words, for role.yaml's comments:
+// "autoscaling.enabled is set, replicaCount=2".
+func gatesText(gates []string) string {
+	out := make([]string, 0, len(gates))
+	for _, g := range gates {
+		switch {
+		case strings.HasPrefix(g, "the cluster") || strings.HasPrefix(g, "values ") || strings.HasPrefix(g, "a check") || strings.ContainsAny(g, "=<> "):
+			out = append(out, g)
+		case strings.HasPrefix(g, "!"):
+			out = append(out, g[1:]+" is unset")
+		default:
+			out = append(out, g+" is set")
+		}
+	}
+	return strings.Join(out, ", ")
+}
+
+// describeGates names gates for a message.
+func describeGates(gates []string) string {
+	if len(gates) == 0 {
+		return "a condition chartpilot cannot read"
+	}
+	return strings.Join(gates, ", ")
 }
 
 // grantOperator adds what the operator itself needs.
@@ -544,84 +683,6 @@ func (d *derivation) result() *Result {
 // uninstall and when an upgrade drops the object.
 var manageVerbs = []string{"get", "list", "watch", "create", "update", "patch", "delete"}
 
-// gatesToFlip are the gate paths whose default value is false or unset:
-// setting them true may make templates create more kinds.
-func gatesToFlip(scans []templateScan, defaults map[string]any) []string {
-	set := map[string]bool{}
-	for _, s := range scans {
-		for _, g := range s.Gates {
-			if g.Negated {
-				continue
-			}
-			v, ok := lookupValue(defaults, g.Path)
-			if b, isBool := v.(bool); !ok || v == nil || (isBool && !b) {
-				set[g.Path] = true
-			}
-		}
-	}
-	return sortedKeys(set)
-}
-
-// addHeldPermissions adds the rules of the Roles and ClusterRoles the chart
-// renders (Kubernetes lets a subject create a role only with permissions it
-// holds) and `bind` on the roles its bindings refer to that it does not create.
-func addHeldPermissions(rules *ruleSet, renders []*chart.Rendered) error {
-	for _, r := range renders {
-		roles := map[string]bool{}
-		for _, m := range r.Objects {
-			if m.Object.GroupVersionKind().Group != rbacv1.GroupName {
-				continue
-			}
-			switch m.Object.GetKind() {
-			case "Role", "ClusterRole":
-				roles[m.Object.GetKind()+"/"+m.Object.GetName()] = true
-				var role rbacv1.ClusterRole // Role and ClusterRole share the rules field.
-				if err := runtime.DefaultUnstructuredConverter.FromUnstructured(m.Object.Object, &role); err != nil {
-					return fmt.Errorf("%s: %s %s: %w", m.Source, m.Object.GetKind(), m.Object.GetName(), err)
-				}
-				namespaced := m.Object.GetKind() == "Role"
-				why := fmt.Sprintf("held so that Helm may create %s %s (%s): Kubernetes refuses to grant permissions the creator lacks", m.Object.GetKind(), m.Object.GetName(), m.Source)
-				for _, pr := range role.Rules {
-					if len(pr.NonResourceURLs) > 0 {
-						rules.addNonResource(pr.NonResourceURLs, pr.Verbs, why)
-						continue
-					}
-					for _, g := range pr.APIGroups {
-						for _, res := range pr.Resources {
-							// resourceNames are dropped: chart roles name
-							// objects after the release, which varies by CR.
-							rules.add(namespaced, g, res, nil, pr.Verbs, why)
-						}
-					}
-				}
-			}
-		}
-		for _, m := range r.Objects {
-			if m.Object.GroupVersionKind().Group != rbacv1.GroupName {
-				continue
-			}
-			kind := m.Object.GetKind()
-			if kind != "RoleBinding" && kind != "ClusterRoleBinding" {
-				continue
-			}
-			var b rbacv1.RoleBinding
-			if err := runtime.DefaultUnstructuredConverter.FromUnstructured(m.Object.Object, &b); err != nil {
-				return fmt.Errorf("%s: %s %s: %w", m.Source, kind, m.Object.GetName(), err)
-			}
-			if roles[b.RoleRef.Kind+"/"+b.RoleRef.Name] {
-				continue
-			}
-			resource := "clusterroles"
-			if b.RoleRef.Kind == "Role" {
-				resource = "roles"
-			}
-			rules.add(kind == "RoleBinding", rbacv1.GroupName, resource, []string{b.RoleRef.Name}, []string{"bind"},
-				fmt.Sprintf("%s %s (%s) binds %s %s, which the chart does not create", kind, m.Object.GetName(), m.Source, b.RoleRef.Kind, b.RoleRef.Name))
-		}
-	}
-	return nil
-}
-
 func lessGVK(a, b schema.GroupVersionKind) bool {
 	if a.Group != b.Group {
 		return a.Group < b.Group
@@ -632,7 +693,7 @@ func lessGVK(a, b schema.GroupVersionKind) bool {
 	return a.Version < b.Version
 }
 
-func sortedKeys(m map[string]bool) []string {
+func sortedKeys[V any](m map[string]V) []string {
 	out := make([]string, 0, len(m))
 	for k := range m {
 		out = append(out, k)

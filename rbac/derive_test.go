@@ -250,8 +250,10 @@ func TestDeriveWatchNamespaceSplitsRoles(t *testing.T) {
 	}
 }
 
-// TestDeriveScannedOnly covers a kind no render creates: the gate compares a
-// string, which chartpilot cannot turn on, so only the template's text shows it.
+// TestDeriveScannedOnly covers kinds the gates create: a string compared
+// (rendered with that string), a value negated, and a condition chartpilot
+// cannot read (a variable holding a helper's output), whose kind only the
+// template's text shows.
 func TestDeriveScannedOnly(t *testing.T) {
 	files := map[string]string{
 		"Chart.yaml":                "apiVersion: v2\nname: modes\nversion: 0.1.0\n",
@@ -264,6 +266,7 @@ func TestDeriveScannedOnly(t *testing.T) {
 		"templates/endpoints.yaml":  "apiVersion: v1\nkind: Endpoints\nmetadata:\n  name: {{ .Release.Name }}\n",
 		"templates/claims.yaml":     "{{- if .Values.dra }}\napiVersion: resource.k8s.io/v1beta1\nkind: ResourceClaim\nmetadata:\n  name: {{ .Release.Name }}\n{{- end }}\n",
 		"templates/unused-tpl.yaml": "{{- /* nothing */}}\n",
+		"templates/cron.yaml":       "{{- $m := include \"x\" . }}\n{{- if eq (len $m) 3 }}\napiVersion: batch/v1\nkind: CronJob\nmetadata:\n  name: {{ .Release.Name }}\n{{- end }}\n",
 	}
 	c := charttest.Load(t, files)
 	res, err := Derive(Options{Chart: c, Owner: Owner{Group: "charts.example.com", Resource: "things"}})
@@ -277,7 +280,8 @@ func TestDeriveScannedOnly(t *testing.T) {
 	want := []string{
 		"ConfigMap gates=[] scanned=false",
 		"Endpoints gates=[] scanned=false",
-		"Job gates=[mode] scanned=true",
+		"CronJob gates=[] scanned=true",
+		"Job gates=[mode=batch] scanned=false",
 		"Ingress gates=[ingress.enabled] scanned=false",
 		"ResourceClaim gates=[dra] scanned=false",
 	}
@@ -286,7 +290,7 @@ func TestDeriveScannedOnly(t *testing.T) {
 	}
 	checkProblems(t, "warnings", res.Warnings, []string{
 		"modes/templates/endpoints.yaml: v1 Endpoints is deprecated since Kubernetes 1.33: use discovery.k8s.io/v1 EndpointSlice",
-		"modes/templates/job.yaml: batch/v1 Job appears in the template but no render created it",
+		"modes/templates/cron.yaml: batch/v1 CronJob appears in the template but no render created it (gated by a condition chartpilot cannot read",
 		"modes/templates/claims.yaml: resource.k8s.io/v1beta1 ResourceClaim is a pre-release version of an API that is GA in Kubernetes 1.36",
 	})
 }

@@ -113,6 +113,11 @@ func (d *derivation) renderKindChoices() error {
 				}
 			}
 			choices := kindChoices(spec, kv.Path)
+			if len(choices) == 0 && d.gates.tested(kv.Path) {
+				// The chart's own conditions test the value: exploring
+				// them rendered the choices it knows.
+				continue
+			}
 			if len(choices) == 0 {
 				prop, _ := property(spec, kv.Path)
 				d.res.Warnings = append(d.res.Warnings, unprovenKindValue(s.Source, kv, prop.Description))
@@ -130,7 +135,7 @@ func (d *derivation) renderKindChoice(source, path, choice string) {
 	vals := map[string]any{}
 	setValue(vals, path, choice)
 	gate := path + "=" + choice
-	r, err := d.render(vals, gate)
+	r, err := d.render(vals, gate, d.probes)
 	if err != nil {
 		d.res.Warnings = append(d.res.Warnings, Problem{Template: source, Message: fmt.Sprintf("could not render with %s to find the kind it chooses: %v", gate, err)})
 		return

@@ -13,23 +13,11 @@ import (
 	"github.com/chartpilot/chartpilot/chart"
 )
 
-// gate is a value an `if` in a template tests.
-type gate struct {
-	// Path is the value's dotted path from the top chart's values, e.g.
-	// "autoscaling.enabled" or "cache.pdb.enabled" for a subchart's.
-	Path string
-	// Negated is true for `if not .Values.x`: turning x on hides, not shows.
-	Negated bool
-}
-
 // templateScan is what reading one template (not rendering it) tells.
 type templateScan struct {
 	// Source is the template's path as Helm names its output, e.g.
 	// "umbrella/charts/cache/templates/pdb.yaml".
 	Source string
-	// Gates are the values its `if` conditions test, and the conditions of
-	// the subcharts it belongs to.
-	Gates []gate
 	// Kinds are the literal apiVersion/kind pairs of its documents.
 	Kinds []schema.GroupVersionKind
 	// KindValues are the values that choose a document's kind or apiVersion
@@ -47,8 +35,7 @@ type kindValue struct {
 }
 
 var (
-	ifAction   = regexp.MustCompile(`(?s)\{\{-?\s*(?:else\s+)?if\s+(.*?)\s*-?\}\}`)
-	valueRef   = regexp.MustCompile(`(not\s+\(?\s*)?\$?\.Values((?:\.[A-Za-z_][A-Za-z0-9_-]*)+)`)
+	valueRef   = regexp.MustCompile(`\$?\.Values((?:\.[A-Za-z_][A-Za-z0-9_-]*)+)`)
 	docSep     = regexp.MustCompile(`(?m)^---\s*$`)
 	apiVersion = regexp.MustCompile(`(?m)^apiVersion:\s*["']?([A-Za-z0-9./-]+)["']?\s*$`)
 	kindLine   = regexp.MustCompile(`(?m)^kind:\s*["']?([A-Za-z0-9]+)["']?\s*$`)
@@ -59,60 +46,86 @@ var (
 // scanTemplates reads every template of ch and its subcharts.
 func scanTemplates(ch *helmchart.Chart) []templateScan {
 	var out []templateScan
-	scanChart(ch, ch.Name(), nil, nil, &out)
+	scanChart(ch, ch.Name(), nil, &out)
 	sort.Slice(out, func(i, j int) bool { return out[i].Source < out[j].Source })
 	return out
 }
 
-// scanChart scans ch, whose output paths start with dir, whose values sit at
-// prefix in the top chart's values, and which only renders when the
-// conditions inherited are on.
-func scanChart(ch *helmchart.Chart, dir string, prefix []string, inherited []gate, out *[]templateScan) {
+// scanChart scans ch, whose output paths start with dir and whose values sit
+// at prefix in the top chart's values.
+func scanChart(ch *helmchart.Chart, dir string, prefix []string, out *[]templateScan) {
 	for _, t := range ch.Templates {
 		base := path.Base(t.Name)
 		if strings.HasPrefix(base, "_") || !strings.HasPrefix(t.Name, "templates/") || strings.HasSuffix(base, ".txt") {
 			continue
 		}
-		s := templateScan{Source: dir + "/" + t.Name, Gates: append([]gate(nil), inherited...)}
-		text := string(t.Data)
-		for _, cond := range ifAction.FindAllStringSubmatch(text, -1) {
-			for _, ref := range valueRef.FindAllStringSubmatch(cond[1], -1) {
-				p := append(append([]string(nil), prefix...), strings.Split(strings.TrimPrefix(ref[2], "."), ".")...)
-				s.Gates = append(s.Gates, gate{Path: strings.Join(p, "."), Negated: ref[1] != ""})
+		s := templateScan{Source: dir + "/" + t.Name}
+		// One pass over the lines: only those that start with apiVersion:,
+		// kind: or --- matter (a chart's CRDs make megabytes of others).
+		var doc []string
+		flush := func() {
+			for _, gvk := range docKinds(doc) {
+				if !slices.Contains(s.Kinds, gvk) {
+					s.Kinds = append(s.Kinds, gvk)
+				}
 			}
+			doc = nil
 		}
-		for _, m := range kindOrAPIFromAction.FindAllStringSubmatch(text, -1) {
-			for _, ref := range valueRef.FindAllStringSubmatch(m[2], -1) {
-				p := append(append([]string(nil), prefix...), strings.Split(strings.TrimPrefix(ref[2], "."), ".")...)
-				kv := kindValue{Path: strings.Join(p, "."), Field: m[1]}
-				if !slices.Contains(s.KindValues, kv) {
-					s.KindValues = append(s.KindValues, kv)
+		for _, line := range strings.Split(string(t.Data), "\n") {
+			switch {
+			case strings.HasPrefix(line, "---"):
+				if docSep.MatchString(line) {
+					flush()
+				}
+			case strings.HasPrefix(line, "apiVersion:"), strings.HasPrefix(line, "kind:"):
+				doc = append(doc, line)
+				if m := kindOrAPIFromAction.FindStringSubmatch(line); m != nil {
+					for _, ref := range valueRef.FindAllStringSubmatch(m[2], -1) {
+						p := append(append([]string(nil), prefix...), strings.Split(strings.TrimPrefix(ref[1], "."), ".")...)
+						kv := kindValue{Path: strings.Join(p, "."), Field: m[1]}
+						if !slices.Contains(s.KindValues, kv) {
+							s.KindValues = append(s.KindValues, kv)
+						}
+					}
 				}
 			}
 		}
-		for _, doc := range docSep.Split(text, -1) {
-			av, k := apiVersion.FindStringSubmatch(doc), kindLine.FindStringSubmatch(doc)
-			if av == nil || k == nil {
-				continue
-			}
-			gv, err := schema.ParseGroupVersion(av[1])
-			if err != nil {
-				continue
-			}
-			s.Kinds = append(s.Kinds, gv.WithKind(k[1]))
-		}
+		flush()
 		*out = append(*out, s)
 	}
 	for _, subchart := range chart.Subcharts(ch) {
-		sub, key := subchart.Chart, subchart.Key
-		g := append([]gate(nil), inherited...)
-		for _, c := range strings.Split(subchart.Condition, ",") {
-			if c = strings.TrimSpace(c); c != "" {
-				g = append(g, gate{Path: strings.Join(append(append([]string(nil), prefix...), c), ".")})
+		scanChart(subchart.Chart, dir+"/charts/"+subchart.Key, append(append([]string(nil), prefix...), subchart.Key), out)
+	}
+}
+
+// docKinds pairs the apiVersion and kind lines of a document: each kind
+// with the apiVersions written since the one before (a switch, on
+// .Capabilities say, writes one of several), apiVersions after the last
+// kind with it. A List is never created (Helm creates its items): left out.
+func docKinds(lines []string) []schema.GroupVersionKind {
+	var out []schema.GroupVersionKind
+	var pending []string
+	last := ""
+	pair := func(kind string) {
+		for _, av := range pending {
+			if gv, err := schema.ParseGroupVersion(av); err == nil && !strings.HasSuffix(kind, "List") {
+				out = append(out, gv.WithKind(kind))
 			}
 		}
-		scanChart(sub, dir+"/charts/"+key, append(append([]string(nil), prefix...), key), g, out)
+		pending = nil
 	}
+	for _, line := range lines {
+		if m := apiVersion.FindStringSubmatch(line); m != nil {
+			pending = append(pending, m[1])
+		} else if m := kindLine.FindStringSubmatch(line); m != nil {
+			last = m[1]
+			pair(last)
+		}
+	}
+	if last != "" {
+		pair(last)
+	}
+	return out
 }
 
 // lookupValue returns the value at a dotted path and whether it exists.

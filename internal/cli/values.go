@@ -9,6 +9,7 @@ import (
 	"helm.sh/helm/v3/pkg/getter"
 
 	"github.com/chartpilot/chartpilot/chart"
+	"github.com/chartpilot/chartpilot/rbac"
 )
 
 // valuesFlags adds Helm's flags for values (--values/-f, --set,
@@ -37,7 +38,10 @@ func givenValues(o *values.Options) (map[string]any, error) {
 // required or fail) the flags that give them.
 func valuesHint(err error) error {
 	var ve *chart.ValueError
+	var req *rbac.RequiredValueError
 	switch {
+	case errors.As(err, &req):
+		return err // it says which flag gives the value
 	case !errors.As(err, &ve):
 		return err
 	case ve.Path != "":

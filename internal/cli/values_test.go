@@ -28,7 +28,7 @@ func TestValuesFlags(t *testing.T) {
 		want map[string][]string
 	}{
 		{name: "a required value missing is named with its flag", args: []string{"init", dir, "--chart", needy},
-			wantErr: "the chart requires .Values.piece.token: the part needs a token\n  pass --set piece.token=... or --values FILE"},
+			wantErr: `chart needy needs value piece.token (required: "the part needs a token"): pass --set piece.token=... or --values FILE`},
 		{name: "values files and --set, later ones winning", args: []string{"init", dir, "--chart", needy, "--values", title, "--set", "piece.token=s3cret,ui.message=hello"},
 			want: map[string][]string{recorded: {"piece:\n  token: s3cret\n", "ui:\n  message: hello\n  title: Welcome\n"},
 				sample: {"message: hello", "token: s3cret", "title: Welcome"}}},

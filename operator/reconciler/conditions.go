@@ -48,6 +48,10 @@ const (
 	// ReasonUpgradeUnhealthy (ReleaseFailed): the requested chart and values
 	// were rolled back as unhealthy; the message says why.
 	ReasonUpgradeUnhealthy = "UpgradeUnhealthy"
+	// ReasonAPINotServed (ReleaseFailed): the chart renders an API the
+	// cluster does not serve (removed from Kubernetes, or a CRD not
+	// installed); the message names it and what the cluster serves instead.
+	ReasonAPINotServed = "APINotServed"
 )
 
 // Event reasons of Helm actions; a failed action's reason ends in "Failed"

@@ -527,6 +527,8 @@ const deadlineSlack = 500 * time.Millisecond
 
 func failureReason(err error) string {
 	switch {
+	case errors.Is(err, release.ErrAPINotServed):
+		return ReasonAPINotServed
 	case errors.Is(err, release.ErrInstallFailed):
 		return ReasonInstallError
 	case errors.Is(err, release.ErrUpgradeFailed):

@@ -167,11 +167,13 @@ func TestRequestFromAnnotations(t *testing.T) {
 
 func TestFailureReason(t *testing.T) {
 	tests := map[error]string{
-		fmt.Errorf("x: %w", release.ErrInstallFailed):   ReasonInstallError,
-		fmt.Errorf("x: %w", release.ErrUpgradeFailed):   ReasonUpgradeError,
-		fmt.Errorf("x: %w", release.ErrUninstallFailed): ReasonUninstallError,
-		fmt.Errorf("x: %w", release.ErrNotConverged):    ReasonReconcileError,
-		errors.New("api server gone"):                   ReasonReconcileError,
+		fmt.Errorf("x: %w", release.ErrInstallFailed):                           ReasonInstallError,
+		fmt.Errorf("x: %w", release.ErrUpgradeFailed):                           ReasonUpgradeError,
+		fmt.Errorf("x: %w", release.ErrUninstallFailed):                         ReasonUninstallError,
+		fmt.Errorf("x: %w", release.ErrNotConverged):                            ReasonReconcileError,
+		fmt.Errorf("%w: %w", release.ErrInstallFailed, release.ErrAPINotServed): ReasonAPINotServed,
+		fmt.Errorf("%w: %w", release.ErrUpgradeFailed, release.ErrAPINotServed): ReasonAPINotServed,
+		errors.New("api server gone"):                                           ReasonReconcileError,
 	}
 	for err, want := range tests {
 		if got := failureReason(err); got != want {

@@ -61,6 +61,7 @@ const (
 // the action: Helm failed before writing anything (rendering, building the
 // objects), so there is nothing to roll back or uninstall.
 func (c *Client) failed(sentinel error, req *Request, before State, err error) error {
+	err = c.explainNotServed(err)
 	latest := 0
 	if before.Latest != nil {
 		latest = before.Latest.Version

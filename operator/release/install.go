@@ -35,7 +35,7 @@ func (a install) Run(ctx context.Context, req *Request, st State) error {
 		try := newInstall()
 		try.DryRun, try.DryRunOption = true, req.DryRun
 		if _, err := try.RunWithContext(ctx, forAction(req.Chart), req.Values); err != nil {
-			return fmt.Errorf("%w: %w (server dry run): %w", ErrInstallFailed, ErrNothingChanged, err)
+			return fmt.Errorf("%w: %w (server dry run): %w", ErrInstallFailed, ErrNothingChanged, a.c.explainNotServed(err))
 		}
 	}
 	if _, err := newInstall().RunWithContext(ctx, forAction(req.Chart), req.Values); err != nil {

@@ -39,7 +39,7 @@ func (a upgrade) Run(ctx context.Context, req *Request, st State) error {
 		try := newUpgrade()
 		try.DryRun, try.DryRunOption = true, req.DryRun
 		if _, err := try.RunWithContext(ctx, req.Name, forAction(req.Chart), req.Values); err != nil {
-			return fmt.Errorf("%w: %w (server dry run): %w", sentinel, ErrNothingChanged, err)
+			return fmt.Errorf("%w: %w (server dry run): %w", sentinel, ErrNothingChanged, a.c.explainNotServed(err))
 		}
 	}
 	if _, err := newUpgrade().RunWithContext(ctx, req.Name, forAction(req.Chart), req.Values); err != nil {

@@ -1,0 +1,191 @@
+package chart
+
+import (
+	"os"
+	"path/filepath"
+	"reflect"
+	"sort"
+	"strings"
+	"testing"
+
+	"helm.sh/helm/v3/pkg/action"
+	"helm.sh/helm/v3/pkg/chartutil"
+	"helm.sh/helm/v3/pkg/releaseutil"
+	"sigs.k8s.io/yaml"
+)
+
+// corpusDir is the shared corpus of real-world charts (issue 25).
+const corpusDir = "/work/shared/charts"
+
+// corpusCharts lists the corpus's charts; it skips when the corpus is absent
+// and CI is unset, and fails under CI.
+func corpusCharts(t testing.TB) []string {
+	t.Helper()
+	entries, err := os.ReadDir(corpusDir)
+	if err != nil {
+		if os.Getenv("CI") != "" {
+			t.Fatalf("the chart corpus: %v", err)
+		}
+		t.Skipf("no chart corpus: %v", err)
+	}
+	var out []string
+	for _, e := range entries {
+		if e.IsDir() {
+			out = append(out, filepath.Join(corpusDir, e.Name()))
+		}
+	}
+	return out
+}
+
+// helmTemplate renders with Helm's install action in client-only dry-run
+// mode, as `helm template` does: the reference Render must match.
+func helmTemplate(t *testing.T, c *Chart, opts RenderOptions) (*Rendered, error) {
+	t.Helper()
+	opts = opts.withDefaults()
+	ch, err := c.reload()
+	if err != nil {
+		t.Fatal(err)
+	}
+	kv, err := chartutil.ParseKubeVersion(opts.KubeVersion)
+	if err != nil {
+		t.Fatal(err)
+	}
+	install := action.NewInstall(&action.Configuration{Log: func(string, ...any) {}})
+	install.DryRun, install.ClientOnly, install.Replace = true, true, true
+	install.ReleaseName, install.Namespace, install.KubeVersion = opts.ReleaseName, opts.Namespace, kv
+	install.APIVersions = opts.APIVersions
+	rel, err := install.Run(ch, copyValues(opts.Values))
+	if err != nil {
+		return nil, err
+	}
+	out := &Rendered{Notes: rel.Info.Notes}
+	// rel.Manifest holds the documents in install order, each under a
+	// "# Source:" comment.
+	docs := releaseutil.SplitManifests(rel.Manifest)
+	keys := make([]string, 0, len(docs))
+	for k := range docs {
+		keys = append(keys, k)
+	}
+	sort.Sort(releaseutil.BySplitManifestsOrder(keys))
+	for _, k := range keys {
+		source, body, _ := strings.Cut(docs[k], "\n")
+		objs, err := parseObjects(source, body)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, o := range objs {
+			out.Objects = append(out.Objects, Manifest{Source: strings.TrimPrefix(source, "# Source: "), Object: o})
+		}
+	}
+	for _, h := range rel.Hooks {
+		objs, err := parseObjects(h.Path, h.Manifest)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var events []string
+		for _, e := range h.Events {
+			events = append(events, string(e))
+		}
+		for _, o := range objs {
+			out.Objects = append(out.Objects, Manifest{Source: h.Path, Hook: strings.Join(events, ","), Object: o})
+		}
+	}
+	return out, nil
+}
+
+// TestRenderMatchesHelm renders the test charts and the corpus (defaults and
+// every ci/ values file) with Render and with Helm's install action: the
+// objects, their order, hooks and notes must be the same.
+func TestRenderMatchesHelm(t *testing.T) {
+	dirs := []string{testChart("webapp"), testChart("umbrella"), testChart("clusterwide"), testChart("legacy"), testChart("widgets")}
+	if !testing.Short() {
+		dirs = append(dirs, corpusCharts(t)...)
+	}
+	for _, dir := range dirs {
+		t.Run(filepath.Base(dir), func(t *testing.T) {
+			c, err := Load(dir)
+			if err != nil {
+				t.Fatal(err)
+			}
+			r, err := c.Renderer()
+			if err != nil {
+				t.Fatal(err)
+			}
+			sets := map[string]map[string]any{"defaults": nil}
+			ci, _ := filepath.Glob(filepath.Join(dir, "ci", "*.yaml"))
+			for _, f := range ci {
+				data, err := os.ReadFile(f)
+				if err != nil {
+					t.Fatal(err)
+				}
+				vals := map[string]any{}
+				if err := yaml.Unmarshal(data, &vals); err != nil {
+					t.Fatalf("%s: %v", f, err)
+				}
+				sets[filepath.Base(f)] = vals
+			}
+			for name, vals := range sets {
+				opts := RenderOptions{Values: vals}
+				want, wantErr := helmTemplate(t, c, opts)
+				got, err := r.Render(opts)
+				if (err != nil) != (wantErr != nil) {
+					t.Errorf("%s: Render() error = %v, Helm's = %v", name, err, wantErr)
+					continue
+				}
+				if err != nil {
+					continue
+				}
+				if !reflect.DeepEqual(manifestList(got), manifestList(want)) {
+					t.Errorf("%s: objects differ:\n got %q\nwant %q", name, manifestList(got), manifestList(want))
+				}
+				for i := range min(len(got.Objects), len(want.Objects)) {
+					if !reflect.DeepEqual(withoutRandom(got.Objects[i]), withoutRandom(want.Objects[i])) {
+						t.Errorf("%s: object %d (%s) differs", name, i, got.Objects[i].Source)
+					}
+				}
+				if got.Notes != want.Notes {
+					t.Errorf("%s: notes differ:\n got %q\nwant %q", name, got.Notes, want.Notes)
+				}
+			}
+		})
+	}
+}
+
+// manifestList lists "source [hook] apiVersion/kind namespace/name" per object.
+func manifestList(r *Rendered) []string {
+	var out []string
+	for _, m := range r.Objects {
+		out = append(out, m.Source+" ["+m.Hook+"] "+m.Object.GetAPIVersion()+"/"+m.Object.GetKind()+" "+m.Object.GetNamespace()+"/"+m.Object.GetName())
+	}
+	return out
+}
+
+// withoutRandom is a rendered object without what charts generate at random
+// on each render (passwords, keys, certificates) or derive from it (the
+// checksum annotations of pod templates).
+func withoutRandom(m Manifest) map[string]any {
+	o := m.Object.DeepCopy()
+	if o.GetKind() == "Secret" {
+		delete(o.Object, "data")
+		delete(o.Object, "stringData")
+	}
+	stripChecksums(o.Object)
+	return o.Object
+}
+
+func stripChecksums(v any) {
+	switch t := v.(type) {
+	case map[string]any:
+		for k, val := range t {
+			if strings.HasPrefix(k, "checksum/") {
+				delete(t, k)
+				continue
+			}
+			stripChecksums(val)
+		}
+	case []any:
+		for _, e := range t {
+			stripChecksums(e)
+		}
+	}
+}
