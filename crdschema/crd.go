@@ -149,7 +149,13 @@ func ownSpec(ch *helmchart.Chart, where string) (*apiextensionsv1.JSONSchemaProp
 			warnings = append(warnings, fmt.Sprintf("chart %s: values.schema.json %s", where, w))
 		}
 		// Helm validates values against the chart's schema: what the schema
-		// closes, the chart refuses too.
+		// closes, the chart refuses too. What it leaves open, values.yaml
+		// may type: its keys get fields, so that the sample's are known.
+		inferred, err := FromValuesYAML(valuesFile(ch))
+		if err != nil {
+			return nil, nil, nil, fmt.Errorf("chart %s: %w", where, err)
+		}
+		addUndeclared(s, inferred)
 		return s, Usage{}, warnings, nil
 	}
 	s, err := FromValuesYAML(valuesFile(ch))
@@ -161,6 +167,26 @@ func ownSpec(ch *helmchart.Chart, where string) (*apiextensionsv1.JSONSchemaProp
 		return nil, nil, nil, fmt.Errorf("chart %s: %w", where, err)
 	}
 	return s, usage, nil, nil
+}
+
+// addUndeclared gives s, at each level of an object that values.schema.json
+// leaves open to other keys, the fields values.yaml has and the schema does
+// not declare, as values.yaml types them.
+func addUndeclared(s, inferred *apiextensionsv1.JSONSchemaProps) {
+	if s == nil || inferred == nil || s.Type != "object" || inferred.Type != "object" {
+		return
+	}
+	open := s.XPreserveUnknownFields != nil && *s.XPreserveUnknownFields
+	for k, p := range inferred.Properties {
+		declared, ok := s.Properties[k]
+		switch {
+		case ok:
+			addUndeclared(&declared, &p)
+			s.Properties[k] = declared
+		case open && len(s.Properties) > 0:
+			s.Properties[k] = p
+		}
+	}
 }
 
 // valuesFile is the text of ch's values.yaml, nil without one.
