@@ -274,6 +274,8 @@ type derivation struct {
 	// variants that failed to render even with the rest of their set.
 	explored int
 	failed   map[string]bool
+	// explorations are the renders with made-up values.
+	explorations map[*chart.Rendered]bool
 	// fills are values the chart turned out to need with some gates (a
 	// required value, one a fail's condition asks for): they go in every
 	// render that explores.
@@ -302,6 +304,7 @@ func newDerivation(opts Options) (*derivation, error) {
 		kinds: map[schema.GroupVersionKind]*created{}, scans: scanTemplates(opts.Chart.Helm),
 		gates: analyzeGates(opts.Chart.Helm), base: base,
 		rules: newRuleSet(), crdFiles: map[string]bool{}, failed: map[string]bool{},
+		explorations: map[*chart.Rendered]bool{},
 	}
 	d.gates.expand(base)
 	d.served = servedAPIVersions(minor)
@@ -324,6 +327,11 @@ func (d *derivation) see(m chart.Manifest, gates []string) {
 		return
 	}
 	gvk := m.GroupVersionKind()
+	if strings.Contains(m.Object.GetAPIVersion()+m.Object.GetKind(), ExploredValue) {
+		// An apiVersion or kind a made-up value wrote: not one the chart
+		// knows (the template's scan or its kind values say what it may be).
+		return
+	}
 	c, ok := d.kinds[gvk]
 	if !ok {
 		c = &created{gvk: gvk, templates: map[string]bool{}, gates: map[string]bool{}}
@@ -525,7 +533,7 @@ func (d *derivation) reason(k Kind, target schema.GroupVersionKind, m mapping) s
 }
 
 func (d *derivation) holdChartRoles() error {
-	d.res.Warnings = append(d.res.Warnings, addHeldPermissions(d.rules, d.renders)...)
+	d.res.Warnings = append(d.res.Warnings, addHeldPermissions(d.rules, d.renders, d.explorations)...)
 	return nil
 }
 

@@ -47,6 +47,9 @@ func (v variant) String() string {
 		if t == "" {
 			return "!" + v.Path
 		}
+		if t == ExploredValue {
+			return v.Path // set, to a made-up value
+		}
 	case map[string]any:
 		if len(t) == 0 {
 			return "!" + v.Path
@@ -216,6 +219,11 @@ func pathVariants(path string, atoms []atom, base map[string]any, g *chartGates)
 	for _, a := range atoms {
 		val, ok := flipValue(a, d, path, g, lits)
 		if !ok || slices.ContainsFunc(tried, func(t any) bool { return reflect.DeepEqual(t, val) }) {
+			continue
+		}
+		if a.KindLine && val == ExploredValue {
+			// An apiVersion or kind override: the chart's own is what
+			// can be granted; the warning on kind values says the rest.
 			continue
 		}
 		tried = append(tried, val)
@@ -788,8 +796,9 @@ func (d *derivation) tryRender(set []variant) error {
 		}
 		d.explored++
 		all := append(append([]variant(nil), fills...), set...)
-		r, err := d.render(valuesOf(all), describeSet(all), d.probes)
+		r, err := d.render(valuesOf(all), "values chartpilot explored", d.probes)
 		if err == nil {
+			d.explorations[r] = true
 			d.seeExplored(r, all)
 			return nil
 		}

@@ -54,7 +54,10 @@ func TestDeriveExploresGates(t *testing.T) {
 			"ns /secrets: " + all,
 			"ns /endpoints: get,list",
 			"ns /configmaps: get",
+			"ns monitoring.coreos.com/servicemonitors: " + all,
 		},
+		// An apiVersion a made-up value writes is not granted.
+		absent: []string{"ns /servicemonitors: " + all},
 		gates: map[string][]string{
 			"PodDisruptionBudget":     {"replicaCount=2"},
 			"HorizontalPodAutoscaler": {"autoscaling"},

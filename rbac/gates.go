@@ -56,6 +56,10 @@ type atom struct {
 	// Else is true when the branch has an else: the test failing renders
 	// something too.
 	Else bool
+	// KindLine is true for a test that picks what an apiVersion or kind
+	// line writes: a value it prints there is the chart user's apiVersion,
+	// which no made-up value stands for.
+	KindLine bool
 }
 
 // String names the condition under which the branch is taken, e.g.
@@ -347,6 +351,9 @@ type gateWalker struct {
 	rules bool
 	// guards are the conditions around the current point.
 	guards []guard
+	// kindLine counts the actions on an apiVersion or kind line being
+	// walked (through the helpers they include).
+	kindLine int
 	// walked are the helpers already read outside a gating position, by
 	// name and context: their effects do not change on a second reading.
 	walked map[string]bool
@@ -370,7 +377,15 @@ func (w *gateWalker) node(t *parse.Tree, n parse.Node, s scope) {
 		// In a Role's rules, an action that writes whole lines (an include
 		// of rules) decides rules; one within a line writes a name.
 		rulesLines := w.inRole() && strings.TrimSpace(w.line) == ""
+		n0 := len(w.tg.Atoms)
+		if onKindLine {
+			w.kindLine++
+		}
 		w.pipeUses(t, n.Pipe, s, s.all || onKindLine || rulesLines)
+		if onKindLine {
+			w.kindLine--
+		}
+		w.markKindLine(n0)
 		w.declare(n.Pipe, s)
 		w.line += "x" // the action's output
 	case *parse.IfNode:
@@ -380,8 +395,17 @@ func (w *gateWalker) node(t *parse.Tree, n parse.Node, s scope) {
 	case *parse.RangeNode:
 		w.branch(t, &n.BranchNode, s, shapeRange)
 	case *parse.TemplateNode:
-		relevant := s.all || kindOrAPIPrefix.MatchString(w.line) || w.inRole()
+		onKindLine := kindOrAPIPrefix.MatchString(w.line)
+		relevant := s.all || onKindLine || (w.inRole() && strings.TrimSpace(w.line) == "")
+		n0 := len(w.tg.Atoms)
+		if onKindLine {
+			w.kindLine++
+		}
 		w.include(n.Name, w.argCtx(n.Pipe, s), relevant)
+		if onKindLine {
+			w.kindLine--
+		}
+		w.markKindLine(n0)
 		w.line += "x"
 	case *parse.ListNode:
 		w.list(t, n, s)
@@ -420,6 +444,7 @@ func (w *gateWalker) branch(t *parse.Tree, b *parse.BranchNode, s scope, sh shap
 	// branches hold (a fail); they gate what is rendered when relevant.
 	nAtoms, nProbes, caps := len(w.tg.Atoms), len(w.tg.Probes), w.tg.Capabilities
 	w.condition(t, b.Pipe, s, sh)
+	w.markKindLine(nAtoms)
 	cond := append([]atom(nil), w.tg.Atoms[nAtoms:]...)
 	if relevant {
 		for i := nAtoms; i < len(w.tg.Atoms); i++ {
@@ -481,6 +506,17 @@ func startsDocumentsOnly(l *parse.ListNode) bool {
 		}
 	}
 	return sep && !kind
+}
+
+// markKindLine marks the atoms from n on as picking an apiVersion or kind,
+// when the walk is on such a line.
+func (w *gateWalker) markKindLine(n int) {
+	if w.kindLine == 0 && !kindOrAPIPrefix.MatchString(w.line) {
+		return
+	}
+	for i := n; i < len(w.tg.Atoms); i++ {
+		w.tg.Atoms[i].KindLine = true
+	}
 }
 
 // holdsDocuments is true when a branch's own text starts documents or

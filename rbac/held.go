@@ -19,17 +19,25 @@ import (
 // addHeldPermissions adds the rules of the Roles and ClusterRoles the chart
 // renders and `bind` on the roles its bindings refer to that it does not
 // create; it returns the problems of objects it could not read.
-func addHeldPermissions(rules *ruleSet, renders []*chart.Rendered) []Problem {
+//
+// explored are the renders with values chartpilot made up: what is wrong
+// there may be those values, which the warning says.
+func addHeldPermissions(rules *ruleSet, renders []*chart.Rendered, explored map[*chart.Rendered]bool) []Problem {
 	var problems []Problem
 	seen := map[string]bool{}
+	var r *chart.Rendered
 	warn := func(m chart.Manifest, msg string) {
 		p := Problem{Template: m.Source, GVK: m.GroupVersionKind(), Message: fmt.Sprintf("%s %s: %s", m.Object.GetKind(), m.Object.GetName(), msg)}
-		if !seen[p.String()] {
-			seen[p.String()] = true
-			problems = append(problems, p)
+		if seen[p.String()] {
+			return
 		}
+		seen[p.String()] = true
+		if explored[r] {
+			p.Message += " (in a render with values chartpilot made up to explore the chart's gates, which may be what is wrong)"
+		}
+		problems = append(problems, p)
 	}
-	for _, r := range renders {
+	for _, r = range renders {
 		var objects []chart.Manifest
 		for _, m := range r.Objects {
 			if items := listItems(m); items != nil {
@@ -47,10 +55,17 @@ func addHeldPermissions(rules *ruleSet, renders []*chart.Rendered) []Problem {
 			roles[kind+"/"+m.Object.GetName()] = true
 			prs, bad := readRules(m.Object.Object["rules"])
 			for _, b := range bad {
-				warn(m, b+": Kubernetes refuses the object, and the operator is not granted what that rule would grant")
+				if explored[r] && madeUp(b.value) {
+					continue // a value chartpilot made up, not the chart's
+				}
+				warn(m, b.msg+": Kubernetes refuses the object, and the operator is not granted what that rule would grant")
 			}
 			namespaced := kind == "Role"
-			why := fmt.Sprintf("held so that Helm may create %s %s (%s): Kubernetes refuses to grant permissions the creator lacks", kind, m.Object.GetName(), m.Source)
+			name := m.Object.GetName()
+			if strings.Contains(name, ExploredValue) {
+				name = "(named from values)"
+			}
+			why := fmt.Sprintf("held so that Helm may create %s %s (%s): Kubernetes refuses to grant permissions the creator lacks", kind, name, m.Source)
 			for _, pr := range prs {
 				if len(pr.NonResourceURLs) > 0 {
 					rules.addNonResource(pr.NonResourceURLs, pr.Verbs, why)
@@ -104,31 +119,38 @@ func addHeldPermissions(rules *ruleSet, renders []*chart.Rendered) []Problem {
 	return problems
 }
 
+// badField is a field of a role Kubernetes would refuse: what is wrong, and
+// the value at fault.
+type badField struct {
+	msg   string
+	value any
+}
+
 // readRules reads a role's rules leniently: a rule whose field Kubernetes
 // would refuse is dropped and named in bad.
-func readRules(v any) (rules []rbacv1.PolicyRule, bad []string) {
+func readRules(v any) (rules []rbacv1.PolicyRule, bad []badField) {
 	if v == nil {
 		return nil, nil
 	}
 	list, ok := v.([]any)
 	if !ok {
-		return nil, []string{fmt.Sprintf("rules is %s, not a list", describeValue(v))}
+		return nil, []badField{{fmt.Sprintf("rules is %s, not a list", describeValue(v)), v}}
 	}
 	for i, item := range list {
 		m, ok := item.(map[string]any)
 		if !ok {
-			bad = append(bad, fmt.Sprintf("rules[%d] is %s, not an object", i, describeValue(item)))
+			bad = append(bad, badField{fmt.Sprintf("rules[%d] is %s, not an object", i, describeValue(item)), item})
 			continue
 		}
 		var pr rbacv1.PolicyRule
-		var problems []string
+		var problems []badField
 		for _, f := range []struct {
 			name string
 			dst  *[]string
 		}{{"apiGroups", &pr.APIGroups}, {"resources", &pr.Resources}, {"resourceNames", &pr.ResourceNames}, {"nonResourceURLs", &pr.NonResourceURLs}, {"verbs", &pr.Verbs}} {
-			strs, err := stringList(m[f.name])
-			if err != "" {
-				problems = append(problems, fmt.Sprintf("rules[%d].%s is %s", i, f.name, err))
+			strs, why, at := stringList(m[f.name])
+			if why != "" {
+				problems = append(problems, badField{fmt.Sprintf("rules[%d].%s is %s", i, f.name, why), at})
 			}
 			*f.dst = strs
 		}
@@ -141,24 +163,39 @@ func readRules(v any) (rules []rbacv1.PolicyRule, bad []string) {
 	return rules, bad
 }
 
-// stringList reads a list of strings; what is wrong is described otherwise.
-func stringList(v any) ([]string, string) {
+// stringList reads a list of strings; what is wrong is described otherwise,
+// with the value at fault.
+func stringList(v any) ([]string, string, any) {
 	if v == nil {
-		return nil, ""
+		return nil, "", nil
 	}
 	list, ok := v.([]any)
 	if !ok {
-		return nil, describeValue(v) + ", not a list of strings"
+		return nil, describeValue(v) + ", not a list of strings", v
 	}
 	out := make([]string, 0, len(list))
 	for j, e := range list {
 		s, ok := e.(string)
 		if !ok {
-			return nil, fmt.Sprintf("a list whose item %d is %s, not a string", j, describeValue(e))
+			return nil, fmt.Sprintf("a list whose item %d is %s, not a string", j, describeValue(e)), e
 		}
 		out = append(out, s)
 	}
-	return out, ""
+	return out, "", nil
+}
+
+// madeUp says whether a value is one the exploration makes up: an empty
+// map or list (an item of a list turned on), or its placeholder.
+func madeUp(v any) bool {
+	switch t := v.(type) {
+	case map[string]any:
+		return len(t) == 0
+	case []any:
+		return len(t) == 0
+	case string:
+		return strings.Contains(t, ExploredValue)
+	}
+	return false
 }
 
 // describeValue names a YAML value and its type for a message.

@@ -43,9 +43,13 @@ func TestReadRules(t *testing.T) {
 			if err := yaml.Unmarshal([]byte(tt.rules), &v); err != nil {
 				t.Fatal(err)
 			}
-			got, bad := readRules(v)
+			got, badFields := readRules(v)
 			if !reflect.DeepEqual(got, tt.want) {
 				t.Errorf("rules = %+v, want %+v", got, tt.want)
+			}
+			var bad []string
+			for _, b := range badFields {
+				bad = append(bad, b.msg)
 			}
 			if !reflect.DeepEqual(bad, tt.bad) {
 				t.Errorf("bad = %q, want %q", bad, tt.bad)

@@ -5,3 +5,10 @@ policy/v1
 policy/v1beta1
 {{- end -}}
 {{- end -}}
+{{- define "gated.monitoring.apiVersion" -}}
+{{- if .Values.apiVersionOverrides.monitoring -}}
+{{ .Values.apiVersionOverrides.monitoring }}
+{{- else -}}
+monitoring.coreos.com/v1
+{{- end -}}
+{{- end -}}
