@@ -175,6 +175,9 @@ type created struct {
 	gates     map[string]bool
 	// ungated is true once default or sample values render it.
 	ungated, rendered bool
+	// elsewhere are the namespaces, other than the release's, that its
+	// objects name for themselves (kube-system, a list of watched ones).
+	elsewhere map[string]bool
 }
 
 // Derive renders the chart and derives the RBAC its operator needs.
@@ -339,6 +342,12 @@ func (d *derivation) see(m chart.Manifest, gates []string) {
 	}
 	c.rendered = true
 	c.templates[m.Source] = true
+	if ns := m.Object.GetNamespace(); ns != "" && ns != d.releaseNamespace() && !strings.Contains(ns, ExploredValue) {
+		if c.elsewhere == nil {
+			c.elsewhere = map[string]bool{}
+		}
+		c.elsewhere[ns] = true
+	}
 	if gates == nil {
 		c.ungated = true
 	}
@@ -347,11 +356,14 @@ func (d *derivation) see(m chart.Manifest, gates []string) {
 	}
 }
 
+// releaseNamespace is the namespace the chart is rendered into.
+func (d *derivation) releaseNamespace() string { return cmp.Or(d.opts.WatchNamespace, "default") }
+
 // render renders the chart with vals over the user's values (what describes
 // them, for errors) for the target cluster, which also serves apis, and
 // keeps the render.
 func (d *derivation) render(vals map[string]any, what string, apis []string) (*chart.Rendered, error) {
-	ns := cmp.Or(d.opts.WatchNamespace, "default")
+	ns := d.releaseNamespace()
 	r, err := d.renderer.Render(chart.RenderOptions{Namespace: ns, Values: mergeValues(d.opts.Values, vals),
 		KubeVersion: renderKubeVersion(d.minor), ServedAPIVersions: d.served, APIVersions: apis})
 	if err != nil {
@@ -504,7 +516,15 @@ func (d *derivation) grantKind(c *created) {
 	m := d.resolv.resolve(target)
 	k.Resource, k.Namespaced, k.ResolvedBy = m.Resource, m.Namespaced, m.Source
 	d.res.Kinds = append(d.res.Kinds, k)
-	d.rules.add(m.Namespaced, target.Group, m.Resource, nil, manageVerbs, d.reason(k, target, m))
+	reason := d.reason(k, target, m)
+	// Objects in a namespace of their own are out of reach of a Role in
+	// the watched namespaces (OLM grants permissions there only): the rule
+	// must hold cluster-wide.
+	inWatched := m.Namespaced && len(c.elsewhere) == 0
+	if m.Namespaced && !inWatched {
+		reason += "; also in namespace " + strings.Join(sortedKeys(c.elsewhere), ", ") + ", so cluster-wide"
+	}
+	d.rules.add(inWatched, target.Group, m.Resource, nil, manageVerbs, reason)
 }
 
 // reason says why a kind is granted, for role.yaml, and warns about what the
@@ -533,7 +553,7 @@ func (d *derivation) reason(k Kind, target schema.GroupVersionKind, m mapping) s
 }
 
 func (d *derivation) holdChartRoles() error {
-	d.res.Warnings = append(d.res.Warnings, addHeldPermissions(d.rules, d.renders, d.explorations)...)
+	d.res.Warnings = append(d.res.Warnings, addHeldPermissions(d.releaseNamespace(), d.rules, d.renders, d.explorations)...)
 	return nil
 }
 

@@ -22,7 +22,7 @@ import (
 //
 // explored are the renders with values chartpilot made up: what is wrong
 // there may be those values, which the warning says.
-func addHeldPermissions(rules *ruleSet, renders []*chart.Rendered, explored map[*chart.Rendered]bool) []Problem {
+func addHeldPermissions(releaseNS string, rules *ruleSet, renders []*chart.Rendered, explored map[*chart.Rendered]bool) []Problem {
 	var problems []Problem
 	seen := map[string]bool{}
 	var r *chart.Rendered
@@ -60,7 +60,9 @@ func addHeldPermissions(rules *ruleSet, renders []*chart.Rendered, explored map[
 				}
 				warn(m, b.msg+": Kubernetes refuses the object, and the operator is not granted what that rule would grant")
 			}
-			namespaced := kind == "Role"
+			// A Role in a namespace of its own (kube-system, say) is out of
+			// reach of the operator's Role in the watched namespaces.
+			namespaced := kind == "Role" && inRelease(m, releaseNS)
 			name := m.Object.GetName()
 			if strings.Contains(name, ExploredValue) {
 				name = "(named from values)"
@@ -112,7 +114,7 @@ func addHeldPermissions(rules *ruleSet, renders []*chart.Rendered, explored map[
 					refKind, refName, refKind, rbacv1.GroupName, resource))
 				continue
 			}
-			rules.add(kind == "RoleBinding", rbacv1.GroupName, resource, []string{refName}, []string{"bind"},
+			rules.add(kind == "RoleBinding" && inRelease(m, releaseNS), rbacv1.GroupName, resource, []string{refName}, []string{"bind"},
 				fmt.Sprintf("%s %s (%s) binds %s %s, which the chart does not create", kind, m.Object.GetName(), m.Source, refKind, refName))
 		}
 	}
@@ -251,4 +253,11 @@ func has(list []string, s string) bool {
 		}
 	}
 	return false
+}
+
+// inRelease says whether m is created in the release's namespace, not in one
+// the chart names for it.
+func inRelease(m chart.Manifest, releaseNS string) bool {
+	ns := m.Object.GetNamespace()
+	return ns == "" || ns == releaseNS
 }
