@@ -184,8 +184,24 @@ func addUndeclared(s, inferred *apiextensionsv1.JSONSchemaProps) {
 			addUndeclared(&declared, &p)
 			s.Properties[k] = declared
 		case open && len(s.Properties) > 0:
+			keepUnknown(&p)
 			s.Properties[k] = p
 		}
+	}
+}
+
+// keepUnknown opens every object of s to keys values.yaml does not show:
+// its defaults name some of a map's keys, never all it may take.
+func keepUnknown(s *apiextensionsv1.JSONSchemaProps) {
+	if s.Type == "object" && s.AdditionalProperties == nil {
+		s.XPreserveUnknownFields = ptr.To(true)
+	}
+	for k, p := range s.Properties {
+		keepUnknown(&p)
+		s.Properties[k] = p
+	}
+	if s.Items != nil && s.Items.Schema != nil {
+		keepUnknown(s.Items.Schema)
 	}
 }
 

@@ -35,6 +35,9 @@ func TestAddUndeclared(t *testing.T) {
 				t.Fatal(err)
 			}
 			addUndeclared(s, inferred)
+			if r, ok := property(s, "route"); ok && (r.XPreserveUnknownFields == nil || !*r.XPreserveUnknownFields) {
+				t.Error("route, typed from values.yaml, refuses keys values.yaml does not show")
+			}
 			for field, typ := range tt.want {
 				p, ok := property(s, field)
 				if got := p.Type; (typ == "" && ok) || (typ != "" && got != typ) {
