@@ -77,6 +77,17 @@ type result struct {
 	valuesSets              []valuesResult
 }
 
+// knownFailures are the values sets known to fail, by chart/set, and why;
+// any other failure fails the test, and so does a known one that passes.
+var knownFailures = map[string]string{
+	"argo-cd/ci/ha-autoscaling-values.yaml": "it enables the redis-ha subchart, which the corpus does not vendor (SOURCES.md)",
+	"argo-cd/ci/ha-static-values.yaml":      "it enables the redis-ha subchart, which the corpus does not vendor (SOURCES.md)",
+	"prometheus/ci/10-namespaced-sd-values.yaml": "its values give the chart's ClusterRole rules no explored gate renders, " +
+		"which the operator must hold to create it",
+	"promtail/ci/service-values.yaml": "an Ingress per extraPorts entry that sets ingress: a gate inside a range over a map, " +
+		"which gate exploration does not reach",
+}
+
 // valuesResult is one values set of a chart.
 type valuesResult struct {
 	name string
@@ -87,6 +98,8 @@ type valuesResult struct {
 	objects   int
 	refused   []string
 	unchecked []string
+	// known says why the failure is known, for one in knownFailures.
+	known string
 }
 
 func (v valuesResult) passed() bool { return v.cr == "" && len(v.refused) == 0 }
@@ -205,8 +218,15 @@ func checkChart(t *testing.T, bin string, env *apiServer, ch chartCase, r *resul
 		for _, mode := range supportedModes(b.CSV) {
 			checkInstall(t, env, c, b.CSV, installCase{mode: mode, id: fmt.Sprintf("%s-%d-%s", short(ch.name), i, modeID(mode)), values: values}, &v)
 		}
-		if !v.passed() {
+		known, isKnown := knownFailures[ch.name+"/"+name]
+		switch {
+		case !v.passed() && !isKnown:
 			t.Errorf("values %s: CR: %s; refused: %s", name, v.cr, strings.Join(v.refused, "; "))
+		case !v.passed():
+			v.known = known
+			t.Logf("values %s fails, as known (%s): CR: %s; refused: %s", name, known, v.cr, strings.Join(v.refused, "; "))
+		case isKnown:
+			t.Errorf("values %s passes now: take it off knownFailures", name)
 		}
 		r.valuesSets = append(r.valuesSets, v)
 	}
