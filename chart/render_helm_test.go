@@ -1,7 +1,6 @@
 package chart
 
 import (
-	"os"
 	"path/filepath"
 	"reflect"
 	"sort"
@@ -11,31 +10,9 @@ import (
 	"helm.sh/helm/v3/pkg/action"
 	"helm.sh/helm/v3/pkg/chartutil"
 	"helm.sh/helm/v3/pkg/releaseutil"
-	"sigs.k8s.io/yaml"
+
+	"github.com/chartpilot/chartpilot/internal/corpus"
 )
-
-// corpusDir is the shared corpus of real-world charts (issue 25).
-const corpusDir = "/work/shared/charts"
-
-// corpusCharts lists the corpus's charts; it skips when the corpus is absent
-// and CI is unset, and fails under CI.
-func corpusCharts(t testing.TB) []string {
-	t.Helper()
-	entries, err := os.ReadDir(corpusDir)
-	if err != nil {
-		if os.Getenv("CI") != "" {
-			t.Fatalf("the chart corpus: %v", err)
-		}
-		t.Skipf("no chart corpus: %v", err)
-	}
-	var out []string
-	for _, e := range entries {
-		if e.IsDir() {
-			out = append(out, filepath.Join(corpusDir, e.Name()))
-		}
-	}
-	return out
-}
 
 // helmTemplate renders with Helm's install action in client-only dry-run
 // mode, as `helm template` does: the reference Render must match.
@@ -99,7 +76,7 @@ func helmTemplate(t *testing.T, c *Chart, opts RenderOptions) (*Rendered, error)
 func TestRenderMatchesHelm(t *testing.T) {
 	dirs := []string{testChart("webapp"), testChart("umbrella"), testChart("clusterwide"), testChart("legacy"), testChart("widgets")}
 	if !testing.Short() {
-		dirs = append(dirs, corpusCharts(t)...)
+		dirs = append(dirs, corpus.Charts(t)...)
 	}
 	for _, dir := range dirs {
 		t.Run(filepath.Base(dir), func(t *testing.T) {
@@ -112,17 +89,10 @@ func TestRenderMatchesHelm(t *testing.T) {
 				t.Fatal(err)
 			}
 			sets := map[string]map[string]any{"defaults": nil}
-			ci, _ := filepath.Glob(filepath.Join(dir, "ci", "*.yaml"))
-			for _, f := range ci {
-				data, err := os.ReadFile(f)
-				if err != nil {
-					t.Fatal(err)
+			if !strings.HasPrefix(dir, "testdata") {
+				for _, set := range corpus.CIValues(t, dir) {
+					sets[set.Name] = set.Values
 				}
-				vals := map[string]any{}
-				if err := yaml.Unmarshal(data, &vals); err != nil {
-					t.Fatalf("%s: %v", f, err)
-				}
-				sets[filepath.Base(f)] = vals
 			}
 			for name, vals := range sets {
 				opts := RenderOptions{Values: vals}

@@ -7,26 +7,13 @@ import (
 	"strings"
 	"testing"
 
-	"sigs.k8s.io/yaml"
-
 	"github.com/chartpilot/chartpilot/chart"
+	"github.com/chartpilot/chartpilot/internal/corpus"
 )
 
-// corpusDir is the shared corpus of real-world charts (issue 25).
-const corpusDir = "/work/shared/charts"
-
-// corpusChart loads a chart of the corpus; it skips when the corpus is
-// absent and CI is unset, and fails under CI.
 func corpusChart(t testing.TB, name string) *chart.Chart {
 	t.Helper()
-	dir := filepath.Join(corpusDir, name)
-	if _, err := os.Stat(dir); err != nil {
-		if os.Getenv("CI") != "" {
-			t.Fatalf("the chart corpus: %v", err)
-		}
-		t.Skipf("no chart corpus: %v", err)
-	}
-	c, err := chart.Load(dir)
+	c, err := chart.Load(filepath.Join(corpus.Dir(t), name))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -36,21 +23,13 @@ func corpusChart(t testing.TB, name string) *chart.Chart {
 // ciValues are the values files a corpus chart's project tests with.
 func ciValues(t *testing.T, c *chart.Chart) []map[string]any {
 	t.Helper()
-	files, _ := filepath.Glob(filepath.Join(c.Path, "ci", "*.yaml"))
 	var out []map[string]any
-	for _, f := range files {
-		data, err := os.ReadFile(f)
-		if err != nil {
-			t.Fatal(err)
-		}
-		vals := map[string]any{}
-		if err := yaml.Unmarshal(data, &vals); err != nil {
-			t.Fatalf("%s: %v", f, err)
-		}
+	for _, set := range corpus.CIValues(t, c.Path) {
+		vals := set.Values
 		if _, err := c.Render(chart.RenderOptions{Values: vals}); err != nil {
 			// Helm cannot render it either (argo-cd's redis-ha values
 			// need the subchart the corpus left out).
-			t.Logf("%s: left out: %v", f, err)
+			t.Logf("%s: left out: %v", set.Name, err)
 			continue
 		}
 		out = append(out, vals)
@@ -93,18 +72,12 @@ func TestDeriveCorpus(t *testing.T) {
 		"promtail":           {warnings: []string{"promtail/templates/podsecuritypolicy.yaml: policy/v1beta1 PodSecurityPolicy is no longer served"}},
 		"argo-cd":            {warnings: []string{"the operator is cluster-admin in effect"}},
 	}
-	entries, err := os.ReadDir(corpusDir)
-	if err != nil {
-		corpusChart(t, "argo-cd") // skips, or fails under CI
-	}
 	n := 0
-	for _, e := range entries {
-		if !e.IsDir() {
-			continue
-		}
+	for _, dir := range corpus.Charts(t) {
+		name := filepath.Base(dir)
 		n++
-		t.Run(e.Name(), func(t *testing.T) {
-			c := corpusChart(t, e.Name())
+		t.Run(name, func(t *testing.T) {
+			c := corpusChart(t, name)
 			res, err := Derive(Options{Chart: c, Owner: Owner{Group: "charts.example.com", Resource: "things", Kind: "Thing"}, Backup: true, SampleValues: ciValues(t, c)})
 			if err != nil {
 				t.Fatal(err)
@@ -112,7 +85,7 @@ func TestDeriveCorpus(t *testing.T) {
 			if err := res.Err(); err != nil {
 				t.Fatal(err)
 			}
-			want := checks[e.Name()]
+			want := checks[name]
 			got := ruleStrings(res.Rules)
 			for _, r := range want.rules {
 				if !slices.Contains(got, r) {
