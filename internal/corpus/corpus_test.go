@@ -22,6 +22,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -130,9 +131,7 @@ func newAPIServer(t *testing.T) *apiServer {
 	env := &apiServer{cfg: cfg, c: c}
 	// ServiceMonitors and PrometheusRules are what charts most often
 	// create besides built-in kinds: serve them, as a monitored cluster does.
-	var crds []*apiextensionsv1.CustomResourceDefinition
-	crds = append(crds, monitoringcrd.CRDs()...)
-	env.installCRDs(t, crds)
+	env.installCRDs(t, monitoringcrd.CRDs())
 	return env
 }
 
@@ -153,8 +152,10 @@ func (a *apiServer) installCRDs(t *testing.T, crds []*apiextensionsv1.CustomReso
 	}
 }
 
-// client returns a client whose REST mapper knows the CRDs installed so far.
-func (a *apiServer) client(t *testing.T, cfg *rest.Config) client.Client {
+// impersonating returns a client acting as user.
+func (a *apiServer) impersonating(t *testing.T, user string) client.Client {
+	cfg := rest.CopyConfig(a.cfg)
+	cfg.Impersonate = rest.ImpersonationConfig{UserName: user}
 	t.Helper()
 	c, err := client.New(cfg, client.Options{})
 	if err != nil {
@@ -205,7 +206,7 @@ func checkChart(t *testing.T, bin string, env *apiServer, ch chartCase, r *resul
 		var crds []*apiextensionsv1.CustomResourceDefinition
 		for _, m := range rendered.CRDs {
 			crd := &apiextensionsv1.CustomResourceDefinition{}
-			if err := runtimeConvert(m.Object, crd); err == nil && crd.Name != "" {
+			if err := runtime.DefaultUnstructuredConverter.FromUnstructured(m.Object.Object, crd); err == nil && crd.Name != "" {
 				crds = append(crds, crd)
 			}
 		}
@@ -248,8 +249,7 @@ func checkCR(t *testing.T, env *apiServer, w watches.Watch, ns string, values ma
 	if err != nil {
 		t.Fatal(err)
 	}
-	c := env.client(t, env.cfg)
-	if err := c.Create(ctx, cr); err != nil {
+	if err := env.c.Create(ctx, cr); err != nil {
 		return "refused: " + err.Error()
 	}
 	var want, got any
@@ -319,16 +319,13 @@ func checkInstall(t *testing.T, env *apiServer, c *chart.Chart, csv *v1alpha1.Cl
 		v.refused = append(v.refused, fmt.Sprintf("%s: render: %v", ic.mode, err))
 		return
 	}
-	as := rest.CopyConfig(env.cfg)
-	as.Impersonate = rest.ImpersonationConfig{UserName: "system:serviceaccount:" + opNS + ":" + sa}
-	oc := env.client(t, as)
-	mapper := env.c.RESTMapper()
+	oc := env.impersonating(t, "system:serviceaccount:"+opNS+":"+sa)
 	for _, m := range rendered.Objects {
 		if strings.Contains(m.Hook, "test") {
 			continue // helm test hooks: the operator never runs them
 		}
 		obj := m.Object.DeepCopy()
-		namespaced, err := apiutilIsNamespaced(mapper, obj)
+		namespaced, err := env.c.IsObjectNamespaced(obj)
 		if meta.IsNoMatchError(err) {
 			v.unchecked = appendOnce(v.unchecked, obj.GetKind())
 			continue
@@ -351,15 +348,6 @@ func checkInstall(t *testing.T, env *apiServer, c *chart.Chart, csv *v1alpha1.Cl
 			v.refused = append(v.refused, fmt.Sprintf("%s: %s %s: %v", ic.mode, obj.GetKind(), obj.GetName(), err))
 		}
 	}
-}
-
-func apiutilIsNamespaced(mapper meta.RESTMapper, obj *unstructured.Unstructured) (bool, error) {
-	gvk := obj.GroupVersionKind()
-	m, err := mapper.RESTMapping(gvk.GroupKind(), gvk.Version)
-	if err != nil {
-		return false, err
-	}
-	return m.Scope.Name() == meta.RESTScopeNameNamespace, nil
 }
 
 // checkRelatedImages checks that the CSV's relatedImages hold the image of
@@ -473,12 +461,4 @@ func firstLine(s string) string {
 func lastLine(s string) string {
 	lines := strings.Split(strings.TrimSpace(s), "\n")
 	return strings.TrimSpace(lines[len(lines)-1])
-}
-
-func runtimeConvert(u *unstructured.Unstructured, into any) error {
-	data, err := json.Marshal(u.Object)
-	if err != nil {
-		return err
-	}
-	return json.Unmarshal(data, into)
 }
