@@ -10,8 +10,9 @@ import (
 	"strings"
 
 	"go.yaml.in/yaml/v3"
-	"helm.sh/helm/v3/pkg/chart/loader"
-	"helm.sh/helm/v3/pkg/chartutil"
+
+	"helm.sh/helm/v4/pkg/chart/loader/archive"
+	chartutil "helm.sh/helm/v4/pkg/chart/v2/util"
 )
 
 // placeholder is a template placeholder ({{ ... }}) found in a Chart.yaml,
@@ -69,23 +70,23 @@ func archivePlaceholder(file string) (placeholder, bool) {
 		return placeholder{}, false
 	}
 	defer f.Close()
-	files, err := loader.LoadArchiveFiles(f)
+	files, err := archive.LoadArchiveFiles(f)
 	if err != nil {
 		return placeholder{}, false
 	}
 	return filesPlaceholder(file, files)
 }
 
-func filesPlaceholder(archive string, files []*loader.BufferedFile) (placeholder, bool) {
+func filesPlaceholder(file string, files []*archive.BufferedFile) (placeholder, bool) {
 	for _, bf := range files {
-		where := archive + " (" + bf.Name + ")"
+		where := file + " (" + bf.Name + ")"
 		switch {
 		case path.Base(bf.Name) == chartutil.ChartfileName:
 			if p, ok := placeholderIn(where, bf.Data); ok {
 				return p, true
 			}
 		case strings.HasSuffix(bf.Name, ".tgz"):
-			inner, err := loader.LoadArchiveFiles(bytes.NewReader(bf.Data))
+			inner, err := archive.LoadArchiveFiles(bytes.NewReader(bf.Data))
 			if err != nil {
 				continue
 			}

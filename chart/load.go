@@ -8,9 +8,10 @@ import (
 	"strings"
 
 	"github.com/Masterminds/semver/v3"
-	helmchart "helm.sh/helm/v3/pkg/chart"
-	"helm.sh/helm/v3/pkg/chart/loader"
-	"helm.sh/helm/v3/pkg/chartutil"
+
+	helmchart "helm.sh/helm/v4/pkg/chart/v2"
+	"helm.sh/helm/v4/pkg/chart/v2/loader"
+	chartutil "helm.sh/helm/v4/pkg/chart/v2/util"
 )
 
 // ErrUnresolvedDependency is returned when a dependency listed in Chart.yaml is

@@ -9,13 +9,14 @@ import (
 	"strings"
 
 	"github.com/Masterminds/semver/v3"
-	"helm.sh/helm/v3/pkg/cli"
-	"helm.sh/helm/v3/pkg/downloader"
-	"helm.sh/helm/v3/pkg/getter"
-	"helm.sh/helm/v3/pkg/registry"
-	"helm.sh/helm/v3/pkg/repo"
 
 	"github.com/chartpilot/chartpilot/internal/atomicfile"
+
+	"helm.sh/helm/v4/pkg/cli"
+	"helm.sh/helm/v4/pkg/downloader"
+	"helm.sh/helm/v4/pkg/getter"
+	"helm.sh/helm/v4/pkg/registry"
+	repo "helm.sh/helm/v4/pkg/repo/v1"
 )
 
 // OCIScheme prefixes a chart reference in an OCI registry, as in
@@ -62,7 +63,7 @@ func Pull(opts PullOptions) (string, error) {
 	where := fmt.Sprintf("chart %s %s from %s", opts.Name, opts.Version, opts.RepoURL)
 	settings := cli.New()
 	getters := getter.All(settings)
-	url, err := repo.FindChartInRepoURL(opts.RepoURL, opts.Name, opts.Version, "", "", "", getters)
+	url, err := repo.FindChartInRepoURL(opts.RepoURL, opts.Name, getters, repo.WithChartVersion(opts.Version))
 	if err != nil {
 		return "", fmt.Errorf("pulling %s: %w", where, err)
 	}

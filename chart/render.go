@@ -6,14 +6,17 @@ import (
 	"sort"
 	"strings"
 
-	helmchart "helm.sh/helm/v3/pkg/chart"
-	"helm.sh/helm/v3/pkg/chartutil"
-	"helm.sh/helm/v3/pkg/engine"
-	"helm.sh/helm/v3/pkg/release"
-	"helm.sh/helm/v3/pkg/releaseutil"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"sigs.k8s.io/yaml"
+
+	helmcommon "helm.sh/helm/v4/pkg/chart/common"
+	valuesutil "helm.sh/helm/v4/pkg/chart/common/util"
+	helmchart "helm.sh/helm/v4/pkg/chart/v2"
+	chartutil "helm.sh/helm/v4/pkg/chart/v2/util"
+	"helm.sh/helm/v4/pkg/engine"
+	release "helm.sh/helm/v4/pkg/release/v1"
+	releaseutil "helm.sh/helm/v4/pkg/release/v1/util"
 )
 
 // DefaultKubeVersion is the Kubernetes version charts are rendered for
@@ -158,14 +161,14 @@ func (r *Renderer) Render(opts RenderOptions) (*Rendered, error) {
 	ch := copyTree(r.loaded)
 	// Helm merges into the map it is given: hand it a copy.
 	vals := MergeValues(copyValues(r.chart.Values), copyValues(opts.Values))
-	if err := chartutil.ProcessDependenciesWithMerge(ch, vals); err != nil {
+	if err := chartutil.ProcessDependencies(ch, vals); err != nil {
 		return nil, fmt.Errorf("rendering chart %s: %w", name, err)
 	}
 	if kv := ch.Metadata.KubeVersion; kv != "" && !chartutil.IsCompatibleRange(kv, caps.KubeVersion.String()) {
 		return nil, fmt.Errorf("rendering chart %s: chart requires kubeVersion: %s which is incompatible with Kubernetes %s", name, kv, caps.KubeVersion.String())
 	}
-	release := chartutil.ReleaseOptions{Name: opts.ReleaseName, Namespace: opts.Namespace, Revision: 1, IsInstall: !opts.IsUpgrade, IsUpgrade: opts.IsUpgrade}
-	top, err := chartutil.ToRenderValuesWithSchemaValidation(ch, vals, release, caps, false)
+	release := helmcommon.ReleaseOptions{Name: opts.ReleaseName, Namespace: opts.Namespace, Revision: 1, IsInstall: !opts.IsUpgrade, IsUpgrade: opts.IsUpgrade}
+	top, err := valuesutil.ToRenderValuesWithSchemaValidation(ch, vals, release, caps, false)
 	if err != nil {
 		return nil, fmt.Errorf("rendering chart %s: %w", name, err)
 	}
@@ -217,15 +220,15 @@ func (r *Renderer) Render(opts RenderOptions) (*Rendered, error) {
 const notesFile = "NOTES.txt"
 
 // capabilities are .Capabilities for the render.
-func (o RenderOptions) capabilities() (*chartutil.Capabilities, error) {
-	kv, err := chartutil.ParseKubeVersion(o.KubeVersion)
+func (o RenderOptions) capabilities() (*helmcommon.Capabilities, error) {
+	kv, err := helmcommon.ParseKubeVersion(o.KubeVersion)
 	if err != nil {
 		return nil, fmt.Errorf("kube version %q: %w", o.KubeVersion, err)
 	}
-	caps := chartutil.DefaultCapabilities.Copy()
+	caps := helmcommon.DefaultCapabilities.Copy()
 	caps.KubeVersion = *kv
 	if o.ServedAPIVersions != nil {
-		caps.APIVersions = append(chartutil.VersionSet(nil), o.ServedAPIVersions...)
+		caps.APIVersions = append(helmcommon.VersionSet(nil), o.ServedAPIVersions...)
 	}
 	caps.APIVersions = append(caps.APIVersions, o.APIVersions...)
 	return caps, nil

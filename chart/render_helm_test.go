@@ -1,17 +1,19 @@
 package chart
 
 import (
+	"log/slog"
 	"path/filepath"
 	"reflect"
 	"sort"
 	"strings"
 	"testing"
 
-	"helm.sh/helm/v3/pkg/action"
-	"helm.sh/helm/v3/pkg/chartutil"
-	"helm.sh/helm/v3/pkg/releaseutil"
-
 	"github.com/chartpilot/chartpilot/internal/corpus"
+
+	"helm.sh/helm/v4/pkg/action"
+	helmcommon "helm.sh/helm/v4/pkg/chart/common"
+	helmrelease "helm.sh/helm/v4/pkg/release/v1"
+	releaseutil "helm.sh/helm/v4/pkg/release/v1/util"
 )
 
 // helmTemplate renders with Helm's install action in client-only dry-run
@@ -23,17 +25,23 @@ func helmTemplate(t *testing.T, c *Chart, opts RenderOptions) (*Rendered, error)
 	if err != nil {
 		t.Fatal(err)
 	}
-	kv, err := chartutil.ParseKubeVersion(opts.KubeVersion)
+	kv, err := helmcommon.ParseKubeVersion(opts.KubeVersion)
 	if err != nil {
 		t.Fatal(err)
 	}
-	install := action.NewInstall(&action.Configuration{Log: func(string, ...any) {}})
-	install.DryRun, install.ClientOnly, install.Replace = true, true, true
+	cfg := &action.Configuration{}
+	cfg.SetLogger(slog.DiscardHandler)
+	install := action.NewInstall(cfg)
+	install.DryRunStrategy, install.Replace = action.DryRunClient, true
 	install.ReleaseName, install.Namespace, install.KubeVersion = opts.ReleaseName, opts.Namespace, kv
 	install.APIVersions = opts.APIVersions
-	rel, err := install.Run(ch, copyValues(opts.Values))
+	r, err := install.Run(ch, copyValues(opts.Values))
 	if err != nil {
 		return nil, err
+	}
+	rel, ok := r.(*helmrelease.Release)
+	if !ok {
+		t.Fatalf("install returned a %T", r)
 	}
 	out := &Rendered{Notes: rel.Info.Notes}
 	// rel.Manifest holds the documents in install order, each under a

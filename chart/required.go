@@ -7,7 +7,8 @@ import (
 	"strings"
 	"text/template/parse"
 
-	helmchart "helm.sh/helm/v3/pkg/chart"
+	helmcommon "helm.sh/helm/v4/pkg/chart/common"
+	helmchart "helm.sh/helm/v4/pkg/chart/v2"
 )
 
 // ValueError is a render the chart refused itself, through Helm's
@@ -119,7 +120,7 @@ func splitLocation(loc string) (file string, line, col int, ok bool) {
 // templateOf finds the template Helm names file ("top/charts/sub/templates/x.yaml"),
 // the chart holding it and the keys of that chart's values from the top
 // chart's (its aliases, as Helm names aliased subcharts).
-func templateOf(ch *helmchart.Chart, file string) (*helmchart.Chart, []string, *helmchart.File) {
+func templateOf(ch *helmchart.Chart, file string) (*helmchart.Chart, []string, *helmcommon.File) {
 	rest, ok := strings.CutPrefix(file, ch.Name()+"/")
 	if !ok {
 		return nil, nil, nil

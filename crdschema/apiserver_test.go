@@ -11,7 +11,6 @@ import (
 	"time"
 
 	"github.com/go-logr/logr"
-	helmchart "helm.sh/helm/v3/pkg/chart"
 	corev1 "k8s.io/api/core/v1"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -29,6 +28,8 @@ import (
 
 	"github.com/chartpilot/chartpilot/chart"
 	"github.com/chartpilot/chartpilot/cluster/clustertest"
+
+	helmchart "helm.sh/helm/v4/pkg/chart/v2"
 )
 
 // server is a real API server and clients for it.

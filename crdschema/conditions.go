@@ -5,8 +5,9 @@ import (
 	"sort"
 	"strings"
 
-	helmchart "helm.sh/helm/v3/pkg/chart"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+
+	helmchart "helm.sh/helm/v4/pkg/chart/v2"
 )
 
 // addConditions declares the values paths of ch's dependencies' conditions

@@ -6,16 +6,17 @@ import (
 	"regexp"
 	"strings"
 
-	"helm.sh/helm/v3/pkg/chartutil"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
 
-	helmchart "helm.sh/helm/v3/pkg/chart"
-
 	"github.com/chartpilot/chartpilot/chart"
 	"github.com/chartpilot/chartpilot/operator/autoscale"
 	"github.com/chartpilot/chartpilot/operator/reconciler"
+
+	valuesutil "helm.sh/helm/v4/pkg/chart/common/util"
+	helmchart "helm.sh/helm/v4/pkg/chart/v2"
+	chartutil "helm.sh/helm/v4/pkg/chart/v2/util"
 )
 
 // Spec is the schema of a chart's values, which a CR's spec holds, with
@@ -32,7 +33,7 @@ func Spec(c *chart.Chart) (*apiextensionsv1.JSONSchemaProps, []string, error) {
 		return nil, nil, err
 	}
 	warnings = append(warnings, Widen(s, usage, c.Name())...)
-	if defaults, err := chartutil.CoalesceValues(c.Helm, nil); err == nil {
+	if defaults, err := valuesutil.CoalesceValues(c.Helm, nil); err == nil {
 		warnings = append(warnings, EmptyNumbers(usage, defaults, c.Name())...)
 	}
 	warnings = append(warnings, addTags(s, c.Helm, c.Name())...)

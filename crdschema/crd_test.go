@@ -15,9 +15,10 @@ import (
 	"k8s.io/apiextensions-apiserver/pkg/apiserver/validation"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
-	helmchart "helm.sh/helm/v3/pkg/chart"
-
 	"github.com/chartpilot/chartpilot/chart"
+
+	helmcommon "helm.sh/helm/v4/pkg/chart/common"
+	helmchart "helm.sh/helm/v4/pkg/chart/v2"
 )
 
 func chartDir(name string) string { return filepath.Join("..", "chart", "testdata", "charts", name) }
@@ -370,11 +371,11 @@ func TestUndeclaredValuesConditionsAndTags(t *testing.T) {
 // values they read are the parent's.
 func TestLibraryHelpersReadTheParentsValues(t *testing.T) {
 	lib := &helmchart.Chart{Metadata: &helmchart.Metadata{Name: "common", Version: "1.0.0", Type: "library"},
-		Templates: []*helmchart.File{{Name: "templates/_names.tpl", Data: []byte(`{{ define "common.name" }}{{ default .Chart.Name .Values.nameOverride }}{{ end }}`)}}}
+		Templates: []*helmcommon.File{{Name: "templates/_names.tpl", Data: []byte(`{{ define "common.name" }}{{ default .Chart.Name .Values.nameOverride }}{{ end }}`)}}}
 	parent := &helmchart.Chart{Metadata: &helmchart.Metadata{Name: "app", Version: "1.0.0",
 		Dependencies: []*helmchart.Dependency{{Name: "common", Version: "1.0.0"}}},
-		Raw:       []*helmchart.File{{Name: "values.yaml", Data: []byte("replicas: 1\n")}},
-		Templates: []*helmchart.File{{Name: "templates/cm.yaml", Data: []byte(`name: {{ include "common.name" . }}`)}}}
+		Raw:       []*helmcommon.File{{Name: "values.yaml", Data: []byte("replicas: 1\n")}},
+		Templates: []*helmcommon.File{{Name: "templates/cm.yaml", Data: []byte(`name: {{ include "common.name" . }}`)}}}
 	parent.AddDependency(lib)
 	s, warnings, err := Spec(&chart.Chart{Helm: parent})
 	if err != nil {

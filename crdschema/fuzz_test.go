@@ -10,8 +10,6 @@ import (
 	"text/template"
 	"time"
 
-	helmchart "helm.sh/helm/v3/pkg/chart"
-	"helm.sh/helm/v3/pkg/chartutil"
 	"k8s.io/apiextensions-apiserver/pkg/apis/apiextensions"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	crdvalidation "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/validation"
@@ -20,6 +18,10 @@ import (
 	utiljson "k8s.io/apimachinery/pkg/util/json"
 
 	"github.com/chartpilot/chartpilot/internal/fuzzseed"
+
+	helmcommon "helm.sh/helm/v4/pkg/chart/common"
+	valuesutil "helm.sh/helm/v4/pkg/chart/common/util"
+	helmchart "helm.sh/helm/v4/pkg/chart/v2"
 )
 
 // The fuzz targets of the chart-to-schema conversion. Each seeds from the
@@ -123,7 +125,7 @@ func FuzzFromValuesYAML(f *testing.F) {
 		if msg := crdOf(t, s); msg != "" {
 			t.Fatalf("the API server refuses the CRD inferred from\n%s\n: %s", data, msg)
 		}
-		vals, err := chartutil.ReadValues(data)
+		vals, err := helmcommon.ReadValues(data)
 		if err != nil {
 			return // Helm cannot read the chart: nothing to keep
 		}
@@ -176,7 +178,7 @@ func FuzzFromJSONSchema(f *testing.F) {
 			return // no spec object (a null one is no values), or a schema Helm may fetch more of
 		}
 		ch := &helmchart.Chart{Metadata: &helmchart.Metadata{Name: "fuzz"}, Schema: schema}
-		if chartutil.ValidateAgainstSchema(ch, value) != nil {
+		if valuesutil.ValidateAgainstSchema(ch, value) != nil {
 			return
 		}
 		if msg := specErrors(t, s, value); msg != "" {
@@ -202,7 +204,7 @@ func FuzzTemplateUsage(f *testing.F) {
 	funcs := helmFuncs()
 	f.Fuzz(func(t *testing.T, data []byte) {
 		_, helmErr := template.New("t.yaml").Funcs(funcs).Parse(string(data))
-		ch := &helmchart.Chart{Metadata: &helmchart.Metadata{Name: "t"}, Templates: []*helmchart.File{{Name: "t.yaml", Data: data}}}
+		ch := &helmchart.Chart{Metadata: &helmchart.Metadata{Name: "t"}, Templates: []*helmcommon.File{{Name: "t.yaml", Data: data}}}
 		_, err := TemplateUsage(ch)
 		if (helmErr != nil) != (err != nil) {
 			t.Fatalf("text/template says %v, TemplateUsage says %v", helmErr, err)

@@ -7,7 +7,8 @@ import (
 	"text/template/parse"
 
 	"github.com/Masterminds/sprig/v3"
-	helmchart "helm.sh/helm/v3/pkg/chart"
+
+	helmchart "helm.sh/helm/v4/pkg/chart/v2"
 )
 
 // Use is what templates do with a values path, as a set of flags.

@@ -5,7 +5,8 @@ import (
 	"strings"
 	"testing"
 
-	helmchart "helm.sh/helm/v3/pkg/chart"
+	helmcommon "helm.sh/helm/v4/pkg/chart/common"
+	helmchart "helm.sh/helm/v4/pkg/chart/v2"
 )
 
 // usesOf parses templates (file name -> text) and lists "path use" lines,
@@ -16,7 +17,7 @@ func usesOf(t *testing.T, templates map[string]string) []string {
 	t.Helper()
 	ch := &helmchart.Chart{Metadata: &helmchart.Metadata{Name: "t"}}
 	for name, text := range templates {
-		ch.Templates = append(ch.Templates, &helmchart.File{Name: name, Data: []byte(text)})
+		ch.Templates = append(ch.Templates, &helmcommon.File{Name: name, Data: []byte(text)})
 	}
 	u, err := TemplateUsage(ch)
 	if err != nil {
@@ -135,7 +136,7 @@ func TestTemplateUsage(t *testing.T) {
 
 func TestTemplateUsageParseError(t *testing.T) {
 	ch := &helmchart.Chart{Metadata: &helmchart.Metadata{Name: "t"},
-		Templates: []*helmchart.File{{Name: "templates/bad.yaml", Data: []byte(`{{ nosuchfunc .Values.a }}`)}}}
+		Templates: []*helmcommon.File{{Name: "templates/bad.yaml", Data: []byte(`{{ nosuchfunc .Values.a }}`)}}}
 	_, err := TemplateUsage(ch)
 	if err == nil || !strings.Contains(err.Error(), "templates/bad.yaml") {
 		t.Fatalf("err = %v, want one naming templates/bad.yaml", err)

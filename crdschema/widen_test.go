@@ -3,7 +3,8 @@ package crdschema
 import (
 	"testing"
 
-	helmchart "helm.sh/helm/v3/pkg/chart"
+	helmcommon "helm.sh/helm/v4/pkg/chart/common"
+	helmchart "helm.sh/helm/v4/pkg/chart/v2"
 )
 
 func TestWiden(t *testing.T) {
@@ -82,7 +83,7 @@ func TestWiden(t *testing.T) {
 				t.Fatal(err)
 			}
 			ch := &helmchart.Chart{Metadata: &helmchart.Metadata{Name: "t"},
-				Templates: []*helmchart.File{{Name: "templates/x.yaml", Data: []byte(tt.template)}}}
+				Templates: []*helmcommon.File{{Name: "templates/x.yaml", Data: []byte(tt.template)}}}
 			u, err := TemplateUsage(ch)
 			if err != nil {
 				t.Fatal(err)

@@ -295,7 +295,7 @@ func New(opts Options) (manager.Manager, error) {
 		// Records this operator writes carry the managed label and its
 		// shard's; records without them are read from the API server.
 		release.WithRecordIndex(records, managedLabels(opts.Shard)),
-		release.WithLog(func(format string, args ...any) { opts.Log.V(2).Info(fmt.Sprintf(format, args...)) }))...)
+		release.WithLogger(opts.Log))...)
 	if err != nil {
 		return nil, err
 	}

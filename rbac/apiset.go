@@ -3,11 +3,12 @@ package rbac
 import (
 	"strings"
 
-	helmchart "helm.sh/helm/v3/pkg/chart"
-	"helm.sh/helm/v3/pkg/releaseutil"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"sigs.k8s.io/yaml"
+
+	helmchart "helm.sh/helm/v4/pkg/chart/v2"
+	releaseutil "helm.sh/helm/v4/pkg/release/v1/util"
 )
 
 // servedAPIVersions is .Capabilities.APIVersions of a Kubernetes 1.minor

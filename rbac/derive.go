@@ -9,7 +9,6 @@ import (
 	"strings"
 
 	snapv1 "github.com/kubernetes-csi/external-snapshotter/client/v8/apis/volumesnapshot/v1"
-	"helm.sh/helm/v3/pkg/chartutil"
 	rbacv1 "k8s.io/api/rbac/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -19,6 +18,8 @@ import (
 	"github.com/chartpilot/chartpilot/chart"
 	"github.com/chartpilot/chartpilot/operator/autoscale"
 	backupapi "github.com/chartpilot/chartpilot/operator/backup/api"
+
+	valuesutil "helm.sh/helm/v4/pkg/chart/common/util"
 )
 
 // ErrRemovedAPI is wrapped by Result.Err (and CheckCRDs' error) when the
@@ -298,7 +299,7 @@ func newDerivation(opts Options) (*derivation, error) {
 	if err != nil {
 		return nil, err
 	}
-	base, err := chartutil.CoalesceValues(opts.Chart.Helm, opts.Values)
+	base, err := valuesutil.CoalesceValues(opts.Chart.Helm, opts.Values)
 	if err != nil {
 		return nil, fmt.Errorf("default values: %w", err)
 	}

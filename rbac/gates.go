@@ -8,9 +8,9 @@ import (
 	"strings"
 	"text/template/parse"
 
-	helmchart "helm.sh/helm/v3/pkg/chart"
-
 	"github.com/chartpilot/chartpilot/chart"
+
+	helmchart "helm.sh/helm/v4/pkg/chart/v2"
 )
 
 // This file reads a chart's templates (their parse trees, not their output)

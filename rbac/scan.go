@@ -7,10 +7,11 @@ import (
 	"sort"
 	"strings"
 
-	helmchart "helm.sh/helm/v3/pkg/chart"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/chartpilot/chartpilot/chart"
+
+	helmchart "helm.sh/helm/v4/pkg/chart/v2"
 )
 
 // templateScan is what reading one template (not rendering it) tells.

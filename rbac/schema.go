@@ -4,9 +4,9 @@ import (
 	"encoding/json"
 	"strings"
 
-	helmchart "helm.sh/helm/v3/pkg/chart"
-
 	"github.com/chartpilot/chartpilot/chart"
+
+	helmchart "helm.sh/helm/v4/pkg/chart/v2"
 )
 
 // valueSchemas are the values.schema.json of a chart and its subcharts:

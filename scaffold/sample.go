@@ -8,10 +8,11 @@ import (
 	"strings"
 
 	"go.yaml.in/yaml/v3"
-	"helm.sh/helm/v3/pkg/chartutil"
 	sigsyaml "sigs.k8s.io/yaml"
 
 	"github.com/chartpilot/chartpilot/chart"
+
+	chartutil "helm.sh/helm/v4/pkg/chart/v2/util"
 )
 
 // sampleCR is a CR whose spec is the chart's values.yaml, comments kept,

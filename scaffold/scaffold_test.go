@@ -14,9 +14,6 @@ import (
 	"testing"
 
 	ggcrregistry "github.com/google/go-containerregistry/pkg/registry"
-	"helm.sh/helm/v3/pkg/chartutil"
-	"helm.sh/helm/v3/pkg/registry"
-	"helm.sh/helm/v3/pkg/repo"
 	"sigs.k8s.io/kustomize/api/krusty"
 	"sigs.k8s.io/kustomize/kyaml/filesys"
 	"sigs.k8s.io/yaml"
@@ -24,6 +21,10 @@ import (
 	"github.com/chartpilot/chartpilot/chart"
 	"github.com/chartpilot/chartpilot/internal/golden"
 	"github.com/chartpilot/chartpilot/rbac"
+
+	chartutil "helm.sh/helm/v4/pkg/chart/v2/util"
+	"helm.sh/helm/v4/pkg/registry"
+	repo "helm.sh/helm/v4/pkg/repo/v1"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files under testdata/golden")

@@ -12,7 +12,6 @@ import (
 	"time"
 
 	"github.com/operator-framework/api/pkg/apis/scorecard/v1alpha3"
-	"helm.sh/helm/v3/pkg/storage/driver"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/types"
@@ -259,10 +258,9 @@ func (c *clusterRun) autorollback(ctx context.Context, cr *unstructured.Unstruct
 // waitHealthyRevision waits until the deployed revision of release name is
 // recorded healthy by the operator, and returns it.
 func (c *clusterRun) waitHealthyRevision(ctx context.Context, name string, timeout time.Duration) (*releaseRecord, error) {
-	store := driver.NewSecrets(c.kube.CoreV1().Secrets(c.ns))
 	var got *releaseRecord
 	err := wait.PollUntilContextTimeout(ctx, pollInterval, timeout, true, func(context.Context) (bool, error) {
-		rels, err := store.Query(map[string]string{"name": name, "owner": "helm", "status": "deployed"})
+		rels, err := c.deployedRecords(name)
 		if err != nil || len(rels) == 0 {
 			return false, nil
 		}

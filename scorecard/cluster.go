@@ -13,7 +13,6 @@ import (
 
 	"github.com/operator-framework/api/pkg/apis/scorecard/v1alpha3"
 	"github.com/operator-framework/api/pkg/operators/v1alpha1"
-	"helm.sh/helm/v3/pkg/storage/driver"
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
@@ -38,6 +37,9 @@ import (
 	"github.com/chartpilot/chartpilot/operator"
 	"github.com/chartpilot/chartpilot/operator/reconciler"
 	"github.com/chartpilot/chartpilot/operator/watches"
+
+	helmrelease "helm.sh/helm/v4/pkg/release/v1"
+	"helm.sh/helm/v4/pkg/storage/driver"
 )
 
 // errNoCluster means the chartpilot suite was selected without a cluster.
@@ -607,8 +609,10 @@ func (o objectRef) String() string {
 // releaseObjects reads a release's last deployed revision from Helm's
 // storage (Secrets in the release's namespace) and lists its objects.
 func (c *clusterRun) releaseObjects(name string) (revision int, objs []objectRef, err error) {
-	store := driver.NewSecrets(c.kube.CoreV1().Secrets(c.ns))
-	rels, err := store.Query(map[string]string{"name": name, "owner": "helm", "status": "deployed"})
+	rels, err := c.deployedRecords(name)
+	if err == nil && len(rels) == 0 {
+		err = driver.ErrReleaseNotFound
+	}
 	if err != nil {
 		return 0, nil, fmt.Errorf("release %s: %w", name, err)
 	}
@@ -630,6 +634,25 @@ func (c *clusterRun) releaseObjects(name string) (revision int, objs []objectRef
 		objs = append(objs, objectRef{gvk: u.GroupVersionKind(), namespace: u.GetNamespace(), name: u.GetName()})
 	}
 	return rel.Version, objs, nil
+}
+
+// deployedRecords reads the deployed revisions of release name from Helm's
+// storage.
+func (c *clusterRun) deployedRecords(name string) ([]*helmrelease.Release, error) {
+	store := driver.NewSecrets(c.kube.CoreV1().Secrets(c.ns))
+	found, err := store.Query(map[string]string{"name": name, "owner": "helm", "status": "deployed"})
+	if err != nil {
+		return nil, err
+	}
+	rels := make([]*helmrelease.Release, 0, len(found))
+	for _, r := range found {
+		rel, ok := r.(*helmrelease.Release)
+		if !ok {
+			return nil, fmt.Errorf("release %s: a record of type %T", name, r)
+		}
+		rels = append(rels, rel)
+	}
+	return rels, nil
 }
 
 // exists tells whether an object of a release is in the cluster.

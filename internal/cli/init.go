@@ -5,13 +5,14 @@ import (
 	"path/filepath"
 
 	"github.com/spf13/cobra"
-	"helm.sh/helm/v3/pkg/cli/values"
 	"k8s.io/cli-runtime/pkg/genericiooptions"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 
 	"github.com/chartpilot/chartpilot/rbac"
 	"github.com/chartpilot/chartpilot/scaffold"
+
+	"helm.sh/helm/v4/pkg/cli/values"
 )
 
 // apiFlags adds the flags naming a chart and the kind it becomes.

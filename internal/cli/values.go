@@ -5,11 +5,12 @@ import (
 	"fmt"
 
 	"github.com/spf13/cobra"
-	"helm.sh/helm/v3/pkg/cli/values"
-	"helm.sh/helm/v3/pkg/getter"
 
 	"github.com/chartpilot/chartpilot/chart"
 	"github.com/chartpilot/chartpilot/rbac"
+
+	"helm.sh/helm/v4/pkg/cli/values"
+	"helm.sh/helm/v4/pkg/getter"
 )
 
 // valuesFlags adds Helm's flags for values (--values/-f, --set,

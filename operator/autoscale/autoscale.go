@@ -7,10 +7,11 @@ import (
 	"errors"
 	"fmt"
 
-	"helm.sh/helm/v3/pkg/chart"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/utils/ptr"
+
+	chart "helm.sh/helm/v4/pkg/chart/v2"
 )
 
 // Field is the reserved field of a CR's spec that asks for autoscaling.

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"time"
 
-	helmrelease "helm.sh/helm/v3/pkg/release"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -21,6 +20,9 @@ import (
 	"github.com/chartpilot/chartpilot/operator/backup/api"
 	"github.com/chartpilot/chartpilot/operator/backup/mover"
 	"github.com/chartpilot/chartpilot/operator/reconciler"
+
+	releasecommon "helm.sh/helm/v4/pkg/release/common"
+	helmrelease "helm.sh/helm/v4/pkg/release/v1"
 )
 
 // Reasons a backup or a restore reports in its status and events.
@@ -235,7 +237,7 @@ func (r *BackupReconciler) settled(ctx context.Context, cr *unstructured.Unstruc
 	if err != nil {
 		return nil, err.Error()
 	}
-	if rel.Info == nil || rel.Info.Status != helmrelease.StatusDeployed {
+	if rel.Info == nil || rel.Info.Status != releasecommon.StatusDeployed {
 		status := "unknown"
 		if rel.Info != nil {
 			status = rel.Info.Status.String()

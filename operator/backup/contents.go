@@ -9,7 +9,6 @@ import (
 	"io"
 	"strings"
 
-	helmrelease "helm.sh/helm/v3/pkg/release"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -18,6 +17,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/chartpilot/chartpilot/operator/backup/api"
+
+	helmrelease "helm.sh/helm/v4/pkg/release/v1"
 )
 
 // Contents is what a backup holds besides the volumes' files.

@@ -13,7 +13,6 @@ import (
 
 	"github.com/go-logr/logr"
 	"github.com/go-logr/logr/funcr"
-	"helm.sh/helm/v3/pkg/chart/loader"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -37,6 +36,8 @@ import (
 	"github.com/chartpilot/chartpilot/operator/backup/mover"
 	"github.com/chartpilot/chartpilot/operator/reconciler"
 	"github.com/chartpilot/chartpilot/operator/watches"
+
+	"helm.sh/helm/v4/pkg/chart/v2/loader"
 )
 
 var restConfig *rest.Config

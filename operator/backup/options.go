@@ -9,13 +9,14 @@ import (
 	"time"
 
 	"github.com/go-logr/logr"
-	helmrelease "helm.sh/helm/v3/pkg/release"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/record"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	helmrelease "helm.sh/helm/v4/pkg/release/v1"
 )
 
 // Releases reads a release from Helm's storage (release.Client does).

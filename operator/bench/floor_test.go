@@ -12,13 +12,6 @@ import (
 	"testing"
 	"time"
 
-	"helm.sh/helm/v3/pkg/chart"
-	"helm.sh/helm/v3/pkg/chart/loader"
-	"helm.sh/helm/v3/pkg/chartutil"
-	"helm.sh/helm/v3/pkg/engine"
-	helmrelease "helm.sh/helm/v3/pkg/release"
-	"helm.sh/helm/v3/pkg/storage/driver"
-	helmtime "helm.sh/helm/v3/pkg/time"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/types"
@@ -30,6 +23,15 @@ import (
 	"k8s.io/client-go/restmapper"
 
 	"github.com/chartpilot/chartpilot/cluster"
+
+	helmcommon "helm.sh/helm/v4/pkg/chart/common"
+	valuesutil "helm.sh/helm/v4/pkg/chart/common/util"
+	chart "helm.sh/helm/v4/pkg/chart/v2"
+	"helm.sh/helm/v4/pkg/chart/v2/loader"
+	"helm.sh/helm/v4/pkg/engine"
+	releasecommon "helm.sh/helm/v4/pkg/release/common"
+	helmrelease "helm.sh/helm/v4/pkg/release/v1"
+	"helm.sh/helm/v4/pkg/storage/driver"
 )
 
 // floor is what deploying the CRs costs at the least: for each CR, as it is
@@ -120,7 +122,7 @@ func measureFloor(b *testing.B, c *cluster.Cluster, f *floor, crs int) time.Dura
 func (f *floor) deploy(ctx context.Context, cr *unstructured.Unstructured) error {
 	name, ns := cr.GetName(), cr.GetNamespace()
 	spec, _, _ := unstructured.NestedMap(cr.Object, "spec")
-	vals, err := chartutil.ToRenderValues(f.chart, spec, chartutil.ReleaseOptions{Name: name, Namespace: ns, Revision: 1, IsInstall: true}, chartutil.DefaultCapabilities)
+	vals, err := valuesutil.ToRenderValues(f.chart, spec, helmcommon.ReleaseOptions{Name: name, Namespace: ns, Revision: 1, IsInstall: true}, helmcommon.DefaultCapabilities)
 	if err != nil {
 		return err
 	}
@@ -162,7 +164,7 @@ func (f *floor) deploy(ctx context.Context, cr *unstructured.Unstructured) error
 	now := time.Now()
 	rel := &helmrelease.Release{
 		Name: name, Namespace: ns, Version: 1, Chart: f.chart, Config: spec, Manifest: manifest.String(),
-		Info: &helmrelease.Info{Status: helmrelease.StatusDeployed, FirstDeployed: helmtime.Time{Time: now}, LastDeployed: helmtime.Time{Time: now}, Description: "Install complete"},
+		Info: &helmrelease.Info{Status: releasecommon.StatusDeployed, FirstDeployed: now, LastDeployed: now, Description: "Install complete"},
 	}
 	records := driver.NewSecrets(f.clientset.CoreV1().Secrets(ns))
 	if err := records.Create(fmt.Sprintf("sh.helm.release.v1.%s.v1", name), rel); err != nil {

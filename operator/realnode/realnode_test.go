@@ -12,7 +12,6 @@ import (
 
 	"github.com/go-logr/logr"
 	"github.com/operator-framework/api/pkg/apis/scorecard/v1alpha3"
-	"helm.sh/helm/v3/pkg/chart/loader"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	apiextensionsclient "k8s.io/apiextensions-apiserver/pkg/client/clientset/clientset"
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -39,6 +38,8 @@ import (
 	"github.com/chartpilot/chartpilot/operator/watches"
 	"github.com/chartpilot/chartpilot/scaffold"
 	"github.com/chartpilot/chartpilot/scorecard"
+
+	"helm.sh/helm/v4/pkg/chart/v2/loader"
 )
 
 var helloGVR = schema.GroupVersionResource{Group: "charts.example.com", Version: "v1alpha1", Resource: "hellos"}

@@ -3,7 +3,6 @@ package reconciler
 import (
 	"fmt"
 
-	helmrelease "helm.sh/helm/v3/pkg/release"
 	"k8s.io/apimachinery/pkg/api/equality"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -12,6 +11,8 @@ import (
 
 	"github.com/chartpilot/chartpilot/operator/health"
 	"github.com/chartpilot/chartpilot/operator/release"
+
+	helmrelease "helm.sh/helm/v4/pkg/release/v1"
 )
 
 // Condition types, operator-sdk's four plus Ready and Drifted.

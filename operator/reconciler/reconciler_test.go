@@ -8,7 +8,6 @@ import (
 	"testing"
 	"time"
 
-	"helm.sh/helm/v3/pkg/chart"
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -19,6 +18,8 @@ import (
 	"github.com/chartpilot/chartpilot/operator/health"
 	"github.com/chartpilot/chartpilot/operator/release"
 	"github.com/chartpilot/chartpilot/operator/watches"
+
+	chart "helm.sh/helm/v4/pkg/chart/v2"
 )
 
 func owner(namespace string) *unstructured.Unstructured {

@@ -6,8 +6,9 @@ import (
 	"fmt"
 	"slices"
 
-	helmrelease "helm.sh/helm/v3/pkg/release"
 	"k8s.io/apimachinery/pkg/labels"
+
+	helmrelease "helm.sh/helm/v4/pkg/release/v1"
 )
 
 // Sentinel errors of the actions, wrapped with what went wrong.

@@ -1,6 +1,6 @@
 package release
 
-import "helm.sh/helm/v3/pkg/chart"
+import chart "helm.sh/helm/v4/pkg/chart/v2"
 
 // forAction returns a copy of ch for one Helm action to change: an install
 // or upgrade removes, from the chart it is given, the subcharts its values

@@ -3,7 +3,7 @@ package release
 import (
 	"testing"
 
-	"helm.sh/helm/v3/pkg/chart"
+	chart "helm.sh/helm/v4/pkg/chart/v2"
 )
 
 // What Helm changes in the copy an action gets (the subcharts, their

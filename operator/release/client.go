@@ -5,10 +5,6 @@ import (
 	"sync"
 	"time"
 
-	"helm.sh/helm/v3/pkg/action"
-	"helm.sh/helm/v3/pkg/chartutil"
-	"helm.sh/helm/v3/pkg/kube"
-	"helm.sh/helm/v3/pkg/storage"
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/cli-runtime/pkg/genericclioptions"
@@ -21,6 +17,14 @@ import (
 	"k8s.io/client-go/tools/clientcmd"
 	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/go-logr/logr"
+
+	"helm.sh/helm/v4/pkg/action"
+	helmcommon "helm.sh/helm/v4/pkg/chart/common"
+	"helm.sh/helm/v4/pkg/kube"
+	helmrelease "helm.sh/helm/v4/pkg/release/v1"
+	"helm.sh/helm/v4/pkg/storage"
 )
 
 // Client gives Helm actions for any namespace, sharing one discovery cache and
@@ -32,8 +36,11 @@ type Client struct {
 	dynamic   dynamic.Interface
 	discovery discovery.CachedDiscoveryInterface
 	mapper    meta.ResettableRESTMapper
-	log       func(string, ...any)
-	reader    client.Reader
+	// logger receives Helm's lines (see helmVerbosity); log is this
+	// package's own debug lines, at V(2).
+	logger logr.Logger
+	log    func(string, ...any)
+	reader client.Reader
 	// pods: see WithPodReader.
 	pods client.Reader
 	// records and recordLabels: see WithRecordIndex.
@@ -48,7 +55,7 @@ type Client struct {
 	// caps are the cluster's capabilities shared by every namespace's
 	// configuration: Helm would otherwise invalidate the discovery cache
 	// and rediscover the API for each namespace's first action.
-	caps *chartutil.Capabilities
+	caps *helmcommon.Capabilities
 
 	builtMu sync.Mutex
 	built   map[types.NamespacedName]builtManifest
@@ -72,8 +79,13 @@ func (c *Client) clock() time.Time {
 // ClientOption configures a Client.
 type ClientOption func(*Client)
 
-// WithLog sends Helm's debug lines to log.
-func WithLog(log func(string, ...any)) ClientOption { return func(c *Client) { c.log = log } }
+// WithLogger sends Helm's log lines, and the client's own, to log.
+func WithLogger(log logr.Logger) ClientOption {
+	return func(c *Client) {
+		c.logger = log
+		c.log = func(format string, args ...any) { log.V(2).Info(fmt.Sprintf(format, args...)) }
+	}
+}
 
 // WithReader reads the release's objects, for drift and readiness, through r
 // (an informer cache) instead of the API server, so that a reconcile of a
@@ -107,6 +119,7 @@ func NewClient(cfg *rest.Config, opts ...ClientOption) (*Client, error) {
 		dynamic:   dyn,
 		discovery: disc,
 		mapper:    restmapper.NewDeferredDiscoveryRESTMapper(disc),
+		logger:    logr.Discard(),
 		log:       func(string, ...any) {},
 		configs:   map[string]*action.Configuration{},
 		drivers:   map[string]*secretsDriver{},
@@ -126,19 +139,21 @@ func (c *Client) actionConfig(namespace string) *action.Configuration {
 		return cfg
 	}
 	getter := &restClientGetter{client: c, namespace: namespace}
+	helmLog := newLogHandler(c.logger)
 	kc := kube.New(getter)
 	kc.Namespace = namespace
-	kc.Log = c.log
+	kc.SetLogger(helmLog)
 	d := newSecretsDriver(c.clientset.CoreV1().Secrets(namespace), &c.enc, c.log, c.recordLabels)
 	c.drivers[namespace] = d
 	store := storage.Init(d)
+	store.SetLogger(helmLog)
 	cfg := &action.Configuration{
 		RESTClientGetter: getter,
 		Releases:         store,
 		KubeClient:       kubeClient{Client: kc, created: &c.created},
-		Log:              c.log,
 		Capabilities:     c.capabilities(),
 	}
+	cfg.SetLogger(helmLog)
 	c.configs[namespace] = cfg
 	return cfg
 }
@@ -153,7 +168,7 @@ func (c *Client) driver(namespace string) *secretsDriver {
 
 // capabilities returns the cluster's capabilities as Helm computes them, or
 // nil to let Helm compute them when discovery fails. Call with c.mu held.
-func (c *Client) capabilities() *chartutil.Capabilities {
+func (c *Client) capabilities() *helmcommon.Capabilities {
 	if c.caps != nil {
 		return c.caps
 	}
@@ -165,10 +180,10 @@ func (c *Client) capabilities() *chartutil.Capabilities {
 	if err != nil {
 		return nil
 	}
-	c.caps = &chartutil.Capabilities{
+	c.caps = &helmcommon.Capabilities{
 		APIVersions: apiVersions,
-		KubeVersion: chartutil.KubeVersion{Version: kubeVersion.GitVersion, Major: kubeVersion.Major, Minor: kubeVersion.Minor},
-		HelmVersion: chartutil.DefaultCapabilities.HelmVersion,
+		KubeVersion: helmcommon.KubeVersion{Version: kubeVersion.GitVersion, Major: kubeVersion.Major, Minor: kubeVersion.Minor},
+		HelmVersion: helmcommon.DefaultCapabilities.HelmVersion,
 	}
 	return c.caps
 }
@@ -221,24 +236,25 @@ type kubeClient struct {
 
 func (kubeClient) IsReachable() error { return nil }
 
-func (k kubeClient) Create(resources kube.ResourceList) (*kube.Result, error) {
-	res, err := k.Client.Create(resources)
+func (k kubeClient) Create(resources kube.ResourceList, opts ...kube.ClientCreateOption) (*kube.Result, error) {
+	res, err := k.Client.Create(resources, opts...)
 	k.created.add(resources)
 	return res, err
 }
 
-func (k kubeClient) Update(original, target kube.ResourceList, force bool) (*kube.Result, error) {
-	res, err := k.Client.Update(original, target, force)
+func (k kubeClient) Update(original, target kube.ResourceList, opts ...kube.ClientUpdateOption) (*kube.Result, error) {
+	res, err := k.Client.Update(original, target, opts...)
 	if res != nil {
 		k.created.add(res.Created)
 	}
 	return res, err
 }
 
-func (k kubeClient) UpdateThreeWayMerge(original, target kube.ResourceList, force bool) (*kube.Result, error) {
-	res, err := k.Client.UpdateThreeWayMerge(original, target, force)
-	if res != nil {
-		k.created.add(res.Created)
+// record reads one revision of a release, whole, from Helm's storage.
+func (c *Client) record(namespace, name string, version int) (*helmrelease.Release, error) {
+	r, err := c.actionConfig(namespace).Releases.Get(name, version)
+	if err != nil {
+		return nil, err
 	}
-	return res, err
+	return asRelease(r)
 }

@@ -10,9 +10,6 @@ import (
 	"strings"
 	"sync"
 
-	"helm.sh/helm/v3/pkg/action"
-	"helm.sh/helm/v3/pkg/kube"
-	helmrelease "helm.sh/helm/v3/pkg/release"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/api/resource"
@@ -26,6 +23,10 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/chartpilot/chartpilot/operator/health"
+
+	"helm.sh/helm/v4/pkg/action"
+	"helm.sh/helm/v4/pkg/kube"
+	helmrelease "helm.sh/helm/v4/pkg/release/v1"
 )
 
 // Drift is one object of the release that differs in the cluster.
@@ -134,7 +135,7 @@ func (c *Client) desired(cfg *action.Configuration, rel *helmrelease.Release) ([
 func (c *Client) parse(cfg *action.Configuration, rel *helmrelease.Release) ([]desiredObject, []*unstructured.Unstructured, error) {
 	manifest := rel.Manifest
 	if manifest == "" {
-		whole, err := cfg.Releases.Get(rel.Name, rel.Version)
+		whole, err := c.record(rel.Namespace, rel.Name, rel.Version)
 		if err != nil {
 			return nil, nil, fmt.Errorf("reading revision %d of %s/%s: %w", rel.Version, rel.Namespace, rel.Name, err)
 		}

@@ -6,9 +6,10 @@ import (
 	"strings"
 	"time"
 
-	helmrelease "helm.sh/helm/v3/pkg/release"
-
 	"github.com/chartpilot/chartpilot/operator/health"
+
+	releasecommon "helm.sh/helm/v4/pkg/release/common"
+	helmrelease "helm.sh/helm/v4/pkg/release/v1"
 )
 
 // Labels of release revisions (Secret labels, beside DigestLabel) that the
@@ -53,8 +54,8 @@ func gate(st *State, deadline time.Duration, now time.Time) {
 	if deadline <= 0 || d == nil || d.Info == nil || d.Labels[HealthLabel] == HealthHealthy {
 		return
 	}
-	verifyAt := d.Info.LastDeployed.Time.Add(deadline)
-	age := now.Sub(d.Info.LastDeployed.Time).Round(time.Second)
+	verifyAt := d.Info.LastDeployed.Add(deadline)
+	age := now.Sub(d.Info.LastDeployed).Round(time.Second)
 	failing := failures(st.Problems)
 	switch {
 	case d.Labels[HealthLabel] == HealthUnhealthy && st.LastHealthy != nil:
@@ -120,7 +121,7 @@ func lastHealthy(history []*helmrelease.Release, deployed *helmrelease.Release) 
 		if r.Info == nil || r == deployed || r.Labels[HealthLabel] != HealthHealthy {
 			continue
 		}
-		if s := r.Info.Status; s != helmrelease.StatusDeployed && s != helmrelease.StatusSuperseded {
+		if s := r.Info.Status; s != releasecommon.StatusDeployed && s != releasecommon.StatusSuperseded {
 			continue
 		}
 		if best == nil || r.Version > best.Version {
@@ -171,7 +172,7 @@ func revisionLabels(req *Request, upgrade bool) map[string]string {
 // revision in Helm's storage: one read of the whole record and one write.
 func (c *Client) relabel(req *Request, version int, set map[string]string, description string) error {
 	store := c.actionConfig(req.Namespace).Releases
-	rel, err := store.Get(req.Name, version)
+	rel, err := c.record(req.Namespace, req.Name, version)
 	if err != nil {
 		return fmt.Errorf("reading revision %d of %s/%s: %w", version, req.Namespace, req.Name, err)
 	}

@@ -8,14 +8,15 @@ import (
 	"testing"
 	"time"
 
-	helmrelease "helm.sh/helm/v3/pkg/release"
-	helmtime "helm.sh/helm/v3/pkg/time"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/chartpilot/chartpilot/cluster/clustertest"
 	"github.com/chartpilot/chartpilot/operator/health"
+
+	releasecommon "helm.sh/helm/v4/pkg/release/common"
+	helmrelease "helm.sh/helm/v4/pkg/release/v1"
 )
 
 // The gate's verdict on a revision deployed as requested, for each
@@ -58,7 +59,7 @@ func TestGate(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			rev := &helmrelease.Release{Name: "app", Version: 2, Labels: map[string]string{},
-				Info: &helmrelease.Info{Status: helmrelease.StatusDeployed, LastDeployed: helmtime.Time{Time: deployedAt}}}
+				Info: &helmrelease.Info{Status: releasecommon.StatusDeployed, LastDeployed: deployedAt}}
 			if tc.label != "" {
 				rev.Labels[HealthLabel] = tc.label
 			}
@@ -138,7 +139,7 @@ func (f *fixture) gatedRequest(vals map[string]any, generation int64) *Request {
 // labels reads revision version's labels from Helm's storage.
 func (f *fixture) labels(version int) map[string]string {
 	f.t.Helper()
-	rel, err := f.client.actionConfig(f.ns).Releases.Get("app", version)
+	rel, err := f.client.record(f.ns, "app", version)
 	if err != nil {
 		f.t.Fatal(err)
 	}

@@ -6,14 +6,16 @@ import (
 	"maps"
 	"sync"
 
-	"helm.sh/helm/v3/pkg/chart"
-	helmrelease "helm.sh/helm/v3/pkg/release"
-	"helm.sh/helm/v3/pkg/storage/driver"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	chart "helm.sh/helm/v4/pkg/chart/v2"
+	releasecommon "helm.sh/helm/v4/pkg/release/common"
+	helmrelease "helm.sh/helm/v4/pkg/release/v1"
+	"helm.sh/helm/v4/pkg/storage/driver"
 )
 
 // WithRecordIndex lets Observe read a release's history from r (an informer
@@ -115,7 +117,19 @@ func (c *Client) forget(rel types.NamespacedName) {
 func (c *Client) history(ctx context.Context, namespace, name string) ([]*helmrelease.Release, error) {
 	cfg := c.actionConfig(namespace)
 	if c.records == nil {
-		return cfg.Releases.History(name)
+		all, err := cfg.Releases.History(name)
+		if err != nil {
+			return nil, err
+		}
+		out := make([]*helmrelease.Release, 0, len(all))
+		for _, r := range all {
+			rel, err := asRelease(r)
+			if err != nil {
+				return nil, err
+			}
+			out = append(out, rel)
+		}
+		return out, nil
 	}
 	d := c.driver(namespace)
 	view, foreign, err := c.indexed(ctx, namespace, name)
@@ -149,7 +163,7 @@ func (c *Client) history(ctx context.Context, namespace, name string) ([]*helmre
 		}
 		view[key] = r
 		out = append(out, r.release)
-		deployed = deployed || (r.release.Info != nil && r.release.Info.Status == helmrelease.StatusDeployed)
+		deployed = deployed || (r.release.Info != nil && r.release.Info.Status == releasecommon.StatusDeployed)
 	}
 	c.cache.keep(rel, view)
 	if len(out) == 0 {

@@ -11,12 +11,14 @@ import (
 	"testing"
 	"time"
 
-	helmrelease "helm.sh/helm/v3/pkg/release"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/chartpilot/chartpilot/cluster/clustertest"
+
+	releasecommon "helm.sh/helm/v4/pkg/release/common"
+	helmrelease "helm.sh/helm/v4/pkg/release/v1"
 )
 
 var indexLabels = map[string]string{"chartpilot/managed": "true"}
@@ -207,14 +209,11 @@ func TestRecordIndexUnlockKeepsRevision(t *testing.T) {
 	// A crash after Helm wrote the pending revision and before it
 	// superseded the deployed one: the index shows both.
 	store := f.client.actionConfig(f.ns).Releases
-	deployed, err := store.Deployed("app")
-	if err != nil {
-		t.Fatal(err)
-	}
+	deployed := mustV1(t)(store.Deployed("app"))
 	pending := *deployed
 	info := *deployed.Info
 	pending.Info, pending.Version = &info, deployed.Version+1
-	pending.Info.Status = helmrelease.StatusPendingUpgrade
+	pending.Info.Status = releasecommon.StatusPendingUpgrade
 	if err := store.Create(&pending); err != nil {
 		t.Fatal(err)
 	}
@@ -222,6 +221,7 @@ func TestRecordIndexUnlockKeepsRevision(t *testing.T) {
 	// Observe until the index shows the pending revision: then Observe
 	// sends nothing and hands the unlock the slim copy.
 	var st State
+	var err error
 	for range 50 {
 		before := requests.Load()
 		if st, err = f.client.Observe(context.Background(), req); err != nil {
@@ -243,11 +243,8 @@ func TestRecordIndexUnlockKeepsRevision(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	got, err := plain.actionConfig(f.ns).Releases.Get("app", pending.Version)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if got.Info.Status != helmrelease.StatusFailed {
+	got := mustV1(t)(plain.actionConfig(f.ns).Releases.Get("app", pending.Version))
+	if got.Info.Status != releasecommon.StatusFailed {
 		t.Errorf("unlocked revision %d is %s, want failed", got.Version, got.Info.Status)
 	}
 	if len(got.Chart.Templates) == 0 || got.Config["greeting"] != "two" {

@@ -4,7 +4,8 @@ import (
 	"context"
 	"fmt"
 
-	"helm.sh/helm/v3/pkg/action"
+	"helm.sh/helm/v4/pkg/action"
+	"helm.sh/helm/v4/pkg/kube"
 )
 
 // install installs the release. A server dry run, when the request asks for
@@ -22,6 +23,10 @@ func (a install) Run(ctx context.Context, req *Request, st State) error {
 		in.Namespace = req.Namespace
 		in.DisableHooks = req.InstallDisableHooks
 		in.Timeout = req.timeout()
+		in.ServerSideApply = req.ServerSideApply
+		// Only hooks are waited for, as Helm 3 did without --wait: the
+		// reconciler follows readiness through its own watches.
+		in.WaitStrategy = kube.HookOnlyStrategy
 		in.PostRenderer = req.PostRenderer
 		// The API server validates every object it receives; Helm's own
 		// OpenAPI validation re-parses the schema documents on every action
@@ -33,7 +38,7 @@ func (a install) Run(ctx context.Context, req *Request, st State) error {
 	}
 	if req.DryRun == "server" {
 		try := newInstall()
-		try.DryRun, try.DryRunOption = true, req.DryRun
+		try.DryRunStrategy = action.DryRunServer
 		if _, err := try.RunWithContext(ctx, forAction(req.Chart), req.Values); err != nil {
 			return fmt.Errorf("%w: %w (server dry run): %w", ErrInstallFailed, ErrNothingChanged, a.c.explainNotServed(err))
 		}

@@ -11,9 +11,6 @@ import (
 	"testing"
 	"time"
 
-	"helm.sh/helm/v3/pkg/chart"
-	"helm.sh/helm/v3/pkg/chart/loader"
-	helmrelease "helm.sh/helm/v3/pkg/release"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -22,6 +19,12 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
 
 	"github.com/chartpilot/chartpilot/cluster/clustertest"
+
+	helmcommon "helm.sh/helm/v4/pkg/chart/common"
+	chart "helm.sh/helm/v4/pkg/chart/v2"
+	"helm.sh/helm/v4/pkg/chart/v2/loader"
+	releasecommon "helm.sh/helm/v4/pkg/release/common"
+	helmrelease "helm.sh/helm/v4/pkg/release/v1"
 )
 
 // The package's tests share one real API server.
@@ -125,18 +128,15 @@ func (f *fixture) greeting() string {
 // upgrade or rollback does (as the issue reproduced it by hand): the
 // deployed revision superseded, and a copy of it as the next revision with
 // the pending status. It returns that revision.
-func (f *fixture) crashAfterSupersede(pending helmrelease.Status) *helmrelease.Release {
+func (f *fixture) crashAfterSupersede(pending releasecommon.Status) *helmrelease.Release {
 	f.t.Helper()
 	store := f.client.actionConfig(f.ns).Releases
-	deployed, err := store.Deployed("app")
-	if err != nil {
-		f.t.Fatal(err)
-	}
+	deployed := mustV1(f.t)(store.Deployed("app"))
 	next := *deployed
 	info := *deployed.Info
 	next.Info, next.Version = &info, deployed.Version+1
 	next.Info.Status = pending
-	deployed.Info.Status = helmrelease.StatusSuperseded
+	deployed.Info.Status = releasecommon.StatusSuperseded
 	if err := store.Update(deployed); err != nil {
 		f.t.Fatal(err)
 	}
@@ -316,7 +316,7 @@ func TestFailedUpgradeRollsBack(t *testing.T) {
 func TestRenderErrorsChangeNothing(t *testing.T) {
 	clustertest.SkipIfShort(t)
 	broken := *appChart
-	broken.Templates = append(slices.Clone(appChart.Templates), &chart.File{Name: "templates/bad.yaml", Data: []byte(`{{ required "values.mandatory is required" .Values.mandatory }}`)})
+	broken.Templates = append(slices.Clone(appChart.Templates), &helmcommon.File{Name: "templates/bad.yaml", Data: []byte(`{{ required "values.mandatory is required" .Values.mandatory }}`)})
 	for _, dryRun := range []string{"client", "none", "server"} {
 		t.Run("upgrade, dry run "+dryRun, func(t *testing.T) {
 			f := newFixture(t)
@@ -378,17 +378,14 @@ func TestFailedInstallIsUninstalled(t *testing.T) {
 // A revision left pending by a crash is unlocked and the release converges.
 func TestUnlockPendingRelease(t *testing.T) {
 	clustertest.SkipIfShort(t)
-	for _, pending := range []helmrelease.Status{helmrelease.StatusPendingInstall, helmrelease.StatusPendingUpgrade, helmrelease.StatusPendingRollback} {
+	for _, pending := range []releasecommon.Status{releasecommon.StatusPendingInstall, releasecommon.StatusPendingUpgrade, releasecommon.StatusPendingRollback} {
 		t.Run(string(pending), func(t *testing.T) {
 			f := newFixture(t)
 			req := f.request(map[string]any{"greeting": "hi"})
 			f.mustReconcile(req, ActionInstall)
 			store := f.client.actionConfig(f.ns).Releases
-			rel, err := store.Last("app")
-			if err != nil {
-				t.Fatal(err)
-			}
-			if pending == helmrelease.StatusPendingInstall {
+			rel := mustV1(t)(store.Last("app"))
+			if pending == releasecommon.StatusPendingInstall {
 				rel.Info.Status = pending
 				if err := store.Update(rel); err != nil {
 					t.Fatal(err)
@@ -426,7 +423,7 @@ func TestUnlockPendingRelease(t *testing.T) {
 // the live release, never uninstall it (its objects keep their UIDs, its
 // history its revisions).
 func TestCrashAfterSupersede(t *testing.T) {
-	for _, pending := range []helmrelease.Status{helmrelease.StatusPendingUpgrade, helmrelease.StatusPendingRollback} {
+	for _, pending := range []releasecommon.Status{releasecommon.StatusPendingUpgrade, releasecommon.StatusPendingRollback} {
 		t.Run(string(pending), func(t *testing.T) {
 			f := newFixture(t)
 			f.mustReconcile(f.request(map[string]any{"greeting": "one"}), ActionInstall)
@@ -462,7 +459,7 @@ func TestCrashAfterSupersedeThenFailedUpgrade(t *testing.T) {
 	f := newFixture(t)
 	f.mustReconcile(f.request(map[string]any{"greeting": "good"}), ActionInstall)
 	uid := f.configMapUID()
-	f.crashAfterSupersede(helmrelease.StatusPendingUpgrade)
+	f.crashAfterSupersede(releasecommon.StatusPendingUpgrade)
 
 	bad := f.request(map[string]any{"greeting": "bad", "broken": true})
 	bad.DryRun = "none"
@@ -518,7 +515,7 @@ func TestAdoptsReleaseWithoutDigest(t *testing.T) {
 	req := f.request(nil)
 	f.mustReconcile(req, ActionInstall)
 	store := f.client.actionConfig(f.ns).Releases
-	rel, _ := store.Last("app")
+	rel := mustV1(t)(store.Last("app"))
 	delete(rel.Labels, DigestLabel)
 	if err := store.Update(rel); err != nil {
 		t.Fatal(err)

@@ -6,10 +6,10 @@ import (
 	"encoding/json"
 	"time"
 
-	"helm.sh/helm/v3/pkg/chart"
-	"helm.sh/helm/v3/pkg/postrender"
-
 	"github.com/chartpilot/chartpilot/operator/values"
+
+	chart "helm.sh/helm/v4/pkg/chart/v2"
+	"helm.sh/helm/v4/pkg/postrenderer"
 )
 
 // DigestLabel is the release label holding the digest of the chart and values
@@ -27,7 +27,7 @@ type Request struct {
 	// ChartDigest identifies Chart; see ChartDigest. Computed when empty.
 	ChartDigest string
 	// PostRenderer adjusts rendered objects (owner references, labels).
-	PostRenderer postrender.PostRenderer
+	PostRenderer postrenderer.PostRenderer
 	// PostRenderDigest identifies what PostRenderer adds beyond the chart
 	// and values (the HPAs a CR asks for); part of Digest when set, so that
 	// a change to it upgrades the release.
@@ -35,6 +35,12 @@ type Request struct {
 	// Timeout bounds each Helm action. Defaults to 5 minutes.
 	Timeout time.Duration
 
+	// ServerSideApply installs a new release with server-side apply;
+	// otherwise Helm's three-way merge patch applies it (client-side). An
+	// existing release keeps the method its latest revision records
+	// (Helm 3's records, which record none, are client-side): see
+	// docs/server-side-apply.md for why the default is client-side.
+	ServerSideApply bool
 	// UpgradeForce replaces objects that cannot be patched.
 	UpgradeForce bool
 	// RollbackForce is the rollback's force (operator-sdk defaults it to true).

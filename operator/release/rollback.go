@@ -4,7 +4,8 @@ import (
 	"context"
 	"fmt"
 
-	"helm.sh/helm/v3/pkg/action"
+	"helm.sh/helm/v4/pkg/action"
+	"helm.sh/helm/v4/pkg/kube"
 )
 
 // rollback returns a release whose upgrade failed to its last good revision
@@ -36,7 +37,9 @@ func (c *Client) rollbackTo(req *Request, version int) error {
 	run := func(force bool) error {
 		rb := action.NewRollback(c.actionConfig(req.Namespace))
 		rb.Version = version
-		rb.Force = force
+		rb.ForceReplace = force
+		rb.ServerSideApply = applyMethod
+		rb.WaitStrategy = kube.HookOnlyStrategy
 		rb.DisableHooks = req.UpgradeDisableHooks
 		rb.Timeout = req.timeout()
 		rb.MaxHistory = maxHistory

@@ -6,11 +6,13 @@ import (
 	"fmt"
 	"time"
 
-	helmrelease "helm.sh/helm/v3/pkg/release"
-	"helm.sh/helm/v3/pkg/storage/driver"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/chartpilot/chartpilot/operator/health"
+
+	releasecommon "helm.sh/helm/v4/pkg/release/common"
+	helmrelease "helm.sh/helm/v4/pkg/release/v1"
+	"helm.sh/helm/v4/pkg/storage/driver"
 )
 
 // Status is the state of a release relative to its request.
@@ -140,12 +142,12 @@ func assess(history []*helmrelease.Release, digest string) State {
 			st.Latest = r
 		}
 		switch r.Info.Status {
-		case helmrelease.StatusDeployed:
+		case releasecommon.StatusDeployed:
 			if st.Deployed == nil || r.Version > st.Deployed.Version {
 				st.Deployed = r
 			}
 			st.EverDeployed = true
-		case helmrelease.StatusSuperseded:
+		case releasecommon.StatusSuperseded:
 			if st.LastGood == nil || r.Version > st.LastGood.Version {
 				st.LastGood = r
 			}
@@ -157,7 +159,7 @@ func assess(history []*helmrelease.Release, digest string) State {
 	}
 	st.LastHealthy = lastHealthy(history, st.Deployed)
 	latest := st.Latest
-	if latest == nil || latest.Info.Status == helmrelease.StatusUninstalled {
+	if latest == nil || latest.Info.Status == releasecommon.StatusUninstalled {
 		st.Status, st.Reason = Absent, "no release installed"
 		return st
 	}
@@ -165,11 +167,11 @@ func assess(history []*helmrelease.Release, digest string) State {
 	// rollback of a release that was deployed.
 	st.EverDeployed = st.EverDeployed || latest.Version > 1
 	switch latest.Info.Status {
-	case helmrelease.StatusPendingInstall, helmrelease.StatusPendingUpgrade, helmrelease.StatusPendingRollback, helmrelease.StatusUninstalling:
+	case releasecommon.StatusPendingInstall, releasecommon.StatusPendingUpgrade, releasecommon.StatusPendingRollback, releasecommon.StatusUninstalling:
 		st.Status = Locked
 		st.Reason = fmt.Sprintf("revision %d is %s: interrupted before it finished", latest.Version, latest.Info.Status)
 		return st
-	case helmrelease.StatusFailed:
+	case releasecommon.StatusFailed:
 		st.Status = Failed
 		st.Reason = fmt.Sprintf("revision %d failed: %s", latest.Version, latest.Info.Description)
 		return st

@@ -3,7 +3,8 @@ package release
 import (
 	"testing"
 
-	helmrelease "helm.sh/helm/v3/pkg/release"
+	releasecommon "helm.sh/helm/v4/pkg/release/common"
+	helmrelease "helm.sh/helm/v4/pkg/release/v1"
 )
 
 // history makes revisions 1..n with the given statuses, each labelled with
@@ -17,7 +18,7 @@ func history(statuses ...string) []*helmrelease.Release {
 		}
 		out = append(out, &helmrelease.Release{
 			Name: "app", Version: i + 1,
-			Info:   &helmrelease.Info{Status: helmrelease.Status(s)},
+			Info:   &helmrelease.Info{Status: releasecommon.Status(s)},
 			Labels: map[string]string{DigestLabel: digest},
 		})
 	}

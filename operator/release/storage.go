@@ -14,14 +14,16 @@ import (
 	"sync"
 	"time"
 
-	"helm.sh/helm/v3/pkg/chart"
-	helmrelease "helm.sh/helm/v3/pkg/release"
-	"helm.sh/helm/v3/pkg/storage/driver"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	typedcorev1 "k8s.io/client-go/kubernetes/typed/core/v1"
+
+	chart "helm.sh/helm/v4/pkg/chart/v2"
+	"helm.sh/helm/v4/pkg/release"
+	helmrelease "helm.sh/helm/v4/pkg/release/v1"
+	"helm.sh/helm/v4/pkg/storage/driver"
 )
 
 // secretsDriver stores Helm releases in Secrets exactly as Helm does (one
@@ -85,7 +87,70 @@ func newSecretsDriver(secrets typedcorev1.SecretInterface, enc *encoder, log fun
 // Name is Helm's name for Secret storage.
 func (d *secretsDriver) Name() string { return driver.SecretsDriverName }
 
-func (d *secretsDriver) Get(key string) (*helmrelease.Release, error) {
+// Helm 4's storage hands drivers releases as release.Releaser, which is any:
+// the methods below are the driver's interface, the lower-case ones its
+// typed implementation.
+
+func (d *secretsDriver) Get(key string) (release.Releaser, error) { return releaser(d.get(key)) }
+
+func (d *secretsDriver) List(filter func(release.Releaser) bool) ([]release.Releaser, error) {
+	return releasers(d.list(func(r *helmrelease.Release) bool { return filter(r) }))
+}
+
+func (d *secretsDriver) Query(lbls map[string]string) ([]release.Releaser, error) {
+	return releasers(d.queryHelm(lbls))
+}
+
+func (d *secretsDriver) Create(key string, r release.Releaser) error {
+	rls, err := asRelease(r)
+	if err != nil {
+		return err
+	}
+	return d.create(key, rls)
+}
+
+func (d *secretsDriver) Update(key string, r release.Releaser) error {
+	rls, err := asRelease(r)
+	if err != nil {
+		return err
+	}
+	return d.update(key, rls)
+}
+
+func (d *secretsDriver) Delete(key string) (release.Releaser, error) { return releaser(d.delete(key)) }
+
+// asRelease is the Helm release record r holds.
+func asRelease(r release.Releaser) (*helmrelease.Release, error) {
+	switch rls := r.(type) {
+	case *helmrelease.Release:
+		return rls, nil
+	case helmrelease.Release:
+		return &rls, nil
+	default:
+		return nil, fmt.Errorf("release of type %T: only Helm's v1 release records are stored", r)
+	}
+}
+
+// releaser returns rls as a Releaser that is nil when rls is.
+func releaser(rls *helmrelease.Release, err error) (release.Releaser, error) {
+	if rls == nil {
+		return nil, err
+	}
+	return rls, err
+}
+
+func releasers(rs []*helmrelease.Release, err error) ([]release.Releaser, error) {
+	if rs == nil {
+		return nil, err
+	}
+	out := make([]release.Releaser, len(rs))
+	for i, r := range rs {
+		out[i] = r
+	}
+	return out, err
+}
+
+func (d *secretsDriver) get(key string) (*helmrelease.Release, error) {
 	obj, err := d.secrets.Get(context.Background(), key, metav1.GetOptions{})
 	if apierrors.IsNotFound(err) {
 		return nil, driver.ErrReleaseNotFound
@@ -96,7 +161,7 @@ func (d *secretsDriver) Get(key string) (*helmrelease.Release, error) {
 	return d.decode(obj)
 }
 
-func (d *secretsDriver) List(filter func(*helmrelease.Release) bool) ([]*helmrelease.Release, error) {
+func (d *secretsDriver) list(filter func(*helmrelease.Release) bool) ([]*helmrelease.Release, error) {
 	all, err := d.query(labels.Set{"owner": "helm"})
 	if err != nil {
 		return nil, err
@@ -110,7 +175,7 @@ func (d *secretsDriver) List(filter func(*helmrelease.Release) bool) ([]*helmrel
 	return out, nil
 }
 
-func (d *secretsDriver) Query(lbls map[string]string) ([]*helmrelease.Release, error) {
+func (d *secretsDriver) queryHelm(lbls map[string]string) ([]*helmrelease.Release, error) {
 	if name := lbls["name"]; len(lbls) == 2 && lbls["owner"] == "helm" && d.takeAbsent(name) {
 		return nil, driver.ErrReleaseNotFound
 	}
@@ -185,7 +250,7 @@ func (d *secretsDriver) getRecord(ctx context.Context, key string) (*helmrelease
 	return r, obj.ResourceVersion, nil
 }
 
-func (d *secretsDriver) Create(key string, rls *helmrelease.Release) error {
+func (d *secretsDriver) create(key string, rls *helmrelease.Release) error {
 	err := d.write(key, rls, "createdAt", func(s *corev1.Secret) (*corev1.Secret, error) {
 		return d.secrets.Create(context.Background(), s, metav1.CreateOptions{})
 	})
@@ -195,14 +260,14 @@ func (d *secretsDriver) Create(key string, rls *helmrelease.Release) error {
 	return err
 }
 
-func (d *secretsDriver) Update(key string, rls *helmrelease.Release) error {
+func (d *secretsDriver) update(key string, rls *helmrelease.Release) error {
 	return d.write(key, rls, "modifiedAt", func(s *corev1.Secret) (*corev1.Secret, error) {
 		return d.secrets.Update(context.Background(), s, metav1.UpdateOptions{})
 	})
 }
 
-func (d *secretsDriver) Delete(key string) (*helmrelease.Release, error) {
-	rls, err := d.Get(key)
+func (d *secretsDriver) delete(key string) (*helmrelease.Release, error) {
+	rls, err := d.get(key)
 	if err != nil {
 		return nil, err
 	}

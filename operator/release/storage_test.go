@@ -9,19 +9,22 @@ import (
 	"testing"
 	"time"
 
-	"helm.sh/helm/v3/pkg/chart"
-	helmrelease "helm.sh/helm/v3/pkg/release"
-	"helm.sh/helm/v3/pkg/storage/driver"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/chartpilot/chartpilot/cluster/clustertest"
+
+	helmcommon "helm.sh/helm/v4/pkg/chart/common"
+	chart "helm.sh/helm/v4/pkg/chart/v2"
+	releasecommon "helm.sh/helm/v4/pkg/release/common"
+	helmrelease "helm.sh/helm/v4/pkg/release/v1"
+	"helm.sh/helm/v4/pkg/storage/driver"
 )
 
 func testRelease(name string, version int, manifest string) *helmrelease.Release {
 	return &helmrelease.Release{
 		Name: name, Version: version, Namespace: "ns", Manifest: manifest,
-		Info:   &helmrelease.Info{Status: helmrelease.StatusDeployed},
+		Info:   &helmrelease.Info{Status: releasecommon.StatusDeployed},
 		Chart:  &chart.Chart{Metadata: &chart.Metadata{Name: "c", Version: "1.0.0"}},
 		Labels: map[string]string{DigestLabel: "abc"},
 	}
@@ -36,24 +39,24 @@ func TestSecretsDriverIsHelmCompatible(t *testing.T) {
 	ours := newSecretsDriver(secrets, &encoder{}, t.Logf, nil)
 	helms := driver.NewSecrets(secrets)
 
-	if err := ours.Create("sh.helm.release.v1.a.v1", testRelease("a", 1, "kind: A")); err != nil {
+	if err := ours.create("sh.helm.release.v1.a.v1", testRelease("a", 1, "kind: A")); err != nil {
 		t.Fatal(err)
 	}
-	got, err := helms.Get("sh.helm.release.v1.a.v1")
+	got, err := v1(helms.Get("sh.helm.release.v1.a.v1"))
 	if err != nil || got.Manifest != "kind: A" || got.Labels[DigestLabel] != "abc" {
 		t.Fatalf("helm reads ours: %+v, %v", got, err)
 	}
 	if err := helms.Create("sh.helm.release.v1.b.v1", testRelease("b", 1, "kind: B")); err != nil {
 		t.Fatal(err)
 	}
-	rs, err := ours.Query(map[string]string{"name": "b", "owner": "helm"})
+	rs, err := ours.queryHelm(map[string]string{"name": "b", "owner": "helm"})
 	if err != nil || len(rs) != 1 || rs[0].Manifest != "kind: B" {
 		t.Fatalf("ours reads helm's: %v, %v", rs, err)
 	}
-	if err := ours.Create("sh.helm.release.v1.a.v1", testRelease("a", 1, "x")); err != driver.ErrReleaseExists {
+	if err := ours.create("sh.helm.release.v1.a.v1", testRelease("a", 1, "x")); err != driver.ErrReleaseExists {
 		t.Errorf("second Create = %v, want ErrReleaseExists", err)
 	}
-	if _, err := ours.Get("missing"); err != driver.ErrReleaseNotFound {
+	if _, err := ours.get("missing"); err != driver.ErrReleaseNotFound {
 		t.Errorf("Get of a missing release = %v", err)
 	}
 }
@@ -69,21 +72,21 @@ func TestSecretsDriverSplitsLargeReleases(t *testing.T) {
 	key := "sh.helm.release.v1.big.v1"
 	big := randomText(20000) // hex: about half compresses away, 4 parts of base64
 
-	if err := d.Create(key, testRelease("big", 1, big)); err != nil {
+	if err := d.create(key, testRelease("big", 1, big)); err != nil {
 		t.Fatal(err)
 	}
 	parts := countParts(t, f, key)
 	if parts < 3 {
 		t.Fatalf("%d extra parts, want the release split", parts)
 	}
-	got, err := d.Get(key)
+	got, err := d.get(key)
 	if err != nil || got.Manifest != big {
 		t.Fatalf("read back: %v (manifest equal: %v)", err, got != nil && got.Manifest == big)
 	}
 	if _, ok := got.Labels[partsLabel]; ok {
 		t.Error("the parts label leaked into the release's labels")
 	}
-	rs, err := d.Query(map[string]string{"name": "big", "owner": "helm"})
+	rs, err := d.queryHelm(map[string]string{"name": "big", "owner": "helm"})
 	if err != nil || len(rs) != 1 || rs[0].Manifest != big {
 		t.Fatalf("query: %d releases, %v", len(rs), err)
 	}
@@ -93,31 +96,31 @@ func TestSecretsDriverSplitsLargeReleases(t *testing.T) {
 
 	// Helm's own driver (helm list, history, status) reads the summary.
 	helms := driver.NewSecrets(secrets)
-	sum, err := helms.Get(key)
+	sum, err := v1(helms.Get(key))
 	if err != nil {
 		t.Fatalf("Helm cannot read a release stored in parts: %v", err)
 	}
-	if sum.Name != "big" || sum.Version != 1 || sum.Info.Status != helmrelease.StatusDeployed || sum.Chart.Metadata.Name != "c" || sum.Labels[DigestLabel] != "abc" {
+	if sum.Name != "big" || sum.Version != 1 || sum.Info.Status != releasecommon.StatusDeployed || sum.Chart.Metadata.Name != "c" || sum.Labels[DigestLabel] != "abc" {
 		t.Errorf("Helm reads %s v%d %s of chart %s, labels %v", sum.Name, sum.Version, sum.Info.Status, sum.Chart.Metadata.Name, sum.Labels)
 	}
 	if sum.Manifest != "" || !strings.Contains(sum.Info.Description, "stored by chartpilot in") {
 		t.Errorf("Helm's view should say the manifest is elsewhere: manifest %d bytes, description %q", len(sum.Manifest), sum.Info.Description)
 	}
-	if hist, err := helms.Query(map[string]string{"name": "big", "owner": "helm"}); err != nil || len(hist) != 1 {
+	if hist, err := v1s(helms.Query(map[string]string{"name": "big", "owner": "helm"})); err != nil || len(hist) != 1 {
 		t.Errorf("helm history: %d records, %v", len(hist), err)
 	}
 
 	// Shrinking removes the parts no longer used.
-	if err := d.Update(key, testRelease("big", 1, "small")); err != nil {
+	if err := d.update(key, testRelease("big", 1, "small")); err != nil {
 		t.Fatal(err)
 	}
 	if n := countParts(t, f, key); n != 0 {
 		t.Errorf("%d parts left after the release shrank", n)
 	}
-	if err := d.Update(key, testRelease("big", 1, big)); err != nil {
+	if err := d.update(key, testRelease("big", 1, big)); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := d.Delete(key); err != nil {
+	if _, err := d.delete(key); err != nil {
 		t.Fatal(err)
 	}
 	if n := countParts(t, f, key); n != 0 {
@@ -129,9 +132,9 @@ func TestSecretsDriverSplitsLargeReleases(t *testing.T) {
 func TestReleaseOverOneMiB(t *testing.T) {
 	clustertest.SkipIfShort(t)
 	f := newFixture(t)
-	templates := []*chart.File{}
+	templates := []*helmcommon.File{}
 	for i := range 3 {
-		templates = append(templates, &chart.File{
+		templates = append(templates, &helmcommon.File{
 			Name: fmt.Sprintf("templates/blob%d.yaml", i),
 			Data: []byte(fmt.Sprintf("apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: blob%d\ndata:\n  blob: %q\n", i, randomText(450_000))),
 		})
@@ -186,11 +189,11 @@ func TestSecretsDriverReadsEarlierParts(t *testing.T) {
 		}
 	}
 	d := newSecretsDriver(secrets, &encoder{}, t.Logf, nil)
-	got, err := d.Get(key)
+	got, err := d.get(key)
 	if err != nil || got.Manifest != manifest {
 		t.Fatalf("read back: %v (manifest equal: %v)", err, got != nil && got.Manifest == manifest)
 	}
-	if _, err := d.Delete(key); err != nil {
+	if _, err := d.delete(key); err != nil {
 		t.Fatal(err)
 	}
 	if n := countParts(t, f, key); n != 0 {

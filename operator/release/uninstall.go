@@ -5,9 +5,11 @@ import (
 	"errors"
 	"fmt"
 
-	"helm.sh/helm/v3/pkg/action"
-	"helm.sh/helm/v3/pkg/storage/driver"
 	"k8s.io/apimachinery/pkg/types"
+
+	"helm.sh/helm/v4/pkg/action"
+	"helm.sh/helm/v4/pkg/kube"
+	"helm.sh/helm/v4/pkg/storage/driver"
 )
 
 // uninstallAction removes the release and its records. With remediation set
@@ -22,7 +24,11 @@ func (a uninstallAction) Name() string { return ActionUninstall }
 func (a uninstallAction) Run(_ context.Context, req *Request, _ State) error {
 	un := action.NewUninstall(a.c.actionConfig(req.Namespace))
 	un.DisableHooks = req.UninstallDisableHooks
-	un.Wait = req.UninstallWait
+	un.WaitStrategy = kube.HookOnlyStrategy
+	if req.UninstallWait {
+		// Helm 4's watcher: kstatus follows each object until it is gone.
+		un.WaitStrategy = kube.StatusWatcherStrategy
+	}
 	un.Timeout = req.timeout()
 	un.Description = "uninstalled by chartpilot"
 	_, err := un.Run(req.Name)

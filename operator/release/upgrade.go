@@ -4,11 +4,17 @@ import (
 	"context"
 	"fmt"
 
-	"helm.sh/helm/v3/pkg/action"
+	"helm.sh/helm/v4/pkg/action"
+	"helm.sh/helm/v4/pkg/kube"
 )
 
 // maxHistory keeps Helm's release records bounded: each revision is a Secret.
 const maxHistory = 10
+
+// applyMethod is how upgrades and rollbacks apply: the way the release's
+// latest revision was applied (Helm's "auto"), so a release never changes
+// field managers behind its owner's back.
+const applyMethod = "auto"
 
 // upgrade upgrades the release to the request's chart and values, after a
 // server dry run when the request asks for one (see install).
@@ -22,7 +28,9 @@ func (a upgrade) Run(ctx context.Context, req *Request, st State) error {
 	newUpgrade := func() *action.Upgrade {
 		up := action.NewUpgrade(cfg)
 		up.Namespace = req.Namespace
-		up.Force = req.UpgradeForce
+		up.ForceReplace = req.UpgradeForce
+		up.ServerSideApply = applyMethod
+		up.WaitStrategy = kube.HookOnlyStrategy
 		up.DisableHooks = req.UpgradeDisableHooks
 		up.Timeout = req.timeout()
 		up.PostRenderer = req.PostRenderer
@@ -37,7 +45,7 @@ func (a upgrade) Run(ctx context.Context, req *Request, st State) error {
 	}
 	if req.DryRun == "server" {
 		try := newUpgrade()
-		try.DryRun, try.DryRunOption = true, req.DryRun
+		try.DryRunStrategy = action.DryRunServer
 		if _, err := try.RunWithContext(ctx, req.Name, forAction(req.Chart), req.Values); err != nil {
 			return fmt.Errorf("%w: %w (server dry run): %w", sentinel, ErrNothingChanged, a.c.explainNotServed(err))
 		}

@@ -12,9 +12,9 @@ import (
 	"sort"
 	"strings"
 
-	"helm.sh/helm/v3/pkg/chart"
-	"helm.sh/helm/v3/pkg/chartutil"
-	"helm.sh/helm/v3/pkg/strvals"
+	valuesutil "helm.sh/helm/v4/pkg/chart/common/util"
+	chart "helm.sh/helm/v4/pkg/chart/v2"
+	"helm.sh/helm/v4/pkg/strvals"
 )
 
 // ErrInvalid marks values that can never be installed as they are: a schema
@@ -65,11 +65,11 @@ func Compose(ch *chart.Chart, spec any, overrides map[string]string) (map[string
 // Validate checks vals, coalesced with the chart's defaults, against the
 // chart's values.schema.json (and its subcharts').
 func Validate(ch *chart.Chart, vals map[string]any) error {
-	full, err := chartutil.CoalesceValues(ch, vals)
+	full, err := valuesutil.CoalesceValues(ch, vals)
 	if err != nil {
 		return fmt.Errorf("%w: %v", ErrInvalid, err)
 	}
-	if err := chartutil.ValidateAgainstSchema(ch, full); err != nil {
+	if err := valuesutil.ValidateAgainstSchema(ch, full); err != nil {
 		return fmt.Errorf("%w: values.schema.json: %s", ErrInvalid, oneLine(err.Error()))
 	}
 	return nil

@@ -15,7 +15,6 @@ import (
 	"time"
 
 	"github.com/go-logr/logr"
-	"helm.sh/helm/v3/pkg/action"
 	authorizationv1 "k8s.io/api/authorization/v1"
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
@@ -30,6 +29,9 @@ import (
 
 	"github.com/chartpilot/chartpilot/chart"
 	"github.com/chartpilot/chartpilot/cluster/clustertest"
+
+	"helm.sh/helm/v4/pkg/action"
+	"helm.sh/helm/v4/pkg/kube"
 )
 
 // APIServer is a real kube-apiserver (RBAC enforced), started by Start.
@@ -133,7 +135,7 @@ type Drift struct {
 // given values, repair drift (when given) with another upgrade, uninstall.
 func (s *APIServer) HelmCycle(op *Operator, path string, upgrade map[string]any, drift *Drift) error {
 	cfg := new(action.Configuration)
-	if err := cfg.Init(op.Getter, op.Namespace, "secret", func(string, ...any) {}); err != nil {
+	if err := cfg.Init(op.Getter, op.Namespace, "secret"); err != nil {
 		return err
 	}
 	load := func() (*chart.Chart, error) { return chart.Load(path) }
@@ -143,6 +145,8 @@ func (s *APIServer) HelmCycle(op *Operator, path string, upgrade map[string]any,
 	}
 	install := action.NewInstall(cfg)
 	install.ReleaseName, install.Namespace, install.Timeout = "rel", op.Namespace, time.Minute
+	// As the runtime applies by default (see release.Request.ServerSideApply).
+	install.ServerSideApply, install.WaitStrategy = false, kube.HookOnlyStrategy
 	if _, err := install.Run(c.Helm, map[string]any{}); err != nil {
 		return fmt.Errorf("install: %w", err)
 	}
@@ -152,7 +156,7 @@ func (s *APIServer) HelmCycle(op *Operator, path string, upgrade map[string]any,
 			return err
 		}
 		u := action.NewUpgrade(cfg)
-		u.Namespace, u.Timeout = op.Namespace, time.Minute
+		u.Namespace, u.Timeout, u.WaitStrategy = op.Namespace, time.Minute, kube.HookOnlyStrategy
 		if _, err := u.Run("rel", c.Helm, vals); err != nil {
 			return fmt.Errorf("%s: %w", what, err)
 		}
