@@ -42,7 +42,7 @@ type Module struct {
 var libraries = []string{
 	"k8s.io/client-go",
 	"sigs.k8s.io/controller-runtime",
-	"helm.sh/helm/v3",
+	"helm.sh/helm/v4",
 	"github.com/operator-framework/api",
 	"github.com/operator-framework/operator-registry",
 }
