@@ -79,6 +79,9 @@ func Pull(opts PullOptions) (string, error) {
 		// No repositories are configured: the URL is absolute.
 		RepositoryConfig: filepath.Join(scratch, "repositories.yaml"),
 		RepositoryCache:  scratch,
+		// Helm 4 keeps downloads in a content-addressed cache: a scratch
+		// one, so that nothing outside the destination is written.
+		ContentCache: filepath.Join(scratch, "content"),
 	}
 	path, _, err := dl.DownloadTo(url, opts.Version, opts.Dest)
 	if err != nil {

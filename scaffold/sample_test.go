@@ -51,9 +51,11 @@ func TestSampleCR(t *testing.T) {
 			want: map[string]any{"replicas": 1, "image": map[string]any{"tag": "1.0"}}, keep: []string{"  # Pods to run.\n  replicas: 1\n", `    tag: "1.0" # pinned`}},
 		{name: "a document start marker first", values: "---\nloki:\n  serviceName: \"\"  # Defaults to ${RELEASE}-loki\nconfig:\n  port: 2020\n",
 			want: map[string]any{"loki": map[string]any{"serviceName": ""}, "config": map[string]any{"port": 2020}}, keep: []string{"  # Defaults to ${RELEASE}-loki"}},
-		{name: "a directive, a marker with a comment, a second document", values: "%YAML 1.1\n--- # the values\na: 1\n...\n---\nb: 2\n",
-			want: map[string]any{"a": 1}},
-		{name: "content on the marker's line", values: "--- {a: 1, b: [x]}\n", want: map[string]any{"a": 1, "b": []any{"x"}}},
+		// Helm 4 merges the documents of values.yaml (Helm 3 read the
+		// first), and refuses directives and content on a marker's line.
+		{name: "a marker with a comment, a second document", values: "--- # the values\na: 1\nc: {d: 1}\n...\n---\nb: 2\nc: {e: 2}\n",
+			want: map[string]any{"a": 1, "b": 2, "c": map[string]any{"d": 1, "e": 2}}},
+		{name: "flow content after the marker", values: "---\n{a: 1, b: [x]}\n", want: map[string]any{"a": 1, "b": []any{"x"}}},
 		{name: "block and multi-line scalars", values: "script: |\n  #!/bin/sh\n\n  echo: hi\nfolded: >-\n  one\n  two\nlong: \"first\n  second\"\nplain: a\n  b\n",
 			want: map[string]any{"script": "#!/bin/sh\n\necho: hi\n", "folded": "one two", "long": "first second", "plain": "a b"}},
 		{name: "YAML 1.1 scalars as Helm reads them", values: "on: yes\nmode: 0777\nname: off\n", given: map[string]any{"extra": "y"},

@@ -337,6 +337,7 @@ func (r *Reconciler) request(obj *unstructured.Unstructured) *release.Request {
 		UpgradeDisableHooks:   isTrue(ann[AnnotationUpgradeNoHooks]),
 		UninstallDisableHooks: isTrue(ann[AnnotationUninstallNoHooks]),
 		DryRun:                string(r.opts.Watch.DryRunOption),
+		ServerSideApply:       r.opts.Watch.ServerSideApply,
 		HealthDeadline:        r.healthDeadline(obj),
 		Generation:            obj.GetGeneration(),
 	}

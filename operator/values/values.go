@@ -50,7 +50,14 @@ func Compose(ch *chart.Chart, spec any, overrides map[string]string) (map[string
 	}
 	sort.Strings(keys)
 	for _, k := range keys {
-		if err := strvals.ParseInto(k+"="+overrides[k], vals); err != nil {
+		// Helm 4 drops some malformed keys ("a[") without an error: a key
+		// that sets nothing on its own is refused too.
+		probe := map[string]any{}
+		err := strvals.ParseInto(k+"="+overrides[k], probe)
+		if err == nil && len(probe) > 0 {
+			err = strvals.ParseInto(k+"="+overrides[k], vals)
+		}
+		if err != nil || len(probe) == 0 {
 			// Helm's parse error quotes the value, which may be a secret:
 			// name the key only.
 			return nil, fmt.Errorf("%w: overrideValues key %q: not in helm --set syntax", ErrInvalid, k)

@@ -60,6 +60,11 @@ type Watch struct {
 	Selector *metav1.LabelSelector `json:"selector,omitempty"`
 	// DryRunOption is none, client (default) or server.
 	DryRunOption DryRun `json:"dryRunOption,omitempty"`
+	// ServerSideApply installs new releases with server-side apply (Helm 4's
+	// default) instead of Helm's three-way merge patch; a release keeps the
+	// method it was installed with. Default false: see
+	// docs/server-side-apply.md.
+	ServerSideApply bool `json:"serverSideApply,omitempty"`
 	// HealthDeadline is how long a new revision of a release has to become
 	// healthy: one whose objects regress before (CrashLoopBackOff,
 	// ProgressDeadlineExceeded) or are not healthy by then is rolled back to
