@@ -118,8 +118,14 @@ func upgradedFrom(pf *packageFile, name string) ([]*declcfg.Bundle, error) {
 	return out, nil
 }
 
-// declcfgCRDs reads a catalog bundle's CRDs: from its olm.bundle.object
-// properties when it is inline, otherwise from its image.
+// BundleCRDs reads a catalog bundle's CRDs: from its olm.bundle.object
+// properties when it is inline, otherwise from its image, pulled with the
+// docker credentials.
+func BundleCRDs(ctx context.Context, b *declcfg.Bundle) ([]*apiextensionsv1.CustomResourceDefinition, error) {
+	return declcfgCRDs(ctx, b)
+}
+
+// declcfgCRDs is BundleCRDs; a failed pull wraps errPull.
 func declcfgCRDs(ctx context.Context, b *declcfg.Bundle) ([]*apiextensionsv1.CustomResourceDefinition, error) {
 	props, err := property.Parse(b.Properties)
 	if err != nil {
