@@ -2,6 +2,7 @@ package bundle
 
 import (
 	"cmp"
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -53,6 +54,12 @@ type ValidateOptions struct {
 	// operator image carries the charts, not the bundle, and Helm installs
 	// crds/ as they are: a removed API there fails every install.
 	Project string
+	// Previous is the bundle this one upgrades (a directory or a bundle
+	// image). Set, the CRDs are compared with its CRDs by OLM v1's
+	// upgrade-safety rules (crddiff): each unsafe change is an error.
+	Previous string
+	// AllowUnsafeAPIChanges reports the unsafe changes as warnings.
+	AllowUnsafeAPIChanges bool
 }
 
 // Finding is one error or warning of a validator.
@@ -168,6 +175,13 @@ func Validate(opts ValidateOptions) (*Report, error) {
 	}
 	if opts.Project != "" {
 		found, err := checkChartCRDs(opts.Project, kube)
+		if err != nil {
+			return nil, fmt.Errorf("bundle validate: %w", err)
+		}
+		rep.Findings = append(rep.Findings, found...)
+	}
+	if opts.Previous != "" {
+		found, err := checkPrevious(context.Background(), b.V1CRDs, opts, files)
 		if err != nil {
 			return nil, fmt.Errorf("bundle validate: %w", err)
 		}

@@ -64,6 +64,11 @@ type AddOptions struct {
 	// InitPackage initializes the bundle's package from the bundle (see
 	// InitOptions.FromBundle) when the catalog does not have it yet.
 	InitPackage bool
+	// AllowUnsafeAPIChanges publishes a bundle whose CRDs break the CRs of
+	// a bundle it upgrades (OLM v1's upgrade-safety rules, crddiff); the
+	// changes are then in AddResult.APIChanges. Without it Add refuses the
+	// bundle with crddiff.ErrUnsafe.
+	AllowUnsafeAPIChanges bool
 
 	// writeFile writes the catalog's files; nil writes through the staging directory (writeFunc.orDefault).
 	writeFile writeFunc
@@ -88,14 +93,23 @@ type AddResult struct {
 	// Replaced names the bundle this one replaced in the catalog, if any.
 	Replaced   string      `json:"replaced,omitempty"`
 	Placements []Placement `json:"placements"`
+	// APIChanges are the unsafe CRD changes published with
+	// AllowUnsafeAPIChanges.
+	APIChanges []APIChange `json:"apiChanges,omitempty"`
+	// Warnings are checks that could not be made (a previous bundle's
+	// image that could not be pulled).
+	Warnings []string `json:"warnings,omitempty"`
 }
 
 // Add publishes a bundle directory in its package and places it in its
 // channels by semver: every channel's entries form a replaces chain in
 // version order, and each entry's skipRange ">=lowest <own version" lets
 // any older version upgrade straight to it. A version already present is
-// refused unless Replace is set. The package is validated before anything
-// is written; a failure leaves the catalog directory as it was.
+// refused unless Replace is set. The bundle's CRDs are compared with those
+// of every bundle it upgrades (OLM v1's upgrade-safety rules, crddiff): an
+// unsafe change is refused unless AllowUnsafeAPIChanges is set. The package
+// is validated before anything is written; a failure leaves the catalog
+// directory as it was.
 func Add(opts AddOptions) (*AddResult, error) {
 	return AddContext(context.Background(), opts)
 }
@@ -135,7 +149,7 @@ func AddContext(ctx context.Context, opts AddOptions) (*AddResult, error) {
 		return nil, err
 	}
 	defer unlock()
-	res, err := addLocked(opts, b)
+	res, err := addLocked(ctx, opts, b)
 	if err != nil && created && os.Remove(opts.Dir) == nil {
 		removeLock(opts.Dir)
 	}
@@ -146,7 +160,7 @@ func AddContext(ctx context.Context, opts AddOptions) (*AddResult, error) {
 // package in the same write when opts.InitPackage asks for it: a kill
 // between an Init and an Add would leave a package without bundles, which
 // does not validate.
-func addLocked(opts AddOptions, b *Bundle) (*AddResult, error) {
+func addLocked(ctx context.Context, opts AddOptions, b *Bundle) (*AddResult, error) {
 	pf, err := loadPackage(opts.Dir, b.Package)
 	if errors.Is(err, ErrPackageNotFound) && opts.InitPackage {
 		pf, err = newPackageFile(opts.Dir, b.Package), nil
@@ -157,6 +171,9 @@ func addLocked(opts AddOptions, b *Bundle) (*AddResult, error) {
 	pf.write = opts.writeFile
 	res, err := addBundle(pf, b, opts)
 	if err != nil {
+		return nil, err
+	}
+	if res.APIChanges, res.Warnings, err = checkAPIChanges(ctx, pf, b, opts); err != nil {
 		return nil, err
 	}
 	if err := validatePackageFile(pf); err != nil {

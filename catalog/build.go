@@ -16,6 +16,9 @@ type BuildOptions struct {
 	// same version; a package the catalog lacks is initialized from its
 	// first bundle.
 	Bundles []string
+	// AllowUnsafeAPIChanges publishes bundles whose CRDs break the CRs of
+	// the bundles they upgrade (see AddOptions).
+	AllowUnsafeAPIChanges bool
 }
 
 // BuildResult is what Build published and built.
@@ -34,7 +37,7 @@ type BuildResult struct {
 func Build(ctx context.Context, opts BuildOptions) (*BuildResult, error) {
 	res := &BuildResult{}
 	for _, ref := range opts.Bundles {
-		added, err := AddContext(ctx, AddOptions{Dir: opts.Dir, BundleImage: ref, Replace: true, InitPackage: true})
+		added, err := AddContext(ctx, AddOptions{Dir: opts.Dir, BundleImage: ref, Replace: true, InitPackage: true, AllowUnsafeAPIChanges: opts.AllowUnsafeAPIChanges})
 		if err != nil {
 			return nil, fmt.Errorf("publishing %s: %w", ref, err)
 		}

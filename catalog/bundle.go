@@ -53,6 +53,10 @@ type Bundle struct {
 	Icon        *declcfg.Icon
 	// Declcfg is the olm.bundle blob: properties, related images and image.
 	Declcfg declcfg.Bundle
+
+	// crds are the bundle's CustomResourceDefinitions, for the comparison
+	// with the bundles it upgrades.
+	crds []*unstructured.Unstructured
 }
 
 // BundleOptions says how a bundle directory becomes an olm.bundle.
@@ -149,6 +153,7 @@ func LoadBundleDir(fsys fs.FS, opts BundleOptions) (*Bundle, error) {
 	}
 	b.Version = version
 	b.Description = csv.Spec.Description
+	b.crds = crds
 	if len(csv.Spec.Icon) > 0 && csv.Spec.Icon[0].Data != "" {
 		data, err := base64.StdEncoding.DecodeString(csv.Spec.Icon[0].Data)
 		if err != nil {

@@ -23,6 +23,8 @@ type bundleSpec struct {
 	noCSV bool
 	// extraManifest is written as manifests/extra.yaml when set.
 	extraManifest string
+	// crd replaces manifests/crd.yaml when set.
+	crd string
 }
 
 func (s bundleSpec) csvName() string {
@@ -122,6 +124,9 @@ spec:
 	}
 	if s.extraManifest != "" {
 		files["manifests/extra.yaml"] = s.extraManifest
+	}
+	if s.crd != "" {
+		files["manifests/crd.yaml"] = s.crd
 	}
 	return files
 }

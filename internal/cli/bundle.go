@@ -165,8 +165,16 @@ the bundle file and field.
 
 The charts are not in the bundle but in the operator image: with --project
 (by default the bundle directory's parent when it holds watches.yaml), the
-CRDs under each chart's crds/ are checked too, as init and generate do.`,
+CRDs under each chart's crds/ are checked too, as init and generate do.
+
+With --previous (the bundle directory or image this one upgrades), the CRDs
+are compared with the previous bundle's by OLM v1's upgrade-safety rules: a
+removed field, a changed type, a narrowed enum, a new required field, a
+changed default, a tightened bound, a changed scope or a removed stored
+version is an error naming the field, why it breaks existing CRs and what to
+do instead; --allow-unsafe-api-changes makes them warnings.`,
 		Example: `  chartpilot bundle validate ./bundle
+  chartpilot bundle validate ./bundle --previous quay.io/me/op-bundle:v0.1.0
   chartpilot bundle validate ./bundle --select-optional suite=operatorhub -o json`,
 		Args: cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -200,6 +208,8 @@ CRDs under each chart's crds/ are checked too, as init and generate do.`,
 	fl := cmd.Flags()
 	fl.StringVar(&opts.KubeVersion, "k8s-version", rbac.DefaultKubeVersion, "the Kubernetes version deprecated and removed APIs are checked against")
 	fl.StringVar(&opts.Project, "project", "", "the project the bundle was generated from, whose charts' crds/ are checked too (default: the bundle directory's parent when it holds watches.yaml; \"\" for none)")
+	fl.StringVar(&opts.Previous, "previous", "", "the bundle (directory or image) this one upgrades: unsafe CRD changes since it are errors")
+	fl.BoolVar(&opts.AllowUnsafeAPIChanges, "allow-unsafe-api-changes", false, "report unsafe CRD changes since --previous as warnings")
 	fl.StringArrayVar(&optional, "select-optional", nil, "optional validators: suite="+strings.Join(bundle.Suites, "|")+"; repeatable")
 	fl.VarP(output, "output", "o", "output format: text or json")
 	return cmd

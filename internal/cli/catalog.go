@@ -119,6 +119,17 @@ func newCatalogAddCommand(streams genericiooptions.IOStreams, f *catalogFlags) *
   chartpilot catalog add bundle --image quay.io/me/op-bundle:v0.2.0
   chartpilot catalog add quay.io/me/op-bundle:v0.2.0              # pulled, published image-based
   chartpilot catalog add bundle --channels fast,stable --channel-scope minor   # fast-v0.2, stable-v0.2`,
+		Long: `Publishes a registry+v1 bundle (directory or image) in its package, placed in
+its channels by semver.
+
+Its CRDs are compared with those of every bundle it upgrades in any channel
+(the one it replaces, the ones it skips or its skipRange holds) by OLM v1's
+upgrade-safety rules: a removed field, a changed type, a narrowed enum, a new
+required field, a changed default, a tightened bound, a changed scope or a
+removed stored version would break the CRs already on clusters. Each is
+printed with the field, why and what to do instead, and the bundle is refused
+unless --allow-unsafe-api-changes is given. New optional fields, new enum
+values and loosened bounds pass silently.`,
 		Args: cobra.ExactArgs(1),
 		RunE: runOptions(o),
 	}
@@ -127,6 +138,7 @@ func newCatalogAddCommand(streams genericiooptions.IOStreams, f *catalogFlags) *
 	fl.StringSliceVar(&o.Channels, "channels", nil, "channels to place the bundle in (default: its annotations'); conventions: alpha, candidate, fast, stable")
 	fl.Var(o.scope, "channel-scope", "one channel per release line: none, major (stable-v1) or minor (stable-v1.2)")
 	fl.BoolVar(&o.Replace, "replace", false, "replace a bundle of the same version or name")
+	fl.BoolVar(&o.AllowUnsafeAPIChanges, "allow-unsafe-api-changes", false, "publish the bundle even when its CRDs break the CRs of a bundle it upgrades (printed as warnings)")
 	fl.BoolVar(&o.InitPackage, "init-package", false, "initialize the bundle's package from the bundle (as catalog init --from-bundle) when the catalog does not have it")
 	fl.VarP(o.output, "output", "o", "output format: text, json or yaml")
 	return cmd
@@ -154,6 +166,12 @@ func (o *catalogAddOptions) run(ctx context.Context) error {
 	res, err := catalog.AddContext(ctx, o.AddOptions)
 	if err != nil {
 		return err
+	}
+	for _, w := range res.Warnings {
+		fmt.Fprintln(o.streams.ErrOut, "warning:", w)
+	}
+	for _, c := range res.APIChanges {
+		fmt.Fprintf(o.streams.ErrOut, "warning: unsafe API change since %s (allowed): %s\n", c.Previous, c.Change)
 	}
 	return printData(o.streams.Out, o.output.String(), res, func(w io.Writer) error {
 		mode := "inline"
@@ -469,6 +487,7 @@ catalog-build does with opm.`,
 	fl := cmd.Flags()
 	fl.StringVar(&o.image, "image", "", "keep the image in the image store under `REF`, for chartpilot image push")
 	fl.StringSliceVar(&o.Bundles, "bundles", nil, "bundle images to publish in the catalog before building")
+	fl.BoolVar(&o.AllowUnsafeAPIChanges, "allow-unsafe-api-changes", false, "publish --bundles even when their CRDs break the CRs of the bundles they upgrade")
 	fl.StringVar(&o.ociLayout, "oci-layout", "", "write the image into this OCI image layout directory")
 	fl.StringVar(&o.tag, "tag", "latest", "the tag recorded in the OCI layout")
 	fl.StringVar(&o.push, "push", "", "push the image to this reference")

@@ -17,6 +17,7 @@ import (
 
 	"github.com/chartpilot/chartpilot/internal/runcmd"
 	"github.com/chartpilot/chartpilot/olm"
+	"github.com/chartpilot/chartpilot/olm/preflight"
 )
 
 func newOLMCommand(streams genericiooptions.IOStreams, configFlags *genericclioptions.ConfigFlags) *cobra.Command {
@@ -34,6 +35,7 @@ Namespaces come from -n or the kubeconfig's context.`,
 		newOLMSubscribeCommand(streams, configFlags),
 		newOLMStatusCommand(streams, configFlags),
 		newOLMUnsubscribeCommand(streams, configFlags),
+		newOLMPreflightCommand(streams, configFlags),
 	)
 	return cmd
 }
@@ -346,5 +348,53 @@ nothing is left for it to clean up.`,
 	fl.BoolVar(&yes, "yes", false, "confirm --delete-crs / --delete-crds")
 	fl.DurationVar(&opts.Timeout, "timeout", 2*time.Minute, "how long to wait for each deletion")
 	fl.VarP(output, "output", "o", "output format: text, json or yaml")
+	return cmd
+}
+
+func newOLMPreflightCommand(streams genericiooptions.IOStreams, configFlags *genericclioptions.ConfigFlags) *cobra.Command {
+	var src preflight.Source
+	output := outputFlag()
+	cmd := &cobra.Command{
+		Use:   "preflight BUNDLE_DIR|BUNDLE_IMAGE|CATALOG_DIR|CATALOG_IMAGE",
+		Short: "List the CRs on the cluster that the CRDs of a new bundle would reject or prune, before upgrading",
+		Long: `Reads the CRDs of the new bundle (a bundle directory or image; or, with
+--package, the head of --channel in a catalog directory or image), and every
+CR the cluster holds of each CRD it already has. Each CR is put through what
+the API server will do with it under the new CRD (pruning, defaults, schema
+validation, with apiextensions-apiserver's own code) in each version it is
+served in: every CR the new schema would reject, and every field it would
+drop, is listed with the field and why. Run it before publishing an upgrade,
+or before approving a Manual InstallPlan. Exits non-zero when a CR would be
+rejected or pruned. CEL rules (x-kubernetes-validations) are not evaluated.`,
+		Example: `  chartpilot olm preflight ./bundle
+  chartpilot olm preflight quay.io/me/op-bundle:v0.2.0
+  chartpilot olm preflight ./catalog --package my-operator --channel stable`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			src.Ref = args[0]
+			crds, err := preflight.LoadCRDs(cmd.Context(), src)
+			if err != nil {
+				return err
+			}
+			cfg, err := runcmd.KubeConfig(configFlags)
+			if err != nil {
+				return fmt.Errorf("reaching the cluster: %w", err)
+			}
+			rep, err := preflight.Check(cmd.Context(), cfg, crds)
+			if err != nil {
+				return err
+			}
+			if err := printData(streams.Out, output.String(), rep, rep.WriteText); err != nil {
+				return err
+			}
+			if !rep.OK() {
+				return fmt.Errorf("%d problem(s): the new CRDs would reject or prune existing CRs", len(rep.Problems))
+			}
+			return nil
+		},
+	}
+	cmd.Flags().StringVar(&src.Package, "package", "", "the package, when the argument is a catalog")
+	cmd.Flags().StringVar(&src.Channel, "channel", "", "the catalog channel whose head is checked (default: the package's default channel)")
+	cmd.Flags().VarP(output, "output", "o", "output format: text, json or yaml")
 	return cmd
 }

@@ -1,0 +1,11 @@
+// Package preflight checks, before an upgrade is published or approved,
+// the custom resources already on a cluster against the CRDs of the new
+// bundle: each CR is read as the cluster serves it today and put through
+// what the API server will do with it once the new CRD is in place
+// (apiextensions-apiserver's own pruning, defaulting and schema
+// validation), so that every CR the new schema would reject, and every
+// field it would drop, is named before OLM v0 refuses the InstallPlan or
+// the data is lost.
+//
+// CEL validation rules (x-kubernetes-validations) are not evaluated.
+package preflight
