@@ -75,6 +75,10 @@ type Options struct {
 	// Metrics says how the metrics are served: HTTPS to authorized
 	// scrapers only, or plain HTTP (the zero value).
 	Metrics MetricsServing
+	// ReleaseSeriesLimit bounds the CRs whose per-release series the
+	// metrics hold (releasemetrics.Options.SeriesLimit): 0 takes
+	// releasemetrics.DefaultSeriesLimit, negative exports every CR's.
+	ReleaseSeriesLimit int
 	// HealthProbeBindAddress serves /healthz and /readyz; "0" disables. Default 127.0.0.1:8081.
 	HealthProbeBindAddress string
 	// PprofBindAddress serves Go's profiles (/debug/pprof/), to see where
@@ -460,7 +464,7 @@ func addController(mgr manager.Manager, helm *release.Client, w watches.Watch, o
 	r := reconciler.New(reconciler.Options{
 		OnDeployed:      onDeployed,
 		Metrics:         states,
-		Releases:        releasemetrics.New(releasemetrics.Options{Kind: gvk.Kind, RepairAction: release.ActionRepair, Registerer: metrics.Registry}),
+		Releases:        releasemetrics.New(releasemetrics.Options{Kind: gvk.Kind, RepairAction: release.ActionRepair, Registerer: metrics.Registry, SeriesLimit: opts.ReleaseSeriesLimit}),
 		Watch:           w,
 		Client:          mgr.GetClient(),
 		APIReader:       mgr.GetAPIReader(),

@@ -19,6 +19,7 @@ import (
 
 	"github.com/chartpilot/chartpilot/operator"
 	"github.com/chartpilot/chartpilot/operator/reconciler"
+	"github.com/chartpilot/chartpilot/operator/releasemetrics"
 	"github.com/chartpilot/chartpilot/operator/watches"
 )
 
@@ -92,6 +93,7 @@ it) limits the namespaces; empty means all.`,
 	fl.StringVar(&opts.Metrics.CertName, "metrics-cert-name", "tls.crt", "file name of the metrics certificate in --metrics-cert-path")
 	fl.StringVar(&opts.Metrics.KeyName, "metrics-cert-key", "tls.key", "file name of the metrics key in --metrics-cert-path")
 	fl.BoolVar(&opts.Metrics.HTTP2, "enable-http2", false, "let scrapers of the metrics endpoint speak HTTP/2 (off: HTTP/2's stream reset attacks cost a server more, and a scrape gains nothing)")
+	fl.IntVar(&opts.ReleaseSeriesLimit, "metrics-release-series-limit", releasemetrics.DefaultSeriesLimit, "custom resources whose per-release series the metrics hold: above it, only those that need attention (failed, not ready, drifted), this many at most, beside the series per kind; -1 exports every custom resource's (about 2 KiB of each scrape per custom resource)")
 	fl.StringVar(&opts.HealthProbeBindAddress, "health-probe-bind-address", "127.0.0.1:8081", `address of /healthz and /readyz; "0" disables them`)
 	fl.StringVar(&opts.PprofBindAddress, "pprof-bind-address", "0", `address of Go's profiles (/debug/pprof/); "0" disables them`)
 	zapFlags := flag.NewFlagSet("zap", flag.ContinueOnError)
