@@ -6,8 +6,10 @@ import (
 	"errors"
 	"flag"
 	"io/fs"
+	"maps"
 	"os"
 	"path/filepath"
+	"reflect"
 	"slices"
 	"strings"
 	"testing"
@@ -19,6 +21,7 @@ import (
 
 	"github.com/chartpilot/chartpilot/catalog"
 	"github.com/chartpilot/chartpilot/internal/golden"
+	"github.com/chartpilot/chartpilot/operator/metricsauth"
 	"github.com/chartpilot/chartpilot/scaffold"
 )
 
@@ -216,8 +219,9 @@ func TestGenerateCSV(t *testing.T) {
 		t.Errorf("the manager's root file system is not read-only: %+v", sc)
 	}
 	// Namespaced rules are permissions (OLM grants them in the install
-	// mode's namespaces), cluster-scoped ones clusterPermissions: only the
-	// backups' storage classes and snapshot classes and contents.
+	// mode's namespaces), cluster-scoped ones clusterPermissions: the
+	// backups' storage classes and snapshot classes and contents, and the
+	// reviews of the secure metrics endpoint's scrapers.
 	sa := d.Spec.Template.Spec.ServiceAccountName
 	if len(spec.ClusterPermissions) != 1 || spec.ClusterPermissions[0].ServiceAccountName != sa || len(spec.Permissions) != 1 || spec.Permissions[0].ServiceAccountName != sa {
 		t.Fatalf("permissions %+v, cluster permissions for %q: %+v", spec.Permissions, sa, spec.ClusterPermissions)
@@ -230,7 +234,7 @@ func TestGenerateCSV(t *testing.T) {
 		slices.Sort(out)
 		return out
 	}
-	if got, want := resources(spec.ClusterPermissions[0].Rules), []string{"storageclasses", "volumesnapshotclasses", "volumesnapshotcontents"}; !slices.Equal(got, want) {
+	if got, want := resources(spec.ClusterPermissions[0].Rules), []string{"storageclasses", "subjectaccessreviews", "tokenreviews", "volumesnapshotclasses", "volumesnapshotcontents"}; !slices.Equal(got, want) {
 		t.Errorf("clusterPermissions on %q, want %q", got, want)
 	}
 	for _, want := range []string{"secrets", "pods", "pods/exec", "deployments", "webapps", "leases"} {
@@ -257,11 +261,25 @@ func TestGenerateCSV(t *testing.T) {
 	if !slices.Equal(csv.Spec.RelatedImages, want) || csv.Spec.MinKubeVersion == "" {
 		t.Errorf("relatedImages %+v, want %+v; minKubeVersion %q", csv.Spec.RelatedImages, want, csv.Spec.MinKubeVersion)
 	}
-	// The RBAC bound to the operator is in the CSV, not in the bundle.
-	for name := range golden.Files(t, filepath.Join(dir, "bundle", "manifests")) {
+	// The RBAC bound to the operator is in the CSV, not in the bundle; the
+	// ClusterRole of the metrics' scrapers, which OLM installs for their
+	// bindings, is.
+	manifests := golden.Files(t, filepath.Join(dir, "bundle", "manifests"))
+	reader := false
+	for name, data := range manifests {
 		if strings.Contains(name, "manager-role") || strings.Contains(name, "serviceaccount") || strings.Contains(name, "all-namespaces") {
 			t.Errorf("bundle carries %s, which the CSV already grants", name)
 		}
+		if strings.Contains(name, metricsauth.ReaderRole) {
+			var cr rbacv1.ClusterRole
+			if err := yaml.Unmarshal(data, &cr); err != nil {
+				t.Fatal(err)
+			}
+			reader = cr.Kind == "ClusterRole" && reflect.DeepEqual(cr.Rules, metricsauth.ReaderRules())
+		}
+	}
+	if !reader {
+		t.Errorf("the bundle lacks the %s ClusterRole of the metrics' scrapers: %q", metricsauth.ReaderRole, slices.Sorted(maps.Keys(manifests)))
 	}
 }
 

@@ -21,6 +21,7 @@ import (
 	"k8s.io/client-go/tools/clientcmd"
 	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
 
+	"github.com/chartpilot/chartpilot/operator/metricsauth"
 	"github.com/chartpilot/chartpilot/rbac/rbactest"
 	"github.com/chartpilot/chartpilot/scaffold"
 )
@@ -185,7 +186,8 @@ func TestPermissionsInEveryInstallMode(t *testing.T) {
 }
 
 // A chart whose objects are all namespaced gets no cluster-wide rule on a
-// namespaced resource, and none at all without backup APIs.
+// namespaced resource, and none but the metrics endpoint's reviews (which
+// are cluster-scoped) without backup APIs.
 func TestNamespacedChartHasNoClusterWideRules(t *testing.T) {
 	dir := newProject(t, "webapp", scaffold.Options{})
 	mustGenerate(t, dir, GenerateOptions{})
@@ -193,13 +195,14 @@ func TestNamespacedChartHasNoClusterWideRules(t *testing.T) {
 	for _, p := range spec.ClusterPermissions {
 		for _, r := range p.Rules {
 			for _, res := range r.Resources {
-				if !slices.Contains([]string{"storageclasses", "volumesnapshotclasses", "volumesnapshotcontents"}, res) {
+				if !slices.Contains([]string{"storageclasses", "volumesnapshotclasses", "volumesnapshotcontents", "tokenreviews", "subjectaccessreviews"}, res) {
 					t.Errorf("clusterPermissions grant %s %v", res, r.Verbs)
 				}
 			}
 		}
 	}
-	// Without the backup APIs (as adopt leaves a project): nothing cluster-wide.
+	// Without the backup APIs (as adopt leaves a project): nothing
+	// cluster-wide but the reviews of the metrics' scrapers.
 	for _, plural := range []string{"webappbackups", "webapprestores", "webappbackupschedules"} {
 		removeBackupAPI(t, dir, plural)
 	}
@@ -208,8 +211,11 @@ func TestNamespacedChartHasNoClusterWideRules(t *testing.T) {
 	}
 	mustGenerate(t, dir, GenerateOptions{})
 	spec = readCSV(t, dir).Spec.InstallStrategy.StrategySpec
-	if len(spec.ClusterPermissions) != 0 {
-		t.Errorf("clusterPermissions: %+v", spec.ClusterPermissions)
+	same := func(a, b rbacv1.PolicyRule) bool {
+		return slices.Equal(a.APIGroups, b.APIGroups) && slices.Equal(a.Resources, b.Resources) && slices.Equal(a.Verbs, b.Verbs) && len(a.ResourceNames)+len(b.ResourceNames) == 0
+	}
+	if len(spec.ClusterPermissions) != 1 || !slices.EqualFunc(spec.ClusterPermissions[0].Rules, metricsauth.AuthRules(), same) {
+		t.Errorf("clusterPermissions: %+v, want only %+v", spec.ClusterPermissions, metricsauth.AuthRules())
 	}
 	var names []string
 	for _, r := range spec.Permissions[0].Rules {

@@ -224,8 +224,9 @@ func TestRemovedAPIInChart(t *testing.T) {
 }
 
 // derivedRules are the rules rbac.Derive gives the app chart's operator, as
-// the YAML flow sequences of a bundle's CSV, without the rules of skip.
-func derivedRules(t *testing.T, group, ns string, skip string) []string {
+// the YAML flow sequences of a bundle's CSV, without the rules of skip:
+// the namespaced permissions and the cluster-wide ones.
+func derivedRules(t *testing.T, group, ns string, skip string) (rules, clusterRules []string) {
 	t.Helper()
 	ch, err := chart.Load(filepath.Join("testdata", "charts", "app"))
 	if err != nil {
@@ -235,18 +236,21 @@ func derivedRules(t *testing.T, group, ns string, skip string) []string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var out []string
-	for _, r := range rbac.PolicyRules(res.Rules) {
+	for _, r := range res.Rules {
 		if len(r.Resources) == 1 && r.Resources[0] == skip {
 			continue
 		}
-		data, err := json.Marshal(r)
+		data, err := json.Marshal(r.PolicyRule)
 		if err != nil {
 			t.Fatal(err)
 		}
-		out = append(out, string(data))
+		if r.Namespaced {
+			rules = append(rules, string(data))
+		} else {
+			clusterRules = append(clusterRules, string(data))
+		}
 	}
-	return out
+	return rules, clusterRules
 }
 
 // An operator installed through OLM, once with the RBAC its chart needs and
@@ -296,7 +300,7 @@ func TestInstalledOperator(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			ns := olmtest.Namespace(t, c, "doctor")
 			b := olmtest.Bundle{Package: fmt.Sprintf("doctored%d", i), Version: "0.1.0"}
-			b.Rules = derivedRules(t, b.Group(), ns, tt.skip)
+			b.Rules, b.ClusterRules = derivedRules(t, b.Group(), ns, tt.skip)
 			addr := olmtest.Serve(t, olmtest.Catalog(t, b))
 			if _, err := olm.Subscribe(ctx, c, olm.SubscribeOptions{Package: b.Package, Namespace: ns, CatalogAddress: addr}); err != nil {
 				t.Fatal(err)

@@ -30,7 +30,6 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/healthz"
 	"sigs.k8s.io/controller-runtime/pkg/manager"
 	"sigs.k8s.io/controller-runtime/pkg/metrics"
-	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 	"sigs.k8s.io/controller-runtime/pkg/source"
@@ -70,8 +69,16 @@ type Options struct {
 	// (DefaultLeaseDuration...). A leader stopped by ctx releases its
 	// Lease, so that a standby takes over at its next attempt.
 	Lease LeaseTiming
-	// MetricsBindAddress serves Prometheus metrics; "0" disables. Default 127.0.0.1:8080.
+	// MetricsBindAddress serves Prometheus metrics; "0" disables. Default
+	// 127.0.0.1:8443 when Metrics.Secure, else 127.0.0.1:8080.
 	MetricsBindAddress string
+	// Metrics says how the metrics are served: HTTPS to authorized
+	// scrapers only, or plain HTTP (the zero value).
+	Metrics MetricsServing
+	// ReleaseSeriesLimit bounds the CRs whose per-release series the
+	// metrics hold (releasemetrics.Options.SeriesLimit): 0 takes
+	// releasemetrics.DefaultSeriesLimit, negative exports every CR's.
+	ReleaseSeriesLimit int
 	// HealthProbeBindAddress serves /healthz and /readyz; "0" disables. Default 127.0.0.1:8081.
 	HealthProbeBindAddress string
 	// PprofBindAddress serves Go's profiles (/debug/pprof/), to see where
@@ -121,7 +128,7 @@ func (o *Options) defaults() {
 		o.MaxConcurrentReconciles = 1
 	}
 	if o.MetricsBindAddress == "" {
-		o.MetricsBindAddress = "127.0.0.1:8080"
+		o.MetricsBindAddress = o.Metrics.defaultAddress()
 	}
 	if o.HealthProbeBindAddress == "" {
 		o.HealthProbeBindAddress = "127.0.0.1:8081"
@@ -232,6 +239,10 @@ func New(opts Options) (manager.Manager, error) {
 			return nil, err
 		}
 	}
+	metricsOpts, err := opts.Metrics.serverOptions(opts.MetricsBindAddress)
+	if err != nil {
+		return nil, err
+	}
 	mgr, err := ctrl.NewManager(opts.Config, ctrl.Options{
 		Logger: opts.Log,
 		Cache:  cacheOpts,
@@ -240,7 +251,7 @@ func New(opts Options) (manager.Manager, error) {
 		MapperProvider: newMemoMapper,
 		// CRs and release objects are unstructured: read them from the cache too.
 		Client:                  client.Options{Cache: &client.CacheOptions{Unstructured: true}},
-		Metrics:                 metricsserver.Options{BindAddress: opts.MetricsBindAddress},
+		Metrics:                 metricsOpts,
 		HealthProbeBindAddress:  opts.HealthProbeBindAddress,
 		PprofBindAddress:        opts.PprofBindAddress,
 		LeaderElection:          opts.LeaderElection,
@@ -453,7 +464,7 @@ func addController(mgr manager.Manager, helm *release.Client, w watches.Watch, o
 	r := reconciler.New(reconciler.Options{
 		OnDeployed:      onDeployed,
 		Metrics:         states,
-		Releases:        releasemetrics.New(releasemetrics.Options{Kind: gvk.Kind, RepairAction: release.ActionRepair, Registerer: metrics.Registry}),
+		Releases:        releasemetrics.New(releasemetrics.Options{Kind: gvk.Kind, RepairAction: release.ActionRepair, Registerer: metrics.Registry, SeriesLimit: opts.ReleaseSeriesLimit}),
 		Watch:           w,
 		Client:          mgr.GetClient(),
 		APIReader:       mgr.GetAPIReader(),

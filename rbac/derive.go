@@ -18,6 +18,7 @@ import (
 	"github.com/chartpilot/chartpilot/chart"
 	"github.com/chartpilot/chartpilot/operator/autoscale"
 	backupapi "github.com/chartpilot/chartpilot/operator/backup/api"
+	"github.com/chartpilot/chartpilot/operator/metricsauth"
 
 	valuesutil "helm.sh/helm/v4/pkg/chart/common/util"
 )
@@ -621,6 +622,9 @@ func (d *derivation) grantOperator() {
 	d.rules.add(true, "", "secrets", nil, manageVerbs, "Helm release storage (sh.helm.release.v1.* Secrets)")
 	d.rules.add(true, "", "events", nil, []string{"create", "patch"}, "events about the custom resource")
 	d.rules.add(true, "coordination.k8s.io", "leases", nil, []string{"get", "create", "update"}, "leader election")
+	for _, r := range metricsauth.AuthRules() {
+		d.rules.add(false, r.APIGroups[0], r.Resources[0], nil, r.Verbs, "the metrics endpoint (--metrics-secure, the default): checks each scraper's token and its permission to get "+metricsauth.Path)
+	}
 	if d.makesPods() {
 		d.rules.add(true, "", "pods", nil, []string{"get", "list", "watch"}, "the health of the chart's workloads in the custom resource's status (CrashLoopBackOff, ImagePullBackOff...)")
 	}

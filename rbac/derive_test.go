@@ -47,7 +47,16 @@ var operatorRules = []string{
 	"ns charts.example.com/things/finalizers: update",
 	"ns charts.example.com/things/status: get,update,patch",
 	"ns coordination.k8s.io/leases: get,create,update",
+	metricsTokenReviews,
+	metricsAccessReviews,
 }
+
+// The rules that serve the metrics to authorized scrapers only
+// (metricsauth.AuthRules): cluster-scoped, whatever the operator watches.
+const (
+	metricsTokenReviews  = "cluster authentication.k8s.io/tokenreviews: create"
+	metricsAccessReviews = "cluster authorization.k8s.io/subjectaccessreviews: create"
+)
 
 // podsRead is what an operator of a chart with workloads adds, for their health.
 const podsRead = "ns /pods: get,list,watch"
@@ -244,7 +253,7 @@ func TestDeriveWatchNamespaceSplitsRoles(t *testing.T) {
 		cluster = append(cluster, r.Resources[0])
 	}
 	wantNS := []string{"events", "secrets", "serviceaccounts", "things", "things/finalizers", "things/status", "leases"}
-	wantCluster := []string{"nodes", "clusterrolebindings", "clusterroles", "priorityclasses"}
+	wantCluster := []string{"nodes", "tokenreviews", "subjectaccessreviews", "clusterrolebindings", "clusterroles", "priorityclasses"}
 	if !reflect.DeepEqual(ns, wantNS) || !reflect.DeepEqual(cluster, wantCluster) {
 		t.Errorf("Role resources = %q, want %q\nClusterRole resources = %q, want %q", ns, wantNS, cluster, wantCluster)
 	}
@@ -417,6 +426,8 @@ func TestMerge(t *testing.T) {
 		"ns monitoring.coreos.com/servicemonitors: " + all,
 		"ns policy/poddisruptionbudgets: " + all,
 		podsRead,
+		metricsTokenReviews,
+		metricsAccessReviews,
 	}
 	sort.Strings(want)
 	if !reflect.DeepEqual(got, want) {

@@ -5,7 +5,9 @@
 // and scope, and grants exactly the verbs a Helm install, upgrade, uninstall
 // and drift repair need, plus what the operator itself needs (its custom
 // resource with status and finalizers, Secrets for Helm's release storage,
-// Events, leader-election Leases).
+// Events, leader-election Leases, and the TokenReviews and
+// SubjectAccessReviews that serve its metrics to authorized scrapers only,
+// package operator/metricsauth).
 //
 // The chart is rendered as the target cluster would render it: with the
 // Kubernetes version's .Capabilities.KubeVersion and its served API set as

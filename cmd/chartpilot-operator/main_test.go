@@ -67,7 +67,8 @@ func TestRunFlags(t *testing.T) {
 	for _, flag := range []string{"--watches-file", "--leader-elect", "--leader-elect-lease-duration", "--leader-elect-renew-deadline",
 		"--leader-elect-retry-period", "--shard", "--max-concurrent-reconciles", "--reconcile-period",
 		"--failure-backoff", "--failure-backoff-max", "--drift-repairs", "--drift-window",
-		"--metrics-bind-address", "--health-probe-bind-address", "--kubeconfig", "--zap-log-level"} {
+		"--metrics-bind-address", "--metrics-secure", "--metrics-cert-path", "--metrics-cert-name", "--metrics-cert-key", "--enable-http2", "--metrics-release-series-limit",
+		"--health-probe-bind-address", "--kubeconfig", "--zap-log-level"} {
 		if !strings.Contains(out.String(), flag) {
 			t.Errorf("run --help does not mention %s:\n%s", flag, out.String())
 		}

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 	"k8s.io/cli-runtime/pkg/genericclioptions"
 	"k8s.io/cli-runtime/pkg/genericiooptions"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -18,6 +19,7 @@ import (
 
 	"github.com/chartpilot/chartpilot/operator"
 	"github.com/chartpilot/chartpilot/operator/reconciler"
+	"github.com/chartpilot/chartpilot/operator/releasemetrics"
 	"github.com/chartpilot/chartpilot/operator/watches"
 )
 
@@ -60,6 +62,7 @@ it) limits the namespaces; empty means all.`,
 			if err != nil {
 				return fmt.Errorf("reaching the cluster: %w", err)
 			}
+			opts.MetricsBindAddress = metricsAddress(cmd.Flags())
 			opts.Watches = ws
 			opts.Config = cfg
 			opts.Namespaces = operator.ParseNamespaces(os.Getenv("WATCH_NAMESPACE"))
@@ -84,13 +87,29 @@ it) limits the namespaces; empty means all.`,
 	fl.DurationVar(&opts.Backoff.Max, "failure-backoff-max", reconciler.DefaultBackoffMax, "longest wait between attempts of a release that keeps failing; a change to its custom resource or chart tries again at once")
 	fl.IntVar(&opts.DriftLimit.Repairs, "drift-repairs", reconciler.DefaultDriftRepairs, "drift repairs of one release within --drift-window after which the operator stops repairing it (something else keeps changing its objects) until its custom resource changes; negative: never stop")
 	fl.DurationVar(&opts.DriftLimit.Window, "drift-window", reconciler.DefaultDriftWindow, "the window --drift-repairs counts repairs in")
-	fl.StringVar(&opts.MetricsBindAddress, "metrics-bind-address", "127.0.0.1:8080", `address of the Prometheus metrics endpoint; "0" disables it`)
+	fl.StringVar(&opts.MetricsBindAddress, "metrics-bind-address", operator.DefaultSecureMetricsAddress, `address of the Prometheus metrics endpoint; "0" disables it (default `+operator.DefaultInsecureMetricsAddress+` with --metrics-secure=false)`)
+	fl.BoolVar(&opts.Metrics.Secure, "metrics-secure", true, "serve the metrics over HTTPS to scrapers whose ServiceAccount token the API server accepts and who may get /metrics (the metrics-reader ClusterRole); false serves plain HTTP to anyone who reaches the address, for local development")
+	fl.StringVar(&opts.Metrics.CertDir, "metrics-cert-path", "", "directory holding the metrics endpoint's certificate and key (cert-manager's Secret, mounted), reloaded when they change; empty: a self-signed certificate")
+	fl.StringVar(&opts.Metrics.CertName, "metrics-cert-name", "tls.crt", "file name of the metrics certificate in --metrics-cert-path")
+	fl.StringVar(&opts.Metrics.KeyName, "metrics-cert-key", "tls.key", "file name of the metrics key in --metrics-cert-path")
+	fl.BoolVar(&opts.Metrics.HTTP2, "enable-http2", false, "let scrapers of the metrics endpoint speak HTTP/2 (off: HTTP/2's stream reset attacks cost a server more, and a scrape gains nothing)")
+	fl.IntVar(&opts.ReleaseSeriesLimit, "metrics-release-series-limit", releasemetrics.DefaultSeriesLimit, "custom resources whose per-release series the metrics hold: above it, only those that need attention (failed, not ready, drifted), this many at most, beside the series per kind; -1 exports every custom resource's (about 2 KiB of each scrape per custom resource)")
 	fl.StringVar(&opts.HealthProbeBindAddress, "health-probe-bind-address", "127.0.0.1:8081", `address of /healthz and /readyz; "0" disables them`)
 	fl.StringVar(&opts.PprofBindAddress, "pprof-bind-address", "0", `address of Go's profiles (/debug/pprof/); "0" disables them`)
 	zapFlags := flag.NewFlagSet("zap", flag.ContinueOnError)
 	zapOpts.BindFlags(zapFlags)
 	fl.AddGoFlagSet(zapFlags)
 	return cmd
+}
+
+// metricsAddress is --metrics-bind-address when given, else "": the
+// default of the serving --metrics-secure chose (see operator.Options).
+func metricsAddress(fl *pflag.FlagSet) string {
+	if !fl.Changed("metrics-bind-address") {
+		return ""
+	}
+	addr, _ := fl.GetString("metrics-bind-address")
+	return addr
 }
 
 // SignalContext is cancelled by Ctrl-C or SIGTERM (what the kubelet sends),

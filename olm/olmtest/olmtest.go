@@ -27,6 +27,9 @@ type Bundle struct {
 	// (<Package>-operator), as YAML flow sequences; default ConfigMaps and
 	// Widgets.
 	Rules []string
+	// ClusterRules are its cluster-wide permissions (clusterPermissions),
+	// as YAML flow sequences; default none.
+	ClusterRules []string
 }
 
 // CSVName is the bundle's ClusterServiceVersion name.
@@ -70,6 +73,11 @@ func (b Bundle) Write(t testing.TB) string {
 			fmt.Sprintf(`{apiGroups: [%s], resources: [widgets, widgets/status, widgets/finalizers], verbs: [get, list, watch, update, patch]}`, b.Group()),
 		}
 	}
+	clusterPermissions := ""
+	if len(b.ClusterRules) > 0 {
+		clusterPermissions = fmt.Sprintf("      clusterPermissions:\n      - serviceAccountName: %s\n        rules:\n        - %s\n",
+			b.ServiceAccount(), strings.Join(b.ClusterRules, "\n        - "))
+	}
 	files := map[string]string{
 		"metadata/annotations.yaml": fmt.Sprintf(`annotations:
   operators.operatorframework.io.bundle.mediatype.v1: registry+v1
@@ -111,7 +119,7 @@ spec:
   install:
     strategy: deployment
     spec:
-      permissions:
+%[9]s      permissions:
       - serviceAccountName: %[6]s
         rules:
 %[7]s
@@ -127,7 +135,7 @@ spec:
               containers:
               - name: manager
                 image: example.com/%[1]s:v%[2]s
-`, b.Package, b.Version, b.CSVName(), strings.Join(modeLines, "\n"), b.CRDName(), b.ServiceAccount(), "        - "+strings.Join(rules, "\n        - "), b.Deployment()),
+`, b.Package, b.Version, b.CSVName(), strings.Join(modeLines, "\n"), b.CRDName(), b.ServiceAccount(), "        - "+strings.Join(rules, "\n        - "), b.Deployment(), clusterPermissions),
 		"manifests/" + b.EditorRole() + "_rbac.authorization.k8s.io_v1_clusterrole.yaml": fmt.Sprintf(`apiVersion: rbac.authorization.k8s.io/v1
 kind: ClusterRole
 metadata:

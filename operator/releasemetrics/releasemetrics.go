@@ -5,7 +5,19 @@
 //
 // The labels are the CR's kind, namespace and name, never an object of the
 // release, so the series grow with the CRs and nothing else; a CR's series
-// are deleted when it is. The metric names are a contract with the alerts
+// are deleted when it is.
+//
+// A CR's series are about 2 KiB of a scrape: 5000 CRs would make each
+// scrape some 10 MiB. So the per-release series are limited by default
+// (Options.SeriesLimit, DefaultSeriesLimit CRs): above the limit, a scrape
+// holds those of the CRs that need attention (failed, not ready, drifted,
+// repair suspended), which the scaffolded alerts fire on, up to the limit,
+// and the series per kind (KindNames), which count every CR, always. A
+// scrape of 5000 CRs is then about 11 KiB when they are healthy and 0.7 MiB
+// when every one fails (BenchmarkScrape). A negative limit exports every
+// CR's series.
+//
+// The metric names are a contract with the alerts
 // and dashboard that `chartpilot init` scaffolds and the scorecard checks:
 // they import them from here.
 package releasemetrics
@@ -37,6 +49,36 @@ const (
 
 // Names lists every metric name, for documentation and checks.
 var Names = []string{Reconciles, ReconcileDuration, HelmActions, Revision, Ready, Drifted, Failed, LastSuccessTimestamp, DriftRepairs, UnhealthyObjects, UnhealthyRollbacks, RepairSuspended}
+
+// Names of the series per kind, exported whatever the number of CRs: how
+// the fleet is doing when the per-release series are limited (see
+// Options.SeriesLimit). Their only label is LabelKind (and LabelResult for
+// KindReconciles).
+const (
+	KindReleases          = "chartpilot_kind_releases"
+	KindReady             = "chartpilot_kind_releases_ready"
+	KindFailed            = "chartpilot_kind_releases_failed"
+	KindDrifted           = "chartpilot_kind_releases_drifted"
+	KindRepairSuspended   = "chartpilot_kind_releases_repair_suspended"
+	KindUnhealthyObjects  = "chartpilot_kind_unhealthy_objects"
+	KindReconciles        = "chartpilot_kind_reconciles_total"
+	KindReconcileDuration = "chartpilot_kind_reconcile_duration_seconds"
+	KindDriftRepairs      = "chartpilot_kind_drift_repairs_total"
+	KindUnhealthyRollback = "chartpilot_kind_unhealthy_rollbacks_total"
+	// KindReleasesExported counts the CRs whose per-release series this
+	// scrape holds: fewer than KindReleases when they are limited.
+	KindReleasesExported = "chartpilot_kind_releases_exported"
+)
+
+// KindNames lists every per-kind metric name.
+var KindNames = []string{KindReleases, KindReady, KindFailed, KindDrifted, KindRepairSuspended, KindUnhealthyObjects,
+	KindReconciles, KindReconcileDuration, KindDriftRepairs, KindUnhealthyRollback, KindReleasesExported}
+
+// DefaultSeriesLimit is Options.SeriesLimit's default. A CR's series are
+// about 2.2 KiB of a scrape (measured by BenchmarkScrape), so that a
+// scrape stays under 1 MiB at any number of CRs, with the operator's own
+// metrics, even when every exported CR needs attention.
+const DefaultSeriesLimit = 300
 
 // Label names. Kind is the CR's kind, as in controller-runtime's and the
 // operator's other metrics.
@@ -105,6 +147,14 @@ type Options struct {
 	// Registerer registers the collector; one already registered (several
 	// kinds in one process) is shared.
 	Registerer prometheus.Registerer
+	// SeriesLimit bounds the CRs whose per-release series a scrape holds,
+	// for all kinds of the collector together: while the operator holds at
+	// most this many CRs, every CR's; above it, only those of the CRs that
+	// need attention (failed, not ready, drifted, repair suspended or with
+	// objects not healthy), at most this many, in the order of kind,
+	// namespace and name. The series per kind (KindNames) are always
+	// exported. 0 takes DefaultSeriesLimit; negative exports every CR's.
+	SeriesLimit int
 }
 
 // Buckets of ReconcileDuration: few, because each is a series per CR. A
@@ -115,7 +165,15 @@ var durationBuckets = []float64{0.1, 1, 10, 60}
 // New returns a Recorder whose collector is registered with
 // opts.Registerer.
 func New(opts Options) *Recorder {
-	return &Recorder{kind: opts.Kind, repairName: opts.RepairAction, c: register(opts.Registerer, newCollector())}
+	limit := opts.SeriesLimit
+	if limit == 0 {
+		limit = DefaultSeriesLimit
+	}
+	c := register(opts.Registerer, newCollector())
+	c.mu.Lock()
+	c.limit = limit
+	c.mu.Unlock()
+	return &Recorder{kind: opts.Kind, repairName: opts.RepairAction, c: c}
 }
 
 // register registers c, or returns the collector already registered under
@@ -137,20 +195,26 @@ func (r *Recorder) Record(key types.NamespacedName, o Observation) {
 	r.c.mu.Lock()
 	defer r.c.mu.Unlock()
 	s := r.c.state(crKey{r.kind, key.Namespace, key.Name})
+	k := r.c.kindState(r.kind)
 	if o.Err != nil {
 		s.errors++
+		k.errors++
 	} else {
 		s.successes++
+		k.successes++
 		s.lastSuccess, s.succeeded = float64(o.At.UnixNano())/1e9, true
 	}
-	s.observe(o.Duration.Seconds())
+	s.durations.observe(o.Duration.Seconds())
+	k.durations.observe(o.Duration.Seconds())
 	for _, a := range o.Actions {
 		s.countAction(a.Name, result(a.Err))
 		if a.Name == r.repairName && a.Err == nil {
 			s.repairs++
+			k.repairs++
 		}
 	}
 	s.rollbacks += float64(o.UnhealthyRollbacks)
+	k.rollbacks += float64(o.UnhealthyRollbacks)
 	s.revision = float64(o.Revision)
 	s.ready, s.drifted, s.suspended = o.Ready, o.Drifted, o.RepairSuspended
 	s.failed = o.Err != nil || o.HeldBack

@@ -5,7 +5,7 @@
 // the release records and the release's objects, as they are in the
 // cluster, to one YAML file. Run from the operator directory:
 //
-//	go run ./testdata/helm3/gen -operator PATH -style chartpilot|helm-operator -out testdata/helm3/NAME.yaml
+//	go run ./testdata/helm3/gen -operator PATH -style chartpilot|helm-operator -namespace NS -out testdata/helm3/NAME.yaml
 package main
 
 import (
@@ -34,7 +34,8 @@ import (
 	"github.com/chartpilot/chartpilot/cluster/clustertest"
 )
 
-const namespace = "legacy"
+// namespace is the release's (a flag).
+var namespace string
 
 var appGVR = schema.GroupVersionResource{Group: "charts.example.com", Version: "v1alpha1", Resource: "apps"}
 
@@ -42,6 +43,7 @@ func main() {
 	operator := flag.String("operator", "", "the Helm 3 operator binary")
 	style := flag.String("style", "chartpilot", "chartpilot or helm-operator: how to run it")
 	out := flag.String("out", "", "the file to write")
+	flag.StringVar(&namespace, "namespace", "legacy", "the release's namespace")
 	flag.Parse()
 	if err := run(*operator, *style, *out); err != nil {
 		log.Fatal(err)
