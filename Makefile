@@ -40,6 +40,9 @@ test: cluster-build ## Unit, integration (envtest) and end-to-end (local cluster
 	$(GO) -C tools/node test -count=1 ./cp/ ./pause/ ./hello-server/ ./grpc_health_probe/
 	$(GO) -C tools/storage test -count=1 ./...
 	$(GO) -C tools/csi test -count=1 ./hostpath-csi/
+	# Helm 3 and Helm 4 side by side: records and renders (the product module has no Helm 3).
+	$(GO) -C tools/helmcompat test -count=1 ./...
+	@if $(GO) list -m all | grep -q '^helm.sh/helm/v3 '; then echo "helm.sh/helm/v3 is a dependency of the product module again"; exit 1; fi
 
 .PHONY: fuzz
 fuzz: ## Run every fuzz target (func FuzzX in a _test.go) for FUZZTIME, one at a time on one core
