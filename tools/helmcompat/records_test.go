@@ -32,9 +32,9 @@ import (
 // record is what a release record says, as both Helm libraries read it.
 type record struct {
 	Name, Namespace, Status, Description, Manifest, Chart string
-	Version                                           int
-	Config                                            string
-	Labels                                            map[string]string
+	Version                                               int
+	Config                                                string
+	Labels                                                map[string]string
 }
 
 // readBoth reads the record key with Helm 3's and Helm 4's Secrets drivers.
