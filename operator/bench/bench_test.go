@@ -68,6 +68,8 @@ type operatorUnderTest struct {
 	name string
 	args func(watches string, metricsPort, probePort int) []string
 	path string
+	// watches, when set, is the operator's own watches file.
+	watches string
 	// profile: the operator serves Go's profiles with --pprof-bind-address.
 	profile bool
 }
@@ -146,17 +148,25 @@ func setup(b *testing.B) *benchEnv {
 func BenchmarkRuntime(b *testing.B) {
 	env := setup(b)
 	c, cfg, dyn, chartpilot, watches := env.cluster, env.cfg, env.dyn, env.chartpilot, env.watches
-	ops := []operatorUnderTest{{
-		name: "chartpilot", path: chartpilot,
-		// Plain HTTP on loopback: the bench reads the endpoint, and counts
-		// the operator's requests, which a secure endpoint's reviews of the
-		// bench's token would add to.
-		args: func(w string, m, p int) []string {
-			return []string{"run", "--watches-file", w, "--kubeconfig", c.KubeconfigPath(), "--max-concurrent-reconciles", "4",
-				"--reconcile-period", "20s", "--metrics-secure=false", "--metrics-bind-address", fmt.Sprintf("127.0.0.1:%d", m), "--health-probe-bind-address", fmt.Sprintf("127.0.0.1:%d", p)}
-		},
-		profile: true,
-	}}
+	chartpilotArgs := func(secureFlag bool) func(w string, m, p int) []string {
+		return func(w string, m, p int) []string {
+			args := []string{"run", "--watches-file", w, "--kubeconfig", c.KubeconfigPath(), "--max-concurrent-reconciles", "4", "--reconcile-period", "20s"}
+			if secureFlag {
+				args = append(args, "--metrics-secure=false")
+			}
+			return append(args, "--metrics-bind-address", fmt.Sprintf("127.0.0.1:%d", m), "--health-probe-bind-address", fmt.Sprintf("127.0.0.1:%d", p))
+		}
+	}
+	ops := []operatorUnderTest{{name: "chartpilot", path: chartpilot, args: chartpilotArgs(true), profile: true}}
+	if os.Getenv("CHARTPILOT_BENCH_SSA") != "" {
+		ssa := writeFile(b, filepath.Dir(watches), "watches-ssa.yaml", fmt.Sprintf("- group: bench.example.com\n  version: v1\n  kind: BenchApp\n  chart: %s\n  serverSideApply: true\n", env.chart))
+		ops = append(ops, operatorUnderTest{name: "chartpilot-ssa", path: chartpilot, args: chartpilotArgs(true), watches: ssa})
+	}
+	if before := os.Getenv("CHARTPILOT_BENCH_BASELINE"); before != "" {
+		// An earlier build of chartpilot-operator (e.g. on Helm 3), from
+		// before --metrics-secure.
+		ops = append(ops, operatorUnderTest{name: "chartpilot-before", path: before, args: chartpilotArgs(false)})
+	}
 	if peer := os.Getenv("CHARTPILOT_PEER_HELM_OPERATOR"); peer != "" {
 		ops = append(ops, operatorUnderTest{
 			name: "helm-operator-plugins", path: peer,
@@ -298,6 +308,9 @@ func measure(b *testing.B, c *cluster.Cluster, dyn dynamic.Interface, op operato
 
 	metricsPort, probePort := freePort(b), freePort(b)
 	logFile := filepath.Join(b.TempDir(), op.name+".log")
+	if op.watches != "" {
+		watches = op.watches
+	}
 	args := op.args(watches, metricsPort, probePort)
 	env := []string{"KUBECONFIG=" + c.KubeconfigPath(), "WATCH_NAMESPACE=" + ns}
 	profiles, pprofPort := os.Getenv("CHARTPILOT_BENCH_PROFILES"), 0
@@ -393,7 +406,7 @@ func measure(b *testing.B, c *cluster.Cluster, dyn dynamic.Interface, op operato
 	// chartpilot are its informers' watches, each renewed every 5 to 10
 	// minutes: it counts them apart (operator.RequestsMetric), and any
 	// other request fails the bench.
-	if op.name == "chartpilot" {
+	if strings.HasPrefix(op.name, "chartpilot") {
 		var sent []string
 		for v, n := range verbs1 {
 			if n -= verbs0[v]; n > 0 && v != operator.VerbWatch {

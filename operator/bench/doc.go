@@ -11,6 +11,10 @@
 // tools/peers) to measure the peer in the same run; CHARTPILOT_BENCH_CRS
 // chooses the CR counts (default 200,1000). chartpilot runs as the operator
 // image runs it: cmd/chartpilot-operator, built with CGO_ENABLED=0.
+// CHARTPILOT_BENCH_SSA measures chartpilot a second time with server-side
+// apply (the watch's serverSideApply), and CHARTPILOT_BENCH_BASELINE an
+// earlier chartpilot-operator binary (such as the last one on Helm 3) in the
+// same run.
 //
 // The floor is measured before and after each operator's measure, and the
 // operator's time is given as a multiple of the mean of the two: the
