@@ -152,6 +152,7 @@ func (c *Client) parse(cfg *action.Configuration, rel *helmrelease.Release) ([]d
 		if err != nil {
 			return nil, nil, err
 		}
+		markOwned(obj, rel)
 		d := desiredObject{
 			gvk:       info.Mapping.GroupVersionKind,
 			namespace: info.Namespace,
@@ -270,11 +271,31 @@ func (l *createdLog) forget(rel types.NamespacedName) {
 	delete(l.releases, rel)
 }
 
-// The annotations Helm puts on the objects of a release.
+// The annotations and the label Helm puts on the objects of a release.
 const (
 	helmReleaseName      = "meta.helm.sh/release-name"
 	helmReleaseNamespace = "meta.helm.sh/release-namespace"
+	managedByLabel       = "app.kubernetes.io/managed-by"
+	managedByHelm        = "Helm"
 )
+
+// markOwned puts on obj what Helm puts on each object it applies, and what
+// Helm 4 checks before it deletes one at uninstall: an object the repair
+// creates again without it would be left behind.
+func markOwned(obj *unstructured.Unstructured, rel *helmrelease.Release) {
+	labels := obj.GetLabels()
+	if labels == nil {
+		labels = map[string]string{}
+	}
+	labels[managedByLabel] = managedByHelm
+	obj.SetLabels(labels)
+	ann := obj.GetAnnotations()
+	if ann == nil {
+		ann = map[string]string{}
+	}
+	ann[helmReleaseName], ann[helmReleaseNamespace] = rel.Name, rel.Namespace
+	obj.SetAnnotations(ann)
+}
 
 // kinds lists the kinds of objects, in order, once each.
 func kinds(objects []desiredObject) []schema.GroupVersionKind {
