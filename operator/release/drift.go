@@ -510,11 +510,21 @@ func firstDifference(desired, live any, path string) string {
 		}
 		return path
 	default:
+		// false and 0 the API server drops from a built-in kind's field
+		// marked omitempty (a PriorityClass's globalDefault: false).
+		if live == nil && (d == false || isZeroNumber(d)) {
+			return ""
+		}
 		if scalarEqual(d, live) {
 			return ""
 		}
 		return path
 	}
+}
+
+func isZeroNumber(v any) bool {
+	n, ok := number(v)
+	return ok && n == 0
 }
 
 // scalarEqual compares leaves the way the API server may have rewritten

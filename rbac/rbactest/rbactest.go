@@ -20,7 +20,6 @@ import (
 	rbacv1 "k8s.io/api/rbac/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
-	"k8s.io/cli-runtime/pkg/genericclioptions"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
@@ -28,10 +27,9 @@ import (
 	logf "sigs.k8s.io/controller-runtime/pkg/log"
 
 	"github.com/chartpilot/chartpilot/chart"
+	"github.com/chartpilot/chartpilot/operator/release"
 	"github.com/chartpilot/chartpilot/cluster/clustertest"
 
-	"helm.sh/helm/v4/pkg/action"
-	"helm.sh/helm/v4/pkg/kube"
 )
 
 // APIServer is a real kube-apiserver (RBAC enforced), started by Start.
@@ -64,8 +62,7 @@ func Start(t *testing.T) *APIServer {
 type Operator struct {
 	// Namespace holds the ServiceAccount "operator"; User is its user name.
 	Namespace, User string
-	// Getter is for Helm's action.Configuration; Config for clients.
-	Getter genericclioptions.RESTClientGetter
+	// Config acts as the ServiceAccount.
 	Config *rest.Config
 }
 
@@ -115,14 +112,12 @@ func (s *APIServer) Bind(t *testing.T, ns string, clusterRole *rbacv1.ClusterRol
 		}
 	}
 	user := "system:serviceaccount:" + ns + ":operator"
-	kubeconfig, namespace, as := s.kubeconfig, ns, user
 	cfg := rest.CopyConfig(s.Admin)
 	cfg.Impersonate = rest.ImpersonationConfig{UserName: user}
-	return &Operator{Namespace: ns, User: user, Config: cfg,
-		Getter: &genericclioptions.ConfigFlags{KubeConfig: &kubeconfig, Namespace: &namespace, Impersonate: &as}}
+	return &Operator{Namespace: ns, User: user, Config: cfg}
 }
 
-// Drift is an object deleted behind Helm's back, which an upgrade must recreate.
+// Drift is an object deleted behind Helm's back, which the runtime must recreate.
 type Drift struct {
 	Resource schema.GroupVersionResource
 	Name     string
@@ -131,42 +126,29 @@ type Drift struct {
 }
 
 // HelmCycle does, as the operator, what the runtime does with a release of
-// the chart at path: install with the default values, upgrade with the
-// given values, repair drift (when given) with another upgrade, uninstall.
+// the chart at path, through the runtime's own release client: install with
+// the default values, upgrade with the given values, repair drift (when
+// given), uninstall.
 func (s *APIServer) HelmCycle(op *Operator, path string, upgrade map[string]any, drift *Drift) error {
-	cfg := new(action.Configuration)
-	if err := cfg.Init(op.Getter, op.Namespace, "secret"); err != nil {
-		return err
-	}
-	load := func() (*chart.Chart, error) { return chart.Load(path) }
-	c, err := load()
+	ctx := context.Background()
+	helm, err := release.NewClient(op.Config)
 	if err != nil {
 		return err
 	}
-	install := action.NewInstall(cfg)
-	install.ReleaseName, install.Namespace, install.Timeout = "rel", op.Namespace, time.Minute
-	// As the runtime applies by default (see release.Request.ServerSideApply).
-	install.ServerSideApply, install.WaitStrategy = false, kube.HookOnlyStrategy
-	if _, err := install.Run(c.Helm, map[string]any{}); err != nil {
-		return fmt.Errorf("install: %w", err)
-	}
-	upgradeTo := func(what string, vals map[string]any) error {
-		c, err := load()
-		if err != nil {
-			return err
-		}
-		u := action.NewUpgrade(cfg)
-		u.Namespace, u.Timeout, u.WaitStrategy = op.Namespace, time.Minute, kube.HookOnlyStrategy
-		if _, err := u.Run("rel", c.Helm, vals); err != nil {
-			return fmt.Errorf("%s: %w", what, err)
-		}
-		return nil
-	}
-	if err := upgradeTo("upgrade", upgrade); err != nil {
+	c, err := chart.Load(path)
+	if err != nil {
 		return err
 	}
+	req := func(vals map[string]any) *release.Request {
+		return &release.Request{Name: "rel", Namespace: op.Namespace, Chart: c.Helm, Values: vals, Timeout: time.Minute}
+	}
+	if _, err := helm.Reconcile(ctx, req(map[string]any{})); err != nil {
+		return fmt.Errorf("install: %w", err)
+	}
+	if _, err := helm.Reconcile(ctx, req(upgrade)); err != nil {
+		return fmt.Errorf("upgrade: %w", err)
+	}
 	if drift != nil {
-		ctx := context.Background()
 		driftNS := op.Namespace
 		if drift.ClusterScoped {
 			driftNS = ""
@@ -174,14 +156,14 @@ func (s *APIServer) HelmCycle(op *Operator, path string, upgrade map[string]any,
 		if err := s.dyn.Resource(drift.Resource).Namespace(driftNS).Delete(ctx, drift.Name, metav1.DeleteOptions{}); err != nil {
 			return fmt.Errorf("deleting %s %s as admin: %w", drift.Resource.Resource, drift.Name, err)
 		}
-		if err := upgradeTo("drift repair", upgrade); err != nil {
-			return err
+		if _, err := helm.Reconcile(ctx, req(upgrade)); err != nil {
+			return fmt.Errorf("drift repair: %w", err)
 		}
 		if _, err := s.dyn.Resource(drift.Resource).Namespace(driftNS).Get(ctx, drift.Name, metav1.GetOptions{}); err != nil {
 			return fmt.Errorf("drift repair did not recreate %s %s: %w", drift.Resource.Resource, drift.Name, err)
 		}
 	}
-	if _, err := action.NewUninstall(cfg).Run("rel"); err != nil {
+	if err := helm.Uninstall(ctx, req(upgrade)); err != nil {
 		return fmt.Errorf("uninstall: %w", err)
 	}
 	return nil
