@@ -27,9 +27,8 @@ import (
 	logf "sigs.k8s.io/controller-runtime/pkg/log"
 
 	"github.com/chartpilot/chartpilot/chart"
-	"github.com/chartpilot/chartpilot/operator/release"
 	"github.com/chartpilot/chartpilot/cluster/clustertest"
-
+	"github.com/chartpilot/chartpilot/operator/release"
 )
 
 // APIServer is a real kube-apiserver (RBAC enforced), started by Start.
