@@ -9,8 +9,9 @@ import (
 
 	"github.com/Masterminds/semver/v3"
 
+	"github.com/chartpilot/chartpilot/operator/chartload"
+
 	helmchart "helm.sh/helm/v4/pkg/chart/v2"
-	"helm.sh/helm/v4/pkg/chart/v2/loader"
 	chartutil "helm.sh/helm/v4/pkg/chart/v2/util"
 )
 
@@ -86,7 +87,7 @@ func load(path string, seen []string) (*helmchart.Chart, error) {
 			return nil, fmt.Errorf("loading chart %s: dependency cycle through %s", seen[0], abs)
 		}
 	}
-	ch, err := loader.Load(abs)
+	ch, err := chartload.Load(abs)
 	if err != nil {
 		if p, ok := findPlaceholder(path); ok {
 			return nil, fmt.Errorf("loading chart %s: %w", path, p)

@@ -18,9 +18,9 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/chartpilot/chartpilot/internal/strictyaml"
+	"github.com/chartpilot/chartpilot/operator/chartload"
 
 	chart "helm.sh/helm/v4/pkg/chart/v2"
-	"helm.sh/helm/v4/pkg/chart/v2/loader"
 )
 
 // DryRun says how a changed release is tried before it is applied.
@@ -250,7 +250,7 @@ func (w *Watch) complete(baseDir string, opts Options) error {
 		w.OverrideValues[k] = os.Expand(v, opts.Getenv)
 	}
 	w.ChartPath = resolveChart(w.Chart, baseDir)
-	ch, err := loader.Load(w.ChartPath)
+	ch, err := chartload.Load(w.ChartPath)
 	if err != nil {
 		return fmt.Errorf("chart %s: %w", w.Chart, err)
 	}
