@@ -27,7 +27,7 @@ func (a install) Run(ctx context.Context, req *Request, st State) error {
 		// Only hooks are waited for, as Helm 3 did without --wait: the
 		// reconciler follows readiness through its own watches.
 		in.WaitStrategy = kube.HookOnlyStrategy
-		in.PostRenderer = req.PostRenderer
+		in.PostRenderer, in.PostRenderStrategy = req.PostRenderer, postRenderStrategy
 		// The API server validates every object it receives; Helm's own
 		// OpenAPI validation re-parses the schema documents on every action
 		// and cost three quarters of the operator's CPU.

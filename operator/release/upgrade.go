@@ -11,6 +11,11 @@ import (
 // maxHistory keeps Helm's release records bounded: each revision is a Secret.
 const maxHistory = 10
 
+// postRenderStrategy keeps hooks out of the post-renderer, as in Helm 3:
+// Helm 4 sends them along by default, and the runtime's post-renderers
+// (owner references, labels, autoscalers) are for the release's objects.
+const postRenderStrategy = action.PostRenderStrategyNoHooks
+
 // applyMethod is how upgrades and rollbacks apply: the way the release's
 // latest revision was applied (Helm's "auto"), so a release never changes
 // field managers behind its owner's back.
@@ -33,7 +38,7 @@ func (a upgrade) Run(ctx context.Context, req *Request, st State) error {
 		up.WaitStrategy = kube.HookOnlyStrategy
 		up.DisableHooks = req.UpgradeDisableHooks
 		up.Timeout = req.timeout()
-		up.PostRenderer = req.PostRenderer
+		up.PostRenderer, up.PostRenderStrategy = req.PostRenderer, postRenderStrategy
 		// The API server validates every object it receives; Helm's own
 		// OpenAPI validation re-parses the schema documents on every action
 		// and cost three quarters of the operator's CPU.
