@@ -2,6 +2,7 @@ package release
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
@@ -14,6 +15,8 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	kwait "k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
@@ -490,11 +493,44 @@ func TestUninstall(t *testing.T) {
 			req := f.request(nil)
 			f.mustReconcile(req, ActionInstall)
 			req.UninstallWait = wait
-			if err := f.client.Uninstall(context.Background(), req); err != nil {
+			// A finalizer holds the ConfigMap for a while: an uninstall that
+			// waits (Helm 4's kstatus watcher) returns once it is gone, one
+			// that does not returns while it is still there.
+			ctx := context.Background()
+			cms := f.cs.CoreV1().ConfigMaps(f.ns)
+			const hold = 2 * time.Second
+			setFinalizers := func(fin ...string) {
+				t.Helper()
+				patch := fmt.Sprintf(`{"metadata":{"finalizers":%s}}`, mustJSON(t, fin))
+				if _, err := cms.Patch(ctx, "app-config", types.MergePatchType, []byte(patch), metav1.PatchOptions{}); err != nil && !apierrors.IsNotFound(err) {
+					t.Fatal(err)
+				}
+			}
+			setFinalizers("chartpilot.test/hold")
+			released := make(chan struct{})
+			go func() {
+				defer close(released)
+				time.Sleep(hold)
+				setFinalizers()
+			}()
+			began := time.Now()
+			if err := f.client.Uninstall(ctx, req); err != nil {
 				t.Fatal(err)
 			}
-			if _, err := f.cs.CoreV1().ConfigMaps(f.ns).Get(context.Background(), "app-config", metav1.GetOptions{}); !apierrors.IsNotFound(err) {
-				t.Errorf("ConfigMap still there: %v", err)
+			took := time.Since(began)
+			_, err := cms.Get(ctx, "app-config", metav1.GetOptions{})
+			switch {
+			case wait && (took < hold || !apierrors.IsNotFound(err)):
+				t.Errorf("the waiting uninstall returned after %s, ConfigMap: %v; want after %s with it gone", took, err, hold)
+			case !wait && (took >= hold || err != nil):
+				t.Errorf("the uninstall returned after %s, ConfigMap: %v; want before %s with it still terminating", took, err, hold)
+			}
+			<-released
+			if err := kwait.PollUntilContextTimeout(ctx, 50*time.Millisecond, 30*time.Second, true, func(ctx context.Context) (bool, error) {
+				_, err := cms.Get(ctx, "app-config", metav1.GetOptions{})
+				return apierrors.IsNotFound(err), nil
+			}); err != nil {
+				t.Errorf("ConfigMap still there")
 			}
 			st, err := f.client.Observe(context.Background(), req)
 			if err != nil || st.Status != Absent {
@@ -582,4 +618,13 @@ func TestChartSharedAcrossReleases(t *testing.T) {
 	if len(shared.Dependencies()) != 1 || len(shared.Metadata.Dependencies) != 1 {
 		t.Errorf("the shared chart has %d subcharts (%d in its metadata) after the installs, want 1", len(shared.Dependencies()), len(shared.Metadata.Dependencies))
 	}
+}
+
+func mustJSON(t *testing.T, v any) string {
+	t.Helper()
+	data, err := json.Marshal(v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(data)
 }
