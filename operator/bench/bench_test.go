@@ -141,7 +141,7 @@ func setup(b *testing.B) *benchEnv {
 	if err != nil {
 		b.Fatal(err)
 	}
-	watches := writeFile(b, dir, "watches.yaml", fmt.Sprintf("- group: bench.example.com\n  version: v1\n  kind: BenchApp\n  chart: %s\n", chart))
+	watches := writeFile(b, dir, "watches.yaml", watchEntry(chart, ""))
 	return &benchEnv{cluster: c, cfg: cfg, dyn: dyn, chartpilot: chartpilot, chart: chart, watches: watches}
 }
 
@@ -159,7 +159,7 @@ func BenchmarkRuntime(b *testing.B) {
 	}
 	ops := []operatorUnderTest{{name: "chartpilot", path: chartpilot, args: chartpilotArgs(true), profile: true}}
 	if os.Getenv("CHARTPILOT_BENCH_SSA") != "" {
-		ssa := writeFile(b, filepath.Dir(watches), "watches-ssa.yaml", fmt.Sprintf("- group: bench.example.com\n  version: v1\n  kind: BenchApp\n  chart: %s\n  serverSideApply: true\n", env.chart))
+		ssa := writeFile(b, filepath.Dir(watches), "watches-ssa.yaml", watchEntry(env.chart, "  serverSideApply: true\n"))
 		ops = append(ops, operatorUnderTest{name: "chartpilot-ssa", path: chartpilot, args: chartpilotArgs(true), watches: ssa})
 	}
 	if before := os.Getenv("CHARTPILOT_BENCH_BASELINE"); before != "" {
@@ -625,11 +625,28 @@ func waitAvailable(b *testing.B, dyn dynamic.Interface, ns string, want int) {
 // (5 minutes after it is deployed, by default): a write of its record and
 // an event. Until then the operator is not idle; at 1000 CRs deployed over
 // minutes, that minute would count the deadlines of the CRs deployed last.
+// healthDeadline is the watch's health deadline: the default, or
+// CHARTPILOT_BENCH_HEALTH_DEADLINE (a duration) to shorten each measure's
+// wait for it.
+func healthDeadline() time.Duration {
+	if v := os.Getenv("CHARTPILOT_BENCH_HEALTH_DEADLINE"); v != "" {
+		if d, err := time.ParseDuration(v); err == nil {
+			return d
+		}
+	}
+	return watches.DefaultHealthDeadline
+}
+
+// watchEntry is the watches file of the bench's kind, with extra fields.
+func watchEntry(chart, extra string) string {
+	return fmt.Sprintf("- group: bench.example.com\n  version: v1\n  kind: BenchApp\n  chart: %s\n  healthDeadline: %s\n%s", chart, healthDeadline(), extra)
+}
+
 func waitRecordedHealthy(b *testing.B, dyn dynamic.Interface, ns string, crs int) {
 	b.Helper()
 	secrets := schema.GroupVersionResource{Version: "v1", Resource: "secrets"}
 	sel := labels.Set{"owner": "helm", "status": "deployed", release.HealthLabel: release.HealthHealthy}.String()
-	err := wait.PollUntilContextTimeout(context.Background(), 5*time.Second, watches.DefaultHealthDeadline+15*time.Minute, true, func(ctx context.Context) (bool, error) {
+	err := wait.PollUntilContextTimeout(context.Background(), 5*time.Second, healthDeadline()+15*time.Minute, true, func(ctx context.Context) (bool, error) {
 		list, err := dyn.Resource(secrets).Namespace(ns).List(ctx, metav1.ListOptions{LabelSelector: sel})
 		return err == nil && len(list.Items) >= crs, nil
 	})

@@ -14,7 +14,9 @@
 // CHARTPILOT_BENCH_SSA measures chartpilot a second time with server-side
 // apply (the watch's serverSideApply), and CHARTPILOT_BENCH_BASELINE an
 // earlier chartpilot-operator binary (such as the last one on Helm 3) in the
-// same run.
+// same run. CHARTPILOT_BENCH_HEALTH_DEADLINE shortens the watch's health
+// deadline (default 5m), which each measure of chartpilot waits for before
+// its idle minute.
 //
 // The floor is measured before and after each operator's measure, and the
 // operator's time is given as a multiple of the mean of the two: the
