@@ -2,7 +2,9 @@ package chart
 
 import (
 	"fmt"
+	"maps"
 	"path"
+	"slices"
 	"sort"
 	"strings"
 
@@ -182,7 +184,7 @@ func (r *Renderer) Render(opts RenderOptions) (*Rendered, error) {
 	}
 	out := &Rendered{}
 	var objects, hooks []Manifest
-	for _, file := range sortedKeys(files) {
+	for _, file := range slices.Sorted(maps.Keys(files)) {
 		text := files[file]
 		if strings.HasSuffix(file, notesFile) {
 			// Only the top chart's notes, as Helm shows them.
@@ -337,15 +339,6 @@ func copyTree(ch *helmchart.Chart) *helmchart.Chart {
 	}
 	cp.SetDependencies(deps...)
 	return &cp
-}
-
-func sortedKeys[V any](m map[string]V) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	return keys
 }
 
 // parseObjects parses the YAML documents of one rendered file.

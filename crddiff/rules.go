@@ -5,6 +5,7 @@ import (
 	"cmp"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"reflect"
 	"slices"
 	"strings"
@@ -104,7 +105,7 @@ func enumChange(o, n *apiextensionsv1.JSONSchemaProps) string {
 	slices.Sort(removed)
 	switch {
 	case len(ov) == 0 && len(nv) > 0:
-		return fmt.Sprintf("enum [%s] added where any value was allowed", strings.Join(sortedKeys(nv), ", "))
+		return fmt.Sprintf("enum [%s] added where any value was allowed", strings.Join(slices.Sorted(maps.Keys(nv)), ", "))
 	case len(removed) > 0:
 		return fmt.Sprintf("enum values [%s] removed", strings.Join(removed, ", "))
 	}

@@ -1,7 +1,8 @@
 package crddiff
 
 import (
-	"sort"
+	"maps"
+	"slices"
 	"strconv"
 
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
@@ -41,7 +42,7 @@ func walk(s *apiextensionsv1.JSONSchemaProps, path string, out map[string]*apiex
 		}
 	}
 	walk(s.Not, path, out)
-	for _, name := range sortedKeys(s.Properties) {
+	for _, name := range slices.Sorted(maps.Keys(s.Properties)) {
 		p := s.Properties[name]
 		walk(&p, join(path, name), out)
 	}
@@ -50,18 +51,18 @@ func walk(s *apiextensionsv1.JSONSchemaProps, path string, out map[string]*apiex
 	}
 	// patternProperties, definitions, dependencies and additionalItems are
 	// forbidden in CRD schemas; OLM v1 reads them as the parent's location.
-	for _, name := range sortedKeys(s.PatternProperties) {
+	for _, name := range slices.Sorted(maps.Keys(s.PatternProperties)) {
 		p := s.PatternProperties[name]
 		walk(&p, path, out)
 	}
 	if s.AdditionalItems != nil {
 		walk(s.AdditionalItems.Schema, path, out)
 	}
-	for _, name := range sortedKeys(s.Definitions) {
+	for _, name := range slices.Sorted(maps.Keys(s.Definitions)) {
 		p := s.Definitions[name]
 		walk(&p, path, out)
 	}
-	for _, name := range sortedKeys(s.Dependencies) {
+	for _, name := range slices.Sorted(maps.Keys(s.Dependencies)) {
 		walk(s.Dependencies[name].Schema, path, out)
 	}
 }
@@ -76,15 +77,6 @@ func join(path, child string) string {
 	return path + "." + child
 }
 
-func sortedKeys[V any](m map[string]V) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	return keys
-}
-
 func withoutChildren(s *apiextensionsv1.JSONSchemaProps) *apiextensionsv1.JSONSchemaProps {
 	c := s.DeepCopy()
 	c.Properties, c.Items = nil, nil
@@ -96,7 +88,7 @@ func withoutChildren(s *apiextensionsv1.JSONSchemaProps) *apiextensionsv1.JSONSc
 func compareSchemas(old, new *apiextensionsv1.JSONSchemaProps) []Change {
 	of, nf := flatten(old), flatten(new)
 	var out []Change
-	for _, path := range sortedKeys(of) {
+	for _, path := range slices.Sorted(maps.Keys(of)) {
 		n, ok := nf[path]
 		if !ok {
 			out = append(out, Change{Path: path, Rule: RuleExistingFieldRemoval, Detail: "field removed"})
