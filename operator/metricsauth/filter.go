@@ -194,13 +194,10 @@ func (f *Filter) authenticate(ctx context.Context, token string) (tokenReview, e
 
 // authorize reviews access, from the cache when it can.
 func (f *Filter) authorize(ctx context.Context, spec authorizationv1.SubjectAccessReviewSpec) (bool, error) {
-	// The spec is the whole question (user, groups, UID, extra, path,
-	// verb); its JSON is canonical (sorted map keys).
-	b, err := json.Marshal(spec)
+	k, err := accessKey(spec)
 	if err != nil {
-		return false, fmt.Errorf("keying a SubjectAccessReview: %w", err)
+		return false, err
 	}
-	k := sha256.Sum256(b)
 	if allowed, ok := f.decisions.get(k); ok {
 		return allowed, nil
 	}
@@ -211,6 +208,16 @@ func (f *Filter) authorize(ctx context.Context, spec authorizationv1.SubjectAcce
 	allowed := sar.Status.Allowed && !sar.Status.Denied
 	f.decisions.put(k, allowed, f.ttl(allowed))
 	return allowed, nil
+}
+
+// accessKey keys the decision on spec: the whole question (user, groups,
+// UID, extra, path, verb), whose JSON is canonical (sorted map keys).
+func accessKey(spec authorizationv1.SubjectAccessReviewSpec) (key, error) {
+	b, err := json.Marshal(spec)
+	if err != nil {
+		return key{}, fmt.Errorf("keying a SubjectAccessReview: %w", err)
+	}
+	return sha256.Sum256(b), nil
 }
 
 func (f *Filter) ttl(allowed bool) time.Duration {
