@@ -12,6 +12,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -20,6 +21,7 @@ import (
 	rbacv1 "k8s.io/api/rbac/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/client-go/rest"
 	certutil "k8s.io/client-go/util/cert"
 
 	"github.com/chartpilot/chartpilot/cluster/clustertest"
@@ -31,8 +33,10 @@ import (
 // on a real API server: no token is 401, a token the API server does not
 // know is 401, a ServiceAccount without the metrics-reader rules is 403,
 // one bound to them is 200 and gets the metrics; plain HTTP gets nothing.
-// Both certificates: self-signed, and one from a mounted directory (what
-// cert-manager's Secret gives), which the endpoint serves.
+// A scrape costs a TokenReview and a SubjectAccessReview the first time
+// and none again within the cache's TTLs. Both certificates: self-signed,
+// and one from a mounted directory (what cert-manager's Secret gives),
+// which the endpoint serves.
 func TestSecureMetrics(t *testing.T) {
 	clustertest.SkipIfShort(t)
 	e := newEnv(t)
@@ -54,31 +58,48 @@ func TestSecureMetrics(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			addr := freeAddress(t)
-			startOperator(t, func(o *Options, _ *watches.Watch) { o.MetricsBindAddress, o.Metrics = addr, tt.serving })
+			reviews := &reviewCounter{}
+			startOperator(t, func(o *Options, _ *watches.Watch) {
+				o.MetricsBindAddress, o.Metrics = addr, tt.serving
+				o.Config = reviews.config(o.Config)
+			})
 			client := &http.Client{Timeout: 10 * time.Second, Transport: &http.Transport{
 				TLSClientConfig: &tls.Config{RootCAs: tt.roots, InsecureSkipVerify: tt.roots == nil, ServerName: "localhost"}}}
 			waitListening(t, addr)
-			for _, c := range []struct {
-				who, token string
-				// want is the status; 0 is any refusal.
-				want int
-			}{
-				{who: "no token", want: http.StatusUnauthorized},
-				// The TokenReview of a malformed token carries an error,
-				// which controller-runtime's filter answers with 500.
-				{who: "a token the API server never issued", token: "not-a-token"},
-				{who: "a ServiceAccount without metrics-reader", token: stranger, want: http.StatusForbidden},
-				{who: "a ServiceAccount bound to metrics-reader", token: reader, want: http.StatusOK},
-			} {
-				code, body := scrapeAs(t, client, "https://"+addr+metricsauth.Path, c.token)
-				if c.want == 0 && code < 400 || c.want != 0 && code != c.want {
-					t.Errorf("%s: %d, want %d: %s", c.who, code, c.want, firstLine(body))
-				}
-				if c.want == http.StatusOK && !strings.Contains(body, "controller_runtime_") {
-					t.Errorf("%s: the scrape lacks controller-runtime's metrics:\n%s", c.who, firstLine(body))
-				}
-				if c.want != http.StatusOK && strings.Contains(body, "controller_runtime_") {
-					t.Errorf("%s: got the metrics with status %d", c.who, code)
+			for _, round := range []struct {
+				name string
+				// cached: every answer comes from the cache.
+				cached bool
+			}{{name: "first"}, {name: "again within the TTLs", cached: true}} {
+				for _, c := range []struct {
+					who, token string
+					want       int
+					// tokens and access are the reviews a first scrape costs.
+					tokens, access int
+				}{
+					{who: "no token", want: http.StatusUnauthorized},
+					{who: "a token the API server never issued", token: "not-a-token", want: http.StatusUnauthorized, tokens: 1},
+					{who: "a ServiceAccount without metrics-reader", token: stranger, want: http.StatusForbidden, tokens: 1, access: 1},
+					{who: "a ServiceAccount bound to metrics-reader", token: reader, want: http.StatusOK, tokens: 1, access: 1},
+				} {
+					reviews.take()
+					code, body := scrapeAs(t, client, "https://"+addr+metricsauth.Path, c.token)
+					if code != c.want {
+						t.Errorf("%s, %s: %d, want %d: %s", round.name, c.who, code, c.want, firstLine(body))
+					}
+					if c.want == http.StatusOK && !strings.Contains(body, "controller_runtime_") {
+						t.Errorf("%s: the scrape lacks controller-runtime's metrics:\n%s", c.who, firstLine(body))
+					}
+					if c.want != http.StatusOK && strings.Contains(body, "controller_runtime_") {
+						t.Errorf("%s: got the metrics with status %d", c.who, code)
+					}
+					wantTokens, wantAccess := c.tokens, c.access
+					if round.cached {
+						wantTokens, wantAccess = 0, 0
+					}
+					if tokens, access := reviews.take(); tokens != wantTokens || access != wantAccess {
+						t.Errorf("%s, %s: %d TokenReviews and %d SubjectAccessReviews, want %d and %d", round.name, c.who, tokens, access, wantTokens, wantAccess)
+					}
 				}
 			}
 			// No plaintext: an HTTP request to the TLS port gets no metrics.
@@ -91,6 +112,41 @@ func TestSecureMetrics(t *testing.T) {
 			}
 		})
 	}
+}
+
+// reviewCounter counts the TokenReviews and SubjectAccessReviews sent
+// through the configs it makes.
+type reviewCounter struct {
+	mu             sync.Mutex
+	tokens, access int
+}
+
+// config is a copy of cfg whose reviews c counts.
+func (c *reviewCounter) config(cfg *rest.Config) *rest.Config {
+	cfg = rest.CopyConfig(cfg)
+	cfg.Wrap(func(rt http.RoundTripper) http.RoundTripper {
+		return roundTripperFunc(func(req *http.Request) (*http.Response, error) {
+			c.mu.Lock()
+			switch {
+			case req.Method != http.MethodPost:
+			case strings.HasSuffix(req.URL.Path, "/tokenreviews"):
+				c.tokens++
+			case strings.HasSuffix(req.URL.Path, "/subjectaccessreviews"):
+				c.access++
+			}
+			c.mu.Unlock()
+			return rt.RoundTrip(req)
+		})
+	})
+	return cfg
+}
+
+// take returns the counts since the last take.
+func (c *reviewCounter) take() (tokens, access int) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	tokens, access, c.tokens, c.access = c.tokens, c.access, 0, 0
+	return tokens, access
 }
 
 // A certificate directory without the files asked for is an error naming

@@ -5,11 +5,14 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"net/http"
 	"os"
 	"path/filepath"
 
-	"sigs.k8s.io/controller-runtime/pkg/metrics/filters"
+	"k8s.io/client-go/rest"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
+
+	"github.com/chartpilot/chartpilot/operator/metricsauth"
 )
 
 // MetricsServing says how the metrics endpoint is served.
@@ -18,7 +21,8 @@ type MetricsServing struct {
 	// scrapers only: a request's bearer token is checked with the API
 	// server (a TokenReview), and its user must be allowed to get the
 	// /metrics non-resource URL (a SubjectAccessReview), as the
-	// metrics-reader ClusterRole allows; both answers are cached. The
+	// metrics-reader ClusterRole allows; both answers are cached (see
+	// metricsauth.Filter). The
 	// operator then needs metricsauth.AuthRules. Without it the metrics are
 	// plain HTTP to anyone who reaches the address. `chartpilot run` sets
 	// it unless told --metrics-secure=false.
@@ -58,7 +62,7 @@ func (m MetricsServing) serverOptions(bind string) (metricsserver.Options, error
 		return o, nil
 	}
 	o.SecureServing = true
-	o.FilterProvider = filters.WithAuthenticationAndAuthorization
+	o.FilterProvider = metricsFilter
 	if !m.HTTP2 {
 		o.TLSOpts = append(o.TLSOpts, func(c *tls.Config) { c.NextProtos = []string{"http/1.1"} })
 	}
@@ -84,4 +88,14 @@ func (m MetricsServing) serverOptions(bind string) (metricsserver.Options, error
 		}
 	}
 	return o, nil
+}
+
+// metricsFilter is the metrics server's FilterProvider: metricsauth's
+// filter, asking the API server through the manager's client.
+func metricsFilter(cfg *rest.Config, httpClient *http.Client) (metricsserver.Filter, error) {
+	f, err := metricsauth.New(cfg, httpClient, metricsauth.Options{})
+	if err != nil {
+		return nil, err
+	}
+	return f.Wrap, nil
 }
