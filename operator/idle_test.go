@@ -115,17 +115,17 @@ func requestsByVerb(t *testing.T) map[string]float64 {
 
 // waitRequestsSettled waits until the operator has sent no request but
 // watches for 2 s (the installs' last status writes and events), at most
-// a minute.
+// 20 s: one that never settles is measured anyway, and fails there.
 func waitRequestsSettled(t *testing.T, n *atomic.Int64) {
 	t.Helper()
 	last, since := n.Load(), time.Now()
-	err := wait.PollUntilContextTimeout(context.Background(), 100*time.Millisecond, time.Minute, true, func(context.Context) (bool, error) {
+	err := wait.PollUntilContextTimeout(context.Background(), 100*time.Millisecond, 20*time.Second, true, func(context.Context) (bool, error) {
 		if cur := n.Load(); cur != last {
 			last, since = cur, time.Now()
 		}
 		return time.Since(since) >= 2*time.Second, nil
 	})
 	if err != nil {
-		t.Fatalf("the operator never stopped sending requests for 2 s (%d sent)", n.Load())
+		t.Logf("the operator kept sending requests for 20 s (%d sent)", n.Load())
 	}
 }
