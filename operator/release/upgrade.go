@@ -8,8 +8,8 @@ import (
 	"helm.sh/helm/v4/pkg/kube"
 )
 
-// maxHistory keeps Helm's release records bounded: each revision is a Secret.
-const maxHistory = 10
+// MaxHistory is how many revisions of a release Helm keeps: each is a Secret.
+const MaxHistory = 10
 
 // applyMethod is how upgrades and rollbacks apply: the way the release's
 // latest revision was applied (Helm's "auto"), so a release never changes
@@ -38,7 +38,7 @@ func (a upgrade) Run(ctx context.Context, req *Request, st State) error {
 		// OpenAPI validation re-parses the schema documents on every action
 		// and cost three quarters of the operator's CPU.
 		up.DisableOpenAPIValidation = true
-		up.MaxHistory = maxHistory
+		up.MaxHistory = MaxHistory
 		up.Labels = revisionLabels(req, true)
 		up.Description = description
 		return up
