@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"maps"
 	"math/rand/v2"
 	"os"
 	"os/exec"
@@ -57,6 +58,12 @@ func TestAddProcess(t *testing.T) {
 // validates, that it renders exactly as before the add or exactly as the
 // add would leave it, holding the same files (nothing half-written, no
 // temporary file a loader would read), and that the add then completes.
+// Every other kill, and every one of a new package's add, aims at the
+// write, and enough of those of each kind of add must land inside it (half
+// of a package file's rewrite, one of a new package's, whose write is a
+// fraction of a millisecond): the staging directory, which the writer
+// creates for its first file and removes when done, is still there after
+// the kill.
 func TestKillAdd(t *testing.T) {
 	if testing.Short() {
 		t.Skip("the kill trials start 40 processes: full tier")
@@ -84,10 +91,15 @@ func TestKillAdd(t *testing.T) {
 		t.Fatal(err)
 	}
 	outcomes := map[string]int{}
+	// aimed and hits count the kills aimed at the write, and those that
+	// landed inside it, by kind of add.
+	aimed, hits := map[string]int{}, map[string]int{}
 	before := catalogState(t, dir)
 	for i := range trials {
 		opts := AddOptions{Dir: dir, BundleDir: writeBundle(t, bundleSpec{pkg: "operator-000", version: fmt.Sprintf("100.%d.0", i), channels: "stable"})}
+		kind := "package's file rewritten"
 		if i%3 == 2 {
+			kind = "new package"
 			pkg := fmt.Sprintf("fresh-%03d", i)
 			opts = AddOptions{Dir: dir, BundleDir: writeBundle(t, bundleSpec{pkg: pkg, version: "1.0.0", channels: "stable"}), InitPackage: true}
 		}
@@ -95,6 +107,17 @@ func TestKillAdd(t *testing.T) {
 		// and how long one takes now (the machine's load varies).
 		want, took := addOnCopy(t, opts)
 
+		// A new package's write is a fraction of a millisecond: every
+		// one is aimed at.
+		atWrite := i%2 == 1 || opts.InitPackage
+		if atWrite {
+			// What the last killed writer left in the staging directory
+			// (the next writer clears it, as the random kills see) would
+			// pass for this writer's.
+			if err := os.RemoveAll(staging); err != nil {
+				t.Fatal(err)
+			}
+		}
 		cmd := addProcess(opts)
 		if err := cmd.Start(); err != nil {
 			t.Fatal(err)
@@ -103,12 +126,15 @@ func TestKillAdd(t *testing.T) {
 		var waitErr error
 		go func() { waitErr = cmd.Wait(); close(exited) }()
 		// Every other kill aims at the write, which takes a millisecond
-		// or two of the add: a few milliseconds after the staging
-		// directory appears.
+		// or two of the add (a new package's, less): shortly after the
+		// staging directory's appearance.
 		when := "at random"
 		delay := time.Duration(rng.Int64N(int64(took * 9 / 10)))
-		if i%2 == 1 {
-			when, delay = "at the write", time.Duration(rng.Int64N(int64(3*time.Millisecond)))
+		if atWrite {
+			when, delay = "at the write", time.Duration(rng.Int64N(int64(time.Millisecond)))
+			if opts.InitPackage {
+				delay = 0
+			}
 			waitForPath(staging, exited)
 		}
 		time.Sleep(delay)
@@ -118,7 +144,16 @@ func TestKillAdd(t *testing.T) {
 		case <-time.After(time.Minute):
 			t.Fatalf("trial %d: the killed add did not end", i)
 		}
-		when = fmt.Sprintf("killed %s after %s (an add takes %s)", when, delay.Round(time.Microsecond), took.Round(time.Millisecond))
+		// Read before anything locks the catalog, which clears it.
+		_, err := os.Stat(staging)
+		inWrite := err == nil
+		if atWrite {
+			aimed[kind]++
+			if inWrite {
+				hits[kind]++
+			}
+		}
+		when = fmt.Sprintf("killed %s after %s (an add takes %s; %s; inside the write: %v)", when, delay.Round(time.Microsecond), took.Round(time.Millisecond), kind, inWrite)
 
 		checkLockFree(t, dir)
 		if err := Validate(t.Context(), ValidateOptions{Dir: dir}); err != nil {
@@ -149,7 +184,19 @@ func TestKillAdd(t *testing.T) {
 		t.Logf("trial %d: %s: %s", i, when, outcome)
 		before = want
 	}
-	t.Logf("%d kills: %v", trials, outcomes)
+	t.Logf("%d kills: %v; aimed at the write %v, inside it %v", trials, outcomes, aimed, hits)
+	for _, kind := range slices.Sorted(maps.Keys(aimed)) {
+		// Half the kills aimed at a rewrite land in it; a new package's
+		// write is too short for a kill from outside to land in it as
+		// surely (about half do): one at least.
+		want := (aimed[kind] + 1) / 2
+		if kind == "new package" {
+			want = 1
+		}
+		if hits[kind] < want {
+			t.Errorf("%d of %d kills aimed at the write of a %s landed inside it, want at least %d: the trials do not test what they mean to", hits[kind], aimed[kind], kind, want)
+		}
+	}
 
 	// A completed write leaves nothing beside the catalog but its lock,
 	// whatever the killed writers left.
@@ -180,7 +227,7 @@ func waitForPath(path string, exited <-chan struct{}) {
 			return
 		default:
 		}
-		time.Sleep(200 * time.Microsecond)
+		time.Sleep(50 * time.Microsecond)
 	}
 }
 

@@ -12,13 +12,16 @@ import (
 	"testing"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/apimachinery/pkg/watch"
 
 	"github.com/chartpilot/chartpilot/cluster/clustertest"
 	"github.com/chartpilot/chartpilot/operator/reconciler"
+	"github.com/chartpilot/chartpilot/operator/release"
 )
 
 // Environment variables that choose the kill trials' number (of each
@@ -38,21 +41,26 @@ type killSuite struct {
 	// concurrency is the operator's MaxConcurrentReconciles.
 	concurrency int
 	// maxDelay bounds the random wait before a kill, counted from the
-	// moment a random number of the CRs acted on have converged.
+	// start of the action it aims at (see aimKill).
 	maxDelay time.Duration
 }
 
-// TestKillTrials kills the operator (SIGKILL) at random moments while it
-// installs, upgrades and uninstalls releases, starts it again, and checks
-// after each restart that every release converged without loss: each CR
-// Deployed at its generation with one revision deployed and none left
-// pending (one a kill interrupted is marked failed), the history kept (the
-// latest revision past the one before an upgrade), every object with the
-// greeting of its CR and the UID it had (an upgrade never recreates what it
-// keeps), none orphaned, duplicated or left after an uninstall. One suite
-// kills during the actions of one release of 30 objects; the other during
-// those of 50 releases reconciled 4 at a time, a random number of them done
-// by the kill.
+// TestKillTrials kills the operator (SIGKILL) while it installs, upgrades
+// and uninstalls releases, starts it again, and checks after each restart
+// that every release converged without loss: each CR Deployed at its
+// generation with one revision deployed and none left pending (one a kill
+// interrupted is marked failed), the history kept (every revision of a
+// release once deployed recorded before the kill still there, but those
+// Helm's MaxHistory drops), every object with the greeting of its CR and the
+// UID it had (an upgrade never recreates what it keeps), none orphaned,
+// duplicated or left after an uninstall. Each kill is aimed at an action:
+// a random moment shortly after the start of one (a pending revision, or
+// one uninstalling, seen through a watch), the phase aimed at the one hit
+// least so far; each phase must be hit (a release left mid-action by the
+// kill) in at least half the trials aimed at it. One suite kills during the
+// actions of one release of 30 objects; the other during those of 50
+// releases reconciled 4 at a time, after a random number of the actions
+// aimed at started.
 func TestKillTrials(t *testing.T) {
 	clustertest.SkipIfShort(t)
 	seed := uint64(time.Now().UnixNano())
@@ -67,9 +75,10 @@ func TestKillTrials(t *testing.T) {
 		name  string
 		suite killSuite
 	}{
-		// An action of 30 objects takes a few hundred milliseconds here.
-		{"one release of 30 objects", killSuite{crs: 1, objects: 30, trials: 15, concurrency: 1, maxDelay: 400 * time.Millisecond}},
-		{fmt.Sprintf("%d releases", crs), killSuite{crs: crs, objects: 3, trials: 8, concurrency: 4, maxDelay: 200 * time.Millisecond}},
+		// An action of 30 objects takes 50 ms or more here: a kill within
+		// 50 ms of its start lands inside it.
+		{"one release of 30 objects", killSuite{crs: 1, objects: 30, trials: 15, concurrency: 1, maxDelay: 50 * time.Millisecond}},
+		{fmt.Sprintf("%d releases", crs), killSuite{crs: crs, objects: 3, trials: 8, concurrency: 4, maxDelay: 20 * time.Millisecond}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -93,32 +102,130 @@ func runKillTrials(t *testing.T, s killSuite, rng *rand.Rand) {
 	f.proc = startOperatorProcess(t, f.po)
 	f.waitLive()
 	pending, window := 0, 0
+	aimed, hits := map[string]int{}, map[string]int{}
 	for i := range s.trials {
 		before := f.observe()
 		phases := map[string]string{}
 		for _, m := range f.members {
 			phases[m.name] = m.phase(rng)
+		}
+		target := leastHit(phases, hits)
+		starts := f.watchStarts()
+		for _, m := range f.members {
 			f.act(m, phases[m.name], i)
 		}
-		done := rng.IntN(s.crs)
-		f.waitDone(phases, done)
+		nth := 1 + rng.IntN(countPhase(phases, target))
 		delay := time.Duration(rng.Int64N(int64(s.maxDelay)))
+		seen := starts.wait(target, nth, phases)
 		time.Sleep(delay)
 		f.proc.kill()
+		starts.stop()
 		left := f.observe()
 		p, w := left.pending(phases)
 		pending, window = pending+p, window+w
-		t.Logf("trial %d: %s; killed %s after %d converged, %d releases left pending", i, countPhases(phases), delay.Round(time.Millisecond), done, p)
+		aimed[target]++
+		hit := left.hits(phases)
+		for phase := range hit {
+			hits[phase]++
+		}
+		t.Logf("trial %d: %s; killed %s after the start of %d of the %ss (aimed at the %d-th; %v): releases left mid-action %v",
+			i, countPhases(phases), delay.Round(time.Millisecond), seen, target, nth, seen >= nth, hit)
 
 		f.proc = startOperatorProcess(t, f.po)
-		f.check(phases, before)
+		f.check(phases, before, left)
 		if t.Failed() {
 			return
 		}
 	}
-	t.Logf("%d kills in %s: %d releases left pending, %d of them upgrades with none deployed; every one recovered without loss",
-		s.trials, time.Since(began).Round(time.Second), pending, window)
+	t.Logf("%d kills in %s: aimed at %v, hit %v; %d releases left pending, %d of them upgrades with none deployed; every one recovered without loss",
+		s.trials, time.Since(began).Round(time.Second), aimed, hits, pending, window)
+	for _, phase := range slices.Sorted(maps.Keys(aimed)) {
+		if want := (aimed[phase] + 1) / 2; hits[phase] < want {
+			t.Errorf("%d of %d kills aimed at an %s left one mid-action, want at least %d: the trials do not test what they mean to", hits[phase], aimed[phase], phase, want)
+		}
+	}
 }
+
+// leastHit is the phase of phases hit least so far (install, upgrade,
+// uninstall on a tie): the next kill aims at it.
+func leastHit(phases map[string]string, hits map[string]int) string {
+	best := ""
+	for _, p := range []string{"install", "upgrade", "uninstall"} {
+		if countPhase(phases, p) > 0 && (best == "" || hits[p] < hits[best]) {
+			best = p
+		}
+	}
+	return best
+}
+
+func countPhase(phases map[string]string, phase string) int {
+	n := 0
+	for _, p := range phases {
+		if p == phase {
+			n++
+		}
+	}
+	return n
+}
+
+// startStatus is the status of the revision an action of a phase writes
+// first: an install's or upgrade's pending revision, the uninstalled
+// release's last revision marked uninstalling.
+var startStatus = map[string]string{"install": "pending-install", "upgrade": "pending-upgrade", "uninstall": "uninstalling"}
+
+// actionStarts follows the release records of the fleet's namespace and
+// counts the starts of actions by release.
+type actionStarts struct {
+	t      *testing.T
+	events <-chan watch.Event
+	stopFn func()
+	seen   map[string]bool
+}
+
+// watchStarts starts following the release records, from now.
+func (f *fleet) watchStarts() *actionStarts {
+	t := f.env.t
+	t.Helper()
+	w, err := f.env.cs.CoreV1().Secrets(f.ns).Watch(context.Background(), metav1.ListOptions{LabelSelector: "owner=helm"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return &actionStarts{t: t, events: w.ResultChan(), stopFn: w.Stop, seen: map[string]bool{}}
+}
+
+// wait returns once the nth release of phase has started its action, or
+// after 30 s (a kill then lands wherever it lands: the hits say so), with
+// the number of those seen started.
+func (a *actionStarts) wait(phase string, nth int, phases map[string]string) int {
+	count := func() int {
+		n := 0
+		for name := range a.seen {
+			if phases[name] == phase {
+				n++
+			}
+		}
+		return n
+	}
+	timeout := time.After(30 * time.Second)
+	for count() < nth {
+		select {
+		case ev, ok := <-a.events:
+			if !ok {
+				a.t.Logf("the watch of release records ended")
+				return count()
+			}
+			s, isSecret := ev.Object.(*corev1.Secret)
+			if isSecret && (ev.Type == watch.Added || ev.Type == watch.Modified) && s.Labels["status"] == startStatus[phases[s.Labels["name"]]] {
+				a.seen[s.Labels["name"]] = true
+			}
+		case <-timeout:
+			return count()
+		}
+	}
+	return count()
+}
+
+func (a *actionStarts) stop() { a.stopFn() }
 
 // fleet is the releases of a kill suite, in a namespace of their own, and the
 // operator process of the moment.
@@ -220,30 +327,6 @@ func converged(u *unstructured.Unstructured, exists bool) bool {
 		failed != nil && failed.Status == metav1.ConditionFalse
 }
 
-// waitDone waits until at least n of the CRs acted on have converged.
-func (f *fleet) waitDone(phases map[string]string, n int) {
-	f.env.t.Helper()
-	if n == 0 {
-		return
-	}
-	err := wait.PollUntilContextTimeout(context.Background(), 20*time.Millisecond, 60*time.Second, true, func(ctx context.Context) (bool, error) {
-		crs, err := f.crs(ctx)
-		if err != nil {
-			return false, nil
-		}
-		done := 0
-		for _, m := range f.members {
-			if converged(crs[m.name], m.exists) {
-				done++
-			}
-		}
-		return done >= n, nil
-	})
-	if err != nil {
-		f.env.t.Fatalf("fewer than %d CRs converged before the kill", n)
-	}
-}
-
 // fleetState is what the API server stores of the fleet's releases, by
 // release name: the status of each revision, and each object.
 type fleetState struct {
@@ -322,9 +405,22 @@ func (s fleetState) pending(phases map[string]string) (pending, window int) {
 	return pending, window
 }
 
+// hits lists the phases of the releases a kill left mid-action: the latest
+// revision of one the phase's action writes first (see startStatus).
+func (s fleetState) hits(phases map[string]string) map[string]int {
+	out := map[string]int{}
+	for name, revs := range s.revisions {
+		if latest := s.latest(name); revs[latest] == startStatus[phases[name]] {
+			out[phases[name]]++
+		}
+	}
+	return out
+}
+
 // check waits for the fleet to converge after the restart and compares it
-// with what it was before the trial.
-func (f *fleet) check(phases map[string]string, before fleetState) {
+// with what it was before the trial (before) and right after the kill
+// (left).
+func (f *fleet) check(phases map[string]string, before, left fleetState) {
 	t := f.env.t
 	t.Helper()
 	f.waitConverged()
@@ -338,7 +434,7 @@ func (f *fleet) check(phases map[string]string, before fleetState) {
 			}
 			continue
 		}
-		f.checkRelease(m, phases[m.name], before, after)
+		f.checkRelease(m, phases[m.name], before, left, after)
 	}
 	for name := range after.objects {
 		if !names[name] {
@@ -353,7 +449,7 @@ func (f *fleet) check(phases map[string]string, before fleetState) {
 }
 
 // checkRelease checks one release that exists after the restart.
-func (f *fleet) checkRelease(m *member, phase string, before, after fleetState) {
+func (f *fleet) checkRelease(m *member, phase string, before, left, after fleetState) {
 	t := f.env.t
 	t.Helper()
 	deployed := 0
@@ -388,6 +484,54 @@ func (f *fleet) checkRelease(m *member, phase string, before, after fleetState) 
 	if after.latest(m.name) <= before.latest(m.name) {
 		t.Errorf("%s: latest revision %d after an upgrade from %d: the history was lost", m.name, after.latest(m.name), before.latest(m.name))
 	}
+	// The history of a release once deployed is kept: by the killed
+	// operator's upgrade, and by the recovery. (That of an install never
+	// deployed is not: a failed install is uninstalled.)
+	if err := historyKept(before.revisions[m.name], left.revisions[m.name], release.MaxHistory); err != nil {
+		t.Errorf("%s, from before the upgrade to the kill: %v", m.name, err)
+	}
+	if err := historyKept(left.revisions[m.name], after.revisions[m.name], release.MaxHistory); err != nil {
+		t.Errorf("%s, from the kill to the recovery: %v", m.name, err)
+	}
+}
+
+// historyKept checks that the revisions of a release in from (version to
+// status) are all in to, but those Helm's pruning to maxHistory removed:
+// each revision written drops the oldest until maxHistory-1 are left,
+// sparing the one deployed then. So a revision is missing only when to
+// holds exactly maxHistory, and every revision of from kept that is older
+// than a missing one is the one deployed (at most one).
+func historyKept(from, to map[int]string, maxHistory int) error {
+	if len(to) > maxHistory {
+		return fmt.Errorf("%d revisions kept, more than Helm's %d", len(to), maxHistory)
+	}
+	var missing []int
+	for v := range from {
+		if _, ok := to[v]; !ok {
+			missing = append(missing, v)
+		}
+	}
+	if len(missing) == 0 {
+		return nil
+	}
+	slices.Sort(missing)
+	if len(to) != maxHistory {
+		return fmt.Errorf("revisions %v lost: %d revisions kept, fewer than Helm's %d that would prune them", missing, len(to), maxHistory)
+	}
+	newest := missing[len(missing)-1]
+	var spared []int
+	for v, status := range from {
+		if _, ok := to[v]; ok && v < newest {
+			spared = append(spared, v)
+			if status != "deployed" {
+				return fmt.Errorf("revision %d lost while the older %d (%s, not deployed) was kept: not Helm's pruning of the oldest", newest, v, status)
+			}
+		}
+	}
+	if len(spared) > 1 {
+		return fmt.Errorf("revision %d lost while older %v were kept: not Helm's pruning of the oldest", newest, spared)
+	}
+	return nil
 }
 
 // waitConverged waits until every CR converged: reconciled at its
@@ -411,5 +555,45 @@ func (f *fleet) waitConverged() {
 	})
 	if err != nil {
 		t.Fatalf("after the restart, %d CRs never converged: %v", len(pending), pending)
+	}
+}
+
+// historyKept tells Helm's pruning to MaxHistory from a lost revision.
+func TestHistoryKept(t *testing.T) {
+	// revs builds a history: versions from..to with status, then extra.
+	revs := func(from, to int, status string, extra map[int]string) map[int]string {
+		out := map[int]string{}
+		for v := from; v <= to; v++ {
+			out[v] = status
+		}
+		maps.Copy(out, extra)
+		return out
+	}
+	for _, tc := range []struct {
+		name     string
+		from, to map[int]string
+		ok       bool
+	}{
+		{"all kept, one added", revs(1, 4, "superseded", map[int]string{5: "pending-upgrade"}), revs(1, 4, "superseded", map[int]string{5: "failed", 6: "deployed"}), true},
+		{"the oldest pruned at the limit", revs(1, 9, "superseded", map[int]string{10: "deployed"}), revs(2, 10, "superseded", map[int]string{11: "deployed"}), true},
+		{"two pruned at the limit", revs(1, 9, "superseded", map[int]string{10: "deployed"}), revs(3, 11, "superseded", map[int]string{12: "deployed"}), true},
+		{"the deployed spared", revs(2, 10, "failed", map[int]string{1: "deployed"}), revs(3, 11, "failed", map[int]string{1: "deployed"}), true},
+		{"a middle revision lost", revs(1, 5, "superseded", nil), revs(1, 6, "superseded", map[int]string{3: ""}), false},
+		{"the oldest lost below the limit", revs(1, 5, "superseded", nil), revs(2, 6, "superseded", nil), false},
+		{"more than the limit kept", revs(1, 10, "superseded", nil), revs(1, 11, "superseded", nil), false},
+		{"an older one not deployed kept", revs(1, 10, "superseded", nil), revs(3, 11, "superseded", map[int]string{1: "superseded"}), false},
+		{"two older ones kept", revs(3, 10, "superseded", map[int]string{1: "deployed", 2: "deployed"}), revs(4, 11, "superseded", map[int]string{1: "deployed", 2: "deployed"}), false},
+		{"all lost", revs(1, 3, "superseded", nil), map[int]string{}, false},
+	} {
+		// A status "" marks a version absent.
+		for v, s := range tc.to {
+			if s == "" {
+				delete(tc.to, v)
+			}
+		}
+		err := historyKept(tc.from, tc.to, 10)
+		if (err == nil) != tc.ok {
+			t.Errorf("%s: historyKept = %v, want ok %v", tc.name, err, tc.ok)
+		}
 	}
 }

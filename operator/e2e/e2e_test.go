@@ -336,13 +336,19 @@ func TestFailingUpgradeBacksOff(t *testing.T) {
 	const watched = 20 * time.Second
 	time.Sleep(watched)
 
-	// Attempts 1, 2, 4 and 8 s apart: five in 20 s, six with the time the
-	// first took to show, each adding two revisions (the failed upgrade and
-	// its rollback). Without the backoff this was about 44.
+	// Attempts 1, 2, 4 and 8 s apart (plus up to a tenth): five in 20 s,
+	// six with the time the first took to show, each adding two revisions
+	// (the failed upgrade and its rollback). Without the backoff this was
+	// about 44. Four attempts need 7.7 s of backoff at most, well inside
+	// 20 s however slow each attempt: fewer means the upgrade is not
+	// retried (one attempt adds 2) or backs off far longer than it should.
 	added := latestRevision(t, cs, ns, "failing") - before
 	t.Logf("%d revisions in %s of a failing upgrade", added, watched)
 	if added > 12 {
 		t.Errorf("%d revisions in %s: the failing upgrade is retried without backoff", added, watched)
+	}
+	if added < 8 {
+		t.Errorf("%d revisions in %s, want at least 8 (4 attempts): the failing upgrade is not retried as its backoff says", added, watched)
 	}
 	cm, err := cs.CoreV1().ConfigMaps(ns).Get(context.Background(), "failing", metav1.GetOptions{})
 	if err != nil || cm.Data["message"] != "good" {

@@ -26,6 +26,12 @@ const (
 )
 
 func (b Backoff) delay(failures int) time.Duration {
+	return b.delayWith(failures, rand.N[time.Duration])
+}
+
+// delayWith is delay with the jitter drawn by jitter(n), a duration in [0, n)
+// (rand.N in the operator; a fixed source in tests).
+func (b Backoff) delayWith(failures int, jitter func(time.Duration) time.Duration) time.Duration {
 	initial, limit := b.Initial, b.Max
 	if initial <= 0 {
 		initial = DefaultBackoffInitial
@@ -39,7 +45,7 @@ func (b Backoff) delay(failures int) time.Duration {
 	}
 	d = min(d, limit)
 	// Up to a tenth more, so that CRs failing together spread out.
-	return d + rand.N(d/10+1)
+	return d + jitter(d/10+1)
 }
 
 // retries remembers, per CR, the failures of its current attempt and when

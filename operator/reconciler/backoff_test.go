@@ -13,22 +13,65 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 )
 
+// The delay doubles from Initial up to Max (1 s and 5 min for a zero
+// Backoff), and adds a jitter of up to a tenth: exact bounds with the jitter
+// at either end of its range.
 func TestBackoffDelay(t *testing.T) {
-	b := Backoff{Initial: time.Second, Max: 10 * time.Second}
+	none := func(time.Duration) time.Duration { return 0 }
+	most := func(n time.Duration) time.Duration { return n - 1 }
+	custom := Backoff{Initial: time.Second, Max: 10 * time.Second}
 	for _, tc := range []struct {
+		name     string
+		b        Backoff
 		failures int
 		want     time.Duration
 	}{
-		{1, time.Second}, {2, 2 * time.Second}, {3, 4 * time.Second}, {4, 8 * time.Second},
-		{5, 10 * time.Second}, {50, 10 * time.Second},
+		{"first", custom, 1, time.Second},
+		{"doubles", custom, 2, 2 * time.Second},
+		{"doubles again", custom, 4, 8 * time.Second},
+		{"capped", custom, 5, 10 * time.Second},
+		{"stays capped", custom, 50, 10 * time.Second},
+		{"default first", Backoff{}, 1, time.Second},
+		{"default doubles", Backoff{}, 2, 2 * time.Second},
+		{"default below the cap", Backoff{}, 9, 256 * time.Second},
+		{"default cap", Backoff{}, 10, 5 * time.Minute},
+		{"default stays capped", Backoff{}, 1000, 5 * time.Minute},
+		{"negative takes the defaults", Backoff{Initial: -1, Max: -1}, 10, 5 * time.Minute},
+		{"initial above max", Backoff{Initial: time.Minute, Max: 10 * time.Second}, 1, 10 * time.Second},
 	} {
-		got := b.delay(tc.failures)
-		if got < tc.want || got > tc.want+tc.want/10 {
-			t.Errorf("after %d failures: %s, want %s plus at most a tenth", tc.failures, got, tc.want)
+		if got := tc.b.delayWith(tc.failures, none); got != tc.want {
+			t.Errorf("%s: after %d failures, without jitter: %s, want %s", tc.name, tc.failures, got, tc.want)
+		}
+		if got, want := tc.b.delayWith(tc.failures, most), tc.want+tc.want/10; got != want {
+			t.Errorf("%s: after %d failures, with the most jitter: %s, want %s", tc.name, tc.failures, got, want)
 		}
 	}
-	if got := (Backoff{}).delay(1); got < time.Second || got > 1100*time.Millisecond {
-		t.Errorf("default first delay %s", got)
+	if DefaultBackoffInitial != time.Second || DefaultBackoffMax != 5*time.Minute {
+		t.Errorf("defaults %s and %s, want 1s and 5m", DefaultBackoffInitial, DefaultBackoffMax)
+	}
+}
+
+// The operator's delays are spread over the whole tenth above the backoff,
+// so that CRs failing together do not retry together: 200 draws at the
+// default cap all fall in [5m, 5m30s], many distinct, reaching both the
+// lowest and the highest tenth of that range (each missed with a chance
+// of 0.9^200).
+func TestBackoffJitter(t *testing.T) {
+	const draws = 200
+	low, high := DefaultBackoffMax, DefaultBackoffMax+DefaultBackoffMax/10
+	seen := map[time.Duration]bool{}
+	lo, hi := high, low
+	for range draws {
+		d := (Backoff{}).delay(1000)
+		if d < low || d > high {
+			t.Fatalf("delay %s at the default cap, want within [%s, %s]", d, low, high)
+		}
+		seen[d] = true
+		lo, hi = min(lo, d), max(hi, d)
+	}
+	spread := high - low
+	if len(seen) < draws/2 || lo > low+spread/10 || hi < high-spread/10 {
+		t.Errorf("%d draws: %d distinct delays from %s to %s: the jitter does not spread retries over [%s, %s]", draws, len(seen), lo, hi, low, high)
 	}
 }
 

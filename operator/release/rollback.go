@@ -42,7 +42,7 @@ func (c *Client) rollbackTo(req *Request, version int) error {
 		rb.WaitStrategy = kube.HookOnlyStrategy
 		rb.DisableHooks = req.UpgradeDisableHooks
 		rb.Timeout = req.timeout()
-		rb.MaxHistory = maxHistory
+		rb.MaxHistory = MaxHistory
 		return rb.Run(req.Name)
 	}
 	err := run(req.RollbackForce)

@@ -8,8 +8,8 @@ import (
 	"helm.sh/helm/v4/pkg/kube"
 )
 
-// maxHistory keeps Helm's release records bounded: each revision is a Secret.
-const maxHistory = 10
+// MaxHistory is how many revisions of a release Helm keeps: each is a Secret.
+const MaxHistory = 10
 
 // postRenderStrategy keeps hooks out of the post-renderer, as in Helm 3:
 // Helm 4 sends them along by default, and the runtime's post-renderers
@@ -43,7 +43,7 @@ func (a upgrade) Run(ctx context.Context, req *Request, st State) error {
 		// OpenAPI validation re-parses the schema documents on every action
 		// and cost three quarters of the operator's CPU.
 		up.DisableOpenAPIValidation = true
-		up.MaxHistory = maxHistory
+		up.MaxHistory = MaxHistory
 		up.Labels = revisionLabels(req, true)
 		up.Description = description
 		return up
