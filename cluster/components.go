@@ -26,6 +26,8 @@ type component struct {
 	// endpoint is the URL users reach it at, for the ones they use
 	// directly (the registry, the object store).
 	endpoint string
+	// netns is the network namespace it runs in; empty is the host's.
+	netns string
 }
 
 // Component names, in start order.
@@ -85,10 +87,11 @@ func (c *Cluster) components(inst *toolchain.Installation) []component {
 }
 
 // apiHost is the address the API server listens on: loopback, or on a real
-// node the node's address, which pods reach through the kubernetes Service.
+// node the host's address on the node's link, which pods reach through the
+// kubernetes Service.
 func (c *Cluster) apiHost() string {
 	if c.state.Node == NodeReal {
-		return node.NodeIP
+		return node.HostIP
 	}
 	return "127.0.0.1"
 }

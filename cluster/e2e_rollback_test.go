@@ -124,16 +124,17 @@ func takePortAtStart(t *testing.T, c *cluster.Cluster, component string, port fu
 }
 
 // A failed start on a real node undoes the host's setup too once nothing
-// of the cluster runs: containerd and the kubelet were started and stopped,
-// and neither the bridge nor the machine's claim on the real node is left,
-// so that another cluster's real node can start; the same state directory
-// starts again, taking over the claim a cluster that no longer runs left.
+// of the cluster runs: containerd, the kubelet and kube-proxy were started
+// and stopped, and neither the node's network namespace, its link, its
+// cgroups nor the machine's claim on the real node is left, so that
+// another cluster's real node can start; the same state directory starts
+// again, taking over the claim a cluster that no longer runs left. Through
+// all of it, what a Kubernetes of the host itself has (decoys: a process
+// in /kubepods, a KUBE-SERVICES chain, a cni0 bridge) stays as it was.
 func TestFailedUpUndoesTheRealNode(t *testing.T) {
-	clustertest.SkipIfShort(t)
-	if err := cluster.RealNodePossible(); err != nil {
-		t.Skipf("%v", err)
-	}
+	clustertest.RequireRealNode(t)
 	clustertest.LockRealNode(t)
+	decoys := clustertest.PlantDecoys(t)
 	ctx := context.Background()
 	dir := filepath.Join(t.TempDir(), "state")
 	c, err := cluster.New(cluster.Options{StateDir: dir, Node: cluster.NodeReal, WithoutOLM: true,
@@ -143,20 +144,24 @@ func TestFailedUpUndoesTheRealNode(t *testing.T) {
 	}
 	t.Cleanup(func() { _ = c.Down(context.Background(), cluster.DownOptions{Wipe: true}) })
 
-	// kube-proxy starts after containerd and the kubelet.
-	took, free := takePortAtStart(t, c, cluster.KubeProxy, func() int { return c.Ports().Node.ProxyHealthz })
+	// The CSI provisioner starts after containerd, the kubelet and
+	// kube-proxy (whose own ports are in the node's network namespace).
+	took, free := takePortAtStart(t, c, cluster.CSIProvisioner, func() int { return c.Ports().CSI.Provisioner })
 	err = c.Up(ctx)
 	free()
 	var inUse *cluster.PortInUseError
-	if !errors.As(err, &inUse) || inUse.Component != cluster.KubeProxy {
-		t.Fatalf("Up = %v, want a PortInUseError for kube-proxy", err)
+	if !errors.As(err, &inUse) || inUse.Component != cluster.CSIProvisioner {
+		t.Fatalf("Up = %v, want a PortInUseError for %s", err, cluster.CSIProvisioner)
 	}
+	decoys.Check(t, "a failed start")
 	t.Logf("the failed start stopped what it started and cleaned the host in %s", time.Since(*took).Round(10*time.Millisecond))
 	if pids := processesOf(dir); len(pids) > 0 {
 		t.Errorf("processes of the cluster left running: %v", pids)
 	}
-	if _, err := os.Stat("/sys/class/net/" + node.Bridge); err == nil {
-		t.Errorf("bridge %s left after the failed start", node.Bridge)
+	for _, p := range []string{"/sys/class/net/" + node.HostLink, node.NetNSPath()} {
+		if _, err := os.Stat(p); err == nil {
+			t.Errorf("%s left after the failed start", p)
+		}
 	}
 	if mounts, _ := os.ReadFile("/proc/self/mountinfo"); strings.Contains(string(mounts), dir+"/") {
 		t.Errorf("mounts under %s left after the failed start", dir)
@@ -177,7 +182,8 @@ func TestFailedUpUndoesTheRealNode(t *testing.T) {
 	if err := c.Up(ctx); err != nil {
 		t.Fatalf("up again: %v", err)
 	}
-	t.Logf("up again in %s", time.Since(began).Round(100*time.Millisecond))
+	t.Logf("up again, taking the real node over, in %s", time.Since(began).Round(100*time.Millisecond))
+	decoys.Check(t, "a takeover and up")
 	for _, s := range c.Status(ctx) {
 		if !s.Running || !s.Healthy {
 			t.Errorf("%s: running %v, healthy %v: %s", s.Name, s.Running, s.Healthy, s.Error)
