@@ -25,10 +25,7 @@ import (
 // catalog images go through the local registry, OLM unpacks the bundle
 // image and runs the catalog image and the operator's image as pods.
 func TestJourneyThroughImages(t *testing.T) {
-	clustertest.SkipIfShort(t)
-	if err := cluster.RealNodePossible(); err != nil {
-		t.Skipf("%v", err)
-	}
+	clustertest.RequireRealNode(t)
 	clustertest.LockRealNode(t)
 	binDir := t.TempDir()
 	bin := filepath.Join(binDir, "chartpilot")
