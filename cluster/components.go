@@ -225,12 +225,14 @@ func (c *Cluster) kwokNode(stages string) []component {
 			args: []string{
 				"--kubeconfig=" + c.componentKubeconfig(Kwok),
 				"--config=" + stages,
+				"--config=" + c.kwokStagesFile(),
 				"--manage-all-nodes=false",
 				"--manage-nodes-with-annotation-selector=" + kwokNodeAnnotation + "=fake",
 				"--cidr=" + podCIDR,
 				"--node-ip=127.0.0.1",
 				"--server-address=" + loopback(p.Kwok),
 			},
+			before: func(context.Context) error { return c.writeKwokStages() },
 			health: func(ctx context.Context) error {
 				return c.probe(ctx, plainHTTP, "http://"+loopback(p.Kwok)+"/healthz", "")
 			},
