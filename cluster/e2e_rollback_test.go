@@ -1,6 +1,7 @@
 package cluster_test
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"net"
@@ -128,9 +129,11 @@ func takePortAtStart(t *testing.T, c *cluster.Cluster, component string, port fu
 // and stopped, and neither the node's network namespace, its link, its
 // cgroups nor the machine's claim on the real node is left, so that
 // another cluster's real node can start; the same state directory starts
-// again, taking over the claim a cluster that no longer runs left. Through
-// all of it, what a Kubernetes of the host itself has (decoys: a process
-// in /kubepods, a KUBE-SERVICES chain, a cni0 bridge) stays as it was.
+// again, taking over the claim a cluster that no longer runs left. Killed
+// outright with its pods running, it is taken over by another cluster,
+// whose node its own down then leaves alone. Through all of it, what a
+// Kubernetes of the host itself has (decoys: a process in /kubepods, a
+// KUBE-SERVICES chain, a cni0 bridge) stays as it was.
 func TestFailedUpUndoesTheRealNode(t *testing.T) {
 	clustertest.RequireRealNode(t)
 	clustertest.LockRealNode(t)
@@ -189,6 +192,75 @@ func TestFailedUpUndoesTheRealNode(t *testing.T) {
 			t.Errorf("%s: running %v, healthy %v: %s", s.Name, s.Running, s.Healthy, s.Error)
 		}
 	}
+
+	// A takeover of a node whose pods still run: every component of c is
+	// killed outright, and another cluster's start takes the node over.
+	for _, s := range c.Status(ctx) {
+		if s.Running {
+			_ = syscall.Kill(-s.PID, syscall.SIGKILL)
+		}
+	}
+	if err := wait.PollUntilContextTimeout(ctx, 50*time.Millisecond, 20*time.Second, true, func(context.Context) (bool, error) {
+		return len(processesOf(dir)) == 0, nil
+	}); err != nil {
+		t.Fatalf("processes of the killed cluster left: %v", processesOf(dir))
+	}
+	if len(nodePodProcesses()) == 0 {
+		t.Fatal("the killed cluster left no pod running: the takeover would have nothing to remove")
+	}
+	var out bytes.Buffer
+	d, err := cluster.New(cluster.Options{StateDir: filepath.Join(t.TempDir(), "d"), Node: cluster.NodeReal, WithoutOLM: true,
+		StartTimeout: 3 * time.Minute, Out: &out})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = d.Down(context.Background(), cluster.DownOptions{Wipe: true}) })
+	began = time.Now()
+	if err := d.Up(ctx); err != nil {
+		t.Fatalf("another cluster's up: %v\n%s", err, out.String())
+	}
+	t.Logf("another cluster up, taking over a killed node with running pods, in %s", time.Since(began).Round(100*time.Millisecond))
+	if !strings.Contains(out.String(), "taken over from the cluster in "+dir) {
+		t.Errorf("the takeover is not reported:\n%s", out.String())
+	}
+	decoys.Check(t, "taking over a killed node")
+
+	// The down of the cluster whose node was taken over leaves the node,
+	// now the other cluster's, alone.
+	if err := c.Down(ctx, cluster.DownOptions{}); err != nil && !errors.Is(err, cluster.ErrNotRunning) {
+		t.Errorf("down of the cluster taken over: %v", err)
+	}
+	for _, s := range d.Status(ctx) {
+		if !s.Running || !s.Healthy {
+			t.Errorf("after the down of the cluster it took over, %s: running %v, healthy %v: %s", s.Name, s.Running, s.Healthy, s.Error)
+		}
+	}
+	began = time.Now()
+	if err := d.Down(ctx, cluster.DownOptions{Wipe: true}); err != nil {
+		t.Errorf("down: %v", err)
+	}
+	t.Logf("down --wipe in %s", time.Since(began).Round(100*time.Millisecond))
+	decoys.Check(t, "down")
+	if pids := nodePodProcesses(); len(pids) > 0 {
+		t.Errorf("pod processes left after down: %v", pids)
+	}
+}
+
+// nodePodProcesses lists the processes in the real node's cgroups.
+func nodePodProcesses() []int {
+	var pids []int
+	entries, _ := os.ReadDir("/proc")
+	for _, e := range entries {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		cg, err := os.ReadFile(filepath.Join("/proc", e.Name(), "cgroup"))
+		if err == nil && strings.Contains(string(cg), ":"+node.CgroupRoot+"/") {
+			pids = append(pids, pid)
+		}
+	}
+	return pids
 }
 
 // processesOf lists the live processes whose command line names dir, as

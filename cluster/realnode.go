@@ -186,6 +186,12 @@ func dialUnix(ctx context.Context, path string) error {
 func (c *Cluster) cleanupNode(ctx context.Context) error {
 	cfg := c.nodeConfig(nil)
 	cfg.BinDir = c.state.BinDir
+	if node.ClaimedByOther(cfg.Dir) {
+		// Another cluster took the node over (and cleaned up after this
+		// one): the network namespace and cgroups are its now.
+		fmt.Fprintf(c.opts.Out, "  %-24s taken over by another cluster; its setup of this host left alone\n", "node")
+		return nil
+	}
 	var errs []error
 	if err := cfg.Cleanup(); err != nil {
 		errs = append(errs, err)

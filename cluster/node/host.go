@@ -350,6 +350,16 @@ func claim(file, dir string, runs func(owner string) bool) (stale string, err er
 	return stale, atomicfile.WriteFile(file, []byte(dir), 0o644)
 }
 
+// ClaimedByOther reports whether another node directory holds the
+// machine's claim: dir's node was taken over, and what is on the host now
+// is that node's.
+func ClaimedByOther(dir string) bool { return claimedByOther(claimFile, dir) }
+
+func claimedByOther(file, dir string) bool {
+	data, err := os.ReadFile(file)
+	return err == nil && len(data) > 0 && string(data) != dir
+}
+
 // Release gives up dir's claim on the machine.
 func Release(dir string) { release(claimFile, dir) }
 

@@ -205,5 +205,15 @@ func TestClaim(t *testing.T) {
 		if got, _ := os.ReadFile(file); string(got) != s.claim {
 			t.Errorf("%s: the claim is %q, want %q", s.name, got, s.claim)
 		}
+		// The node that lost the claim leaves the host's setup alone.
+		for _, d := range []string{a, b} {
+			if got, want := claimedByOther(file, d), d != s.claim; got != want {
+				t.Errorf("%s: claimedByOther(%s) = %v, want %v", s.name, d, got, want)
+			}
+		}
+	}
+	release(file, a)
+	if claimedByOther(file, b) {
+		t.Error("a released claim is still another's")
 	}
 }
