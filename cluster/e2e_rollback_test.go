@@ -136,7 +136,6 @@ func takePortAtStart(t *testing.T, c *cluster.Cluster, component string, port fu
 // KUBE-SERVICES chain, a cni0 bridge) stays as it was.
 func TestFailedUpUndoesTheRealNode(t *testing.T) {
 	clustertest.RequireRealNode(t)
-	clustertest.LockRealNode(t)
 	decoys := clustertest.PlantDecoys(t)
 	ctx := context.Background()
 	dir := filepath.Join(t.TempDir(), "state")

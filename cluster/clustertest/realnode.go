@@ -16,13 +16,16 @@ import (
 	"github.com/chartpilot/chartpilot/cluster"
 )
 
-// RequireRealNode skips t when this host cannot run a real node, naming
+// RequireRealNode takes the machine's real node for the rest of t (see
+// LockRealNode), then skips t when this host cannot run a real node, naming
 // what is missing; under CI (CI=true), whose machine is set up for the real
 // node by .ci/run, it fails t instead: a missing precondition there would
-// otherwise turn every real-node test into a silent skip.
+// otherwise turn every real-node test into a silent skip. The lock comes
+// first: another test's node is no reason to skip.
 func RequireRealNode(t testing.TB) {
 	t.Helper()
 	SkipIfShort(t)
+	LockRealNode(t)
 	err := cluster.RealNodePossible()
 	switch {
 	case err == nil:

@@ -46,7 +46,6 @@ import (
 // image is named, and down leaves nothing on the host.
 func TestRealNode(t *testing.T) {
 	clustertest.RequireRealNode(t)
-	clustertest.LockRealNode(t)
 	decoys := clustertest.PlantDecoys(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Minute)
 	defer cancel()

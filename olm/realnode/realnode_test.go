@@ -32,7 +32,6 @@ import (
 // diagnosis says so, naming the CatalogSource and the image.
 func TestCatalogImageServingNothing(t *testing.T) {
 	clustertest.RequireRealNode(t)
-	clustertest.LockRealNode(t)
 	ctx, cancel := context.WithTimeout(t.Context(), 15*time.Minute)
 	defer cancel()
 	var out bytes.Buffer

@@ -49,7 +49,6 @@ var helloGVR = schema.GroupVersionResource{Group: "charts.example.com", Version:
 func TestAutoRollbackOnRealNode(t *testing.T) {
 	clustertest.RequireRealNode(t)
 	ctrl.SetLogger(logr.Discard())
-	clustertest.LockRealNode(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Minute)
 	defer cancel()
 	var out bytes.Buffer

@@ -32,7 +32,6 @@ func TestMain(m *testing.M) {
 func realCluster(t *testing.T) *cluster.Cluster {
 	t.Helper()
 	clustertest.RequireRealNode(t)
-	clustertest.LockRealNode(t)
 	var out bytes.Buffer
 	c, err := cluster.New(cluster.Options{StateDir: filepath.Join(t.TempDir(), "cluster"), Node: cluster.NodeReal, Out: &out, StartTimeout: 3 * time.Minute, WithoutOLM: true})
 	if err != nil {

@@ -26,7 +26,6 @@ import (
 // image and runs the catalog image and the operator's image as pods.
 func TestJourneyThroughImages(t *testing.T) {
 	clustertest.RequireRealNode(t)
-	clustertest.LockRealNode(t)
 	binDir := t.TempDir()
 	bin := filepath.Join(binDir, "chartpilot")
 	// Both, static, as make build makes them: image build packs the
