@@ -201,6 +201,18 @@ func (c *Cluster) cleanupNode(ctx context.Context) error {
 	return errors.Join(errs...)
 }
 
+// stopPods kills the real node's pods once its agents are stopped, before
+// the control plane: the API server would otherwise wait out its grace
+// period for the pods' watches to end.
+func (c *Cluster) stopPods() {
+	cfg := c.nodeConfig(nil)
+	cfg.BinDir = c.state.BinDir
+	if c.state.Node != NodeReal || node.ClaimedByOther(cfg.Dir) {
+		return
+	}
+	_ = cfg.KillContainers() // Cleanup kills what is left, and says so
+}
+
 // nodeRuns says whether the cluster of the node directory nodeDir runs, or
 // a chartpilot command is starting or stopping it: only then does its claim
 // on the machine's real node stand.

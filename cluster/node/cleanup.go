@@ -25,7 +25,7 @@ import (
 // device but HostLink. It is harmless to repeat.
 func (c Config) Cleanup() error {
 	var errs []error
-	if err := c.killContainers(); err != nil {
+	if err := c.KillContainers(); err != nil {
 		errs = append(errs, err)
 	}
 	if err := unmountUnder(c.Dir); err != nil {
@@ -38,10 +38,10 @@ func (c Config) Cleanup() error {
 	return errors.Join(errs...)
 }
 
-// killContainers kills every process in the node's cgroups or network
+// KillContainers kills every process in the node's cgroups or network
 // namespace and every shim started from this node's binaries, then waits
 // for them to go.
-func (c Config) killContainers() error {
+func (c Config) KillContainers() error {
 	// The shim's /proc/PID/exe is the file the bin directory links to.
 	shim := filepath.Join(c.BinDir, "containerd-shim-runc-v2")
 	if real, err := filepath.EvalSymlinks(shim); err == nil {
