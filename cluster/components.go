@@ -26,6 +26,8 @@ type component struct {
 	// endpoint is the URL users reach it at, for the ones they use
 	// directly (the registry, the object store).
 	endpoint string
+	// netns is the network namespace it runs in; empty is the host's.
+	netns string
 }
 
 // Component names, in start order.
@@ -85,10 +87,11 @@ func (c *Cluster) components(inst *toolchain.Installation) []component {
 }
 
 // apiHost is the address the API server listens on: loopback, or on a real
-// node the node's address, which pods reach through the kubernetes Service.
+// node the host's address on the node's link, which pods reach through the
+// kubernetes Service.
 func (c *Cluster) apiHost() string {
 	if c.state.Node == NodeReal {
-		return node.NodeIP
+		return node.HostIP
 	}
 	return "127.0.0.1"
 }
@@ -222,12 +225,14 @@ func (c *Cluster) kwokNode(stages string) []component {
 			args: []string{
 				"--kubeconfig=" + c.componentKubeconfig(Kwok),
 				"--config=" + stages,
+				"--config=" + c.kwokStagesFile(),
 				"--manage-all-nodes=false",
 				"--manage-nodes-with-annotation-selector=" + kwokNodeAnnotation + "=fake",
 				"--cidr=" + podCIDR,
 				"--node-ip=127.0.0.1",
 				"--server-address=" + loopback(p.Kwok),
 			},
+			before: func(context.Context) error { return c.writeKwokStages() },
 			health: func(ctx context.Context) error {
 				return c.probe(ctx, plainHTTP, "http://"+loopback(p.Kwok)+"/healthz", "")
 			},

@@ -56,6 +56,9 @@ func (c *Cluster) Down(ctx context.Context, opts DownOptions) error {
 			stopped++
 			fmt.Fprintf(c.opts.Out, "  %-24s stopped\n", name)
 		}
+		if name == Containerd {
+			c.stopPods()
+		}
 	}
 	if c.state.Node == NodeReal {
 		if err := c.cleanupNode(ctx); err != nil {

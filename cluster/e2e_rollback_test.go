@@ -1,6 +1,7 @@
 package cluster_test
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"net"
@@ -124,16 +125,18 @@ func takePortAtStart(t *testing.T, c *cluster.Cluster, component string, port fu
 }
 
 // A failed start on a real node undoes the host's setup too once nothing
-// of the cluster runs: containerd and the kubelet were started and stopped,
-// and neither the bridge nor the machine's claim on the real node is left,
-// so that another cluster's real node can start; the same state directory
-// starts again, taking over the claim a cluster that no longer runs left.
+// of the cluster runs: containerd, the kubelet and kube-proxy were started
+// and stopped, and neither the node's network namespace, its link, its
+// cgroups nor the machine's claim on the real node is left, so that
+// another cluster's real node can start; the same state directory starts
+// again, taking over the claim a cluster that no longer runs left. Killed
+// outright with its pods running, it is taken over by another cluster,
+// whose node its own down then leaves alone. Through all of it, what a
+// Kubernetes of the host itself has (decoys: a process in /kubepods, a
+// KUBE-SERVICES chain, a cni0 bridge) stays as it was.
 func TestFailedUpUndoesTheRealNode(t *testing.T) {
-	clustertest.SkipIfShort(t)
-	if err := cluster.RealNodePossible(); err != nil {
-		t.Skipf("%v", err)
-	}
-	clustertest.LockRealNode(t)
+	clustertest.RequireRealNode(t)
+	decoys := clustertest.PlantDecoys(t)
 	ctx := context.Background()
 	dir := filepath.Join(t.TempDir(), "state")
 	c, err := cluster.New(cluster.Options{StateDir: dir, Node: cluster.NodeReal, WithoutOLM: true,
@@ -143,20 +146,24 @@ func TestFailedUpUndoesTheRealNode(t *testing.T) {
 	}
 	t.Cleanup(func() { _ = c.Down(context.Background(), cluster.DownOptions{Wipe: true}) })
 
-	// kube-proxy starts after containerd and the kubelet.
-	took, free := takePortAtStart(t, c, cluster.KubeProxy, func() int { return c.Ports().Node.ProxyHealthz })
+	// The CSI provisioner starts after containerd, the kubelet and
+	// kube-proxy (whose own ports are in the node's network namespace).
+	took, free := takePortAtStart(t, c, cluster.CSIProvisioner, func() int { return c.Ports().CSI.Provisioner })
 	err = c.Up(ctx)
 	free()
 	var inUse *cluster.PortInUseError
-	if !errors.As(err, &inUse) || inUse.Component != cluster.KubeProxy {
-		t.Fatalf("Up = %v, want a PortInUseError for kube-proxy", err)
+	if !errors.As(err, &inUse) || inUse.Component != cluster.CSIProvisioner {
+		t.Fatalf("Up = %v, want a PortInUseError for %s", err, cluster.CSIProvisioner)
 	}
+	decoys.Check(t, "a failed start")
 	t.Logf("the failed start stopped what it started and cleaned the host in %s", time.Since(*took).Round(10*time.Millisecond))
 	if pids := processesOf(dir); len(pids) > 0 {
 		t.Errorf("processes of the cluster left running: %v", pids)
 	}
-	if _, err := os.Stat("/sys/class/net/" + node.Bridge); err == nil {
-		t.Errorf("bridge %s left after the failed start", node.Bridge)
+	for _, p := range []string{"/sys/class/net/" + node.HostLink, node.NetNSPath()} {
+		if _, err := os.Stat(p); err == nil {
+			t.Errorf("%s left after the failed start", p)
+		}
 	}
 	if mounts, _ := os.ReadFile("/proc/self/mountinfo"); strings.Contains(string(mounts), dir+"/") {
 		t.Errorf("mounts under %s left after the failed start", dir)
@@ -177,12 +184,90 @@ func TestFailedUpUndoesTheRealNode(t *testing.T) {
 	if err := c.Up(ctx); err != nil {
 		t.Fatalf("up again: %v", err)
 	}
-	t.Logf("up again in %s", time.Since(began).Round(100*time.Millisecond))
+	t.Logf("up again, taking the real node over, in %s", time.Since(began).Round(100*time.Millisecond))
+	decoys.Check(t, "a takeover and up")
 	for _, s := range c.Status(ctx) {
 		if !s.Running || !s.Healthy {
 			t.Errorf("%s: running %v, healthy %v: %s", s.Name, s.Running, s.Healthy, s.Error)
 		}
 	}
+
+	// A takeover of a node whose pods still run: every component of c is
+	// killed outright, and another cluster's start takes the node over.
+	var killed []int
+	for _, s := range c.Status(ctx) {
+		if s.Running {
+			_ = syscall.Kill(-s.PID, syscall.SIGKILL)
+			killed = append(killed, s.PID)
+		}
+	}
+	// Reaped by this process, their parent; the shims of c's pods live on.
+	if err := wait.PollUntilContextTimeout(ctx, 50*time.Millisecond, 20*time.Second, true, func(context.Context) (bool, error) {
+		for _, pid := range killed {
+			if _, err := os.Stat("/proc/" + strconv.Itoa(pid)); err == nil {
+				return false, nil
+			}
+		}
+		return true, nil
+	}); err != nil {
+		t.Fatalf("components of the killed cluster left: %v", killed)
+	}
+	if len(nodePodProcesses()) == 0 {
+		t.Fatal("the killed cluster left no pod running: the takeover would have nothing to remove")
+	}
+	var out bytes.Buffer
+	d, err := cluster.New(cluster.Options{StateDir: filepath.Join(t.TempDir(), "d"), Node: cluster.NodeReal, WithoutOLM: true,
+		StartTimeout: 3 * time.Minute, Out: &out})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = d.Down(context.Background(), cluster.DownOptions{Wipe: true}) })
+	began = time.Now()
+	if err := d.Up(ctx); err != nil {
+		t.Fatalf("another cluster's up: %v\n%s", err, out.String())
+	}
+	t.Logf("another cluster up, taking over a killed node with running pods, in %s", time.Since(began).Round(100*time.Millisecond))
+	if !strings.Contains(out.String(), "taken over from the cluster in "+dir) {
+		t.Errorf("the takeover is not reported:\n%s", out.String())
+	}
+	decoys.Check(t, "taking over a killed node")
+
+	// The down of the cluster whose node was taken over leaves the node,
+	// now the other cluster's, alone.
+	if err := c.Down(ctx, cluster.DownOptions{}); err != nil && !errors.Is(err, cluster.ErrNotRunning) {
+		t.Errorf("down of the cluster taken over: %v", err)
+	}
+	for _, s := range d.Status(ctx) {
+		if !s.Running || !s.Healthy {
+			t.Errorf("after the down of the cluster it took over, %s: running %v, healthy %v: %s", s.Name, s.Running, s.Healthy, s.Error)
+		}
+	}
+	began = time.Now()
+	if err := d.Down(ctx, cluster.DownOptions{Wipe: true}); err != nil {
+		t.Errorf("down: %v", err)
+	}
+	t.Logf("down --wipe in %s", time.Since(began).Round(100*time.Millisecond))
+	decoys.Check(t, "down")
+	if pids := nodePodProcesses(); len(pids) > 0 {
+		t.Errorf("pod processes left after down: %v", pids)
+	}
+}
+
+// nodePodProcesses lists the processes in the real node's cgroups.
+func nodePodProcesses() []int {
+	var pids []int
+	entries, _ := os.ReadDir("/proc")
+	for _, e := range entries {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		cg, err := os.ReadFile(filepath.Join("/proc", e.Name(), "cgroup"))
+		if err == nil && strings.Contains(string(cg), ":"+node.CgroupRoot+"/") {
+			pids = append(pids, pid)
+		}
+	}
+	return pids
 }
 
 // processesOf lists the live processes whose command line names dir, as

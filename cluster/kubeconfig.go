@@ -46,7 +46,7 @@ func pkiRequest() pki.Request {
 				Name: APIServer,
 				DNSNames: []string{"localhost", "kubernetes", "kubernetes.default", "kubernetes.default.svc",
 					"kubernetes.default.svc.cluster.local"},
-				IPs: []net.IP{net.IPv4(127, 0, 0, 1), net.IPv4(10, 96, 0, 1), net.ParseIP(node.NodeIP)},
+				IPs: []net.IP{net.IPv4(127, 0, 0, 1), net.IPv4(10, 96, 0, 1), net.ParseIP(node.HostIP)},
 			},
 			{Name: kubeletServing, DNSNames: []string{NodeName}, IPs: []net.IP{net.ParseIP(node.NodeIP)}},
 			{Name: ControllerManager + "-serving", DNSNames: []string{"localhost"}, IPs: []net.IP{net.IPv4(127, 0, 0, 1)}},

@@ -48,7 +48,7 @@ func (c *Cluster) ObjectStore() (ObjectStore, error) {
 	}
 	s := ObjectStore{Endpoint: loopback(c.state.Ports.ObjectStore), Region: objectStoreRegion, AccessKeyID: creds.AccessKeyID, SecretAccessKey: creds.SecretAccessKey}
 	if c.state.Node == NodeReal {
-		s.PodEndpoint = net.JoinHostPort(node.NodeIP, strconv.Itoa(c.state.Ports.ObjectStore))
+		s.PodEndpoint = net.JoinHostPort(node.HostIP, strconv.Itoa(c.state.Ports.ObjectStore))
 	}
 	return s, nil
 }
@@ -94,11 +94,11 @@ func (c *Cluster) ensureObjectStoreCredentials() error {
 }
 
 // objectStore is the store's component: on loopback, and on a real node
-// on the bridge's address too, where pods reach it.
+// on the host's address on the node's link too, where pods reach it.
 func (c *Cluster) objectStore() component {
 	addrs := []string{loopback(c.state.Ports.ObjectStore)}
 	if c.state.Node == NodeReal {
-		addrs = append(addrs, net.JoinHostPort(node.NodeIP, strconv.Itoa(c.state.Ports.ObjectStore)))
+		addrs = append(addrs, net.JoinHostPort(node.HostIP, strconv.Itoa(c.state.Ports.ObjectStore)))
 	}
 	comp := component{
 		name:     ObjectStoreName,

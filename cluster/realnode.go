@@ -6,9 +6,8 @@ import (
 	"fmt"
 	"net"
 	"os"
-	"os/exec"
 	"path/filepath"
-	"strings"
+	"strconv"
 	"time"
 
 	"github.com/chartpilot/chartpilot/cluster/images"
@@ -34,8 +33,12 @@ const (
 // use them by digest.
 const registryVersion = "local"
 
-// RegistryAddr is the local registry's host:port (real node only).
-func (c *Cluster) RegistryAddr() string { return loopback(c.state.Ports.Registry) }
+// RegistryAddr is the local registry's host:port (real node only): on the
+// host's address on the node's link, where the node's containerd pulls
+// from, in its network namespace, and this host pushes to.
+func (c *Cluster) RegistryAddr() string {
+	return net.JoinHostPort(node.HostIP, strconv.Itoa(c.state.Ports.Registry))
+}
 
 // nodeConfig is the real node's layout in the state directory.
 func (c *Cluster) nodeConfig(inst *toolchain.Installation) node.Config {
@@ -82,7 +85,6 @@ func (c *Cluster) apiServerNodeArgs() []string {
 // control plane, containerd, the kubelet, kube-proxy, what makes new
 // volumes writable by non-root pods, and the CSI storage (csi.go).
 func (c *Cluster) realNode(inst *toolchain.Installation) []component {
-	p := c.state.Ports
 	cfg := c.nodeConfig(inst)
 	bin := func(name string) string {
 		if inst == nil {
@@ -103,8 +105,9 @@ func (c *Cluster) realNode(inst *toolchain.Installation) []component {
 			after: func(ctx context.Context) error { return c.publishImages(ctx, inst) },
 		},
 		{
-			name: Containerd,
-			args: cfg.ContainerdArgs(),
+			name:  Containerd,
+			netns: node.NetNSPath(),
+			args:  cfg.ContainerdArgs(),
 			// containerd finds its runc shim in PATH.
 			env: []string{"PATH=" + filepath.Dir(bin("containerd")) + string(os.PathListSeparator) + os.Getenv("PATH")},
 			before: func(context.Context) error {
@@ -113,15 +116,17 @@ func (c *Cluster) realNode(inst *toolchain.Installation) []component {
 			},
 			health: func(ctx context.Context) error { return dialUnix(ctx, cfg.ContainerdSocket()) },
 		},
+		// The node's agents listen in its own network namespace, where
+		// nothing else does: their ports need no check on the host's.
 		{
 			name:   Kubelet,
-			addrs:  []string{loopback(p.Node.KubeletHealthz), node.KubeletAddr()},
+			netns:  node.NetNSPath(),
 			args:   cfg.KubeletArgs(),
 			health: func(ctx context.Context) error { return c.probe(ctx, plainHTTP, cfg.KubeletHealthz(), "ok") },
 		},
 		{
 			name:   KubeProxy,
-			addrs:  []string{loopback(p.Node.ProxyHealthz), loopback(p.Node.ProxyMetrics)},
+			netns:  node.NetNSPath(),
 			args:   cfg.ProxyArgs(),
 			health: func(ctx context.Context) error { return c.probe(ctx, plainHTTP, cfg.ProxyHealthz(), "") },
 		},
@@ -174,26 +179,38 @@ func dialUnix(ctx context.Context, path string) error {
 }
 
 // cleanupNode removes what the real node left on the host once its agents
-// are stopped: containers, mounts, kube-proxy's rules, the bridge, and the
-// node's claim on the machine.
+// are stopped: containers, mounts, its cgroups, its network namespace (with
+// kube-proxy's rules and the bridge), and the node's claim on the machine.
+// kube-proxy's own --cleanup is not run: it would clean the host's tables,
+// which the node never wrote to (and which a Kubernetes of the host owns).
 func (c *Cluster) cleanupNode(ctx context.Context) error {
 	cfg := c.nodeConfig(nil)
 	cfg.BinDir = c.state.BinDir
+	if node.ClaimedByOther(cfg.Dir) {
+		// Another cluster took the node over (and cleaned up after this
+		// one): the network namespace and cgroups are its now.
+		fmt.Fprintf(c.opts.Out, "  %-24s taken over by another cluster; its setup of this host left alone\n", "node")
+		return nil
+	}
 	var errs []error
 	if err := cfg.Cleanup(); err != nil {
 		errs = append(errs, err)
 	}
-	if c.state.BinDir != "" {
-		ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
-		defer cancel()
-		out, err := exec.CommandContext(ctx, filepath.Join(c.state.BinDir, KubeProxy), "--cleanup").CombinedOutput()
-		if err != nil {
-			errs = append(errs, fmt.Errorf("removing kube-proxy's rules: %w: %s", err, lastLine(string(out))))
-		}
-	}
 	node.Release(cfg.Dir)
-	fmt.Fprintf(c.opts.Out, "  %-24s containers, mounts, rules and bridge %s removed\n", "node", node.Bridge)
+	fmt.Fprintf(c.opts.Out, "  %-24s containers, mounts, cgroups %s and network namespace %s removed\n", "node", node.CgroupRoot, node.NetNS)
 	return errors.Join(errs...)
+}
+
+// stopPods kills the real node's pods once its agents are stopped, before
+// the control plane: the API server would otherwise wait out its grace
+// period for the pods' watches to end.
+func (c *Cluster) stopPods() {
+	cfg := c.nodeConfig(nil)
+	cfg.BinDir = c.state.BinDir
+	if c.state.Node != NodeReal || node.ClaimedByOther(cfg.Dir) {
+		return
+	}
+	_ = cfg.KillContainers() // Cleanup kills what is left, and says so
 }
 
 // nodeRuns says whether the cluster of the node directory nodeDir runs, or
@@ -223,11 +240,6 @@ func (c *Cluster) cleanupStaleNode(nodeDir string) {
 		fmt.Fprintf(c.opts.Out, "; some of what it left stays: %v", err)
 	}
 	fmt.Fprintln(c.opts.Out)
-}
-
-func lastLine(s string) string {
-	lines := strings.Split(strings.TrimSpace(s), "\n")
-	return lines[len(lines)-1]
 }
 
 // NodeKind is the kind of node the cluster was created with (empty before

@@ -207,6 +207,7 @@ func (c *Cluster) ensureRunning(ctx context.Context, binary string, comp compone
 		Dir:     c.opts.StateDir,
 		LogFile: c.LogFile(comp.name),
 		PIDFile: c.pidFile(comp.name),
+		NetNS:   comp.netns,
 	})
 	if err != nil {
 		return err

@@ -5,43 +5,43 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"sort"
 	"strconv"
 	"strings"
 	"syscall"
 	"time"
+
+	"github.com/chartpilot/chartpilot/internal/netns"
 )
 
-// Cleanup removes what pods leave on the host once the kubelet and
+// Cleanup removes what the node leaves on the host once the kubelet and
 // containerd are stopped: the containers' processes (shims outlive
 // containerd by design), the mounts under the node's directory (volumes,
-// snapshots, network namespaces), the pods' cgroups and the bridge. It is
-// harmless to repeat.
+// snapshots, pods' network namespaces), the cgroups under CgroupRoot, and
+// the node's network namespace with its link (the bridge, the pods' routes
+// and every iptables rule of the node go with it). It touches nothing of
+// the host's own: no /kubepods cgroup, no chain of the host's tables, no
+// device but HostLink. It is harmless to repeat.
 func (c Config) Cleanup() error {
 	var errs []error
-	if err := c.killContainers(); err != nil {
+	if err := c.KillContainers(); err != nil {
 		errs = append(errs, err)
 	}
 	if err := unmountUnder(c.Dir); err != nil {
 		errs = append(errs, err)
 	}
 	removeCgroups()
-	if err := removeKubeChains(); err != nil {
+	if err := removeNetwork(); err != nil {
 		errs = append(errs, err)
-	}
-	if _, err := os.Stat("/sys/class/net/" + Bridge); err == nil {
-		if err := ip("link", "del", Bridge); err != nil {
-			errs = append(errs, err)
-		}
 	}
 	return errors.Join(errs...)
 }
 
-// killContainers kills every process in the pods' cgroups and every shim
-// started from this node's binaries, then waits for them to go.
-func (c Config) killContainers() error {
+// KillContainers kills every process in the node's cgroups or network
+// namespace and every shim started from this node's binaries, then waits
+// for them to go.
+func (c Config) KillContainers() error {
 	// The shim's /proc/PID/exe is the file the bin directory links to.
 	shim := filepath.Join(c.BinDir, "containerd-shim-runc-v2")
 	if real, err := filepath.EvalSymlinks(shim); err == nil {
@@ -50,7 +50,7 @@ func (c Config) killContainers() error {
 	var pids []int
 	for _, pid := range allPIDs() {
 		exe, _ := os.Readlink(fmt.Sprintf("/proc/%d/exe", pid))
-		if exe == shim || inKubepods(pid) {
+		if exe == shim || inCgroupRoot(pid) || netns.Same(fmt.Sprintf("/proc/%d/ns/net", pid), NetNSPath()) {
 			pids = append(pids, pid)
 		}
 	}
@@ -80,22 +80,45 @@ func allPIDs() []int {
 	return pids
 }
 
-// kubepods is the cgroup the kubelet puts pods under (cgroupfs driver).
-const kubepods = "/kubepods"
-
-func inKubepods(pid int) bool {
+// inCgroupRoot reports whether pid is in a cgroup under CgroupRoot in any
+// hierarchy.
+func inCgroupRoot(pid int) bool {
 	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/cgroup", pid))
 	if err != nil {
 		return false
 	}
-	for _, line := range strings.Split(string(data), "\n") {
+	return cgroupsUnder(string(data), CgroupRoot)
+}
+
+// cgroupsUnder reports whether a /proc/PID/cgroup text has a cgroup at or
+// below root.
+func cgroupsUnder(procCgroup, root string) bool {
+	for _, line := range strings.Split(procCgroup, "\n") {
 		// hierarchy-ID:controllers:path
 		parts := strings.SplitN(line, ":", 3)
-		if len(parts) == 3 && (parts[2] == kubepods || strings.HasPrefix(parts[2], kubepods+"/")) {
+		if len(parts) == 3 && (parts[2] == root || strings.HasPrefix(parts[2], root+"/")) {
 			return true
 		}
 	}
 	return false
+}
+
+// removeNetwork deletes the node's network namespace and the host's end of
+// its link (the node's end, and the host's route through it, go with it).
+// An older chartpilot kept the pod bridge in the host's namespace: one
+// left there is removed too.
+func removeNetwork() error {
+	var errs []error
+	if exists("/sys/class/net/" + HostLink) {
+		errs = append(errs, ip("link", "del", HostLink))
+	}
+	if exists(NetNSPath()) {
+		errs = append(errs, ip("netns", "delete", NetNS))
+	}
+	if exists("/sys/class/net/" + Bridge) {
+		errs = append(errs, ip("link", "del", Bridge))
+	}
+	return errors.Join(errs...)
 }
 
 // unmountUnder detaches every mount below dir, deepest first.
@@ -129,14 +152,10 @@ func unescape(s string) string {
 	return strings.NewReplacer(`\040`, " ", `\011`, "\t", `\012`, "\n", `\134`, `\`).Replace(s)
 }
 
-// removeCgroups removes the kubelet's empty cgroups in every hierarchy,
-// deepest first; a cgroup that still has a process stays.
+// removeCgroups removes the node's empty cgroups in every hierarchy,
+// deepest first, CgroupRoot last; a cgroup that still has a process stays.
 func removeCgroups() {
-	roots, _ := filepath.Glob("/sys/fs/cgroup/*" + kubepods)
-	if v2 := "/sys/fs/cgroup" + kubepods; exists(v2) {
-		roots = append(roots, v2)
-	}
-	for _, root := range roots {
+	for _, root := range cgroupRootDirs() {
 		var dirs []string
 		_ = filepath.WalkDir(root, func(path string, d os.DirEntry, err error) error {
 			if err == nil && d.IsDir() {
@@ -154,81 +173,4 @@ func removeCgroups() {
 func exists(path string) bool {
 	_, err := os.Stat(path)
 	return err == nil
-}
-
-// removeKubeChains removes the iptables chains the kubelet and kube-proxy
-// made (KUBE-*) and the rules that jump to them from the built-in chains:
-// what `kube-proxy --cleanup` leaves, such as the kubelet's KUBE-FIREWALL.
-func removeKubeChains() error {
-	var errs []error
-	for _, table := range []string{"filter", "nat", "mangle"} {
-		out, err := exec.Command("iptables-save", "-t", table).Output()
-		if err != nil {
-			return fmt.Errorf("reading iptables table %s: %w", table, err)
-		}
-		rules, chains := kubeRules(string(out))
-		for _, rule := range rules {
-			errs = append(errs, iptables(append([]string{"-t", table, "-D"}, rule...)...))
-		}
-		for _, verb := range []string{"-F", "-X"} {
-			for _, chain := range chains {
-				errs = append(errs, iptables("-t", table, verb, chain))
-			}
-		}
-	}
-	return errors.Join(errs...)
-}
-
-// kubeRules reads iptables-save output: the rules of built-in chains that
-// jump to a KUBE- chain (as arguments of -D), and the KUBE- chains.
-func kubeRules(save string) (rules [][]string, chains []string) {
-	for _, line := range strings.Split(save, "\n") {
-		switch {
-		case strings.HasPrefix(line, ":KUBE-"):
-			chains = append(chains, strings.Fields(line[1:])[0])
-		case strings.HasPrefix(line, "-A ") && !strings.HasPrefix(line, "-A KUBE-") && strings.Contains(line, " -j KUBE-"):
-			args, err := splitRule(strings.TrimPrefix(line, "-A "))
-			if err == nil {
-				rules = append(rules, args)
-			}
-		}
-	}
-	return rules, chains
-}
-
-// splitRule splits an iptables-save rule into arguments, honouring the
-// double quotes around comments.
-func splitRule(rule string) ([]string, error) {
-	var args []string
-	var cur strings.Builder
-	quoted, inArg := false, false
-	for _, r := range rule {
-		switch {
-		case r == '"':
-			quoted, inArg = !quoted, true
-		case r == ' ' && !quoted:
-			if inArg {
-				args = append(args, cur.String())
-				cur.Reset()
-				inArg = false
-			}
-		default:
-			cur.WriteRune(r)
-			inArg = true
-		}
-	}
-	if quoted {
-		return nil, fmt.Errorf("unbalanced quotes in %q", rule)
-	}
-	if inArg {
-		args = append(args, cur.String())
-	}
-	return args, nil
-}
-
-func iptables(args ...string) error {
-	if out, err := exec.Command("iptables", args...).CombinedOutput(); err != nil {
-		return fmt.Errorf("iptables %s: %w: %s", strings.Join(args, " "), err, strings.TrimSpace(string(out)))
-	}
-	return nil
 }

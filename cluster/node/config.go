@@ -161,7 +161,7 @@ func (c Config) cniConflist() ([]byte, error) {
 				"ipam": map[string]any{
 					"type":    "host-local",
 					"dataDir": c.path("cni", "ipam"),
-					"ranges":  []any{[]any{map[string]any{"subnet": PodCIDR, "gateway": NodeIP}}},
+					"ranges":  []any{[]any{map[string]any{"subnet": PodCIDR, "gateway": PodGateway}}},
 					"routes":  []any{map[string]any{"dst": "0.0.0.0/0"}},
 				},
 			},
@@ -172,7 +172,8 @@ func (c Config) cniConflist() ([]byte, error) {
 }
 
 // kubeletConfig is the kubelet's configuration for this host: cgroup v1
-// through cgroupfs (no systemd), its API on the node's address only, and
+// through cgroupfs (no systemd) under the node's own cgroup root, its API
+// and health on the node's address only, and
 // eviction thresholds low enough that a full disk of a build machine does
 // not evict the cluster's own pods.
 func (c Config) kubeletConfig() ([]byte, error) {
@@ -182,12 +183,13 @@ func (c Config) kubeletConfig() ([]byte, error) {
 		"address":                  NodeIP,
 		"port":                     KubeletPort,
 		"readOnlyPort":             0,
-		"healthzBindAddress":       "127.0.0.1",
+		"healthzBindAddress":       NodeIP,
 		"healthzPort":              c.Ports.KubeletHealthz,
 		"tlsCertFile":              c.KubeletCert,
 		"tlsPrivateKeyFile":        c.KubeletKey,
 		"containerRuntimeEndpoint": "unix://" + c.ContainerdSocket(),
 		"cgroupDriver":             "cgroupfs",
+		"cgroupRoot":               CgroupRoot,
 		"failCgroupV1":             false,
 		"failSwapOn":               false,
 		"clusterDNS":               []string{ClusterDNS},
@@ -217,9 +219,9 @@ func (c Config) kubeletConfig() ([]byte, error) {
 // upstream resolver, only loopback.
 func resolvConf() ([]byte, error) { return []byte("nameserver 127.0.0.1\n"), nil }
 
-// proxyConfig is kube-proxy in iptables mode; it leaves the conntrack table
-// size alone (the host may not let it change) and keeps node ports off
-// 127.0.0.1.
+// proxyConfig is kube-proxy in iptables mode, in the node's namespace; it
+// leaves the conntrack table size alone (the host may not let it change)
+// and keeps node ports off 127.0.0.1.
 func (c Config) proxyConfig() ([]byte, error) {
 	conf := map[string]any{
 		"apiVersion":         "kubeproxy.config.k8s.io/v1alpha1",
@@ -227,8 +229,8 @@ func (c Config) proxyConfig() ([]byte, error) {
 		"mode":               "iptables",
 		"hostnameOverride":   c.Name,
 		"clusterCIDR":        PodCIDR,
-		"healthzBindAddress": loopback(c.Ports.ProxyHealthz),
-		"metricsBindAddress": loopback(c.Ports.ProxyMetrics),
+		"healthzBindAddress": nodeAddr(c.Ports.ProxyHealthz),
+		"metricsBindAddress": nodeAddr(c.Ports.ProxyMetrics),
 		"clientConnection":   map[string]any{"kubeconfig": c.ProxyKubeconfig},
 		"conntrack":          map[string]any{"maxPerCore": 0},
 		"iptables":           map[string]any{"localhostNodePorts": false},

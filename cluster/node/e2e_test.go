@@ -45,11 +45,8 @@ import (
 // in pods and reach the API through the kubernetes Service), a missing
 // image is named, and down leaves nothing on the host.
 func TestRealNode(t *testing.T) {
-	clustertest.SkipIfShort(t)
-	if err := cluster.RealNodePossible(); err != nil {
-		t.Skipf("%v", err)
-	}
-	clustertest.LockRealNode(t)
+	clustertest.RequireRealNode(t)
+	decoys := clustertest.PlantDecoys(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Minute)
 	defer cancel()
 	var out bytes.Buffer
@@ -63,10 +60,13 @@ func TestRealNode(t *testing.T) {
 	t.Logf("cluster up with a real node in %s:\n%s", time.Since(began).Round(time.Second), out.String())
 	t.Cleanup(func() {
 		out.Reset()
+		began := time.Now()
 		if err := c.Down(context.Background(), cluster.DownOptions{Wipe: true}); err != nil {
 			t.Errorf("down: %v\n%s", err, out.String())
 		}
+		t.Logf("cluster down --wipe in %s", time.Since(began).Round(100*time.Millisecond))
 		assertNothingLeft(t, c.StateDir())
+		decoys.Check(t, "down")
 		if _, err := os.Stat(volumeDir); volumeDir != "" && err == nil {
 			t.Errorf("volume directory %s remains after down --wipe", volumeDir)
 		}
@@ -74,6 +74,7 @@ func TestRealNode(t *testing.T) {
 	if upErr != nil {
 		t.Fatalf("up: %v", upErr)
 	}
+	decoys.Check(t, "up")
 	cfg, err := c.RESTConfig()
 	if err != nil {
 		t.Fatal(err)
@@ -246,8 +247,8 @@ func testObjectStore(t *testing.T, ctx context.Context, c *cluster.Cluster, cs k
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !strings.HasPrefix(store.PodEndpoint, node.NodeIP+":") {
-		t.Fatalf("pod endpoint %q, want the bridge's address %s", store.PodEndpoint, node.NodeIP)
+	if !strings.HasPrefix(store.PodEndpoint, node.HostIP+":") {
+		t.Fatalf("pod endpoint %q, want the host's address on the node's link %s", store.PodEndpoint, node.HostIP)
 	}
 	host, err := minio.New(store.Endpoint, &minio.Options{Creds: credentials.NewStaticV4(store.AccessKeyID, store.SecretAccessKey, ""), Region: store.Region})
 	if err != nil {
@@ -466,15 +467,19 @@ func containerUID(t *testing.T, pod corev1.Pod) string {
 }
 
 // assertNothingLeft checks that down removed the node's traces: no
-// container process, no mount under the state directory, no bridge.
+// container process, no mount under the state directory, no network
+// namespace, link or cgroup of the node's.
 func assertNothingLeft(t *testing.T, stateDir string) {
 	t.Helper()
 	mounts, _ := os.ReadFile("/proc/self/mountinfo")
 	if strings.Contains(string(mounts), stateDir+"/") {
 		t.Errorf("mounts under %s remain after down", stateDir)
 	}
-	if _, err := os.Stat("/sys/class/net/" + node.Bridge); err == nil {
-		t.Errorf("bridge %s remains after down", node.Bridge)
+	left, _ := filepath.Glob("/sys/fs/cgroup/*" + node.CgroupRoot)
+	for _, p := range append(left, "/sys/class/net/"+node.HostLink, "/sys/class/net/"+node.Bridge, node.NetNSPath()) {
+		if _, err := os.Stat(p); err == nil {
+			t.Errorf("%s remains after down", p)
+		}
 	}
 	entries, _ := os.ReadDir("/proc")
 	for _, e := range entries {

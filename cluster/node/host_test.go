@@ -2,6 +2,7 @@ package node
 
 import (
 	"errors"
+	"net"
 	"os"
 	"path/filepath"
 	"strings"
@@ -78,6 +79,31 @@ func TestPreflight(t *testing.T) {
 		{"no bridge netfilter", func(t *testing.T) Host { return fakeHost(t, "proc/sys/net/bridge/bridge-nf-call-iptables") }, "modprobe br_netfilter"},
 		{"no iptables", func(t *testing.T) Host { return fakeHost(t, "cmd:iptables") }, "iptables is not installed (Debian package iptables)"},
 		{"no conntrack", func(t *testing.T) Host { return fakeHost(t, "cmd:conntrack") }, "Debian package conntrack"},
+		{"a host kubelet", func(t *testing.T) Host { return withAgent(t, fakeHost(t), "4242", "kubelet", false) }, "another kubelet runs on this host (pid 4242"},
+		{"a host kube-proxy", func(t *testing.T) Host { return withAgent(t, fakeHost(t), "77", "kube-proxy", false) }, "another kube-proxy runs"},
+		{"the node's own agents", func(t *testing.T) Host {
+			h := withAgent(t, fakeHost(t), "4242", "kubelet", true)
+			return withAgent(t, h, "4243", "containerd", true)
+		}, ""},
+		{"a program of another name", func(t *testing.T) Host { return withAgent(t, fakeHost(t), "9", "kubelet-helper", false) }, ""},
+		{"another containerd's socket", func(t *testing.T) Host {
+			h := fakeHost(t)
+			sock := filepath.Join(h.Root, "run/containerd/containerd.sock")
+			if err := os.MkdirAll(filepath.Dir(sock), 0o755); err != nil {
+				t.Fatal(err)
+			}
+			l, err := net.Listen("unix", sock)
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { l.Close() })
+			return h
+		}, "another containerd serves /run/containerd/containerd.sock"},
+		{"a socket nothing serves", func(t *testing.T) Host {
+			h := fakeHost(t)
+			write(t, filepath.Join(h.Root, "run/containerd/containerd.sock"), "")
+			return h
+		}, ""},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -93,6 +119,39 @@ func TestPreflight(t *testing.T) {
 				t.Fatalf("Preflight() = %v, want one line containing %q", err, tt.wantErr)
 			}
 		})
+	}
+}
+
+// withAgent adds a process named comm to h's /proc, in the node's network
+// namespace (its ns/net the same file as the node's) or in another one.
+func withAgent(t *testing.T, h Host, pid, comm string, inNode bool) Host {
+	t.Helper()
+	proc := filepath.Join(h.Root, "proc", pid)
+	write(t, filepath.Join(proc, "comm"), comm+"\n")
+	nodeNS := filepath.Join(h.Root, strings.TrimPrefix(NetNSPath(), "/"))
+	if _, err := os.Stat(nodeNS); err != nil {
+		write(t, nodeNS, "")
+	}
+	if inNode {
+		if err := os.MkdirAll(filepath.Join(proc, "ns"), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Link(nodeNS, filepath.Join(proc, "ns", "net")); err != nil {
+			t.Fatal(err)
+		}
+	} else {
+		write(t, filepath.Join(proc, "ns", "net"), "")
+	}
+	return h
+}
+
+func write(t *testing.T, path, content string) {
+	t.Helper()
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, []byte(content), 0o644); err != nil {
+		t.Fatal(err)
 	}
 }
 
@@ -146,5 +205,15 @@ func TestClaim(t *testing.T) {
 		if got, _ := os.ReadFile(file); string(got) != s.claim {
 			t.Errorf("%s: the claim is %q, want %q", s.name, got, s.claim)
 		}
+		// The node that lost the claim leaves the host's setup alone.
+		for _, d := range []string{a, b} {
+			if got, want := claimedByOther(file, d), d != s.claim; got != want {
+				t.Errorf("%s: claimedByOther(%s) = %v, want %v", s.name, d, got, want)
+			}
+		}
+	}
+	release(file, a)
+	if claimedByOther(file, b) {
+		t.Error("a released claim is still another's")
 	}
 }

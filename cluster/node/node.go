@@ -2,16 +2,26 @@
 // runs containers with containerd, runc and CNI, with a kubelet and
 // kube-proxy, as processes of the host. It checks what the host must offer
 // (Preflight), writes the agents' configuration (Write), sets up the node's
-// bridge and kernel settings (Prepare) and removes every trace of pods on
-// the host (Cleanup).
+// network namespace and kernel settings (Prepare) and removes every trace of
+// pods on the host (Cleanup).
 //
-// The node's address is the gateway of its pod bridge: an address that only
-// this host and its pods can reach, never an external interface. The API
-// server and the kubelet listen there, so that pods reach them through the
-// kubernetes Service; everything else stays on 127.0.0.1.
+// The node never shares what a Kubernetes node of the host itself uses.
+// kube-proxy's and the kubelet's iptables chains have fixed names (KUBE-*),
+// so rules of theirs in the host's tables could not be told apart from the
+// host's own: containerd, the kubelet and kube-proxy run in a network
+// namespace of the node's own (NetNS, as a kind node's container has), which
+// holds the pod bridge, every rule they write and the pods' routes; deleting
+// it deletes all of them, and no host table is read or written. A veth pair
+// (HostLink on the host, with HostIP; the node's end with NodeIP) links it
+// to the host: the API server, the registry and the object store listen on
+// HostIP, which only this host and its node reach, and the host routes the
+// pod network to NodeIP. Pods' cgroups live under CgroupRoot, not the
+// kubelet's default /kubepods, and everything on disk under the node's
+// directory. Everything else of the cluster stays on 127.0.0.1.
 //
-// The bridge, the iptables rules and the kernel settings belong to the
-// machine, so one real node runs per machine (see Claim).
+// The network namespace, the link and the cgroup root are named for
+// chartpilot and belong to the machine, so one real node runs per machine
+// (see Claim).
 package node
 
 import (
@@ -21,19 +31,40 @@ import (
 	"strconv"
 )
 
-// Network is the node's addressing: pods get addresses of PodCIDR from the
-// bridge, whose gateway (NodeIP) is the node's own address.
+// Network is the node's addressing.
 const (
-	// Bridge is the pod network's bridge.
+	// NetNS is the node's network namespace, bound at /run/netns/NetNS.
+	NetNS = "chartpilot-node"
+	// HostLink is the host's end of the veth pair to the node's namespace;
+	// nodeLink is the node's end, inside it.
+	HostLink = "chartpilot-host"
+	nodeLink = "eth0"
+	// HostIP is the host's address on HostLink, NodeIP the node's on its
+	// end (its InternalIP, where the kubelet serves); linkPrefix is the
+	// link's prefix length.
+	HostIP     = "10.89.0.1"
+	NodeIP     = "10.89.0.2"
+	linkPrefix = "/30"
+	// Bridge is the pod network's bridge, in the node's namespace.
 	Bridge = "chartpilot0"
-	// PodCIDR is the pod network; NodeIP is its first address.
-	PodCIDR = "10.88.0.0/16"
-	NodeIP  = "10.88.0.1"
+	// PodCIDR is the pod network; PodGateway, its first address, is the
+	// bridge's.
+	PodCIDR    = "10.88.0.0/16"
+	PodGateway = "10.88.0.1"
 	// ClusterDNS is the address of the DNS Service, in the cluster's service range.
 	ClusterDNS = "10.96.0.10"
 	// ClusterDomain is the cluster's DNS domain.
 	ClusterDomain = "cluster.local"
+	// CgroupRoot is the kubelet's cgroup root: pods live under
+	// CgroupRoot/kubepods, never in a host kubelet's /kubepods.
+	CgroupRoot = "/chartpilot"
 )
+
+// NetNSPath is the node's network namespace's file.
+func NetNSPath() string { return filepath.Join(netnsDir, NetNS) }
+
+// netnsDir is where `ip netns` binds named network namespaces.
+const netnsDir = "/run/netns"
 
 // Config is where the node's agents live and what they talk to.
 type Config struct {
@@ -44,7 +75,7 @@ type Config struct {
 	BinDir string
 	// Name is the node's name, as it registers.
 	Name string
-	// Registry is the local registry's host:port on 127.0.0.1; containerd
+	// Registry is the local registry's host:port on HostIP; containerd
 	// pulls from it over plain HTTP.
 	Registry string
 	// PauseImage is the pod sandbox's image reference.
@@ -55,11 +86,11 @@ type Config struct {
 	CACert string
 	// KubeletCert and KubeletKey serve the kubelet's API on NodeIP.
 	KubeletCert, KubeletKey string
-	// Ports on 127.0.0.1 for the agents' health and metrics endpoints.
+	// Ports on NodeIP for the agents' health and metrics endpoints.
 	Ports Ports
 }
 
-// Ports are the node agents' loopback ports.
+// Ports are the node agents' ports on NodeIP.
 type Ports struct {
 	KubeletHealthz int `json:"kubeletHealthz"`
 	ProxyHealthz   int `json:"proxyHealthz"`
@@ -118,17 +149,18 @@ func (c Config) ProxyArgs() []string {
 	return []string{"--config=" + c.ProxyConfig(), "--v=1"}
 }
 
-// KubeletHealthz is the kubelet's health endpoint.
+// KubeletHealthz is the kubelet's health endpoint: on the node's address,
+// where the host reaches into the node's namespace.
 func (c Config) KubeletHealthz() string {
-	return "http://" + loopback(c.Ports.KubeletHealthz) + "/healthz"
+	return "http://" + nodeAddr(c.Ports.KubeletHealthz) + "/healthz"
 }
 
 // ProxyHealthz is kube-proxy's health endpoint.
 func (c Config) ProxyHealthz() string {
-	return "http://" + loopback(c.Ports.ProxyHealthz) + "/healthz"
+	return "http://" + nodeAddr(c.Ports.ProxyHealthz) + "/healthz"
 }
 
-func loopback(port int) string { return net.JoinHostPort("127.0.0.1", strconv.Itoa(port)) }
+func nodeAddr(port int) string { return net.JoinHostPort(NodeIP, strconv.Itoa(port)) }
 
 // KubeletAddr is the kubelet's API address.
 func KubeletAddr() string { return net.JoinHostPort(NodeIP, strconv.Itoa(KubeletPort)) }

@@ -75,7 +75,7 @@ func TestWrite(t *testing.T) {
 	kubelet := readYAML(t, c.KubeletConfig())
 	for key, want := range map[string]any{
 		"cgroupDriver": "cgroupfs", "failCgroupV1": false, "address": NodeIP, "port": float64(KubeletPort),
-		"healthzBindAddress": "127.0.0.1", "readOnlyPort": float64(0), "clusterDNS": []any{ClusterDNS},
+		"healthzBindAddress": NodeIP, "cgroupRoot": CgroupRoot, "readOnlyPort": float64(0), "clusterDNS": []any{ClusterDNS},
 		"containerRuntimeEndpoint": "unix://" + c.ContainerdSocket(),
 	} {
 		if !equalJSON(kubelet[key], want) {
@@ -87,7 +87,7 @@ func TestWrite(t *testing.T) {
 	}
 
 	proxy := readYAML(t, c.ProxyConfig())
-	if proxy["mode"] != "iptables" || proxy["healthzBindAddress"] != "127.0.0.1:11002" {
+	if proxy["mode"] != "iptables" || proxy["healthzBindAddress"] != NodeIP+":11002" {
 		t.Errorf("kube-proxy config = %v", proxy)
 	}
 
@@ -98,7 +98,7 @@ func TestWrite(t *testing.T) {
 	if err != nil || json.Unmarshal(data, &conflist) != nil || len(conflist.Plugins) == 0 {
 		t.Fatalf("CNI conflist %s: %v", data, err)
 	}
-	if b := conflist.Plugins[0]; b["type"] != "bridge" || b["bridge"] != Bridge || !strings.Contains(string(data), `"gateway": "`+NodeIP+`"`) {
+	if b := conflist.Plugins[0]; b["type"] != "bridge" || b["bridge"] != Bridge || !strings.Contains(string(data), `"gateway": "`+PodGateway+`"`) {
 		t.Errorf("bridge plugin = %v", b)
 	}
 	for _, p := range cniPlugins {
@@ -154,23 +154,26 @@ func equalJSON(a, b any) bool {
 	return string(x) == string(y)
 }
 
-func TestKubeRules(t *testing.T) {
-	save := `*filter
-:INPUT ACCEPT [0:0]
-:KUBE-FIREWALL - [0:0]
-:KUBE-KUBELET-CANARY - [0:0]
--A INPUT -j KUBE-FIREWALL
--A OUTPUT -m comment --comment "kubernetes service portals" -j KUBE-SERVICES
--A INPUT -s 10.0.0.0/8 -j ACCEPT
--A KUBE-FIREWALL ! -s 127.0.0.0/8 -d 127.0.0.0/8 -j DROP
-COMMIT
-`
-	rules, chains := kubeRules(save)
-	wantRules := [][]string{{"INPUT", "-j", "KUBE-FIREWALL"}, {"OUTPUT", "-m", "comment", "--comment", "kubernetes service portals", "-j", "KUBE-SERVICES"}}
-	if !equalJSON(rules, wantRules) {
-		t.Errorf("rules = %q, want %q", rules, wantRules)
+// Only a process in a cgroup at or below the node's cgroup root is the
+// node's: a host kubelet's /kubepods, or a name that merely begins alike,
+// is not.
+func TestCgroupsUnder(t *testing.T) {
+	tests := []struct {
+		name, cgroup string
+		want         bool
+	}{
+		{"v1 pod", "12:pids:/chartpilot/kubepods/besteffort/pod1/abc\n11:memory:/chartpilot/kubepods/besteffort/pod1/abc\n", true},
+		{"v2 pod", "0::/chartpilot/kubepods/burstable/pod2/def\n", true},
+		{"the root itself", "0::/chartpilot\n", true},
+		{"a host kubelet's pod", "12:pids:/kubepods/besteffort/pod1/abc\n0::/kubepods/pod3\n", false},
+		{"a look-alike name", "0::/chartpilot-other/x\n", false},
+		{"the host", "12:pids:/\n0::/user.slice\n", false},
 	}
-	if !equalJSON(chains, []string{"KUBE-FIREWALL", "KUBE-KUBELET-CANARY"}) {
-		t.Errorf("chains = %q", chains)
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := cgroupsUnder(tt.cgroup, CgroupRoot); got != tt.want {
+				t.Errorf("cgroupsUnder(%q) = %v, want %v", tt.cgroup, got, tt.want)
+			}
+		})
 	}
 }

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/chartpilot/chartpilot/internal/atomicfile"
+	"github.com/chartpilot/chartpilot/internal/netns"
 )
 
 // ErrNotRunning is returned by Stop when no process of the pid file is alive.
@@ -35,6 +36,9 @@ type Spec struct {
 	LogFile string
 	// PIDFile records the process so that a later command can find it.
 	PIDFile string
+	// NetNS, when set, is the network namespace (a /run/netns file) the
+	// daemon runs in.
+	NetNS string
 }
 
 // Daemon is a process started by this program.
@@ -63,7 +67,11 @@ func Start(spec Spec) (*Daemon, error) {
 	cmd.Env = append(os.Environ(), spec.Env...)
 	cmd.Stdout, cmd.Stderr = log, log
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
-	if err := cmd.Start(); err != nil {
+	start := cmd.Start
+	if spec.NetNS != "" {
+		start = func() error { return netns.Do(spec.NetNS, cmd.Start) }
+	}
+	if err := start(); err != nil {
 		return nil, fmt.Errorf("starting %s: %w", spec.Name, err)
 	}
 	d := &Daemon{spec: spec, cmd: cmd, exited: make(chan struct{})}

@@ -31,11 +31,7 @@ import (
 // asking the registry itself shows that the catalog is empty, and the
 // diagnosis says so, naming the CatalogSource and the image.
 func TestCatalogImageServingNothing(t *testing.T) {
-	clustertest.SkipIfShort(t)
-	if err := cluster.RealNodePossible(); err != nil {
-		t.Skipf("%v", err)
-	}
-	clustertest.LockRealNode(t)
+	clustertest.RequireRealNode(t)
 	ctx, cancel := context.WithTimeout(t.Context(), 15*time.Minute)
 	defer cancel()
 	var out bytes.Buffer

@@ -48,12 +48,8 @@ var helloGVR = schema.GroupVersionResource{Group: "charts.example.com", Version:
 // and the scorecard's chartpilot-autorollback passes for the example
 // project.
 func TestAutoRollbackOnRealNode(t *testing.T) {
-	clustertest.SkipIfShort(t)
-	if err := cluster.RealNodePossible(); err != nil {
-		t.Skipf("%v", err)
-	}
+	clustertest.RequireRealNode(t)
 	ctrl.SetLogger(logr.Discard())
-	clustertest.LockRealNode(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Minute)
 	defer cancel()
 	var out bytes.Buffer

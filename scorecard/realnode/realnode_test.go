@@ -31,11 +31,7 @@ func TestMain(m *testing.M) {
 // realCluster starts a local cluster with a real node for the test.
 func realCluster(t *testing.T) *cluster.Cluster {
 	t.Helper()
-	clustertest.SkipIfShort(t)
-	if err := cluster.RealNodePossible(); err != nil {
-		t.Skipf("%v", err)
-	}
-	clustertest.LockRealNode(t)
+	clustertest.RequireRealNode(t)
 	var out bytes.Buffer
 	c, err := cluster.New(cluster.Options{StateDir: filepath.Join(t.TempDir(), "cluster"), Node: cluster.NodeReal, Out: &out, StartTimeout: 3 * time.Minute, WithoutOLM: true})
 	if err != nil {

@@ -25,11 +25,7 @@ import (
 // catalog images go through the local registry, OLM unpacks the bundle
 // image and runs the catalog image and the operator's image as pods.
 func TestJourneyThroughImages(t *testing.T) {
-	clustertest.SkipIfShort(t)
-	if err := cluster.RealNodePossible(); err != nil {
-		t.Skipf("%v", err)
-	}
-	clustertest.LockRealNode(t)
+	clustertest.RequireRealNode(t)
 	binDir := t.TempDir()
 	bin := filepath.Join(binDir, "chartpilot")
 	// Both, static, as make build makes them: image build packs the

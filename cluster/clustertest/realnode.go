@@ -1,0 +1,177 @@
+package clustertest
+
+import (
+	"bytes"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/chartpilot/chartpilot/cluster"
+)
+
+// RequireRealNode takes the machine's real node for the rest of t (see
+// LockRealNode), then skips t when this host cannot run a real node, naming
+// what is missing; under CI (CI=true), whose machine is set up for the real
+// node by .ci/run, it fails t instead: a missing precondition there would
+// otherwise turn every real-node test into a silent skip. The lock comes
+// first: another test's node is no reason to skip.
+func RequireRealNode(t testing.TB) {
+	t.Helper()
+	SkipIfShort(t)
+	LockRealNode(t)
+	err := cluster.RealNodePossible()
+	switch {
+	case err == nil:
+	case os.Getenv("CI") == "true":
+		t.Fatalf("CI must run the real node's tests, but %v", err)
+	default:
+		t.Skipf("%v (under CI=true this fails)", err)
+	}
+}
+
+// Decoys are what a Kubernetes of the host itself would have, planted so
+// that a test can check the real node leaves them exactly as they were: a
+// process in a /kubepods cgroup, a KUBE-SERVICES chain with a rule (and a
+// jump to it), a cni0 bridge.
+type Decoys struct {
+	proc     *exec.Cmd
+	cgroups  []string
+	iptables string
+	bridge   string
+}
+
+// decoyBridge and decoyCgroup are the decoys' names; the chain is
+// kube-proxy's own name.
+const (
+	decoyBridge = "cni0"
+	decoyCgroup = "/kubepods/chartpilot-decoy"
+	decoyChain  = "KUBE-SERVICES"
+	// decoyDest is a documentation address (RFC 5737): the rules match
+	// nothing real.
+	decoyDest = "192.0.2.1/32"
+)
+
+// PlantDecoys plants the decoys for the rest of t; it needs root, iptables
+// and ip, as the real node does. Check compares them with how they were.
+func PlantDecoys(t testing.TB) *Decoys {
+	t.Helper()
+	d := &Decoys{}
+	t.Cleanup(d.remove)
+	for _, args := range [][]string{
+		{"ip", "link", "add", decoyBridge, "type", "bridge"},
+		{"iptables", "-t", "nat", "-N", decoyChain},
+		{"iptables", "-t", "nat", "-A", decoyChain, "-d", decoyDest, "-p", "tcp", "--dport", "9", "-m", "comment", "--comment", "chartpilot decoy", "-j", "RETURN"},
+		{"iptables", "-t", "nat", "-A", "OUTPUT", "-d", decoyDest, "-j", decoyChain},
+	} {
+		if out, err := exec.Command(args[0], args[1:]...).CombinedOutput(); err != nil {
+			t.Fatalf("planting a decoy: %s: %v: %s", strings.Join(args, " "), err, out)
+		}
+	}
+	d.proc = exec.Command("sleep", "3600")
+	if err := d.proc.Start(); err != nil {
+		t.Fatalf("starting the decoy process: %v", err)
+	}
+	for _, dir := range decoyCgroupDirs() {
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			t.Fatalf("creating decoy cgroup: %v", err)
+		}
+		d.cgroups = append(d.cgroups, dir)
+		if err := os.WriteFile(filepath.Join(dir, "cgroup.procs"), []byte(strconv.Itoa(d.proc.Process.Pid)), 0o644); err != nil {
+			t.Fatalf("moving the decoy process into %s: %v", dir, err)
+		}
+	}
+	if !inDecoyCgroup(d.proc.Process.Pid) {
+		t.Fatalf("the decoy process is in no %s cgroup", decoyCgroup)
+	}
+	d.iptables = iptablesState(t)
+	d.bridge = linkState(t, decoyBridge)
+	if !strings.Contains(d.iptables, "chartpilot decoy") || d.bridge == "" {
+		t.Fatalf("decoys not in place:\n%s\n%s", d.iptables, d.bridge)
+	}
+	return d
+}
+
+// Check fails t for each decoy that is not exactly as planted; when says
+// after what.
+func (d *Decoys) Check(t testing.TB, when string) {
+	t.Helper()
+	pid := d.proc.Process.Pid
+	if syscall.Kill(pid, 0) != nil || !inDecoyCgroup(pid) {
+		t.Errorf("after %s: the decoy process %d in %s is gone", when, pid, decoyCgroup)
+	}
+	if got := iptablesState(t); got != d.iptables {
+		t.Errorf("after %s: the host's iptables changed:\nbefore:\n%s\nafter:\n%s", when, d.iptables, got)
+	}
+	if got := linkState(t, decoyBridge); got != d.bridge {
+		t.Errorf("after %s: bridge %s changed: was %q, is %q", when, decoyBridge, d.bridge, got)
+	}
+}
+
+func (d *Decoys) remove() {
+	if d.proc != nil && d.proc.Process != nil {
+		_ = d.proc.Process.Kill()
+		_ = d.proc.Wait()
+	}
+	deadline := time.Now().Add(5 * time.Second)
+	for _, dir := range d.cgroups {
+		for syscall.Rmdir(dir) != nil && time.Now().Before(deadline) {
+			time.Sleep(20 * time.Millisecond)
+		}
+	}
+	_ = exec.Command("iptables", "-t", "nat", "-D", "OUTPUT", "-d", decoyDest, "-j", decoyChain).Run()
+	_ = exec.Command("iptables", "-t", "nat", "-F", decoyChain).Run()
+	_ = exec.Command("iptables", "-t", "nat", "-X", decoyChain).Run()
+	_ = exec.Command("ip", "link", "del", decoyBridge).Run()
+}
+
+// decoyCgroupDirs are the decoy cgroup in cgroup v2's single hierarchy, or
+// in the v1 pids hierarchy (one that needs no setting to take a process).
+func decoyCgroupDirs() []string {
+	if _, err := os.Stat("/sys/fs/cgroup/cgroup.controllers"); err == nil {
+		return []string{"/sys/fs/cgroup" + decoyCgroup}
+	}
+	return []string{"/sys/fs/cgroup/pids" + decoyCgroup}
+}
+
+func inDecoyCgroup(pid int) bool {
+	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/cgroup", pid))
+	return err == nil && strings.Contains(string(data), ":"+decoyCgroup+"\n")
+}
+
+// counters are iptables-save's packet and byte counts, which traffic moves.
+var counters = regexp.MustCompile(`\[\d+:\d+\]`)
+
+// iptablesState is the host's rules in every table, without counters and
+// comment lines.
+func iptablesState(t testing.TB) string {
+	t.Helper()
+	out, err := exec.Command("iptables-save").Output()
+	if err != nil {
+		t.Fatalf("iptables-save: %v", err)
+	}
+	var b bytes.Buffer
+	for _, line := range strings.Split(string(out), "\n") {
+		if !strings.HasPrefix(line, "#") {
+			b.WriteString(counters.ReplaceAllString(line, "") + "\n")
+		}
+	}
+	return b.String()
+}
+
+// linkState is a link's index, name, flags and address, or "" when it is
+// gone (a link made again has another index).
+func linkState(t testing.TB, name string) string {
+	t.Helper()
+	out, err := exec.Command("ip", "-o", "link", "show", "dev", name).Output()
+	if err != nil {
+		return ""
+	}
+	return strings.Join(strings.Fields(string(out)), " ")
+}
