@@ -15,11 +15,8 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/cli-runtime/pkg/genericclioptions"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
-	"k8s.io/client-go/tools/clientcmd"
-	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
 
 	"github.com/chartpilot/chartpilot/operator/metricsauth"
 	"github.com/chartpilot/chartpilot/rbac/rbactest"
@@ -79,21 +76,6 @@ func olmInstall(t *testing.T, cs kubernetes.Interface, spec v1alpha1.StrategyDet
 	return "system:serviceaccount:" + installNS + ":operator"
 }
 
-// kubeconfigFile writes cfg (a client certificate's) as a kubeconfig.
-func kubeconfigFile(t *testing.T, cfg *rest.Config) string {
-	t.Helper()
-	kc := clientcmdapi.NewConfig()
-	kc.Clusters["c"] = &clientcmdapi.Cluster{Server: cfg.Host, CertificateAuthorityData: cfg.CAData}
-	kc.AuthInfos["u"] = &clientcmdapi.AuthInfo{ClientCertificateData: cfg.CertData, ClientKeyData: cfg.KeyData, Token: cfg.BearerToken}
-	kc.Contexts["x"] = &clientcmdapi.Context{Cluster: "c", AuthInfo: "u"}
-	kc.CurrentContext = "x"
-	path := filepath.Join(t.TempDir(), "kubeconfig")
-	if err := clientcmd.WriteToFile(*kc, path); err != nil {
-		t.Fatal(err)
-	}
-	return path
-}
-
 // eventually polls may until it says yes, for up to 10 s: the API
 // server's RBAC authorizer learns of new bindings through its informers.
 func eventually(t *testing.T, cs kubernetes.Interface, user, verb, group, resource, ns string) bool {
@@ -129,7 +111,6 @@ func may(t *testing.T, cs kubernetes.Interface, user, verb, group, resource, ns 
 func TestPermissionsInEveryInstallMode(t *testing.T) {
 	s := rbactest.Start(t)
 	cs := kubernetes.NewForConfigOrDie(s.Admin)
-	kubeconfig := kubeconfigFile(t, s.Admin)
 	tests := []struct {
 		chart   string
 		upgrade map[string]any
@@ -169,9 +150,7 @@ func TestPermissionsInEveryInstallMode(t *testing.T) {
 				for _, ns := range targets {
 					cfg := rest.CopyConfig(s.Admin)
 					cfg.Impersonate = rest.ImpersonationConfig{UserName: user}
-					namespace, as := ns, user
-					op := &rbactest.Operator{Namespace: ns, User: user, Config: cfg,
-						Getter: &genericclioptions.ConfigFlags{KubeConfig: &kubeconfig, Namespace: &namespace, Impersonate: &as}}
+					op := &rbactest.Operator{Namespace: ns, User: user, Config: cfg}
 					if err := s.HelmCycle(op, filepath.Join(dir, "helm-charts", tt.chart), tt.upgrade, nil); err != nil {
 						t.Errorf("in namespace %s as %s: %v", ns, user, err)
 					}

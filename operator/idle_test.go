@@ -16,6 +16,7 @@ import (
 	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/metrics"
 
+	"github.com/chartpilot/chartpilot/cluster/clustertest"
 	"github.com/chartpilot/chartpilot/operator/reconciler"
 	"github.com/chartpilot/chartpilot/operator/watches"
 )
@@ -27,6 +28,7 @@ import (
 // test rather than passing it. This is the benchmark's idle check (operator/bench)
 // at the suite's scale.
 func TestIdleFleetSendsNoRequests(t *testing.T) {
+	clustertest.SkipIfShort(t)
 	const (
 		crs    = 30
 		period = time.Second
