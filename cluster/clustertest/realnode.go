@@ -45,6 +45,11 @@ type Decoys struct {
 	cgroups  []string
 	iptables string
 	bridge   string
+	// madeBridge and madeChain: this test made them, and removes them. A
+	// bridge or chain of that name already there (the host's own
+	// Kubernetes, or a run that was killed) is the decoy as it is: checked,
+	// never changed or removed.
+	madeBridge, madeChain bool
 }
 
 // decoyBridge and decoyCgroup are the decoys' names; the chain is
@@ -64,12 +69,19 @@ func PlantDecoys(t testing.TB) *Decoys {
 	t.Helper()
 	d := &Decoys{}
 	t.Cleanup(d.remove)
-	for _, args := range [][]string{
-		{"ip", "link", "add", decoyBridge, "type", "bridge"},
-		{"iptables", "-t", "nat", "-N", decoyChain},
-		{"iptables", "-t", "nat", "-A", decoyChain, "-d", decoyDest, "-p", "tcp", "--dport", "9", "-m", "comment", "--comment", "chartpilot decoy", "-j", "RETURN"},
-		{"iptables", "-t", "nat", "-A", "OUTPUT", "-d", decoyDest, "-j", decoyChain},
-	} {
+	var plant [][]string
+	if linkState(t, decoyBridge) == "" {
+		d.madeBridge = true
+		plant = append(plant, []string{"ip", "link", "add", decoyBridge, "type", "bridge"})
+	}
+	if exec.Command("iptables", "-t", "nat", "-S", decoyChain).Run() != nil {
+		d.madeChain = true
+		plant = append(plant,
+			[]string{"iptables", "-t", "nat", "-N", decoyChain},
+			[]string{"iptables", "-t", "nat", "-A", decoyChain, "-d", decoyDest, "-p", "tcp", "--dport", "9", "-m", "comment", "--comment", "chartpilot decoy", "-j", "RETURN"},
+			[]string{"iptables", "-t", "nat", "-A", "OUTPUT", "-d", decoyDest, "-j", decoyChain})
+	}
+	for _, args := range plant {
 		if out, err := exec.Command(args[0], args[1:]...).CombinedOutput(); err != nil {
 			t.Fatalf("planting a decoy: %s: %v: %s", strings.Join(args, " "), err, out)
 		}
@@ -92,7 +104,7 @@ func PlantDecoys(t testing.TB) *Decoys {
 	}
 	d.iptables = iptablesState(t)
 	d.bridge = linkState(t, decoyBridge)
-	if !strings.Contains(d.iptables, "chartpilot decoy") || d.bridge == "" {
+	if !strings.Contains(d.iptables, ":"+decoyChain+" ") || d.bridge == "" {
 		t.Fatalf("decoys not in place:\n%s\n%s", d.iptables, d.bridge)
 	}
 	return d
@@ -125,10 +137,14 @@ func (d *Decoys) remove() {
 			time.Sleep(20 * time.Millisecond)
 		}
 	}
-	_ = exec.Command("iptables", "-t", "nat", "-D", "OUTPUT", "-d", decoyDest, "-j", decoyChain).Run()
-	_ = exec.Command("iptables", "-t", "nat", "-F", decoyChain).Run()
-	_ = exec.Command("iptables", "-t", "nat", "-X", decoyChain).Run()
-	_ = exec.Command("ip", "link", "del", decoyBridge).Run()
+	if d.madeChain {
+		_ = exec.Command("iptables", "-t", "nat", "-D", "OUTPUT", "-d", decoyDest, "-j", decoyChain).Run()
+		_ = exec.Command("iptables", "-t", "nat", "-F", decoyChain).Run()
+		_ = exec.Command("iptables", "-t", "nat", "-X", decoyChain).Run()
+	}
+	if d.madeBridge {
+		_ = exec.Command("ip", "link", "del", decoyBridge).Run()
+	}
 }
 
 // decoyCgroupDirs are the decoy cgroup in cgroup v2's single hierarchy, or
