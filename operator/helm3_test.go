@@ -16,9 +16,9 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/wait"
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
@@ -134,7 +134,8 @@ func (e *env) restoreHelm3(t *testing.T, file string) string {
 			swapRecordUID(t, u, was, owner)
 		}
 		gvk := u.GroupVersionKind()
-		gvr := schema.GroupVersionResource{Group: gvk.Group, Version: gvk.Version, Resource: fixtureResource(gvk.Kind)}
+		// The fixtures' kinds are built-in or App, whose plurals are regular.
+		gvr, _ := meta.UnsafeGuessKindToResource(gvk)
 		created, err := e.dyn.Resource(gvr).Namespace(ns).Create(context.Background(), u, metav1.CreateOptions{})
 		if err != nil {
 			t.Fatalf("restoring %s %s: %v", gvk.Kind, u.GetName(), err)
@@ -183,10 +184,6 @@ func swapRecordUID(t *testing.T, u *unstructured.Unstructured, was, now types.UI
 	if err := unstructured.SetNestedField(u.Object, base64.StdEncoding.EncodeToString([]byte(inner)), "data", "release"); err != nil {
 		t.Fatal(err)
 	}
-}
-
-func fixtureResource(kind string) string {
-	return map[string]string{"App": "apps", "Secret": "secrets", "ConfigMap": "configmaps", "Service": "services", "Deployment": "deployments"}[kind]
 }
 
 // releaseUIDs are the UIDs of the release web's objects.
