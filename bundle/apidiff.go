@@ -11,9 +11,9 @@ import (
 	"github.com/operator-framework/api/pkg/manifests"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 
-	"github.com/chartpilot/chartpilot/bundle/registryv1"
 	"github.com/chartpilot/chartpilot/crddiff"
 	"github.com/chartpilot/chartpilot/internal/ociimage"
+	"github.com/chartpilot/chartpilot/internal/registryv1"
 )
 
 // FindingTypeUnsafeAPIChange is the Finding.Type of a CRD change that

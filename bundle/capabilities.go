@@ -14,9 +14,9 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/yaml"
 
-	"github.com/chartpilot/chartpilot/bundle/registryv1"
+	"github.com/chartpilot/chartpilot/internal/registryv1"
+	"github.com/chartpilot/chartpilot/internal/scorecardtests"
 	"github.com/chartpilot/chartpilot/scaffold"
-	"github.com/chartpilot/chartpilot/scorecard"
 )
 
 // Level is an operator capability level, from Basic Install (1) to Auto
@@ -142,7 +142,7 @@ func Assess(ev Evidence) *Assessment {
 		c := Criterion{Name: "backup and restore", Met: backup.Met && uninstall.Met}
 		switch {
 		case c.Met:
-			c.Why = "the runtime backs up and restores each CR with its release's values, Secrets, ConfigMaps and volumes (<Kind>Backup, <Kind>Restore): " + scorecard.ChartpilotBackupRestore + " and " + scorecard.ChartpilotUninstall + " passed"
+			c.Why = "the runtime backs up and restores each CR with its release's values, Secrets, ConfigMaps and volumes (<Kind>Backup, <Kind>Restore): " + scorecardtests.ChartpilotBackupRestore + " and " + scorecardtests.ChartpilotUninstall + " passed"
 		case !backup.Met:
 			c.Why = backup.Why
 		default:
@@ -163,8 +163,8 @@ func Assess(ev Evidence) *Assessment {
 			{Name: "owned APIs", Met: len(ev.OwnedAPIs) > 0, Why: "owned CRDs: " + orNone(ev.OwnedAPIs)},
 			{Name: "a sample per owned API", Met: len(ev.OwnedAPIs) > 0 && len(unsampled) == 0, Why: ternary(len(unsampled) == 0, "alm-examples has a sample of every owned kind", "no sample (config/samples) of: "+strings.Join(unsampled, ", "))},
 			{Name: "install and status", Met: true, Why: "the runtime installs the chart for each CR and reports Deployed, ReleaseFailed and Ready (kstatus of the release's objects) conditions"},
-			test(scorecard.ChartpilotInstall, "a CR installs the operand"),
-			test(scorecard.ChartpilotRBAC, "the generated RBAC suffices"),
+			test(scorecardtests.ChartpilotInstall, "a CR installs the operand"),
+			test(scorecardtests.ChartpilotRBAC, "the generated RBAC suffices"),
 		},
 	}, {
 		Level: LevelSeamlessUpgrades,
@@ -173,14 +173,14 @@ func Assess(ev Evidence) *Assessment {
 			{Name: "operator upgrade path", Met: ev.Replaces != "" || ev.SkipRange != "", Why: ternary(ev.Replaces != "" || ev.SkipRange != "",
 				"the CSV upgrades from "+strings.TrimSpace(ev.Replaces+" "+ev.SkipRange),
 				"the CSV replaces nothing and has no skipRange (a first release, or no --from-catalog/--replaces): OLM has nothing to upgrade from")},
-			test(scorecard.ChartpilotUpgrade, "an operand survives an operator upgrade"),
+			test(scorecardtests.ChartpilotUpgrade, "an operand survives an operator upgrade"),
 		},
 	}, {
 		Level: LevelFullLifecycle,
 		Criteria: []Criterion{
 			{Name: "failure recovery", Met: true, Why: "the runtime uninstalls failed installs and retries, rolls back failed upgrades, and unlocks releases stuck in pending-* after a crash"},
-			test(scorecard.ChartpilotUninstall, "deleting a CR removes what its release created"),
-			backupRestore(test(scorecard.ChartpilotBackupRestore, "backup"), test(scorecard.ChartpilotUninstall, "uninstall")),
+			test(scorecardtests.ChartpilotUninstall, "deleting a CR removes what its release created"),
+			backupRestore(test(scorecardtests.ChartpilotBackupRestore, "backup"), test(scorecardtests.ChartpilotUninstall, "uninstall")),
 		},
 	}, {
 		Level: LevelDeepInsights,
@@ -192,7 +192,7 @@ func Assess(ev Evidence) *Assessment {
 				"the bundle ships no ServiceMonitor (enable ../prometheus in config/default/kustomization.yaml)")},
 			{Name: "alerts", Met: ev.PrometheusRule, Why: ternary(ev.PrometheusRule, "the bundle ships a PrometheusRule",
 				"the bundle ships no PrometheusRule alerting on failed releases (config/prometheus/alerts.yaml)")},
-			test(scorecard.ChartpilotInsights, "the operator reports the operand's health: its metrics, status health and events, and alerts Prometheus loads"),
+			test(scorecardtests.ChartpilotInsights, "the operator reports the operand's health: its metrics, status health and events, and alerts Prometheus loads"),
 		},
 	}, {
 		Level: LevelAutoPilot,
@@ -200,8 +200,8 @@ func Assess(ev Evidence) *Assessment {
 			{Name: "drift repair", Met: len(ev.DriftRepairDisabled) == 0, Why: ternary(len(ev.DriftRepairDisabled) == 0,
 				"the runtime restores objects of the release that are deleted or edited",
 				"watchDependentResources is off for "+strings.Join(ev.DriftRepairDisabled, ", ")+": drift is not seen")},
-			test(scorecard.ChartpilotAutorollback, "auto rollback proven: an upgrade that breaks the operand is rolled back to the last healthy revision within its health deadline, the reason in status"),
-			test(scorecard.ChartpilotAutoscale, "auto-scaling: an HPA per Deployment and StatefulSet as the CR asks, its replica count kept through upgrades"),
+			test(scorecardtests.ChartpilotAutorollback, "auto rollback proven: an upgrade that breaks the operand is rolled back to the last healthy revision within its health deadline, the reason in status"),
+			test(scorecardtests.ChartpilotAutoscale, "auto-scaling: an HPA per Deployment and StatefulSet as the CR asks, its replica count kept through upgrades"),
 		},
 	}}
 	a := &Assessment{Level: LevelBasicInstall}

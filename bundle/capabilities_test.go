@@ -11,8 +11,8 @@ import (
 
 	"github.com/operator-framework/api/pkg/apis/scorecard/v1alpha3"
 
+	"github.com/chartpilot/chartpilot/internal/scorecardtests"
 	"github.com/chartpilot/chartpilot/scaffold"
-	"github.com/chartpilot/chartpilot/scorecard"
 )
 
 // passing is scorecard evidence where the given tests passed.
@@ -56,55 +56,55 @@ func TestAssess(t *testing.T) {
 	}, {
 		name: "install and rbac proven, first release: Basic Install met, no upgrade path",
 		edit: func(e *Evidence) {
-			e.Scorecard = passing(scorecard.ChartpilotInstall, scorecard.ChartpilotRBAC, scorecard.ChartpilotUpgrade)
+			e.Scorecard = passing(scorecardtests.ChartpilotInstall, scorecardtests.ChartpilotRBAC, scorecardtests.ChartpilotUpgrade)
 		},
 		want: LevelBasicInstall, unmet: []string{"operator upgrade path"},
 	}, {
 		name: "an upgrade path without a passing upgrade test is not Seamless Upgrades",
 		edit: func(e *Evidence) {
-			e.Scorecard = passing(scorecard.ChartpilotInstall, scorecard.ChartpilotRBAC)
+			e.Scorecard = passing(scorecardtests.ChartpilotInstall, scorecardtests.ChartpilotRBAC)
 			e.Replaces = "op.v0.1.0"
 		},
 		want: LevelBasicInstall, unmet: []string{"an operand survives an operator upgrade (scorecard chartpilot-upgrade)"},
 	}, {
 		name: "upgrade proven: Seamless Upgrades",
 		edit: func(e *Evidence) {
-			e.Scorecard = passing(scorecard.ChartpilotInstall, scorecard.ChartpilotRBAC, scorecard.ChartpilotUpgrade)
+			e.Scorecard = passing(scorecardtests.ChartpilotInstall, scorecardtests.ChartpilotRBAC, scorecardtests.ChartpilotUpgrade)
 			e.SkipRange = ">=0.1.0 <0.2.0"
 		},
 		want: LevelSeamlessUpgrades,
 	}, {
 		name: "everything proven still stops before Full Lifecycle: no backup",
 		edit: func(e *Evidence) {
-			e.Scorecard = passing(scorecard.ChartpilotInstall, scorecard.ChartpilotRBAC, scorecard.ChartpilotUpgrade, scorecard.ChartpilotUninstall)
+			e.Scorecard = passing(scorecardtests.ChartpilotInstall, scorecardtests.ChartpilotRBAC, scorecardtests.ChartpilotUpgrade, scorecardtests.ChartpilotUninstall)
 			e.Replaces, e.ServiceMonitor, e.PrometheusRule = "op.v0.1.0", true, true
 		},
 		want: LevelSeamlessUpgrades, unmet: []string{"backup and restore", autoscaleCriterion, insightsCriterion},
 	}, {
 		name: "backup and restore proven with uninstall: Full Lifecycle",
 		edit: func(e *Evidence) {
-			e.Scorecard = passing(scorecard.ChartpilotInstall, scorecard.ChartpilotRBAC, scorecard.ChartpilotUpgrade, scorecard.ChartpilotUninstall, scorecard.ChartpilotBackupRestore)
+			e.Scorecard = passing(scorecardtests.ChartpilotInstall, scorecardtests.ChartpilotRBAC, scorecardtests.ChartpilotUpgrade, scorecardtests.ChartpilotUninstall, scorecardtests.ChartpilotBackupRestore)
 			e.Replaces = "op.v0.1.0"
 		},
 		want: LevelFullLifecycle, unmet: []string{autoscaleCriterion, autorollbackCriterion, insightsCriterion},
 	}, {
 		name: "backup and restore without a proven uninstall is not Full Lifecycle",
 		edit: func(e *Evidence) {
-			e.Scorecard = passing(scorecard.ChartpilotInstall, scorecard.ChartpilotRBAC, scorecard.ChartpilotUpgrade, scorecard.ChartpilotBackupRestore)
+			e.Scorecard = passing(scorecardtests.ChartpilotInstall, scorecardtests.ChartpilotRBAC, scorecardtests.ChartpilotUpgrade, scorecardtests.ChartpilotBackupRestore)
 			e.Replaces = "op.v0.1.0"
 		},
 		want: LevelSeamlessUpgrades, unmet: []string{"backup and restore"},
 	}, {
 		name: "insights proven: every Deep Insights criterion met, the level still waits for Full Lifecycle",
 		edit: func(e *Evidence) {
-			e.Scorecard = passing(scorecard.ChartpilotInstall, scorecard.ChartpilotRBAC, scorecard.ChartpilotUpgrade, scorecard.ChartpilotUninstall, scorecard.ChartpilotInsights)
+			e.Scorecard = passing(scorecardtests.ChartpilotInstall, scorecardtests.ChartpilotRBAC, scorecardtests.ChartpilotUpgrade, scorecardtests.ChartpilotUninstall, scorecardtests.ChartpilotInsights)
 			e.Replaces, e.ServiceMonitor, e.PrometheusRule = "op.v0.1.0", true, true
 		},
 		want: LevelSeamlessUpgrades, unmet: []string{"backup and restore"}, met: []Level{LevelDeepInsights},
 	}, {
 		name: "autoscale proven: its criterion met, the level still waits for Full Lifecycle",
 		edit: func(e *Evidence) {
-			e.Scorecard = passing(scorecard.ChartpilotInstall, scorecard.ChartpilotRBAC, scorecard.ChartpilotUpgrade, scorecard.ChartpilotUninstall, scorecard.ChartpilotInsights, scorecard.ChartpilotAutoscale)
+			e.Scorecard = passing(scorecardtests.ChartpilotInstall, scorecardtests.ChartpilotRBAC, scorecardtests.ChartpilotUpgrade, scorecardtests.ChartpilotUninstall, scorecardtests.ChartpilotInsights, scorecardtests.ChartpilotAutoscale)
 			e.Replaces, e.ServiceMonitor, e.PrometheusRule = "op.v0.1.0", true, true
 		},
 		want: LevelSeamlessUpgrades, unmet: []string{"backup and restore"}, met: []Level{LevelDeepInsights},
@@ -112,15 +112,15 @@ func TestAssess(t *testing.T) {
 	}, {
 		name: "a failed autoscale test",
 		edit: func(e *Evidence) {
-			e.Scorecard = passing(scorecard.ChartpilotInstall, scorecard.ChartpilotRBAC, scorecard.ChartpilotUpgrade, scorecard.ChartpilotInsights)
-			e.Scorecard[scorecard.ChartpilotAutoscale] = TestState(v1alpha3.FailState)
+			e.Scorecard = passing(scorecardtests.ChartpilotInstall, scorecardtests.ChartpilotRBAC, scorecardtests.ChartpilotUpgrade, scorecardtests.ChartpilotInsights)
+			e.Scorecard[scorecardtests.ChartpilotAutoscale] = TestState(v1alpha3.FailState)
 			e.Replaces, e.ServiceMonitor, e.PrometheusRule = "op.v0.1.0", true, true
 		},
 		want: LevelSeamlessUpgrades, unmet: []string{autoscaleCriterion},
 	}, {
 		name: "auto rollback proven: its criterion met, Auto Pilot still waits for the levels below and autoscaling",
 		edit: func(e *Evidence) {
-			e.Scorecard = passing(scorecard.ChartpilotInstall, scorecard.ChartpilotRBAC, scorecard.ChartpilotUpgrade, scorecard.ChartpilotUninstall, scorecard.ChartpilotInsights, scorecard.ChartpilotAutorollback)
+			e.Scorecard = passing(scorecardtests.ChartpilotInstall, scorecardtests.ChartpilotRBAC, scorecardtests.ChartpilotUpgrade, scorecardtests.ChartpilotUninstall, scorecardtests.ChartpilotInsights, scorecardtests.ChartpilotAutorollback)
 			e.Replaces, e.ServiceMonitor, e.PrometheusRule = "op.v0.1.0", true, true
 		},
 		want: LevelSeamlessUpgrades, unmet: []string{"backup and restore", autoscaleCriterion}, met: []Level{LevelDeepInsights},
@@ -128,23 +128,23 @@ func TestAssess(t *testing.T) {
 	}, {
 		name: "auto rollback not proven (a cluster that cannot break the operand)",
 		edit: func(e *Evidence) {
-			e.Scorecard = passing(scorecard.ChartpilotInstall)
-			e.Scorecard[scorecard.ChartpilotAutorollback] = TestState(v1alpha3.ErrorState)
+			e.Scorecard = passing(scorecardtests.ChartpilotInstall)
+			e.Scorecard[scorecardtests.ChartpilotAutorollback] = TestState(v1alpha3.ErrorState)
 		},
 		want: LevelBasicInstall, unmet: []string{autorollbackCriterion},
 	}, {
 		name: "a failed insights test",
 		edit: func(e *Evidence) {
-			e.Scorecard = passing(scorecard.ChartpilotInstall, scorecard.ChartpilotRBAC, scorecard.ChartpilotUpgrade)
-			e.Scorecard[scorecard.ChartpilotInsights] = TestState(v1alpha3.FailState)
+			e.Scorecard = passing(scorecardtests.ChartpilotInstall, scorecardtests.ChartpilotRBAC, scorecardtests.ChartpilotUpgrade)
+			e.Scorecard[scorecardtests.ChartpilotInsights] = TestState(v1alpha3.FailState)
 			e.Replaces, e.ServiceMonitor, e.PrometheusRule = "op.v0.1.0", true, true
 		},
 		want: LevelSeamlessUpgrades, unmet: []string{insightsCriterion},
 	}, {
 		name: "a failed install test",
 		edit: func(e *Evidence) {
-			e.Scorecard = passing(scorecard.ChartpilotRBAC, scorecard.ChartpilotUpgrade)
-			e.Scorecard[scorecard.ChartpilotInstall] = TestState(v1alpha3.FailState)
+			e.Scorecard = passing(scorecardtests.ChartpilotRBAC, scorecardtests.ChartpilotUpgrade)
+			e.Scorecard[scorecardtests.ChartpilotInstall] = TestState(v1alpha3.FailState)
 			e.Replaces = "op.v0.1.0"
 		},
 		want: LevelBasicInstall, unmet: []string{"a CR installs the operand (scorecard chartpilot-install)"},
@@ -241,7 +241,7 @@ func TestGenerateComputesCapabilities(t *testing.T) {
 	if res.Capabilities != "Basic Install" {
 		t.Errorf("first bundle: %s", res.Capabilities)
 	}
-	results := writeResults(t, map[string]v1alpha3.State{scorecard.ChartpilotInstall: v1alpha3.PassState, scorecard.ChartpilotRBAC: v1alpha3.PassState, scorecard.ChartpilotUpgrade: v1alpha3.PassState, scorecard.ChartpilotUninstall: v1alpha3.FailState})
+	results := writeResults(t, map[string]v1alpha3.State{scorecardtests.ChartpilotInstall: v1alpha3.PassState, scorecardtests.ChartpilotRBAC: v1alpha3.PassState, scorecardtests.ChartpilotUpgrade: v1alpha3.PassState, scorecardtests.ChartpilotUninstall: v1alpha3.FailState})
 	res = mustGenerate(t, dir, GenerateOptions{Version: "0.2.0", Replaces: "webapp-operator.v0.1.0", ScorecardResults: results})
 	if res.Capabilities != "Seamless Upgrades" || readCSV(t, dir).Annotations[AnnotationCapabilities] != "Seamless Upgrades" {
 		t.Errorf("with upgrade evidence: %s", res.Capabilities)

@@ -4,7 +4,7 @@ import (
 	"fmt"
 
 	"github.com/chartpilot/chartpilot/bundle"
-	"github.com/chartpilot/chartpilot/scorecard"
+	"github.com/chartpilot/chartpilot/internal/scorecardtests"
 )
 
 // Assess computes the capability level from evidence: an upgrade path and
@@ -17,7 +17,7 @@ func ExampleAssess() {
 		Samples:     []string{"Webapp"},
 		Replaces:    "webapp-operator.v0.1.0",
 		Scorecard: map[string]bundle.TestState{
-			scorecard.ChartpilotInstall: "pass", scorecard.ChartpilotRBAC: "pass", scorecard.ChartpilotUpgrade: "pass", scorecard.ChartpilotUninstall: "pass",
+			scorecardtests.ChartpilotInstall: "pass", scorecardtests.ChartpilotRBAC: "pass", scorecardtests.ChartpilotUpgrade: "pass", scorecardtests.ChartpilotUninstall: "pass",
 		},
 	})
 	fmt.Println(a.Level)

@@ -18,7 +18,7 @@ import (
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
 	"sigs.k8s.io/yaml"
 
-	"github.com/chartpilot/chartpilot/bundle/registryv1"
+	"github.com/chartpilot/chartpilot/internal/registryv1"
 )
 
 // objectStream is kustomize output as a YAML stream.

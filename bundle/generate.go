@@ -24,11 +24,10 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"sigs.k8s.io/yaml"
 
-	"github.com/chartpilot/chartpilot/bundle/registryv1"
-	"github.com/chartpilot/chartpilot/catalog"
 	"github.com/chartpilot/chartpilot/chart"
 	"github.com/chartpilot/chartpilot/internal/atomicfile"
 	"github.com/chartpilot/chartpilot/internal/kustimage"
+	"github.com/chartpilot/chartpilot/internal/registryv1"
 	backupapi "github.com/chartpilot/chartpilot/operator/backup/api"
 	"github.com/chartpilot/chartpilot/rbac"
 	"github.com/chartpilot/chartpilot/scaffold"
@@ -113,7 +112,7 @@ func (o *GenerateOptions) defaults() error {
 	if o.Version == "" {
 		return fmt.Errorf("%w: no version (--version)", ErrInvalidVersion)
 	}
-	if _, err := catalog.ParseVersion(o.Version); err != nil {
+	if _, err := registryv1.ParseVersion(o.Version); err != nil {
 		return fmt.Errorf("%w: --version: %w", ErrInvalidVersion, err)
 	}
 	if err := checkNames(o); err != nil {
@@ -129,17 +128,17 @@ func (o *GenerateOptions) defaults() error {
 // catalog's rules, which a catalog add of the bundle applies too.
 func checkNames(o *GenerateOptions) error {
 	if o.Package != "" {
-		if err := catalog.CheckPackageName(o.Package); err != nil {
+		if err := registryv1.CheckPackageName(o.Package); err != nil {
 			return fmt.Errorf("--package: %w", err)
 		}
 	}
 	for _, ch := range o.Channels {
-		if err := catalog.CheckChannelName(ch); err != nil {
+		if err := registryv1.CheckChannelName(ch); err != nil {
 			return fmt.Errorf("--channels: %w", err)
 		}
 	}
 	if o.DefaultChannel != "" {
-		if err := catalog.CheckChannelName(o.DefaultChannel); err != nil {
+		if err := registryv1.CheckChannelName(o.DefaultChannel); err != nil {
 			return fmt.Errorf("--default-channel: %w", err)
 		}
 	}
@@ -216,7 +215,7 @@ func (g *generation) run(ctx context.Context) error {
 	}
 	g.project = proj
 	pkg := cmp.Or(g.opts.Package, proj.ProjectName)
-	if err := catalog.CheckPackageName(pkg); err != nil {
+	if err := registryv1.CheckPackageName(pkg); err != nil {
 		return fmt.Errorf("the package name is the project's name (%s projectName) unless --package gives one: %w", scaffold.ProjectFile, err)
 	}
 	g.res.Package = pkg

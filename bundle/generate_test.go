@@ -21,6 +21,7 @@ import (
 
 	"github.com/chartpilot/chartpilot/catalog"
 	"github.com/chartpilot/chartpilot/internal/golden"
+	"github.com/chartpilot/chartpilot/internal/registryv1"
 	"github.com/chartpilot/chartpilot/operator/metricsauth"
 	"github.com/chartpilot/chartpilot/scaffold"
 )
@@ -426,7 +427,7 @@ func TestGenerateErrors(t *testing.T) {
 		name:    "version with two numbers: the rule catalog add applies to the CSV",
 		opts:    GenerateOptions{Version: "1.0"},
 		wantErr: ErrInvalidVersion,
-		want:    `--version: version "1.0" is not semver: it has 2 number(s) where three are wanted; want ` + catalog.VersionRule,
+		want:    `--version: version "1.0" is not semver: it has 2 number(s) where three are wanted; want ` + registryv1.VersionRule,
 	}, {
 		name: "default channel outside the channels",
 		opts: GenerateOptions{Channels: []string{"stable"}, DefaultChannel: "fast"},

@@ -19,8 +19,8 @@ import (
 	v1 "github.com/google/go-containerregistry/pkg/v1"
 	"github.com/google/go-containerregistry/pkg/v1/remote"
 
-	"github.com/chartpilot/chartpilot/bundle/registryv1"
 	"github.com/chartpilot/chartpilot/internal/ociimage"
+	"github.com/chartpilot/chartpilot/internal/registryv1"
 	"github.com/chartpilot/chartpilot/scaffold"
 )
 

@@ -23,10 +23,10 @@ import (
 	"github.com/google/go-containerregistry/pkg/v1/remote"
 	"github.com/operator-framework/api/pkg/operators/v1alpha1"
 
-	"github.com/chartpilot/chartpilot/bundle/registryv1"
 	"github.com/chartpilot/chartpilot/catalog"
 	"github.com/chartpilot/chartpilot/internal/golden"
 	"github.com/chartpilot/chartpilot/internal/ociimage"
+	"github.com/chartpilot/chartpilot/internal/registryv1"
 	"github.com/chartpilot/chartpilot/scaffold"
 )
 

@@ -9,6 +9,7 @@ import (
 	"github.com/operator-framework/operator-registry/alpha/property"
 
 	"github.com/chartpilot/chartpilot/catalog"
+	"github.com/chartpilot/chartpilot/internal/registryv1"
 )
 
 // upgradePath is the CSV's replaces and olm.skipRange: Replaces when given;
@@ -35,7 +36,7 @@ func (g *generation) upgradePath(ctx context.Context, pkg string, v semver.Versi
 		if err != nil || len(props.Packages) == 0 {
 			return "", "", fmt.Errorf("--from-catalog: bundle %s has no olm.package property", b.Name)
 		}
-		bv, err := catalog.ParseVersion(props.Packages[0].Version)
+		bv, err := registryv1.ParseVersion(props.Packages[0].Version)
 		if err != nil {
 			return "", "", fmt.Errorf("--from-catalog: bundle %s: %w", b.Name, err)
 		}

@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/chartpilot/chartpilot/bundle/registryv1"
+	"github.com/chartpilot/chartpilot/internal/registryv1"
 	"github.com/chartpilot/chartpilot/scaffold"
 )
 

@@ -13,7 +13,7 @@ import (
 	"github.com/blang/semver/v4"
 	"github.com/operator-framework/operator-registry/alpha/declcfg"
 
-	"github.com/chartpilot/chartpilot/bundle/registryv1"
+	"github.com/chartpilot/chartpilot/internal/registryv1"
 )
 
 // ChannelScope splits channels by version, a convention for operators that
@@ -209,7 +209,7 @@ func addBundle(pf *packageFile, b *Bundle, opts AddOptions) (*AddResult, error) 
 	}
 	var scoped []string
 	for _, ch := range channels {
-		if err := CheckChannelName(strings.TrimSpace(ch)); err != nil {
+		if err := registryv1.CheckChannelName(strings.TrimSpace(ch)); err != nil {
 			return nil, fmt.Errorf("%s: %w", source, err)
 		}
 		name := opts.Scope.ChannelName(strings.TrimSpace(ch), b.Version)

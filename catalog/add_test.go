@@ -12,6 +12,7 @@ import (
 	"github.com/operator-framework/operator-registry/alpha/declcfg"
 
 	"github.com/chartpilot/chartpilot/internal/atomicfile"
+	"github.com/chartpilot/chartpilot/internal/registryv1"
 )
 
 // entriesOf reads the package file back and returns a channel's entries
@@ -266,7 +267,7 @@ func TestFailedAddLeavesCatalogUntouched(t *testing.T) {
 			setup: func(t *testing.T, dir string) AddOptions {
 				return AddOptions{Dir: dir, BundleDir: writeBundle(t, bundleSpec{pkg: "w", version: "0.3", channels: "stable"})}
 			},
-			wantErr: `ClusterServiceVersion w.v0.3: spec.version: version "0.3" is not semver: it has 2 number(s) where three are wanted; want ` + VersionRule,
+			wantErr: `ClusterServiceVersion w.v0.3: spec.version: version "0.3" is not semver: it has 2 number(s) where three are wanted; want ` + registryv1.VersionRule,
 		},
 		{
 			name: "a bundle directory that does not exist",

@@ -22,7 +22,7 @@ import (
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
 	"sigs.k8s.io/yaml"
 
-	"github.com/chartpilot/chartpilot/bundle/registryv1"
+	"github.com/chartpilot/chartpilot/internal/registryv1"
 )
 
 // The annotations of a registry+v1 bundle's metadata/annotations.yaml (and
@@ -133,7 +133,7 @@ func LoadBundleDir(fsys fs.FS, opts BundleOptions) (*Bundle, error) {
 			// The CSV's own type reads versions leniently ("0.3" as 0.3.0):
 			// the version is held to the rule bundle generate applies.
 			var err error
-			if version, err = ParseVersion(fmt.Sprint(v)); err != nil {
+			if version, err = registryv1.ParseVersion(fmt.Sprint(v)); err != nil {
 				return nil, fmt.Errorf("%w: ClusterServiceVersion %s: spec.version: %w", ErrInvalidBundle, o.GetName(), err)
 			}
 			csv = &v1alpha1.ClusterServiceVersion{}

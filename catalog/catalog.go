@@ -20,6 +20,7 @@ import (
 
 	"github.com/chartpilot/chartpilot/catalog/fbc"
 	"github.com/chartpilot/chartpilot/internal/atomicfile"
+	"github.com/chartpilot/chartpilot/internal/registryv1"
 )
 
 // Format is the encoding of a catalog file or of rendered output.
@@ -120,11 +121,11 @@ func Init(opts InitOptions) error {
 			opts.Icon = b.Icon
 		}
 	}
-	if err := CheckPackageName(opts.Package); err != nil {
+	if err := registryv1.CheckPackageName(opts.Package); err != nil {
 		return err
 	}
 	if opts.DefaultChannel != "" {
-		if err := CheckChannelName(opts.DefaultChannel); err != nil {
+		if err := registryv1.CheckChannelName(opts.DefaultChannel); err != nil {
 			return fmt.Errorf("default channel: %w", err)
 		}
 	}
@@ -233,7 +234,7 @@ type packageFile struct {
 }
 
 func loadPackage(dir, pkg string) (*packageFile, error) {
-	if err := CheckPackageName(pkg); err != nil {
+	if err := registryv1.CheckPackageName(pkg); err != nil {
 		return nil, err
 	}
 	p, format, err := findPackageFile(dir, pkg)
@@ -360,7 +361,7 @@ func bundleVersion(b *declcfg.Bundle) (semver.Version, error) {
 	if len(pkgs) != 1 {
 		return semver.Version{}, fmt.Errorf("bundle %q: want exactly one %s property, found %d", b.Name, property.TypePackage, len(pkgs))
 	}
-	v, err := ParseVersion(pkgs[0].Version)
+	v, err := registryv1.ParseVersion(pkgs[0].Version)
 	if err != nil {
 		return semver.Version{}, fmt.Errorf("bundle %q: %s: %w", b.Name, property.TypePackage, err)
 	}

@@ -12,7 +12,6 @@ import (
 	"testing/fstest"
 
 	"github.com/blang/semver/v4"
-	"github.com/chartpilot/chartpilot/catalog/index"
 	"github.com/operator-framework/operator-registry/alpha/declcfg"
 	"github.com/operator-framework/operator-registry/pkg/api"
 	"github.com/operator-framework/operator-registry/pkg/cache"
@@ -21,6 +20,8 @@ import (
 	"google.golang.org/grpc/credentials/insecure"
 	health "google.golang.org/grpc/health/grpc_health_v1"
 	"google.golang.org/protobuf/proto"
+
+	"github.com/chartpilot/chartpilot/catalog/index"
 )
 
 // The size of the generated benchmark catalog, as in issue 7.

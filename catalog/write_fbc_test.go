@@ -6,8 +6,9 @@ import (
 	"os"
 	"testing"
 
-	"github.com/chartpilot/chartpilot/catalog/fbc"
 	"github.com/operator-framework/operator-registry/alpha/declcfg"
+
+	"github.com/chartpilot/chartpilot/catalog/fbc"
 )
 
 // loadBenchCatalog generates the benchmark catalog and loads it with

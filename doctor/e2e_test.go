@@ -20,8 +20,8 @@ import (
 
 	"github.com/chartpilot/chartpilot/chart"
 	"github.com/chartpilot/chartpilot/cluster/clustertest"
+	"github.com/chartpilot/chartpilot/cmd/cli"
 	"github.com/chartpilot/chartpilot/doctor"
-	"github.com/chartpilot/chartpilot/internal/cli"
 	"github.com/chartpilot/chartpilot/internal/crdready"
 	"github.com/chartpilot/chartpilot/olm"
 	"github.com/chartpilot/chartpilot/olm/olmtest"

@@ -16,9 +16,9 @@ import (
 
 	"github.com/chartpilot/chartpilot/bundle"
 	"github.com/chartpilot/chartpilot/catalog"
+	"github.com/chartpilot/chartpilot/cmd/version"
 	"github.com/chartpilot/chartpilot/internal/golden"
 	"github.com/chartpilot/chartpilot/internal/ociimage"
-	"github.com/chartpilot/chartpilot/internal/version"
 	"github.com/chartpilot/chartpilot/scaffold"
 )
 

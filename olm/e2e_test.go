@@ -21,7 +21,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/chartpilot/chartpilot/cluster/clustertest"
-	"github.com/chartpilot/chartpilot/internal/cli"
+	"github.com/chartpilot/chartpilot/cmd/cli"
 	"github.com/chartpilot/chartpilot/olm"
 	"github.com/chartpilot/chartpilot/olm/olmtest"
 )

@@ -18,6 +18,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/wait"
 	"sigs.k8s.io/yaml"
 
+	"github.com/chartpilot/chartpilot/internal/scorecardtests"
 	"github.com/chartpilot/chartpilot/operator/reconciler"
 	"github.com/chartpilot/chartpilot/operator/release"
 )
@@ -61,22 +62,22 @@ const maxDefaultDeadline = 20 * time.Second
 
 func parseAutorollbackArgs(args []string, waitTime time.Duration) (autorollbackArgs, error) {
 	out := autorollbackArgs{deadline: min(waitTime/2, maxDefaultDeadline)}
-	fs := flag.NewFlagSet(ChartpilotAutorollback, flag.ContinueOnError)
+	fs := flag.NewFlagSet(scorecardtests.ChartpilotAutorollback, flag.ContinueOnError)
 	fs.SetOutput(io.Discard)
 	patch := fs.String("spec-patch", "", "a JSON or YAML merge patch of the CR's spec that breaks the operand")
 	fs.DurationVar(&out.deadline, "health-deadline", out.deadline, "the health deadline given to each CR")
 	if err := fs.Parse(args); err != nil {
-		return out, fmt.Errorf("%s arguments %q: %w", ChartpilotAutorollback, args, err)
+		return out, fmt.Errorf("%s arguments %q: %w", scorecardtests.ChartpilotAutorollback, args, err)
 	}
 	if fs.NArg() > 0 {
-		return out, fmt.Errorf("%s arguments: unexpected %q (want --spec-patch=PATCH, --health-deadline=DURATION)", ChartpilotAutorollback, fs.Args())
+		return out, fmt.Errorf("%s arguments: unexpected %q (want --spec-patch=PATCH, --health-deadline=DURATION)", scorecardtests.ChartpilotAutorollback, fs.Args())
 	}
 	if out.deadline <= 0 {
-		return out, fmt.Errorf("%s arguments: --health-deadline %s: must be positive", ChartpilotAutorollback, out.deadline)
+		return out, fmt.Errorf("%s arguments: --health-deadline %s: must be positive", scorecardtests.ChartpilotAutorollback, out.deadline)
 	}
 	if *patch != "" {
 		if err := yaml.Unmarshal([]byte(*patch), &out.specPatch); err != nil || out.specPatch == nil {
-			return out, fmt.Errorf("%s arguments: --spec-patch is not a YAML or JSON object: %v", ChartpilotAutorollback, err)
+			return out, fmt.Errorf("%s arguments: --spec-patch is not a YAML or JSON object: %v", scorecardtests.ChartpilotAutorollback, err)
 		}
 	}
 	return out, nil

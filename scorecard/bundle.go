@@ -13,8 +13,8 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/yaml"
 
-	"github.com/chartpilot/chartpilot/bundle/registryv1"
 	"github.com/chartpilot/chartpilot/internal/ociimage"
+	"github.com/chartpilot/chartpilot/internal/registryv1"
 )
 
 // The annotations of a registry+v1 bundle's metadata/annotations.yaml that

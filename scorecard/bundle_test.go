@@ -19,6 +19,8 @@ import (
 	"github.com/google/go-containerregistry/pkg/v1/mutate"
 	"github.com/google/go-containerregistry/pkg/v1/remote"
 	"github.com/google/go-containerregistry/pkg/v1/tarball"
+
+	"github.com/chartpilot/chartpilot/internal/scorecardtests"
 )
 
 // imageOf makes a one-layer image of the files under dir.
@@ -83,7 +85,7 @@ func TestPullBundle(t *testing.T) {
 	if err := PullBundle(context.Background(), bundleRef, dir); err != nil {
 		t.Fatal(err)
 	}
-	res := runOne(t, dir, OLMBundleValidation)
+	res := runOne(t, dir, scorecardtests.OLMBundleValidation)
 	if res.State != "pass" {
 		t.Errorf("pulled bundle: %s %q", res.State, res.Errors)
 	}
@@ -94,7 +96,7 @@ func TestPullBundle(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if res := runOne(t, local, OLMBundleValidation); res.State != "pass" {
+	if res := runOne(t, local, scorecardtests.OLMBundleValidation); res.State != "pass" {
 		t.Errorf("LocalBundle of an image: %s %q", res.State, res.Errors)
 	}
 	cleanup()
@@ -133,11 +135,11 @@ func TestLoadBundleErrors(t *testing.T) {
 		t.Errorf("LoadErr %v, want no CSV", b.LoadErr)
 	}
 	// Every test that needs the manifests says why they are missing.
-	res := runOne(t, empty, OLMBundleValidation)
+	res := runOne(t, empty, scorecardtests.OLMBundleValidation)
 	if res.State != "fail" || !strings.Contains(strings.Join(res.Errors, "\n"), "metadata/annotations.yaml: missing") {
 		t.Errorf("olm-bundle-validation on an empty dir: %s %q", res.State, res.Errors)
 	}
-	res = runOne(t, empty, OLMSpecDescriptors)
+	res = runOne(t, empty, scorecardtests.OLMSpecDescriptors)
 	if res.State != "error" || !strings.Contains(strings.Join(res.Errors, "\n"), "unable to find a csv") {
 		t.Errorf("olm-spec-descriptors on an empty dir: %s %q", res.State, res.Errors)
 	}

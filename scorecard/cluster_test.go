@@ -21,6 +21,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
 
 	"github.com/chartpilot/chartpilot/cluster/clustertest"
+	"github.com/chartpilot/chartpilot/internal/scorecardtests"
 	"github.com/chartpilot/chartpilot/operator/autoscale"
 	"github.com/chartpilot/chartpilot/operator/reconciler"
 	"github.com/chartpilot/chartpilot/operator/releasemetrics"
@@ -52,12 +53,12 @@ func TestClusterTests(t *testing.T) {
 		wait time.Duration
 	}{
 		{
-			name: "install", test: ChartpilotInstall,
+			name: "install", test: scorecardtests.ChartpilotInstall,
 			bundle:    func(t *testing.T) string { return newFixture(t, "0.1.0").inProject(t, "project-v1") },
 			wantState: v1alpha3.PassState,
 		},
 		{
-			name: "install rejected sample", test: ChartpilotInstall,
+			name: "install rejected sample", test: scorecardtests.ChartpilotInstall,
 			bundle: func(t *testing.T) string {
 				f := newFixture(t, "0.1.0")
 				f.examples[0]["spec"].(map[string]any)["mode"] = "slow"
@@ -66,13 +67,13 @@ func TestClusterTests(t *testing.T) {
 			wantState: v1alpha3.FailState, wantErrors: []string{"creating Validated validated-sample", `Unsupported value: "slow"`},
 		},
 		{
-			name: "upgrade", test: ChartpilotUpgrade,
+			name: "upgrade", test: scorecardtests.ChartpilotUpgrade,
 			from:      func(t *testing.T) string { return newFixture(t, "0.1.0").inProject(t, "project-v1") },
 			bundle:    func(t *testing.T) string { return newFixture(t, "0.2.0").inProject(t, "project-v2") },
 			wantState: v1alpha3.PassState,
 		},
 		{
-			name: "upgrade dropping the stored version", test: ChartpilotUpgrade,
+			name: "upgrade dropping the stored version", test: scorecardtests.ChartpilotUpgrade,
 			from: func(t *testing.T) string { return newFixture(t, "0.1.0").inProject(t, "project-v1") },
 			bundle: func(t *testing.T) string {
 				f := newFixture(t, "0.2.0")
@@ -83,17 +84,17 @@ func TestClusterTests(t *testing.T) {
 			wantState: v1alpha3.FailState, wantErrors: []string{"updating CRD validateds.charts.example.com: the new CRD drops version v1alpha1, which custom resources are stored in"},
 		},
 		{
-			name: "upgrade without a previous bundle", test: ChartpilotUpgrade,
+			name: "upgrade without a previous bundle", test: scorecardtests.ChartpilotUpgrade,
 			bundle:    func(t *testing.T) string { return newFixture(t, "0.2.0").inProject(t, "project-v2") },
 			wantState: v1alpha3.ErrorState, wantErrors: []string{"no previous bundle to upgrade from: pass --from-bundle DIR"},
 		},
 		{
-			name: "uninstall", test: ChartpilotUninstall,
+			name: "uninstall", test: scorecardtests.ChartpilotUninstall,
 			bundle:    func(t *testing.T) string { return newFixture(t, "0.1.0").inProject(t, "project-v1") },
 			wantState: v1alpha3.PassState,
 		},
 		{
-			name: "uninstall leaving a ConfigMap", test: ChartpilotUninstall,
+			name: "uninstall leaving a ConfigMap", test: scorecardtests.ChartpilotUninstall,
 			bundle: func(t *testing.T) string {
 				f := newFixture(t, "0.1.0")
 				withoutConfigMapDelete(f)
@@ -103,30 +104,30 @@ func TestClusterTests(t *testing.T) {
 			wantState: v1alpha3.FailState, wantErrors: []string{"Validated validated-sample still exists 8s after its deletion: finalizers [helm.sdk.operatorframework.io/uninstall-release]", "UninstallError"},
 		},
 		{
-			name: "rbac", test: ChartpilotRBAC,
+			name: "rbac", test: scorecardtests.ChartpilotRBAC,
 			bundle:    func(t *testing.T) string { return newFixture(t, "0.1.0").inProject(t, "project-v1") },
 			wantState: v1alpha3.PassState,
 		},
 		{
-			name: "rbac through an upgrade", test: ChartpilotRBAC,
+			name: "rbac through an upgrade", test: scorecardtests.ChartpilotRBAC,
 			from:      func(t *testing.T) string { return newFixture(t, "0.1.0").inProject(t, "project-v1") },
 			bundle:    func(t *testing.T) string { return newFixture(t, "0.2.0").inProject(t, "project-v2") },
 			wantState: v1alpha3.PassState,
 		},
 		{
-			name: "insights", test: ChartpilotInsights,
+			name: "insights", test: scorecardtests.ChartpilotInsights,
 			bundle:    func(t *testing.T) string { return withInsights(t, newFixture(t, "0.1.0")).inProject(t, "project-v1") },
 			wantState: v1alpha3.PassState,
 		},
 		{
-			name: "insights with the PrometheusRule in the bundle", test: ChartpilotInsights,
+			name: "insights with the PrometheusRule in the bundle", test: scorecardtests.ChartpilotInsights,
 			bundle: func(t *testing.T) string {
 				return inBundle(withInsights(t, newFixture(t, "0.1.0"))).inProject(t, "project-v1")
 			},
 			wantState: v1alpha3.PassState,
 		},
 		{
-			name: "insights without a PrometheusRule", test: ChartpilotInsights,
+			name: "insights without a PrometheusRule", test: scorecardtests.ChartpilotInsights,
 			bundle: func(t *testing.T) string {
 				f := withInsights(t, newFixture(t, "0.1.0"))
 				f.projectFiles = nil
@@ -135,21 +136,21 @@ func TestClusterTests(t *testing.T) {
 			wantState: v1alpha3.FailState, wantErrors: []string{"neither the bundle nor the project", "has a PrometheusRule"},
 		},
 		{
-			name: "insights with an alert Prometheus cannot load", test: ChartpilotInsights,
+			name: "insights with an alert Prometheus cannot load", test: scorecardtests.ChartpilotInsights,
 			bundle: func(t *testing.T) string {
 				return withInsights(t, newFixture(t, "0.1.0"), `sum by (name) (rate(`+releasemetrics.Reconciles+`[5m])`).inProject(t, "project-v1")
 			},
 			wantState: v1alpha3.FailState, wantErrors: []string{"PrometheusRule validated-operator-alerts", "could not parse expression"},
 		},
 		{
-			name: "insights with an alert on a series the operator does not export", test: ChartpilotInsights,
+			name: "insights with an alert on a series the operator does not export", test: scorecardtests.ChartpilotInsights,
 			bundle: func(t *testing.T) string {
 				return withInsights(t, newFixture(t, "0.1.0"), `chartpilot_release_nonsense == 1`).inProject(t, "project-v1")
 			},
 			wantState: v1alpha3.FailState, wantErrors: []string{"selects chartpilot_release_nonsense, which the operator does not export"},
 		},
 		{
-			name: "insights with a CRD that prunes the health", test: ChartpilotInsights,
+			name: "insights with a CRD that prunes the health", test: scorecardtests.ChartpilotInsights,
 			bundle: func(t *testing.T) string {
 				f := withInsights(t, newFixture(t, "0.1.0"))
 				delete(f.crd.Spec.Versions[0].Schema.OpenAPIV3Schema.Properties["status"].Properties, "health")
@@ -158,7 +159,7 @@ func TestClusterTests(t *testing.T) {
 			wantState: v1alpha3.FailState, wantErrors: []string{"CRD validateds.charts.example.com v1alpha1: status has no health property"},
 		},
 		{
-			name: "autoscale with a CRD that prunes spec.autoscaling", test: ChartpilotAutoscale,
+			name: "autoscale with a CRD that prunes spec.autoscaling", test: scorecardtests.ChartpilotAutoscale,
 			bundle: func(t *testing.T) string {
 				f := newFixture(t, "0.1.0")
 				spec := f.crd.Spec.Versions[0].Schema.OpenAPIV3Schema.Properties["spec"]
@@ -169,7 +170,7 @@ func TestClusterTests(t *testing.T) {
 			wantState: v1alpha3.FailState, wantErrors: []string{"the CRD of Validated prunes spec.autoscaling: regenerate it with chartpilot generate"},
 		},
 		{
-			name: "autoscale on a release without a workload", test: ChartpilotAutoscale,
+			name: "autoscale on a release without a workload", test: scorecardtests.ChartpilotAutoscale,
 			bundle: func(t *testing.T) string {
 				f := newFixture(t, "0.1.0")
 				f.crd.Spec.Versions[0].Schema.OpenAPIV3Schema.Properties["spec"].Properties[autoscale.Field] = autoscale.Schema()
@@ -179,12 +180,12 @@ func TestClusterTests(t *testing.T) {
 		},
 		{
 			// envtest has no node: nothing can break the operand.
-			name: "autorollback without a node that runs containers", test: ChartpilotAutorollback,
+			name: "autorollback without a node that runs containers", test: scorecardtests.ChartpilotAutorollback,
 			bundle:    func(t *testing.T) string { return newFixture(t, "0.1.0").inProject(t, "project-v1") },
 			wantState: v1alpha3.ErrorState, wantErrors: []string{"cannot be proven on this cluster: no node runs containers (0 node(s), 0 simulated by kwok)"},
 		},
 		{
-			name: "rbac missing delete", test: ChartpilotRBAC,
+			name: "rbac missing delete", test: scorecardtests.ChartpilotRBAC,
 			bundle: func(t *testing.T) string {
 				f := newFixture(t, "0.1.0")
 				withoutConfigMapDelete(f)
@@ -266,7 +267,7 @@ func assertCleanedUp(t *testing.T, cfg *rest.Config) {
 
 func TestClusterTestsWithoutACluster(t *testing.T) {
 	dir := newFixture(t, "0.1.0").inProject(t, "project-v1")
-	list, err := Run(context.Background(), Options{BundleDir: dir, Selector: labels.SelectorFromSet(labels.Set{labelSuite: SuiteChartpilot})})
+	list, err := Run(context.Background(), Options{BundleDir: dir, Selector: labels.SelectorFromSet(labels.Set{labelSuite: scorecardtests.SuiteChartpilot})})
 	if err != nil {
 		t.Fatal(err)
 	}

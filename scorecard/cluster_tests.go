@@ -13,6 +13,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
+	"github.com/chartpilot/chartpilot/internal/scorecardtests"
 	backupapi "github.com/chartpilot/chartpilot/operator/backup/api"
 )
 
@@ -236,7 +237,7 @@ func clusterTest(ctx context.Context, run *run, name string, body func(context.C
 			res.fail("%v", err)
 		}
 	}
-	if res.State != v1alpha3.PassState || name == ChartpilotRBAC {
+	if res.State != v1alpha3.PassState || name == scorecardtests.ChartpilotRBAC {
 		return res.TestResult
 	}
 	for _, d := range c.denied.Denied() {

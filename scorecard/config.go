@@ -12,36 +12,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 
+	"github.com/chartpilot/chartpilot/internal/scorecardtests"
 	"github.com/chartpilot/chartpilot/internal/strictyaml"
-)
-
-// Suites: operator-sdk's two and chartpilot's cluster suite.
-const (
-	SuiteBasic      = "basic"
-	SuiteOLM        = "olm"
-	SuiteChartpilot = "chartpilot"
-)
-
-// The built-in tests. The first six are operator-sdk's, by the same names.
-const (
-	BasicCheckSpec        = "basic-check-spec"
-	OLMBundleValidation   = "olm-bundle-validation"
-	OLMCRDsHaveValidation = "olm-crds-have-validation"
-	OLMCRDsHaveResources  = "olm-crds-have-resources"
-	OLMSpecDescriptors    = "olm-spec-descriptors"
-	OLMStatusDescriptors  = "olm-status-descriptors"
-	ChartpilotInstall     = "chartpilot-install"
-	ChartpilotUpgrade     = "chartpilot-upgrade"
-	ChartpilotUninstall   = "chartpilot-uninstall"
-	ChartpilotRBAC        = "chartpilot-rbac"
-	ChartpilotInsights    = "chartpilot-insights"
-	ChartpilotAutoscale   = "chartpilot-autoscale"
-	// ChartpilotAutorollback takes arguments after its name; see
-	// autorollbackArgs.
-	ChartpilotAutorollback = "chartpilot-autorollback"
-	// ChartpilotBackupRestore proves the backup and restore of the
-	// operand's data (see operator/backup).
-	ChartpilotBackupRestore = "chartpilot-backup-restore"
 )
 
 // testEntrypoint is the command of operator-sdk's test image; its first
@@ -65,20 +37,20 @@ type builtin struct {
 // builtins lists every test, in the default order.
 func builtins() []builtin {
 	return []builtin{
-		{name: BasicCheckSpec, suite: SuiteBasic, run: checkSpec},
-		{name: OLMBundleValidation, suite: SuiteOLM, run: bundleValidation},
-		{name: OLMCRDsHaveValidation, suite: SuiteOLM, run: crdsHaveValidation},
-		{name: OLMCRDsHaveResources, suite: SuiteOLM, run: crdsHaveResources},
-		{name: OLMSpecDescriptors, suite: SuiteOLM, run: specDescriptors},
-		{name: OLMStatusDescriptors, suite: SuiteOLM, run: statusDescriptors},
-		{name: ChartpilotInstall, suite: SuiteChartpilot, cluster: true, run: installTest},
-		{name: ChartpilotUpgrade, suite: SuiteChartpilot, cluster: true, run: upgradeTest},
-		{name: ChartpilotUninstall, suite: SuiteChartpilot, cluster: true, run: uninstallTest},
-		{name: ChartpilotRBAC, suite: SuiteChartpilot, cluster: true, run: rbacTest},
-		{name: ChartpilotInsights, suite: SuiteChartpilot, cluster: true, run: insightsTest},
-		{name: ChartpilotAutoscale, suite: SuiteChartpilot, cluster: true, run: autoscaleTest},
-		{name: ChartpilotAutorollback, suite: SuiteChartpilot, cluster: true, run: autorollbackTest},
-		{name: ChartpilotBackupRestore, suite: SuiteChartpilot, cluster: true, run: backupRestoreTest},
+		{name: scorecardtests.BasicCheckSpec, suite: scorecardtests.SuiteBasic, run: checkSpec},
+		{name: scorecardtests.OLMBundleValidation, suite: scorecardtests.SuiteOLM, run: bundleValidation},
+		{name: scorecardtests.OLMCRDsHaveValidation, suite: scorecardtests.SuiteOLM, run: crdsHaveValidation},
+		{name: scorecardtests.OLMCRDsHaveResources, suite: scorecardtests.SuiteOLM, run: crdsHaveResources},
+		{name: scorecardtests.OLMSpecDescriptors, suite: scorecardtests.SuiteOLM, run: specDescriptors},
+		{name: scorecardtests.OLMStatusDescriptors, suite: scorecardtests.SuiteOLM, run: statusDescriptors},
+		{name: scorecardtests.ChartpilotInstall, suite: scorecardtests.SuiteChartpilot, cluster: true, run: installTest},
+		{name: scorecardtests.ChartpilotUpgrade, suite: scorecardtests.SuiteChartpilot, cluster: true, run: upgradeTest},
+		{name: scorecardtests.ChartpilotUninstall, suite: scorecardtests.SuiteChartpilot, cluster: true, run: uninstallTest},
+		{name: scorecardtests.ChartpilotRBAC, suite: scorecardtests.SuiteChartpilot, cluster: true, run: rbacTest},
+		{name: scorecardtests.ChartpilotInsights, suite: scorecardtests.SuiteChartpilot, cluster: true, run: insightsTest},
+		{name: scorecardtests.ChartpilotAutoscale, suite: scorecardtests.SuiteChartpilot, cluster: true, run: autoscaleTest},
+		{name: scorecardtests.ChartpilotAutorollback, suite: scorecardtests.SuiteChartpilot, cluster: true, run: autorollbackTest},
+		{name: scorecardtests.ChartpilotBackupRestore, suite: scorecardtests.SuiteChartpilot, cluster: true, run: backupRestoreTest},
 	}
 }
 

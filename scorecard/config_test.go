@@ -11,6 +11,8 @@ import (
 	"k8s.io/apimachinery/pkg/labels"
 	"sigs.k8s.io/kustomize/api/krusty"
 	"sigs.k8s.io/kustomize/kyaml/filesys"
+
+	"github.com/chartpilot/chartpilot/internal/scorecardtests"
 )
 
 func TestDefaultConfig(t *testing.T) {
@@ -54,7 +56,7 @@ stages:
   - entrypoint: [scorecard-test, chartpilot-install]
     labels: {suite: chartpilot, test: chartpilot-install-test}
 `,
-			want: []string{OLMSpecDescriptors, BasicCheckSpec, ChartpilotInstall},
+			want: []string{scorecardtests.OLMSpecDescriptors, scorecardtests.BasicCheckSpec, scorecardtests.ChartpilotInstall},
 		},
 		{
 			name: "selector",
@@ -67,7 +69,7 @@ stages:
     labels: {suite: basic, test: basic-check-spec-test}
 `,
 			selector: "suite in (basic)",
-			want:     []string{BasicCheckSpec},
+			want:     []string{scorecardtests.BasicCheckSpec},
 		},
 		{
 			name: "unknown test named, whatever the selector",

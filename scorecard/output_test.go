@@ -15,6 +15,7 @@ import (
 	"k8s.io/apimachinery/pkg/labels"
 
 	goldenfile "github.com/chartpilot/chartpilot/internal/golden"
+	"github.com/chartpilot/chartpilot/internal/scorecardtests"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files under testdata")
@@ -46,7 +47,7 @@ func TestWriteResults(t *testing.T) {
 	f.csv.Spec.CustomResourceDefinitions.Owned[0].SpecDescriptors = nil
 	f.csv.Spec.CustomResourceDefinitions.Owned[0].Resources = nil
 	dir := f.write(t, t.TempDir())
-	list, err := Run(context.Background(), Options{BundleDir: dir, Selector: labels.SelectorFromSet(labels.Set{labelSuite: SuiteOLM})})
+	list, err := Run(context.Background(), Options{BundleDir: dir, Selector: labels.SelectorFromSet(labels.Set{labelSuite: scorecardtests.SuiteOLM})})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -8,7 +8,8 @@ import (
 	"github.com/operator-framework/api/pkg/apis/scorecard/v1alpha3"
 	"k8s.io/apimachinery/pkg/labels"
 
-	"github.com/chartpilot/chartpilot/bundle/registryv1"
+	"github.com/chartpilot/chartpilot/internal/registryv1"
+	"github.com/chartpilot/chartpilot/internal/scorecardtests"
 )
 
 // runOne runs the built-in test name on the bundle in dir.
@@ -33,61 +34,61 @@ func TestStaticTests(t *testing.T) {
 		// wantError is a substring of the result's errors.
 		wantError string
 	}{
-		{test: BasicCheckSpec, wantState: v1alpha3.PassState},
+		{test: scorecardtests.BasicCheckSpec, wantState: v1alpha3.PassState},
 		{
-			test:      BasicCheckSpec,
+			test:      scorecardtests.BasicCheckSpec,
 			change:    func(f *fixture) { delete(f.examples[0], "spec") },
 			wantState: v1alpha3.FailState, wantError: "error spec does not exist for the custom resource validated-sample",
 		},
 		{
-			test:      BasicCheckSpec,
+			test:      scorecardtests.BasicCheckSpec,
 			change:    func(f *fixture) { f.csv.Annotations[almExamples] = "" },
 			wantState: v1alpha3.PassState,
 		},
-		{test: OLMBundleValidation, wantState: v1alpha3.PassState},
+		{test: scorecardtests.OLMBundleValidation, wantState: v1alpha3.PassState},
 		{
-			test:      OLMBundleValidation,
+			test:      scorecardtests.OLMBundleValidation,
 			change:    func(f *fixture) { f.csv.Spec.CustomResourceDefinitions.Owned[0].Kind = "Widget" },
 			wantState: v1alpha3.FailState, wantError: `owned CRD "charts.example.com/v1alpha1, Kind=Widget" not found in bundle`,
 		},
 		{
-			test:      OLMBundleValidation,
+			test:      scorecardtests.OLMBundleValidation,
 			change:    func(f *fixture) { delete(f.annotations, registryv1.AnnotationPackage) },
 			wantState: v1alpha3.FailState, wantError: "metadata/annotations.yaml: annotation operators.operatorframework.io.bundle.package.v1 is required",
 		},
 		{
-			test:      OLMBundleValidation,
+			test:      scorecardtests.OLMBundleValidation,
 			change:    func(f *fixture) { f.annotations[registryv1.AnnotationDefaultChannel] = "stable" },
 			wantState: v1alpha3.FailState, wantError: `default channel "stable" is not one of the bundle's channels "alpha"`,
 		},
-		{test: OLMCRDsHaveValidation, wantState: v1alpha3.PassState},
+		{test: scorecardtests.OLMCRDsHaveValidation, wantState: v1alpha3.PassState},
 		{
-			test:      OLMCRDsHaveValidation,
+			test:      scorecardtests.OLMCRDsHaveValidation,
 			change:    func(f *fixture) { f.examples[0]["spec"].(map[string]any)["size"] = 3 },
 			wantState: v1alpha3.FailState, wantError: `Validated validated-sample: spec field "size" is not in the schema of CRD validateds.charts.example.com version v1alpha1`,
 		},
-		{test: OLMCRDsHaveResources, wantState: v1alpha3.PassState},
+		{test: scorecardtests.OLMCRDsHaveResources, wantState: v1alpha3.PassState},
 		{
-			test:      OLMCRDsHaveResources,
+			test:      scorecardtests.OLMCRDsHaveResources,
 			change:    func(f *fixture) { f.csv.Spec.CustomResourceDefinitions.Owned[0].Resources = nil },
 			wantState: v1alpha3.FailState, wantError: "Owned CRDs do not have resources specified: validateds.charts.example.com",
 		},
-		{test: OLMSpecDescriptors, wantState: v1alpha3.PassState},
+		{test: scorecardtests.OLMSpecDescriptors, wantState: v1alpha3.PassState},
 		{
-			test: OLMSpecDescriptors,
+			test: scorecardtests.OLMSpecDescriptors,
 			change: func(f *fixture) {
 				f.csv.Spec.CustomResourceDefinitions.Owned[0].SpecDescriptors = f.csv.Spec.CustomResourceDefinitions.Owned[0].SpecDescriptors[:2]
 			},
 			wantState: v1alpha3.FailState, wantError: "tags does not have a spec descriptor",
 		},
 		{
-			test:      OLMSpecDescriptors,
+			test:      scorecardtests.OLMSpecDescriptors,
 			change:    func(f *fixture) { f.examples[0]["kind"] = "Widget" },
 			wantState: v1alpha3.FailState, wantError: "Failed to find an owned CRD for CR validated-sample with GVK charts.example.com/v1alpha1, Kind=Widget",
 		},
-		{test: OLMStatusDescriptors, wantState: v1alpha3.PassState},
+		{test: scorecardtests.OLMStatusDescriptors, wantState: v1alpha3.PassState},
 		{
-			test: OLMStatusDescriptors,
+			test: scorecardtests.OLMStatusDescriptors,
 			change: func(f *fixture) {
 				f.examples[0]["status"] = map[string]any{"conditions": []any{}}
 				f.csv.Spec.CustomResourceDefinitions.Owned[0].StatusDescriptors = nil
@@ -95,7 +96,7 @@ func TestStaticTests(t *testing.T) {
 			wantState: v1alpha3.FailState, wantError: "validateds.charts.example.com does not have a status descriptor",
 		},
 		{
-			test:      OLMStatusDescriptors,
+			test:      scorecardtests.OLMStatusDescriptors,
 			change:    func(f *fixture) { f.csv.Annotations[almExamples] = "{not json" },
 			wantState: v1alpha3.ErrorState, wantError: "annotation alm-examples is not a JSON list of objects",
 		},

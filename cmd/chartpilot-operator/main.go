@@ -11,7 +11,7 @@ import (
 	"github.com/spf13/cobra"
 	"k8s.io/cli-runtime/pkg/genericiooptions"
 
-	"github.com/chartpilot/chartpilot/internal/runcmd"
+	"github.com/chartpilot/chartpilot/cmd/runcmd"
 )
 
 func main() {

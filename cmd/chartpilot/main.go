@@ -8,7 +8,7 @@ import (
 
 	"k8s.io/cli-runtime/pkg/genericiooptions"
 
-	"github.com/chartpilot/chartpilot/internal/cli"
+	"github.com/chartpilot/chartpilot/cmd/cli"
 )
 
 func main() {

@@ -33,6 +33,7 @@ import (
 	"github.com/chartpilot/chartpilot/cluster/clustertest"
 	"github.com/chartpilot/chartpilot/cluster/images"
 	"github.com/chartpilot/chartpilot/internal/crdready"
+	"github.com/chartpilot/chartpilot/internal/scorecardtests"
 	"github.com/chartpilot/chartpilot/operator"
 	"github.com/chartpilot/chartpilot/operator/reconciler"
 	"github.com/chartpilot/chartpilot/operator/watches"
@@ -235,13 +236,13 @@ func scorecardAutorollback(t *testing.T, ctx context.Context, c *cluster.Cluster
 	began := time.Now()
 	list, err := scorecard.Run(ctx, scorecard.Options{
 		BundleDir: filepath.Join(dir, "bundle"), Config: cfg, WaitTime: time.Minute,
-		Selector: labels.SelectorFromSet(labels.Set{"test": scorecard.ChartpilotAutorollback + "-test"}),
+		Selector: labels.SelectorFromSet(labels.Set{"test": scorecardtests.ChartpilotAutorollback + "-test"}),
 	})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if len(list.Items) != 1 {
-		t.Fatalf("ran %d tests, want %s", len(list.Items), scorecard.ChartpilotAutorollback)
+		t.Fatalf("ran %d tests, want %s", len(list.Items), scorecardtests.ChartpilotAutorollback)
 	}
 	res := list.Items[0].Status.Results[0]
 	t.Logf("%s: %s in %s\n%s", res.Name, res.State, time.Since(began).Round(time.Second), res.Log)

@@ -32,6 +32,7 @@ import (
 
 	"github.com/chartpilot/chartpilot/cluster"
 	"github.com/chartpilot/chartpilot/cluster/clustertest"
+	"github.com/chartpilot/chartpilot/internal/scorecardtests"
 	"github.com/chartpilot/chartpilot/scaffold"
 	"github.com/chartpilot/chartpilot/scorecard"
 )
@@ -170,7 +171,7 @@ func TestClusterSuiteOnLocalCluster(t *testing.T) {
 	for _, item := range static.Items {
 		r := item.Status.Results[0]
 		switch r.Name {
-		case scorecard.BasicCheckSpec, scorecard.OLMBundleValidation, scorecard.OLMCRDsHaveValidation:
+		case scorecardtests.BasicCheckSpec, scorecardtests.OLMBundleValidation, scorecardtests.OLMCRDsHaveValidation:
 			if r.State != v1alpha3.PassState {
 				t.Errorf("%s: %s %q", r.Name, r.State, r.Errors)
 			}
@@ -178,14 +179,14 @@ func TestClusterSuiteOnLocalCluster(t *testing.T) {
 	}
 
 	began = time.Now()
-	opts.Selector = labels.SelectorFromSet(labels.Set{"suite": scorecard.SuiteChartpilot})
+	opts.Selector = labels.SelectorFromSet(labels.Set{"suite": scorecardtests.SuiteChartpilot})
 	list, err := scorecard.Run(context.Background(), opts)
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Logf("cluster suite: %d tests in %s", len(list.Items), time.Since(began).Round(time.Millisecond))
 	// Every in-cluster test of the suite.
-	want := []string{scorecard.ChartpilotInstall, scorecard.ChartpilotUpgrade, scorecard.ChartpilotUninstall, scorecard.ChartpilotRBAC, scorecard.ChartpilotInsights, scorecard.ChartpilotAutoscale, scorecard.ChartpilotAutorollback, scorecard.ChartpilotBackupRestore}
+	want := []string{scorecardtests.ChartpilotInstall, scorecardtests.ChartpilotUpgrade, scorecardtests.ChartpilotUninstall, scorecardtests.ChartpilotRBAC, scorecardtests.ChartpilotInsights, scorecardtests.ChartpilotAutoscale, scorecardtests.ChartpilotAutorollback, scorecardtests.ChartpilotBackupRestore}
 	var ran []string
 	for _, item := range list.Items {
 		ran = append(ran, item.Status.Results[0].Name)
@@ -202,7 +203,7 @@ func TestClusterSuiteOnLocalCluster(t *testing.T) {
 		// no pod copies a volume, which these tests say rather than pass or
 		// fail (the real node proves them: operator/realnode,
 		// scorecard/realnode).
-		if r.Name == scorecard.ChartpilotAutorollback || r.Name == scorecard.ChartpilotBackupRestore {
+		if r.Name == scorecardtests.ChartpilotAutorollback || r.Name == scorecardtests.ChartpilotBackupRestore {
 			if r.State != v1alpha3.ErrorState || !strings.Contains(strings.Join(r.Errors, " "), "simulated") {
 				t.Errorf("%s on kwok: %s %q, want the error state saying the node is simulated", r.Name, r.State, r.Errors)
 			}
@@ -223,13 +224,13 @@ func TestAutoscaleOnLocalCluster(t *testing.T) {
 	for _, chartDir := range []string{webapp, hello} {
 		t.Run(filepath.Base(chartDir), func(t *testing.T) {
 			opts := scorecard.Options{BundleDir: project(t, chartDir, "0.1.0", "0.1.0"), Config: cfg, WaitTime: 60 * time.Second,
-				Selector: mustSelector(t, "test="+scorecard.ChartpilotAutoscale+"-test")}
+				Selector: mustSelector(t, "test="+scorecardtests.ChartpilotAutoscale+"-test")}
 			list, err := scorecard.Run(context.Background(), opts)
 			if err != nil {
 				t.Fatal(err)
 			}
 			if len(list.Items) != 1 {
-				t.Fatalf("ran %d tests, want %s alone", len(list.Items), scorecard.ChartpilotAutoscale)
+				t.Fatalf("ran %d tests, want %s alone", len(list.Items), scorecardtests.ChartpilotAutoscale)
 			}
 			r := list.Items[0].Status.Results[0]
 			t.Logf("%s: %s\n%s", r.Name, r.State, r.Log)

@@ -19,6 +19,7 @@ import (
 	"github.com/chartpilot/chartpilot/cluster/clustertest"
 	"github.com/chartpilot/chartpilot/cluster/images"
 	"github.com/chartpilot/chartpilot/internal/ociimage"
+	"github.com/chartpilot/chartpilot/internal/scorecardtests"
 	"github.com/chartpilot/chartpilot/scaffold"
 	"github.com/chartpilot/chartpilot/scorecard"
 )
@@ -96,14 +97,14 @@ func TestBackupRestoreOnRealNode(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	sel := labels.SelectorFromSet(labels.Set{"test": scorecard.ChartpilotBackupRestore + "-test"})
+	sel := labels.SelectorFromSet(labels.Set{"test": scorecardtests.ChartpilotBackupRestore + "-test"})
 	began := time.Now()
 	list, err := scorecard.Run(t.Context(), scorecard.Options{BundleDir: bundleDir, Config: cfg, Selector: sel, WaitTime: 2 * time.Minute, Log: logr.Discard()})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if len(list.Items) != 1 {
-		t.Fatalf("ran %d tests, want %s", len(list.Items), scorecard.ChartpilotBackupRestore)
+		t.Fatalf("ran %d tests, want %s", len(list.Items), scorecardtests.ChartpilotBackupRestore)
 	}
 	r := list.Items[0].Status.Results[0]
 	t.Logf("%s: %s in %s\n%s", r.Name, r.State, time.Since(began).Round(time.Second), r.Log)
@@ -150,7 +151,7 @@ func TestOperatorFromImageOnRealNode(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := []string{scorecard.ChartpilotInstall + "-test", scorecard.ChartpilotUpgrade + "-test", scorecard.ChartpilotUninstall + "-test", scorecard.ChartpilotRBAC + "-test"}
+	want := []string{scorecardtests.ChartpilotInstall + "-test", scorecardtests.ChartpilotUpgrade + "-test", scorecardtests.ChartpilotUninstall + "-test", scorecardtests.ChartpilotRBAC + "-test"}
 	sel, err := labels.Parse("test in (" + strings.Join(want, ",") + ")")
 	if err != nil {
 		t.Fatal(err)

@@ -1,15 +1,16 @@
 package cli
 
 import (
-	"github.com/chartpilot/chartpilot/cluster"
 	"os"
 	"path/filepath"
+
+	"github.com/chartpilot/chartpilot/cluster"
 
 	"github.com/spf13/cobra"
 	"k8s.io/cli-runtime/pkg/genericiooptions"
 
-	"github.com/chartpilot/chartpilot/internal/demo"
-	"github.com/chartpilot/chartpilot/internal/runcmd"
+	"github.com/chartpilot/chartpilot/cmd/demo"
+	"github.com/chartpilot/chartpilot/cmd/runcmd"
 )
 
 func newDemoCommand(streams genericiooptions.IOStreams) *cobra.Command {

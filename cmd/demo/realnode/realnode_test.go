@@ -18,7 +18,7 @@ import (
 
 	"github.com/chartpilot/chartpilot/cluster"
 	"github.com/chartpilot/chartpilot/cluster/clustertest"
-	"github.com/chartpilot/chartpilot/internal/demo"
+	"github.com/chartpilot/chartpilot/cmd/demo"
 )
 
 // The journey through images on a real node: the operator, bundle and

@@ -1,4 +1,4 @@
-package catalog
+package registryv1
 
 import (
 	"fmt"

@@ -23,8 +23,8 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/chartpilot/chartpilot/example"
+	"github.com/chartpilot/chartpilot/internal/scorecardtests"
 	"github.com/chartpilot/chartpilot/olm"
-	"github.com/chartpilot/chartpilot/scorecard"
 )
 
 var helloGVR = schema.GroupVersionResource{Group: "charts.example.com", Version: "v1alpha1", Resource: "hellos"}
@@ -105,13 +105,13 @@ func (d *demo) scorecard(version string, from ...string) func(context.Context) (
 		var left []string
 		if len(from) == 0 {
 			// The first release has nothing to upgrade from.
-			left = append(left, scorecard.ChartpilotUpgrade+"-test")
+			left = append(left, scorecardtests.ChartpilotUpgrade+"-test")
 		}
 		if d.node == nil {
 			// No pod runs on a kwok node and simulated pods run any image:
 			// these tests would end in the error state (the real node's
 			// journey runs them).
-			left = append(left, scorecard.ChartpilotBackupRestore+"-test", scorecard.ChartpilotAutorollback+"-test")
+			left = append(left, scorecardtests.ChartpilotBackupRestore+"-test", scorecardtests.ChartpilotAutorollback+"-test")
 		}
 		if len(left) > 0 {
 			args = append(args, "-l", "test notin ("+strings.Join(left, ",")+")")

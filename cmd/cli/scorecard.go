@@ -14,8 +14,8 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 
+	"github.com/chartpilot/chartpilot/cmd/runcmd"
 	"github.com/chartpilot/chartpilot/internal/ociimage"
-	"github.com/chartpilot/chartpilot/internal/runcmd"
 	"github.com/chartpilot/chartpilot/scorecard"
 )
 

@@ -9,7 +9,7 @@ import (
 
 	"k8s.io/cli-runtime/pkg/genericclioptions"
 
-	"github.com/chartpilot/chartpilot/internal/runcmd"
+	"github.com/chartpilot/chartpilot/cmd/runcmd"
 )
 
 // Without a kubeconfig context outside a pod, commands refuse to talk to

@@ -13,7 +13,7 @@ import (
 	"k8s.io/cli-runtime/pkg/genericiooptions"
 
 	"github.com/chartpilot/chartpilot/bundle"
-	"github.com/chartpilot/chartpilot/internal/version"
+	"github.com/chartpilot/chartpilot/cmd/version"
 	"github.com/chartpilot/chartpilot/rbac"
 )
 

@@ -15,9 +15,9 @@ import (
 	"k8s.io/cli-runtime/pkg/genericiooptions"
 
 	"github.com/chartpilot/chartpilot/catalog"
+	"github.com/chartpilot/chartpilot/cmd/runcmd"
 	"github.com/chartpilot/chartpilot/internal/atomicfile"
 	"github.com/chartpilot/chartpilot/internal/ociimage"
-	"github.com/chartpilot/chartpilot/internal/runcmd"
 )
 
 // catalogFlags are shared by the catalog subcommands.

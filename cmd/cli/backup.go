@@ -11,8 +11,8 @@ import (
 	"k8s.io/cli-runtime/pkg/genericclioptions"
 	"k8s.io/cli-runtime/pkg/genericiooptions"
 
-	"github.com/chartpilot/chartpilot/backupctl"
-	"github.com/chartpilot/chartpilot/internal/runcmd"
+	"github.com/chartpilot/chartpilot/cmd/backupctl"
+	"github.com/chartpilot/chartpilot/cmd/runcmd"
 	"github.com/chartpilot/chartpilot/operator/backup/api"
 )
 

@@ -8,8 +8,8 @@ import (
 	"k8s.io/cli-runtime/pkg/genericclioptions"
 	"k8s.io/cli-runtime/pkg/genericiooptions"
 
+	"github.com/chartpilot/chartpilot/cmd/runcmd"
 	"github.com/chartpilot/chartpilot/doctor"
-	"github.com/chartpilot/chartpilot/internal/runcmd"
 	"github.com/chartpilot/chartpilot/olm"
 )
 

@@ -12,8 +12,8 @@ import (
 	"k8s.io/cli-runtime/pkg/genericiooptions"
 
 	"github.com/chartpilot/chartpilot/bundle"
+	"github.com/chartpilot/chartpilot/cmd/version"
 	"github.com/chartpilot/chartpilot/internal/ociimage"
-	"github.com/chartpilot/chartpilot/internal/version"
 )
 
 // storeFlag is the --store flag of the commands that build or push images.

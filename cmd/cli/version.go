@@ -4,7 +4,7 @@ import (
 	"github.com/spf13/cobra"
 	"k8s.io/cli-runtime/pkg/genericiooptions"
 
-	"github.com/chartpilot/chartpilot/internal/version"
+	"github.com/chartpilot/chartpilot/cmd/version"
 )
 
 func newVersionCommand(streams genericiooptions.IOStreams) *cobra.Command {

@@ -5,7 +5,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/chartpilot/chartpilot/internal/runcmd"
+	"github.com/chartpilot/chartpilot/cmd/runcmd"
 )
 
 // options is the shape of a command's options: complete fills them from the

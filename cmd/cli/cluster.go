@@ -15,7 +15,7 @@ import (
 
 	"github.com/chartpilot/chartpilot/cluster"
 	"github.com/chartpilot/chartpilot/cluster/toolchain"
-	"github.com/chartpilot/chartpilot/internal/runcmd"
+	"github.com/chartpilot/chartpilot/cmd/runcmd"
 )
 
 // clusterFlags are shared by the cluster subcommands.
