@@ -3,7 +3,6 @@ package operator
 import (
 	"context"
 	"encoding/json"
-	"flag"
 	"fmt"
 	"maps"
 	"os"
@@ -40,40 +39,21 @@ import (
 
 var (
 	restConfig *rest.Config
-	// kubeconfig reaches the test API server, for operator processes.
-	kubeconfig []byte
+	// testEnv is the test API server; its KubeConfig reaches it, for
+	// operator processes.
+	testEnv = &envtest.Environment{CRDDirectoryPaths: []string{filepath.Join("testdata", "crd.yaml")}}
 )
 
 var appGVR = schema.GroupVersionResource{Group: "charts.example.com", Version: "v1alpha1", Resource: "apps"}
 
 func TestMain(m *testing.M) {
 	ctrl.SetLogger(logr.Discard())
-	flag.Parse() // for testing.Short
-	if os.Getenv(helperEnv) != "" || testing.Short() {
-		// -short: the fast tier starts no API server (SkipIfShort).
+	if os.Getenv(helperEnv) != "" {
 		// The operator process of TestCrashMidInstall uses its parent's API
 		// server; one of its own would outlive the SIGKILL that ends it.
 		os.Exit(m.Run())
 	}
-	os.Exit(func() int {
-		assets, err := clustertest.EnvtestAssets(context.Background())
-		if err != nil {
-			fmt.Fprintln(os.Stderr, err)
-			return 1
-		}
-		env := &envtest.Environment{BinaryAssetsDirectory: assets, ControlPlaneStopTimeout: clustertest.StopTimeout, CRDDirectoryPaths: []string{filepath.Join("testdata", "crd.yaml")}}
-		if restConfig, err = env.Start(); err != nil {
-			fmt.Fprintln(os.Stderr, err)
-			return 1
-		}
-		defer func() {
-			if err := env.Stop(); err != nil {
-				fmt.Fprintln(os.Stderr, "stopping envtest:", err)
-			}
-		}()
-		kubeconfig = env.KubeConfig
-		return m.Run()
-	}())
+	os.Exit(clustertest.MainAPIServer(m, testEnv, &restConfig))
 }
 
 // startOperator runs an operator for the App kind until the test ends.

@@ -236,7 +236,7 @@ func startOperatorProcess(t *testing.T, po processOptions) *operatorProcess {
 	t.Helper()
 	dir := t.TempDir()
 	po.Kubeconfig, po.ReportDir = filepath.Join(dir, "kubeconfig"), dir
-	if err := os.WriteFile(po.Kubeconfig, kubeconfig, 0o600); err != nil {
+	if err := os.WriteFile(po.Kubeconfig, testEnv.KubeConfig, 0o600); err != nil {
 		t.Fatal(err)
 	}
 	raw, err := json.Marshal(po)

@@ -41,36 +41,61 @@ type Env struct {
 	UpTime time.Duration
 }
 
-// Main starts a local cluster in a temporary state directory, runs the tests
-// with *env set, then stops the cluster and deletes its state. Use it from
-// TestMain: os.Exit(clustertest.Main(m, &env)). With -short it starts
-// nothing and leaves *env nil: the tests that use it call SkipIfShort.
+// Options says what a test binary's local cluster needs.
+type Options struct {
+	// WithoutOLM starts no OLM operators. Such clusters need no machine-wide
+	// lock, so their test binaries run beside each other.
+	WithoutOLM bool
+	// Setup runs once the cluster is up, before the tests (e.g. installing
+	// a CRD or starting an operator); the func it returns, if any, runs after
+	// them.
+	Setup func(*Env) (teardown func(), err error)
+}
+
+// Main starts a local cluster with OLM in a temporary state directory, runs
+// the tests with *env set, then stops the cluster and deletes its state. Use
+// it from TestMain: os.Exit(clustertest.Main(m, &env)). With -short it
+// starts nothing and leaves *env nil: the tests that use it call
+// SkipIfShort.
 //
 // Progress (including a cold build of the components) goes to stderr.
 //
 // OLM's operators listen on fixed ports, so only one cluster with OLM can run
 // on a machine: Main waits for a machine-wide lock first, which serializes
 // the test binaries (go test runs packages in parallel) that use it.
-func Main(m *testing.M, env **Env) int {
+func Main(m *testing.M, env **Env) int { return MainWith(m, env, Options{}) }
+
+// MainWith is Main with options: the one fixture for "a local cluster for
+// this test binary".
+func MainWith(m *testing.M, env **Env, opts Options) int {
 	flag.Parse() // for testing.Short
 	if testing.Short() {
 		return m.Run()
 	}
-	ctx := context.Background()
-	unlock, err := lockOLM()
+	code, err := mainWith(m, env, opts)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "clustertest:", err)
 		return 1
 	}
-	defer unlock()
+	return code
+}
+
+func mainWith(m *testing.M, env **Env, opts Options) (int, error) {
+	ctx := context.Background()
+	if !opts.WithoutOLM {
+		unlock, err := lockOLM()
+		if err != nil {
+			return 0, err
+		}
+		defer unlock()
+	}
 	dir, err := os.MkdirTemp("", "chartpilot-cluster-")
 	if err != nil {
-		fmt.Fprintln(os.Stderr, "clustertest:", err)
-		return 1
+		return 0, err
 	}
 	defer os.RemoveAll(dir)
 
-	e, err := start(ctx, dir)
+	e, err := start(ctx, dir, opts.WithoutOLM)
 	if e != nil && e.Cluster != nil {
 		defer func() {
 			if err := e.Cluster.Down(context.Background(), cluster.DownOptions{Wipe: true}); err != nil {
@@ -79,11 +104,80 @@ func Main(m *testing.M, env **Env) int {
 		}()
 	}
 	if err != nil {
-		fmt.Fprintln(os.Stderr, "clustertest: starting the local cluster:", err)
-		return 1
+		return 0, fmt.Errorf("starting the local cluster: %w", err)
+	}
+	if opts.Setup != nil {
+		teardown, err := opts.Setup(e)
+		if err != nil {
+			return 0, fmt.Errorf("setting up the local cluster: %w", err)
+		}
+		if teardown != nil {
+			defer teardown()
+		}
 	}
 	*env = e
-	return m.Run()
+	return m.Run(), nil
+}
+
+// MainAPIServer starts envtest's etcd and kube-apiserver (with env's CRDs
+// and flags; nil means the defaults) for the whole test binary, runs the
+// tests with *cfg set, and stops them. Use it from TestMain, after any setup
+// of the binary's own: os.Exit(clustertest.MainAPIServer(m, env, &cfg)).
+// With -short it starts nothing and leaves *cfg nil.
+func MainAPIServer(m *testing.M, env *envtest.Environment, cfg **rest.Config) int {
+	flag.Parse() // for testing.Short
+	if testing.Short() {
+		return m.Run()
+	}
+	code, err := mainAPIServer(m, env, cfg)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "clustertest:", err)
+		return 1
+	}
+	return code
+}
+
+func mainAPIServer(m *testing.M, env *envtest.Environment, cfg **rest.Config) (int, error) {
+	c, stop, err := startEnvtest(env)
+	if err != nil {
+		return 0, err
+	}
+	defer func() {
+		if err := stop(); err != nil {
+			fmt.Fprintln(os.Stderr, "clustertest:", err)
+		}
+	}()
+	*cfg = c
+	return m.Run(), nil
+}
+
+// startEnvtest starts env (nil means the defaults) on the toolchain's
+// binaries.
+func startEnvtest(env *envtest.Environment) (*rest.Config, func() error, error) {
+	assets, err := EnvtestAssets(context.Background())
+	if err != nil {
+		return nil, nil, fmt.Errorf("building envtest binaries: %w", err)
+	}
+	if env == nil {
+		env = &envtest.Environment{}
+	}
+	env.BinaryAssetsDirectory = assets
+	if env.ControlPlaneStopTimeout == 0 {
+		// envtest leaves etcd and kube-apiserver running when they outlast
+		// its stop timeout (20 s), which a loaded machine can exceed.
+		env.ControlPlaneStopTimeout = StopTimeout
+	}
+	cfg, err := env.Start()
+	if err != nil {
+		return nil, nil, fmt.Errorf("starting envtest: %w", err)
+	}
+	stop := func() error {
+		if err := env.Stop(); err != nil {
+			return fmt.Errorf("stopping envtest: %w", err)
+		}
+		return nil
+	}
+	return cfg, stop, nil
 }
 
 // SkipIfShort skips t in the fast tier (go test -short): call it first in
@@ -124,12 +218,12 @@ func LockRealNode(t testing.TB) {
 	t.Cleanup(unlock)
 }
 
-func start(ctx context.Context, stateDir string) (*Env, error) {
+func start(ctx context.Context, stateDir string, withoutOLM bool) (*Env, error) {
 	tools, err := toolchain.Ensure(ctx, toolchain.Options{Out: os.Stderr})
 	if err != nil {
 		return nil, err
 	}
-	c, err := cluster.New(cluster.Options{StateDir: stateDir, Out: os.Stderr})
+	c, err := cluster.New(cluster.Options{StateDir: stateDir, WithoutOLM: withoutOLM, Out: os.Stderr})
 	if err != nil {
 		return nil, err
 	}
@@ -177,26 +271,13 @@ const StopTimeout = 2 * time.Minute
 func StartAPIServer(t testing.TB, env *envtest.Environment) *rest.Config {
 	t.Helper()
 	SkipIfShort(t)
-	assets, err := EnvtestAssets(context.Background())
+	cfg, stop, err := startEnvtest(env)
 	if err != nil {
-		t.Fatalf("building envtest binaries: %v", err)
-	}
-	if env == nil {
-		env = &envtest.Environment{}
-	}
-	env.BinaryAssetsDirectory = assets
-	if env.ControlPlaneStopTimeout == 0 {
-		// envtest leaves etcd and kube-apiserver running when they outlast
-		// its stop timeout (20 s), which a loaded machine can exceed.
-		env.ControlPlaneStopTimeout = StopTimeout
-	}
-	cfg, err := env.Start()
-	if err != nil {
-		t.Fatalf("starting envtest: %v", err)
+		t.Fatal(err)
 	}
 	t.Cleanup(func() {
-		if err := env.Stop(); err != nil {
-			t.Errorf("stopping envtest: %v", err)
+		if err := stop(); err != nil {
+			t.Error(err)
 		}
 	})
 	return cfg

@@ -48,37 +48,17 @@ const moverImage = "registry.invalid/chartpilot-operator:test"
 
 func TestMain(m *testing.M) {
 	ctrl.SetLogger(logr.Discard())
-	flag.Parse() // for testing.Short
-	if testing.Short() {
-		os.Exit(m.Run())
-	}
-	os.Exit(func() int {
-		assets, err := clustertest.EnvtestAssets(context.Background())
-		if err != nil {
-			fmt.Fprintln(os.Stderr, err)
-			return 1
-		}
+	env := &envtest.Environment{CRDDirectoryPaths: []string{filepath.Join("testdata", "crd.yaml")}, CRDs: api.CRDs(storeGVK)}
+	flag.Parse() // for testing.Short: the fast tier builds nothing
+	if !testing.Short() {
 		snapshotCRDs, err := clustertest.SnapshotCRDs(context.Background())
 		if err != nil {
 			fmt.Fprintln(os.Stderr, err)
-			return 1
+			os.Exit(1)
 		}
-		env := &envtest.Environment{
-			BinaryAssetsDirectory: assets, ControlPlaneStopTimeout: clustertest.StopTimeout,
-			CRDDirectoryPaths: []string{filepath.Join("testdata", "crd.yaml"), snapshotCRDs},
-			CRDs:              api.CRDs(storeGVK),
-		}
-		if restConfig, err = env.Start(); err != nil {
-			fmt.Fprintln(os.Stderr, err)
-			return 1
-		}
-		defer func() {
-			if err := env.Stop(); err != nil {
-				fmt.Fprintln(os.Stderr, "stopping envtest:", err)
-			}
-		}()
-		return m.Run()
-	}())
+		env.CRDDirectoryPaths = append(env.CRDDirectoryPaths, snapshotCRDs)
+	}
+	os.Exit(clustertest.MainAPIServer(m, env, &restConfig))
 }
 
 // world is one test's namespace on the shared API server, with an

@@ -2,7 +2,6 @@ package e2e
 
 import (
 	"context"
-	"flag"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -47,41 +46,17 @@ var (
 
 func TestMain(m *testing.M) {
 	ctrl.SetLogger(logr.Discard())
-	flag.Parse() // for testing.Short
-	if testing.Short() {
-		// The fast tier starts no cluster (SkipIfShort).
-		os.Exit(m.Run())
+	var env *clustertest.Env
+	os.Exit(clustertest.MainWith(m, &env, clustertest.Options{WithoutOLM: true, Setup: setup}))
+}
+
+// setup installs the CRD and starts the operator the tests share.
+func setup(e *clustertest.Env) (stop func(), err error) {
+	local, cfg = e.Cluster, e.Config
+	if err := installCRD(cfg); err != nil {
+		return nil, err
 	}
-	os.Exit(func() int {
-		dir, err := os.MkdirTemp("", "chartpilot-operator-e2e-")
-		if err != nil {
-			fmt.Fprintln(os.Stderr, err)
-			return 1
-		}
-		defer os.RemoveAll(dir)
-		local, err = cluster.New(cluster.Options{StateDir: dir, WithoutOLM: true, Out: os.Stderr})
-		if err == nil {
-			err = local.Up(context.Background())
-		}
-		defer func() { _ = local.Down(context.Background(), cluster.DownOptions{Wipe: true}) }()
-		if err == nil {
-			cfg, err = local.RESTConfig()
-		}
-		if err == nil {
-			err = installCRD(cfg)
-		}
-		if err != nil {
-			fmt.Fprintln(os.Stderr, "starting the local cluster:", err)
-			return 1
-		}
-		stop, err := startOperator()
-		if err != nil {
-			fmt.Fprintln(os.Stderr, "starting the operator:", err)
-			return 1
-		}
-		defer stop()
-		return m.Run()
-	}())
+	return startOperator()
 }
 
 func installCRD(cfg *rest.Config) error {

@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"flag"
 	"fmt"
 	"os"
 	"slices"
@@ -19,7 +18,6 @@ import (
 	kwait "k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
-	"sigs.k8s.io/controller-runtime/pkg/envtest"
 
 	"github.com/chartpilot/chartpilot/cluster/clustertest"
 
@@ -37,33 +35,12 @@ var (
 )
 
 func TestMain(m *testing.M) {
-	flag.Parse() // for testing.Short
-	if testing.Short() {
-		// The fast tier starts no API server (SkipIfShort).
-		os.Exit(m.Run())
+	var err error
+	if appChart, err = loader.Load("testdata/charts/app"); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
 	}
-	os.Exit(func() int {
-		assets, err := clustertest.EnvtestAssets(context.Background())
-		if err != nil {
-			fmt.Fprintln(os.Stderr, err)
-			return 1
-		}
-		env := &envtest.Environment{BinaryAssetsDirectory: assets, ControlPlaneStopTimeout: clustertest.StopTimeout}
-		if restConfig, err = env.Start(); err != nil {
-			fmt.Fprintln(os.Stderr, err)
-			return 1
-		}
-		defer func() {
-			if err := env.Stop(); err != nil {
-				fmt.Fprintln(os.Stderr, "stopping envtest:", err)
-			}
-		}()
-		if appChart, err = loader.Load("testdata/charts/app"); err != nil {
-			fmt.Fprintln(os.Stderr, err)
-			return 1
-		}
-		return m.Run()
-	}())
+	os.Exit(clustertest.MainAPIServer(m, nil, &restConfig))
 }
 
 // fixture is one test's namespace and clients.

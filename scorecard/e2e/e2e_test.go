@@ -7,8 +7,6 @@ package e2e
 import (
 	"context"
 	"encoding/json"
-	"flag"
-	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
@@ -30,7 +28,6 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/yaml"
 
-	"github.com/chartpilot/chartpilot/cluster"
 	"github.com/chartpilot/chartpilot/cluster/clustertest"
 	"github.com/chartpilot/chartpilot/internal/scorecardtests"
 	"github.com/chartpilot/chartpilot/scaffold"
@@ -41,32 +38,11 @@ var cfg *rest.Config
 
 func TestMain(m *testing.M) {
 	ctrl.SetLogger(logr.Discard())
-	flag.Parse() // for testing.Short
-	if testing.Short() {
-		// The fast tier starts no cluster (SkipIfShort).
-		os.Exit(m.Run())
-	}
-	os.Exit(func() int {
-		dir, err := os.MkdirTemp("", "chartpilot-scorecard-e2e-")
-		if err != nil {
-			fmt.Fprintln(os.Stderr, err)
-			return 1
-		}
-		defer os.RemoveAll(dir)
-		local, err := cluster.New(cluster.Options{StateDir: dir, WithoutOLM: true, Out: os.Stderr})
-		if err == nil {
-			err = local.Up(context.Background())
-			defer func() { _ = local.Down(context.Background(), cluster.DownOptions{Wipe: true}) }()
-		}
-		if err == nil {
-			cfg, err = local.RESTConfig()
-		}
-		if err != nil {
-			fmt.Fprintln(os.Stderr, "starting the local cluster:", err)
-			return 1
-		}
-		return m.Run()
-	}())
+	var env *clustertest.Env
+	os.Exit(clustertest.MainWith(m, &env, clustertest.Options{WithoutOLM: true, Setup: func(e *clustertest.Env) (func(), error) {
+		cfg = e.Config
+		return nil, nil
+	}}))
 }
 
 // Charts the operators under test are scaffolded from: webapp has `helm
