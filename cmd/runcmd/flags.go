@@ -4,6 +4,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"strconv"
 
 	"github.com/spf13/pflag"
 	"k8s.io/cli-runtime/pkg/genericclioptions"
@@ -24,8 +25,31 @@ func AddClusterFlags(fs *pflag.FlagSet) *genericclioptions.ConfigFlags {
 	configFlags.AddFlags(fs)
 	klogFlags := flag.NewFlagSet("klog", flag.ContinueOnError)
 	klog.InitFlags(klogFlags)
-	fs.AddGoFlag(klogFlags.Lookup("v"))
+	v := klogFlags.Lookup("v")
+	fs.AddGoFlag(&flag.Flag{Name: v.Name, Usage: v.Usage + fmt.Sprintf(" (at most %d: above it client-go logs response bodies, Secrets included)", MaxVerbosity),
+		Value: cappedVerbosity{Value: v.Value}, DefValue: v.DefValue})
 	return configFlags
+}
+
+// MaxVerbosity is the highest klog level chartpilot allows: from 8 on
+// client-go logs request and response bodies, and a Helm operator's include
+// its release Secrets, which must never reach a log.
+const MaxVerbosity = 7
+
+// cappedVerbosity is klog's -v refusing levels above MaxVerbosity.
+type cappedVerbosity struct{ flag.Value }
+
+func (cappedVerbosity) Type() string { return "int" }
+
+func (c cappedVerbosity) Set(s string) error {
+	n, err := strconv.Atoi(s)
+	if err != nil {
+		return fmt.Errorf("want a number from 0 to %d", MaxVerbosity)
+	}
+	if n > MaxVerbosity {
+		return fmt.Errorf("%d is above %d: from 8 on client-go logs response bodies, and a Helm operator's hold its release Secrets", n, MaxVerbosity)
+	}
+	return c.Value.Set(s)
 }
 
 // ErrNoCluster means no kubeconfig names a cluster and this is not a pod.
