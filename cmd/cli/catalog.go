@@ -431,7 +431,7 @@ it, without operator-registry's validation (run catalog validate for that).`,
 	fl.BoolVar(&o.verbose, "verbose", false, "log the catalog load (sizes, durations), and each HTTP request, to stderr")
 	fl.DurationVar(&o.ShutdownGrace, "shutdown-grace", catalog.DefaultShutdownGrace, "on SIGTERM or Ctrl-C, how long calls in flight may take to finish before they are cut off")
 	fl.BoolVar(&o.grpc, "grpc", o.grpc, "serve OLM's registry gRPC API on --address; --grpc=false serves only --http")
-	fl.StringVar(&o.http, "http", "", "also serve catalogd's HTTP API (OLM v1) on `HOST:PORT`, e.g. "+httpapi.DefaultAddress)
+	fl.StringVar(&o.http, "http", "", "also serve catalogd's HTTP API (OLM v1) on `ADDRESS` (host:port), e.g. "+httpapi.DefaultAddress)
 	fl.StringVar(&o.CatalogName, "catalog-name", "", "the catalog's NAME in the HTTP API's URLs, as a ClusterCatalog's (default: the image repository's last element or the directory's name)")
 	fl.BoolVar(&o.plainHTTP, "plain-http", false, "serve the HTTP API over plain HTTP instead of HTTPS")
 	fl.StringVar(&o.tlsCert, "tls-cert", "", "the HTTP API's serving certificate (PEM), as catalogd's --tls-cert (default: one generated at start)")
