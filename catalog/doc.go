@@ -30,7 +30,9 @@
 // draws the upgrade graphs as mermaid or an SVG picture, and Serve answers
 // OLM's registry gRPC API for a directory or a catalog image, as `opm serve`
 // does, on loopback unless told otherwise, from an in-memory index of the
-// catalog (package catalog/index).
+// catalog (package catalog/index), and with ServeOptions.HTTP the HTTP API
+// catalogd (OLM v1) serves a ClusterCatalog's content on, as catalogd
+// answers it (package catalog/httpapi).
 //
 // BuildImage builds the catalog image without a container engine (the FBC
 // under /configs, the serving cache pre-built, the configs label);

@@ -380,7 +380,7 @@ func TestServeProcs(t *testing.T) {
 		runtime.GOMAXPROCS(before + 1)
 		ctx, cancel := context.WithCancel(t.Context())
 		got := 0
-		err := Serve(ctx, ServeOptions{Dir: dir, Address: "127.0.0.1:0", Procs: tt.procs}, func(string) {
+		err := Serve(ctx, ServeOptions{Dir: dir, Address: "127.0.0.1:0", Procs: tt.procs}, func(*Server) {
 			got = runtime.GOMAXPROCS(0)
 			cancel()
 		})

@@ -1,0 +1,4 @@
+package httpapi
+
+// WriteLargeCatalog is writeLargeCatalog for the external tests.
+var WriteLargeCatalog = writeLargeCatalog
