@@ -86,20 +86,22 @@ func NewServer(ctx context.Context, opts ServerOptions) (_ *Server, err error) {
 		}
 	}()
 	address := cmp.Or(opts.Address, DefaultAddress)
+	var cert tls.Certificate
+	if opts.PlainHTTP {
+		s.scheme = "http"
+	} else if cert, err = s.certificate(opts, address); err != nil {
+		// Before listening: a bad certificate is the error to report,
+		// whatever holds the address.
+		return nil, err
+	}
 	var lc net.ListenConfig
 	if s.lis, err = lc.Listen(ctx, "tcp", address); err != nil {
 		return nil, fmt.Errorf("serving catalogs over HTTP: %w", err)
 	}
-	if opts.PlainHTTP {
-		s.scheme = "http"
-		return s, nil
+	if !opts.PlainHTTP {
+		// As catalogd's: TLS 1.2 or later, and no "h2" offered, so HTTP/1.1.
+		s.lis = tls.NewListener(s.lis, &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12})
 	}
-	cert, err := s.certificate(opts, address)
-	if err != nil {
-		return nil, err
-	}
-	// As catalogd's: TLS 1.2 or later, and no "h2" offered, so HTTP/1.1.
-	s.lis = tls.NewListener(s.lis, &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12})
 	return s, nil
 }
 
