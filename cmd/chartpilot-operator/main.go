@@ -31,7 +31,7 @@ func newRootCommand(streams genericiooptions.IOStreams) *cobra.Command {
 	cmd.SetIn(streams.In)
 	cmd.SetOut(streams.Out)
 	cmd.SetErr(streams.ErrOut)
-	configFlags := runcmd.AddClusterFlags(cmd.PersistentFlags())
-	cmd.AddCommand(runcmd.New(streams, configFlags), runcmd.NewMover(streams))
+	runcmd.AddVerbosityFlag(cmd.PersistentFlags())
+	cmd.AddCommand(runcmd.New(streams, runcmd.NewConfigFlags()), runcmd.NewMover(streams))
 	return cmd
 }
