@@ -1,20 +1,23 @@
 package cli
 
 import (
+	"context"
 	"os"
 	"path/filepath"
-
-	"github.com/chartpilot/chartpilot/cluster"
 
 	"github.com/spf13/cobra"
 	"k8s.io/cli-runtime/pkg/genericiooptions"
 
+	"github.com/chartpilot/chartpilot/cluster"
 	"github.com/chartpilot/chartpilot/cmd/demo"
-	"github.com/chartpilot/chartpilot/cmd/runcmd"
 )
 
+// demoOptions are demo's flags.
+type demoOptions struct{ demo.Options }
+
 func newDemoCommand(streams genericiooptions.IOStreams) *cobra.Command {
-	opts := demo.Options{Out: streams.Out}
+	o := &demoOptions{demo.Options{Out: streams.Out}}
+	opts := &o.Options
 	cmd := &cobra.Command{
 		Use:   "demo",
 		Short: "Run the whole journey on a local cluster with OLM: chart to operator, installed and upgraded through a Subscription",
@@ -29,13 +32,11 @@ cluster with real OLM that it starts and stops:
 
 Each command's output is kept in DIR/logs. The run ends with a summary of
 each step's time. It is idempotent and leaves nothing running.`,
+		Example: `  chartpilot demo                        # what make demo runs
+  chartpilot demo --node kwok            # pods simulated, bundles inline: no root needed
+  chartpilot demo --use-cluster "$(chartpilot cluster kubeconfig --path)"`,
 		Args: cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			ctx, cancel := runcmd.SignalContext(cmd.Context())
-			defer cancel()
-			_, err := demo.Run(ctx, opts)
-			return err
-		},
+		RunE: runOptions(o),
 	}
 	defaultDir := filepath.Join(os.TempDir(), "chartpilot-demo")
 	if dir, err := os.UserCacheDir(); err == nil {
@@ -48,4 +49,13 @@ each step's time. It is idempotent and leaves nothing running.`,
 	fl.DurationVar(&opts.Timeout, "timeout", opts.Timeout, "bound of each wait (default 3m)")
 	fl.StringVar((*string)(&opts.Node), "node", string(cluster.NodeAuto), "the started cluster's node: real (the journey goes through images: operator, bundle and catalog images pulled and run by OLM), kwok (pods simulated, bundles inline) or auto (real where this host can run one)")
 	return cmd
+}
+
+func (o *demoOptions) complete(*cobra.Command, []string) error { return nil }
+
+func (o *demoOptions) validate() error { return nil }
+
+func (o *demoOptions) run(ctx context.Context) error {
+	_, err := demo.Run(ctx, o.Options)
+	return err
 }
