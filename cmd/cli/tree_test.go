@@ -38,11 +38,15 @@ func TestCommandTree(t *testing.T) {
 			t.Errorf("%s: not in the options shape: its RunE is not runOptions(o) (runcmd.RunE)", path)
 			return
 		}
+		var shown any = o
+		if s, ok := o.(shaped); ok {
+			shown = s.options
+		}
 		switch reaches := holdsConfigFlags(reflect.ValueOf(o), map[uintptr]bool{}); {
 		case kubeFlags && !reaches:
-			t.Errorf("%s: has --kubeconfig, but its options (%T) hold no kubectl flags: it reaches no cluster", path, o)
+			t.Errorf("%s: has --kubeconfig, but its options (%T) hold no kubectl flags: it reaches no cluster", path, shown)
 		case reaches && !kubeFlags:
-			t.Errorf("%s: its options (%T) reach a cluster through the kubectl flags, but it has no --kubeconfig", path, o)
+			t.Errorf("%s: its options (%T) reach a cluster through the kubectl flags, but it has no --kubeconfig", path, shown)
 		}
 	})
 	if commands < 40 {
