@@ -1,7 +1,3 @@
-// Command chartpilot-operator is the Helm operator runtime alone: `run`, with
-// the same flags as `chartpilot run`, and none of chartpilot's build-time
-// commands. The operator image runs it: a smaller static binary, quicker to
-// cross-build, with fewer pages resident.
 package main
 
 import (

@@ -1,5 +1,3 @@
-// Package cli holds chartpilot's cobra commands. Each command turns its flags
-// into the options of a library package and calls it; no logic lives here.
 package cli
 
 import (

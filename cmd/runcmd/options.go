@@ -47,7 +47,6 @@ func (r runner) runE(cmd *cobra.Command, args []string) error {
 // instead of running: see Inspect.
 type inspectKey struct{}
 
-
 // Inspect returns the options of a command whose RunE comes from RunE,
 // without running anything; ok is false for any other command. Tests use
 // it to check every command's shape and what its options hold.
