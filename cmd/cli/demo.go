@@ -38,12 +38,8 @@ each step's time. It is idempotent and leaves nothing running.`,
 		Args: cobra.NoArgs,
 		RunE: runOptions(o),
 	}
-	defaultDir := filepath.Join(os.TempDir(), "chartpilot-demo")
-	if dir, err := os.UserCacheDir(); err == nil {
-		defaultDir = filepath.Join(dir, "chartpilot", "demo")
-	}
 	fl := cmd.Flags()
-	fl.StringVar(&opts.Dir, "dir", defaultDir, "where the project, catalog, logs and the local cluster's state go")
+	fl.StringVar(&opts.Dir, "dir", "", "where the project, catalog, logs and the local cluster's state go (default $XDG_CACHE_HOME/chartpilot/demo)")
 	fl.StringVar(&opts.Kubeconfig, "use-cluster", "", "kubeconfig of a running local cluster with OLM to use instead of starting one")
 	fl.StringVar(&opts.Namespace, "namespace-name", "hello-demo", "namespace the operator is installed in")
 	fl.DurationVar(&opts.Timeout, "timeout", opts.Timeout, "bound of each wait (default 3m)")
@@ -51,7 +47,20 @@ each step's time. It is idempotent and leaves nothing running.`,
 	return cmd
 }
 
-func (o *demoOptions) complete(*cobra.Command, []string) error { return nil }
+func (o *demoOptions) complete(*cobra.Command, []string) error {
+	if o.Dir == "" {
+		o.Dir = defaultDemoDir()
+	}
+	return nil
+}
+
+// defaultDemoDir is chartpilot/demo in the user's cache directory.
+func defaultDemoDir() string {
+	if dir, err := os.UserCacheDir(); err == nil {
+		return filepath.Join(dir, "chartpilot", "demo")
+	}
+	return filepath.Join(os.TempDir(), "chartpilot-demo")
+}
 
 func (o *demoOptions) validate() error { return nil }
 
