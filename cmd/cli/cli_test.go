@@ -42,7 +42,7 @@ func TestCommands(t *testing.T) {
 		{name: "up rejects arguments", args: []string{"cluster", "up", "extra"}, wantErr: "unknown command"},
 		{name: "no kubectl flags where no cluster is reached", args: []string{"version", "--kubeconfig", "/dev/null"}, wantErr: "unknown flag: --kubeconfig"},
 		{name: "kubectl flags where a cluster is reached", args: []string{"olm", "status", "demo", "--kubeconfig", os.DevNull, "--context", "x", "-n", "ns"}, wantErr: "--kubeconfig " + os.DevNull + ": no context in it"},
-		{name: "klog's -v on every command", args: []string{"-v", "2", "version"}, wantOut: "chartpilot"},
+		{name: "klog's -v on every command", args: []string{"version", "--help"}, wantOut: "-v, --v Level"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
