@@ -50,11 +50,12 @@ func newClusterCommand(streams genericiooptions.IOStreams) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "cluster",
 		Short: "Run a local Kubernetes cluster with real OLM, as processes on loopback",
-		Long: `A local cluster made of real processes on 127.0.0.1: etcd, kube-apiserver,
-kube-controller-manager, kube-scheduler, kwok (fake nodes: pods become Running
-and Ready without a container runtime) and OLM's olm and catalog operators.
-Every binary is built from its Go module on first use and cached; no Docker
-engine and no download is needed.`,
+		Long: `A local cluster made of real processes: etcd, kube-apiserver,
+kube-controller-manager, kube-scheduler, OLM's olm and catalog operators, and
+a node: a real one (containerd, runc and a kubelet run the pods, as root on
+Linux with the host's iptables, conntrack and ip) or a kwok one (pods become
+Running and Ready without a container runtime). Every binary is built from its
+Go module on first use and cached; no Docker engine and no download is needed.`,
 		Example: `  chartpilot cluster up && eval "$(chartpilot cluster env)"
   kubectl get pods -A
   chartpilot cluster status
