@@ -58,6 +58,10 @@ fuzz: ## Run every fuzz target (func FuzzX in a _test.go) for FUZZTIME, one at a
 generate: ## Refresh generated files (the embedded copy of the tools module, the example operator's project files)
 	$(GO) generate ./...
 
+.PHONY: docs
+docs: ## Write the command reference (docs/reference) from the commands themselves
+	$(GO) run ./cmd/chartpilot-docs docs/reference
+
 ##@ The example operator (example/hello)
 # This repository is the example operator's project, as `chartpilot init` writes
 # it from example/hello: PROJECT, watches.yaml, helm-charts/, config/, Dockerfile

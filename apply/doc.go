@@ -8,4 +8,8 @@
 // served by discovery (package internal/crdready) before objects of their
 // kinds are applied, and deletion runs in the
 // reverse order, treating objects already gone as deleted.
+//
+// Stage olm/cluster of chart -> scaffold -> bundle -> catalog ->
+// olm/cluster -> doctor -> cmd: it may import earlier stages, the runtime
+// and internal/, and must not import a later stage (doctor, cmd/).
 package apply

@@ -97,8 +97,29 @@ type LevelResult struct {
 type Assessment struct {
 	// Level is the highest level whose criteria, and those of every level
 	// below, are all met; Basic Install is the floor a CSV must declare.
-	Level  Level         `json:"level"`
+	Level Level `json:"level"`
+	// Met says whether the evidence proves Level. It is false only when
+	// Basic Install's criteria are not all met: Level is then the floor
+	// the CSV declares, not a level proven.
+	Met    bool          `json:"met"`
 	Levels []LevelResult `json:"levels"`
+}
+
+// Proven names the level the evidence proves: Level, or "none" when not
+// even Basic Install is met.
+func (a *Assessment) Proven() string {
+	if !a.Met {
+		return "none"
+	}
+	return a.Level.String()
+}
+
+// nextUnmet is the lowest level not met: the one to name what is missing.
+func (a *Assessment) nextUnmet() Level {
+	if !a.Met {
+		return a.Level
+	}
+	return a.Level + 1
 }
 
 // unmetSummary names the unmet criteria of level l.
@@ -213,7 +234,7 @@ func Assess(ev Evidence) *Assessment {
 		}
 		levels[i].Met = met
 		if reached && met {
-			a.Level = levels[i].Level
+			a.Level, a.Met = levels[i].Level, true
 		}
 		reached = reached && met
 	}
@@ -392,7 +413,11 @@ func AssessProject(opts CapabilitiesOptions) (*Assessment, error) {
 
 // WriteText prints each level with its criteria, met or not, and why.
 func (a *Assessment) WriteText(w io.Writer) error {
-	fmt.Fprintf(w, "capability level: %s\n", a.Level)
+	if a.Met {
+		fmt.Fprintf(w, "capability level: %s\n", a.Level)
+	} else {
+		fmt.Fprintf(w, "capability level: none proven; the CSV declares %s, the floor every CSV declares (%s)\n", a.Level, a.unmetSummary(a.Level))
+	}
 	for _, lr := range a.Levels {
 		mark := "unmet"
 		if lr.Met {

@@ -3,6 +3,7 @@ package bundle
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
@@ -172,6 +173,7 @@ func TestAssess(t *testing.T) {
 			if a.Level != tt.want {
 				t.Errorf("level %s, want %s", a.Level, tt.want)
 			}
+			checkReportAgrees(t, a)
 			unmet := map[string]string{}
 			for _, l := range a.Levels {
 				for _, c := range l.Criteria {
@@ -199,6 +201,29 @@ func TestAssess(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// checkReportAgrees checks that the report's first line says no more
+// than its levels do: a level it names is met below; when Basic Install is
+// unmet, it names no level as proven.
+func checkReportAgrees(t *testing.T, a *Assessment) {
+	t.Helper()
+	var out strings.Builder
+	if err := a.WriteText(&out); err != nil {
+		t.Fatal(err)
+	}
+	head, _, _ := strings.Cut(out.String(), "\n")
+	floorMet := a.Levels[0].Met
+	switch {
+	case floorMet && head != "capability level: "+a.Level.String():
+		t.Errorf("report opens %q, want the proven level %s", head, a.Level)
+	case floorMet && !strings.Contains(out.String(), fmt.Sprintf("\n%d %s: met\n", int(a.Level), a.Level)):
+		t.Errorf("report names %s but does not show it met:\n%s", a.Level, out.String())
+	case !floorMet && !strings.HasPrefix(head, "capability level: none proven"):
+		t.Errorf("Basic Install is unmet, yet the report opens %q", head)
+	case a.Met != floorMet:
+		t.Errorf("Met = %v, but Basic Install met = %v", a.Met, floorMet)
 	}
 }
 

@@ -21,4 +21,9 @@
 //
 // BuildImage and BuildOperatorImage make the bundle image and the operator
 // image without a container engine; the images are reproducible.
+//
+// Stage bundle of chart -> scaffold -> bundle -> catalog -> olm/cluster ->
+// doctor -> cmd: it may import earlier stages, the runtime and internal/,
+// and must not import a later stage (catalog, olm, cluster, apply, doctor,
+// cmd/).
 package bundle

@@ -479,9 +479,9 @@ func (g *generation) capabilities(csv *v1alpha1.ClusterServiceVersion, mon monit
 	if declared, ok := ParseLevel(csv.Annotations[AnnotationCapabilities]); ok && declared > a.Level {
 		if !g.opts.ForceCapabilities {
 			return fmt.Errorf("%w: the base CSV declares %q, the evidence proves %q (%s); run `chartpilot bundle capabilities` for what is missing, or pass --force-capabilities",
-				ErrCapabilityNotProven, declared, a.Level, a.unmetSummary(a.Level+1))
+				ErrCapabilityNotProven, declared, a.Proven(), a.unmetSummary(a.nextUnmet()))
 		}
-		g.warn("capabilities forced to %q; the evidence proves %q", declared, a.Level)
+		g.warn("capabilities forced to %q; the evidence proves %q", declared, a.Proven())
 		level = declared
 	}
 	csv.Annotations[AnnotationCapabilities] = level.String()

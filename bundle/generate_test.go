@@ -465,7 +465,7 @@ func TestGenerateErrors(t *testing.T) {
 			replaceInFile(t, p, "capabilities: Basic Install", "capabilities: Deep Insights")
 		},
 		wantErr: ErrCapabilityNotProven,
-		want:    `the base CSV declares "Deep Insights", the evidence proves "Basic Install"`,
+		want:    `the base CSV declares "Deep Insights", the evidence proves "none" (Basic Install lacks: a CR installs the operand`,
 	}, {
 		name:    "no PROJECT file",
 		edit:    func(t *testing.T, dir string) { removeFile(t, filepath.Join(dir, "PROJECT")) },

@@ -3,12 +3,13 @@ package bundle
 import (
 	"context"
 	"fmt"
+	"os"
 	"slices"
 
 	"github.com/blang/semver/v4"
+	"github.com/operator-framework/operator-registry/alpha/declcfg"
 	"github.com/operator-framework/operator-registry/alpha/property"
 
-	"github.com/chartpilot/chartpilot/catalog"
 	"github.com/chartpilot/chartpilot/internal/registryv1"
 )
 
@@ -23,9 +24,11 @@ func (g *generation) upgradePath(ctx context.Context, pkg string, v semver.Versi
 	if g.opts.FromCatalog == "" {
 		return "", "", nil
 	}
-	cfg, err := catalog.LoadDir(ctx, g.opts.FromCatalog)
+	// operator-registry's own loader, not package catalog's faster one:
+	// the bundle stage comes before the catalog's and never imports it.
+	cfg, err := declcfg.LoadFS(ctx, os.DirFS(g.opts.FromCatalog))
 	if err != nil {
-		return "", "", fmt.Errorf("--from-catalog: %w", err)
+		return "", "", fmt.Errorf("--from-catalog %s: %w", g.opts.FromCatalog, err)
 	}
 	versions := map[string]semver.Version{}
 	for _, b := range cfg.Bundles {

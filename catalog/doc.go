@@ -38,4 +38,8 @@
 // under /configs, the serving cache pre-built, the configs label);
 // WriteOCILayout, PushImage and PullImage move it with go-containerregistry,
 // and WriteDockerfile writes the equivalent catalog.Dockerfile.
+//
+// Stage catalog of chart -> scaffold -> bundle -> catalog -> olm/cluster ->
+// doctor -> cmd: it may import earlier stages, the runtime and internal/,
+// and must not import a later stage (olm, cluster, apply, doctor, cmd/).
 package catalog

@@ -173,8 +173,8 @@ func layoutChannel(title string, cg channelGraph, versions map[string]semver.Ver
 		node.y *= svgNodeHeight + svgRowGap
 	}
 	for _, e := range cg.edges {
-		if span := layer[e.to] - layer[e.from]; span > 1 || span < 0 {
-			pn.top = max(pn.top, min(svgArcMax, svgArcStep*abs(span)))
+		if span := layer[e.to] - layer[e.from]; span > 1 || span < 0 || e.parallel {
+			pn.top = max(pn.top, min(svgArcMax, svgArcStep*max(1, abs(span))))
 		}
 	}
 	pn.width = max(x-svgColumnGap, svgCharWidth*len(title)) + 2*svgMargin
@@ -215,14 +215,15 @@ func (pn svgPanel) write(b *strings.Builder, x0, y0 int) {
 		if e.kind == "skipRange" {
 			title += " " + e.skipRange
 		}
-		if to.x <= from.x+from.w+svgColumnGap && y1 == y2 && to.x > from.x {
+		if to.x <= from.x+from.w+svgColumnGap && y1 == y2 && to.x > from.x && !e.parallel {
 			// Neighbouring layers on one row: a straight arrow.
 			fmt.Fprintf(b, `<line x1="%d" y1="%d" x2="%d" y2="%d" stroke="#333"%s marker-end="url(#arrow)"><title>%s</title></line>`+"\n",
 				x1, y1, x2, y2, svgDash(e.kind), html.EscapeString(title))
 			continue
 		}
-		// Otherwise an arc from the top of one box to the top of the other,
-		// higher the more layers it jumps.
+		// Otherwise (or beside a straight arrow between the same boxes) an
+		// arc from the top of one box to the top of the other, higher the
+		// more layers it jumps.
 		x1, y1 = ox+from.x+from.w/2, oy+from.y
 		x2, y2 = ox+to.x+to.w/2, oy+to.y
 		lift := min(svgArcMax, svgArcStep*max(1, abs(to.x-from.x)/(svgMinNode+svgColumnGap)))

@@ -340,12 +340,18 @@ type graphEdge struct {
 	kind string
 	// skipRange is the range of a skipRange edge.
 	skipRange string
+	// parallel says a replaces or skips edge joins the same bundles: the
+	// drawing keeps the two apart.
+	parallel bool
 }
 
 // channelGraph is what the drawings show of a channel: its entries in
 // version order, its head, and its edges in a stable order (per entry:
 // replaces, skips, then the head's skipRange edges). skipRange edges are
-// drawn into the head only: drawing every entry's range would bury the chain.
+// drawn into the head only, from every bundle in its range, also those a
+// replaces or skips already joins to it (the range is what lets them
+// upgrade straight to the head); drawing every entry's range would bury
+// the chain, so the others are noted on their nodes.
 type channelGraph struct {
 	entries []declcfg.ChannelEntry
 	head    string
@@ -381,8 +387,9 @@ func newChannelGraph(ch declcfg.Channel, versions map[string]semver.Version) cha
 			continue
 		}
 		for _, o := range entries {
-			if v, ok := versions[o.Name]; ok && o.Name != e.Name && o.Name != e.Replaces && !slices.Contains(e.Skips, o.Name) && r(v) {
-				cg.edges = append(cg.edges, graphEdge{from: o.Name, to: e.Name, kind: "skipRange", skipRange: e.SkipRange})
+			if v, ok := versions[o.Name]; ok && o.Name != e.Name && r(v) {
+				parallel := o.Name == e.Replaces || slices.Contains(e.Skips, o.Name)
+				cg.edges = append(cg.edges, graphEdge{from: o.Name, to: e.Name, kind: "skipRange", skipRange: e.SkipRange, parallel: parallel})
 			}
 		}
 	}

@@ -175,6 +175,10 @@ func TestGraph(t *testing.T) {
 		"flowchart LR",
 		`pkg_alpha__stable__alpha_v1_0_0 -- replaces --> pkg_alpha__stable__alpha_v1_0_1`,
 		`pkg_alpha__stable__alpha_v1_0_0 -. "skipRange #gt;=1.0.0 #lt;1.1.0" .-> pkg_alpha__stable__alpha_v1_1_0`,
+		// The head's range is drawn also where a replaces joins the same
+		// bundles (a first upgrade: 0.2.0 replaces 0.1.0 and skips it).
+		`pkg_zeta__stable__zeta_v0_1_0 -- replaces --> pkg_zeta__stable__zeta_v0_2_0`,
+		`pkg_zeta__stable__zeta_v0_1_0 -. "skipRange #gt;=0.1.0 #lt;0.2.0" .-> pkg_zeta__stable__zeta_v0_2_0`,
 		"class pkg_alpha__stable__alpha_v1_0_0 deprecated",
 		`subgraph pkg_alpha__fast["fast (deprecated)"]`,
 	)

@@ -9,4 +9,9 @@
 // loads a chart once for many renders and parses each distinct template
 // output once: rendering with Helm's engine is fast, parsing the output (a
 // chart's CRDs are often megabytes) is not.
+//
+// Stage chart of chart -> scaffold -> bundle -> catalog -> olm/cluster ->
+// doctor -> cmd: it may import earlier stages, the runtime and internal/,
+// and must not import a later stage (rbac, scaffold, bundle, scorecard,
+// catalog, olm, cluster, apply, doctor, cmd/).
 package chart

@@ -22,4 +22,9 @@
 // New optional fields, new enum values and loosened bounds are safe and not
 // reported. Each Change says where, which rule, why it breaks existing CRs
 // and what to do instead.
+//
+// Stage chart of chart -> scaffold -> bundle -> catalog -> olm/cluster ->
+// doctor -> cmd: it may import earlier stages, the runtime and internal/,
+// and must not import a later stage (rbac, scaffold, bundle, scorecard,
+// catalog, olm, cluster, apply, doctor, cmd/).
 package crddiff

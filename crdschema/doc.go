@@ -28,4 +28,9 @@
 //     commented-out YAML examples;
 //   - defaults are never required, so a CR that plain Helm would accept is not
 //     rejected.
+//
+// Stage chart of chart -> scaffold -> bundle -> catalog -> olm/cluster ->
+// doctor -> cmd: it may import earlier stages, the runtime and internal/,
+// and must not import a later stage (rbac, scaffold, bundle, scorecard,
+// catalog, olm, cluster, apply, doctor, cmd/).
 package crdschema

@@ -10,4 +10,8 @@
 // package olm diagnoses it.
 //
 // Each check passes, warns or fails, with a one-line fix. Run only reads.
+//
+// Stage doctor of chart -> scaffold -> bundle -> catalog -> olm/cluster ->
+// doctor -> cmd: it may import earlier stages, the runtime and internal/,
+// and must not import a later stage (cmd/).
 package doctor

@@ -1,7 +1,3 @@
-// Package example holds the chart of chartpilot's example operator: the chart
-// `chartpilot demo` turns into an operator (hello/), and the files that change
-// in its next release (hello-0.2.0/), which the demo publishes to show OLM
-// upgrading the operator. They are embedded so the demo runs from anywhere.
 package example
 
 // The repository's top level is this operator's project: rewrite its files

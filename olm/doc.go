@@ -9,4 +9,8 @@
 // Objects are found by the package they install (a Subscription's
 // spec.name), not by name, so that Subscriptions created with kubectl are
 // handled as well as those Subscribe made.
+//
+// Stage olm/cluster of chart -> scaffold -> bundle -> catalog ->
+// olm/cluster -> doctor -> cmd: it may import earlier stages, the runtime
+// and internal/, and must not import a later stage (doctor, cmd/).
 package olm

@@ -44,7 +44,9 @@ func chartpilot(t *testing.T, args ...string) (string, error) {
 	t.Helper()
 	streams, _, out, errOut := genericiooptions.NewTestIOStreams()
 	cmd := cli.NewRootCommand(streams)
-	cmd.SetArgs(append([]string{"--kubeconfig", env.Kubeconfig}, args...))
+	// The kubectl flags belong to the commands that reach a cluster, not
+	// to the root: they follow the command's name.
+	cmd.SetArgs(append(args, "--kubeconfig", env.Kubeconfig))
 	err := cmd.Execute()
 	return out.String() + errOut.String(), err
 }

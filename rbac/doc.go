@@ -31,4 +31,9 @@
 // file, the gate and the fix; deprecated ones are warnings. So are chart
 // roles Kubernetes would refuse (read leniently, never a reason to stop) and
 // rules that make the operator cluster-admin in effect.
+//
+// Stage scaffold of chart -> scaffold -> bundle -> catalog -> olm/cluster
+// -> doctor -> cmd: it may import earlier stages, the runtime and
+// internal/, and must not import a later stage (bundle, scorecard, catalog,
+// olm, cluster, apply, doctor, cmd/).
 package rbac

@@ -12,4 +12,9 @@
 // Generate re-derives RBAC and CRDs after a chart change. Adopt brings a
 // project written by operator-sdk's helm plugin to the same point, keeping
 // the author's edits (backups under BackupDir, or a refusal).
+//
+// Stage scaffold of chart -> scaffold -> bundle -> catalog -> olm/cluster
+// -> doctor -> cmd: it may import earlier stages, the runtime and
+// internal/, and must not import a later stage (bundle, scorecard, catalog,
+// olm, cluster, apply, doctor, cmd/).
 package scaffold

@@ -16,4 +16,9 @@
 // checks install, upgrade from a previous bundle, uninstall and that the
 // CSV's permissions suffice. Results are v1alpha3 TestLists, written as text,
 // JSON or xUnit.
+//
+// Stage bundle of chart -> scaffold -> bundle -> catalog -> olm/cluster ->
+// doctor -> cmd: it may import earlier stages, the runtime and internal/,
+// and must not import a later stage (catalog, olm, cluster, apply, doctor,
+// cmd/).
 package scorecard

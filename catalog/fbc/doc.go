@@ -9,4 +9,8 @@
 // one (documents in the block style declcfg writes, bundle objects in
 // JSON) and falls back to declcfg's own path for anything else, so that
 // the results are equal for every input (the tests compare them).
+//
+// Stage catalog of chart -> scaffold -> bundle -> catalog -> olm/cluster ->
+// doctor -> cmd: it may import earlier stages, the runtime and internal/,
+// and must not import a later stage (olm, cluster, apply, doctor, cmd/).
 package fbc

@@ -41,4 +41,8 @@
 // NewServer listens on loopback unless told otherwise, over HTTPS as
 // catalogd does (HTTP/1.1 only, TLS 1.2 or later) with a certificate given
 // or generated at start, or over plain HTTP.
+//
+// Stage catalog of chart -> scaffold -> bundle -> catalog -> olm/cluster ->
+// doctor -> cmd: it may import earlier stages and internal/, and must not
+// import a later stage (olm, cluster, apply, doctor, cmd/).
 package httpapi

@@ -16,4 +16,8 @@
 // Go's map order (the bundle that replaces one that several bundles
 // replace or skip), the index answers deterministically: a bundle that
 // replaces it before one that only skips it, then the first by name.
+//
+// Stage catalog of chart -> scaffold -> bundle -> catalog -> olm/cluster ->
+// doctor -> cmd: it may import earlier stages, the runtime and internal/,
+// and must not import a later stage (olm, cluster, apply, doctor, cmd/).
 package index

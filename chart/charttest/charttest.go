@@ -1,4 +1,3 @@
-// Package charttest writes charts for tests from the contents of their files.
 package charttest
 
 import (

@@ -1,9 +1,3 @@
-// Package pki generates the local cluster's certificate authority, the
-// certificates of its components and the service-account signing key.
-//
-// Everything is generated on this machine, once, and kept in the cluster's
-// state directory: running it again keeps what exists, so restarting a cluster
-// does not invalidate kubeconfigs or service-account tokens already issued.
 package pki
 
 import (

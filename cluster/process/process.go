@@ -1,6 +1,3 @@
-// Package process starts the local cluster's components as daemons that
-// outlive the command that started them, finds them again from pid files, and
-// stops them with their whole process group.
 package process
 
 import (

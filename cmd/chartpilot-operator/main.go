@@ -1,7 +1,3 @@
-// Command chartpilot-operator is the Helm operator runtime alone: `run`, with
-// the same flags as `chartpilot run`, and none of chartpilot's build-time
-// commands. The operator image runs it: a smaller static binary, quicker to
-// cross-build, with fewer pages resident.
 package main
 
 import (
@@ -31,7 +27,7 @@ func newRootCommand(streams genericiooptions.IOStreams) *cobra.Command {
 	cmd.SetIn(streams.In)
 	cmd.SetOut(streams.Out)
 	cmd.SetErr(streams.ErrOut)
-	configFlags := runcmd.AddClusterFlags(cmd.PersistentFlags())
-	cmd.AddCommand(runcmd.New(streams, configFlags), runcmd.NewMover(streams))
+	runcmd.AddVerbosityFlag(cmd.PersistentFlags())
+	cmd.AddCommand(runcmd.New(streams, runcmd.NewConfigFlags()), runcmd.NewMover(streams))
 	return cmd
 }

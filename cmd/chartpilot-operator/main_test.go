@@ -19,7 +19,7 @@ var buildTime = []string{
 	module + "/scaffold", module + "/bundle", module + "/catalog", module + "/cluster",
 	module + "/rbac", module + "/chart", module + "/scorecard", module + "/olm",
 	module + "/doctor", module + "/crdschema", module + "/apply",
-	module + "/internal/cli", module + "/internal/demo", module + "/internal/ociimage",
+	module + "/cmd/cli", module + "/cmd/demo", module + "/internal/ociimage",
 	"github.com/operator-framework", "github.com/google/go-containerregistry",
 }
 

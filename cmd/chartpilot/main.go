@@ -1,4 +1,3 @@
-// Command chartpilot takes a Helm chart to an operator that OLM installs and upgrades.
 package main
 
 import (

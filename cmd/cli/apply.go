@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -107,8 +108,19 @@ func applyOptions(configFlags *genericclioptions.ConfigFlags, out io.Writer) (ap
 	return apply.Options{Config: cfg, Namespace: ns, Out: out}, nil
 }
 
+// applyCmdOptions are apply's and delete's flags: delete deletes the
+// objects apply applies.
+type applyCmdOptions struct {
+	kustomize   kustomizeFlags
+	streams     genericiooptions.IOStreams
+	configFlags *genericclioptions.ConfigFlags
+	delete      bool
+	wait        bool
+	timeout     time.Duration
+}
+
 func newApplyCommand(streams genericiooptions.IOStreams, configFlags *genericclioptions.ConfigFlags) *cobra.Command {
-	f := &kustomizeFlags{}
+	o := &applyCmdOptions{streams: streams, configFlags: configFlags}
 	cmd := &cobra.Command{
 		Use:   "apply --kustomize DIR",
 		Short: "Build a kustomization and apply it to the cluster with server-side apply (make install, make deploy)",
@@ -122,26 +134,15 @@ are applied.`,
   chartpilot apply --kustomize config/default --image controller=example.com/op:v0.1.0
   chartpilot apply --kustomize config/default --dry-run -o yaml`,
 		Args: cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			objs, err := f.build(streams.Out, false)
-			if err != nil || f.dryRun {
-				return err
-			}
-			opts, err := applyOptions(configFlags, streams.Out)
-			if err != nil {
-				return err
-			}
-			return apply.Apply(cmd.Context(), objs, opts)
-		},
+		RunE: runOptions(o),
 	}
-	f.add(cmd, true)
+	runcmd.AddKubeFlags(cmd.Flags(), configFlags)
+	o.kustomize.add(cmd, true)
 	return cmd
 }
 
 func newDeleteCommand(streams genericiooptions.IOStreams, configFlags *genericclioptions.ConfigFlags) *cobra.Command {
-	f := &kustomizeFlags{}
-	var wait bool
-	var timeout time.Duration
+	o := &applyCmdOptions{streams: streams, configFlags: configFlags, delete: true}
 	cmd := &cobra.Command{
 		Use:   "delete --kustomize DIR",
 		Short: "Delete the objects of a kustomization from the cluster (make uninstall, make undeploy)",
@@ -151,23 +152,36 @@ last). Each step waits until what it deleted is gone, so that the operator
 still runs while its custom resources' finalizers uninstall their releases, and
 a CRD is gone before the next make install. Objects already gone count as
 deleted, so delete can be repeated.`,
-		Example: `  chartpilot delete --kustomize config/default`,
-		Args:    cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			objs, err := f.build(streams.Out, true)
-			if err != nil || f.dryRun {
-				return err
-			}
-			opts, err := applyOptions(configFlags, streams.Out)
-			if err != nil {
-				return err
-			}
-			opts.Wait, opts.Timeout = wait, timeout
-			return apply.Delete(cmd.Context(), objs, opts)
-		},
+		Example: `  chartpilot delete --kustomize config/default
+  chartpilot delete --kustomize config/crd --timeout 5m`,
+		Args: cobra.NoArgs,
+		RunE: runOptions(o),
 	}
-	f.add(cmd, false)
-	cmd.Flags().BoolVar(&wait, "wait", true, "wait at each step until what was deleted is gone (finalizers done): custom resources, then the rest, then CRDs, then Namespaces")
-	cmd.Flags().DurationVar(&timeout, "timeout", 2*time.Minute, "how long each step may wait with --wait")
+	runcmd.AddKubeFlags(cmd.Flags(), configFlags)
+	o.kustomize.add(cmd, false)
+	cmd.Flags().BoolVar(&o.wait, "wait", true, "wait at each step until what was deleted is gone (finalizers done): custom resources, then the rest, then CRDs, then Namespaces")
+	cmd.Flags().DurationVar(&o.timeout, "timeout", 2*time.Minute, "how long each step may wait with --wait")
 	return cmd
+}
+
+func (o *applyCmdOptions) complete(*cobra.Command, []string) error { return nil }
+
+func (o *applyCmdOptions) validate() error { return nil }
+
+// run builds the kustomization, then (unless --dry-run printed it)
+// applies or deletes its objects.
+func (o *applyCmdOptions) run(ctx context.Context) error {
+	objs, err := o.kustomize.build(o.streams.Out, o.delete)
+	if err != nil || o.kustomize.dryRun {
+		return err
+	}
+	opts, err := applyOptions(o.configFlags, o.streams.Out)
+	if err != nil {
+		return err
+	}
+	if !o.delete {
+		return apply.Apply(ctx, objs, opts)
+	}
+	opts.Wait, opts.Timeout = o.wait, o.timeout
+	return apply.Delete(ctx, objs, opts)
 }

@@ -83,6 +83,7 @@ must serve the backup kinds (chartpilot init and generate scaffold them).`,
 		Args: cobra.ExactArgs(2),
 		RunE: runOptions(o),
 	}
+	runcmd.AddKubeFlags(cmd.Flags(), configFlags)
 	o.follow.add(cmd)
 	o.flags.AddFlags(cmd.Flags())
 	return cmd
@@ -129,6 +130,7 @@ unless --overwrite.`,
 		Args: cobra.ExactArgs(2),
 		RunE: runOptions(o),
 	}
+	runcmd.AddKubeFlags(cmd.Flags(), configFlags)
 	o.follow.add(cmd)
 	fl := cmd.Flags()
 	fl.StringVar(&o.spec.TargetNamespace, "target-namespace", "", "namespace to restore into (default: the backup's)")
@@ -178,6 +180,7 @@ their last backup, last and next run.`,
 		Args: cobra.RangeArgs(1, 2),
 		RunE: runOptions(o),
 	}
+	runcmd.AddKubeFlags(cmd.Flags(), configFlags)
 	fl := cmd.Flags()
 	fl.StringVar(&o.name, "name", "", "name of the schedule (default: NAME-backups)")
 	fl.BoolVar(&o.list, "list", false, "print the schedules of the namespace with their last and next run")

@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -27,13 +28,17 @@ bundle/metadata/annotations.yaml and the scorecard tests' configuration.
 chartpilot generates it from the project's config/ with kustomize built in,
 computes its capability level from evidence, validates it with
 operator-framework's validators and builds its image without a Docker daemon.`,
+		Example: `  chartpilot bundle generate --version 0.1.0 --image controller=quay.io/me/op:v0.1.0
+  chartpilot bundle validate ./bundle
+  chartpilot bundle capabilities
+  chartpilot bundle build --tag quay.io/me/op-bundle:v0.1.0 && chartpilot bundle push quay.io/me/op-bundle:v0.1.0`,
 	}
 	cmd.AddCommand(
 		newBundleGenerateCommand(streams),
 		newBundleValidateCommand(streams),
 		newBundleCapabilitiesCommand(streams),
 		newBundleBuildCommand(streams),
-		newPushCommand(streams, "bundle"),
+		newPushCommand(streams, "bundle", "bundle"),
 	)
 	return cmd
 }
@@ -66,10 +71,17 @@ func sourceDateEpoch() (*time.Time, error) {
 	return &t, nil
 }
 
+// bundleGenerateOptions are bundle generate's flags and arguments.
+type bundleGenerateOptions struct {
+	bundle.GenerateOptions
+	streams genericiooptions.IOStreams
+	images  []string
+	output  *enumFlag
+}
+
 func newBundleGenerateCommand(streams genericiooptions.IOStreams) *cobra.Command {
-	var opts bundle.GenerateOptions
-	var images []string
-	output := outputFlag()
+	o := &bundleGenerateOptions{streams: streams, output: outputFlag()}
+	opts := &o.GenerateOptions
 	cmd := &cobra.Command{
 		Use:   "generate [PROJECT_DIR]",
 		Short: "Write bundle/ and bundle.Dockerfile from config/ (what `make bundle` runs)",
@@ -91,52 +103,14 @@ atomically.`,
   chartpilot bundle generate --version 0.2.0 --channels stable --from-catalog catalog
   SOURCE_DATE_EPOCH=$(git log -1 --format=%ct) chartpilot bundle generate --version 0.2.0`,
 		Args: cobra.MaximumNArgs(1),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			if len(args) == 1 {
-				opts.Dir = args[0]
-			}
-			var err error
-			if opts.Images, err = imagesFlag(images); err != nil {
-				return err
-			}
-			if opts.CreatedAt, err = sourceDateEpoch(); err != nil {
-				return err
-			}
-			opts.Builder = version.Builder()
-			opts.Out = streams.ErrOut
-			res, err := bundle.Generate(cmd.Context(), opts)
-			if err != nil {
-				return err
-			}
-			return printData(streams.Out, output.String(), res, func(w io.Writer) error {
-				verb := "wrote"
-				if res.Unchanged {
-					verb = "unchanged:"
-				}
-				fmt.Fprintf(w, "%s bundle %s: %s (package %s, channels %s", verb, res.Dir, res.CSV, res.Package, strings.Join(res.Channels, ","))
-				if res.DefaultChannel != "" {
-					fmt.Fprintf(w, ", default %s", res.DefaultChannel)
-				}
-				fmt.Fprintf(w, "), capabilities %q\n", res.Capabilities)
-				if res.Replaces != "" || res.SkipRange != "" {
-					fmt.Fprintf(w, "  upgrades from: replaces %q, skipRange %q\n", res.Replaces, res.SkipRange)
-				}
-				if len(res.Images) > 0 {
-					fmt.Fprintf(w, "  relatedImages found in the charts' renders (%d):\n", len(res.Images))
-					for _, img := range res.Images {
-						fmt.Fprintf(w, "    %s\n", img)
-					}
-				}
-				return nil
-			})
-		},
+		RunE: runOptions(o),
 	}
 	fl := cmd.Flags()
 	fl.StringVar(&opts.Version, "version", "", "the operator's semantic version, e.g. 0.1.0 (required)")
 	fl.StringSliceVar(&opts.Channels, "channels", nil, "the bundle's channels (default: the existing bundle's, else alpha)")
 	fl.StringVar(&opts.DefaultChannel, "default-channel", "", "the package's default channel (default: the existing bundle's, else the only channel)")
 	fl.StringVar(&opts.Package, "package", "", "the package name (default: the project's name)")
-	fl.StringArrayVar(&images, "image", nil, "replace a container image by name, NAME=IMAGE (e.g. controller=quay.io/me/op:v0.1.0), also where an images entry of config/ renamed NAME; repeatable")
+	fl.StringArrayVar(&o.images, "image", nil, "replace a container image by name, NAME=IMAGE (e.g. controller=quay.io/me/op:v0.1.0), also where an images entry of config/ renamed NAME; repeatable")
 	fl.StringVar(&opts.KubeVersion, "k8s-version", rbac.DefaultKubeVersion, "the Kubernetes version the charts are rendered for")
 	fl.StringVar(&opts.OutputDir, "output-dir", bundle.DefaultOutputDir, "the bundle directory, relative to PROJECT_DIR")
 	fl.StringVar(&opts.FromCatalog, "from-catalog", "", "a file-based catalog: replace the newest older version of the package in it and skip all older ones")
@@ -144,15 +118,67 @@ atomically.`,
 	fl.BoolVar(&opts.UseImageDigests, "use-image-digests", false, "pin every image to its digest, resolved against its registry")
 	fl.StringVar(&opts.ScorecardResults, "scorecard-results", "", "scorecard results (JSON TestList) to prove capability levels with")
 	fl.BoolVar(&opts.ForceCapabilities, "force-capabilities", false, "keep a capability level the base CSV declares even when the evidence does not prove it")
-	fl.VarP(output, "output", "o", "output format: text, json or yaml")
+	fl.VarP(o.output, "output", "o", "output format: text, json or yaml")
 	_ = cmd.MarkFlagRequired("version")
 	return cmd
 }
 
+func (o *bundleGenerateOptions) complete(_ *cobra.Command, args []string) (err error) {
+	if len(args) == 1 {
+		o.Dir = args[0]
+	}
+	if o.Images, err = imagesFlag(o.images); err != nil {
+		return err
+	}
+	if o.CreatedAt, err = sourceDateEpoch(); err != nil {
+		return err
+	}
+	o.Builder = version.Builder()
+	o.Out = o.streams.ErrOut
+	return nil
+}
+
+func (o *bundleGenerateOptions) validate() error { return nil }
+
+func (o *bundleGenerateOptions) run(ctx context.Context) error {
+	res, err := bundle.Generate(ctx, o.GenerateOptions)
+	if err != nil {
+		return err
+	}
+	return printData(o.streams.Out, o.output.String(), res, func(w io.Writer) error {
+		verb := "wrote"
+		if res.Unchanged {
+			verb = "unchanged:"
+		}
+		fmt.Fprintf(w, "%s bundle %s: %s (package %s, channels %s", verb, res.Dir, res.CSV, res.Package, strings.Join(res.Channels, ","))
+		if res.DefaultChannel != "" {
+			fmt.Fprintf(w, ", default %s", res.DefaultChannel)
+		}
+		fmt.Fprintf(w, "), capabilities %q\n", res.Capabilities)
+		if res.Replaces != "" || res.SkipRange != "" {
+			fmt.Fprintf(w, "  upgrades from: replaces %q, skipRange %q\n", res.Replaces, res.SkipRange)
+		}
+		if len(res.Images) > 0 {
+			fmt.Fprintf(w, "  relatedImages found in the charts' renders (%d):\n", len(res.Images))
+			for _, img := range res.Images {
+				fmt.Fprintf(w, "    %s\n", img)
+			}
+		}
+		return nil
+	})
+}
+
+// bundleValidateOptions are bundle validate's flags and arguments.
+type bundleValidateOptions struct {
+	bundle.ValidateOptions
+	streams  genericiooptions.IOStreams
+	optional []string
+	output   *enumFlag
+}
+
 func newBundleValidateCommand(streams genericiooptions.IOStreams) *cobra.Command {
-	var opts bundle.ValidateOptions
-	var optional []string
-	output := newEnumFlag("text", "text", "json")
+	o := &bundleValidateOptions{streams: streams, output: newEnumFlag("text", "text", "json")}
+	opts := &o.ValidateOptions
 	cmd := &cobra.Command{
 		Use:   "validate [BUNDLE_DIR]",
 		Short: "Check a bundle with every validator of operator-framework/api; exit 1 on errors",
@@ -177,47 +203,61 @@ do instead; --allow-unsafe-api-changes makes them warnings.`,
   chartpilot bundle validate ./bundle --previous quay.io/me/op-bundle:v0.1.0
   chartpilot bundle validate ./bundle --select-optional suite=operatorhub -o json`,
 		Args: cobra.MaximumNArgs(1),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			opts.Dir = bundle.DefaultOutputDir
-			if len(args) == 1 {
-				opts.Dir = args[0]
-			}
-			if !cmd.Flags().Changed("project") {
-				opts.Project = bundle.ProjectOf(opts.Dir)
-			}
-			for _, sel := range optional {
-				suite, ok := strings.CutPrefix(sel, "suite=")
-				if !ok {
-					return fmt.Errorf("--select-optional %q: want suite=NAME (one of %s)", sel, strings.Join(bundle.Suites, ", "))
-				}
-				opts.Suites = append(opts.Suites, suite)
-			}
-			rep, err := bundle.Validate(opts)
-			if rep == nil {
-				return err
-			}
-			if perr := printData(streams.Out, output.String(), rep, rep.WriteText); perr != nil {
-				return perr
-			}
-			if errors.Is(err, bundle.ErrInvalid) {
-				return fmt.Errorf("bundle %s: %d validation error(s)", opts.Dir, rep.Errors())
-			}
-			return err
-		},
+		RunE: runOptions(o),
 	}
 	fl := cmd.Flags()
 	fl.StringVar(&opts.KubeVersion, "k8s-version", rbac.DefaultKubeVersion, "the Kubernetes version deprecated and removed APIs are checked against")
 	fl.StringVar(&opts.Project, "project", "", "the project the bundle was generated from, whose charts' crds/ are checked too (default: the bundle directory's parent when it holds watches.yaml; \"\" for none)")
 	fl.StringVar(&opts.Previous, "previous", "", "the bundle (directory or image) this one upgrades: unsafe CRD changes since it are errors")
 	fl.BoolVar(&opts.AllowUnsafeAPIChanges, "allow-unsafe-api-changes", false, "report unsafe CRD changes since --previous as warnings")
-	fl.StringArrayVar(&optional, "select-optional", nil, "optional validators: suite="+strings.Join(bundle.Suites, "|")+"; repeatable")
-	fl.VarP(output, "output", "o", "output format: text or json")
+	fl.StringArrayVar(&o.optional, "select-optional", nil, "optional validators: suite="+strings.Join(bundle.Suites, "|")+"; repeatable")
+	fl.VarP(o.output, "output", "o", "output format: text or json")
 	return cmd
 }
 
+func (o *bundleValidateOptions) complete(cmd *cobra.Command, args []string) error {
+	o.Dir = bundle.DefaultOutputDir
+	if len(args) == 1 {
+		o.Dir = args[0]
+	}
+	if !cmd.Flags().Changed("project") {
+		o.Project = bundle.ProjectOf(o.Dir)
+	}
+	for _, sel := range o.optional {
+		suite, ok := strings.CutPrefix(sel, "suite=")
+		if !ok {
+			return fmt.Errorf("--select-optional %q: want suite=NAME (one of %s)", sel, strings.Join(bundle.Suites, ", "))
+		}
+		o.Suites = append(o.Suites, suite)
+	}
+	return nil
+}
+
+func (o *bundleValidateOptions) validate() error { return nil }
+
+func (o *bundleValidateOptions) run(context.Context) error {
+	rep, err := bundle.Validate(o.ValidateOptions)
+	if rep == nil {
+		return err
+	}
+	if perr := printData(o.streams.Out, o.output.String(), rep, rep.WriteText); perr != nil {
+		return perr
+	}
+	if errors.Is(err, bundle.ErrInvalid) {
+		return fmt.Errorf("bundle %s: %d validation error(s)", o.Dir, rep.Errors())
+	}
+	return err
+}
+
+// bundleCapabilitiesOptions are bundle capabilities' flags and arguments.
+type bundleCapabilitiesOptions struct {
+	bundle.CapabilitiesOptions
+	streams genericiooptions.IOStreams
+	output  *enumFlag
+}
+
 func newBundleCapabilitiesCommand(streams genericiooptions.IOStreams) *cobra.Command {
-	var opts bundle.CapabilitiesOptions
-	output := outputFlag()
+	o := &bundleCapabilitiesOptions{streams: streams, output: outputFlag()}
 	cmd := &cobra.Command{
 		Use:   "capabilities [PROJECT_DIR]",
 		Short: "Print the computed capability level: each level's criteria, met or not, and why",
@@ -227,21 +267,32 @@ runtime does for the operator (its watches), what the generated bundle declares
 scorecard proved (--scorecard-results: chartpilot-install, -upgrade,
 -uninstall and -rbac). A level counts when it and every level below are met.
 The criteria are in docs/capabilities.md.`,
+		Example: `  chartpilot bundle capabilities
+  chartpilot scorecard bundle --results scorecard.json; chartpilot bundle capabilities --scorecard-results scorecard.json
+  chartpilot bundle capabilities my-operator -o json`,
 		Args: cobra.MaximumNArgs(1),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			if len(args) == 1 {
-				opts.Dir = args[0]
-			}
-			a, err := bundle.AssessProject(opts)
-			if err != nil {
-				return err
-			}
-			return printData(streams.Out, output.String(), a, a.WriteText)
-		},
+		RunE: runOptions(o),
 	}
 	fl := cmd.Flags()
-	fl.StringVar(&opts.BundleDir, "bundle-dir", bundle.DefaultOutputDir, "the generated bundle, relative to PROJECT_DIR")
-	fl.StringVar(&opts.ScorecardResults, "scorecard-results", "", "scorecard results (JSON TestList) to prove levels with")
-	fl.VarP(output, "output", "o", "output format: text, json or yaml")
+	fl.StringVar(&o.BundleDir, "bundle-dir", bundle.DefaultOutputDir, "the generated bundle, relative to PROJECT_DIR")
+	fl.StringVar(&o.ScorecardResults, "scorecard-results", "", "scorecard results (JSON TestList) to prove levels with")
+	fl.VarP(o.output, "output", "o", "output format: text, json or yaml")
 	return cmd
+}
+
+func (o *bundleCapabilitiesOptions) complete(_ *cobra.Command, args []string) error {
+	if len(args) == 1 {
+		o.Dir = args[0]
+	}
+	return nil
+}
+
+func (o *bundleCapabilitiesOptions) validate() error { return nil }
+
+func (o *bundleCapabilitiesOptions) run(context.Context) error {
+	a, err := bundle.AssessProject(o.CapabilitiesOptions)
+	if err != nil {
+		return err
+	}
+	return printData(o.streams.Out, o.output.String(), a, a.WriteText)
 }

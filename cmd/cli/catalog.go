@@ -40,7 +40,14 @@ skipRange, so that any older version upgrades straight to the newest.
 Bundles are published image-based (--image: OLM unpacks the bundle image) or
 inline (no image: the manifests are stored in the catalog and OLM installs
 them without unpacking anything, which the local cluster needs). Every change
-is validated first and written atomically.`,
+is validated first and written atomically.
+
+Every command takes the package as its argument and what in it by flags
+(--bundle, --channel); --dir names the catalog.`,
+		Example: `  chartpilot catalog add bundle --init-package --dir catalog
+  chartpilot catalog validate --dir catalog
+  chartpilot catalog graph --dir catalog
+  chartpilot catalog serve --dir catalog`,
 	}
 	cmd.PersistentFlags().StringVar(&f.dir, "dir", "catalog", "the catalog directory")
 	cmd.AddCommand(
@@ -202,28 +209,53 @@ func (o *catalogAddOptions) run(ctx context.Context) error {
 	})
 }
 
-// catalogRemoveOptions are catalog remove's arguments.
+// catalogRemoveOptions are catalog remove's flags and arguments.
 type catalogRemoveOptions struct {
 	catalog.RemoveOptions
 	f       *catalogFlags
 	streams genericiooptions.IOStreams
+	// oldArg is the bundle given the old way, as a second argument.
+	oldArg string
 }
 
 func newCatalogRemoveCommand(streams genericiooptions.IOStreams, f *catalogFlags) *cobra.Command {
-	return &cobra.Command{
-		Use:   "remove PACKAGE BUNDLE",
+	o := &catalogRemoveOptions{f: f, streams: streams}
+	cmd := &cobra.Command{
+		Use:   "remove PACKAGE --bundle BUNDLE",
 		Short: "Take a bundle (by name or version) out of its package; its channels close over the gap",
-		Args:  cobra.ExactArgs(2),
-		RunE:  runOptions(&catalogRemoveOptions{f: f, streams: streams}),
+		Long: `Takes the bundle out of the package; the bundles that upgraded from it upgrade
+from what it upgraded from. The bundle is named by --bundle, as catalog
+deprecate names it; the older form with the bundle as a second argument
+(catalog remove PACKAGE BUNDLE) still works, with a warning.`,
+		Example: `  chartpilot catalog remove my-operator --bundle 0.1.5
+  chartpilot catalog remove my-operator --bundle my-operator.v0.1.5 --dir build/catalog`,
+		Args: cobra.RangeArgs(1, 2),
+		RunE: runOptions(o),
 	}
+	cmd.Flags().StringVar(&o.Bundle, "bundle", "", "the bundle's name or version (required)")
+	return cmd
 }
 
 func (o *catalogRemoveOptions) complete(_ *cobra.Command, args []string) error {
-	o.Dir, o.Package, o.Bundle = o.f.dir, args[0], args[1]
+	o.Dir, o.Package = o.f.dir, args[0]
+	if len(args) == 2 {
+		o.oldArg = args[1]
+	}
 	return nil
 }
 
-func (o *catalogRemoveOptions) validate() error { return nil }
+func (o *catalogRemoveOptions) validate() error {
+	switch {
+	case o.oldArg != "" && o.Bundle != "":
+		return fmt.Errorf("the bundle is given twice: --bundle %s and the argument %s", o.Bundle, o.oldArg)
+	case o.oldArg != "":
+		fmt.Fprintf(o.streams.ErrOut, "warning: catalog remove PACKAGE BUNDLE is deprecated: use catalog remove %s --bundle %s\n", o.Package, o.oldArg)
+		o.Bundle = o.oldArg
+	case o.Bundle == "":
+		return errors.New("name the bundle to remove: --bundle NAME or VERSION")
+	}
+	return nil
+}
 
 func (o *catalogRemoveOptions) run(context.Context) error {
 	name, err := catalog.Remove(o.RemoveOptions)
@@ -295,7 +327,9 @@ func newCatalogRenderCommand(streams genericiooptions.IOStreams, f *catalogFlags
 	cmd := &cobra.Command{
 		Use:   "render [PACKAGE...]",
 		Short: "Print the catalog (or some packages) as one FBC stream in a stable order",
-		RunE:  runOptions(o),
+		Example: `  chartpilot catalog render --dir catalog > index.yaml
+  chartpilot catalog render my-operator --dir catalog -o json`,
+		RunE: runOptions(o),
 	}
 	cmd.Flags().VarP(o.output, "output", "o", "output format: yaml or json")
 	return cmd
@@ -328,8 +362,9 @@ chartpilot's graph checks: exactly one head per channel, an upgrade path from
 every bundle to the head (no stranded bundles), no skip that strands the
 users of an older bundle, no replaces or skips pointing at a newer version.
 All problems are printed as a tree naming package, channel and bundle.`,
-		Args: cobra.NoArgs,
-		RunE: runOptions(&catalogValidateOptions{f: f, streams: streams}),
+		Example: `  chartpilot catalog validate --dir catalog`,
+		Args:    cobra.NoArgs,
+		RunE:    runOptions(&catalogValidateOptions{f: f, streams: streams}),
 	}
 }
 
@@ -614,10 +649,11 @@ type catalogPushOptions struct {
 func newCatalogPushCommand(streams genericiooptions.IOStreams, f *catalogFlags) *cobra.Command {
 	o := &catalogPushOptions{f: f, streams: streams}
 	cmd := &cobra.Command{
-		Use:   "push IMAGE",
-		Short: "Build the catalog image without a container engine and push it (docker credentials)",
-		Args:  cobra.ExactArgs(1),
-		RunE:  runOptions(o),
+		Use:     "push IMAGE",
+		Short:   "Build the catalog image without a container engine and push it (docker credentials)",
+		Example: `  chartpilot catalog push 127.0.0.1:5000/my-operator-catalog:v0.2.0 --dir catalog`,
+		Args:    cobra.ExactArgs(1),
+		RunE:    runOptions(o),
 	}
 	addImageFlags(cmd, &o.ImageOptions)
 	return cmd
@@ -656,8 +692,10 @@ func newCatalogDockerfileCommand(streams genericiooptions.IOStreams, f *catalogF
 	cmd := &cobra.Command{
 		Use:   "dockerfile",
 		Short: "Write a catalog.Dockerfile for docker and podman users (the image build does the same without them)",
-		Args:  cobra.NoArgs,
-		RunE:  runOptions(o),
+		Example: `  chartpilot catalog dockerfile --dir build/catalog
+  chartpilot catalog dockerfile --dir catalog -f - | docker build -f - .`,
+		Args: cobra.NoArgs,
+		RunE: runOptions(o),
 	}
 	cmd.Flags().StringVar(&o.BaseImage, "base", catalog.DefaultBaseImage, "the opm image to build from")
 	cmd.Flags().StringVarP(&o.file, "file", "f", "catalog.Dockerfile", "where to write it; - for standard output")

@@ -3,6 +3,7 @@ package cli
 import (
 	"bytes"
 	"encoding/json"
+	"os"
 	"regexp"
 	"strings"
 	"testing"
@@ -39,7 +40,9 @@ func TestCommands(t *testing.T) {
 		{name: "status with nothing running", args: []string{"cluster", "status", "--state-dir", empty}, wantErr: "no local cluster is running"},
 		{name: "kubeconfig with nothing running", args: []string{"cluster", "kubeconfig", "--state-dir", empty}, wantErr: "run `chartpilot cluster up`"},
 		{name: "up rejects arguments", args: []string{"cluster", "up", "extra"}, wantErr: "unknown command"},
-		{name: "kubectl conventions on the root", args: []string{"--kubeconfig", "/dev/null", "--context", "x", "-n", "ns", "version"}, wantOut: "chartpilot"},
+		{name: "no kubectl flags where no cluster is reached", args: []string{"version", "--kubeconfig", "/dev/null"}, wantErr: "unknown flag: --kubeconfig"},
+		{name: "kubectl flags where a cluster is reached", args: []string{"olm", "status", "demo", "--kubeconfig", os.DevNull, "--context", "x", "-n", "ns"}, wantErr: "--kubeconfig " + os.DevNull + ": no context in it"},
+		{name: "klog's -v on every command", args: []string{"version", "--help"}, wantOut: "-v, --v int"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

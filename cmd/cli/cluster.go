@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -15,7 +16,6 @@ import (
 
 	"github.com/chartpilot/chartpilot/cluster"
 	"github.com/chartpilot/chartpilot/cluster/toolchain"
-	"github.com/chartpilot/chartpilot/cmd/runcmd"
 )
 
 // clusterFlags are shared by the cluster subcommands.
@@ -50,11 +50,16 @@ func newClusterCommand(streams genericiooptions.IOStreams) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "cluster",
 		Short: "Run a local Kubernetes cluster with real OLM, as processes on loopback",
-		Long: `A local cluster made of real processes on 127.0.0.1: etcd, kube-apiserver,
-kube-controller-manager, kube-scheduler, kwok (fake nodes: pods become Running
-and Ready without a container runtime) and OLM's olm and catalog operators.
-Every binary is built from its Go module on first use and cached; no Docker
-engine and no download is needed.`,
+		Long: `A local cluster made of real processes: etcd, kube-apiserver,
+kube-controller-manager, kube-scheduler, OLM's olm and catalog operators, and
+a node: a real one (containerd, runc and a kubelet run the pods, as root on
+Linux with the host's iptables, conntrack and ip) or a kwok one (pods become
+Running and Ready without a container runtime). Every binary is built from its
+Go module on first use and cached; no Docker engine and no download is needed.`,
+		Example: `  chartpilot cluster up && eval "$(chartpilot cluster env)"
+  kubectl get pods -A
+  chartpilot cluster status
+  chartpilot cluster down --wipe`,
 	}
 	cmd.PersistentFlags().StringVar(&f.stateDir, "state-dir", "", "directory holding the cluster's state (default $XDG_STATE_HOME/chartpilot/cluster)")
 	cmd.PersistentFlags().StringVar(&f.cacheDir, "cache-dir", "", "directory caching the built component binaries (default $XDG_CACHE_HOME/chartpilot/toolchain)")
@@ -72,213 +77,299 @@ engine and no download is needed.`,
 	return cmd
 }
 
+// clusterUpOptions are cluster up's flags.
+type clusterUpOptions struct {
+	f        *clusterFlags
+	streams  genericiooptions.IOStreams
+	ports    cluster.Ports
+	withOLM  bool
+	nodeKind string
+}
+
 func newClusterUpCommand(streams genericiooptions.IOStreams, f *clusterFlags) *cobra.Command {
-	var ports cluster.Ports
-	withOLM := true
-	nodeKind := string(cluster.NodeAuto)
+	o := &clusterUpOptions{f: f, streams: streams, withOLM: true, nodeKind: string(cluster.NodeAuto)}
 	cmd := &cobra.Command{
 		Use:   "up",
 		Short: "Build what is missing, start every component and wait until the cluster and OLM are healthy",
-		Args:  cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			ctx, cancel := runcmd.SignalContext(cmd.Context())
-			defer cancel()
-			opts := f.options(streams.Out)
-			opts.Ports = ports
-			opts.WithoutOLM = !withOLM
-			opts.Node = cluster.NodeKind(nodeKind)
-			c, err := cluster.New(opts)
-			if err != nil {
-				return err
-			}
-			err = c.Up(ctx)
-			var inUse *cluster.PortInUseError
-			if errors.As(err, &inUse) {
-				return fmt.Errorf("%w (choose another port with the matching --*-port flag, or stop what uses it)", err)
-			}
-			return err
-		},
+		Example: `  chartpilot cluster up
+  chartpilot cluster up --node kwok --olm=false          # Kubernetes alone, pods simulated
+  chartpilot cluster up --state-dir /tmp/c2 --apiserver-port 6444`,
+		Args: cobra.NoArgs,
+		RunE: runOptions(o),
 	}
 	fl := cmd.Flags()
-	fl.IntVar(&ports.APIServer, "apiserver-port", 0, "kube-apiserver port (default: kept from the last start, else a free one)")
-	fl.IntVar(&ports.Etcd, "etcd-port", 0, "etcd client port")
-	fl.IntVar(&ports.EtcdPeer, "etcd-peer-port", 0, "etcd peer port")
-	fl.IntVar(&ports.ControllerManager, "controller-manager-port", 0, "kube-controller-manager port")
-	fl.IntVar(&ports.Scheduler, "scheduler-port", 0, "kube-scheduler port")
-	fl.IntVar(&ports.Kwok, "kwok-port", 0, "kwok health port")
-	fl.BoolVar(&withOLM, "olm", true, "run OLM (its CRDs and the olm and catalog operators); --olm=false runs Kubernetes alone")
-	fl.StringVar(&nodeKind, "node", nodeKind, "the node: real (containerd and a kubelet run pods; needs root on Linux), kwok (pods are simulated) or auto (real where possible); a cluster keeps the node it was created with")
-	fl.IntVar(&ports.Registry, "registry-port", 0, "the local image registry's port (real node)")
-	fl.IntVar(&ports.ObjectStore, "object-store-port", 0, "the S3-compatible object store's port")
+	fl.IntVar(&o.ports.APIServer, "apiserver-port", 0, "kube-apiserver port (default: kept from the last start, else a free one)")
+	fl.IntVar(&o.ports.Etcd, "etcd-port", 0, "etcd client port")
+	fl.IntVar(&o.ports.EtcdPeer, "etcd-peer-port", 0, "etcd peer port")
+	fl.IntVar(&o.ports.ControllerManager, "controller-manager-port", 0, "kube-controller-manager port")
+	fl.IntVar(&o.ports.Scheduler, "scheduler-port", 0, "kube-scheduler port")
+	fl.IntVar(&o.ports.Kwok, "kwok-port", 0, "kwok health port")
+	fl.BoolVar(&o.withOLM, "olm", true, "run OLM (its CRDs and the olm and catalog operators); --olm=false runs Kubernetes alone")
+	fl.StringVar(&o.nodeKind, "node", o.nodeKind, "the node: real (containerd and a kubelet run pods; needs root on Linux), kwok (pods are simulated) or auto (real where possible); a cluster keeps the node it was created with")
+	fl.IntVar(&o.ports.Registry, "registry-port", 0, "the local image registry's port (real node)")
+	fl.IntVar(&o.ports.ObjectStore, "object-store-port", 0, "the S3-compatible object store's port")
 	return cmd
+}
+
+func (o *clusterUpOptions) complete(*cobra.Command, []string) error { return nil }
+
+func (o *clusterUpOptions) validate() error { return nil }
+
+func (o *clusterUpOptions) run(ctx context.Context) error {
+	opts := o.f.options(o.streams.Out)
+	opts.Ports = o.ports
+	opts.WithoutOLM = !o.withOLM
+	opts.Node = cluster.NodeKind(o.nodeKind)
+	c, err := cluster.New(opts)
+	if err != nil {
+		return err
+	}
+	err = c.Up(ctx)
+	var inUse *cluster.PortInUseError
+	if errors.As(err, &inUse) {
+		return fmt.Errorf("%w (choose another port with the matching --*-port flag, or stop what uses it)", err)
+	}
+	return err
+}
+
+// clusterDownOptions are cluster down's flags.
+type clusterDownOptions struct {
+	cluster.DownOptions
+	f                *clusterFlags
+	streams          genericiooptions.IOStreams
+	ignoreNotRunning bool
 }
 
 func newClusterDownCommand(streams genericiooptions.IOStreams, f *clusterFlags) *cobra.Command {
-	var opts cluster.DownOptions
-	var ignoreNotRunning bool
+	o := &clusterDownOptions{f: f, streams: streams}
 	cmd := &cobra.Command{
 		Use:   "down",
 		Short: "Stop every component of the local cluster (and with --wipe delete its state)",
-		Args:  cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			c, err := f.cluster(streams.Out)
-			if err != nil {
-				return err
-			}
-			err = c.Down(cmd.Context(), opts)
-			if ignoreNotRunning && errors.Is(err, cluster.ErrNotRunning) {
-				fmt.Fprintln(streams.Out, err)
-				return nil
-			}
-			return err
-		},
+		Example: `  chartpilot cluster down
+  chartpilot cluster down --wipe --ignore-not-running   # start the next one afresh`,
+		Args: cobra.NoArgs,
+		RunE: runOptions(o),
 	}
-	cmd.Flags().BoolVar(&opts.Wipe, "wipe", false, "also delete the cluster's state: etcd data, certificates, logs and kubeconfigs")
-	cmd.Flags().BoolVar(&ignoreNotRunning, "ignore-not-running", false, "succeed when no cluster is running")
+	cmd.Flags().BoolVar(&o.Wipe, "wipe", false, "also delete the cluster's state: etcd data, certificates, logs and kubeconfigs")
+	cmd.Flags().BoolVar(&o.ignoreNotRunning, "ignore-not-running", false, "succeed when no cluster is running")
 	return cmd
+}
+
+func (o *clusterDownOptions) complete(*cobra.Command, []string) error { return nil }
+
+func (o *clusterDownOptions) validate() error { return nil }
+
+func (o *clusterDownOptions) run(ctx context.Context) error {
+	c, err := o.f.cluster(o.streams.Out)
+	if err != nil {
+		return err
+	}
+	err = c.Down(ctx, o.DownOptions)
+	if o.ignoreNotRunning && errors.Is(err, cluster.ErrNotRunning) {
+		fmt.Fprintln(o.streams.Out, err)
+		return nil
+	}
+	return err
+}
+
+// clusterStatusOptions are cluster status's flags.
+type clusterStatusOptions struct {
+	f       *clusterFlags
+	streams genericiooptions.IOStreams
+	output  *enumFlag
 }
 
 func newClusterStatusCommand(streams genericiooptions.IOStreams, f *clusterFlags) *cobra.Command {
-	output := outputFlag()
+	o := &clusterStatusOptions{f: f, streams: streams, output: outputFlag()}
 	cmd := &cobra.Command{
 		Use:   "status",
 		Short: "Show each component's process and health; exit 1 unless all are healthy",
-		Args:  cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			c, err := f.cluster(streams.Out)
-			if err != nil {
-				return err
-			}
-			st := c.Status(cmd.Context())
-			running := 0
-			for _, s := range st {
-				if s.Running {
-					running++
-				}
-			}
-			if running == 0 {
-				return fmt.Errorf("%w in %s (start one with `chartpilot cluster up`)", cluster.ErrNotRunning, c.StateDir())
-			}
-			err = printData(streams.Out, output.String(), st, func(w io.Writer) error {
-				tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
-				fmt.Fprintln(tw, "COMPONENT\tPID\tMEMORY\tHEALTH\tLOG")
-				var total uint64
-				for _, s := range st {
-					total += s.RSSBytes
-					health, pid := "healthy", fmt.Sprint(s.PID)
-					if !s.Running {
-						pid = "-"
-					}
-					if !s.Healthy {
-						health = firstLine(s.Error)
-					}
-					fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", s.Name, pid, mebibytes(s.RSSBytes), health, s.Log)
-				}
-				fmt.Fprintf(tw, "total\t\t%s\t\t\n", mebibytes(total))
-				if err := tw.Flush(); err != nil {
-					return err
-				}
-				for _, s := range st {
-					if s.Endpoint != "" {
-						fmt.Fprintf(w, "%s: %s\n", s.Name, s.Endpoint)
-					}
-				}
-				return nil
-			})
-			if err != nil {
-				return err
-			}
-			for _, s := range st {
-				if !s.Healthy {
-					return fmt.Errorf("local cluster in %s is not healthy: %s %s", c.StateDir(), s.Name, firstLine(s.Error))
-				}
-			}
-			return nil
-		},
+		Example: `  chartpilot cluster status
+  chartpilot cluster status -o json`,
+		Args: cobra.NoArgs,
+		RunE: runOptions(o),
 	}
-	cmd.Flags().VarP(output, "output", "o", "output format: text, json or yaml")
+	cmd.Flags().VarP(o.output, "output", "o", "output format: text, json or yaml")
 	return cmd
 }
 
+func (o *clusterStatusOptions) complete(*cobra.Command, []string) error { return nil }
+
+func (o *clusterStatusOptions) validate() error { return nil }
+
+func (o *clusterStatusOptions) run(ctx context.Context) error {
+	c, err := o.f.cluster(o.streams.Out)
+	if err != nil {
+		return err
+	}
+	st := c.Status(ctx)
+	running := 0
+	for _, s := range st {
+		if s.Running {
+			running++
+		}
+	}
+	if running == 0 {
+		return fmt.Errorf("%w in %s (start one with `chartpilot cluster up`)", cluster.ErrNotRunning, c.StateDir())
+	}
+	err = printData(o.streams.Out, o.output.String(), st, func(w io.Writer) error {
+		tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+		fmt.Fprintln(tw, "COMPONENT\tPID\tMEMORY\tHEALTH\tLOG")
+		var total uint64
+		for _, s := range st {
+			total += s.RSSBytes
+			health, pid := "healthy", fmt.Sprint(s.PID)
+			if !s.Running {
+				pid = "-"
+			}
+			if !s.Healthy {
+				health = firstLine(s.Error)
+			}
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", s.Name, pid, mebibytes(s.RSSBytes), health, s.Log)
+		}
+		fmt.Fprintf(tw, "total\t\t%s\t\t\n", mebibytes(total))
+		if err := tw.Flush(); err != nil {
+			return err
+		}
+		for _, s := range st {
+			if s.Endpoint != "" {
+				fmt.Fprintf(w, "%s: %s\n", s.Name, s.Endpoint)
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	for _, s := range st {
+		if !s.Healthy {
+			return fmt.Errorf("local cluster in %s is not healthy: %s %s", c.StateDir(), s.Name, firstLine(s.Error))
+		}
+	}
+	return nil
+}
+
+// clusterKubeconfigOptions are cluster kubeconfig's flags.
+type clusterKubeconfigOptions struct {
+	f        *clusterFlags
+	streams  genericiooptions.IOStreams
+	pathOnly bool
+}
+
 func newClusterKubeconfigCommand(streams genericiooptions.IOStreams, f *clusterFlags) *cobra.Command {
-	var pathOnly bool
+	o := &clusterKubeconfigOptions{f: f, streams: streams}
 	cmd := &cobra.Command{
 		Use:   "kubeconfig",
 		Short: "Print the local cluster's admin kubeconfig (or its path with --path)",
-		Args:  cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			c, err := f.running(streams.Out)
-			if err != nil {
-				return err
-			}
-			if pathOnly {
-				_, err := fmt.Fprintln(streams.Out, c.KubeconfigPath())
-				return err
-			}
-			data, err := os.ReadFile(c.KubeconfigPath())
-			if err != nil {
-				return err
-			}
-			_, err = streams.Out.Write(data)
-			return err
-		},
+		Example: `  chartpilot cluster kubeconfig > kubeconfig
+  kubectl --kubeconfig "$(chartpilot cluster kubeconfig --path)" get nodes`,
+		Args: cobra.NoArgs,
+		RunE: runOptions(o),
 	}
-	cmd.Flags().BoolVar(&pathOnly, "path", false, "print the kubeconfig's path instead of its content")
+	cmd.Flags().BoolVar(&o.pathOnly, "path", false, "print the kubeconfig's path instead of its content")
 	return cmd
+}
+
+func (o *clusterKubeconfigOptions) complete(*cobra.Command, []string) error { return nil }
+
+func (o *clusterKubeconfigOptions) validate() error { return nil }
+
+func (o *clusterKubeconfigOptions) run(context.Context) error {
+	c, err := o.f.running(o.streams.Out)
+	if err != nil {
+		return err
+	}
+	if o.pathOnly {
+		_, err := fmt.Fprintln(o.streams.Out, c.KubeconfigPath())
+		return err
+	}
+	data, err := os.ReadFile(c.KubeconfigPath())
+	if err != nil {
+		return err
+	}
+	_, err = o.streams.Out.Write(data)
+	return err
+}
+
+// clusterEnvOptions are cluster env's flags.
+type clusterEnvOptions struct {
+	f       *clusterFlags
+	streams genericiooptions.IOStreams
 }
 
 func newClusterEnvCommand(streams genericiooptions.IOStreams, f *clusterFlags) *cobra.Command {
 	return &cobra.Command{
-		Use:   "env",
-		Short: "Print shell exports for KUBECONFIG and a PATH with the cluster's kubectl: eval \"$(chartpilot cluster env)\"",
-		Args:  cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			c, err := f.running(streams.Out)
-			if err != nil {
-				return err
-			}
-			inst, err := toolchain.Ensure(cmd.Context(), toolchain.Options{CacheDir: f.cacheDir, Out: streams.ErrOut})
-			if err != nil {
-				return err
-			}
-			fmt.Fprintf(streams.Out, "export KUBECONFIG=%s\n", shellQuote(c.KubeconfigPath()))
-			fmt.Fprintf(streams.Out, "export PATH=%s:\"$PATH\"\n", shellQuote(inst.BinDir))
-			return nil
-		},
+		Use:     "env",
+		Short:   "Print shell exports for KUBECONFIG and a PATH with the cluster's kubectl: eval \"$(chartpilot cluster env)\"",
+		Example: `  eval "$(chartpilot cluster env)" && kubectl get nodes`,
+		Args:    cobra.NoArgs,
+		RunE:    runOptions(&clusterEnvOptions{f: f, streams: streams}),
 	}
 }
 
+func (o *clusterEnvOptions) complete(*cobra.Command, []string) error { return nil }
+
+func (o *clusterEnvOptions) validate() error { return nil }
+
+func (o *clusterEnvOptions) run(ctx context.Context) error {
+	c, err := o.f.running(o.streams.Out)
+	if err != nil {
+		return err
+	}
+	inst, err := toolchain.Ensure(ctx, toolchain.Options{CacheDir: o.f.cacheDir, Out: o.streams.ErrOut})
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(o.streams.Out, "export KUBECONFIG=%s\n", shellQuote(c.KubeconfigPath()))
+	fmt.Fprintf(o.streams.Out, "export PATH=%s:\"$PATH\"\n", shellQuote(inst.BinDir))
+	return nil
+}
+
+// clusterBuildOptions are cluster build's flags.
+type clusterBuildOptions struct {
+	f        *clusterFlags
+	streams  genericiooptions.IOStreams
+	only     []string
+	nodeKind string
+}
+
 func newClusterBuildCommand(streams genericiooptions.IOStreams, f *clusterFlags) *cobra.Command {
-	var only []string
-	nodeKind := string(cluster.NodeAuto)
+	o := &clusterBuildOptions{f: f, streams: streams, nodeKind: string(cluster.NodeAuto)}
 	cmd := &cobra.Command{
 		Use:   "build",
 		Short: "Build the cluster's components from their Go modules into the cache (cluster up does this when needed)",
-		Args:  cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			ctx, cancel := runcmd.SignalContext(cmd.Context())
-			defer cancel()
-			began := time.Now()
-			withNode, err := buildsNode(cluster.NodeKind(nodeKind), streams.Out)
-			if err != nil {
-				return err
-			}
-			inst, err := toolchain.Ensure(ctx, toolchain.Options{CacheDir: f.cacheDir, Out: streams.Out, Only: only, Node: withNode})
-			if err != nil {
-				return err
-			}
-			fmt.Fprintf(streams.Out, "components ready in %s (%s)\n", inst.BinDir, time.Since(began).Round(time.Second))
-			return nil
-		},
+		Example: `  chartpilot cluster build
+  chartpilot cluster build --node kwok                   # not the real node's components
+  chartpilot cluster build --only kube-apiserver,etcd`,
+		Args: cobra.NoArgs,
+		RunE: runOptions(o),
 	}
 	names := make([]string, 0, len(toolchain.Binaries()))
 	for _, b := range toolchain.Binaries() {
 		names = append(names, b.Name)
 	}
 	names = append(names, toolchain.NodeBinaryNames()...)
-	cmd.Flags().StringSliceVar(&only, "only", nil, "build only these components: "+strings.Join(names, ", "))
-	cmd.Flags().StringVar(&nodeKind, "node", nodeKind, "also build the real node's components: real, kwok (no) or auto (when this host can run a real node)")
+	cmd.Flags().StringSliceVar(&o.only, "only", nil, "build only these components: "+strings.Join(names, ", "))
+	cmd.Flags().StringVar(&o.nodeKind, "node", o.nodeKind, "also build the real node's components: real, kwok (no) or auto (when this host can run a real node)")
 	return cmd
+}
+
+func (o *clusterBuildOptions) complete(*cobra.Command, []string) error { return nil }
+
+func (o *clusterBuildOptions) validate() error { return nil }
+
+func (o *clusterBuildOptions) run(ctx context.Context) error {
+	began := time.Now()
+	withNode, err := buildsNode(cluster.NodeKind(o.nodeKind), o.streams.Out)
+	if err != nil {
+		return err
+	}
+	inst, err := toolchain.Ensure(ctx, toolchain.Options{CacheDir: o.f.cacheDir, Out: o.streams.Out, Only: o.only, Node: withNode})
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(o.streams.Out, "components ready in %s (%s)\n", inst.BinDir, time.Since(began).Round(time.Second))
+	return nil
 }
 
 // buildsNode says whether to build the real node's components for kind.
@@ -298,26 +389,37 @@ func buildsNode(kind cluster.NodeKind, out io.Writer) (bool, error) {
 	return false, fmt.Errorf("unknown kind of node %q: want %s, %s or %s", kind, cluster.NodeAuto, cluster.NodeReal, cluster.NodeKwok)
 }
 
+// clusterCheckOptions are cluster check's flags.
+type clusterCheckOptions struct {
+	f       *clusterFlags
+	streams genericiooptions.IOStreams
+}
+
 func newClusterCheckCommand(streams genericiooptions.IOStreams, f *clusterFlags) *cobra.Command {
 	return &cobra.Command{
-		Use:   "check",
-		Short: "Prove the running cluster works: a Deployment becomes Available, OLM's APIs answer, an OperatorGroup and a CatalogSource are accepted",
-		Args:  cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			ctx, cancel := runcmd.SignalContext(cmd.Context())
-			defer cancel()
-			c, err := f.cluster(streams.Out)
-			if err != nil {
-				return err
-			}
-			began := time.Now()
-			if _, err := c.Check(ctx, streams.Out); err != nil {
-				return err
-			}
-			fmt.Fprintf(streams.Out, "cluster check passed in %s\n", time.Since(began).Round(10*time.Millisecond))
-			return nil
-		},
+		Use:     "check",
+		Short:   "Prove the running cluster works: a Deployment becomes Available, OLM's APIs answer, an OperatorGroup and a CatalogSource are accepted",
+		Example: `  chartpilot cluster up && chartpilot cluster check`,
+		Args:    cobra.NoArgs,
+		RunE:    runOptions(&clusterCheckOptions{f: f, streams: streams}),
 	}
+}
+
+func (o *clusterCheckOptions) complete(*cobra.Command, []string) error { return nil }
+
+func (o *clusterCheckOptions) validate() error { return nil }
+
+func (o *clusterCheckOptions) run(ctx context.Context) error {
+	c, err := o.f.cluster(o.streams.Out)
+	if err != nil {
+		return err
+	}
+	began := time.Now()
+	if _, err := c.Check(ctx, o.streams.Out); err != nil {
+		return err
+	}
+	fmt.Fprintf(o.streams.Out, "cluster check passed in %s\n", time.Since(began).Round(10*time.Millisecond))
+	return nil
 }
 
 func mebibytes(b uint64) string {
@@ -341,34 +443,49 @@ func shellQuote(s string) string {
 	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
 }
 
+// clusterObjectStoreOptions are cluster object-store's flags.
+type clusterObjectStoreOptions struct {
+	f       *clusterFlags
+	streams genericiooptions.IOStreams
+	output  *enumFlag
+}
+
 func newClusterObjectStoreCommand(streams genericiooptions.IOStreams, f *clusterFlags) *cobra.Command {
-	output := outputFlag()
+	o := &clusterObjectStoreOptions{f: f, streams: streams, output: outputFlag()}
 	cmd := &cobra.Command{
 		Use:   "object-store",
 		Short: "Print the S3-compatible object store's endpoints and credentials (plain HTTP, path-style)",
-		Args:  cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			c, err := f.running(streams.Out)
-			if err != nil {
-				return err
-			}
-			store, err := c.ObjectStore()
-			if err != nil {
-				return err
-			}
-			return printData(streams.Out, output.String(), store, func(w io.Writer) error {
-				tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
-				fmt.Fprintf(tw, "endpoint:\thttp://%s\n", store.Endpoint)
-				if store.PodEndpoint != "" {
-					fmt.Fprintf(tw, "from pods:\thttp://%s\n", store.PodEndpoint)
-				}
-				fmt.Fprintf(tw, "region:\t%s\n", store.Region)
-				fmt.Fprintf(tw, "access key id:\t%s\n", store.AccessKeyID)
-				fmt.Fprintf(tw, "secret access key:\t%s\n", store.SecretAccessKey)
-				return tw.Flush()
-			})
-		},
+		Example: `  chartpilot cluster object-store
+  chartpilot cluster object-store -o json | jq -r .endpoint`,
+		Args: cobra.NoArgs,
+		RunE: runOptions(o),
 	}
-	cmd.Flags().VarP(output, "output", "o", "output format: text, json or yaml")
+	cmd.Flags().VarP(o.output, "output", "o", "output format: text, json or yaml")
 	return cmd
+}
+
+func (o *clusterObjectStoreOptions) complete(*cobra.Command, []string) error { return nil }
+
+func (o *clusterObjectStoreOptions) validate() error { return nil }
+
+func (o *clusterObjectStoreOptions) run(context.Context) error {
+	c, err := o.f.running(o.streams.Out)
+	if err != nil {
+		return err
+	}
+	store, err := c.ObjectStore()
+	if err != nil {
+		return err
+	}
+	return printData(o.streams.Out, o.output.String(), store, func(w io.Writer) error {
+		tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+		fmt.Fprintf(tw, "endpoint:\thttp://%s\n", store.Endpoint)
+		if store.PodEndpoint != "" {
+			fmt.Fprintf(tw, "from pods:\thttp://%s\n", store.PodEndpoint)
+		}
+		fmt.Fprintf(tw, "region:\t%s\n", store.Region)
+		fmt.Fprintf(tw, "access key id:\t%s\n", store.AccessKeyID)
+		fmt.Fprintf(tw, "secret access key:\t%s\n", store.SecretAccessKey)
+		return tw.Flush()
+	})
 }

@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"context"
 	"fmt"
 	"io"
 
@@ -13,9 +14,17 @@ import (
 	"github.com/chartpilot/chartpilot/olm"
 )
 
+// doctorOptions are doctor's flags.
+type doctorOptions struct {
+	doctor.Options
+	streams     genericiooptions.IOStreams
+	configFlags *genericclioptions.ConfigFlags
+	output      *enumFlag
+}
+
 func newDoctorCommand(streams genericiooptions.IOStreams, configFlags *genericclioptions.ConfigFlags) *cobra.Command {
-	var opts doctor.Options
-	output := newEnumFlag("text", "text", "json")
+	o := &doctorOptions{streams: streams, configFlags: configFlags, output: newEnumFlag("text", "text", "json")}
+	opts := &o.Options
 	cmd := &cobra.Command{
 		Use:   "doctor",
 		Short: "Run the troubleshooting checklist of a Helm operator: CRD, Deployment, custom resources, RBAC, APIs, OLM",
@@ -35,38 +44,9 @@ Exits non-zero when a check fails.`,
 		Example: `  chartpilot doctor --package demo-operator -n demo --watches-file watches.yaml
   chartpilot doctor --kind Widget.demo.example.com -n demo --watches-file watches.yaml --service-account demo/demo-operator`,
 		Args: cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			cfg, err := runcmd.KubeConfig(configFlags)
-			if err != nil {
-				return fmt.Errorf("reaching the cluster: %w", err)
-			}
-			if configFlags.Namespace != nil && *configFlags.Namespace != "" {
-				opts.Namespace = *configFlags.Namespace
-			} else if opts.Package != "" {
-				if opts.Namespace, err = namespaceOf(configFlags); err != nil {
-					return err
-				}
-			}
-			opts.Config = cfg
-			rep, err := doctor.Run(cmd.Context(), opts)
-			if err != nil {
-				return err
-			}
-			if err := printData(streams.Out, output.String(), rep, func(w io.Writer) error {
-				if err := olm.WriteFindings(w, rep.Checks); err != nil {
-					return err
-				}
-				_, err := fmt.Fprintf(w, "%d passed, %d warnings, %d failed\n", rep.Count(doctor.Pass), rep.Count(doctor.Warn), rep.Count(doctor.Fail))
-				return err
-			}); err != nil {
-				return err
-			}
-			if rep.Failed() {
-				return fmt.Errorf("%d checks failed", rep.Count(doctor.Fail))
-			}
-			return nil
-		},
+		RunE: runOptions(o),
 	}
+	runcmd.AddKubeFlags(cmd.Flags(), configFlags)
 	fl := cmd.Flags()
 	fl.StringVar(&opts.Kind, "kind", "", "the custom resource kind as KIND.GROUP, e.g. Widget.demo.example.com")
 	fl.StringVar(&opts.Package, "package", "", "the OLM package installed in the namespace")
@@ -74,6 +54,44 @@ Exits non-zero when a check fails.`,
 	fl.StringVar(&opts.ServiceAccount, "service-account", "", "the operator's ServiceAccount as NAMESPACE/NAME (default: the CSV's)")
 	fl.StringSliceVar(&opts.WatchNamespaces, "watch-namespaces", nil, "namespaces the operator watches, where namespaced permissions are checked and custom resources looked for (default: the OperatorGroup's, else -n)")
 	fl.StringVar(&opts.KubeVersion, "kube-version", "", "the Kubernetes version to check APIs against (default: the cluster's)")
-	fl.VarP(output, "output", "o", "output format: text or json")
+	fl.VarP(o.output, "output", "o", "output format: text or json")
 	return cmd
+}
+
+func (o *doctorOptions) complete(*cobra.Command, []string) error {
+	cfg, err := runcmd.KubeConfig(o.configFlags)
+	if err != nil {
+		return fmt.Errorf("reaching the cluster: %w", err)
+	}
+	o.Config = cfg
+	if *o.configFlags.Namespace != "" {
+		o.Namespace = *o.configFlags.Namespace
+	} else if o.Package != "" {
+		if o.Namespace, err = namespaceOf(o.configFlags); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (o *doctorOptions) validate() error { return nil }
+
+func (o *doctorOptions) run(ctx context.Context) error {
+	rep, err := doctor.Run(ctx, o.Options)
+	if err != nil {
+		return err
+	}
+	if err := printData(o.streams.Out, o.output.String(), rep, func(w io.Writer) error {
+		if err := olm.WriteFindings(w, rep.Checks); err != nil {
+			return err
+		}
+		_, err := fmt.Fprintf(w, "%d passed, %d warnings, %d failed\n", rep.Count(doctor.Pass), rep.Count(doctor.Warn), rep.Count(doctor.Fail))
+		return err
+	}); err != nil {
+		return err
+	}
+	if rep.Failed() {
+		return fmt.Errorf("%d checks failed", rep.Count(doctor.Fail))
+	}
+	return nil
 }

@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"context"
 	"fmt"
 	"io"
 	"os"
@@ -72,9 +73,16 @@ func keepImage(out io.Writer, s *storeFlag, t remote.Taggable, tag, output strin
 	return nil
 }
 
+// bundleBuildOptions are bundle build's flags and arguments.
+type bundleBuildOptions struct {
+	streams     genericiooptions.IOStreams
+	store       storeFlag
+	tag, output string
+	dir         string
+}
+
 func newBundleBuildCommand(streams genericiooptions.IOStreams) *cobra.Command {
-	var s storeFlag
-	var tag, output string
+	o := &bundleBuildOptions{streams: streams}
 	cmd := &cobra.Command{
 		Use:   "build --tag REF [BUNDLE_DIR]",
 		Short: "Build the bundle image without a container engine (what `make bundle-build` runs)",
@@ -86,68 +94,102 @@ and written to --output when given. The same bundle gives the same digest.`,
 		Example: `  chartpilot bundle build --tag quay.io/me/op-bundle:v0.1.0
   chartpilot bundle build --tag quay.io/me/op-bundle:v0.1.0 --output bundle-oci ./bundle`,
 		Args: cobra.MaximumNArgs(1),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			dir := bundle.DefaultOutputDir
-			if len(args) == 1 {
-				dir = args[0]
-			}
-			img, err := bundle.BuildImage(dir)
-			if err != nil {
-				return err
-			}
-			return keepImage(streams.Out, &s, img, tag, output)
-		},
+		RunE: runOptions(o),
 	}
-	s.add(cmd)
-	cmd.Flags().StringVar(&tag, "tag", "", "the image reference (required)")
-	cmd.Flags().StringVar(&output, "output", "", "also write the image to an OCI layout directory, or a docker-loadable tarball (*.tar)")
+	o.store.add(cmd)
+	cmd.Flags().StringVar(&o.tag, "tag", "", "the image reference (required)")
+	cmd.Flags().StringVar(&o.output, "output", "", "also write the image to an OCI layout directory, or a docker-loadable tarball (*.tar)")
 	_ = cmd.MarkFlagRequired("tag")
 	return cmd
 }
 
+func (o *bundleBuildOptions) complete(_ *cobra.Command, args []string) error {
+	o.dir = bundle.DefaultOutputDir
+	if len(args) == 1 {
+		o.dir = args[0]
+	}
+	return nil
+}
+
+func (o *bundleBuildOptions) validate() error { return nil }
+
+func (o *bundleBuildOptions) run(context.Context) error {
+	img, err := bundle.BuildImage(o.dir)
+	if err != nil {
+		return err
+	}
+	return keepImage(o.streams.Out, &o.store, img, o.tag, o.output)
+}
+
+// pushOptions are push's flags and arguments.
+type pushOptions struct {
+	streams genericiooptions.IOStreams
+	store   storeFlag
+	ref     string
+}
+
 // newPushCommand pushes an image kept in the store; bundle push and image
-// push are the same command under two names.
-func newPushCommand(streams genericiooptions.IOStreams, what string) *cobra.Command {
-	var s storeFlag
+// push are the same command under two parents (parent names it).
+func newPushCommand(streams genericiooptions.IOStreams, parent, what string) *cobra.Command {
+	o := &pushOptions{streams: streams}
 	cmd := &cobra.Command{
 		Use:   "push REF",
 		Short: "Push the " + what + " image built under REF to its registry (docker credentials)",
 		Long: `Pushes the image (or multi-platform index) that a build kept in the image store
 under REF, with the credentials of ~/.docker/config.json and its helpers.
 Registries on loopback and private addresses are spoken to over plain HTTP.`,
-		Args: cobra.ExactArgs(1),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			st, err := s.store()
-			if err != nil {
-				return err
-			}
-			digest, err := st.Push(cmd.Context(), args[0])
-			if err != nil {
-				return err
-			}
-			_, err = fmt.Fprintf(streams.Out, "pushed %s@%s\n", args[0], digest)
-			return err
-		},
+		Example: "  chartpilot " + parent + " build --tag 127.0.0.1:5000/op:v0.1.0\n  chartpilot " + parent + " push 127.0.0.1:5000/op:v0.1.0",
+		Args:    cobra.ExactArgs(1),
+		RunE:    runOptions(o),
 	}
-	s.add(cmd)
+	o.store.add(cmd)
 	return cmd
+}
+
+func (o *pushOptions) complete(_ *cobra.Command, args []string) error {
+	o.ref = args[0]
+	return nil
+}
+
+func (o *pushOptions) validate() error { return nil }
+
+func (o *pushOptions) run(ctx context.Context) error {
+	st, err := o.store.store()
+	if err != nil {
+		return err
+	}
+	digest, err := st.Push(ctx, o.ref)
+	if err != nil {
+		return err
+	}
+	_, err = fmt.Fprintf(o.streams.Out, "pushed %s@%s\n", o.ref, digest)
+	return err
 }
 
 func newImageCommand(streams genericiooptions.IOStreams) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "image",
 		Short: "Build and push the operator image without a container engine",
+		Example: `  chartpilot image build --tag quay.io/me/op:v0.1.0
+  chartpilot image push quay.io/me/op:v0.1.0`,
 	}
-	cmd.AddCommand(newImageBuildCommand(streams), newPushCommand(streams, "operator, bundle or catalog"))
+	cmd.AddCommand(newImageBuildCommand(streams), newPushCommand(streams, "image", "operator, bundle or catalog"))
 	return cmd
 }
 
+// imageBuildOptions are image build's flags and arguments.
+type imageBuildOptions struct {
+	bundle.OperatorImageOptions
+	streams     genericiooptions.IOStreams
+	store       storeFlag
+	tag, output string
+	platforms   []string
+	labels      map[string]string
+}
+
 func newImageBuildCommand(streams genericiooptions.IOStreams) *cobra.Command {
-	var s storeFlag
-	var opts bundle.OperatorImageOptions
-	var tag, output string
-	var platforms []string
-	var labels map[string]string
+	o := &imageBuildOptions{streams: streams}
+	opts := &o.OperatorImageOptions
 	cmd := &cobra.Command{
 		Use:   "build --tag REF [PROJECT_DIR]",
 		Short: "Build the operator image without a container engine (what `make docker-build` runs)",
@@ -166,37 +208,44 @@ came from). The same inputs give the same digest. The image is kept in the image
 		Example: `  chartpilot image build --tag quay.io/me/op:v0.1.0
   chartpilot image build --tag quay.io/me/op:v0.1.0 --platform linux/amd64,linux/arm64 --chartpilot-source ~/src/chartpilot`,
 		Args: cobra.MaximumNArgs(1),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			opts.Dir = "."
-			if len(args) == 1 {
-				opts.Dir = args[0]
-			}
-			var err error
-			if opts.Platforms, err = bundle.ParsePlatforms(platforms); err != nil {
-				return err
-			}
-			opts.Labels, opts.Log = labels, streams.ErrOut
-			if opts.Source == "" {
-				opts.Source = os.Getenv("CHARTPILOT_SOURCE")
-			}
-			if opts.Source == "" {
-				opts.Source = version.SourceDir()
-			}
-			t, err := bundle.BuildOperatorImage(cmd.Context(), opts)
-			if err != nil {
-				return err
-			}
-			return keepImage(streams.Out, &s, t, tag, output)
-		},
+		RunE: runOptions(o),
 	}
-	s.add(cmd)
+	o.store.add(cmd)
 	fl := cmd.Flags()
-	fl.StringVar(&tag, "tag", "", "the image reference (required)")
-	fl.StringVar(&output, "output", "", "also write the image to an OCI layout directory, or a docker-loadable tarball (*.tar)")
-	fl.StringSliceVar(&platforms, "platform", nil, "platforms to build, os/arch[/variant] (default: this machine's)")
+	fl.StringVar(&o.tag, "tag", "", "the image reference (required)")
+	fl.StringVar(&o.output, "output", "", "also write the image to an OCI layout directory, or a docker-loadable tarball (*.tar)")
+	fl.StringSliceVar(&o.platforms, "platform", nil, "platforms to build, os/arch[/variant] (default: this machine's)")
 	fl.StringToStringVar(&opts.Binaries, "binary", nil, "a static chartpilot-operator binary per platform, PLATFORM=FILE")
 	fl.StringVar(&opts.Source, "chartpilot-source", "", "the chartpilot module directory to cross-build the binary from (default $CHARTPILOT_SOURCE, else the source tree this chartpilot was built from, when it is still there)")
-	fl.StringToStringVar(&labels, "label", nil, "image labels, key=value")
+	fl.StringToStringVar(&o.labels, "label", nil, "image labels, key=value")
 	_ = cmd.MarkFlagRequired("tag")
 	return cmd
+}
+
+func (o *imageBuildOptions) complete(_ *cobra.Command, args []string) (err error) {
+	o.Dir = "."
+	if len(args) == 1 {
+		o.Dir = args[0]
+	}
+	if o.Platforms, err = bundle.ParsePlatforms(o.platforms); err != nil {
+		return err
+	}
+	o.Labels, o.Log = o.labels, o.streams.ErrOut
+	if o.Source == "" {
+		o.Source = os.Getenv("CHARTPILOT_SOURCE")
+	}
+	if o.Source == "" {
+		o.Source = version.SourceDir()
+	}
+	return nil
+}
+
+func (o *imageBuildOptions) validate() error { return nil }
+
+func (o *imageBuildOptions) run(ctx context.Context) error {
+	t, err := bundle.BuildOperatorImage(ctx, o.OperatorImageOptions)
+	if err != nil {
+		return err
+	}
+	return keepImage(o.streams.Out, &o.store, t, o.tag, o.output)
 }

@@ -1,14 +1,16 @@
 package cli
 
 import (
+	"context"
 	"fmt"
 	"path/filepath"
 
 	"github.com/spf13/cobra"
+	"k8s.io/cli-runtime/pkg/genericclioptions"
 	"k8s.io/cli-runtime/pkg/genericiooptions"
 	"k8s.io/client-go/rest"
-	"k8s.io/client-go/tools/clientcmd"
 
+	"github.com/chartpilot/chartpilot/cmd/runcmd"
 	"github.com/chartpilot/chartpilot/rbac"
 	"github.com/chartpilot/chartpilot/scaffold"
 
@@ -28,10 +30,17 @@ func apiFlags(cmd *cobra.Command, o *scaffold.APIOptions) {
 	_ = cmd.MarkFlagRequired("chart")
 }
 
+// initOptions are init's flags and arguments.
+type initOptions struct {
+	scaffold.Options
+	streams   genericiooptions.IOStreams
+	discovery discoveryFlags
+	vals      values.Options
+}
+
 func newInitCommand(streams genericiooptions.IOStreams) *cobra.Command {
-	opts := scaffold.Options{}
-	var discovery bool
-	var vals values.Options
+	o := &initOptions{streams: streams}
+	opts := &o.Options
 	cmd := &cobra.Command{
 		Use:   "init [DIR]",
 		Short: "Scaffold a Helm operator project from a chart, with least-privilege RBAC and a CRD schema",
@@ -58,26 +67,7 @@ generate reads.`,
   chartpilot init my-operator --chart oci://registry.example.com/charts/webapp --chart-version '^0.1'
   chartpilot init my-operator --chart ./charts/webapp --values prod.yaml --set ui.message=hello`,
 		Args: cobra.MaximumNArgs(1),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			opts.Dir = "."
-			if len(args) == 1 {
-				opts.Dir = args[0]
-			}
-			cfg, err := clusterConfig(cmd, discovery)
-			if err != nil {
-				return err
-			}
-			opts.Config = cfg
-			opts.Out = streams.ErrOut
-			if opts.Values, err = givenValues(&vals); err != nil {
-				return err
-			}
-			if err := scaffold.Init(opts); err != nil {
-				return valuesHint(err)
-			}
-			fmt.Fprintf(streams.Out, "Wrote the project to %s. Next: make install run (or make bundle).\n", dirName(opts.Dir))
-			return nil
-		},
+		RunE: runOptions(o),
 	}
 	apiFlags(cmd, &opts.APIOptions)
 	fl := cmd.Flags()
@@ -85,23 +75,54 @@ generate reads.`,
 	fl.StringVar(&opts.ProjectName, "project-name", "", "the project's name (default: DIR's base name)")
 	fl.BoolVar(&opts.Force, "force", false, "write into a non-empty directory, replacing the generated files")
 	fl.StringVar(&opts.KubeVersion, "k8s-version", rbac.DefaultKubeVersion, "the Kubernetes version the chart's APIs are checked against")
-	discoveryFlag(cmd, &discovery)
-	valuesFlags(cmd, &vals)
+	o.discovery.add(cmd)
+	valuesFlags(cmd, &o.vals)
 	return cmd
+}
+
+func (o *initOptions) complete(_ *cobra.Command, args []string) (err error) {
+	o.Dir = "."
+	if len(args) == 1 {
+		o.Dir = args[0]
+	}
+	o.Out = o.streams.ErrOut
+	if o.Values, err = givenValues(&o.vals); err != nil {
+		return err
+	}
+	o.Config, err = o.discovery.config()
+	return err
+}
+
+func (o *initOptions) validate() error { return nil }
+
+func (o *initOptions) run(context.Context) error {
+	if err := scaffold.Init(o.Options); err != nil {
+		return valuesHint(err)
+	}
+	_, err := fmt.Fprintf(o.streams.Out, "Wrote the project to %s. Next: make install run (or make bundle).\n", dirName(o.Dir))
+	return err
 }
 
 func newCreateCommand(streams genericiooptions.IOStreams) *cobra.Command {
 	cmd := &cobra.Command{
-		Use:   "create",
-		Short: "Add to an existing project",
+		Use:     "create",
+		Short:   "Add to an existing project",
+		Example: `  chartpilot create api --chart ./charts/cache --kind Cache`,
 	}
 	cmd.AddCommand(newCreateAPICommand(streams))
 	return cmd
 }
 
+// createAPIOptions are create api's flags.
+type createAPIOptions struct {
+	scaffold.CreateAPIOptions
+	streams genericiooptions.IOStreams
+	vals    values.Options
+}
+
 func newCreateAPICommand(streams genericiooptions.IOStreams) *cobra.Command {
-	opts := scaffold.CreateAPIOptions{}
-	var vals values.Options
+	o := &createAPIOptions{streams: streams}
+	opts := &o.CreateAPIOptions
 	cmd := &cobra.Command{
 		Use:   "api",
 		Short: "Add a kind served by another chart to the project in the current directory",
@@ -110,57 +131,68 @@ watches.yaml entry and PROJECT resource, and regenerates config/rbac/role.yaml
 for all of the project's charts.`,
 		Example: `  chartpilot create api --chart ./charts/cache --kind Cache`,
 		Args:    cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			opts.Out = streams.ErrOut
-			var err error
-			if opts.Values, err = givenValues(&vals); err != nil {
-				return err
-			}
-			if err := scaffold.CreateAPI(opts); err != nil {
-				return valuesHint(err)
-			}
-			fmt.Fprintf(streams.Out, "Added the chart %s to the project in %s.\n", opts.Chart, dirName(opts.Dir))
-			return nil
-		},
+		RunE:    runOptions(o),
 	}
 	apiFlags(cmd, &opts.APIOptions)
 	cmd.Flags().StringVar(&opts.Dir, "project-dir", ".", "the project's directory")
 	cmd.Flags().StringVar(&opts.KubeVersion, "k8s-version", rbac.DefaultKubeVersion, "the Kubernetes version the chart's APIs are checked against")
-	valuesFlags(cmd, &vals)
+	valuesFlags(cmd, &o.vals)
 	return cmd
 }
 
-// discoveryFlag adds --discovery: resolve kinds through the cluster the
-// kubectl flags (--kubeconfig, --context) point at.
-func discoveryFlag(cmd *cobra.Command, use *bool) {
-	cmd.Flags().BoolVar(use, "discovery", false, "resolve the charts' kinds through the discovery of the cluster --kubeconfig/--context point at (default: the built-in Kubernetes 1.36 API and the charts' CRDs)")
+func (o *createAPIOptions) complete(*cobra.Command, []string) (err error) {
+	o.Out = o.streams.ErrOut
+	o.Values, err = givenValues(&o.vals)
+	return err
 }
 
-// clusterConfig is the client configuration of the kubectl flags, or nil
-// when discovery is off.
-func clusterConfig(cmd *cobra.Command, use bool) (*rest.Config, error) {
-	if !use {
+func (o *createAPIOptions) validate() error { return nil }
+
+func (o *createAPIOptions) run(context.Context) error {
+	if err := scaffold.CreateAPI(o.CreateAPIOptions); err != nil {
+		return valuesHint(err)
+	}
+	_, err := fmt.Fprintf(o.streams.Out, "Added the chart %s to the project in %s.\n", o.Chart, dirName(o.Dir))
+	return err
+}
+
+// discoveryFlags are --discovery and the kubectl flags of the cluster it
+// asks: --kubeconfig and --context.
+type discoveryFlags struct {
+	use  bool
+	kube *genericclioptions.ConfigFlags
+}
+
+func (d *discoveryFlags) add(cmd *cobra.Command) {
+	d.kube = runcmd.NewContextFlags()
+	runcmd.AddKubeFlags(cmd.Flags(), d.kube)
+	cmd.Flags().BoolVar(&d.use, "discovery", false, "resolve the charts' kinds through the discovery of the cluster --kubeconfig/--context point at (default: the built-in Kubernetes 1.36 API and the charts' CRDs)")
+}
+
+// config is the client configuration of the kubectl flags, or nil when
+// discovery is off.
+func (d *discoveryFlags) config() (*rest.Config, error) {
+	if !d.use {
 		return nil, nil
 	}
-	rules := clientcmd.NewDefaultClientConfigLoadingRules()
-	overrides := &clientcmd.ConfigOverrides{}
-	if f := cmd.Flag("kubeconfig"); f != nil {
-		rules.ExplicitPath = f.Value.String()
-	}
-	if f := cmd.Flag("context"); f != nil {
-		overrides.CurrentContext = f.Value.String()
-	}
-	cfg, err := clientcmd.NewNonInteractiveDeferredLoadingClientConfig(rules, overrides).ClientConfig()
+	cfg, err := runcmd.KubeConfig(d.kube)
 	if err != nil {
 		return nil, fmt.Errorf("--discovery: %w", err)
 	}
 	return cfg, nil
 }
 
+// generateOptions are generate's flags.
+type generateOptions struct {
+	scaffold.GenerateOptions
+	streams   genericiooptions.IOStreams
+	discovery discoveryFlags
+	vals      values.Options
+}
+
 func newGenerateCommand(streams genericiooptions.IOStreams) *cobra.Command {
-	opts := scaffold.GenerateOptions{}
-	var discovery bool
-	var vals values.Options
+	o := &generateOptions{streams: streams}
+	opts := &o.GenerateOptions
 	cmd := &cobra.Command{
 		Use:   "generate",
 		Short: "Regenerate config/rbac/role.yaml and the CRDs from the project's charts",
@@ -172,35 +204,51 @@ its sample CR's values) and each CRD's schema under config/crd/bases. Run it
 Each chart is rendered with the values recorded in helm-values/ (given to init
 or create api). --values and --set replace them for the chart of --kind (which
 may be left out when the project has one kind), and are recorded in turn.`,
+		Example: `  chartpilot generate                          # after editing a chart under helm-charts/ (make rbac)
+  chartpilot generate --project-dir my-operator --set ui.message=hello
+  chartpilot generate --kind Cache --values cache-prod.yaml
+  chartpilot generate --discovery --kubeconfig ~/.kube/config   # kinds as the cluster serves them`,
 		Args: cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			cfg, err := clusterConfig(cmd, discovery)
-			if err != nil {
-				return err
-			}
-			opts.Config = cfg
-			opts.Out = streams.ErrOut
-			if opts.Values, err = givenValues(&vals); err != nil {
-				return err
-			}
-			if err := scaffold.Generate(opts); err != nil {
-				return valuesHint(err)
-			}
-			fmt.Fprintf(streams.Out, "Regenerated config/rbac/role.yaml, role_all_namespaces.yaml and config/crd/bases in %s.\n", dirName(opts.Dir))
-			return nil
-		},
+		RunE: runOptions(o),
 	}
 	cmd.Flags().StringVar(&opts.Dir, "project-dir", ".", "the project's directory")
 	cmd.Flags().StringVar(&opts.KubeVersion, "k8s-version", rbac.DefaultKubeVersion, "the Kubernetes version the charts' APIs are checked against")
 	cmd.Flags().StringVar(&opts.Kind, "kind", "", "the kind whose chart --values and --set are for (default: the project's only kind)")
-	discoveryFlag(cmd, &discovery)
-	valuesFlags(cmd, &vals)
+	o.discovery.add(cmd)
+	valuesFlags(cmd, &o.vals)
 	return cmd
 }
 
+func (o *generateOptions) complete(*cobra.Command, []string) (err error) {
+	o.Out = o.streams.ErrOut
+	if o.Values, err = givenValues(&o.vals); err != nil {
+		return err
+	}
+	o.Config, err = o.discovery.config()
+	return err
+}
+
+func (o *generateOptions) validate() error { return nil }
+
+func (o *generateOptions) run(context.Context) error {
+	if err := scaffold.Generate(o.GenerateOptions); err != nil {
+		return valuesHint(err)
+	}
+	_, err := fmt.Fprintf(o.streams.Out, "Regenerated config/rbac/role.yaml, role_all_namespaces.yaml and config/crd/bases in %s.\n", dirName(o.Dir))
+	return err
+}
+
+// adoptOptions are adopt's flags and arguments.
+type adoptOptions struct {
+	scaffold.AdoptOptions
+	streams   genericiooptions.IOStreams
+	discovery discoveryFlags
+	noDiff    bool
+}
+
 func newAdoptCommand(streams genericiooptions.IOStreams) *cobra.Command {
-	opts := scaffold.AdoptOptions{}
-	var discovery, noDiff bool
+	o := &adoptOptions{streams: streams}
+	opts := &o.AdoptOptions
 	cmd := &cobra.Command{
 		Use:   "adopt [DIR]",
 		Short: "Make an operator-sdk Helm project work with chartpilot, keeping your edits",
@@ -218,33 +266,37 @@ nothing. Running adopt again on an adopted project changes nothing.`,
 		Example: `  chartpilot adopt --dry-run
   chartpilot adopt ./my-operator`,
 		Args: cobra.MaximumNArgs(1),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			opts.Dir = "."
-			if len(args) == 1 {
-				opts.Dir = args[0]
-			}
-			cfg, err := clusterConfig(cmd, discovery)
-			if err != nil {
-				return err
-			}
-			opts.Config = cfg
-			opts.Out = streams.ErrOut
-			res, err := scaffold.Adopt(opts)
-			if err != nil {
-				return err
-			}
-			if opts.DryRun {
-				fmt.Fprintln(streams.Out, "Dry run: nothing written.")
-			}
-			return res.Write(streams.Out, !noDiff)
-		},
+		RunE: runOptions(o),
 	}
 	fl := cmd.Flags()
 	fl.BoolVar(&opts.DryRun, "dry-run", false, "print what would change and write nothing")
-	fl.BoolVar(&noDiff, "no-diff", false, "list the changed files without their diffs")
+	fl.BoolVar(&o.noDiff, "no-diff", false, "list the changed files without their diffs")
 	fl.StringVar(&opts.KubeVersion, "k8s-version", rbac.DefaultKubeVersion, "the Kubernetes version the charts' APIs are checked against")
-	discoveryFlag(cmd, &discovery)
+	o.discovery.add(cmd)
 	return cmd
+}
+
+func (o *adoptOptions) complete(_ *cobra.Command, args []string) (err error) {
+	o.Dir = "."
+	if len(args) == 1 {
+		o.Dir = args[0]
+	}
+	o.Out = o.streams.ErrOut
+	o.Config, err = o.discovery.config()
+	return err
+}
+
+func (o *adoptOptions) validate() error { return nil }
+
+func (o *adoptOptions) run(context.Context) error {
+	res, err := scaffold.Adopt(o.AdoptOptions)
+	if err != nil {
+		return err
+	}
+	if o.DryRun {
+		fmt.Fprintln(o.streams.Out, "Dry run: nothing written.")
+	}
+	return res.Write(o.streams.Out, !o.noDiff)
 }
 
 // dirName names a directory in a sentence: "." ended "in .." and read as

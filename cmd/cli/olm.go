@@ -30,7 +30,12 @@ status walks the chain OLM follows (CatalogSource connection, Subscription,
 InstallPlan, ClusterServiceVersion) and says where and why it is stuck;
 unsubscribe removes the operator, and its custom resources and CRDs when asked.
 Namespaces come from -n or the kubeconfig's context.`,
+		Example: `  chartpilot olm subscribe my-operator -n demo --catalog-address 127.0.0.1:50051 --wait
+  chartpilot olm status my-operator -n demo
+  chartpilot olm unsubscribe my-operator -n demo --delete-crds --yes`,
 	}
+	// Every olm command reaches the cluster.
+	runcmd.AddKubeFlags(cmd.PersistentFlags(), configFlags)
 	cmd.AddCommand(
 		newOLMSubscribeCommand(streams, configFlags),
 		newOLMStatusCommand(streams, configFlags),
@@ -238,8 +243,16 @@ func printPlan(w io.Writer, format string, opts olm.SubscribeOptions) error {
 	return err
 }
 
+// olmStatusOptions are olm status's flags and arguments.
+type olmStatusOptions struct {
+	streams     genericiooptions.IOStreams
+	configFlags *genericclioptions.ConfigFlags
+	output      *enumFlag
+	pkg         string
+}
+
 func newOLMStatusCommand(streams genericiooptions.IOStreams, configFlags *genericclioptions.ConfigFlags) *cobra.Command {
-	output := outputFlag()
+	o := &olmStatusOptions{streams: streams, configFlags: configFlags, output: outputFlag()}
 	cmd := &cobra.Command{
 		Use:   "status PACKAGE",
 		Short: "Show the CatalogSource connection, Subscription, InstallPlan and CSV of PACKAGE, and why an install is stuck",
@@ -252,43 +265,60 @@ requirement). Until the CSV is Succeeded, it also asks the CatalogSource's
 registry which packages it serves (through a port forward to its pod), to
 name a catalog that serves nothing or not PACKAGE. Exits non-zero unless the
 CSV is Succeeded.`,
+		Example: `  chartpilot olm status my-operator -n demo
+  chartpilot olm status my-operator -n demo -o json`,
 		Args: cobra.ExactArgs(1),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			c, ns, err := clusterClient(configFlags)
-			if err != nil {
-				return err
-			}
-			o, err := olm.Observe(cmd.Context(), c, args[0], ns)
-			if err != nil {
-				return err
-			}
-			if !o.Installed() {
-				cfg, err := runcmd.KubeConfig(configFlags)
-				if err != nil {
-					return fmt.Errorf("reaching the cluster: %w", err)
-				}
-				olm.ObserveCatalog(cmd.Context(), cfg, o)
-			}
-			r := o.Report()
-			if err := printData(streams.Out, output.String(), r, r.WriteText); err != nil {
-				return err
-			}
-			if !r.Installed {
-				return fmt.Errorf("package %s is not installed in %s", args[0], ns)
-			}
-			return nil
-		},
+		RunE: runOptions(o),
 	}
-	cmd.Flags().VarP(output, "output", "o", "output format: text, json or yaml")
+	cmd.Flags().VarP(o.output, "output", "o", "output format: text, json or yaml")
 	return cmd
 }
 
+func (o *olmStatusOptions) complete(_ *cobra.Command, args []string) error {
+	o.pkg = args[0]
+	return nil
+}
+
+func (o *olmStatusOptions) validate() error { return nil }
+
+func (o *olmStatusOptions) run(ctx context.Context) error {
+	c, ns, err := clusterClient(o.configFlags)
+	if err != nil {
+		return err
+	}
+	obs, err := olm.Observe(ctx, c, o.pkg, ns)
+	if err != nil {
+		return err
+	}
+	if !obs.Installed() {
+		cfg, err := runcmd.KubeConfig(o.configFlags)
+		if err != nil {
+			return fmt.Errorf("reaching the cluster: %w", err)
+		}
+		olm.ObserveCatalog(ctx, cfg, obs)
+	}
+	r := obs.Report()
+	if err := printData(o.streams.Out, o.output.String(), r, r.WriteText); err != nil {
+		return err
+	}
+	if !r.Installed {
+		return fmt.Errorf("package %s is not installed in %s", o.pkg, ns)
+	}
+	return nil
+}
+
+// olmUnsubscribeOptions are olm unsubscribe's flags and arguments.
+type olmUnsubscribeOptions struct {
+	olm.UnsubscribeOptions
+	streams     genericiooptions.IOStreams
+	configFlags *genericclioptions.ConfigFlags
+	output      *enumFlag
+	yes         bool
+}
+
 func newOLMUnsubscribeCommand(streams genericiooptions.IOStreams, configFlags *genericclioptions.ConfigFlags) *cobra.Command {
-	var (
-		opts olm.UnsubscribeOptions
-		yes  bool
-	)
-	output := outputFlag()
+	o := &olmUnsubscribeOptions{streams: streams, configFlags: configFlags, output: outputFlag()}
+	opts := &o.UnsubscribeOptions
 	cmd := &cobra.Command{
 		Use:   "unsubscribe PACKAGE",
 		Short: "Remove the operator of PACKAGE: Subscription, CSV, InstallPlans; custom resources and CRDs when asked",
@@ -312,48 +342,65 @@ that OLM looks at it again. A CSV still there after --timeout is named with
 what is left of it; run again, unsubscribe finds it without the
 Subscription, and --force-remove-finalizers removes OLM's finalizer when
 nothing is left for it to clean up.`,
+		Example: `  chartpilot olm unsubscribe my-operator -n demo
+  chartpilot olm unsubscribe my-operator -n demo --delete-crds --yes --timeout 5m`,
 		Args: cobra.ExactArgs(1),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			if (opts.DeleteCRs || opts.DeleteCRDs) && !yes {
-				return errors.New("--delete-crs and --delete-crds delete every custom resource of the operator's kinds in all namespaces: add --yes to confirm")
-			}
-			c, ns, err := clusterClient(configFlags)
-			if err != nil {
-				return err
-			}
-			opts.Package, opts.Namespace = args[0], ns
-			text := output.String() == "text"
-			if text {
-				opts.Out = streams.Out
-			}
-			ctx, cancel := runcmd.SignalContext(cmd.Context())
-			defer cancel()
-			res, err := olm.Unsubscribe(ctx, c, opts)
-			if err != nil {
-				return err
-			}
-			return printData(streams.Out, output.String(), res, func(w io.Writer) error {
-				for _, n := range res.Notes {
-					fmt.Fprintln(w, "note:", n)
-				}
-				_, err := fmt.Fprintf(w, "unsubscribed %s in %s\n", opts.Package, ns)
-				return err
-			})
-		},
+		RunE: runOptions(o),
 	}
 	fl := cmd.Flags()
 	fl.BoolVar(&opts.DeleteCRs, "delete-crs", false, "delete the custom resources of the operator's CRDs (all namespaces) first")
 	fl.BoolVar(&opts.DeleteCRDs, "delete-crds", false, "delete the operator's CRDs too (implies --delete-crs)")
 	fl.BoolVar(&opts.ForceRemoveFinalizers, "force-remove-finalizers", false, "drop the finalizers of custom resources still there after --timeout, and OLM's of a CSV it has cleaned up")
-	fl.BoolVar(&yes, "yes", false, "confirm --delete-crs / --delete-crds")
+	fl.BoolVar(&o.yes, "yes", false, "confirm --delete-crs / --delete-crds")
 	fl.DurationVar(&opts.Timeout, "timeout", 2*time.Minute, "how long to wait for each deletion")
-	fl.VarP(output, "output", "o", "output format: text, json or yaml")
+	fl.VarP(o.output, "output", "o", "output format: text, json or yaml")
 	return cmd
 }
 
+func (o *olmUnsubscribeOptions) complete(_ *cobra.Command, args []string) error {
+	o.Package = args[0]
+	if o.output.String() == "text" {
+		o.Out = o.streams.Out
+	}
+	return nil
+}
+
+func (o *olmUnsubscribeOptions) validate() error {
+	if (o.DeleteCRs || o.DeleteCRDs) && !o.yes {
+		return errors.New("--delete-crs and --delete-crds delete every custom resource of the operator's kinds in all namespaces: add --yes to confirm")
+	}
+	return nil
+}
+
+func (o *olmUnsubscribeOptions) run(ctx context.Context) error {
+	c, ns, err := clusterClient(o.configFlags)
+	if err != nil {
+		return err
+	}
+	o.Namespace = ns
+	res, err := olm.Unsubscribe(ctx, c, o.UnsubscribeOptions)
+	if err != nil {
+		return err
+	}
+	return printData(o.streams.Out, o.output.String(), res, func(w io.Writer) error {
+		for _, n := range res.Notes {
+			fmt.Fprintln(w, "note:", n)
+		}
+		_, err := fmt.Fprintf(w, "unsubscribed %s in %s\n", o.Package, ns)
+		return err
+	})
+}
+
+// olmPreflightOptions are olm preflight's flags and arguments.
+type olmPreflightOptions struct {
+	src         preflight.Source
+	streams     genericiooptions.IOStreams
+	configFlags *genericclioptions.ConfigFlags
+	output      *enumFlag
+}
+
 func newOLMPreflightCommand(streams genericiooptions.IOStreams, configFlags *genericclioptions.ConfigFlags) *cobra.Command {
-	var src preflight.Source
-	output := outputFlag()
+	o := &olmPreflightOptions{streams: streams, configFlags: configFlags, output: outputFlag()}
 	cmd := &cobra.Command{
 		Use:   "preflight BUNDLE_DIR|BUNDLE_IMAGE|CATALOG_DIR|CATALOG_IMAGE",
 		Short: "List the CRs on the cluster that the CRDs of a new bundle would reject or prune, before upgrading",
@@ -370,31 +417,39 @@ rejected or pruned. CEL rules (x-kubernetes-validations) are not evaluated.`,
   chartpilot olm preflight quay.io/me/op-bundle:v0.2.0
   chartpilot olm preflight ./catalog --package my-operator --channel stable`,
 		Args: cobra.ExactArgs(1),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			src.Ref = args[0]
-			crds, err := preflight.LoadCRDs(cmd.Context(), src)
-			if err != nil {
-				return err
-			}
-			cfg, err := runcmd.KubeConfig(configFlags)
-			if err != nil {
-				return fmt.Errorf("reaching the cluster: %w", err)
-			}
-			rep, err := preflight.Check(cmd.Context(), cfg, crds)
-			if err != nil {
-				return err
-			}
-			if err := printData(streams.Out, output.String(), rep, rep.WriteText); err != nil {
-				return err
-			}
-			if !rep.OK() {
-				return fmt.Errorf("%d problem(s): the new CRDs would reject or prune existing CRs", len(rep.Problems))
-			}
-			return nil
-		},
+		RunE: runOptions(o),
 	}
-	cmd.Flags().StringVar(&src.Package, "package", "", "the package, when the argument is a catalog")
-	cmd.Flags().StringVar(&src.Channel, "channel", "", "the catalog channel whose head is checked (default: the package's default channel)")
-	cmd.Flags().VarP(output, "output", "o", "output format: text, json or yaml")
+	cmd.Flags().StringVar(&o.src.Package, "package", "", "the package, when the argument is a catalog")
+	cmd.Flags().StringVar(&o.src.Channel, "channel", "", "the catalog channel whose head is checked (default: the package's default channel)")
+	cmd.Flags().VarP(o.output, "output", "o", "output format: text, json or yaml")
 	return cmd
+}
+
+func (o *olmPreflightOptions) complete(_ *cobra.Command, args []string) error {
+	o.src.Ref = args[0]
+	return nil
+}
+
+func (o *olmPreflightOptions) validate() error { return nil }
+
+func (o *olmPreflightOptions) run(ctx context.Context) error {
+	crds, err := preflight.LoadCRDs(ctx, o.src)
+	if err != nil {
+		return err
+	}
+	cfg, err := runcmd.KubeConfig(o.configFlags)
+	if err != nil {
+		return fmt.Errorf("reaching the cluster: %w", err)
+	}
+	rep, err := preflight.Check(ctx, cfg, crds)
+	if err != nil {
+		return err
+	}
+	if err := printData(o.streams.Out, o.output.String(), rep, rep.WriteText); err != nil {
+		return err
+	}
+	if !rep.OK() {
+		return fmt.Errorf("%d problem(s): the new CRDs would reject or prune existing CRs", len(rep.Problems))
+	}
+	return nil
 }

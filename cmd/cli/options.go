@@ -17,18 +17,16 @@ type options interface {
 	run(ctx context.Context) error
 }
 
-// runOptions is the RunE of a command with options o. run's context ends
-// at Ctrl-C or SIGTERM, so that a command stops cleanly.
+// runOptions is the RunE of a command with options o: runcmd.RunE's, the
+// one shape of chartpilot's commands (the run command's too). run's
+// context ends at Ctrl-C or SIGTERM, so that a command stops cleanly.
 func runOptions(o options) func(*cobra.Command, []string) error {
-	return func(cmd *cobra.Command, args []string) error {
-		if err := o.complete(cmd, args); err != nil {
-			return err
-		}
-		if err := o.validate(); err != nil {
-			return err
-		}
-		ctx, cancel := runcmd.SignalContext(cmd.Context())
-		defer cancel()
-		return o.run(ctx)
-	}
+	return runcmd.RunE(shaped{o})
 }
+
+// shaped gives options the exported methods of runcmd.Options.
+type shaped struct{ options }
+
+func (s shaped) Complete(cmd *cobra.Command, args []string) error { return s.complete(cmd, args) }
+func (s shaped) Validate() error                                  { return s.validate() }
+func (s shaped) Run(ctx context.Context) error                    { return s.run(ctx) }

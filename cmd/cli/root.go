@@ -1,5 +1,3 @@
-// Package cli holds chartpilot's cobra commands. Each command turns its flags
-// into the options of a library package and calls it; no logic lives here.
 package cli
 
 import (
@@ -18,6 +16,12 @@ func NewRootCommand(streams genericiooptions.IOStreams) *cobra.Command {
 Manager installs and upgrades through Subscriptions: the operator runtime,
 scaffolding with least-privilege RBAC, bundles, scorecard, catalogs, and a local
 cluster with real OLM to try all of it on one machine.`,
+		Example: `  chartpilot init my-operator --chart ./charts/webapp --domain example.com
+  cd my-operator && make bundle VERSION=0.1.0
+  chartpilot scorecard bundle
+  chartpilot catalog add bundle --init-package && chartpilot catalog serve
+  chartpilot olm subscribe my-operator -n demo --catalog-address 127.0.0.1:50051 --wait
+  chartpilot demo                       # the whole journey on a local cluster`,
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}
@@ -25,9 +29,12 @@ cluster with real OLM to try all of it on one machine.`,
 	cmd.SetOut(streams.Out)
 	cmd.SetErr(streams.ErrOut)
 
-	// The kubectl conventions for reaching a cluster, for the commands that
-	// do, and klog's -v: the same as the operator image's binary takes.
-	configFlags := runcmd.AddClusterFlags(cmd.PersistentFlags())
+	// klog's -v for every command, as the operator image's binary takes it.
+	// The kubectl conventions for reaching a cluster (--kubeconfig,
+	// --context, -n...) go only on the commands that reach one: each adds
+	// configFlags to its own flags.
+	runcmd.AddVerbosityFlag(cmd.PersistentFlags())
+	configFlags := runcmd.NewConfigFlags()
 
 	cmd.AddCommand(
 		newVersionCommand(streams),

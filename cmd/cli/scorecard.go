@@ -65,6 +65,7 @@ could not run (or none could).`,
 		Args: cobra.ExactArgs(1),
 		RunE: runOptions(o),
 	}
+	runcmd.AddKubeFlags(cmd.Flags(), configFlags)
 	fl := cmd.Flags()
 	fl.StringVarP(&o.selector, "selector", "l", "", "run the tests whose config.yaml labels match this selector (e.g. suite=olm, test!=chartpilot-upgrade-test)")
 	fl.BoolVarP(&o.list, "list", "L", false, "list the tests that would run, without running them")

@@ -12,23 +12,40 @@ import (
 	"k8s.io/klog/v2"
 )
 
-// AddClusterFlags adds the kubectl conventions for reaching a cluster
-// (--kubeconfig, --context, --namespace, --as...) and klog's -v, which the
-// Kubernetes libraries log through, to fs.
-func AddClusterFlags(fs *pflag.FlagSet) *genericclioptions.ConfigFlags {
+// NewConfigFlags returns the kubectl conventions for reaching a cluster
+// (--kubeconfig, --context, --namespace, --as, --as-group), bound to no
+// flag set yet: each command that reaches a cluster adds them to its own
+// flags with AddKubeFlags, so that no other command shows them.
+func NewConfigFlags() *genericclioptions.ConfigFlags {
 	kubeconfig, kubeContext, namespace, as := "", "", "", ""
 	var asGroups []string
-	configFlags := &genericclioptions.ConfigFlags{
+	return &genericclioptions.ConfigFlags{
 		KubeConfig: &kubeconfig, Context: &kubeContext, Namespace: &namespace,
 		Impersonate: &as, ImpersonateGroup: &asGroups,
 	}
-	configFlags.AddFlags(fs)
+}
+
+// NewContextFlags returns --kubeconfig and --context alone, for commands
+// that may ask a cluster's discovery but act in no namespace.
+func NewContextFlags() *genericclioptions.ConfigFlags {
+	kubeconfig, kubeContext := "", ""
+	return &genericclioptions.ConfigFlags{KubeConfig: &kubeconfig, Context: &kubeContext}
+}
+
+// AddKubeFlags adds f's flags to fs, a command's own flags (or a group's
+// persistent flags when every command of the group reaches the cluster).
+func AddKubeFlags(fs *pflag.FlagSet, f *genericclioptions.ConfigFlags) {
+	f.AddFlags(fs)
+}
+
+// AddVerbosityFlag adds klog's -v, which the Kubernetes libraries log
+// through.
+func AddVerbosityFlag(fs *pflag.FlagSet) {
 	klogFlags := flag.NewFlagSet("klog", flag.ContinueOnError)
 	klog.InitFlags(klogFlags)
 	v := klogFlags.Lookup("v")
 	fs.AddGoFlag(&flag.Flag{Name: v.Name, Usage: v.Usage + fmt.Sprintf(" (at most %d: above it client-go logs response bodies, Secrets included)", MaxVerbosity),
 		Value: cappedVerbosity{Value: v.Value}, DefValue: v.DefValue})
-	return configFlags
 }
 
 // MaxVerbosity is the highest klog level chartpilot allows: from 8 on

@@ -24,7 +24,7 @@ func TestVerbosityStopsBelowBodies(t *testing.T) {
 	} {
 		t.Run(tc.arg, func(t *testing.T) {
 			fs := pflag.NewFlagSet("test", pflag.ContinueOnError)
-			AddClusterFlags(fs)
+			AddVerbosityFlag(fs)
 			t.Cleanup(func() { _ = fs.Set("v", "0") })
 			err := fs.Parse([]string{"-v=" + tc.arg})
 			if tc.wantErr != "" {

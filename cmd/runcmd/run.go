@@ -29,17 +29,23 @@ import (
 // collection, so that resident memory is about twice the caches; 50 keeps
 // that headroom to half of them, for more frequent collections while
 // releases are installed (a reconcile of a release in sync allocates
-// little). Measured with operator/bench: see the README.
+// little). Measured with operator/bench: see docs/runtime.md.
 const GCPercent = 50
 
-// New returns the run command, reaching the cluster through configFlags
-// (see AddClusterFlags).
+// runOptions are run's flags.
+type runOptions struct {
+	operator.Options
+	streams     genericiooptions.IOStreams
+	configFlags *genericclioptions.ConfigFlags
+	watchesFile string
+	zapOpts     zap.Options
+}
+
+// New returns the run command, reaching the cluster through configFlags,
+// which it adds to its own flags.
 func New(streams genericiooptions.IOStreams, configFlags *genericclioptions.ConfigFlags) *cobra.Command {
-	var (
-		opts        operator.Options
-		watchesFile string
-		zapOpts     = zap.Options{}
-	)
+	o := &runOptions{streams: streams, configFlags: configFlags}
+	opts := &o.Options
 	cmd := &cobra.Command{
 		Use:   "run",
 		Short: "Run the Helm operator: reconcile the custom resources of watches.yaml into Helm releases",
@@ -47,33 +53,15 @@ func New(streams genericiooptions.IOStreams, configFlags *genericclioptions.Conf
 watches.yaml (operator-sdk's format) becomes a Helm release of its chart, with
 the CR's spec as values. WATCH_NAMESPACE (a comma-separated list, as OLM sets
 it) limits the namespaces; empty means all.`,
+		Example: `  chartpilot run --watches-file watches.yaml                  # against the cluster of $KUBECONFIG
+  WATCH_NAMESPACE=demo chartpilot run --kubeconfig ~/.kube/config --metrics-secure=false
+  chartpilot-operator run --watches-file=/opt/helm/watches.yaml --leader-elect   # as the operator image does`,
 		Args: cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			if _, set := os.LookupEnv("GOGC"); !set {
-				debug.SetGCPercent(GCPercent)
-			}
-			log := zap.New(zap.UseFlagOptions(&zapOpts), zap.WriteTo(streams.ErrOut))
-			ctrl.SetLogger(log)
-			ws, err := watches.Load(watchesFile, watches.Options{})
-			if err != nil {
-				return err
-			}
-			cfg, err := KubeConfig(configFlags)
-			if err != nil {
-				return fmt.Errorf("reaching the cluster: %w", err)
-			}
-			opts.MetricsBindAddress = metricsAddress(cmd.Flags())
-			opts.Watches = ws
-			opts.Config = cfg
-			opts.Namespaces = operator.ParseNamespaces(os.Getenv("WATCH_NAMESPACE"))
-			opts.Log = log.WithName("chartpilot")
-			ctx, cancel := SignalContext(cmd.Context())
-			defer cancel()
-			return operator.Run(ctx, opts)
-		},
+		RunE: RunE(o),
 	}
+	AddKubeFlags(cmd.Flags(), configFlags)
 	fl := cmd.Flags()
-	fl.StringVar(&watchesFile, "watches-file", "./watches.yaml", "path to the watches file")
+	fl.StringVar(&o.watchesFile, "watches-file", "./watches.yaml", "path to the watches file")
 	fl.BoolVar(&opts.LeaderElection, "leader-elect", false, "elect a leader with a Lease so that replicas stand by")
 	fl.StringVar(&opts.LeaderElectionID, "leader-election-id", "", "name of the leader election Lease (default chartpilot-helm-operator)")
 	fl.StringVar(&opts.LeaderElectionNamespace, "leader-election-namespace", "", "namespace of the leader election Lease (default: the operator's)")
@@ -97,9 +85,40 @@ it) limits the namespaces; empty means all.`,
 	fl.StringVar(&opts.HealthProbeBindAddress, "health-probe-bind-address", "127.0.0.1:8081", `address of /healthz and /readyz; "0" disables them`)
 	fl.StringVar(&opts.PprofBindAddress, "pprof-bind-address", "0", `address of Go's profiles (/debug/pprof/); "0" disables them`)
 	zapFlags := flag.NewFlagSet("zap", flag.ContinueOnError)
-	zapOpts.BindFlags(zapFlags)
+	o.zapOpts.BindFlags(zapFlags)
 	fl.AddGoFlagSet(zapFlags)
 	return cmd
+}
+
+// Complete loads watches.yaml and reaches the cluster.
+func (o *runOptions) Complete(cmd *cobra.Command, _ []string) error {
+	log := zap.New(zap.UseFlagOptions(&o.zapOpts), zap.WriteTo(o.streams.ErrOut))
+	ctrl.SetLogger(log)
+	ws, err := watches.Load(o.watchesFile, watches.Options{})
+	if err != nil {
+		return err
+	}
+	cfg, err := KubeConfig(o.configFlags)
+	if err != nil {
+		return fmt.Errorf("reaching the cluster: %w", err)
+	}
+	o.MetricsBindAddress = metricsAddress(cmd.Flags())
+	o.Watches = ws
+	o.Config = cfg
+	o.Namespaces = operator.ParseNamespaces(os.Getenv("WATCH_NAMESPACE"))
+	o.Log = log.WithName("chartpilot")
+	return nil
+}
+
+// Validate leaves the flags to operator.Run, which checks them together.
+func (o *runOptions) Validate() error { return nil }
+
+// Run runs the operator until ctx ends.
+func (o *runOptions) Run(ctx context.Context) error {
+	if _, set := os.LookupEnv("GOGC"); !set {
+		debug.SetGCPercent(GCPercent)
+	}
+	return operator.Run(ctx, o.Options)
 }
 
 // metricsAddress is --metrics-bind-address when given, else "": the

@@ -1,5 +1,3 @@
-// Package atomicfile writes files so that readers see the old content or the
-// new, never a half-written file, whatever stops the writer.
 package atomicfile
 
 import (

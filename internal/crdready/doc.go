@@ -20,4 +20,7 @@
 //
 // The package depends on client-go and the apiextensions types only, so that
 // the runtime (operator) and the build-time packages can both use it.
+//
+// It sits below every other package: it imports nothing of chartpilot
+// outside internal/.
 package crdready

@@ -1,5 +1,3 @@
-// Package fuzzseed seeds fuzz targets with the files a repository already
-// has: test charts, golden configurations.
 package fuzzseed
 
 import (

@@ -1,5 +1,3 @@
-// Package golden compares generated file trees with golden copies kept
-// under a test's testdata, and rewrites the copies on request (-update).
 package golden
 
 import (

@@ -8,4 +8,7 @@
 // image layout (default $XDG_CACHE_HOME/chartpilot/images) whose index names
 // each image by its full reference; a new build under the same reference
 // replaces the old one.
+//
+// It sits below every other package: it imports nothing of chartpilot
+// outside internal/.
 package ociimage

@@ -1,7 +1,3 @@
-// Package scorecardtests names the scorecard's suites and built-in tests:
-// the contract between the scorecard that runs them, the bundle whose
-// capability level cites them, and the config.yaml entries that select them.
-// It imports nothing of chartpilot.
 package scorecardtests
 
 // Suites: operator-sdk's two and chartpilot's cluster suite.

@@ -8,4 +8,8 @@
 // the data is lost.
 //
 // CEL validation rules (x-kubernetes-validations) are not evaluated.
+//
+// Stage olm/cluster of chart -> scaffold -> bundle -> catalog ->
+// olm/cluster -> doctor -> cmd: it may import earlier stages, the runtime
+// and internal/, and must not import a later stage (doctor, cmd/).
 package preflight

@@ -15,4 +15,8 @@
 // Either way, a workload that an HPA of the release targets is rendered
 // without spec.replicas: neither Helm's three-way merge on upgrade nor drift
 // repair then writes the count the HPA set.
+//
+// Part of the runtime, which the operator image carries: it imports only
+// operator/ and internal/, never a build-time package (chart, scaffold,
+// bundle, catalog, olm, cluster, doctor, cmd and their stages).
 package autoscale

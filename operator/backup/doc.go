@@ -7,4 +7,8 @@
 // operator's own image. A restore recreates the claims and refills them
 // with mover pods before it creates the custom resource, so the chart
 // adopts them. The operator itself never holds a volume's data.
+//
+// Part of the runtime, which the operator image carries: it imports only
+// operator/ and internal/, never a build-time package (chart, scaffold,
+// bundle, catalog, olm, cluster, doctor, cmd and their stages).
 package backup

@@ -44,4 +44,8 @@
 // count costs in memory and time is logged. The peer is only measured
 // where it finishes in reasonable time; BenchmarkShards measures one
 // operator against two shards (-bench Shards).
+//
+// Part of the runtime, which the operator image carries: it imports only
+// operator/ and internal/, never a build-time package (chart, scaffold,
+// bundle, catalog, olm, cluster, doctor, cmd and their stages).
 package bench

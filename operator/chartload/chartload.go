@@ -1,7 +1,3 @@
-// Package chartload loads a chart as the runtime installs it: with Helm 4's
-// loader of chart API v1 and v2, refusing what that loader would take
-// silently as v2 although it is not (apiVersion v3, Helm 4's experimental
-// chart API, and any other).
 package chartload
 
 import (

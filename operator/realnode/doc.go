@@ -3,4 +3,8 @@
 // an upgrade whose image really exits is rolled back by the operator. It
 // holds tests only; `go test -short` skips them, and they wait for the
 // machine's one real node (clustertest.LockRealNode).
+//
+// Part of the runtime, which the operator image carries: it imports only
+// operator/ and internal/, never a build-time package (chart, scaffold,
+// bundle, catalog, olm, cluster, doctor, cmd and their stages).
 package realnode

@@ -1,6 +1,3 @@
-// Package reconciler is the controller of one watched kind: it turns each
-// custom resource into a release.Request, lets package release bring the
-// release in line, and reports the outcome in the CR's status and events.
 package reconciler
 
 import (

@@ -22,4 +22,8 @@
 // rollbackUnhealthy). The verdict is a label on the revision's record, so
 // the rolled back request stays Rejected, without retries, until the CR's
 // generation or the chart changes.
+//
+// Part of the runtime, which the operator image carries: it imports only
+// operator/ and internal/, never a build-time package (chart, scaffold,
+// bundle, catalog, olm, cluster, doctor, cmd and their stages).
 package release

@@ -1,6 +1,3 @@
-// Package values turns a custom resource's spec into a Helm release's values:
-// the spec coalesced over the chart's values.yaml, the watch's overrideValues
-// on top, checked against the chart's values.schema.json.
 package values
 
 import (

@@ -1,7 +1,3 @@
-// Package watches reads watches.yaml, the file that tells a Helm operator
-// which custom resource kind is reconciled with which chart. The format is
-// operator-sdk's, so existing Helm operator projects move over unchanged; unlike
-// peers, every field is honoured and an unknown field is an error.
 package watches
 
 import (

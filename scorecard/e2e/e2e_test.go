@@ -1,7 +1,3 @@
-// Package e2e runs the scorecard on the local cluster (kube-apiserver,
-// controllers, scheduler and kwok, without OLM) against an operator
-// scaffolded from a chart whose Deployment must become Ready: what envtest
-// alone cannot show.
 package e2e
 
 import (

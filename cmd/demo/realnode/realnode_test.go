@@ -1,8 +1,3 @@
-// Package realnode runs the journey through images on a real node. It is a
-// package of its own because the demo package's test binary holds the
-// machine's lock of the one cluster with OLM for all its run: waiting there
-// for the real node (another package's test may hold it for minutes) would
-// hold up every package that needs that cluster.
 package realnode_test
 
 import (

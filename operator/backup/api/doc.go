@@ -4,4 +4,8 @@
 // not own the same CRD). The runtime reconciles them; the build-time
 // packages (scaffold, bundle) import this package to write their CRDs,
 // samples and RBAC, so the schema is never copied.
+//
+// Part of the runtime, which the operator image carries: it imports only
+// operator/ and internal/, never a build-time package (chart, scaffold,
+// bundle, catalog, olm, cluster, doctor, cmd and their stages).
 package api

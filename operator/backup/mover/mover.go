@@ -1,7 +1,3 @@
-// Package mover copies a volume's files to and from a tar+gzip archive as a
-// stream: what the short-lived mover pods of a backup or a restore run
-// (`chartpilot-operator mover`). Nothing is held in memory beyond a copy
-// buffer, whatever the volume's size.
 package mover
 
 import (
