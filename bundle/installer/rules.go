@@ -301,7 +301,9 @@ func groupRules(verbsOf map[schema.GroupResource][]string) []rbacv1.PolicyRule {
 		k := key{gr.Group, strings.Join(verbs, ",")}
 		byKey[k] = append(byKey[k], gr.Resource)
 	}
-	keys := slices.SortedFunc(maps.Keys(byKey), func(a, b key) int { return cmp.Or(strings.Compare(a.group, b.group), strings.Compare(a.verbs, b.verbs)) })
+	keys := slices.SortedFunc(maps.Keys(byKey), func(a, b key) int {
+		return cmp.Or(strings.Compare(a.group, b.group), strings.Compare(a.verbs, b.verbs))
+	})
 	var out []rbacv1.PolicyRule
 	for _, k := range keys {
 		out = append(out, rbacv1.PolicyRule{APIGroups: []string{k.group}, Resources: slices.Sorted(slices.Values(byKey[k])), Verbs: strings.Split(k.verbs, ",")})

@@ -11,7 +11,7 @@ import (
 
 func TestSmoke(t *testing.T) {
 	var bs []*olmv1.Bundle
-	for _, d := range []string{"testdata/widget-0.1.0", "testdata/widget-0.2.0"} {
+	for _, d := range []string{"../olmv1/testdata/widget-0.1.0", "testdata/widget-0.2.0"} {
 		b, err := olmv1.Load(os.DirFS(d))
 		if err != nil {
 			t.Fatal(err)
