@@ -176,7 +176,6 @@ func (d *derivation) add(o olmv1.Object) error {
 		if role.AggregationRule != nil {
 			// The API server wants every permission held (or escalate) to
 			// create an aggregated ClusterRole; a create has no name.
-			setOf(d.created, "")[schema.GroupResource{Group: rbacv1.GroupName, Resource: "clusterroles"}] = true
 			d.held[""] = append(d.held[""], rbacv1.PolicyRule{APIGroups: []string{rbacv1.GroupName}, Resources: []string{"clusterroles"}, Verbs: []string{"escalate"}})
 			d.warnings = append(d.warnings, fmt.Sprintf("ClusterRole %s aggregates other roles: the API server lets only who may escalate any ClusterRole create it, so the installer may", o.GetName()))
 		}
@@ -213,21 +212,9 @@ func (d *derivation) rbac() *RBAC {
 	if err := d.bindRules(); err != nil {
 		d.warnings = append(d.warnings, err.Error())
 	}
-	scopes := map[string]bool{"": true}
-	for _, m := range []map[string]map[schema.GroupResource]bool{d.created} {
-		for s := range m {
-			scopes[s] = true
-		}
-	}
-	for s := range d.named {
-		scopes[s] = true
-	}
-	for s := range d.held {
-		scopes[s] = true
-	}
-	for s := range d.bound {
-		scopes[s] = true
-	}
+	scopes := slices.Concat(slices.Collect(maps.Keys(d.created)), slices.Collect(maps.Keys(d.named)),
+		slices.Collect(maps.Keys(d.held)), slices.Collect(maps.Keys(d.bound)))
+	slices.Sort(scopes)
 	cluster := prune(d.rules(""), nil)
 	out := &RBAC{Warnings: d.warnings}
 	name := d.opts.Extension + "-installer"
@@ -237,7 +224,7 @@ func (d *derivation) rbac() *RBAC {
 	out.ClusterRole = &rbacv1.ClusterRole{TypeMeta: rbacType("ClusterRole"), ObjectMeta: metav1.ObjectMeta{Name: name}, Rules: cluster}
 	out.ClusterRoleBinding = &rbacv1.ClusterRoleBinding{TypeMeta: rbacType("ClusterRoleBinding"), ObjectMeta: metav1.ObjectMeta{Name: name},
 		Subjects: subjects, RoleRef: rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: name}}
-	for _, s := range slices.Sorted(maps.Keys(scopes)) {
+	for _, s := range slices.Compact(scopes) {
 		if s == "" {
 			continue
 		}
@@ -256,9 +243,20 @@ func rbacType(kind string) metav1.TypeMeta {
 	return metav1.TypeMeta{APIVersion: rbacv1.SchemeGroupVersion.String(), Kind: kind}
 }
 
-// rules are a scope's rules: what the installer does to the objects first,
-// then what it must hold to grant, in a stable order.
+// rules are a scope's rules: what the installer does to the objects first
+// (less what the operator's rules it holds allow already), then what it
+// must hold to grant, in a stable order.
 func (d *derivation) rules(scope string) []rbacv1.PolicyRule {
+	held := d.held[scope]
+	if scope != "" {
+		held = slices.Concat(held, d.held[""]) // a ClusterRole's rules apply in every namespace
+	}
+	// uncovered are the verbs of a rule on gr (with names) that held lacks.
+	uncovered := func(gr schema.GroupResource, verbs, names []string) []string {
+		return slices.DeleteFunc(slices.Clone(verbs), func(v string) bool {
+			return covers(held, rbacv1.PolicyRule{APIGroups: []string{gr.Group}, Resources: []string{gr.Resource}, Verbs: []string{v}, ResourceNames: names})
+		})
+	}
 	var out []rbacv1.PolicyRule
 	// Unnamed verbs, one rule per group and verb set.
 	verbsOf := map[schema.GroupResource][]string{}
@@ -274,10 +272,18 @@ func (d *derivation) rules(scope string) []rbacv1.PolicyRule {
 			verbsOf[gr] = createVerbs
 		}
 	}
+	for gr, verbs := range verbsOf {
+		if verbsOf[gr] = uncovered(gr, verbs, nil); len(verbsOf[gr]) == 0 {
+			delete(verbsOf, gr)
+		}
+	}
 	out = append(out, groupRules(verbsOf)...)
 	// Named verbs, one rule per kind.
 	for _, gr := range sortedResources(d.named[scope]) {
-		out = append(out, rbacv1.PolicyRule{APIGroups: []string{gr.Group}, Resources: []string{gr.Resource}, Verbs: namedVerbs, ResourceNames: slices.Sorted(maps.Keys(d.named[scope][gr]))})
+		names := slices.Sorted(maps.Keys(d.named[scope][gr]))
+		if verbs := uncovered(gr, namedVerbs, names); len(verbs) > 0 {
+			out = append(out, rbacv1.PolicyRule{APIGroups: []string{gr.Group}, Resources: []string{gr.Resource}, Verbs: verbs, ResourceNames: names})
+		}
 	}
 	for _, gr := range sortedResources(d.bound[scope]) {
 		out = append(out, rbacv1.PolicyRule{APIGroups: []string{gr.Group}, Resources: []string{gr.Resource}, Verbs: []string{"bind"}, ResourceNames: slices.Sorted(maps.Keys(d.bound[scope][gr]))})
