@@ -448,9 +448,14 @@ func short(r rbacv1.PolicyRule) string {
 // waits for the CRDs to go.
 func (s *apiServer) cleanUp(t *testing.T, v1, v2 *olmv1.Bundle, ns string) {
 	t.Helper()
+	s.cleanUpBundles(t, ns, v1, v2)
+}
+
+func (s *apiServer) cleanUpBundles(t *testing.T, ns string, bundles ...*olmv1.Bundle) {
+	t.Helper()
 	ctx := context.Background()
 	oc := &operatorController{dyn: s.dyn, ext: s.ext}
-	for _, b := range []*olmv1.Bundle{v1, v2} {
+	for _, b := range bundles {
 		objs, err := olmv1.Convert(b, olmv1.InstallOptions{Namespace: ns})
 		if err != nil {
 			t.Fatal(err)

@@ -293,12 +293,7 @@ func heldRules(t *testing.T, bundles ...*olmv1.Bundle) []rbacv1.PolicyRule {
 		}
 		for _, o := range objs {
 			if o.GetKind() == "ClusterRole" || o.GetKind() == "Role" {
-				var role rbacv1.ClusterRole
-				data, _ := yaml.Marshal(o.Object)
-				if err := yaml.Unmarshal(data, &role); err != nil {
-					t.Fatal(err)
-				}
-				out = append(out, role.Rules...)
+				out = append(out, rolesRules(t, o)...)
 			}
 		}
 	}
@@ -335,4 +330,18 @@ func TestCovers(t *testing.T) {
 			}
 		})
 	}
+}
+
+// rolesRules are the rules of a Role or ClusterRole object.
+func rolesRules(t *testing.T, o olmv1.Object) []rbacv1.PolicyRule {
+	t.Helper()
+	var role rbacv1.ClusterRole
+	data, err := yaml.Marshal(o.Object)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := yaml.Unmarshal(data, &role); err != nil {
+		t.Fatal(err)
+	}
+	return role.Rules
 }

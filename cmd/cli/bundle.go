@@ -32,6 +32,7 @@ operator-framework's validators and builds its image without a Docker daemon.`,
 		newBundleGenerateCommand(streams),
 		newBundleValidateCommand(streams),
 		newBundleCapabilitiesCommand(streams),
+		newBundleRBACCommand(streams),
 		newBundleBuildCommand(streams),
 		newPushCommand(streams, "bundle"),
 	)
