@@ -203,4 +203,3 @@ func TestHelloOnAPIServer(t *testing.T) {
 	}
 	t.Logf("the documented procedure's rules fail: %v", err)
 }
-
