@@ -35,10 +35,11 @@ func Open(ctx context.Context, src string) (*Bundle, error) {
 	if err != nil {
 		return nil, fmt.Errorf("bundle image %s: %w", src, err)
 	}
-	if err := ociimage.ExtractDir(img, "", tmp); err != nil {
+	dir := filepath.Join(tmp, "bundle")
+	if err := ociimage.ExtractDir(img, "", dir); err != nil {
 		return nil, fmt.Errorf("bundle image %s: %w", src, err)
 	}
-	b, err := Load(os.DirFS(tmp))
+	b, err := Load(os.DirFS(dir))
 	if err != nil {
 		return nil, fmt.Errorf("bundle image %s: %w", src, err)
 	}
