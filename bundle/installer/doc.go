@@ -29,6 +29,12 @@
 // keeps the installer within the operator's own rights. `bind` limited by
 // name is derived only for a binding whose role the bundle does not make.
 //
+// operator-controller v1.2.0 checks none of this before it starts: its
+// PreflightPermissions feature gate exists but does nothing in that
+// version. A missing rule shows as the API server's Forbidden message in
+// the ClusterExtension's Progressing condition; Explain reads the missing
+// permission from it.
+//
 // Rules derives them; for an upgrade, pass the installed and the new bundle
 // (the installer must delete what the new one drops).
 package installer
