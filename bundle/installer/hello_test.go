@@ -2,10 +2,11 @@ package installer
 
 import (
 	"context"
+	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"slices"
-	"strings"
 	"testing"
 	"time"
 
@@ -14,28 +15,42 @@ import (
 
 	"github.com/chartpilot/chartpilot/bundle"
 	"github.com/chartpilot/chartpilot/bundle/olmv1"
+	"github.com/chartpilot/chartpilot/example"
+	"github.com/chartpilot/chartpilot/scaffold"
 )
 
-// helloBundle generates the example operator's bundle (the repository's
-// top level is its project: what `make bundle` does) from a copy of the
-// project, so that nothing is written into the repository.
-func helloBundle(t *testing.T) *olmv1.Bundle {
+// helloBundles generate the example operator's bundles, 0.1.0 and 0.2.0
+// (the repository's top level is its project: what `make bundle` does, then
+// what the demo does for the next release: the chart's new files, generate,
+// make bundle), from a copy of the project: nothing is written into the
+// repository.
+func helloBundles(t *testing.T) (v1, v2 *olmv1.Bundle) {
 	t.Helper()
 	dir := t.TempDir()
 	if err := os.CopyFS(dir, os.DirFS("../..")); err != nil {
 		t.Fatal(err)
 	}
-	created := time.Unix(1767225600, 0).UTC()
-	res, err := bundle.Generate(context.Background(), bundle.GenerateOptions{Dir: dir, OutputDir: "build/bundle", Version: "0.1.0",
-		Images: map[string]string{"controller": "example.com/hello-operator:v0.1.0"}, CreatedAt: &created, Out: io.Discard})
-	if err != nil {
+	gen := func(version string) *olmv1.Bundle {
+		created := time.Unix(1767225600, 0).UTC()
+		res, err := bundle.Generate(context.Background(), bundle.GenerateOptions{Dir: dir, OutputDir: "build/" + version, Version: version,
+			Images: map[string]string{"controller": "example.com/hello-operator:v" + version}, CreatedAt: &created, Out: io.Discard})
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, err := olmv1.Load(os.DirFS(res.Dir))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return b
+	}
+	v1 = gen("0.1.0")
+	if err := example.WriteUpgrade(filepath.Join(dir, "helm-charts", example.ChartName)); err != nil {
 		t.Fatal(err)
 	}
-	b, err := olmv1.Load(os.DirFS(res.Dir))
-	if err != nil {
+	if err := scaffold.Generate(scaffold.GenerateOptions{Dir: dir}); err != nil {
 		t.Fatal(err)
 	}
-	return b
+	return v1, gen("0.2.0")
 }
 
 // documentedRules follow OLM v1's documentation procedure "Derive minimal
@@ -113,8 +128,12 @@ func documentedRules(t *testing.T, b *olmv1.Bundle, ns, ext string) (cluster, ro
 // verb on every resource of every group) and against the documentation's
 // procedure.
 func TestHelloRuleCounts(t *testing.T) {
-	b := helloBundle(t)
+	b, b2 := helloBundles(t)
 	r, err := Rules(Options{Namespace: "hello-system"}, b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	upgrade, err := Rules(Options{Namespace: "hello-system"}, b, b2)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -127,7 +146,8 @@ func TestHelloRuleCounts(t *testing.T) {
 		}
 	}
 	t.Logf("hello-operator.v0.1.0: derived %d rules (%d the installer's own, %d the operator's held to grant them); "+
-		"documented procedure %d (ClusterRole %d, Role %d); cluster-admin 1", r.Count(), own, r.Count()-own, len(cluster)+len(role), len(cluster), len(role))
+		"documented procedure %d (ClusterRole %d, Role %d); cluster-admin 1; the upgrade to 0.2.0 %d",
+		r.Count(), own, r.Count()-own, len(cluster)+len(role), len(cluster), len(role), upgrade.Count())
 	if r.Count() != 35 || own != 9 || len(cluster)+len(role) != 38 {
 		t.Errorf("counts changed: derived %d (own %d), documented %d", r.Count(), own, len(cluster)+len(role))
 	}
@@ -158,11 +178,12 @@ func heldRulesOf(t *testing.T, b *olmv1.Bundle, ns string) []rbacv1.PolicyRule {
 }
 
 // TestHelloOnAPIServer installs the example operator's bundle as
-// operator-controller does, with the derived rules (it succeeds) and with
-// the documentation procedure's (it fails, Forbidden).
+// operator-controller does, with the derived rules (it succeeds, and so do
+// the upgrade to 0.2.0 and back) and with the documentation procedure's (it
+// fails, Forbidden).
 func TestHelloOnAPIServer(t *testing.T) {
 	s := startAPIServer(t)
-	b := helloBundle(t)
+	b, b2 := helloBundles(t)
 	oc := func(ns string, r *RBAC) *operatorController {
 		return &operatorController{dyn: dynamic.NewForConfigOrDie(s.bind(t, ns, r, nil)), ext: s.ext}
 	}
@@ -186,20 +207,46 @@ func TestHelloOnAPIServer(t *testing.T) {
 	}
 	s.cleanUpBundles(t, "hello-system", b)
 
-	ns := "hello-documented"
-	documented := &RBAC{ServiceAccount: derived.ServiceAccount.DeepCopy(), ClusterRole: derived.ClusterRole.DeepCopy(), ClusterRoleBinding: derived.ClusterRoleBinding.DeepCopy()}
-	documented.ServiceAccount.Namespace = ns
-	documented.ClusterRoleBinding.Subjects[0].Namespace = ns
-	var role []rbacv1.PolicyRule
-	documented.ClusterRole.Rules, role = documentedRules(t, b, ns, extension)
-	documented.Roles = []*rbacv1.Role{{ObjectMeta: derived.Roles[0].ObjectMeta, Rules: role}}
-	documented.Roles[0].Namespace = ns
-	documented.RoleBindings = []*rbacv1.RoleBinding{derived.RoleBindings[0].DeepCopy()}
-	documented.RoleBindings[0].Namespace, documented.RoleBindings[0].Subjects[0].Namespace = ns, ns
-	err = install(oc(ns, documented), ns)
-	s.cleanUpBundles(t, ns, b)
-	if err == nil || !strings.Contains(err.Error(), "forbidden") {
-		t.Fatalf("with the documented procedure's rules: error = %v, want Forbidden", err)
+	upgrade, err := Rules(Options{Namespace: "hello-upgrade", Extension: extension}, b, b2)
+	if err != nil {
+		t.Fatal(err)
 	}
-	t.Logf("the documented procedure's rules fail: %v", err)
+	if err := cycle(oc("hello-upgrade", upgrade), "hello-upgrade", b, b2); err != nil {
+		t.Fatalf("upgrading to 0.2.0 with the derived rules: %v", err)
+	}
+	s.cleanUpBundles(t, "hello-upgrade", b, b2)
+
+	// The documented procedure's rules, and each permission the API
+	// server then refuses added in turn until the install goes through.
+	var lacked []rbacv1.PolicyRule
+	for i := 0; ; i++ {
+		if i == 10 {
+			t.Fatalf("the documented rules still lack more than %v", lacked)
+		}
+		ns := fmt.Sprintf("hello-documented-%d", i)
+		documented := &RBAC{ServiceAccount: derived.ServiceAccount.DeepCopy(), ClusterRole: derived.ClusterRole.DeepCopy(), ClusterRoleBinding: derived.ClusterRoleBinding.DeepCopy()}
+		documented.ServiceAccount.Namespace = ns
+		documented.ClusterRoleBinding.Subjects[0].Namespace = ns
+		var role []rbacv1.PolicyRule
+		documented.ClusterRole.Rules, role = documentedRules(t, b, ns, extension)
+		documented.ClusterRole.Rules = append(documented.ClusterRole.Rules, lacked...)
+		documented.Roles = []*rbacv1.Role{{ObjectMeta: derived.Roles[0].ObjectMeta, Rules: role}}
+		documented.Roles[0].Namespace = ns
+		documented.RoleBindings = []*rbacv1.RoleBinding{derived.RoleBindings[0].DeepCopy()}
+		documented.RoleBindings[0].Namespace, documented.RoleBindings[0].Subjects[0].Namespace = ns, ns
+		err := install(oc(ns, documented), ns)
+		s.cleanUpBundles(t, ns, b)
+		if err == nil {
+			break
+		}
+		m, ok := Explain(err.Error())
+		if !ok {
+			t.Fatalf("with the documented procedure's rules: error = %v, want Forbidden", err)
+		}
+		t.Logf("the documented procedure's rules lack: %s", m.Rules)
+		lacked = append(lacked, m.Rules...)
+	}
+	if len(lacked) == 0 {
+		t.Fatal("the documented procedure's rules installed the bundle")
+	}
 }
