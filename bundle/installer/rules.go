@@ -109,7 +109,7 @@ func Rules(opts Options, bundles ...*olmv1.Bundle) (*RBAC, error) {
 			}
 		}
 	}
-	return d.rbac(), nil
+	return d.rbac()
 }
 
 func defaults(opts Options, b *olmv1.Bundle) Options {
@@ -192,7 +192,7 @@ func (d *derivation) bindRules() error {
 	for _, o := range d.bindings {
 		var b rbacv1.RoleBinding // a ClusterRoleBinding has the same fields
 		if err := runtime.DefaultUnstructuredConverter.FromUnstructured(o.Object, &b); err != nil {
-			return err
+			return fmt.Errorf("%s: %s %s: %w", o.Source, o.GetKind(), o.GetName(), err)
 		}
 		key := "ClusterRole/" + b.RoleRef.Name
 		res := clusterRolesResource
@@ -208,9 +208,9 @@ func (d *derivation) bindRules() error {
 	return nil
 }
 
-func (d *derivation) rbac() *RBAC {
+func (d *derivation) rbac() (*RBAC, error) {
 	if err := d.bindRules(); err != nil {
-		d.warnings = append(d.warnings, err.Error())
+		return nil, err
 	}
 	scopes := slices.Concat(slices.Collect(maps.Keys(d.created)), slices.Collect(maps.Keys(d.named)),
 		slices.Collect(maps.Keys(d.held)), slices.Collect(maps.Keys(d.bound)))
@@ -236,7 +236,7 @@ func (d *derivation) rbac() *RBAC {
 		out.RoleBindings = append(out.RoleBindings, &rbacv1.RoleBinding{TypeMeta: rbacType("RoleBinding"), ObjectMeta: metav1.ObjectMeta{Namespace: s, Name: name},
 			Subjects: subjects, RoleRef: rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "Role", Name: name}})
 	}
-	return out
+	return out, nil
 }
 
 func rbacType(kind string) metav1.TypeMeta {
