@@ -185,7 +185,7 @@ func (d *derivation) add(o olmv1.Object) error {
 	return nil
 }
 
-// bindings: a binding to a role the bundle makes is allowed because the
+// bindRules: a binding to a role the bundle makes is allowed because the
 // installer holds that role's rules; one to another role needs bind on it,
 // in the binding's scope.
 func (d *derivation) bindRules() error {
