@@ -60,6 +60,10 @@ type ValidateOptions struct {
 	Previous string
 	// AllowUnsafeAPIChanges reports the unsafe changes as warnings.
 	AllowUnsafeAPIChanges bool
+	// OLMv1 makes the reasons OLM v1 (operator-controller, the version of
+	// olmv1.OperatorControllerVersion) refuses the bundle errors; they are
+	// warnings otherwise.
+	OLMv1 bool
 }
 
 // Finding is one error or warning of a validator.
@@ -92,6 +96,8 @@ type Report struct {
 	Dir      string    `json:"dir"`
 	Passed   bool      `json:"passed"`
 	Findings []Finding `json:"findings"`
+	// OLMv1 says whether OLM v1 installs the bundle.
+	OLMv1 *OLMv1Verdict `json:"olmV1,omitempty"`
 }
 
 // Errors counts the error findings.
@@ -109,6 +115,11 @@ func (r *Report) Errors() int {
 func (r *Report) WriteText(w io.Writer) error {
 	for _, f := range r.Findings {
 		if _, err := fmt.Fprintln(w, f); err != nil {
+			return err
+		}
+	}
+	if r.OLMv1 != nil {
+		if err := r.OLMv1.WriteText(w); err != nil {
 			return err
 		}
 	}
@@ -188,6 +199,9 @@ func Validate(opts ValidateOptions) (*Report, error) {
 		rep.Findings = append(rep.Findings, found...)
 	}
 	rep.Findings = append(rep.Findings, checkPrometheusRules(b.Objects, files)...)
+	verdict, found := checkOLMv1(opts.Dir, opts.OLMv1)
+	rep.OLMv1 = verdict
+	rep.Findings = append(rep.Findings, found...)
 	objs := append(b.ObjectsToValidate(), map[string]string{"k8s-version": kube})
 	for _, res := range validators.Validate(objs...) {
 		for _, e := range slices.Concat(res.Errors, res.Warnings) {

@@ -15,6 +15,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
+	"github.com/chartpilot/chartpilot/bundle/olmv1"
 	"github.com/chartpilot/chartpilot/internal/registryv1"
 )
 
@@ -102,7 +103,32 @@ func bundleValidation(_ context.Context, run *run) v1alpha3.TestResult {
 		}
 	}
 	r.logf("validated bundle %s (CSV %s, %d CRDs)", b.Dir, m.CSV.GetName(), len(m.V1CRDs)+len(m.V1beta1CRDs))
+	olmV1(r, b)
 	return r.TestResult
+}
+
+// olmV1 says whether OLM v1 installs the bundle: OLM v0 does, so what OLM v1
+// refuses or does otherwise are suggestions, each with its fix.
+func olmV1(r *result, b *Bundle) {
+	ver := olmv1.OperatorControllerVersion
+	v1, err := olmv1.Load(os.DirFS(b.Dir))
+	if err != nil {
+		r.suggest("OLM v1 (operator-controller %s) cannot read the bundle: %s", ver, err)
+		return
+	}
+	installs := true
+	for _, p := range olmv1.Check(v1) {
+		what := "installs the bundle, but"
+		if p.Level == olmv1.LevelError {
+			installs, what = false, "refuses to install the bundle:"
+		}
+		r.suggest("OLM v1 (operator-controller %s) %s %s (%s); fix: %s", ver, what, p.Message, p.File, p.Fix)
+	}
+	if installs {
+		r.logf("OLM v1 (operator-controller %s) installs the bundle (AllNamespaces mode)", ver)
+	} else {
+		r.logf("OLM v1 (operator-controller %s) refuses the bundle: see the suggestions", ver)
+	}
 }
 
 // bundleFormatErrors checks the registry+v1 layout: annotations.yaml with

@@ -14,6 +14,7 @@ import (
 	"k8s.io/cli-runtime/pkg/genericiooptions"
 
 	"github.com/chartpilot/chartpilot/bundle"
+	"github.com/chartpilot/chartpilot/bundle/olmv1"
 	"github.com/chartpilot/chartpilot/cmd/version"
 	"github.com/chartpilot/chartpilot/rbac"
 )
@@ -37,6 +38,7 @@ operator-framework's validators and builds its image without a Docker daemon.`,
 		newBundleGenerateCommand(streams),
 		newBundleValidateCommand(streams),
 		newBundleCapabilitiesCommand(streams),
+		newBundleRBACCommand(streams),
 		newBundleBuildCommand(streams),
 		newPushCommand(streams, "bundle", "bundle"),
 	)
@@ -198,10 +200,16 @@ are compared with the previous bundle's by OLM v1's upgrade-safety rules: a
 removed field, a changed type, a narrowed enum, a new required field, a
 changed default, a tightened bound, a changed scope or a removed stored
 version is an error naming the field, why it breaks existing CRs and what to
-do instead; --allow-unsafe-api-changes makes them warnings.`,
+do instead; --allow-unsafe-api-changes makes them warnings.
+
+It also says whether OLM v1 (operator-controller ` + olmv1.OperatorControllerVersion + `) installs the bundle:
+each reason it refuses one (no AllNamespaces install mode, webhooks, owned
+APIServices, dependencies, a kind it does not install, subdirectories) is a
+warning with its fix, an error with --olm-v1.`,
 		Example: `  chartpilot bundle validate ./bundle
   chartpilot bundle validate ./bundle --previous quay.io/me/op-bundle:v0.1.0
-  chartpilot bundle validate ./bundle --select-optional suite=operatorhub -o json`,
+  chartpilot bundle validate ./bundle --select-optional suite=operatorhub -o json
+  chartpilot bundle validate ./bundle --olm-v1`,
 		Args: cobra.MaximumNArgs(1),
 		RunE: runOptions(o),
 	}
@@ -210,6 +218,7 @@ do instead; --allow-unsafe-api-changes makes them warnings.`,
 	fl.StringVar(&opts.Project, "project", "", "the project the bundle was generated from, whose charts' crds/ are checked too (default: the bundle directory's parent when it holds watches.yaml; \"\" for none)")
 	fl.StringVar(&opts.Previous, "previous", "", "the bundle (directory or image) this one upgrades: unsafe CRD changes since it are errors")
 	fl.BoolVar(&opts.AllowUnsafeAPIChanges, "allow-unsafe-api-changes", false, "report unsafe CRD changes since --previous as warnings")
+	fl.BoolVar(&opts.OLMv1, "olm-v1", false, "the reasons OLM v1 (operator-controller "+olmv1.OperatorControllerVersion+") refuses the bundle are errors, not warnings")
 	fl.StringArrayVar(&o.optional, "select-optional", nil, "optional validators: suite="+strings.Join(bundle.Suites, "|")+"; repeatable")
 	fl.VarP(o.output, "output", "o", "output format: text or json")
 	return cmd
