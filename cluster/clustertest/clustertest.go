@@ -51,7 +51,16 @@ type Env struct {
 // OLM's operators listen on fixed ports, so only one cluster with OLM can run
 // on a machine: Main waits for a machine-wide lock first, which serializes
 // the test binaries (go test runs packages in parallel) that use it.
-func Main(m *testing.M, env **Env) int {
+func Main(m *testing.M, env **Env) int { return MainWith(m, env, Options{}) }
+
+// Options configure the cluster of MainWith.
+type Options struct {
+	// OLM is which OLM the cluster runs; empty is OLM v0.
+	OLM cluster.OLMVersions
+}
+
+// MainWith is Main with a cluster configured by opts.
+func MainWith(m *testing.M, env **Env, opts Options) int {
 	flag.Parse() // for testing.Short
 	if testing.Short() {
 		return m.Run()
@@ -70,7 +79,7 @@ func Main(m *testing.M, env **Env) int {
 	}
 	defer os.RemoveAll(dir)
 
-	e, err := start(ctx, dir)
+	e, err := start(ctx, dir, opts)
 	if e != nil && e.Cluster != nil {
 		defer func() {
 			if err := e.Cluster.Down(context.Background(), cluster.DownOptions{Wipe: true}); err != nil {
@@ -124,12 +133,12 @@ func LockRealNode(t testing.TB) {
 	t.Cleanup(unlock)
 }
 
-func start(ctx context.Context, stateDir string) (*Env, error) {
-	tools, err := toolchain.Ensure(ctx, toolchain.Options{Out: os.Stderr})
+func start(ctx context.Context, stateDir string, opts Options) (*Env, error) {
+	c, err := cluster.New(cluster.Options{StateDir: stateDir, Out: os.Stderr, OLM: opts.OLM})
 	if err != nil {
 		return nil, err
 	}
-	c, err := cluster.New(cluster.Options{StateDir: stateDir, Out: os.Stderr})
+	tools, err := toolchain.Ensure(ctx, toolchain.Options{Out: os.Stderr, OLMv1: opts.OLM == cluster.OLMv1 || opts.OLM == cluster.OLMBoth})
 	if err != nil {
 		return nil, err
 	}

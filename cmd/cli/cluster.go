@@ -74,7 +74,7 @@ engine and no download is needed.`,
 
 func newClusterUpCommand(streams genericiooptions.IOStreams, f *clusterFlags) *cobra.Command {
 	var ports cluster.Ports
-	withOLM := true
+	olmFlag := &olmVersionsFlag{}
 	nodeKind := string(cluster.NodeAuto)
 	cmd := &cobra.Command{
 		Use:   "up",
@@ -85,7 +85,7 @@ func newClusterUpCommand(streams genericiooptions.IOStreams, f *clusterFlags) *c
 			defer cancel()
 			opts := f.options(streams.Out)
 			opts.Ports = ports
-			opts.WithoutOLM = !withOLM
+			opts.WithoutOLM, opts.OLM = olmFlag.without, olmFlag.versions
 			opts.Node = cluster.NodeKind(nodeKind)
 			c, err := cluster.New(opts)
 			if err != nil {
@@ -106,12 +106,34 @@ func newClusterUpCommand(streams genericiooptions.IOStreams, f *clusterFlags) *c
 	fl.IntVar(&ports.ControllerManager, "controller-manager-port", 0, "kube-controller-manager port")
 	fl.IntVar(&ports.Scheduler, "scheduler-port", 0, "kube-scheduler port")
 	fl.IntVar(&ports.Kwok, "kwok-port", 0, "kwok health port")
-	fl.BoolVar(&withOLM, "olm", true, "run OLM (its CRDs and the olm and catalog operators); --olm=false runs Kubernetes alone")
+	fl.Var(olmFlag, "olm", "which OLM runs: v0 (its olm and catalog operators), v1 (catalogd and operator-controller; kwok node), both, or false for Kubernetes alone (default: what the cluster ran before, v0 for a new one)")
+	fl.Lookup("olm").NoOptDefVal = string(cluster.OLMv0)
 	fl.StringVar(&nodeKind, "node", nodeKind, "the node: real (containerd and a kubelet run pods; needs root on Linux), kwok (pods are simulated) or auto (real where possible); a cluster keeps the node it was created with")
 	fl.IntVar(&ports.Registry, "registry-port", 0, "the local image registry's port (real node)")
 	fl.IntVar(&ports.ObjectStore, "object-store-port", 0, "the S3-compatible object store's port")
 	return cmd
 }
+
+// olmVersionsFlag is cluster up's --olm: v0, v1, both; true and false as
+// when it was a boolean.
+type olmVersionsFlag struct {
+	versions cluster.OLMVersions
+	without  bool
+	set      string
+}
+
+func (f *olmVersionsFlag) String() string { return f.set }
+
+func (f *olmVersionsFlag) Set(s string) error {
+	v, without, err := cluster.ParseOLMVersions(s)
+	if err != nil {
+		return err
+	}
+	f.versions, f.without, f.set = v, without, s
+	return nil
+}
+
+func (f *olmVersionsFlag) Type() string { return "string" }
 
 func newClusterDownCommand(streams genericiooptions.IOStreams, f *clusterFlags) *cobra.Command {
 	var opts cluster.DownOptions
