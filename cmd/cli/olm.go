@@ -36,6 +36,7 @@ Namespaces come from -n or the kubeconfig's context.`,
 		newOLMStatusCommand(streams, configFlags),
 		newOLMUnsubscribeCommand(streams, configFlags),
 		newOLMPreflightCommand(streams, configFlags),
+		newOLMv1Command(streams, configFlags),
 	)
 	return cmd
 }

@@ -235,6 +235,11 @@ type query struct {
 func newInstalledObjects(cfg *rest.Config, name string) (*installedObjects, error) {
 	cfg = rest.CopyConfig(cfg)
 	cfg.WarningHandler = rest.NoWarnings{} // listing deprecated APIs is no news
+	if cfg.QPS == 0 && cfg.RateLimiter == nil {
+		// One look lists every resource: client-go's 5 a second would take
+		// a quarter of a minute.
+		cfg.QPS, cfg.Burst = 50, 300
+	}
 	dyn, err := dynamic.NewForConfig(cfg)
 	if err != nil {
 		return nil, err
@@ -251,9 +256,18 @@ func newInstalledObjects(cfg *rest.Config, name string) (*installedObjects, erro
 
 // list lists them as "resource/namespace/name".
 func (in *installedObjects) list(ctx context.Context) ([]string, error) {
+	return in.listIn(ctx, nil)
+}
+
+// listIn lists them in the resources of only, every resource when nil.
+func (in *installedObjects) listIn(ctx context.Context, only map[string]bool) ([]string, error) {
 	var out []string
 	for _, q := range in.queries {
-		l, err := Leftovers(ctx, in.dyn, q.resources, q.selector)
+		resources := q.resources
+		if only != nil {
+			resources = slices.DeleteFunc(slices.Clone(resources), func(r schema.GroupVersionResource) bool { return !only[r.Resource] })
+		}
+		l, err := Leftovers(ctx, in.dyn, resources, q.selector)
 		if err != nil {
 			return nil, err
 		}
@@ -263,13 +277,30 @@ func (in *installedObjects) list(ctx context.Context) ([]string, error) {
 }
 
 // waitGone waits until none is left; the garbage collector removes them
-// once the extension, their owner, is gone.
+// once the extension, their owner, is gone. It looks again only where it
+// found some (nothing new is installed for a deleted extension), then
+// everywhere once more.
 func (in *installedObjects) waitGone(ctx context.Context, timeout time.Duration) error {
 	deadline := time.Now().Add(timeout)
+	var where map[string]bool
 	for {
-		left, err := in.list(ctx)
-		if err != nil || len(left) == 0 {
+		left, err := in.listIn(ctx, where)
+		if err != nil {
 			return err
+		}
+		if len(left) == 0 && where == nil {
+			return nil
+		}
+		if len(left) == 0 {
+			where = nil // the last look is everywhere
+			continue
+		}
+		if where == nil {
+			where = map[string]bool{}
+		}
+		for _, l := range left {
+			resource, _, _ := strings.Cut(l, "/")
+			where[resource] = true
 		}
 		if time.Now().After(deadline) {
 			return fmt.Errorf("uninstall: %w after %s: %s (the garbage collector of kube-controller-manager removes them once the ClusterExtension is gone)",
@@ -278,7 +309,7 @@ func (in *installedObjects) waitGone(ctx context.Context, timeout time.Duration)
 		select {
 		case <-ctx.Done():
 			return ctx.Err()
-		case <-time.After(500 * time.Millisecond):
+		case <-time.After(250 * time.Millisecond):
 		}
 	}
 }
