@@ -278,3 +278,58 @@ func (w testWriter) Write(p []byte) (int, error) {
 	w.t.Log(strings.TrimRight(string(p), "\n"))
 	return len(p), nil
 }
+
+// Each way an install goes wrong is named by the report, with its fix.
+func TestBadCasesNamed(t *testing.T) {
+	c := newClient(t)
+	reg := olmtest.Registry(t)
+	good := olmtest.Bundle{Package: "v1good", Version: "0.1.0"}
+	ownOnly := olmtest.Bundle{Package: "v1ownonly", Version: "0.1.0", InstallModes: []string{"OwnNamespace"}}
+	dg, rg := olmtest.PushBundle(t, reg, good, nil)
+	do, ro := olmtest.PushBundle(t, reg, ownOnly, nil)
+	goodCatalog := olmtest.PushCatalog(t, reg+"/v1good-catalog:1", false, olmtest.ImageBundle{Dir: dg, Ref: rg})
+	ownOnlyCatalog := olmtest.PushCatalog(t, reg+"/v1ownonly-catalog:1", false, olmtest.ImageBundle{Dir: do, Ref: ro})
+
+	tests := []struct {
+		name string
+		opts extension.InstallOptions
+		want extension.ProblemKind
+		// in are substrings of the problem's message and fix.
+		in []string
+	}{
+		{name: "unknown package", opts: extension.InstallOptions{Package: "v1nosuch", CatalogImage: goodCatalog},
+			want: extension.ProblemPackageNotFound, in: []string{`no bundles found for package "v1nosuch"`, "check the name"}},
+		{name: "version range nothing satisfies", opts: extension.InstallOptions{Package: "v1good", Name: "v1good-range", CatalogImage: goodCatalog, Version: ">=2.0.0"},
+			want: extension.ProblemNoVersionMatches, in: []string{`matching version ">=2.0.0"`, `version range ">=2.0.0"`}},
+		{name: "installer ServiceAccount missing", opts: extension.InstallOptions{Package: "v1good", Name: "v1good-nosa", CatalogImage: goodCatalog, ServiceAccount: "ghost", ExistingServiceAccount: true},
+			want: extension.ProblemServiceAccountMissing, in: []string{"ghost does not exist", "kubectl -n"}},
+		{name: "catalog image not pullable", opts: extension.InstallOptions{Package: "v1good", Name: "v1good-nopull", CatalogImage: reg + "/v1nosuch-catalog:1"},
+			want: extension.ProblemCatalogUnpullable, in: []string{"catalogd cannot pull the image " + reg + "/v1nosuch-catalog:1", "push the image"}},
+		{name: "bundle without AllNamespaces", opts: extension.InstallOptions{Package: "v1ownonly", CatalogImage: ownOnlyCatalog},
+			want: extension.ProblemBundleUnsupported, in: []string{"do not support targeting all namespaces", "AllNamespaces"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			opts := tt.opts
+			opts.Namespace = fmt.Sprintf("%s-%d", opts.Package, time.Now().UnixNano()%100000)
+			if !opts.ExistingServiceAccount {
+				opts.InstallerClusterRole = "cluster-admin"
+			}
+			name := opts.Name
+			if name == "" {
+				name = opts.Package
+			}
+			if _, err := extension.Install(t.Context(), c, opts); err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { uninstallQuietly(c, name) })
+			p := waitProblem(t, c, name, tt.want)
+			for _, s := range tt.in {
+				if !strings.Contains(p.Message+" "+p.Fix, s) {
+					t.Errorf("problem %s lacks %q:\n%s\nfix: %s", p.Kind, s, p.Message, p.Fix)
+				}
+			}
+		})
+	}
+}
