@@ -45,7 +45,9 @@ func TestNewPlan(t *testing.T) {
 			kinds: []string{"ClusterCatalog/demo-catalog", "ServiceAccount/demo-installer", "ClusterRoleBinding/demo-installer", "ClusterExtension/demo"},
 			yaml:  []string{"roleRef:\n  apiGroup: rbac.authorization.k8s.io\n  kind: ClusterRole\n  name: cluster-admin"}},
 		{name: "an existing ServiceAccount: no RBAC",
-			opts:  with(func(o *InstallOptions) { o.ExistingServiceAccount, o.ServiceAccount, o.InstallerRules = true, "mine", nil }),
+			opts: with(func(o *InstallOptions) {
+				o.ExistingServiceAccount, o.ServiceAccount, o.InstallerRules = true, "mine", nil
+			}),
 			kinds: []string{"Namespace/team", "ClusterCatalog/demo-catalog", "ClusterExtension/demo"}, yaml: []string{"name: mine"}},
 		{name: "the cluster's catalogs by selector, a version range, channels, policies",
 			opts: with(func(o *InstallOptions) {
@@ -57,8 +59,8 @@ func TestNewPlan(t *testing.T) {
 			yaml: []string{"matchLabels:\n          tier: prod", "version: '>=0.1.0 <0.3.0'", "channels:\n      - stable", "upgradeConstraintPolicy: SelfCertified",
 				"crdUpgradeSafety:\n        enforcement: None", "packageName: demo"}},
 		{name: "a catalog by digest is not polled",
-			opts:  with(func(o *InstallOptions) { o.CatalogImage = "127.0.0.1:5000/c@sha256:" + strings.Repeat("a", 64) }), rules: rules, nsExists: true,
-			kinds: []string{"ClusterCatalog/demo-catalog", "ServiceAccount/demo-installer", "ClusterRole/demo-installer", "ClusterRoleBinding/demo-installer", "Role/demo-installer", "RoleBinding/demo-installer", "ClusterExtension/demo"},
+			opts: with(func(o *InstallOptions) { o.CatalogImage = "127.0.0.1:5000/c@sha256:" + strings.Repeat("a", 64) }), rules: rules, nsExists: true,
+			kinds:   []string{"ClusterCatalog/demo-catalog", "ServiceAccount/demo-installer", "ClusterRole/demo-installer", "ClusterRoleBinding/demo-installer", "Role/demo-installer", "RoleBinding/demo-installer", "ClusterExtension/demo"},
 			notYAML: []string{"pollIntervalMinutes"}},
 		{name: "no RBAC at all is refused", opts: with(func(o *InstallOptions) { o.InstallerRules = nil }), wantErr: "the installer ServiceAccount needs RBAC"},
 		{name: "a catalog image and a selector", opts: with(func(o *InstallOptions) { o.CatalogSelector = "a=b" }), wantErr: "does not go with a catalog selector"},
