@@ -36,6 +36,10 @@ const (
 	TypeProgressing = "Progressing"
 	TypeServing     = "Serving"
 	TypeDeprecated  = "Deprecated"
+	// The deprecations of the package, the channel and the bundle.
+	TypePackageDeprecated = "PackageDeprecated"
+	TypeChannelDeprecated = "ChannelDeprecated"
+	TypeBundleDeprecated  = "BundleDeprecated"
 
 	ReasonSucceeded = "Succeeded"
 	ReasonRetrying  = "Retrying"

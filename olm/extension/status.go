@@ -210,7 +210,7 @@ func conditionMeaning(c metav1.Condition) string {
 			return "a terminal error: operator-controller does not retry until the spec changes"
 		}
 		return "operator-controller keeps retrying, with backoff: the message is the last error"
-	case TypeDeprecated, "PackageDeprecated", "ChannelDeprecated", "BundleDeprecated":
+	case TypeDeprecated, TypePackageDeprecated, TypeChannelDeprecated, TypeBundleDeprecated:
 		if c.Status == metav1.ConditionTrue {
 			return "the catalog deprecates it: plan a move to what the message recommends"
 		}
@@ -254,7 +254,8 @@ func Diagnose(o *Observation) []Problem {
 		return out
 	}
 	// A catalog that serves nothing explains "no bundles found" already.
-	if (p.Kind == ProblemPackageNotFound || p.Kind == ProblemNoVersionMatches) && hasKind(out, ProblemNoCatalog, ProblemCatalogNotServing, ProblemCatalogUnpullable) {
+	if (p.Kind == ProblemPackageNotFound || p.Kind == ProblemNoVersionMatches || p.Kind == ProblemCatalogNotServing) &&
+		hasKind(out, ProblemNoCatalog, ProblemCatalogNotServing, ProblemCatalogUnpullable) {
 		return out
 	}
 	return append(out, p)
@@ -343,6 +344,9 @@ func classify(msg string, ext *Extension) Problem {
 	case strings.Contains(msg, "missing ServiceAccount") || strings.Contains(msg, "service account \"") && strings.Contains(msg, "not found"):
 		return Problem{Kind: ProblemServiceAccountMissing, Message: msg,
 			Fix: fmt.Sprintf("create the ServiceAccount %s in %s with the bundle's rules (chartpilot olm v1 install does)", ext.Spec.ServiceAccount.Name, ext.Spec.Namespace)}
+	case strings.Contains(msg, "is not being served") || strings.Contains(msg, "cache for catalog"):
+		return Problem{Kind: ProblemCatalogNotServing, Message: msg,
+			Fix: "wait for catalogd to unpack the catalog; if it stays so, kubectl get clustercatalogs shows why (chartpilot olm v1 status names it)"}
 	case strings.Contains(msg, "error upgrading from currently installed version"):
 		return Problem{Kind: ProblemNoUpgradePath, Message: msg,
 			Fix: "no bundle in range upgrades from the installed one along the catalog's edges: publish one whose channel entry replaces or skips it (chartpilot catalog add), widen --version, or allow any version with --upgrade-constraint-policy SelfCertified"}
@@ -410,6 +414,11 @@ func describeFilter(version string, channels []string) string {
 	return strings.Join(parts, " and ")
 }
 
+func deprecation(conditionType string) bool {
+	return conditionType == TypeDeprecated || conditionType == TypePackageDeprecated ||
+		conditionType == TypeChannelDeprecated || conditionType == TypeBundleDeprecated
+}
+
 // Summary is the report in a line.
 func (r *Report) Summary() string {
 	if r.Installed {
@@ -448,6 +457,11 @@ func (r *Report) WriteText(w io.Writer) error {
 		fmt.Fprintf(&b, "  catalog %s (%s): %s\n", c.Name, c.Image, state)
 	}
 	for _, c := range r.Conditions {
+		if c.Meaning == "" || deprecation(c.Type) && c.Status != string(metav1.ConditionTrue) {
+			// Four lines of "not deprecated" say nothing; nor do the
+			// condition types operator-controller fills in when it fails.
+			continue
+		}
 		stale := ""
 		if c.Stale {
 			stale = " (of an older spec)"

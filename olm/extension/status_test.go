@@ -74,6 +74,8 @@ func TestDiagnose(t *testing.T) {
 		}(), want: []ProblemKind{ProblemNamespaceMissing, ProblemServiceAccountMissing}},
 		{name: "catalog image not pullable explains no bundles", obs: observed(ReasonRetrying, `no bundles found for package "demo"`, unpullable),
 			want: []ProblemKind{ProblemCatalogUnpullable}, in: []string{"catalogd cannot pull the image 127.0.0.1:5000/demo-catalog:v1", "manifest unknown"}},
+		{name: "a catalog not served yet is said once", obs: observed(ReasonRetrying, `error walking catalogs: error getting package "demo" from catalog "demo-catalog": catalog "demo-catalog" is not being served`, unpullable),
+			want: []ProblemKind{ProblemCatalogUnpullable}},
 		{name: "catalog not unpacked yet", obs: observed("", "", unpacking),
 			want: []ProblemKind{ProblemCatalogNotServing}, in: []string{"none of the ClusterCatalogs (demo-catalog) serves yet"}},
 		{name: "no catalog matches", obs: observed(ReasonRetrying, `no bundles found for package "demo"`, []Catalog{}...),

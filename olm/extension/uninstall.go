@@ -235,10 +235,10 @@ type query struct {
 func newInstalledObjects(cfg *rest.Config, name string) (*installedObjects, error) {
 	cfg = rest.CopyConfig(cfg)
 	cfg.WarningHandler = rest.NoWarnings{} // listing deprecated APIs is no news
-	if cfg.QPS == 0 && cfg.RateLimiter == nil {
-		// One look lists every resource: client-go's 5 a second would take
-		// a quarter of a minute.
-		cfg.QPS, cfg.Burst = 50, 300
+	if cfg.QPS < 50 {
+		// One look lists every resource: client-go's 5 a second (or a
+		// kubeconfig loader's rate limiter) would take a quarter of a minute.
+		cfg.QPS, cfg.Burst, cfg.RateLimiter = 50, 300, nil
 	}
 	dyn, err := dynamic.NewForConfig(cfg)
 	if err != nil {
