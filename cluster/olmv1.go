@@ -16,6 +16,9 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/kubernetes"
 
 	"github.com/chartpilot/chartpilot/cluster/process"
@@ -367,4 +370,76 @@ func dialTCP(ctx context.Context, addr string) error {
 func dirExists(path string) bool {
 	fi, err := os.Stat(path)
 	return err == nil && fi.IsDir()
+}
+
+// OLM v1's resources.
+var (
+	ClusterCatalogResource   = schema.GroupVersionResource{Group: "olm.operatorframework.io", Version: "v1", Resource: "clustercatalogs"}
+	ClusterExtensionResource = schema.GroupVersionResource{Group: "olm.operatorframework.io", Version: "v1", Resource: "clusterextensions"}
+)
+
+// checkOLMv1 proves OLM v1 works without pulling anything: catalogd's
+// webhook labels a ClusterCatalog with its name and catalogd reports it
+// unavailable (as asked), operator-controller reports a ClusterExtension
+// whose installer ServiceAccount does not exist; both go once deleted
+// (their finalizers run).
+func checkOLMv1(ctx context.Context, dyn dynamic.Interface, ns string) error {
+	name := ns // cluster-scoped: the check's namespace name is unique
+	cat := &unstructured.Unstructured{Object: map[string]any{
+		"apiVersion": "olm.operatorframework.io/v1", "kind": "ClusterCatalog",
+		"metadata": map[string]any{"name": name},
+		"spec": map[string]any{"availabilityMode": "Unavailable",
+			"source": map[string]any{"type": "Image", "image": map[string]any{"ref": "127.0.0.1:1/chartpilot-check:v1"}}},
+	}}
+	ext := &unstructured.Unstructured{Object: map[string]any{
+		"apiVersion": "olm.operatorframework.io/v1", "kind": "ClusterExtension",
+		"metadata": map[string]any{"name": name},
+		"spec": map[string]any{"namespace": ns, "serviceAccount": map[string]any{"name": "chartpilot-check-absent"},
+			"source": map[string]any{"sourceType": "Catalog", "catalog": map[string]any{"packageName": "chartpilot-check"}}},
+	}}
+	defer func() {
+		dctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer cancel()
+		_ = dyn.Resource(ClusterExtensionResource).Delete(dctx, name, metav1.DeleteOptions{})
+		_ = dyn.Resource(ClusterCatalogResource).Delete(dctx, name, metav1.DeleteOptions{})
+	}()
+	created, err := dyn.Resource(ClusterCatalogResource).Create(ctx, cat, metav1.CreateOptions{})
+	if err != nil {
+		return fmt.Errorf("creating a ClusterCatalog (catalogd's webhook must answer): %w", err)
+	}
+	if got := created.GetLabels()[metadataNameLabel]; got != name {
+		return fmt.Errorf("catalogd's webhook did not label ClusterCatalog %s with %s (got %q)", name, metadataNameLabel, got)
+	}
+	if _, err := dyn.Resource(ClusterExtensionResource).Create(ctx, ext, metav1.CreateOptions{}); err != nil {
+		return fmt.Errorf("creating a ClusterExtension: %w", err)
+	}
+	for _, r := range []schema.GroupVersionResource{ClusterCatalogResource, ClusterExtensionResource} {
+		err := poll(ctx, func(ctx context.Context) (bool, error) {
+			u, err := dyn.Resource(r).Get(ctx, name, metav1.GetOptions{})
+			if err != nil {
+				return false, nil
+			}
+			conds, _, _ := unstructured.NestedSlice(u.Object, "status", "conditions")
+			return len(conds) > 0, nil
+		})
+		if err != nil {
+			who := Catalogd
+			if r == ClusterExtensionResource {
+				who = OperatorController
+			}
+			return fmt.Errorf("%s did not report on %s %s: %w", who, r.Resource, name, err)
+		}
+	}
+	for _, r := range []schema.GroupVersionResource{ClusterExtensionResource, ClusterCatalogResource} {
+		if err := dyn.Resource(r).Delete(ctx, name, metav1.DeleteOptions{}); err != nil {
+			return fmt.Errorf("deleting %s %s: %w", r.Resource, name, err)
+		}
+		if err := poll(ctx, func(ctx context.Context) (bool, error) {
+			_, err := dyn.Resource(r).Get(ctx, name, metav1.GetOptions{})
+			return apierrors.IsNotFound(err), nil
+		}); err != nil {
+			return fmt.Errorf("%s %s was not removed (its finalizers did not run): %w", r.Resource, name, err)
+		}
+	}
+	return nil
 }
