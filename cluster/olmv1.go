@@ -25,9 +25,6 @@ import (
 	"github.com/chartpilot/chartpilot/internal/atomicfile"
 )
 
-// ErrOLMv1RealNode is returned by Up for OLM v1 on a real node.
-var ErrOLMv1RealNode = errors.New("OLM v1 does not run on the real node yet")
-
 // OLMVersions says which OLM a cluster runs.
 type OLMVersions string
 
@@ -310,6 +307,19 @@ func (c *Cluster) olmNamespaces() []string {
 	return out
 }
 
+// olmDescription names the OLM the cluster runs, for progress lines.
+func (c *Cluster) olmDescription() string {
+	switch v0, v1 := c.olmVersions(); {
+	case v0 && v1:
+		return "v0 and v1"
+	case v1:
+		return "v1"
+	case v0:
+		return "v0"
+	}
+	return "none"
+}
+
 // settleOLM settles which OLM the cluster runs: the one asked for, else the
 // one it ran before, else OLM v0.
 func (c *Cluster) settleOLM() error {
@@ -322,9 +332,6 @@ func (c *Cluster) settleOLM() error {
 	case OLMv0, OLMv1, OLMBoth:
 	default:
 		return fmt.Errorf("unknown OLM %q: want %s, %s or %s", c.opts.OLM, OLMv0, OLMv1, OLMBoth)
-	}
-	if c.opts.Node == NodeReal && !c.opts.WithoutOLM && c.opts.OLM.runsV1() {
-		return fmt.Errorf("%w: OLM v1 runs on a kwok node only for now (--node=kwok)", ErrOLMv1RealNode)
 	}
 	return nil
 }

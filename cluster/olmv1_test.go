@@ -5,6 +5,11 @@ import (
 	"testing"
 
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
+	"sigs.k8s.io/yaml"
+
+	"github.com/chartpilot/chartpilot/cluster/images"
+	"github.com/chartpilot/chartpilot/cluster/node"
+	"github.com/chartpilot/chartpilot/cluster/pki"
 )
 
 func TestParseOLMVersions(t *testing.T) {
@@ -92,5 +97,45 @@ func TestCatalogdWebhook(t *testing.T) {
 	}
 	if !strings.Contains(w.MatchConditions[0].Expression, "object.metadata.labels['olm.operatorframework.io/metadata.name'] != object.metadata.name") {
 		t.Errorf("match condition = %s", w.MatchConditions[0].Expression)
+	}
+}
+
+// On a real node OLM v1 runs from its image in pods: catalogd with its
+// serving certificate behind catalogd-service, both with the cluster's CA
+// and a registries.conf for the cluster's registry.
+func TestOLMv1PodObjects(t *testing.T) {
+	dir := t.TempDir()
+	c := &Cluster{opts: Options{StateDir: dir}, state: state{OLM: OLMv1, Node: NodeReal}}
+	if _, err := pki.Ensure(c.path("pki"), pkiRequest()); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.olmv1PodObjects(images.Refs{}); err == nil {
+		t.Error("no error without OLM v1's image")
+	}
+	objs, err := c.olmv1PodObjects(images.Refs{images.OLMv1: "10.89.0.1:5000/chartpilot/olmv1@sha256:abc"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var all strings.Builder
+	var kinds []string
+	for _, o := range objs {
+		kinds = append(kinds, o.GetKind()+"/"+o.GetName())
+		data, _ := yaml.Marshal(o.Object)
+		all.Write(data)
+		all.WriteString("---\n")
+	}
+	want := "Secret/catalogd-service-cert Secret/olmv1-ca ConfigMap/olmv1-containers ServiceAccount/catalogd-controller-manager ClusterRoleBinding/chartpilot:catalogd-controller-manager Deployment/catalogd-controller-manager ServiceAccount/operator-controller-controller-manager ClusterRoleBinding/chartpilot:operator-controller-controller-manager Deployment/operator-controller-controller-manager Service/catalogd-service"
+	if got := strings.Join(kinds, " "); got != want {
+		t.Errorf("objects:\n%s\nwant\n%s", got, want)
+	}
+	for _, w := range []string{"image: 10.89.0.1:5000/chartpilot/olmv1@sha256:abc", "command:\n        - /bin/catalogd", "--external-address=catalogd-service.olmv1-system.svc",
+		"--tls-cert=/var/certs/tls.crt", "command:\n        - /bin/operator-controller", "--catalogd-cas-dir=/var/ca-certs",
+		"location = \"" + node.HostIP + "\"", "port: 443\n    targetPort: 8443", "secretName: catalogd-service-cert"} {
+		if !strings.Contains(all.String(), w) {
+			t.Errorf("objects lack %q", w)
+		}
+	}
+	if t.Failed() {
+		t.Log(all.String())
 	}
 }

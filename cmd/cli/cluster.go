@@ -106,7 +106,7 @@ func newClusterUpCommand(streams genericiooptions.IOStreams, f *clusterFlags) *c
 	fl.IntVar(&ports.ControllerManager, "controller-manager-port", 0, "kube-controller-manager port")
 	fl.IntVar(&ports.Scheduler, "scheduler-port", 0, "kube-scheduler port")
 	fl.IntVar(&ports.Kwok, "kwok-port", 0, "kwok health port")
-	fl.Var(olmFlag, "olm", "which OLM runs: v0 (its olm and catalog operators), v1 (catalogd and operator-controller; kwok node), both, or false for Kubernetes alone (default: what the cluster ran before, v0 for a new one)")
+	fl.Var(olmFlag, "olm", "which OLM runs: v0 (its olm and catalog operators), v1 (catalogd and operator-controller), both, or false for Kubernetes alone (default: what the cluster ran before, v0 for a new one)")
 	fl.Lookup("olm").NoOptDefVal = string(cluster.OLMv0)
 	fl.StringVar(&nodeKind, "node", nodeKind, "the node: real (containerd and a kubelet run pods; needs root on Linux), kwok (pods are simulated) or auto (real where possible); a cluster keeps the node it was created with")
 	fl.IntVar(&ports.Registry, "registry-port", 0, "the local image registry's port (real node)")
