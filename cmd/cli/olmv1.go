@@ -200,8 +200,16 @@ func waitV1(ctx context.Context, c client.Client, out io.Writer, text bool, name
 	return nil
 }
 
+// statusV1Options are olm v1 status's flags and arguments.
+type statusV1Options struct {
+	streams     genericiooptions.IOStreams
+	configFlags *genericclioptions.ConfigFlags
+	output      *enumFlag
+	name        string
+}
+
 func newOLMv1StatusCommand(streams genericiooptions.IOStreams, configFlags *genericclioptions.ConfigFlags) *cobra.Command {
-	output := outputFlag()
+	o := &statusV1Options{streams: streams, configFlags: configFlags, output: outputFlag()}
 	cmd := &cobra.Command{
 		Use:   "status NAME",
 		Short: "Explain the conditions of ClusterExtension NAME and its catalogs, and name what keeps it from being installed, with the fix",
@@ -214,27 +222,36 @@ the installed version, a bundle OLM v1 cannot install (no AllNamespaces install
 mode, webhooks, APIServices, dependencies), an upgrade the CRD upgrade safety
 check refuses, a rule the installer lacks. Exits non-zero unless installed.`,
 		Args: cobra.ExactArgs(1),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			c, err := olmv1Client(configFlags)
-			if err != nil {
-				return err
-			}
-			o, err := extension.Observe(cmd.Context(), c, args[0])
-			if err != nil {
-				return err
-			}
-			r := o.Report()
-			if err := printData(streams.Out, output.String(), r, r.WriteText); err != nil {
-				return err
-			}
-			if !r.Installed {
-				return fmt.Errorf("ClusterExtension %s is not installed", args[0])
-			}
-			return nil
-		},
+		RunE: runOptions(o),
 	}
-	cmd.Flags().VarP(output, "output", "o", "output format: text, json or yaml")
+	cmd.Flags().VarP(o.output, "output", "o", "output format: text, json or yaml")
 	return cmd
+}
+
+func (o *statusV1Options) complete(_ *cobra.Command, args []string) error {
+	o.name = args[0]
+	return nil
+}
+
+func (o *statusV1Options) validate() error { return nil }
+
+func (o *statusV1Options) run(ctx context.Context) error {
+	c, err := olmv1Client(o.configFlags)
+	if err != nil {
+		return err
+	}
+	obs, err := extension.Observe(ctx, c, o.name)
+	if err != nil {
+		return err
+	}
+	r := obs.Report()
+	if err := printData(o.streams.Out, o.output.String(), r, r.WriteText); err != nil {
+		return err
+	}
+	if !r.Installed {
+		return fmt.Errorf("ClusterExtension %s is not installed", o.name)
+	}
+	return nil
 }
 
 // upgradeV1Options are olm v1 upgrade's flags and arguments.
@@ -338,9 +355,16 @@ func (o *upgradeV1Options) run(ctx context.Context) error {
 	return waitV1(ctx, c, o.streams.Out, text, o.Name, version, o.timeout)
 }
 
+// uninstallV1Options are olm v1 uninstall's flags and arguments.
+type uninstallV1Options struct {
+	extension.UninstallOptions
+	streams     genericiooptions.IOStreams
+	configFlags *genericclioptions.ConfigFlags
+	output      *enumFlag
+}
+
 func newOLMv1UninstallCommand(streams genericiooptions.IOStreams, configFlags *genericclioptions.ConfigFlags) *cobra.Command {
-	opts := extension.UninstallOptions{}
-	output := outputFlag()
+	o := &uninstallV1Options{streams: streams, configFlags: configFlags, output: outputFlag()}
 	cmd := &cobra.Command{
 		Use:   "uninstall NAME",
 		Short: "Remove ClusterExtension NAME and wait until nothing of it is left, the installer's RBAC included",
@@ -351,35 +375,41 @@ ClusterRole and ServiceAccount, its ClusterCatalog (unless another
 ClusterExtension selects it) and its namespace (only when install created it).
 The bundle's CRDs go with it, and with them every custom resource of theirs.`,
 		Args: cobra.ExactArgs(1),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			cfg, err := runcmd.KubeConfig(configFlags)
-			if err != nil {
-				return fmt.Errorf("reaching the cluster: %w", err)
-			}
-			c, err := olm.NewClient(cfg)
-			if err != nil {
-				return err
-			}
-			opts.Name, opts.Config = args[0], cfg
-			if output.String() == "text" {
-				opts.Out = streams.Out
-			}
-			ctx, cancel := runcmd.SignalContext(cmd.Context())
-			defer cancel()
-			res, err := extension.Uninstall(ctx, c, opts)
-			if err != nil {
-				return err
-			}
-			return printData(streams.Out, output.String(), res, func(w io.Writer) error {
-				for _, n := range res.Notes {
-					fmt.Fprintln(w, "note:", n)
-				}
-				_, err := fmt.Fprintf(w, "uninstalled %s: nothing of it is left\n", opts.Name)
-				return err
-			})
-		},
+		RunE: runOptions(o),
 	}
-	cmd.Flags().DurationVar(&opts.Timeout, "timeout", 2*time.Minute, "how long to wait for each deletion")
-	cmd.Flags().VarP(output, "output", "o", "output format: text, json or yaml")
+	cmd.Flags().DurationVar(&o.Timeout, "timeout", 2*time.Minute, "how long to wait for each deletion")
+	cmd.Flags().VarP(o.output, "output", "o", "output format: text, json or yaml")
 	return cmd
+}
+
+func (o *uninstallV1Options) complete(_ *cobra.Command, args []string) error {
+	cfg, err := runcmd.KubeConfig(o.configFlags)
+	if err != nil {
+		return fmt.Errorf("reaching the cluster: %w", err)
+	}
+	o.Name, o.Config = args[0], cfg
+	if o.output.String() == "text" {
+		o.Out = o.streams.Out
+	}
+	return nil
+}
+
+func (o *uninstallV1Options) validate() error { return nil }
+
+func (o *uninstallV1Options) run(ctx context.Context) error {
+	c, err := olm.NewClient(o.Config)
+	if err != nil {
+		return err
+	}
+	res, err := extension.Uninstall(ctx, c, o.UninstallOptions)
+	if err != nil {
+		return err
+	}
+	return printData(o.streams.Out, o.output.String(), res, func(w io.Writer) error {
+		for _, n := range res.Notes {
+			fmt.Fprintln(w, "note:", n)
+		}
+		_, err := fmt.Fprintf(w, "uninstalled %s: nothing of it is left\n", o.Name)
+		return err
+	})
 }

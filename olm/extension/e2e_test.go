@@ -129,6 +129,20 @@ func TestInstallUpgradeUninstall(t *testing.T) {
 		}
 	}
 
+	// An upgrade to a range the new catalog does not have changes nothing.
+	tooFar := ">=9.0.0"
+	if _, err := extension.Upgrade(ctx, c, extension.UpgradeOptions{Name: pkg, CatalogImage: cat2, Version: &tooFar}); !errors.Is(err, extension.ErrNoBundleMatches) {
+		t.Fatalf("upgrade to %s: %v, want ErrNoBundleMatches", tooFar, err)
+	}
+	cat := &unstructured.Unstructured{}
+	cat.SetGroupVersionKind(extension.GroupVersion.WithKind(extension.CatalogKind))
+	if err := c.Get(ctx, client.ObjectKey{Name: pkg + "-catalog"}, cat); err != nil {
+		t.Fatal(err)
+	}
+	if ref, _, _ := unstructured.NestedString(cat.Object, "spec", "source", "image", "ref"); ref != cat1 {
+		t.Errorf("a refused upgrade changed the catalog's image to %s", ref)
+	}
+
 	// Upgrade by a new catalog image.
 	began = time.Now()
 	up, err := extension.Upgrade(ctx, c, extension.UpgradeOptions{Name: pkg, CatalogImage: cat2, InstallerRules: broadRules(&requests)})

@@ -74,27 +74,29 @@ func Upgrade(ctx context.Context, c client.Client, opts UpgradeOptions) (*Upgrad
 		if cat, err = ownCatalog(ctx, c, ext); err != nil {
 			return nil, err
 		}
-		cat.Spec.Source.Image.Ref = opts.CatalogImage
-		poll := DefaultPollIntervalMinutes
-		if p := cat.Spec.Source.Image.PollIntervalMinutes; p != nil {
-			poll = *p
-		}
-		updated := newCatalog(ownedMeta(cat.ObjectMeta), opts.CatalogImage, poll)
-		if err := res.apply(ctx, c, updated); err != nil {
-			return res, err
-		}
 	}
-
-	// The target bundle: to derive the installer's rules, and for Wait.
+	// The target bundle, resolved before anything changes: a range nothing
+	// fits is refused here, not left for operator-controller to report.
 	cfg, err := extensionCatalogContent(ctx, c, ext, opts.CatalogImage)
 	if err != nil {
 		res.Note = "the catalog could not be read: " + err.Error()
 	} else if res.To, err = Resolve(cfg, Selection{Package: spec.Source.Catalog.PackageName, Version: spec.Source.Catalog.Version,
 		Channels: spec.Source.Catalog.Channels, Installed: res.From, Policy: spec.Source.Catalog.UpgradeConstraintPolicy}); err != nil {
-		return res, fmt.Errorf("upgrade: %w", err)
+		return nil, fmt.Errorf("upgrade: %w", err)
 	}
+	// The installer's rules first: it must be able to upgrade before
+	// operator-controller sees the new catalog or spec.
 	if opts.InstallerRules != nil {
 		if err := res.updateInstaller(ctx, c, ext, cfg, opts.InstallerRules); err != nil {
+			return res, err
+		}
+	}
+	if cat != nil {
+		poll := DefaultPollIntervalMinutes
+		if p := cat.Spec.Source.Image.PollIntervalMinutes; p != nil {
+			poll = *p
+		}
+		if err := res.apply(ctx, c, newCatalog(ownedMeta(cat.ObjectMeta), opts.CatalogImage, poll)); err != nil {
 			return res, err
 		}
 	}
