@@ -35,13 +35,22 @@ func (c *Cluster) installAddons(ctx context.Context, inst *toolchain.Installatio
 		return err
 	}
 	waitFor := []deploymentRef{{"kube-system", "coredns"}}
-	if !c.state.WithoutOLM {
+	v0, v1 := c.olmVersions()
+	if v0 {
 		olm, err := olmObjects(inst.OLMChart, c.images)
 		if err != nil {
 			return err
 		}
 		objs = append(objs, olm...)
 		waitFor = append(waitFor, deploymentRef{OLMNamespace, "olm-operator"}, deploymentRef{OLMNamespace, "catalog-operator"})
+	}
+	if v1 {
+		olmv1, err := c.olmv1PodObjects(c.images)
+		if err != nil {
+			return err
+		}
+		objs = append(objs, olmv1...)
+		waitFor = append(waitFor, deploymentRef{OLMv1Namespace, catalogdDeployment}, deploymentRef{OLMv1Namespace, controllerDeployment})
 	}
 	cfg, err := c.RESTConfig()
 	if err != nil {
@@ -59,7 +68,13 @@ func (c *Cluster) installAddons(ctx context.Context, inst *toolchain.Installatio
 			return err
 		}
 	}
-	fmt.Fprintf(c.opts.Out, "  %-24s cluster DNS and OLM running in pods, available in %s\n", "add-ons", time.Since(began).Round(10*time.Millisecond))
+	if v1 {
+		// Once catalogd serves: a ClusterCatalog written before would be refused.
+		if err := c.registerCatalogdServiceWebhook(ctx); err != nil {
+			return err
+		}
+	}
+	fmt.Fprintf(c.opts.Out, "  %-24s cluster DNS and OLM (%s) running in pods, available in %s\n", "add-ons", c.olmDescription(), time.Since(began).Round(10*time.Millisecond))
 	return nil
 }
 

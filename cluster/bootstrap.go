@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
+	"strings"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -58,15 +59,25 @@ func (c *Cluster) bootstrap(ctx context.Context, inst *toolchain.Installation) e
 		fmt.Fprintf(c.opts.Out, "  %-24s ready in %s\n", "bootstrap", time.Since(began).Round(10*time.Millisecond))
 		return nil
 	}
-	for _, ns := range []string{OLMNamespace, OperatorsNamespace} {
-		_, err := cs.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}, metav1.CreateOptions{})
-		if err != nil && !apierrors.IsAlreadyExists(err) {
-			return fmt.Errorf("creating namespace %s: %w", ns, err)
+	v0, v1 := c.olmVersions()
+	var names []string
+	if v0 {
+		for _, ns := range []string{OLMNamespace, OperatorsNamespace} {
+			_, err := cs.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}, metav1.CreateOptions{})
+			if err != nil && !apierrors.IsAlreadyExists(err) {
+				return fmt.Errorf("creating namespace %s: %w", ns, err)
+			}
+		}
+		if names, err = applyCRDs(ctx, dyn, inst.OLMCRDs); err != nil {
+			return err
 		}
 	}
-	names, err := applyCRDs(ctx, dyn, inst.OLMCRDs)
-	if err != nil {
-		return err
+	if v1 {
+		crds, err := c.bootstrapOLMv1(ctx, inst.OLMv1CRDs)
+		if err != nil {
+			return err
+		}
+		names = append(names, crds...)
 	}
 	monitoring, err := applyMonitoringCRDs(ctx, dyn)
 	if err != nil {
@@ -81,8 +92,8 @@ func (c *Cluster) bootstrap(ctx context.Context, inst *toolchain.Installation) e
 	if err := crdready.Wait(ctx, cfg, names, crdready.Options{Timeout: c.opts.StartTimeout}); err != nil {
 		return fmt.Errorf("waiting for OLM's CRDs: %w", err)
 	}
-	fmt.Fprintf(c.opts.Out, "  %-24s %d CRDs (OLM's, ServiceMonitor, PrometheusRule) established and served, namespaces %s and %s in %s\n",
-		"bootstrap", len(names), OLMNamespace, OperatorsNamespace, time.Since(began).Round(10*time.Millisecond))
+	fmt.Fprintf(c.opts.Out, "  %-24s %d CRDs (OLM's, ServiceMonitor, PrometheusRule) established and served, namespaces %s in %s\n",
+		"bootstrap", len(names), strings.Join(c.olmNamespaces(), ", "), time.Since(began).Round(10*time.Millisecond))
 	return nil
 }
 

@@ -12,6 +12,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/utils/ptr"
 )
@@ -34,7 +35,10 @@ type CheckResult struct {
 
 // Check proves the cluster does what chartpilot needs of it: a Deployment
 // becomes Available with Ready pods on the kwok node, OLM's APIs are served,
-// and an OperatorGroup and an address-based CatalogSource are accepted. It
+// and an OperatorGroup and an address-based CatalogSource are accepted (OLM
+// v0); catalogd's webhook labels a ClusterCatalog, catalogd and
+// operator-controller report on a ClusterCatalog and a ClusterExtension
+// (OLM v1). It
 // works in a namespace of its own, deleted at the end, and stops at the first
 // failing step.
 func (c *Cluster) Check(ctx context.Context, out io.Writer) ([]CheckResult, error) {
@@ -50,10 +54,7 @@ func (c *Cluster) Check(ctx context.Context, out io.Writer) ([]CheckResult, erro
 		_ = cs.CoreV1().Namespaces().Delete(dctx, ns, metav1.DeleteOptions{})
 	}()
 
-	steps := []struct {
-		name string
-		run  func(ctx context.Context) error
-	}{
+	steps := []checkStep{
 		{"node " + NodeName + " Ready", func(ctx context.Context) error {
 			n, err := cs.CoreV1().Nodes().Get(ctx, NodeName, metav1.GetOptions{})
 			if err != nil {
@@ -79,6 +80,28 @@ func (c *Cluster) Check(ctx context.Context, out io.Writer) ([]CheckResult, erro
 			}
 			return WaitDeploymentAvailable(ctx, cs, ns, "check")
 		}},
+	}
+	v0, v1 := c.olmVersions()
+	if v0 {
+		steps = append(steps, olmV0Steps(dyn, ns)...)
+	}
+	if v1 {
+		steps = append(steps, checkStep{"OLM v1: webhook and reconcilers answer", func(ctx context.Context) error {
+			return checkOLMv1(ctx, dyn, ns)
+		}})
+	}
+	return c.runChecks(ctx, out, steps)
+}
+
+// checkStep is one step of Check.
+type checkStep struct {
+	name string
+	run  func(ctx context.Context) error
+}
+
+// olmV0Steps prove OLM v0 serves its APIs and reconciles.
+func olmV0Steps(dyn dynamic.Interface, ns string) []checkStep {
+	return []checkStep{
 		{"OLM APIs served", func(ctx context.Context) error {
 			for _, gvr := range []schema.GroupVersionResource{OperatorGroupResource, CatalogSourceResource, SubscriptionResource, CSVResource, InstallPlanResource} {
 				if _, err := dyn.Resource(gvr).Namespace(ns).List(ctx, metav1.ListOptions{Limit: 1}); err != nil {
@@ -115,6 +138,10 @@ func (c *Cluster) Check(ctx context.Context, out io.Writer) ([]CheckResult, erro
 			})
 		}},
 	}
+}
+
+// runChecks runs the steps, stopping at the first that fails.
+func (c *Cluster) runChecks(ctx context.Context, out io.Writer, steps []checkStep) ([]CheckResult, error) {
 	var results []CheckResult
 	for _, s := range steps {
 		began := time.Now()

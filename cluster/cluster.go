@@ -45,6 +45,9 @@ type Options struct {
 	// WithoutOLM starts Kubernetes alone: no OLM CRDs, no olm and catalog
 	// operators. The choice is remembered for Status.
 	WithoutOLM bool
+	// OLM is which OLM runs (unless WithoutOLM): OLMv0, OLMv1 or OLMBoth.
+	// Empty keeps what the cluster ran before, OLMv0 for a new one.
+	OLM OLMVersions
 	// Node is the kind of node: NodeKwok (the default, pods are simulated)
 	// or NodeReal (containerd, the kubelet and kube-proxy run real pods;
 	// OLM runs in-cluster). A cluster keeps the kind it was created with.
@@ -79,6 +82,8 @@ type Ports struct {
 	Node node.Ports `json:"node"`
 	// CSI are the real node's CSI components' ports.
 	CSI CSIPorts `json:"csi"`
+	// OLMv1 are OLM v1's ports on the host (kwok node).
+	OLMv1 OLMv1Ports `json:"olmv1"`
 }
 
 // OLM's operators serve health and metrics on fixed ports of every interface
@@ -101,9 +106,11 @@ type Cluster struct {
 
 // state is what a cluster remembers between commands, in cluster.json.
 type state struct {
-	Ports      Ports    `json:"ports"`
-	WithoutOLM bool     `json:"withoutOLM,omitempty"`
-	Node       NodeKind `json:"node,omitempty"`
+	Ports      Ports `json:"ports"`
+	WithoutOLM bool  `json:"withoutOLM,omitempty"`
+	// OLM is which OLM it runs; empty is OLM v0, as before OLM v1 came.
+	OLM  OLMVersions `json:"olm,omitempty"`
+	Node NodeKind    `json:"node,omitempty"`
 	// BinDir is where the real node's binaries were, for Down: the cache
 	// may have moved on to other versions since.
 	BinDir string `json:"binDir,omitempty"`
@@ -222,6 +229,11 @@ func (c *Cluster) resolvePorts(picker *portPicker) error {
 		{c.opts.Ports.CSI.Provisioner, &c.state.Ports.CSI.Provisioner},
 		{c.opts.Ports.CSI.Snapshotter, &c.state.Ports.CSI.Snapshotter},
 		{c.opts.Ports.CSI.SnapshotController, &c.state.Ports.CSI.SnapshotController},
+		{c.opts.Ports.OLMv1.Catalogs, &c.state.Ports.OLMv1.Catalogs},
+		{c.opts.Ports.OLMv1.Webhook, &c.state.Ports.OLMv1.Webhook},
+		{c.opts.Ports.OLMv1.CatalogdHealth, &c.state.Ports.OLMv1.CatalogdHealth},
+		{c.opts.Ports.OLMv1.CatalogdMetrics, &c.state.Ports.OLMv1.CatalogdMetrics},
+		{c.opts.Ports.OLMv1.ControllerHealth, &c.state.Ports.OLMv1.ControllerHealth},
 	}
 	for _, w := range want {
 		switch {
@@ -236,6 +248,7 @@ func (c *Cluster) resolvePorts(picker *portPicker) error {
 		}
 	}
 	c.state.WithoutOLM = c.opts.WithoutOLM
+	c.state.OLM = c.opts.OLM
 	c.state.Node = c.opts.Node
 	data, err := json.MarshalIndent(c.state, "", "  ")
 	if err != nil {

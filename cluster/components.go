@@ -48,7 +48,7 @@ const (
 
 // ComponentNames lists every component a cluster may run, in start order.
 func ComponentNames() []string {
-	names := []string{Registry, Etcd, APIServer, ControllerManager, Scheduler, ObjectStoreName, Kwok, OLM, Catalog, Containerd, Kubelet, KubeProxy, VolumePermissions}
+	names := []string{Registry, Etcd, APIServer, ControllerManager, Scheduler, ObjectStoreName, Kwok, OLM, Catalog, Catalogd, OperatorController, Containerd, Kubelet, KubeProxy, VolumePermissions}
 	return append(names, csiComponents...)
 }
 
@@ -80,8 +80,12 @@ func (c *Cluster) components(inst *toolchain.Installation) []component {
 		stages = inst.KwokStages
 	}
 	kwok := c.kwokNode(stages)
-	if c.state.WithoutOLM {
+	v0, v1 := c.olmVersions()
+	if !v0 {
 		kwok = kwok[:1]
+	}
+	if v1 {
+		kwok = append(kwok, c.olmv1Components()...)
 	}
 	return append(plane, kwok...)
 }

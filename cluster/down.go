@@ -22,7 +22,7 @@ type DownOptions struct {
 // stateEntries are what a cluster writes in its state directory; Wipe removes
 // these and nothing else, so a state directory pointed at the wrong place
 // never takes other files with it.
-var stateEntries = []string{"etcd", "pki", "logs", "run", "kubeconfigs", "kubeconfig", "node", "registry", ObjectStoreName, volumesRecord, csiStateDir, "cluster.json", "lock"}
+var stateEntries = []string{"etcd", "pki", "logs", "run", "kubeconfigs", "kubeconfig", "node", "registry", ObjectStoreName, volumesRecord, csiStateDir, "olmv1", "cluster.json", "lock"}
 
 // Down stops every component, in reverse start order, with its process group.
 // It returns ErrNotRunning when nothing was running (and nothing was wiped).

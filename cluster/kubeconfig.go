@@ -33,6 +33,8 @@ func pkiRequest() pki.Request {
 			{Name: Kwok, User: "chartpilot:kwok", Groups: masters},
 			{Name: OLM, User: "chartpilot:olm", Groups: masters},
 			{Name: Catalog, User: "chartpilot:catalog", Groups: masters},
+			{Name: Catalogd, User: "chartpilot:" + Catalogd, Groups: masters},
+			{Name: OperatorController, User: "chartpilot:" + OperatorController, Groups: masters},
 			{Name: frontProxyClient},
 			{Name: kubeletClient, User: "system:node:" + NodeName, Groups: []string{"system:nodes"}},
 			{Name: proxyClient, User: "system:kube-proxy"},
@@ -52,6 +54,12 @@ func pkiRequest() pki.Request {
 			{Name: ControllerManager + "-serving", DNSNames: []string{"localhost"}, IPs: []net.IP{net.IPv4(127, 0, 0, 1)}},
 			{Name: Scheduler + "-serving", DNSNames: []string{"localhost"}, IPs: []net.IP{net.IPv4(127, 0, 0, 1)}},
 			{Name: OLM + "-serving", DNSNames: []string{"localhost"}, IPs: []net.IP{net.IPv4(127, 0, 0, 1)}},
+			{
+				Name: catalogdServing,
+				DNSNames: []string{"localhost", catalogdService + "." + OLMv1Namespace + ".svc",
+					catalogdService + "." + OLMv1Namespace + ".svc.cluster.local"},
+				IPs: []net.IP{net.IPv4(127, 0, 0, 1), net.ParseIP(node.HostIP)},
+			},
 		},
 	}
 }
@@ -82,7 +90,7 @@ func (c *Cluster) writeKubeconfigs() error {
 		return err
 	}
 
-	for _, name := range []string{ControllerManager, Scheduler, Kwok, OLM, Catalog, Kubelet, KubeProxy, SnapshotController, CSIProvisioner, CSISnapshotter} {
+	for _, name := range []string{ControllerManager, Scheduler, Kwok, OLM, Catalog, Catalogd, OperatorController, Kubelet, KubeProxy, SnapshotController, CSIProvisioner, CSISnapshotter} {
 		certFile, keyFile := set.Cert(name)
 		cfg := kubeconfig(server,
 			&clientcmdapi.Cluster{Server: server, CertificateAuthority: set.CACert},

@@ -70,6 +70,9 @@ func (c *Cluster) apiServerNodeArgs() []string {
 		// loopback API server through the kubernetes Service anyway.
 		return []string{"--endpoint-reconciler-type=none"}
 	}
+	// This host reaches pods (a route to the pod network) but not Service
+	// addresses, which only the node's kube-proxy knows: webhooks and
+	// extension API servers are called at their Services' endpoints.
 	set := c.pki()
 	cert, key := set.Cert(apiKubeletClient)
 	return []string{
@@ -77,6 +80,7 @@ func (c *Cluster) apiServerNodeArgs() []string {
 		"--kubelet-client-key=" + key,
 		"--kubelet-certificate-authority=" + set.CACert,
 		"--kubelet-preferred-address-types=InternalIP",
+		"--enable-aggregator-routing=true",
 	}
 }
 
@@ -160,7 +164,11 @@ http:
 // their references.
 func (c *Cluster) publishImages(ctx context.Context, inst *toolchain.Installation) error {
 	began := time.Now()
-	refs, err := images.Publish(ctx, c.RegistryAddr(), inst.BinDir, registryVersion)
+	specs := images.Specs()
+	if _, v1 := c.olmVersions(); v1 {
+		specs = append(specs, images.OLMv1Spec())
+	}
+	refs, err := images.Publish(ctx, c.RegistryAddr(), inst.BinDir, registryVersion, specs)
 	if err != nil {
 		return fmt.Errorf("publishing the node's images: %w", err)
 	}

@@ -33,6 +33,9 @@ func (c *Cluster) Up(ctx context.Context) error {
 	if err := c.checkNodeKind(); err != nil {
 		return err
 	}
+	if err := c.settleOLM(); err != nil {
+		return err
+	}
 	var s startup
 	if err := c.up(ctx, &s); err != nil {
 		return c.rollback(&s, err)
@@ -61,7 +64,8 @@ func (c *Cluster) up(ctx context.Context, s *startup) error {
 		}
 		s.claimed, s.staleNode = true, stale
 	}
-	inst, err := toolchain.Ensure(ctx, toolchain.Options{CacheDir: c.opts.CacheDir, Out: c.opts.Out, Node: onNode})
+	withV1 := !c.opts.WithoutOLM && c.opts.OLM.runsV1()
+	inst, err := toolchain.Ensure(ctx, toolchain.Options{CacheDir: c.opts.CacheDir, Out: c.opts.Out, Node: onNode, OLMv1: withV1})
 	if err != nil {
 		return err
 	}
@@ -92,6 +96,9 @@ func (c *Cluster) up(ctx context.Context, s *startup) error {
 		return fmt.Errorf("generating the object store's credentials: %w", err)
 	}
 	comps := c.components(inst)
+	if err := c.stopUnwanted(comps); err != nil {
+		return err
+	}
 	// Every port of every component to start is checked first, so that a busy
 	// port fails Up before anything starts rather than half way.
 	for _, comp := range comps {

@@ -36,6 +36,8 @@ type Options struct {
 	// WithoutOLM starts no OLM operators. Such clusters need no machine-wide
 	// lock, so their test binaries run beside each other.
 	WithoutOLM bool
+	// OLM is which OLM the cluster runs; empty is OLM v0.
+	OLM cluster.OLMVersions
 	// Setup runs once the cluster is up, before the tests (e.g. installing
 	// a CRD or starting an operator); the func it returns, if any, runs after
 	// them.
@@ -85,7 +87,7 @@ func mainWith(m *testing.M, env **Env, opts Options) (int, error) {
 	}
 	defer os.RemoveAll(dir)
 
-	e, err := start(ctx, dir, opts.WithoutOLM)
+	e, err := start(ctx, dir, opts)
 	if e != nil && e.Cluster != nil {
 		defer func() {
 			if err := e.Cluster.Down(context.Background(), cluster.DownOptions{Wipe: true}); err != nil {
@@ -208,12 +210,12 @@ func LockRealNode(t testing.TB) {
 	t.Cleanup(unlock)
 }
 
-func start(ctx context.Context, stateDir string, withoutOLM bool) (*Env, error) {
-	tools, err := toolchain.Ensure(ctx, toolchain.Options{Out: os.Stderr})
+func start(ctx context.Context, stateDir string, opts Options) (*Env, error) {
+	tools, err := toolchain.Ensure(ctx, toolchain.Options{Out: os.Stderr, OLMv1: opts.OLM == cluster.OLMv1 || opts.OLM == cluster.OLMBoth})
 	if err != nil {
 		return nil, err
 	}
-	c, err := cluster.New(cluster.Options{StateDir: stateDir, WithoutOLM: withoutOLM, Out: os.Stderr})
+	c, err := cluster.New(cluster.Options{StateDir: stateDir, WithoutOLM: opts.WithoutOLM, OLM: opts.OLM, Out: os.Stderr})
 	if err != nil {
 		return nil, err
 	}

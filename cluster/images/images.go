@@ -19,6 +19,8 @@ const (
 	OLM         = "olm"
 	OPM         = "opm"
 	HelloServer = "hello-server"
+	// OLMv1 serves catalogd and operator-controller.
+	OLMv1 = "olmv1"
 )
 
 // nonRoot is the user every image runs as unless a pod says otherwise.
@@ -53,6 +55,12 @@ func Specs() []Spec {
 	}
 }
 
+// OLMv1Spec is OLM v1's image, for clusters that run it: catalogd and
+// operator-controller, each started by its pod's command.
+func OLMv1Spec() Spec {
+	return Spec{Name: OLMv1, Files: map[string]string{"bin/catalogd": "catalogd", "bin/operator-controller": "operator-controller"}, Env: []string{"PATH=/bin"}}
+}
+
 // Build builds one image from the binaries in binDir.
 func Build(s Spec, binDir string) (v1.Image, error) {
 	var entries []ociimage.Entry
@@ -81,12 +89,13 @@ func Build(s Spec, binDir string) (v1.Image, error) {
 // Refs maps an image name to its reference by digest in the registry.
 type Refs map[string]string
 
-// Publish builds every image and pushes each to registry (host:port) under
-// chartpilot/NAME:VERSION, returning references by digest: what pods use,
-// so that a pod always runs exactly the image built here.
-func Publish(ctx context.Context, registry, binDir, version string) (Refs, error) {
+// Publish builds every image of specs and pushes each to registry
+// (host:port) under chartpilot/NAME:VERSION, returning references by
+// digest: what pods use, so that a pod always runs exactly the image built
+// here.
+func Publish(ctx context.Context, registry, binDir, version string, specs []Spec) (Refs, error) {
 	refs := Refs{}
-	for _, s := range Specs() {
+	for _, s := range specs {
 		img, err := Build(s, binDir)
 		if err != nil {
 			return nil, err

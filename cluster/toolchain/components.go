@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"path"
 	"path/filepath"
 	"slices"
 	"sort"
@@ -25,7 +26,7 @@ type Binary struct {
 	// Tools is the tools module that builds it: clusterModule when empty,
 	// nodeModule for the container runtime and what goes with it,
 	// storageModule for the cluster's storage, csiModule for its CSI
-	// storage.
+	// storage, olmv1Module for OLM v1.
 	Tools string
 	// Tags are build tags.
 	Tags []string
@@ -63,6 +64,8 @@ const (
 	provisionerModule = "github.com/kubernetes-csi/external-provisioner/v5"
 	snapshotterModule = "github.com/kubernetes-csi/external-snapshotter/v8"
 	snapshotClientMod = "github.com/kubernetes-csi/external-snapshotter/client/v8"
+	// operatorControllerModule is OLM v1: catalogd and operator-controller.
+	operatorControllerModule = "github.com/operator-framework/operator-controller"
 )
 
 // Binaries lists the components of a cluster with a kwok node, in build
@@ -119,6 +122,18 @@ func NodeBinaries() []Binary {
 	}
 }
 
+// OLMv1Binaries are OLM v1's components: catalogd, which unpacks and
+// serves ClusterCatalogs, and operator-controller, which installs
+// ClusterExtensions. Built as upstream builds them: static, with the
+// containers/image signature code in Go (no gpgme).
+func OLMv1Binaries() []Binary {
+	olmv1 := func(name string) Binary {
+		return Binary{Name: name, Package: operatorControllerModule + "/cmd/" + name, Module: operatorControllerModule,
+			Tools: olmv1Module, Tags: []string{"containers_image_openpgp"}}
+	}
+	return []Binary{olmv1("catalogd"), olmv1("operator-controller")}
+}
+
 // NodeBinaryNames are the components that only a real node needs.
 func NodeBinaryNames() []string {
 	var names []string
@@ -128,7 +143,9 @@ func NodeBinaryNames() []string {
 	return names
 }
 
-func allBinaries() []Binary { return append(Binaries(), NodeBinaries()...) }
+func allBinaries() []Binary {
+	return slices.Concat(Binaries(), NodeBinaries(), OLMv1Binaries())
+}
 
 // versionLDFlags stamps the Kubernetes binaries with their release, as the
 // Kubernetes build does: built from the module they would report
@@ -159,15 +176,20 @@ var EnvtestBinaries = []string{"etcd", "kube-apiserver", "kubectl"}
 var ErrUnknownComponent = errors.New("unknown component")
 
 // selected are the binaries named in only, in build order; empty means those
-// of a cluster with a kwok node, and the real node's too when node is set.
-// A name that is none of them is an error listing the known ones.
-func selected(only []string, node bool) ([]Binary, error) {
+// of a cluster with a kwok node, the real node's too when node is set, and
+// OLM v1's when olmv1 is set. A name that is none of them is an error
+// listing the known ones.
+func selected(only []string, node, olmv1 bool) ([]Binary, error) {
 	all := allBinaries()
-	switch {
-	case len(only) == 0 && node:
-		return all, nil
-	case len(only) == 0:
-		return Binaries(), nil
+	if len(only) == 0 {
+		bins := Binaries()
+		if node {
+			bins = append(bins, NodeBinaries()...)
+		}
+		if olmv1 {
+			bins = append(bins, OLMv1Binaries()...)
+		}
+		return bins, nil
 	}
 	var unknown []string
 	for _, name := range only {
@@ -296,6 +318,47 @@ func (b builder) copySnapshotCRDs(ctx context.Context, inst *Installation) error
 		return err
 	}
 	return os.Rename(tmp, inst.SnapshotCRDs)
+}
+
+// olmv1CRDFiles are OLM v1's CRDs in operator-controller's module, as its
+// kustomize bases hold them.
+var olmv1CRDFiles = []string{
+	"config/base/catalogd/crd/bases/olm.operatorframework.io_clustercatalogs.yaml",
+	"config/base/operator-controller/crd/bases/olm.operatorframework.io_clusterextensions.yaml",
+}
+
+// copyOLMv1CRDs copies OLM v1's CRDs out of the module cache.
+func (b builder) copyOLMv1CRDs(ctx context.Context, inst *Installation) error {
+	dir, err := b.moduleDir(ctx, olmv1Module, operatorControllerModule)
+	if err != nil {
+		return err
+	}
+	return copyFiles(dir, olmv1CRDFiles, inst.OLMv1CRDs)
+}
+
+// copyFiles copies the files (paths under src) into the directory dst,
+// each under its base name, replacing dst whole.
+func copyFiles(src string, files []string, dst string) error {
+	tmp := dst + ".tmp"
+	if err := os.RemoveAll(tmp); err != nil {
+		return err
+	}
+	if err := os.MkdirAll(tmp, 0o755); err != nil {
+		return err
+	}
+	for _, f := range files {
+		data, err := os.ReadFile(filepath.Join(src, filepath.FromSlash(f)))
+		if err != nil {
+			return fmt.Errorf("reading %s: %w", f, err)
+		}
+		if err := os.WriteFile(filepath.Join(tmp, path.Base(f)), data, 0o644); err != nil {
+			return err
+		}
+	}
+	if err := os.RemoveAll(dst); err != nil {
+		return err
+	}
+	return os.Rename(tmp, dst)
 }
 
 // copyTree copies the regular files under src to dst, replacing dst whole:

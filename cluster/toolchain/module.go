@@ -16,8 +16,8 @@ import (
 
 //go:generate sh embed.sh
 
-// The tools modules, copied from tools/, tools/node/, tools/storage/ and
-// tools/csi/ by go generate (see
+// The tools modules, copied from tools/, tools/node/, tools/storage/,
+// tools/csi/ and tools/olmv1/ by go generate (see
 // embed.sh). A test keeps the copies equal to the originals.
 //
 //go:embed all:modules
@@ -40,10 +40,14 @@ const (
 	// external sidecars and the snapshot controller. A module of its own:
 	// the sidecars pin an older Kubernetes line than the cluster's.
 	csiModule = "csi"
+	// olmv1Module builds OLM v1 (catalogd, operator-controller). A module
+	// of its own: operator-controller pins an older Kubernetes line and
+	// controller-runtime than the cluster's.
+	olmv1Module = "olmv1"
 )
 
 // moduleNames are the tools modules, as directories under modules/.
-var moduleNames = []string{clusterModule, nodeModule, storageModule, csiModule}
+var moduleNames = []string{clusterModule, nodeModule, storageModule, csiModule, olmv1Module}
 
 // embedSuffix marks the embedded copies.
 const embedSuffix = ".embed"

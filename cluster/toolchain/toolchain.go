@@ -39,6 +39,9 @@ type Options struct {
 	// Node adds the real node's components (NodeBinaries) to what is built
 	// when Only is empty.
 	Node bool
+	// OLMv1 adds OLM v1's components (OLMv1Binaries) and CRDs to what is
+	// built when Only is empty.
+	OLMv1 bool
 }
 
 func (o *Options) defaults() error {
@@ -75,6 +78,9 @@ type Installation struct {
 	// SnapshotCRDs is a directory with the VolumeSnapshot API's
 	// CustomResourceDefinitions (with the real node's components only).
 	SnapshotCRDs string
+	// OLMv1CRDs is a directory with OLM v1's CustomResourceDefinitions
+	// (ClusterCatalog, ClusterExtension), with OLM v1's components only.
+	OLMv1CRDs string
 	// Versions maps each binary name to the version of the module it was built from.
 	Versions map[string]string
 }
@@ -89,7 +95,7 @@ func Ensure(ctx context.Context, opts Options) (*Installation, error) {
 	if err := opts.defaults(); err != nil {
 		return nil, err
 	}
-	bins, err := selected(opts.Only, opts.Node)
+	bins, err := selected(opts.Only, opts.Node, opts.OLMv1)
 	if err != nil {
 		return nil, err
 	}
@@ -107,6 +113,7 @@ func Ensure(ctx context.Context, opts Options) (*Installation, error) {
 		// The CSI sidecars' CRDs come with them: a kwok-only user never
 		// downloads their modules.
 		SnapshotCRDs: filepath.Join(root, "snapshot-crds"),
+		OLMv1CRDs:    filepath.Join(root, "olmv1-crds"),
 		Versions:     map[string]string{},
 	}
 	// Each binary is stored under its own key and linked into BinDir.
@@ -124,7 +131,8 @@ func Ensure(ctx context.Context, opts Options) (*Installation, error) {
 	}
 	assetsMissing := !exists(inst.OLMCRDs) || !exists(inst.KwokStages) || !exists(inst.OLMChart)
 	snapshotCRDsMissing := opts.Node && !exists(inst.SnapshotCRDs)
-	if len(missing) == 0 && !assetsMissing && !snapshotCRDsMissing {
+	olmv1CRDsMissing := opts.OLMv1 && !exists(inst.OLMv1CRDs)
+	if len(missing) == 0 && !assetsMissing && !snapshotCRDsMissing && !olmv1CRDsMissing {
 		return inst, nil
 	}
 
@@ -160,6 +168,11 @@ func Ensure(ctx context.Context, opts Options) (*Installation, error) {
 	}
 	if snapshotCRDsMissing {
 		if err := b.copySnapshotCRDs(ctx, inst); err != nil {
+			return nil, err
+		}
+	}
+	if olmv1CRDsMissing {
+		if err := b.copyOLMv1CRDs(ctx, inst); err != nil {
 			return nil, err
 		}
 	}

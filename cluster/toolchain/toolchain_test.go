@@ -49,7 +49,7 @@ func TestEmbeddedModulesMatchTools(t *testing.T) {
 }
 
 // moduleDirs are the tools modules' directories in the repository.
-var moduleDirs = map[string]string{clusterModule: "tools", nodeModule: "tools/node", storageModule: "tools/storage", csiModule: "tools/csi"}
+var moduleDirs = map[string]string{clusterModule: "tools", nodeModule: "tools/node", storageModule: "tools/storage", csiModule: "tools/csi", olmv1Module: "tools/olmv1"}
 
 // Every binary's package is imported by its module's tools.go or is a main
 // package of that module, so go mod tidy keeps what building it needs.
@@ -97,9 +97,10 @@ func TestVersionLDFlags(t *testing.T) {
 
 func TestSelected(t *testing.T) {
 	tests := []struct {
-		only []string
-		node bool
-		want []string
+		only  []string
+		node  bool
+		olmv1 bool
+		want  []string
 		// wantErr is a substring of the error; empty: no error.
 		wantErr string
 	}{
@@ -108,11 +109,14 @@ func TestSelected(t *testing.T) {
 		{node: true, want: append(names(Binaries()), NodeBinaryNames()...)},
 		{only: []string{"runc", "etcd"}, want: []string{"etcd", "runc"}},
 		{only: []string{"olm", "etcd"}, want: []string{"etcd", "olm"}},
+		{olmv1: true, want: append(names(Binaries()), "catalogd", "operator-controller")},
+		{node: true, olmv1: true, want: append(append(names(Binaries()), NodeBinaryNames()...), "catalogd", "operator-controller")},
+		{only: []string{"operator-controller"}, want: []string{"operator-controller"}},
 		{only: []string{"kube-apiservr"}, wantErr: `unknown component "kube-apiservr": the components are etcd, kube-apiserver, kubectl, kube-controller-manager, kube-scheduler, kwok, olm, catalog, object-store, kubelet`},
 		{only: []string{"olm", "nope", "etcd2"}, wantErr: `unknown component "nope", "etcd2": the components are `},
 	}
 	for _, tt := range tests {
-		bins, err := selected(tt.only, tt.node)
+		bins, err := selected(tt.only, tt.node, tt.olmv1)
 		if tt.wantErr != "" {
 			if !errors.Is(err, ErrUnknownComponent) || !strings.Contains(err.Error(), tt.wantErr) {
 				t.Errorf("selected(%v) error = %v, want ErrUnknownComponent containing %q", tt.only, err, tt.wantErr)

@@ -82,17 +82,18 @@ type clusterUpOptions struct {
 	f        *clusterFlags
 	streams  genericiooptions.IOStreams
 	ports    cluster.Ports
-	withOLM  bool
+	olm      *olmVersionsFlag
 	nodeKind string
 }
 
 func newClusterUpCommand(streams genericiooptions.IOStreams, f *clusterFlags) *cobra.Command {
-	o := &clusterUpOptions{f: f, streams: streams, withOLM: true, nodeKind: string(cluster.NodeAuto)}
+	o := &clusterUpOptions{f: f, streams: streams, olm: &olmVersionsFlag{}, nodeKind: string(cluster.NodeAuto)}
 	cmd := &cobra.Command{
 		Use:   "up",
 		Short: "Build what is missing, start every component and wait until the cluster and OLM are healthy",
 		Example: `  chartpilot cluster up
   chartpilot cluster up --node kwok --olm=false          # Kubernetes alone, pods simulated
+  chartpilot cluster up --olm=both                        # OLM v0 and OLM v1 (catalogd, operator-controller)
   chartpilot cluster up --state-dir /tmp/c2 --apiserver-port 6444`,
 		Args: cobra.NoArgs,
 		RunE: runOptions(o),
@@ -104,7 +105,8 @@ func newClusterUpCommand(streams genericiooptions.IOStreams, f *clusterFlags) *c
 	fl.IntVar(&o.ports.ControllerManager, "controller-manager-port", 0, "kube-controller-manager port")
 	fl.IntVar(&o.ports.Scheduler, "scheduler-port", 0, "kube-scheduler port")
 	fl.IntVar(&o.ports.Kwok, "kwok-port", 0, "kwok health port")
-	fl.BoolVar(&o.withOLM, "olm", true, "run OLM (its CRDs and the olm and catalog operators); --olm=false runs Kubernetes alone")
+	fl.Var(o.olm, "olm", "which OLM runs: v0 (its olm and catalog operators), v1 (catalogd and operator-controller), both, or false for Kubernetes alone (default: what the cluster ran before, v0 for a new one)")
+	fl.Lookup("olm").NoOptDefVal = string(cluster.OLMv0)
 	fl.StringVar(&o.nodeKind, "node", o.nodeKind, "the node: real (containerd and a kubelet run pods; needs root on Linux), kwok (pods are simulated) or auto (real where possible); a cluster keeps the node it was created with")
 	fl.IntVar(&o.ports.Registry, "registry-port", 0, "the local image registry's port (real node)")
 	fl.IntVar(&o.ports.ObjectStore, "object-store-port", 0, "the S3-compatible object store's port")
@@ -118,7 +120,7 @@ func (o *clusterUpOptions) validate() error { return nil }
 func (o *clusterUpOptions) run(ctx context.Context) error {
 	opts := o.f.options(o.streams.Out)
 	opts.Ports = o.ports
-	opts.WithoutOLM = !o.withOLM
+	opts.WithoutOLM, opts.OLM = o.olm.without, o.olm.versions
 	opts.Node = cluster.NodeKind(o.nodeKind)
 	c, err := cluster.New(opts)
 	if err != nil {
@@ -139,6 +141,27 @@ type clusterDownOptions struct {
 	streams          genericiooptions.IOStreams
 	ignoreNotRunning bool
 }
+
+// olmVersionsFlag is cluster up's --olm: v0, v1, both; true and false as
+// when it was a boolean.
+type olmVersionsFlag struct {
+	versions cluster.OLMVersions
+	without  bool
+	set      string
+}
+
+func (f *olmVersionsFlag) String() string { return f.set }
+
+func (f *olmVersionsFlag) Set(s string) error {
+	v, without, err := cluster.ParseOLMVersions(s)
+	if err != nil {
+		return err
+	}
+	f.versions, f.without, f.set = v, without, s
+	return nil
+}
+
+func (f *olmVersionsFlag) Type() string { return "string" }
 
 func newClusterDownCommand(streams genericiooptions.IOStreams, f *clusterFlags) *cobra.Command {
 	o := &clusterDownOptions{f: f, streams: streams}

@@ -41,6 +41,7 @@ Namespaces come from -n or the kubeconfig's context.`,
 		newOLMStatusCommand(streams, configFlags),
 		newOLMUnsubscribeCommand(streams, configFlags),
 		newOLMPreflightCommand(streams, configFlags),
+		newOLMv1Command(streams, configFlags),
 	)
 	return cmd
 }

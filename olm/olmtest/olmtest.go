@@ -27,6 +27,9 @@ type Bundle struct {
 	// ClusterRules are its cluster-wide permissions (clusterPermissions),
 	// as YAML flow sequences; default none.
 	ClusterRules []string
+	// Image is the operator's image; default example.com/<Package>:v<Version>
+	// (which a kwok node never pulls).
+	Image string
 }
 
 // CSVName is the bundle's ClusterServiceVersion name.
@@ -142,6 +145,10 @@ rules:
 `, b.EditorRole(), b.Group()),
 	}
 	dir := filepath.Join(t.TempDir(), b.CSVName())
+	if b.Image != "" {
+		files["manifests/"+b.Package+".clusterserviceversion.yaml"] = strings.Replace(files["manifests/"+b.Package+".clusterserviceversion.yaml"],
+			fmt.Sprintf("image: example.com/%s:v%s", b.Package, b.Version), "image: "+b.Image, 1)
+	}
 	for name, content := range files {
 		p := filepath.Join(dir, name)
 		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {

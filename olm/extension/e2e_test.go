@@ -1,0 +1,349 @@
+package extension_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/chartpilot/chartpilot/cluster"
+	"github.com/chartpilot/chartpilot/cluster/clustertest"
+	"github.com/chartpilot/chartpilot/olm"
+	"github.com/chartpilot/chartpilot/olm/extension"
+	"github.com/chartpilot/chartpilot/olm/olmtest"
+)
+
+var env *clustertest.Env
+
+func TestMain(m *testing.M) {
+	os.Exit(clustertest.MainWith(m, &env, clustertest.Options{OLM: cluster.OLMv1}))
+}
+
+func newClient(t *testing.T) client.Client {
+	t.Helper()
+	clustertest.SkipIfShort(t)
+	c, err := olm.NewClient(env.Config)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
+
+// broadRules are the installer's rules in these tests: everything, as a
+// stand-in for rules derived from the bundle.
+func broadRules(requests *[]extension.InstallerRequest) extension.InstallerRulesFunc {
+	return func(_ context.Context, req extension.InstallerRequest) (extension.InstallerRules, error) {
+		if _, err := os.Stat(filepath.Join(req.Bundle.Dir, "manifests")); err != nil {
+			return extension.InstallerRules{}, fmt.Errorf("the bundle is not unpacked: %w", err)
+		}
+		if requests != nil {
+			*requests = append(*requests, req)
+		}
+		all := []rbacv1.PolicyRule{{APIGroups: []string{"*"}, Resources: []string{"*"}, Verbs: []string{"*"}}}
+		return extension.InstallerRules{Cluster: all, Namespaced: []rbacv1.PolicyRule{{APIGroups: []string{""}, Resources: []string{"configmaps"}, Verbs: []string{"get"}}}}, nil
+	}
+}
+
+// A catalog image on a loopback registry becomes Serving, a
+// ClusterExtension installs v0.1.0 from it, a new catalog image upgrades
+// it to v0.2.0 in place, an upgrade whose CRD breaks the old one is
+// refused and named, and uninstall leaves nothing of it.
+func TestInstallUpgradeUninstall(t *testing.T) {
+	c := newClient(t)
+	ctx := t.Context()
+	reg := olmtest.Registry(t)
+	pkg := "v1widget"
+	v1 := olmtest.Bundle{Package: pkg, Version: "0.1.0"}
+	v2 := olmtest.Bundle{Package: pkg, Version: "0.2.0"}
+	v3 := olmtest.Bundle{Package: pkg, Version: "0.3.0"}
+	d1, r1 := olmtest.PushBundle(t, reg, v1, nil)
+	d2, r2 := olmtest.PushBundle(t, reg, v2, nil)
+	// v0.3.0 makes the CRD cluster-scoped: OLM v1's CRD upgrade safety
+	// check refuses to change a CRD's scope.
+	d3, r3 := olmtest.PushBundle(t, reg, v3, func(dir string) {
+		p := filepath.Join(dir, "manifests", "crd.yaml")
+		data, err := os.ReadFile(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(strings.Replace(string(data), "scope: Namespaced", "scope: Cluster", 1)), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	})
+	cat1 := olmtest.PushCatalog(t, reg+"/"+pkg+"-catalog:1", false, olmtest.ImageBundle{Dir: d1, Ref: r1})
+	cat2 := olmtest.PushCatalog(t, reg+"/"+pkg+"-catalog:2", false, olmtest.ImageBundle{Dir: d1, Ref: r1}, olmtest.ImageBundle{Dir: d2, Ref: r2})
+	cat3 := olmtest.PushCatalog(t, reg+"/"+pkg+"-catalog:3", true, olmtest.ImageBundle{Dir: d1, Ref: r1}, olmtest.ImageBundle{Dir: d2, Ref: r2}, olmtest.ImageBundle{Dir: d3, Ref: r3})
+
+	ns := fmt.Sprintf("v1widget-%d", time.Now().UnixNano()%100000)
+	var requests []extension.InstallerRequest
+	began := time.Now()
+	res, err := extension.Install(ctx, c, extension.InstallOptions{Package: pkg, Namespace: ns, CatalogImage: cat1, InstallerRules: broadRules(&requests)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { uninstallQuietly(c, pkg) })
+	if got := kinds(res.Objects); got != "Namespace ClusterCatalog ServiceAccount ClusterRole ClusterRoleBinding Role RoleBinding ClusterExtension" {
+		t.Errorf("install applied %s", got)
+	}
+	if len(requests) != 1 || requests[0].Bundle.Version != "0.1.0" || requests[0].Namespace != ns || requests[0].Extension != pkg {
+		t.Errorf("installer rules asked for %+v, want v0.1.0 in %s", requests, ns)
+	}
+	r, err := extension.Wait(ctx, c, pkg, extension.WaitOptions{Timeout: 3 * time.Minute, Progress: func(r *extension.Report) { t.Log(r.Summary()) }})
+	if err != nil {
+		t.Fatalf("%v\n%s", err, reportText(r))
+	}
+	installTime := time.Since(began)
+	if r.Bundle.Version != "0.1.0" || len(r.Catalogs) != 1 || !r.Catalogs[0].Serving {
+		t.Fatalf("installed %+v, catalogs %+v", r.Bundle, r.Catalogs)
+	}
+	var dep appsv1.Deployment
+	if err := c.Get(ctx, client.ObjectKey{Namespace: ns, Name: v1.Deployment()}, &dep); err != nil {
+		t.Fatalf("the bundle's Deployment: %v", err)
+	}
+	var crd apiextensionsv1.CustomResourceDefinition
+	if err := c.Get(ctx, client.ObjectKey{Name: v1.CRDName()}, &crd); err != nil {
+		t.Fatalf("the bundle's CRD: %v", err)
+	}
+
+	// Running install again changes nothing.
+	again, err := extension.Install(ctx, c, extension.InstallOptions{Package: pkg, Namespace: ns, CatalogImage: cat1, InstallerRules: broadRules(nil)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, o := range again.Objects {
+		if o.Action != olm.ActionUnchanged {
+			t.Errorf("install again: %s", o)
+		}
+	}
+
+	// An upgrade to a range the new catalog does not have changes nothing.
+	tooFar := ">=9.0.0"
+	if _, err := extension.Upgrade(ctx, c, extension.UpgradeOptions{Name: pkg, CatalogImage: cat2, Version: &tooFar}); !errors.Is(err, extension.ErrNoBundleMatches) {
+		t.Fatalf("upgrade to %s: %v, want ErrNoBundleMatches", tooFar, err)
+	}
+	cat := &unstructured.Unstructured{}
+	cat.SetGroupVersionKind(extension.GroupVersion.WithKind(extension.CatalogKind))
+	if err := c.Get(ctx, client.ObjectKey{Name: pkg + "-catalog"}, cat); err != nil {
+		t.Fatal(err)
+	}
+	if ref, _, _ := unstructured.NestedString(cat.Object, "spec", "source", "image", "ref"); ref != cat1 {
+		t.Errorf("a refused upgrade changed the catalog's image to %s", ref)
+	}
+
+	// Upgrade by a new catalog image.
+	began = time.Now()
+	up, err := extension.Upgrade(ctx, c, extension.UpgradeOptions{Name: pkg, CatalogImage: cat2, InstallerRules: broadRules(&requests)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if up.To == nil || up.To.Version != "0.2.0" || up.From == nil || up.From.Version != "0.1.0" {
+		t.Fatalf("upgrade from %+v to %+v (%s)", up.From, up.To, up.Note)
+	}
+	if last := requests[len(requests)-1]; last.Bundle.Version != "0.2.0" || last.Previous == nil || last.Previous.Version != "0.1.0" {
+		t.Errorf("installer rules for the upgrade asked for %+v", last)
+	}
+	r, err = extension.Wait(ctx, c, pkg, extension.WaitOptions{Timeout: 3 * time.Minute, Version: "0.2.0", Progress: func(r *extension.Report) { t.Log(r.Summary()) }})
+	if err != nil {
+		t.Fatalf("%v\n%s", err, reportText(r))
+	}
+	upgradeTime := time.Since(began)
+	var dep2 appsv1.Deployment
+	if err := c.Get(ctx, client.ObjectKey{Namespace: ns, Name: v1.Deployment()}, &dep2); err != nil {
+		t.Fatal(err)
+	}
+	if dep2.UID != dep.UID || dep2.Spec.Template.Spec.Containers[0].Image != "example.com/"+pkg+":v0.2.0" {
+		t.Errorf("the Deployment after the upgrade: uid %s (was %s), image %s", dep2.UID, dep.UID, dep2.Spec.Template.Spec.Containers[0].Image)
+	}
+
+	// An upgrade the CRD upgrade safety check refuses is named, with its fix.
+	if _, err := extension.Upgrade(ctx, c, extension.UpgradeOptions{Name: pkg, CatalogImage: cat3}); err != nil {
+		t.Fatal(err)
+	}
+	p := waitProblem(t, c, pkg, extension.ProblemUpgradeUnsafe)
+	if !strings.Contains(p.Message, v1.CRDName()) || !strings.Contains(p.Fix, "--crd-upgrade-safety-enforcement None") {
+		t.Errorf("unsafe upgrade problem = %+v", p)
+	}
+
+	began = time.Now()
+	un, err := extension.Uninstall(ctx, c, extension.UninstallOptions{Name: pkg, Config: env.Config, Timeout: 2 * time.Minute, Out: testWriter{t}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	uninstallTime := time.Since(began)
+	if un.Collected == 0 {
+		t.Errorf("uninstall saw nothing of the bundle collected")
+	}
+	assertNothingLeft(t, c, pkg, ns, v1)
+	t.Logf("OLM v1 timings: ClusterExtension created to Installed %s (catalog unpacked and served on the way), upgrade by a new catalog image %s, uninstall to nothing left %s (%d objects collected)",
+		installTime.Round(10*time.Millisecond), upgradeTime.Round(10*time.Millisecond), uninstallTime.Round(10*time.Millisecond), un.Collected)
+}
+
+// assertNothingLeft checks that the cluster holds nothing of the extension:
+// the bundle's objects, the release records, the installer's RBAC, the
+// catalog and the namespace.
+func assertNothingLeft(t *testing.T, c client.Client, name, ns string, b olmtest.Bundle) {
+	t.Helper()
+	ctx := t.Context()
+	gone := []struct {
+		obj client.Object
+		key client.ObjectKey
+	}{
+		{&apiextensionsv1.CustomResourceDefinition{}, client.ObjectKey{Name: b.CRDName()}},
+		{&rbacv1.ClusterRole{}, client.ObjectKey{Name: b.EditorRole()}},
+		{&rbacv1.ClusterRole{}, client.ObjectKey{Name: name + "-installer"}},
+		{&rbacv1.ClusterRoleBinding{}, client.ObjectKey{Name: name + "-installer"}},
+		{&corev1.Namespace{}, client.ObjectKey{Name: ns}},
+	}
+	for _, g := range gone {
+		if err := c.Get(ctx, g.key, g.obj); !apierrors.IsNotFound(err) {
+			t.Errorf("%T %s is left (err %v)", g.obj, g.key, err)
+		}
+	}
+	for _, kind := range []string{extension.ExtensionKind, extension.CatalogKind} {
+		u := &unstructured.Unstructured{}
+		u.SetGroupVersionKind(extension.GroupVersion.WithKind(kind))
+		key := client.ObjectKey{Name: name}
+		if kind == extension.CatalogKind {
+			key.Name = name + "-catalog"
+		}
+		if err := c.Get(ctx, key, u); !apierrors.IsNotFound(err) {
+			t.Errorf("%s %s is left (err %v)", kind, key.Name, err)
+		}
+	}
+	var secrets corev1.SecretList
+	if err := c.List(ctx, &secrets, client.InNamespace(cluster.OLMv1Namespace), client.MatchingLabels{"owner": "operator-controller"}); err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range secrets.Items {
+		if s.Labels["name"] == name || strings.HasPrefix(s.Name, "sh.helm.release.v1."+name) {
+			t.Errorf("release record %s is left", s.Name)
+		}
+	}
+	var crbs rbacv1.ClusterRoleBindingList
+	if err := c.List(ctx, &crbs, client.MatchingLabels{extension.OwnerNameLabel: name}); err != nil {
+		t.Fatal(err)
+	}
+	if len(crbs.Items) > 0 {
+		t.Errorf("%d ClusterRoleBindings of the bundle are left", len(crbs.Items))
+	}
+}
+
+func kinds(objs []olm.ObjectResult) string {
+	var out []string
+	for _, o := range objs {
+		out = append(out, o.Kind)
+	}
+	return strings.Join(out, " ")
+}
+
+func reportText(r *extension.Report) string {
+	if r == nil {
+		return "(no report)"
+	}
+	var b strings.Builder
+	_ = r.WriteText(&b)
+	return b.String()
+}
+
+// waitProblem waits until the extension's report names a problem of kind.
+func waitProblem(t *testing.T, c client.Client, name string, kind extension.ProblemKind) extension.Problem {
+	t.Helper()
+	deadline := time.Now().Add(2 * time.Minute)
+	var last *extension.Report
+	for time.Now().Before(deadline) {
+		o, err := extension.Observe(t.Context(), c, name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		last = o.Report()
+		if i := slices.IndexFunc(last.Problems, func(p extension.Problem) bool { return p.Kind == kind }); i >= 0 {
+			return last.Problems[i]
+		}
+		time.Sleep(250 * time.Millisecond)
+	}
+	t.Fatalf("no %s problem after 2m:\n%s", kind, reportText(last))
+	return extension.Problem{}
+}
+
+func uninstallQuietly(c client.Client, name string) {
+	_, err := extension.Uninstall(context.Background(), c, extension.UninstallOptions{Name: name, Config: env.Config, Timeout: time.Minute})
+	if err != nil && !errors.Is(err, extension.ErrNotInstalled) {
+		fmt.Fprintln(os.Stderr, "cleanup:", err)
+	}
+}
+
+// testWriter logs each write in the test's log.
+type testWriter struct{ t *testing.T }
+
+func (w testWriter) Write(p []byte) (int, error) {
+	w.t.Log(strings.TrimRight(string(p), "\n"))
+	return len(p), nil
+}
+
+// Each way an install goes wrong is named by the report, with its fix.
+func TestBadCasesNamed(t *testing.T) {
+	c := newClient(t)
+	reg := olmtest.Registry(t)
+	good := olmtest.Bundle{Package: "v1good", Version: "0.1.0"}
+	ownOnly := olmtest.Bundle{Package: "v1ownonly", Version: "0.1.0", InstallModes: []string{"OwnNamespace"}}
+	dg, rg := olmtest.PushBundle(t, reg, good, nil)
+	do, ro := olmtest.PushBundle(t, reg, ownOnly, nil)
+	goodCatalog := olmtest.PushCatalog(t, reg+"/v1good-catalog:1", false, olmtest.ImageBundle{Dir: dg, Ref: rg})
+	ownOnlyCatalog := olmtest.PushCatalog(t, reg+"/v1ownonly-catalog:1", false, olmtest.ImageBundle{Dir: do, Ref: ro})
+
+	tests := []struct {
+		name string
+		opts extension.InstallOptions
+		want extension.ProblemKind
+		// in are substrings of the problem's message and fix.
+		in []string
+	}{
+		{name: "unknown package", opts: extension.InstallOptions{Package: "v1nosuch", CatalogImage: goodCatalog},
+			want: extension.ProblemPackageNotFound, in: []string{`no bundles found for package "v1nosuch"`, "check the name"}},
+		{name: "version range nothing satisfies", opts: extension.InstallOptions{Package: "v1good", Name: "v1good-range", CatalogImage: goodCatalog, Version: ">=2.0.0"},
+			want: extension.ProblemNoVersionMatches, in: []string{`matching version ">=2.0.0"`, `version range ">=2.0.0"`}},
+		{name: "installer ServiceAccount missing", opts: extension.InstallOptions{Package: "v1good", Name: "v1good-nosa", CatalogImage: goodCatalog, ServiceAccount: "ghost", ExistingServiceAccount: true},
+			want: extension.ProblemServiceAccountMissing, in: []string{"ghost does not exist", "kubectl -n"}},
+		{name: "catalog image not pullable", opts: extension.InstallOptions{Package: "v1good", Name: "v1good-nopull", CatalogImage: reg + "/v1nosuch-catalog:1"},
+			want: extension.ProblemCatalogUnpullable, in: []string{"catalogd cannot pull the image " + reg + "/v1nosuch-catalog:1", "push the image"}},
+		{name: "bundle without AllNamespaces", opts: extension.InstallOptions{Package: "v1ownonly", CatalogImage: ownOnlyCatalog},
+			want: extension.ProblemBundleUnsupported, in: []string{"do not support targeting all namespaces", "AllNamespaces"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			opts := tt.opts
+			opts.Namespace = fmt.Sprintf("%s-%d", opts.Package, time.Now().UnixNano()%100000)
+			if !opts.ExistingServiceAccount {
+				opts.InstallerClusterRole = "cluster-admin"
+			}
+			name := opts.Name
+			if name == "" {
+				name = opts.Package
+			}
+			if _, err := extension.Install(t.Context(), c, opts); err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { uninstallQuietly(c, name) })
+			p := waitProblem(t, c, name, tt.want)
+			for _, s := range tt.in {
+				if !strings.Contains(p.Message+" "+p.Fix, s) {
+					t.Errorf("problem %s lacks %q:\n%s\nfix: %s", p.Kind, s, p.Message, p.Fix)
+				}
+			}
+		})
+	}
+}

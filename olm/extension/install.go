@@ -1,0 +1,254 @@
+package extension
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+
+	"github.com/operator-framework/operator-registry/alpha/declcfg"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/labels"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/chartpilot/chartpilot/olm"
+)
+
+// InstallResult reports what Install did.
+type InstallResult struct {
+	Objects []olm.ObjectResult `json:"objects"`
+	// Bundle is the bundle the installer's rules were derived for, when
+	// they were: the one OLM v1 is expected to install.
+	Bundle *Bundle `json:"bundle,omitempty"`
+}
+
+// Prepare builds the plan of opts. When the installer's rules come from
+// opts.InstallerRules, it resolves the bundle OLM v1 will install in the
+// catalog (opts.CatalogImage, else the images of the cluster's catalogs
+// that c finds), unpacks it and derives them. c may be nil (a dry run
+// without a cluster): the namespace is then taken as missing.
+func Prepare(ctx context.Context, c client.Client, opts InstallOptions) (*Plan, error) {
+	opts, err := opts.withDefaults()
+	if err != nil {
+		return nil, err
+	}
+	nsExists := false
+	if c != nil {
+		var ns corev1.Namespace
+		switch err := c.Get(ctx, client.ObjectKey{Name: opts.Namespace}, &ns); {
+		case err == nil:
+			nsExists = true
+		case !apierrors.IsNotFound(err):
+			return nil, fmt.Errorf("install: namespace %s: %w", opts.Namespace, err)
+		}
+	}
+	var rules *InstallerRules
+	var bundle *Bundle
+	if !opts.ExistingServiceAccount && opts.InstallerClusterRole == "" {
+		cfg, err := catalogContent(ctx, c, opts.CatalogImage, opts.CatalogSelector)
+		if err != nil {
+			return nil, fmt.Errorf("install: reading the catalog to derive the installer's rules: %w", err)
+		}
+		sel := Selection{Package: opts.Package, Version: opts.Version, Channels: opts.Channels}
+		if bundle, err = Resolve(cfg, sel); err != nil {
+			return nil, fmt.Errorf("install: %w", err)
+		}
+		r, err := deriveRules(ctx, opts.InstallerRules, InstallerRequest{Extension: opts.Name, Namespace: opts.Namespace, Bundle: *bundle})
+		if err != nil {
+			return nil, fmt.Errorf("install: %w", err)
+		}
+		rules = &r
+	}
+	plan, err := NewPlan(opts, rules, nsExists)
+	if err != nil {
+		return nil, err
+	}
+	plan.Bundle = bundle
+	return plan, nil
+}
+
+// deriveRules unpacks the request's bundles into a temporary directory
+// and calls derive.
+func deriveRules(ctx context.Context, derive InstallerRulesFunc, req InstallerRequest) (InstallerRules, error) {
+	dir, err := os.MkdirTemp("", "chartpilot-bundles-*")
+	if err != nil {
+		return InstallerRules{}, err
+	}
+	defer os.RemoveAll(dir)
+	if err := UnpackBundle(ctx, &req.Bundle, dir); err != nil {
+		return InstallerRules{}, err
+	}
+	if req.Previous != nil {
+		if err := UnpackBundle(ctx, req.Previous, dir); err != nil {
+			return InstallerRules{}, err
+		}
+	}
+	rules, err := derive(ctx, req)
+	if err != nil {
+		return InstallerRules{}, fmt.Errorf("the installer's rules for %s: %w", req.Bundle.Name, err)
+	}
+	return rules, nil
+}
+
+// catalogContent loads the catalog of image or, when image is empty, the
+// content of the cluster's ClusterCatalogs matching selector, merged, each
+// read from the image catalogd resolved.
+func catalogContent(ctx context.Context, c client.Client, image, selector string) (*declcfg.DeclarativeConfig, error) {
+	if image != "" {
+		return LoadCatalogImage(ctx, image)
+	}
+	if c == nil {
+		return nil, errors.New("without a catalog image the cluster's ClusterCatalogs are read, and there is no cluster")
+	}
+	cats, err := listCatalogs(ctx, c, selector)
+	if err != nil {
+		return nil, err
+	}
+	if len(cats) == 0 {
+		return nil, fmt.Errorf("no ClusterCatalog matches %q", selector)
+	}
+	merged := &declcfg.DeclarativeConfig{}
+	for _, cat := range cats {
+		ref := catalogImageRef(&cat)
+		if ref == "" {
+			continue
+		}
+		cfg, err := LoadCatalogImage(ctx, ref)
+		if err != nil {
+			return nil, fmt.Errorf("ClusterCatalog %s: %w", cat.Name, err)
+		}
+		merged.Merge(cfg)
+	}
+	return merged, nil
+}
+
+// catalogImageRef is the image catalogd unpacked (by digest), else the
+// one the spec names.
+func catalogImageRef(cat *Catalog) string {
+	if rs := cat.Status.ResolvedSource; rs != nil && rs.Image != nil && rs.Image.Ref != "" {
+		return rs.Image.Ref
+	}
+	if cat.Spec.Source.Image != nil {
+		return cat.Spec.Source.Image.Ref
+	}
+	return ""
+}
+
+// listCatalogs lists the ClusterCatalogs matching a label selector.
+func listCatalogs(ctx context.Context, c client.Client, selector string) ([]Catalog, error) {
+	sel := labels.Everything()
+	if selector != "" {
+		var err error
+		if sel, err = labels.Parse(selector); err != nil {
+			return nil, fmt.Errorf("catalog selector %q: %w", selector, err)
+		}
+	}
+	list := &unstructured.UnstructuredList{}
+	list.SetGroupVersionKind(GroupVersion.WithKind(CatalogKind + "List"))
+	if err := c.List(ctx, list, client.MatchingLabelsSelector{Selector: sel}); err != nil {
+		return nil, fmt.Errorf("listing ClusterCatalogs: %w", err)
+	}
+	out := make([]Catalog, 0, len(list.Items))
+	for i := range list.Items {
+		var cat Catalog
+		if err := fromUnstructured(&list.Items[i], &cat); err != nil {
+			return nil, err
+		}
+		out = append(out, cat)
+	}
+	return out, nil
+}
+
+// Install applies the plan of opts (see Prepare) with server-side apply:
+// running it again changes nothing.
+func Install(ctx context.Context, c client.Client, opts InstallOptions) (*InstallResult, error) {
+	plan, err := Prepare(ctx, c, opts)
+	if err != nil {
+		return nil, err
+	}
+	objs, err := plan.Objects()
+	if err != nil {
+		return nil, err
+	}
+	res := &InstallResult{Bundle: plan.Bundle}
+	for _, u := range objs {
+		action, err := apply(ctx, c, u)
+		if err != nil {
+			return res, fmt.Errorf("install: %w", err)
+		}
+		res.Objects = append(res.Objects, olm.ObjectResult{Kind: u.GetKind(), Name: u.GetName(), Namespace: u.GetNamespace(), Action: action})
+	}
+	return res, nil
+}
+
+// apply server-side applies u and says whether it created or changed it.
+func apply(ctx context.Context, c client.Client, u *unstructured.Unstructured) (olm.Action, error) {
+	before := &unstructured.Unstructured{}
+	before.SetGroupVersionKind(u.GroupVersionKind())
+	err := c.Get(ctx, client.ObjectKeyFromObject(u), before)
+	if err != nil && !apierrors.IsNotFound(err) {
+		return "", fmt.Errorf("reading %s %s: %w", u.GetKind(), u.GetName(), err)
+	}
+	existed := err == nil
+	if err := c.Apply(ctx, client.ApplyConfigurationFromUnstructured(u.DeepCopy()), client.FieldOwner(olm.FieldManager), client.ForceOwnership); err != nil {
+		return "", fmt.Errorf("applying %s %s: %w", u.GetKind(), objectName(u), err)
+	}
+	after := &unstructured.Unstructured{}
+	after.SetGroupVersionKind(u.GroupVersionKind())
+	if err := c.Get(ctx, client.ObjectKeyFromObject(u), after); err != nil {
+		return "", fmt.Errorf("reading %s %s: %w", u.GetKind(), objectName(u), err)
+	}
+	switch {
+	case !existed:
+		return olm.ActionCreated, nil
+	// Objects with a spec count its changes only (generation), not the
+	// status writes of controllers; RBAC and ServiceAccounts have none.
+	case before.GetGeneration() != 0 && before.GetGeneration() != after.GetGeneration():
+		return olm.ActionConfigured, nil
+	case before.GetGeneration() == 0 && before.GetResourceVersion() != after.GetResourceVersion():
+		return olm.ActionConfigured, nil
+	}
+	return olm.ActionUnchanged, nil
+}
+
+func objectName(o metav1.Object) string {
+	if o.GetNamespace() == "" {
+		return o.GetName()
+	}
+	return o.GetNamespace() + "/" + o.GetName()
+}
+
+// getExtension reads a ClusterExtension; nil when it does not exist.
+func getExtension(ctx context.Context, c client.Client, name string) (*Extension, error) {
+	u := newUnstructured(ExtensionKind)
+	if err := c.Get(ctx, client.ObjectKey{Name: name}, u); err != nil {
+		if apierrors.IsNotFound(err) {
+			return nil, nil
+		}
+		return nil, fmt.Errorf("reading ClusterExtension %s: %w", name, err)
+	}
+	var ext Extension
+	if err := fromUnstructured(u, &ext); err != nil {
+		return nil, err
+	}
+	return &ext, nil
+}
+
+// getCatalog reads a ClusterCatalog; nil when it does not exist.
+func getCatalog(ctx context.Context, c client.Client, name string) (*Catalog, error) {
+	u := newUnstructured(CatalogKind)
+	if err := c.Get(ctx, client.ObjectKey{Name: name}, u); err != nil {
+		if apierrors.IsNotFound(err) {
+			return nil, nil
+		}
+		return nil, fmt.Errorf("reading ClusterCatalog %s: %w", name, err)
+	}
+	var cat Catalog
+	if err := fromUnstructured(u, &cat); err != nil {
+		return nil, err
+	}
+	return &cat, nil
+}

@@ -1,0 +1,482 @@
+package extension
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"regexp"
+	"slices"
+	"strings"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	apimeta "k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+)
+
+// Observation is what the cluster holds of one ClusterExtension.
+type Observation struct {
+	Name string
+	// Extension is nil when the ClusterExtension does not exist.
+	Extension *Extension
+	// Catalogs are the ClusterCatalogs its selector matches.
+	Catalogs []Catalog
+	// NamespaceFound and ServiceAccountFound say whether its install
+	// namespace and installer ServiceAccount exist.
+	NamespaceFound      bool
+	ServiceAccountFound bool
+}
+
+// Observe reads the ClusterExtension name, the catalogs it selects, its
+// namespace and its installer ServiceAccount.
+func Observe(ctx context.Context, c client.Client, name string) (*Observation, error) {
+	o := &Observation{Name: name}
+	ext, err := getExtension(ctx, c, name)
+	if err != nil || ext == nil {
+		return o, err
+	}
+	o.Extension = ext
+	selector := ""
+	if f := ext.Spec.Source.Catalog; f != nil && f.Selector != nil {
+		sel, err := metav1.LabelSelectorAsSelector(f.Selector)
+		if err != nil {
+			return nil, fmt.Errorf("ClusterExtension %s: catalog selector: %w", name, err)
+		}
+		selector = sel.String()
+	}
+	if o.Catalogs, err = listCatalogs(ctx, c, selector); err != nil {
+		return nil, err
+	}
+	var ns corev1.Namespace
+	if o.NamespaceFound, err = found(c.Get(ctx, client.ObjectKey{Name: ext.Spec.Namespace}, &ns)); err != nil {
+		return nil, err
+	}
+	var sa corev1.ServiceAccount
+	key := client.ObjectKey{Namespace: ext.Spec.Namespace, Name: ext.Spec.ServiceAccount.Name}
+	if o.ServiceAccountFound, err = found(c.Get(ctx, key, &sa)); err != nil {
+		return nil, err
+	}
+	return o, nil
+}
+
+func found(err error) (bool, error) {
+	switch {
+	case err == nil:
+		return true, nil
+	case apierrors.IsNotFound(err):
+		return false, nil
+	}
+	return false, err
+}
+
+// Report is where a ClusterExtension stands and, when it is stuck, why.
+type Report struct {
+	Extension      string `json:"extension"`
+	Package        string `json:"package,omitempty"`
+	Namespace      string `json:"namespace,omitempty"`
+	ServiceAccount string `json:"serviceAccount,omitempty"`
+	// Installed is true once the bundle asked for is installed and
+	// operator-controller has reached the spec's current generation.
+	Installed bool            `json:"installed"`
+	Bundle    *BundleMetadata `json:"bundle,omitempty"`
+	// Conditions are the ClusterExtension's, each with what it means.
+	Conditions []Condition     `json:"conditions,omitempty"`
+	Catalogs   []CatalogReport `json:"catalogs,omitempty"`
+	// Problems say what keeps it from being installed and what to do.
+	Problems []Problem `json:"problems,omitempty"`
+}
+
+// Condition is a status condition and what it means.
+type Condition struct {
+	Type    string `json:"type"`
+	Status  string `json:"status"`
+	Reason  string `json:"reason,omitempty"`
+	Message string `json:"message,omitempty"`
+	// Stale is set when the condition is of an older generation of the spec.
+	Stale   bool   `json:"stale,omitempty"`
+	Meaning string `json:"meaning"`
+}
+
+// CatalogReport is one ClusterCatalog the extension searches.
+type CatalogReport struct {
+	Name    string `json:"name"`
+	Image   string `json:"image,omitempty"`
+	Serving bool   `json:"serving"`
+	// Resolved is the image by digest catalogd serves.
+	Resolved string `json:"resolved,omitempty"`
+	Message  string `json:"message,omitempty"`
+}
+
+// ProblemKind names a kind of problem.
+type ProblemKind string
+
+// The problems Diagnose names.
+const (
+	ProblemNotFound              ProblemKind = "ExtensionNotFound"
+	ProblemNamespaceMissing      ProblemKind = "NamespaceMissing"
+	ProblemServiceAccountMissing ProblemKind = "ServiceAccountMissing"
+	ProblemNoCatalog             ProblemKind = "NoCatalog"
+	ProblemCatalogNotServing     ProblemKind = "CatalogNotServing"
+	ProblemCatalogUnpullable     ProblemKind = "CatalogImageNotPullable"
+	ProblemPackageNotFound       ProblemKind = "PackageNotFound"
+	ProblemNoVersionMatches      ProblemKind = "NoVersionMatches"
+	ProblemNoUpgradePath         ProblemKind = "NoUpgradePath"
+	ProblemBundleUnsupported     ProblemKind = "BundleUnsupported"
+	ProblemBundleUnpullable      ProblemKind = "BundleImageNotPullable"
+	ProblemUpgradeUnsafe         ProblemKind = "CRDUpgradeUnsafe"
+	ProblemPermissionDenied      ProblemKind = "InstallerPermissionDenied"
+	ProblemRetrying              ProblemKind = "Retrying"
+	ProblemBlocked               ProblemKind = "Blocked"
+)
+
+// Problem is one reason the extension is not installed, with the fix.
+type Problem struct {
+	Kind    ProblemKind `json:"kind"`
+	Message string      `json:"message"`
+	Fix     string      `json:"fix"`
+}
+
+// Report turns the observation into a report.
+func (o *Observation) Report() *Report {
+	r := &Report{Extension: o.Name}
+	ext := o.Extension
+	if ext == nil {
+		r.Problems = []Problem{{Kind: ProblemNotFound, Message: fmt.Sprintf("there is no ClusterExtension %s", o.Name),
+			Fix: "install it: chartpilot olm v1 install PACKAGE --catalog-image IMAGE -n NAMESPACE (kubectl get clusterextensions lists the others)"}}
+		return r
+	}
+	if f := ext.Spec.Source.Catalog; f != nil {
+		r.Package = f.PackageName
+	}
+	r.Namespace, r.ServiceAccount = ext.Spec.Namespace, ext.Spec.ServiceAccount.Name
+	r.Bundle = ext.InstalledBundle()
+	for _, c := range ext.Status.Conditions {
+		r.Conditions = append(r.Conditions, Condition{Type: c.Type, Status: string(c.Status), Reason: c.Reason, Message: c.Message,
+			Stale: c.ObservedGeneration != ext.Generation, Meaning: conditionMeaning(c)})
+	}
+	for i := range o.Catalogs {
+		r.Catalogs = append(r.Catalogs, catalogReport(&o.Catalogs[i]))
+	}
+	r.Installed = isInstalled(ext)
+	if !r.Installed {
+		r.Problems = Diagnose(o)
+	}
+	return r
+}
+
+// isInstalled: Installed is True and operator-controller reached the
+// spec's generation (Progressing Succeeded).
+func isInstalled(ext *Extension) bool {
+	inst := apimeta.FindStatusCondition(ext.Status.Conditions, TypeInstalled)
+	prog := apimeta.FindStatusCondition(ext.Status.Conditions, TypeProgressing)
+	return inst != nil && inst.Status == metav1.ConditionTrue && prog != nil && prog.Reason == ReasonSucceeded &&
+		prog.ObservedGeneration == ext.Generation && ext.InstalledBundle() != nil
+}
+
+func catalogReport(cat *Catalog) CatalogReport {
+	cr := CatalogReport{Name: cat.Name}
+	if cat.Spec.Source.Image != nil {
+		cr.Image = cat.Spec.Source.Image.Ref
+	}
+	if rs := cat.Status.ResolvedSource; rs != nil && rs.Image != nil {
+		cr.Resolved = rs.Image.Ref
+	}
+	if s := apimeta.FindStatusCondition(cat.Status.Conditions, TypeServing); s != nil && s.Status == metav1.ConditionTrue {
+		cr.Serving = true
+	}
+	if p := apimeta.FindStatusCondition(cat.Status.Conditions, TypeProgressing); p != nil && p.Reason != ReasonSucceeded {
+		cr.Message = p.Message
+	}
+	return cr
+}
+
+// conditionMeaning says in a line what a condition tells.
+func conditionMeaning(c metav1.Condition) string {
+	switch c.Type {
+	case TypeInstalled:
+		switch c.Status {
+		case metav1.ConditionTrue:
+			return "a bundle is installed (the one status.install.bundle names)"
+		case metav1.ConditionFalse:
+			return "no bundle is installed yet: see Progressing for why"
+		}
+		return "operator-controller cannot tell what is installed: it cannot act as the installer ServiceAccount or read its releases"
+	case TypeProgressing:
+		switch {
+		case c.Reason == ReasonSucceeded:
+			return "operator-controller reached the state the spec asks for"
+		case c.Reason == ReasonBlocked || c.Status == metav1.ConditionFalse:
+			return "a terminal error: operator-controller does not retry until the spec changes"
+		}
+		return "operator-controller keeps retrying, with backoff: the message is the last error"
+	case TypeDeprecated, TypePackageDeprecated, TypeChannelDeprecated, TypeBundleDeprecated:
+		if c.Status == metav1.ConditionTrue {
+			return "the catalog deprecates it: plan a move to what the message recommends"
+		}
+		return "not deprecated"
+	}
+	return ""
+}
+
+// Diagnose names what keeps the observed extension from being installed,
+// each with the fix, from the most basic up: namespace, ServiceAccount,
+// catalogs, then operator-controller's own message.
+func Diagnose(o *Observation) []Problem {
+	ext := o.Extension
+	var out []Problem
+	if !o.NamespaceFound {
+		out = append(out, Problem{Kind: ProblemNamespaceMissing,
+			Message: fmt.Sprintf("the install namespace %s does not exist", ext.Spec.Namespace),
+			Fix:     fmt.Sprintf("create it (kubectl create namespace %s) with the installer ServiceAccount and its RBAC, or install again with chartpilot olm v1 install, which creates them", ext.Spec.Namespace)})
+	}
+	if !o.ServiceAccountFound {
+		out = append(out, Problem{Kind: ProblemServiceAccountMissing,
+			Message: fmt.Sprintf("the installer ServiceAccount %s/%s does not exist: operator-controller installs as it and refuses to go on", ext.Spec.Namespace, ext.Spec.ServiceAccount.Name),
+			Fix: fmt.Sprintf("create it and bind it the rules the bundle needs (chartpilot olm v1 install creates both), or point spec.serviceAccount.name at one that exists: kubectl -n %s create serviceaccount %s",
+				ext.Spec.Namespace, ext.Spec.ServiceAccount.Name)})
+	}
+	out = append(out, catalogProblems(o)...)
+	prog := apimeta.FindStatusCondition(ext.Status.Conditions, TypeProgressing)
+	if prog == nil || prog.Reason == ReasonSucceeded {
+		if len(out) == 0 {
+			out = append(out, Problem{Kind: ProblemRetrying, Message: "operator-controller has not reported on the current spec yet",
+				Fix: "wait; if it stays so, check that operator-controller runs (chartpilot cluster status, or its pod in olmv1-system)"})
+		}
+		return out
+	}
+	p := classify(prog.Message, ext)
+	if prog.Reason == ReasonBlocked && p.Kind == ProblemRetrying {
+		p.Kind = ProblemBlocked
+	}
+	// A missing ServiceAccount is said once, from what the cluster holds.
+	if p.Kind == ProblemServiceAccountMissing && !o.ServiceAccountFound {
+		return out
+	}
+	// A catalog that serves nothing explains "no bundles found" already.
+	if (p.Kind == ProblemPackageNotFound || p.Kind == ProblemNoVersionMatches || p.Kind == ProblemCatalogNotServing) &&
+		hasKind(out, ProblemNoCatalog, ProblemCatalogNotServing, ProblemCatalogUnpullable) {
+		return out
+	}
+	return append(out, p)
+}
+
+func hasKind(ps []Problem, kinds ...ProblemKind) bool {
+	return slices.ContainsFunc(ps, func(p Problem) bool { return slices.Contains(kinds, p.Kind) })
+}
+
+// catalogProblems are the extension's catalogs that serve nothing.
+func catalogProblems(o *Observation) []Problem {
+	sel := "all ClusterCatalogs"
+	if f := o.Extension.Spec.Source.Catalog; f != nil && f.Selector != nil {
+		if s, err := metav1.LabelSelectorAsSelector(f.Selector); err == nil {
+			sel = "selector " + s.String()
+		}
+	}
+	if len(o.Catalogs) == 0 {
+		return []Problem{{Kind: ProblemNoCatalog, Message: fmt.Sprintf("no ClusterCatalog matches the ClusterExtension's %s", sel),
+			Fix: "create the catalog: chartpilot olm v1 install --catalog-image IMAGE creates one for the extension, or kubectl get clustercatalogs --show-labels to fix the selector"}}
+	}
+	var out []Problem
+	serving := 0
+	for i := range o.Catalogs {
+		cat := &o.Catalogs[i]
+		cr := catalogReport(cat)
+		if cr.Serving {
+			serving++
+		}
+		if cr.Message == "" {
+			continue
+		}
+		if pullError(cr.Message) {
+			out = append(out, Problem{Kind: ProblemCatalogUnpullable,
+				Message: fmt.Sprintf("catalogd cannot pull the image %s of ClusterCatalog %s: %s", cr.Image, cat.Name, cr.Message),
+				Fix:     "check the reference and push the image (chartpilot catalog build --push REF), that catalogd reaches the registry (on a local cluster: a loopback registry, or the cluster's), and its credentials (catalogd's --global-pull-secret)"})
+			continue
+		}
+		if !cr.Serving {
+			out = append(out, Problem{Kind: ProblemCatalogNotServing,
+				Message: fmt.Sprintf("ClusterCatalog %s (%s) is not serving: %s", cat.Name, cr.Image, cr.Message),
+				Fix:     "fix what the message names; check the catalog with chartpilot catalog validate on its directory"})
+		}
+	}
+	if serving == 0 && len(out) == 0 {
+		out = append(out, Problem{Kind: ProblemCatalogNotServing,
+			Message: fmt.Sprintf("none of the ClusterCatalogs (%s) serves yet", catalogNames(o.Catalogs)),
+			Fix:     "wait for catalogd to unpack them; if they stay so, check that catalogd runs and that spec.availabilityMode is Available"})
+	}
+	return out
+}
+
+func catalogNames(cats []Catalog) string {
+	names := make([]string, 0, len(cats))
+	for _, c := range cats {
+		names = append(names, c.Name)
+	}
+	return strings.Join(names, ", ")
+}
+
+// pullError says whether an unpack message is about pulling the image.
+func pullError(msg string) bool {
+	for _, s := range []string{"pinging container registry", "manifest unknown", "error creating image source", "error getting manifest",
+		"reading manifest", "connection refused", "no such host", "unauthorized", "requested access to the resource is denied",
+		"error parsing image reference", "name unknown", "http: server gave HTTP response to HTTPS client"} {
+		if strings.Contains(msg, s) {
+			return true
+		}
+	}
+	return false
+}
+
+// forbidden is the API server's refusal of a request of the installer:
+// `"x" is forbidden: User "system:serviceaccount:ns:sa" cannot VERB resource "RES" in API group "GROUP" (in the namespace "NS" | at the cluster scope)`.
+var forbidden = regexp.MustCompile(`User "([^"]+)" cannot (\w+) resource "([^"]+)" in API group "([^"]*)"(?: in the namespace "([^"]+)"| at the cluster scope)?`)
+
+// classify turns operator-controller's Progressing message into a problem.
+func classify(msg string, ext *Extension) Problem {
+	pkg := ""
+	var version string
+	var channels []string
+	if f := ext.Spec.Source.Catalog; f != nil {
+		pkg, version, channels = f.PackageName, f.Version, f.Channels
+	}
+	switch {
+	case strings.Contains(msg, "missing ServiceAccount") || strings.Contains(msg, "service account \"") && strings.Contains(msg, "not found"):
+		return Problem{Kind: ProblemServiceAccountMissing, Message: msg,
+			Fix: fmt.Sprintf("create the ServiceAccount %s in %s with the bundle's rules (chartpilot olm v1 install does)", ext.Spec.ServiceAccount.Name, ext.Spec.Namespace)}
+	case strings.Contains(msg, "is not being served") || strings.Contains(msg, "cache for catalog"):
+		return Problem{Kind: ProblemCatalogNotServing, Message: msg,
+			Fix: "wait for catalogd to unpack the catalog; if it stays so, kubectl get clustercatalogs shows why (chartpilot olm v1 status names it)"}
+	case strings.Contains(msg, "error upgrading from currently installed version"):
+		return Problem{Kind: ProblemNoUpgradePath, Message: msg,
+			Fix: "no bundle in range upgrades from the installed one along the catalog's edges: publish one whose channel entry replaces or skips it (chartpilot catalog add), widen --version, or allow any version with --upgrade-constraint-policy SelfCertified"}
+	case strings.Contains(msg, "no bundles found for package") && (strings.Contains(msg, "matching version") || strings.Contains(msg, "in channels")):
+		return Problem{Kind: ProblemNoVersionMatches, Message: msg,
+			Fix: fmt.Sprintf("no bundle of %s fits %s: list its versions with chartpilot catalog render IMAGE, then chartpilot olm v1 upgrade %s --version RANGE (or --channels) with one that exists",
+				pkg, describeFilter(version, channels), ext.Name)}
+	case strings.Contains(msg, "no bundles found for package"):
+		return Problem{Kind: ProblemPackageNotFound, Message: msg,
+			Fix: fmt.Sprintf("no catalog the extension searches has a package %s: check the name (chartpilot catalog render IMAGE lists the packages) or add the catalog that has it", pkg)}
+	case strings.Contains(msg, "found bundles for package"):
+		return Problem{Kind: ProblemRetrying, Message: msg,
+			Fix: "two catalogs of the same priority offer the package: select one (--catalog-selector, or the ClusterCatalog created from --catalog-image), or raise one's spec.priority"}
+	case strings.Contains(msg, "do not support targeting all namespaces") || strings.Contains(msg, "do not support target namespaces"):
+		return Problem{Kind: ProblemBundleUnsupported, Message: msg,
+			Fix: "OLM v1 installs a bundle for all namespaces: add {type: AllNamespaces, supported: true} to the CSV's spec.installModes (the operator then watches every namespace), or install it with OLM v0"}
+	case strings.Contains(msg, "webhookDefinitions are not supported"):
+		return Problem{Kind: ProblemBundleUnsupported, Message: msg,
+			Fix: "OLM v1 (v1.2) installs no bundle with webhooks: drop spec.webhookdefinitions from the CSV, or install it with OLM v0"}
+	case strings.Contains(msg, "apiServiceDefintions are not supported") || strings.Contains(msg, "apiServiceDefinitions are not supported"):
+		return Problem{Kind: ProblemBundleUnsupported, Message: msg,
+			Fix: "OLM v1 installs no bundle that owns APIServices: drop spec.apiservicedefinitions from the CSV, or install it with OLM v0"}
+	case strings.Contains(msg, "has a dependency declared via property"):
+		return Problem{Kind: ProblemBundleUnsupported, Message: msg,
+			Fix: "OLM v1 resolves no dependencies: drop the bundle's olm.package.required / olm.gvk.required / olm.constraint properties (dependencies.yaml) and install what it needs first"}
+	case strings.Contains(msg, "bundle contains unsupported resource"):
+		return Problem{Kind: ProblemBundleUnsupported, Message: msg,
+			Fix: "OLM v1 installs only the kinds registry+v1 allows in manifests/: remove the kind the message names from the bundle"}
+	case strings.Contains(msg, "validating upgrade for CRD"):
+		return Problem{Kind: ProblemUpgradeUnsafe, Message: msg,
+			Fix: "the new CRD would break existing custom resources (OLM v1's CRD upgrade safety check): make the change compatible (chartpilot catalog add refuses it unless --allow-unsafe-api-changes), or, once every CR is known to fit, upgrade with --crd-upgrade-safety-enforcement None"}
+	case forbidden.MatchString(msg):
+		return permissionProblem(msg, ext)
+	case strings.Contains(msg, "for resolved bundle") && pullError(msg):
+		return Problem{Kind: ProblemBundleUnpullable, Message: msg,
+			Fix: "operator-controller cannot pull the bundle image the catalog names: push it (chartpilot bundle build --tag REF, then chartpilot bundle push REF) to a registry operator-controller reaches, or fix the image in the catalog"}
+	}
+	return Problem{Kind: ProblemRetrying, Message: msg, Fix: "see the message; operator-controller's log has the details (chartpilot cluster status names it)"}
+}
+
+// permissionProblem names the rule the installer lacks.
+func permissionProblem(msg string, ext *Extension) Problem {
+	m := forbidden.FindStringSubmatch(msg)
+	user, verb, resource, group, ns := m[1], m[2], m[3], m[4], m[5]
+	scope := "cluster-wide (its ClusterRole)"
+	if ns != "" {
+		scope = "in namespace " + ns + " (its Role there, or its ClusterRole)"
+	}
+	return Problem{Kind: ProblemPermissionDenied, Message: msg,
+		Fix: fmt.Sprintf("the installer %s lacks the rule {apiGroups: [%q], resources: [%s], verbs: [%s]} %s: add it, or install again with chartpilot olm v1 install, which derives the installer's rules from the bundle (installer ServiceAccount %s/%s)",
+			user, group, resource, verb, scope, ext.Spec.Namespace, ext.Spec.ServiceAccount.Name)}
+}
+
+func describeFilter(version string, channels []string) string {
+	var parts []string
+	if version != "" {
+		parts = append(parts, fmt.Sprintf("version range %q", version))
+	}
+	if len(channels) > 0 {
+		parts = append(parts, "channels "+strings.Join(channels, ", "))
+	}
+	if len(parts) == 0 {
+		return "the spec"
+	}
+	return strings.Join(parts, " and ")
+}
+
+func deprecation(conditionType string) bool {
+	return conditionType == TypeDeprecated || conditionType == TypePackageDeprecated ||
+		conditionType == TypeChannelDeprecated || conditionType == TypeBundleDeprecated
+}
+
+// Summary is the report in a line.
+func (r *Report) Summary() string {
+	if r.Installed {
+		return fmt.Sprintf("%s installed: %s %s", r.Extension, r.Bundle.Name, r.Bundle.Version)
+	}
+	if len(r.Problems) > 0 {
+		return fmt.Sprintf("%s not installed: %s: %s", r.Extension, r.Problems[0].Kind, firstLine(r.Problems[0].Message))
+	}
+	return r.Extension + " not installed"
+}
+
+func firstLine(s string) string {
+	line, _, _ := strings.Cut(s, "\n")
+	if len(line) > 200 {
+		line = line[:200] + "..."
+	}
+	return line
+}
+
+// WriteText writes the report for people.
+func (r *Report) WriteText(w io.Writer) error {
+	var b strings.Builder
+	fmt.Fprintf(&b, "ClusterExtension %s", r.Extension)
+	if r.Package != "" {
+		fmt.Fprintf(&b, " (package %s, namespace %s, installer %s)", r.Package, r.Namespace, r.ServiceAccount)
+	}
+	b.WriteString("\n")
+	if r.Bundle != nil {
+		fmt.Fprintf(&b, "  installed bundle: %s %s\n", r.Bundle.Name, r.Bundle.Version)
+	}
+	for _, c := range r.Catalogs {
+		state := "serving"
+		if !c.Serving {
+			state = "NOT serving"
+		}
+		fmt.Fprintf(&b, "  catalog %s (%s): %s\n", c.Name, c.Image, state)
+	}
+	for _, c := range r.Conditions {
+		if c.Meaning == "" || deprecation(c.Type) && c.Status != string(metav1.ConditionTrue) {
+			// Four lines of "not deprecated" say nothing; nor do the
+			// condition types operator-controller fills in when it fails.
+			continue
+		}
+		stale := ""
+		if c.Stale {
+			stale = " (of an older spec)"
+		}
+		fmt.Fprintf(&b, "  %s=%s %s%s: %s\n", c.Type, c.Status, c.Reason, stale, c.Meaning)
+		if c.Message != "" && c.Reason != ReasonSucceeded {
+			fmt.Fprintf(&b, "      %s\n", firstLine(c.Message))
+		}
+	}
+	for _, p := range r.Problems {
+		fmt.Fprintf(&b, "problem %s: %s\n  fix: %s\n", p.Kind, p.Message, p.Fix)
+	}
+	if r.Installed {
+		b.WriteString("installed\n")
+	}
+	_, err := io.WriteString(w, b.String())
+	return err
+}
