@@ -20,10 +20,10 @@ import (
 // newOLMv1Command is `olm v1`: OLM v1's ClusterCatalogs and
 // ClusterExtensions, as `kubectl operator olmv1` names its flags.
 func newOLMv1Command(streams genericiooptions.IOStreams, configFlags *genericclioptions.ConfigFlags) *cobra.Command {
-	// The installer's rules when chartpilot derives them from the bundle;
-	// until it does, the installer gets a ClusterRole of the user's
-	// (--installer-cluster-role) or is the user's own ServiceAccount.
-	var deriveRules extension.InstallerRulesFunc
+	// The installer's rules are derived from the bundle unless the user
+	// binds a ClusterRole of their own (--installer-cluster-role) or brings
+	// the ServiceAccount (--use-existing-service-account).
+	deriveRules := extension.DerivedRules
 	cmd := &cobra.Command{
 		Use:     "v1",
 		Aliases: []string{"olmv1"},
@@ -84,15 +84,17 @@ func newOLMv1InstallCommand(streams genericiooptions.IOStreams, configFlags *gen
 		Long: `Creates, with server-side apply: the ClusterCatalog of --catalog-image (then
 the only catalog the extension searches; without it, the cluster's catalogs
 matching --catalog-selector), the namespace -n when missing, the installer
-ServiceAccount with a ClusterRole bound to it (--installer-cluster-role binds
-an existing one, e.g. cluster-admin, instead; --use-existing-service-account
-creates no ServiceAccount and no RBAC), and the ClusterExtension.
+ServiceAccount with the least-privilege rules derived from the bundle it will
+install (what chartpilot bundle rbac --olm-v1 prints; --installer-cluster-role
+binds an existing ClusterRole instead; --use-existing-service-account creates
+no ServiceAccount and no RBAC), and the ClusterExtension.
 
 --version takes a version or a range ("0.2.x", ">=0.1.0 <0.3.0"); with
 --channels, only bundles of those channels count. --dry-run prints the objects
 for kubectl create -f without reaching the cluster.`,
-		Example: `  chartpilot olm v1 install demo-operator -n demo --catalog-image 127.0.0.1:5000/demo-catalog:v1 --installer-cluster-role cluster-admin --wait
-  chartpilot olm v1 install demo-operator -n demo --catalog-image 127.0.0.1:5000/demo-catalog:v1 --version '>=0.1.0 <0.3.0' --installer-cluster-role cluster-admin --dry-run > demo.yaml`,
+		Example: `  chartpilot olm v1 install demo-operator -n demo --catalog-image 127.0.0.1:5000/demo-catalog:v1 --wait
+  chartpilot olm v1 install demo-operator -n demo --catalog-image 127.0.0.1:5000/demo-catalog:v1 --version '>=0.1.0 <0.3.0' --dry-run > demo.yaml
+  chartpilot olm v1 install demo-operator -n demo --catalog-image 127.0.0.1:5000/demo-catalog:v1 --installer-cluster-role cluster-admin`,
 		Args: cobra.ExactArgs(1),
 		RunE: runOptions(o),
 	}
@@ -132,9 +134,6 @@ func (o *installV1Options) complete(_ *cobra.Command, args []string) error {
 func (o *installV1Options) validate() error {
 	if o.dryRun && o.wait {
 		return errors.New("--wait waits for the install; it does not go with --dry-run")
-	}
-	if o.InstallerRules == nil && o.InstallerClusterRole == "" && !o.ExistingServiceAccount {
-		return errors.New("the installer ServiceAccount needs RBAC to install the bundle: bind a ClusterRole with --installer-cluster-role (e.g. cluster-admin), or give a ServiceAccount of yours with --service-account and --use-existing-service-account")
 	}
 	return nil
 }

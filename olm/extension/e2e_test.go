@@ -42,18 +42,19 @@ func newClient(t *testing.T) client.Client {
 	return c
 }
 
-// broadRules are the installer's rules in these tests: everything, as a
-// stand-in for rules derived from the bundle.
-func broadRules(requests *[]extension.InstallerRequest) extension.InstallerRulesFunc {
-	return func(_ context.Context, req extension.InstallerRequest) (extension.InstallerRules, error) {
+// derivedRules are the installer's rules in these tests: the least
+// privilege derived from the bundle (extension.DerivedRules), so that
+// operator-controller installing and upgrading with them proves they
+// suffice. Each request is recorded.
+func derivedRules(requests *[]extension.InstallerRequest) extension.InstallerRulesFunc {
+	return func(ctx context.Context, req extension.InstallerRequest) (extension.InstallerRules, error) {
 		if _, err := os.Stat(filepath.Join(req.Bundle.Dir, "manifests")); err != nil {
 			return extension.InstallerRules{}, fmt.Errorf("the bundle is not unpacked: %w", err)
 		}
 		if requests != nil {
 			*requests = append(*requests, req)
 		}
-		all := []rbacv1.PolicyRule{{APIGroups: []string{"*"}, Resources: []string{"*"}, Verbs: []string{"*"}}}
-		return extension.InstallerRules{Cluster: all, Namespaced: []rbacv1.PolicyRule{{APIGroups: []string{""}, Resources: []string{"configmaps"}, Verbs: []string{"get"}}}}, nil
+		return extension.DerivedRules(ctx, req)
 	}
 }
 
@@ -90,7 +91,7 @@ func TestInstallUpgradeUninstall(t *testing.T) {
 	ns := fmt.Sprintf("v1widget-%d", time.Now().UnixNano()%100000)
 	var requests []extension.InstallerRequest
 	began := time.Now()
-	res, err := extension.Install(ctx, c, extension.InstallOptions{Package: pkg, Namespace: ns, CatalogImage: cat1, InstallerRules: broadRules(&requests)})
+	res, err := extension.Install(ctx, c, extension.InstallOptions{Package: pkg, Namespace: ns, CatalogImage: cat1, InstallerRules: derivedRules(&requests)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -119,7 +120,7 @@ func TestInstallUpgradeUninstall(t *testing.T) {
 	}
 
 	// Running install again changes nothing.
-	again, err := extension.Install(ctx, c, extension.InstallOptions{Package: pkg, Namespace: ns, CatalogImage: cat1, InstallerRules: broadRules(nil)})
+	again, err := extension.Install(ctx, c, extension.InstallOptions{Package: pkg, Namespace: ns, CatalogImage: cat1, InstallerRules: derivedRules(nil)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -145,7 +146,7 @@ func TestInstallUpgradeUninstall(t *testing.T) {
 
 	// Upgrade by a new catalog image.
 	began = time.Now()
-	up, err := extension.Upgrade(ctx, c, extension.UpgradeOptions{Name: pkg, CatalogImage: cat2, InstallerRules: broadRules(&requests)})
+	up, err := extension.Upgrade(ctx, c, extension.UpgradeOptions{Name: pkg, CatalogImage: cat2, InstallerRules: derivedRules(&requests)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -168,8 +169,20 @@ func TestInstallUpgradeUninstall(t *testing.T) {
 		t.Errorf("the Deployment after the upgrade: uid %s (was %s), image %s", dep2.UID, dep.UID, dep2.Spec.Template.Spec.Containers[0].Image)
 	}
 
-	// An upgrade the CRD upgrade safety check refuses is named, with its fix.
+	// The derived rules are the least for the bundles they were derived
+	// for, by name: an upgrade to v0.3.0 that keeps them is refused by the
+	// API server, and status names the rule the installer lacks.
 	if _, err := extension.Upgrade(ctx, c, extension.UpgradeOptions{Name: pkg, CatalogImage: cat3}); err != nil {
+		t.Fatal(err)
+	}
+	denied := waitProblem(t, c, pkg, extension.ProblemPermissionDenied)
+	if !strings.Contains(denied.Fix, "lacks the rule") || !strings.Contains(denied.Fix, "clusterroles") {
+		t.Errorf("permission problem = %+v, want the missing rule named", denied)
+	}
+
+	// With the rules derived for v0.3.0, what refuses it is the CRD
+	// upgrade safety check, named with its fix.
+	if _, err := extension.Upgrade(ctx, c, extension.UpgradeOptions{Name: pkg, CatalogImage: cat3, InstallerRules: derivedRules(&requests)}); err != nil {
 		t.Fatal(err)
 	}
 	p := waitProblem(t, c, pkg, extension.ProblemUpgradeUnsafe)
