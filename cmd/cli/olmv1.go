@@ -39,6 +39,8 @@ names what keeps it from being installed, with the fix; upgrade changes the
 version range, the channels or the catalog image; uninstall removes the
 ClusterExtension and waits until nothing of it is left, then removes what
 install created. The local cluster runs OLM v1 with cluster up --olm=v1.`,
+		Example: `  chartpilot olm v1 install demo-operator -n demo --catalog-image 127.0.0.1:5000/demo-catalog:v1 --wait
+  chartpilot olm v1 status demo-operator`,
 	}
 	cmd.AddCommand(
 		newOLMv1InstallCommand(streams, configFlags, deriveRules),
@@ -220,8 +222,9 @@ not have, a version range or channels no bundle fits, no upgrade edge from
 the installed version, a bundle OLM v1 cannot install (no AllNamespaces install
 mode, webhooks, APIServices, dependencies), an upgrade the CRD upgrade safety
 check refuses, a rule the installer lacks. Exits non-zero unless installed.`,
-		Args: cobra.ExactArgs(1),
-		RunE: runOptions(o),
+		Example: `  chartpilot olm v1 status demo-operator`,
+		Args:    cobra.ExactArgs(1),
+		RunE:    runOptions(o),
 	}
 	cmd.Flags().VarP(o.output, "output", "o", "output format: text, json or yaml")
 	return cmd
@@ -373,8 +376,9 @@ install created for it: the installer's RoleBinding, Role, ClusterRoleBinding,
 ClusterRole and ServiceAccount, its ClusterCatalog (unless another
 ClusterExtension selects it) and its namespace (only when install created it).
 The bundle's CRDs go with it, and with them every custom resource of theirs.`,
-		Args: cobra.ExactArgs(1),
-		RunE: runOptions(o),
+		Example: `  chartpilot olm v1 uninstall demo-operator`,
+		Args:    cobra.ExactArgs(1),
+		RunE:    runOptions(o),
 	}
 	cmd.Flags().DurationVar(&o.Timeout, "timeout", 2*time.Minute, "how long to wait for each deletion")
 	cmd.Flags().VarP(o.output, "output", "o", "output format: text, json or yaml")

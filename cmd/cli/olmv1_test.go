@@ -22,8 +22,6 @@ func TestOLMv1Commands(t *testing.T) {
 		{name: "dry run as a JSON list, olmv1 alias, poll off", args: []string{"olm", "olmv1", "install", "demo", "-n", "team", "--catalog-image", "x.io/c:v1",
 			"--use-existing-service-account", "-s", "mine", "--source-poll-interval-minutes", "0", "--dry-run", "-o", "json"},
 			wantOut: []string{`"kind": "List"`, `"name": "mine"`, `"ref": "x.io/c:v1"`}},
-		{name: "the installer needs RBAC", args: []string{"olm", "v1", "install", "demo", "--catalog-image", "x.io/c:v1", "--dry-run"},
-			wantErr: "bind a ClusterRole with --installer-cluster-role"},
 		{name: "dry run does not wait", args: []string{"olm", "v1", "install", "demo", "--catalog-image", "x.io/c:v1", "--installer-cluster-role", "admin", "--dry-run", "--wait"},
 			wantErr: "does not go with --dry-run"},
 		{name: "a bad policy", args: []string{"olm", "v1", "install", "demo", "--upgrade-constraint-policy", "Always"}, wantErr: "must be one of CatalogProvided, SelfCertified"},

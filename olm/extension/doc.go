@@ -13,4 +13,9 @@
 // RBAC to create every object of the bundle. Which rules it gets is the
 // caller's: InstallerRulesFunc derives them from the bundle, or an
 // existing ClusterRole is bound.
+//
+// Stage olm of chart -> scaffold -> bundle -> catalog -> olm/cluster ->
+// doctor -> cmd: it may import earlier stages (bundle/olmv1 and
+// bundle/installer among them), the runtime and internal/, and must not
+// import a later stage (doctor, cmd/).
 package extension
