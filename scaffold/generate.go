@@ -83,11 +83,11 @@ func (g *generator) derived() (map[string][]byte, error) {
 			return nil, err
 		}
 		rd := g.resourceData(w, c.Name())
-		crd, err := g.crdYAML(c, rd)
+		crd, err := g.chartCRD(c, rd, w)
 		if err != nil {
 			return nil, err
 		}
-		files["config/crd/bases/"+rd.Group+"_"+rd.Plural+".yaml"] = crd
+		files[crdPath(rd.Group, rd.Plural)] = crd
 	}
 	res, err := g.deriveRBAC(nil)
 	if err != nil {

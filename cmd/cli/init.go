@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"errors"
 	"fmt"
 	"path/filepath"
 
@@ -25,7 +26,6 @@ func apiFlags(cmd *cobra.Command, o *scaffold.APIOptions) {
 	fl.StringVar(&o.Group, "group", scaffold.DefaultGroup, "the API group's first label; the group is <group>.<domain>")
 	fl.StringVar(&o.Version, "version", scaffold.DefaultVersion, "the API version")
 	fl.StringVar(&o.Kind, "kind", "", "the custom resource's kind (default: the chart's name in CamelCase)")
-	_ = cmd.MarkFlagRequired("chart")
 }
 
 func newInitCommand(streams genericiooptions.IOStreams) *cobra.Command {
@@ -80,6 +80,7 @@ generate reads.`,
 		},
 	}
 	apiFlags(cmd, &opts.APIOptions)
+	_ = cmd.MarkFlagRequired("chart")
 	fl := cmd.Flags()
 	fl.StringVar(&opts.Domain, "domain", scaffold.DefaultDomain, "the domain of the project's API groups")
 	fl.StringVar(&opts.ProjectName, "project-name", "", "the project's name (default: DIR's base name)")
@@ -104,13 +105,33 @@ func newCreateAPICommand(streams genericiooptions.IOStreams) *cobra.Command {
 	var vals values.Options
 	cmd := &cobra.Command{
 		Use:   "api",
-		Short: "Add a kind served by another chart to the project in the current directory",
-		Long: `create api vendors another chart into helm-charts/, adds its CRD, sample,
-watches.yaml entry and PROJECT resource, and regenerates config/rbac/role.yaml
-for all of the project's charts.`,
-		Example: `  chartpilot create api --chart ./charts/cache --kind Cache`,
-		Args:    cobra.NoArgs,
+		Short: "Add a kind served by another chart, or a new API version of a kind, to the project in the current directory",
+		Long: `With --chart, create api vendors another chart into helm-charts/, adds its
+CRD, sample, watches.yaml entry and PROJECT resource, and regenerates
+config/rbac/role.yaml for all of the project's charts.
+
+Without --chart, it adds API version --version to a kind the project serves
+(--kind, default the project's only one), for when the chart's values change:
+the CRD keeps its versions, served as they were, and gains the new one as its
+storage version, its schema from the chart. There is no conversion webhook in
+a Helm operator: the API server converts between versions by changing
+apiVersion alone (conversion None), so the new schema must read every CR of
+the old versions as they do; an incompatible one (a field removed, a type
+changed...) is refused with each path. The one watches.yaml entry of the kind
+moves to the new version (the API server serves every CR in every served
+version; a watch per version would reconcile each CR twice), PROJECT lists it,
+and config/samples gets a sample of it. The operator then rewrites every CR in
+the new version at start-up when it watches all namespaces, and trims the
+CRD's status.storedVersions (otherwise: chartpilot olm migrate), so that a
+later release can drop the old version: remove it from PROJECT and run
+chartpilot generate.`,
+		Example: `  chartpilot create api --chart ./charts/cache --kind Cache
+  chartpilot create api --version v1beta1 --kind Cache`,
+		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			if opts.Chart == "" && !cmd.Flags().Changed("version") {
+				return errors.New("give --chart for a new kind, or --version for a new API version of a kind the project serves")
+			}
 			opts.Out = streams.ErrOut
 			var err error
 			if opts.Values, err = givenValues(&vals); err != nil {
@@ -118,6 +139,10 @@ for all of the project's charts.`,
 			}
 			if err := scaffold.CreateAPI(opts); err != nil {
 				return valuesHint(err)
+			}
+			if opts.Chart == "" {
+				fmt.Fprintf(streams.Out, "Added API version %s (the storage version) to the project in %s.\n", opts.Version, dirName(opts.Dir))
+				return nil
 			}
 			fmt.Fprintf(streams.Out, "Added the chart %s to the project in %s.\n", opts.Chart, dirName(opts.Dir))
 			return nil
