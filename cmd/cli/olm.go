@@ -36,6 +36,7 @@ Namespaces come from -n or the kubeconfig's context.`,
 		newOLMStatusCommand(streams, configFlags),
 		newOLMUnsubscribeCommand(streams, configFlags),
 		newOLMPreflightCommand(streams, configFlags),
+		newOLMMigrateCommand(streams, configFlags),
 	)
 	return cmd
 }
@@ -395,6 +396,58 @@ rejected or pruned. CEL rules (x-kubernetes-validations) are not evaluated.`,
 	}
 	cmd.Flags().StringVar(&src.Package, "package", "", "the package, when the argument is a catalog")
 	cmd.Flags().StringVar(&src.Channel, "channel", "", "the catalog channel whose head is checked (default: the package's default channel)")
+	cmd.Flags().VarP(output, "output", "o", "output format: text, json or yaml")
+	return cmd
+}
+
+func newOLMMigrateCommand(streams genericiooptions.IOStreams, configFlags *genericclioptions.ConfigFlags) *cobra.Command {
+	var opts olm.MigrateOptions
+	output := outputFlag()
+	cmd := &cobra.Command{
+		Use:   "migrate [CRD...]",
+		Short: "Rewrite every CR of CRDs in their storage version and trim status.storedVersions, so that a later release may drop old versions",
+		Long: `After a release adds an API version as the storage version (chartpilot create
+api --version), the CRs written before stay stored in the old version, which
+the CRD's status.storedVersions keeps listing: a release that drops it is
+refused (OLM checks it) until no CR is stored in it. migrate writes every CR of
+each CRD back unchanged, in all namespaces (the API server encodes each write
+in the storage version), then sets status.storedVersions to the storage
+version alone, as kube-storage-version-migrator does.
+
+An operator that watches all namespaces does this at its start; one that
+watches some namespaces cannot see every CR, so run migrate as the cluster
+admin. The CRDs are named, or those the installed CSV of --package owns (in
+-n's namespace). A CR the API server refuses to write is named, and its CRD's
+storedVersions are then kept.`,
+		Example: `  chartpilot olm migrate --package my-operator -n operators
+  chartpilot olm migrate widgets.example.com --dry-run`,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			opts.CRDs = args
+			cfg, err := runcmd.KubeConfig(configFlags)
+			if err != nil {
+				return fmt.Errorf("reaching the cluster: %w", err)
+			}
+			c, ns, err := clusterClient(configFlags)
+			if err != nil {
+				return err
+			}
+			opts.Namespace, opts.Out = ns, streams.ErrOut
+			res, err := olm.MigrateStorage(cmd.Context(), c, cfg, opts)
+			if perr := printData(streams.Out, output.String(), res, func(w io.Writer) error {
+				for _, r := range res {
+					if _, err := fmt.Fprintln(w, r); err != nil {
+						return err
+					}
+				}
+				return nil
+			}); perr != nil {
+				return perr
+			}
+			return err
+		},
+	}
+	cmd.Flags().StringVar(&opts.Package, "package", "", "migrate the CRDs the installed CSV of this package owns (namespace: -n)")
+	cmd.Flags().BoolVar(&opts.DryRun, "dry-run", false, "count the CRs to rewrite and write nothing")
 	cmd.Flags().VarP(output, "output", "o", "output format: text, json or yaml")
 	return cmd
 }
