@@ -6,11 +6,13 @@ import (
 	"strings"
 
 	"github.com/go-logr/logr"
+	authorizationv1 "k8s.io/api/authorization/v1"
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	apiextensionsclient "k8s.io/apiextensions-apiserver/pkg/client/clientset/clientset"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 
 	"github.com/chartpilot/chartpilot/operator/storageversion"
@@ -45,6 +47,11 @@ func (m *storageMigration) Start(ctx context.Context) error {
 		m.log.Error(err, "storage migration skipped")
 		return nil
 	}
+	kube, err := kubernetes.NewForConfig(m.cfg)
+	if err != nil {
+		m.log.Error(err, "storage migration skipped")
+		return nil
+	}
 	migrator, err := storageversion.New(m.cfg, storageversion.Options{})
 	if err != nil {
 		m.log.Error(err, "storage migration skipped")
@@ -61,12 +68,14 @@ func (m *storageMigration) Start(ctx context.Context) error {
 		}
 		name := mapping.Resource.Resource + "." + gvk.Group
 		log := m.log.WithValues("crd", name)
-		crd, err := ext.ApiextensionsV1().CustomResourceDefinitions().Get(ctx, name, metav1.GetOptions{})
-		switch {
-		case apierrors.IsForbidden(err):
-			log.V(1).Info("may not read the CRD: its storage is not migrated here (chartpilot olm migrate does it)")
+		// Asked first, so that an operator without the rules (a CRD of
+		// one version) sends no request it is refused.
+		if ok, err := mayReadCRD(ctx, kube, name); err != nil || !ok {
+			log.V(1).Info("may not read the CRD: its storage is not migrated here (chartpilot olm migrate does it)", "error", err)
 			continue
-		case err != nil:
+		}
+		crd, err := ext.ApiextensionsV1().CustomResourceDefinitions().Get(ctx, name, metav1.GetOptions{})
+		if err != nil {
 			log.Error(err, "storage migration: reading the CRD")
 			continue
 		}
@@ -87,4 +96,17 @@ func (m *storageMigration) Start(ctx context.Context) error {
 		log.Info("storage migrated: "+res.String(), "rewritten", res.Rewritten, "storageVersion", res.StorageVersion)
 	}
 	return nil
+}
+
+// mayReadCRD asks the API server whether the operator may get the CRD
+// (storageversion.CRDRules grant it by name).
+func mayReadCRD(ctx context.Context, kube kubernetes.Interface, name string) (bool, error) {
+	review := &authorizationv1.SelfSubjectAccessReview{Spec: authorizationv1.SelfSubjectAccessReviewSpec{
+		ResourceAttributes: &authorizationv1.ResourceAttributes{Group: apiextensionsv1.GroupName, Resource: "customresourcedefinitions", Name: name, Verb: "get"},
+	}}
+	res, err := kube.AuthorizationV1().SelfSubjectAccessReviews().Create(ctx, review, metav1.CreateOptions{})
+	if err != nil {
+		return false, err
+	}
+	return res.Status.Allowed, nil
 }
