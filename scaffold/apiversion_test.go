@@ -242,8 +242,10 @@ func TestGenerateKeepsVersions(t *testing.T) {
 		t.Fatal(err)
 	}
 	checkProject(t, dir)
-	if names, _ := versions(readProjectCRD(t, dir, shopCRD)); !slices.Equal(names, []string{"v1beta1*"}) {
-		t.Errorf("CRD versions after dropping v1alpha1: %v", names)
+	for _, path := range []string{shopCRD, "config/crd/bases/charts.example.com_shopbackups.yaml"} {
+		if names, conv := versions(readProjectCRD(t, dir, path)); !slices.Equal(names, []string{"v1beta1*"}) || conv != "" {
+			t.Errorf("%s: versions after dropping v1alpha1: %v, conversion %q", path, names, conv)
+		}
 	}
 	if !strings.Contains(out.String(), "version v1alpha1 dropped (PROJECT no longer lists it)") {
 		t.Errorf("generate did not say it dropped v1alpha1:\n%s", out.String())

@@ -585,13 +585,11 @@ func (g *generator) writeShared() error {
 func (g *generator) backupCRDs() (map[string][]byte, error) {
 	files := map[string][]byte{}
 	for _, w := range g.watches {
-		for _, crd := range backupapi.CRDs(w.GroupVersionKind()) {
-			out, err := yaml.Marshal(withVersions(crd, g.versionsOf(w)))
-			if err != nil {
-				return nil, fmt.Errorf("CRD %s: %w", crd.Name, err)
-			}
-			files[backupCRDPath(crd.Spec.Group, crd.Spec.Names.Plural)] = out
+		crds, err := g.backupCRDFiles(w)
+		if err != nil {
+			return nil, err
 		}
+		maps.Copy(files, crds)
 		// Samples are the user's once written: only missing ones are.
 		lower := strings.ToLower(w.Kind)
 		source := lower + "-sample"
@@ -610,6 +608,20 @@ func (g *generator) backupCRDs() (map[string][]byte, error) {
 			}
 			files[path] = out
 		}
+	}
+	return files, nil
+}
+
+// backupCRDFiles are the CRD files of w's backup kinds, with every
+// version of w's kind.
+func (g *generator) backupCRDFiles(w watches.Watch) (map[string][]byte, error) {
+	files := map[string][]byte{}
+	for _, crd := range backupapi.CRDs(w.GroupVersionKind()) {
+		out, err := yaml.Marshal(withVersions(crd, g.versionsOf(w)))
+		if err != nil {
+			return nil, fmt.Errorf("CRD %s: %w", crd.Name, err)
+		}
+		files[backupCRDPath(crd.Spec.Group, crd.Spec.Names.Plural)] = out
 	}
 	return files, nil
 }
