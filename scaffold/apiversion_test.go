@@ -225,18 +225,7 @@ func TestGenerateKeepsVersions(t *testing.T) {
 
 	// The old version dropped from PROJECT: generate drops it from the CRDs.
 	upgradeChart(t, dir, "v0.2.0-field-added")
-	proj, err := LoadProject(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	proj.Resources = slices.DeleteFunc(proj.Resources, func(r Resource) bool { return r.Version == "v1alpha1" })
-	data, err := yaml.Marshal(proj)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(filepath.Join(dir, ProjectFile), data, 0o644); err != nil {
-		t.Fatal(err)
-	}
+	dropProjectVersion(t, dir, "v1alpha1")
 	var out bytes.Buffer
 	if err := Generate(GenerateOptions{Dir: dir, Out: &out}); err != nil {
 		t.Fatal(err)
