@@ -113,15 +113,19 @@ func projectSamples(dir string) ([]valueSet, error) {
 	return out, nil
 }
 
-// ciValues are the CRs of w's chart's ci/*.yaml values files.
+// ciValues are the CRs of w's chart's ci/*.yaml (and *.yml) values files.
 func ciValues(project string, w watches.Watch) ([]valueSet, error) {
 	chartDir := w.Chart
 	if !filepath.IsAbs(chartDir) {
 		chartDir = filepath.Join(project, chartDir)
 	}
-	paths, err := filepath.Glob(filepath.Join(chartDir, "ci", "*.yaml"))
-	if err != nil {
-		return nil, err
+	var paths []string
+	for _, pat := range []string{"*.yaml", "*.yml"} {
+		found, err := filepath.Glob(filepath.Join(chartDir, "ci", pat))
+		if err != nil {
+			return nil, err
+		}
+		paths = append(paths, found...)
 	}
 	slices.Sort(paths)
 	var out []valueSet
@@ -153,7 +157,7 @@ var notName = regexp.MustCompile(`[^a-z0-9-]+`)
 // ciName is the CR name of a ci values file: <kind>-ci-<file without
 // .yaml and -values>, a DNS label short enough for a release name.
 func ciName(kind, file string) string {
-	base := strings.TrimSuffix(strings.ToLower(file), ".yaml")
+	base := strings.TrimSuffix(strings.TrimSuffix(strings.ToLower(file), ".yaml"), ".yml")
 	base = strings.TrimSuffix(base, "-values")
 	name := strings.ToLower(kind) + "-ci-" + notName.ReplaceAllString(base, "-")
 	if len(name) > 40 {
