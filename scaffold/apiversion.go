@@ -101,13 +101,16 @@ func (g *generator) addVersion(i int, v string) error {
 		}
 	}
 	g.watches[i] = next
-	res := Resource{API: &ResourceAPI{CRDVersion: "v1", Namespaced: true}, Domain: g.project.Domain, Version: v, Kind: w.Kind}
-	res.Group = strings.TrimSuffix(strings.TrimSuffix(w.Group, g.project.Domain), ".")
+	// The new version's resource is the kind's, another version; a
+	// project whose PROJECT does not list the kind (adopted) gets one.
+	res := Resource{API: &ResourceAPI{CRDVersion: "v1", Namespaced: true}, Domain: g.project.Domain, Kind: w.Kind,
+		Group: strings.TrimSuffix(strings.TrimSuffix(w.Group, g.project.Domain), ".")}
 	for _, r := range g.project.Resources {
 		if r.FullGroup() == w.Group && r.Kind == w.Kind {
-			res.API, res.Group, res.Domain = r.API, r.Group, r.Domain
+			res = r
 		}
 	}
+	res.Version = v
 	g.project.Resources = append(g.project.Resources, res)
 	return nil
 }
