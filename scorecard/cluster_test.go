@@ -83,6 +83,31 @@ func TestClusterTests(t *testing.T) {
 			},
 		},
 		{
+			// v1beta1 added as the storage version, the operator watching it:
+			// the CRs of v1alpha1 read the same in both.
+			name: "upgrade to a new API version", test: scorecardtests.ChartpilotUpgrade,
+			from: func(t *testing.T) string { return newFixture(t, "0.1.0").inProject(t, "project-v1") },
+			bundle: func(t *testing.T) string {
+				f := newFixture(t, "0.2.0")
+				beta := *f.crd.Spec.Versions[0].DeepCopy()
+				beta.Name = "v1beta1"
+				f.crd.Spec.Versions[0].Storage = false
+				f.crd.Spec.Versions = append(f.crd.Spec.Versions, beta)
+				owned := f.csv.Spec.CustomResourceDefinitions.Owned[0]
+				owned.Version = "v1beta1"
+				f.csv.Spec.CustomResourceDefinitions.Owned = append(f.csv.Spec.CustomResourceDefinitions.Owned, owned)
+				f.examples[0]["apiVersion"] = "charts.example.com/v1beta1"
+				f.projectFiles = map[string]any{"watches.yaml": []any{map[string]any{
+					"group": "charts.example.com", "version": "v1beta1", "kind": "Validated", "chart": "helm-charts/validated"}}}
+				return f.inProject(t, "project-v2")
+			},
+			wantState: v1alpha3.PassState,
+			wantLog: []string{
+				"Validated validated-ci-safe kept by the upgrade: accepted and its spec unchanged in v1alpha1, v1beta1",
+				"Validated validated-sample: revision 1 -> 2, chart validated-0.2.0",
+			},
+		},
+		{
 			name: "upgrade narrowing an enum a values set uses", test: scorecardtests.ChartpilotUpgrade,
 			from: func(t *testing.T) string { return newFixture(t, "0.1.0").inProject(t, "project-v1") },
 			bundle: func(t *testing.T) string {
