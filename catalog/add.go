@@ -173,9 +173,11 @@ func addLocked(ctx context.Context, opts AddOptions, b *Bundle) (*AddResult, err
 	if err != nil {
 		return nil, err
 	}
-	if res.APIChanges, res.Warnings, err = checkAPIChanges(ctx, pf, b, opts); err != nil {
+	changes, warnings, err := checkAPIChanges(ctx, pf, b, opts)
+	if err != nil {
 		return nil, err
 	}
+	res.APIChanges, res.Warnings = changes, append(res.Warnings, warnings...)
 	if err := validatePackageFile(pf); err != nil {
 		return nil, err
 	}
@@ -247,9 +249,11 @@ func addBundle(pf *packageFile, b *Bundle, opts AddOptions) (*AddResult, error) 
 		ch.Entries = append(ch.Entries, declcfg.ChannelEntry{Name: b.Name})
 		touched[name] = true
 	}
-	if err := placeChannels(&pf.cfg, touched); err != nil {
+	guard, err := placeChannels(&pf.cfg, touched)
+	if err != nil {
 		return nil, err
 	}
+	res.Warnings = append(res.Warnings, guard.notes(b.Name)...)
 	dropEmptyChannels(&pf.cfg)
 
 	pkg := pf.pkg()
@@ -281,13 +285,16 @@ func addBundle(pf *packageFile, b *Bundle, opts AddOptions) (*AddResult, error) 
 }
 
 // placeChannels rewrites the entries of the named channels in semver order.
-// Entries keep their explicit skips; replaces and skipRange are derived.
-func placeChannels(cfg *declcfg.DeclarativeConfig, names map[string]bool) error {
+// Entries keep their explicit skips; replaces and skipRange are derived,
+// a skipRange starting above any bundle whose stored versions the entry
+// drops (see storageGuard, returned for its notes).
+func placeChannels(cfg *declcfg.DeclarativeConfig, names map[string]bool) (*storageGuard, error) {
+	guard := newStorageGuard(cfg)
 	versions := map[string]semver.Version{}
 	for i := range cfg.Bundles {
 		v, err := bundleVersion(&cfg.Bundles[i])
 		if err != nil {
-			return err
+			return nil, err
 		}
 		versions[cfg.Bundles[i].Name] = v
 	}
@@ -298,17 +305,21 @@ func placeChannels(cfg *declcfg.DeclarativeConfig, names map[string]bool) error 
 		}
 		for _, e := range ch.Entries {
 			if _, ok := versions[e.Name]; !ok {
-				return fmt.Errorf("channel %q lists %q, which is not a bundle of package %q", ch.Name, e.Name, ch.Package)
+				return nil, fmt.Errorf("channel %q lists %q, which is not a bundle of package %q", ch.Name, e.Name, ch.Package)
 			}
 		}
-		placeEntries(ch.Entries, versions)
+		placeEntries(ch.Entries, versions, guard.drops)
 	}
-	return nil
+	return guard, nil
 }
 
 // placeEntries sorts entries by version and links them: each replaces the
-// previous one and skips every version from the lowest up to its own.
-func placeEntries(entries []declcfg.ChannelEntry, versions map[string]semver.Version) {
+// previous one and skips every version from the lowest up to its own, or,
+// when drops (may be nil) says it cannot be reached straight from an older
+// entry, from the entry above the newest such one. An entry that drops
+// what the one it replaces stores keeps the replaces (catalog add's check
+// refuses it) and no skipRange.
+func placeEntries(entries []declcfg.ChannelEntry, versions map[string]semver.Version, drops func(older, newer string) bool) {
 	slices.SortFunc(entries, func(a, b declcfg.ChannelEntry) int {
 		return cmp.Or(versions[a.Name].Compare(versions[b.Name]), strings.Compare(a.Name, b.Name))
 	})
@@ -318,7 +329,16 @@ func placeEntries(entries []declcfg.ChannelEntry, versions map[string]semver.Ver
 			continue
 		}
 		entries[i].Replaces = entries[i-1].Name
-		entries[i].SkipRange = fmt.Sprintf(">=%s <%s", versions[entries[0].Name], versions[entries[i].Name])
+		floor := 0
+		for j := i - 1; drops != nil && j >= 0; j-- {
+			if drops(entries[j].Name, entries[i].Name) {
+				floor = j + 1
+				break
+			}
+		}
+		if floor < i {
+			entries[i].SkipRange = fmt.Sprintf(">=%s <%s", versions[entries[floor].Name], versions[entries[i].Name])
+		}
 	}
 }
 
@@ -402,7 +422,7 @@ func Remove(opts RemoveOptions) (removed string, err error) {
 	for _, ch := range removeBundle(&pf.cfg, name) {
 		touched[ch] = true
 	}
-	if err := placeChannels(&pf.cfg, touched); err != nil {
+	if _, err := placeChannels(&pf.cfg, touched); err != nil {
 		return "", err
 	}
 	dropEmptyChannels(&pf.cfg)

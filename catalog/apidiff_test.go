@@ -2,6 +2,7 @@ package catalog
 
 import (
 	"errors"
+	"fmt"
 	"io"
 	"log"
 	"net/http/httptest"
@@ -164,5 +165,97 @@ func TestAddWarnsWhenAPreviousImageCannotBePulled(t *testing.T) {
 	}
 	if len(res.Warnings) != 1 || !strings.Contains(res.Warnings[0], "not compared with those of w.v0.1.0") {
 		t.Errorf("warnings %q, want one about w.v0.1.0", res.Warnings)
+	}
+}
+
+// widgetCRDVersions is package w's CRD with the versions given, as
+// "name" or "name*" for the storage one, each with schema sizeAndColor.
+func widgetCRDVersions(versions ...string) string {
+	out := `apiVersion: apiextensions.k8s.io/v1
+kind: CustomResourceDefinition
+metadata:
+  name: widgets.w.example.com
+spec:
+  group: w.example.com
+  names: {kind: Widget, plural: widgets, singular: widget, listKind: WidgetList}
+  scope: Namespaced
+  versions:
+`
+	for _, v := range versions {
+		name, storage := strings.CutSuffix(v, "*")
+		out += fmt.Sprintf(`  - name: %s
+    served: true
+    storage: %v
+    schema:
+      openAPIV3Schema:
+        type: object
+        properties:
+          spec:
+            type: object
+            properties: {%s}
+`, name, storage, sizeAndColor)
+	}
+	return out
+}
+
+// A release that drops an old API version (after one that added its
+// successor as the storage version) cannot be reached straight from the
+// releases that stored CRs in the old version: its skipRange starts above
+// them, and catalog add accepts it, saying so. Dropping what the replaced
+// release stores is refused.
+func TestAddKeepsClustersOffDroppedStoredVersions(t *testing.T) {
+	type step struct {
+		version  string
+		versions []string
+		// skipRange is the entry's placement once added; wantErr a refusal.
+		skipRange, wantErr, wantNote string
+	}
+	tests := []struct {
+		name  string
+		steps []step
+	}{{
+		name: "the old version dropped after the new one became the storage version",
+		steps: []step{
+			{version: "0.1.0", versions: []string{"v1alpha1*"}},
+			{version: "0.2.0", versions: []string{"v1alpha1", "v1beta1*"}, skipRange: ">=0.1.0 <0.2.0"},
+			{version: "0.3.0", versions: []string{"v1beta1*"}, skipRange: ">=0.2.0 <0.3.0",
+				wantNote: "w.v0.3.0 does not skip from w.v0.1.0 and older (widgets.w.example.com drops stored version(s) v1alpha1)"},
+			// Later releases keep off 0.1.0 too, and 0.3.0 keeps its range.
+			{version: "0.4.0", versions: []string{"v1beta1*"}, skipRange: ">=0.2.0 <0.4.0", wantNote: "w.v0.4.0 does not skip from w.v0.1.0 and older"},
+		},
+	}, {
+		name: "the replaced release's storage version dropped",
+		steps: []step{
+			{version: "0.1.0", versions: []string{"v1alpha1*"}},
+			{version: "0.2.0", versions: []string{"v1beta1*"}, wantErr: "since w.v0.1.0: widgets.w.example.com: storedVersionRemoval: stored version(s) v1alpha1 removed"},
+		},
+	}}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			dir := initPackage(t, "w")
+			for _, s := range tt.steps {
+				res, err := Add(AddOptions{Dir: dir, BundleDir: writeBundle(t, bundleSpec{pkg: "w", version: s.version, channels: "stable", crd: widgetCRDVersions(s.versions...)})})
+				if s.wantErr != "" {
+					if !errors.Is(err, crddiff.ErrUnsafe) || !strings.Contains(err.Error(), s.wantErr) {
+						t.Fatalf("adding %s: %v, want a refusal with %q", s.version, err, s.wantErr)
+					}
+					continue
+				}
+				if err != nil {
+					t.Fatalf("adding %s: %v", s.version, err)
+				}
+				if len(res.Placements) != 1 || res.Placements[0].SkipRange != s.skipRange {
+					t.Errorf("adding %s: placements %+v, want skipRange %q", s.version, res.Placements, s.skipRange)
+				}
+				if note := strings.Join(res.Warnings, "\n"); !strings.Contains(note, s.wantNote) || (s.wantNote == "") != (len(res.Warnings) == 0) {
+					t.Errorf("adding %s: warnings %q, want %q", s.version, res.Warnings, s.wantNote)
+				}
+			}
+			if tt.steps[len(tt.steps)-1].version == "0.4.0" {
+				if cat := snapshot(t, dir); !strings.Contains(cat, "name: w.v0.3.0\n  replaces: w.v0.2.0\n  skipRange: '>=0.2.0 <0.3.0'") {
+					t.Errorf("0.3.0's entry after 0.4.0 was added:\n%s", cat)
+				}
+			}
+		})
 	}
 }

@@ -73,7 +73,7 @@ func generateCatalog(tb testing.TB, dir string, packages, bundles int) {
 			ch.Entries = append(ch.Entries, declcfg.ChannelEntry{Name: bundle.Name})
 			versions[bundle.Name] = bundle.Version
 		}
-		placeEntries(ch.Entries, versions)
+		placeEntries(ch.Entries, versions, nil)
 		cfg.Channels = []declcfg.Channel{ch}
 		data, err := encodePackage(cfg, FormatYAML)
 		if err != nil {

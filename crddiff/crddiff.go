@@ -138,16 +138,23 @@ func crdChanges(old, new *apiextensionsv1.CustomResourceDefinition) []Change {
 	if old.Spec.Scope != new.Spec.Scope {
 		out = append(out, Change{Scope: ScopeCRD, Rule: RuleScope, Detail: fmt.Sprintf("scope changed from %s to %s", old.Spec.Scope, new.Spec.Scope)})
 	}
+	if gone := DroppedStoredVersions(old, new); len(gone) > 0 {
+		out = append(out, Change{Scope: ScopeCRD, Rule: RuleStoredVersionRemoval, Detail: fmt.Sprintf("stored version(s) %s removed", strings.Join(gone, ", "))})
+	}
+	return out
+}
+
+// DroppedStoredVersions are the versions CRs of old may be stored in
+// (StoredVersions) that new, the same CRD, no longer has: the rule
+// storedVersionRemoval.
+func DroppedStoredVersions(old, new *apiextensionsv1.CustomResourceDefinition) []string {
 	var gone []string
 	for _, v := range StoredVersions(old) {
 		if version(new, v) == nil {
 			gone = append(gone, v)
 		}
 	}
-	if len(gone) > 0 {
-		out = append(out, Change{Scope: ScopeCRD, Rule: RuleStoredVersionRemoval, Detail: fmt.Sprintf("stored version(s) %s removed", strings.Join(gone, ", "))})
-	}
-	return out
+	return gone
 }
 
 // StoredVersions are the versions CRs of crd may be stored in: its

@@ -43,6 +43,16 @@ func TestCompare(t *testing.T) {
 		"version-added-field-removed": {
 			"served v1alpha1 -> v1beta1 spec.name existingFieldRemoval",
 		},
+		// The CRDs chartpilot generates from the releases of a test chart
+		// (scaffold's TestChartPairsForOLMv1 writes them).
+		"chart-enum-narrowed":                    {"version v1alpha1 spec.color unhandled"}, // an enum written as a pattern
+		"chart-field-removed":                    {"version v1alpha1 spec.legacy existingFieldRemoval"},
+		"chart-type-changed":                     {"version v1alpha1 spec.size type"},
+		"chart-version-added-field-removed":      {"served v1alpha1 -> v1beta1 spec.legacy existingFieldRemoval"},
+		"chart-version-dropped-before-migration": {"crd   storedVersionRemoval"},
+		"chart-field-added":                      nil,
+		"chart-version-added":                    nil,
+		"chart-version-dropped-after-migration":  nil,
 		// safe
 		"optional-field-added":      nil,
 		"enum-widened":              nil,
@@ -65,7 +75,7 @@ func TestCompare(t *testing.T) {
 			var got []string
 			for _, c := range changes {
 				got = append(got, key(c))
-				if c.CRD != "widgets.example.com" || c.Detail == "" || c.Why == "" || c.Fix == "" {
+				if c.CRD != new.Name || c.Detail == "" || c.Why == "" || c.Fix == "" {
 					t.Errorf("change %+v: missing CRD, detail, why or fix", c)
 				}
 			}

@@ -218,7 +218,7 @@ func explain(c Change) (why, fix string) {
 			"keep the scope; another scope needs a new CRD (another kind or group)"
 	case RuleStoredVersionRemoval:
 		return "CRs are still stored in that version: without it the API server cannot read them",
-			"keep the version (served: false is enough) until every CR is migrated to the storage version and status.storedVersions trimmed"
+			"keep the version (served: false is enough) until every CR is migrated to the storage version and status.storedVersions trimmed (the operator does it at start-up when it watches all namespaces; chartpilot olm migrate otherwise)"
 	case RuleExistingFieldRemoval:
 		return "CRs that set the field lose it: the API server prunes it without a word",
 			"keep the field (say in its description that it is deprecated and ignored), " + newVersion

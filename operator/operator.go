@@ -36,6 +36,7 @@ import (
 
 	"github.com/chartpilot/chartpilot/internal/crdready"
 	"github.com/chartpilot/chartpilot/operator/backup"
+	backupapi "github.com/chartpilot/chartpilot/operator/backup/api"
 	"github.com/chartpilot/chartpilot/operator/reconciler"
 	"github.com/chartpilot/chartpilot/operator/release"
 	"github.com/chartpilot/chartpilot/operator/releasemetrics"
@@ -315,6 +316,10 @@ func New(opts Options) (manager.Manager, error) {
 			return nil, err
 		}
 	}
+	if err := mgr.Add(&storageMigration{cfg: opts.Config, mapper: mgr.GetRESTMapper(), kinds: ownKinds(opts.Watches, backups, schedules),
+		namespaces: opts.Namespaces, log: opts.Log.WithName("storage-migration")}); err != nil {
+		return nil, err
+	}
 	for _, gvk := range backups {
 		err := backup.Add(mgr, backup.Options{
 			Watched: gvk, Client: mgr.GetClient(), Reader: mgr.GetAPIReader(), Releases: helm,
@@ -327,6 +332,22 @@ func New(opts Options) (manager.Manager, error) {
 		}
 	}
 	return mgr, nil
+}
+
+// ownKinds are the kinds whose CRDs the operator owns: the watched ones
+// and their backup kinds where served.
+func ownKinds(ws []watches.Watch, backups []schema.GroupVersionKind, schedules map[schema.GroupVersionKind]bool) []schema.GroupVersionKind {
+	var out []schema.GroupVersionKind
+	for _, w := range ws {
+		out = append(out, w.GroupVersionKind())
+	}
+	for _, gvk := range backups {
+		out = append(out, backupapi.BackupKind(gvk), backupapi.RestoreKind(gvk))
+		if schedules[gvk] {
+			out = append(out, backupapi.ScheduleKind(gvk))
+		}
+	}
+	return out
 }
 
 // servedBackups are the watched kinds whose backup and restore kinds the

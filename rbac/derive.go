@@ -19,6 +19,7 @@ import (
 	"github.com/chartpilot/chartpilot/operator/autoscale"
 	backupapi "github.com/chartpilot/chartpilot/operator/backup/api"
 	"github.com/chartpilot/chartpilot/operator/metricsauth"
+	"github.com/chartpilot/chartpilot/operator/storageversion"
 
 	valuesutil "helm.sh/helm/v4/pkg/chart/common/util"
 )
@@ -69,6 +70,13 @@ type Options struct {
 	// operator/backup): their kinds, mover pods, hooks through pods/exec,
 	// claims, Secrets and ConfigMaps restored, the owner created.
 	Backup bool
+	// MigrateStorage names the CRDs (plural.group) whose CRs the operator
+	// migrates to their storage version at start-up (package
+	// operator/storageversion): it may read each and update its status, by
+	// name. Set it for a CRD that serves more than one version. The CRs'
+	// own rules (list, update) already cover the migration in the
+	// namespaces the operator watches, where it runs.
+	MigrateStorage []string
 }
 
 func (o Options) withDefaults() (Options, error) {
@@ -634,6 +642,13 @@ func (d *derivation) grantOperator() {
 	}
 	if d.opts.Backup {
 		d.grantBackup()
+	}
+	if len(d.opts.MigrateStorage) > 0 {
+		crds := strings.Join(d.opts.MigrateStorage, ", ")
+		for _, r := range storageversion.CRDRules(d.opts.MigrateStorage...) {
+			d.rules.add(false, r.APIGroups[0], r.Resources[0], r.ResourceNames, r.Verbs,
+				crds+": the storage migration at start-up (its CRs rewritten in the storage version, then status.storedVersions trimmed)")
+		}
 	}
 }
 

@@ -551,3 +551,44 @@ func TestPrereleaseMessage(t *testing.T) {
 		}
 	}
 }
+
+// An operator that migrates its CRD's storage gets to read that CRD and
+// update its status, by name and cluster-wide (CRDs are cluster-scoped),
+// and nothing more than without the migration.
+func TestDeriveMigrateStorage(t *testing.T) {
+	c, err := chart.Load(chartDir("clusterwide"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	owner := Owner{Group: "charts.example.com", Resource: "things"}
+	without, err := Derive(Options{Chart: c, Owner: owner, WatchNamespace: "ops"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := Derive(Options{Chart: c, Owner: owner, WatchNamespace: "ops", MigrateStorage: []string{"things.charts.example.com"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	before := map[string]bool{}
+	for _, r := range ruleStrings(without.Rules) {
+		before[r] = true
+	}
+	var added []string
+	for _, r := range ruleStrings(res.Rules) {
+		if !before[r] {
+			added = append(added, r)
+		}
+	}
+	want := []string{
+		"cluster apiextensions.k8s.io/customresourcedefinitions[things.charts.example.com]: get",
+		"cluster apiextensions.k8s.io/customresourcedefinitions/status[things.charts.example.com]: update",
+	}
+	if !reflect.DeepEqual(added, want) || len(res.Rules) != len(without.Rules)+2 {
+		t.Errorf("rules added for the migration: %q, want %q", added, want)
+	}
+	for _, r := range res.ClusterRole.Rules {
+		if r.Resources[0] == "customresourcedefinitions/status" && !reflect.DeepEqual(r.ResourceNames, []string{"things.charts.example.com"}) {
+			t.Errorf("ClusterRole rule %v: want it limited to the CRD by name", r)
+		}
+	}
+}

@@ -36,7 +36,9 @@ type GenerateOptions struct {
 
 // Generate regenerates what a project derives from its charts after they
 // changed: config/rbac's roles from every chart in watches.yaml (with its
-// sample's values) and each CRD under config/crd/bases. Each file is
+// sample's values) and each CRD under config/crd/bases (with the versions
+// PROJECT lists of its kind, see crdWithVersions; the backup kinds' CRDs
+// with the same versions). Each file is
 // replaced atomically. A project without config/shards (older than it)
 // gets it; one whose role.yaml is a single ClusterRole (older than the
 // split by scope) gets the RoleBinding of the Role and
@@ -83,11 +85,19 @@ func (g *generator) derived() (map[string][]byte, error) {
 			return nil, err
 		}
 		rd := g.resourceData(w, c.Name())
-		crd, err := g.crdYAML(c, rd)
+		crd, err := g.chartCRD(c, rd, w)
 		if err != nil {
 			return nil, err
 		}
-		files["config/crd/bases/"+rd.Group+"_"+rd.Plural+".yaml"] = crd
+		files[crdPath(rd.Group, rd.Plural)] = crd
+		// The backup kinds follow the kind's versions.
+		if g.hasBackupAPI(w, nil) {
+			backups, err := g.backupCRDFiles(w)
+			if err != nil {
+				return nil, err
+			}
+			maps.Copy(files, backups)
+		}
 	}
 	res, err := g.deriveRBAC(nil)
 	if err != nil {

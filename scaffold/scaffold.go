@@ -14,6 +14,7 @@ import (
 	"strings"
 	"text/template"
 
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	"k8s.io/client-go/rest"
 	"sigs.k8s.io/yaml"
 
@@ -265,9 +266,6 @@ func CreateAPI(opts CreateAPIOptions) error {
 	if opts.Dir == "" {
 		return errors.New("create api: no project directory")
 	}
-	if opts.Chart == "" {
-		return errors.New("create api: no chart")
-	}
 	if opts.Out == nil {
 		opts.Out = io.Discard
 	}
@@ -275,7 +273,24 @@ func CreateAPI(opts CreateAPIOptions) error {
 	if err != nil {
 		return fmt.Errorf("create api: %w", err)
 	}
-	if err := g.addAPI(opts.APIOptions); err != nil {
+	i, err := g.existingKind(opts.APIOptions)
+	if err != nil {
+		return fmt.Errorf("create api: %w", err)
+	}
+	switch {
+	case i >= 0 && opts.Chart != "":
+		w := g.watches[i]
+		return fmt.Errorf("create api: kind %s of %s: %w, served by %s: to add API version %s of it, leave out --chart", w.Kind, w.Group, ErrAPIExists, w.Chart, opts.Version)
+	case i >= 0 && len(opts.Values) > 0:
+		return fmt.Errorf("create api: values are for a new kind's chart; those of %s are chartpilot generate --kind %s's", g.watches[i].Kind, g.watches[i].Kind)
+	case i >= 0:
+		err = g.addVersion(i, opts.Version)
+	case opts.Chart == "":
+		return errors.New("create api: no chart (--chart), and no kind of the project named (--kind) to add a version to")
+	default:
+		err = g.addAPI(opts.APIOptions)
+	}
+	if err != nil {
 		return fmt.Errorf("create api: %w", err)
 	}
 	if err := g.writeShared(); err != nil {
@@ -404,8 +419,18 @@ func (g *generator) addAPI(a APIOptions) error {
 	return g.writeFiles(files)
 }
 
-// crdYAML is the CRD of an API, as config/crd/bases holds it.
+// crdYAML is the CRD of a new API, as config/crd/bases holds it.
 func (g *generator) crdYAML(c *chart.Chart, rd resourceData) ([]byte, error) {
+	crd, err := g.crdFor(c, rd)
+	if err != nil {
+		return nil, err
+	}
+	return marshalCRD(crd)
+}
+
+// crdFor is the CRD of an API with the one version rd names, its schema
+// from the chart; warnings go to the output.
+func (g *generator) crdFor(c *chart.Chart, rd resourceData) (*apiextensionsv1.CustomResourceDefinition, error) {
 	crd, warnings, err := crdschema.CRD(c, crdschema.Options{Group: rd.Group, Version: rd.Version, Kind: rd.Kind, Plural: rd.Plural})
 	if err != nil {
 		return nil, err
@@ -413,14 +438,7 @@ func (g *generator) crdYAML(c *chart.Chart, rd resourceData) ([]byte, error) {
 	for _, w := range warnings {
 		fmt.Fprintf(g.opts.Out, "warning: %s\n", w)
 	}
-	out, err := yaml.Marshal(crd)
-	if err != nil {
-		return nil, fmt.Errorf("CRD of %s: %w", rd.Kind, err)
-	}
-	// Neither the creation time nor the status is the author's to write.
-	out = bytes.Replace(out, []byte("  creationTimestamp: null\n"), nil, 1)
-	out = bytes.Replace(out, []byte("status:\n  acceptedNames:\n    kind: \"\"\n    plural: \"\"\n  conditions: null\n  storedVersions: null\n"), nil, 1)
-	return out, nil
+	return crd, nil
 }
 
 func lower(s string) string { return strings.ToLower(s) }
@@ -567,13 +585,11 @@ func (g *generator) writeShared() error {
 func (g *generator) backupCRDs() (map[string][]byte, error) {
 	files := map[string][]byte{}
 	for _, w := range g.watches {
-		for _, crd := range backupapi.CRDs(w.GroupVersionKind()) {
-			out, err := yaml.Marshal(crd)
-			if err != nil {
-				return nil, fmt.Errorf("CRD %s: %w", crd.Name, err)
-			}
-			files[backupCRDPath(crd.Spec.Group, crd.Spec.Names.Plural)] = out
+		crds, err := g.backupCRDFiles(w)
+		if err != nil {
+			return nil, err
 		}
+		maps.Copy(files, crds)
 		// Samples are the user's once written: only missing ones are.
 		lower := strings.ToLower(w.Kind)
 		source := lower + "-sample"
@@ -592,6 +608,20 @@ func (g *generator) backupCRDs() (map[string][]byte, error) {
 			}
 			files[path] = out
 		}
+	}
+	return files, nil
+}
+
+// backupCRDFiles are the CRD files of w's backup kinds, with every
+// version of w's kind.
+func (g *generator) backupCRDFiles(w watches.Watch) (map[string][]byte, error) {
+	files := map[string][]byte{}
+	for _, crd := range backupapi.CRDs(w.GroupVersionKind()) {
+		out, err := yaml.Marshal(withVersions(crd, g.versionsOf(w)))
+		if err != nil {
+			return nil, fmt.Errorf("CRD %s: %w", crd.Name, err)
+		}
+		files[backupCRDPath(crd.Spec.Group, crd.Spec.Names.Plural)] = out
 	}
 	return files, nil
 }
@@ -627,7 +657,7 @@ func (g *generator) deriveRBAC(pending map[string][]byte) (*rbac.Result, error) 
 			samples = append(samples, obj.Spec)
 		}
 		res, err := rbac.Derive(rbac.Options{Chart: c, Owner: rbac.Owner{Group: w.Group, Resource: crdschema.Plural(w.Kind), Kind: w.Kind},
-			Backup: g.hasBackupAPI(w, pending), WatchNamespace: rbacNamespace, Name: managerRole,
+			Backup: g.hasBackupAPI(w, pending), MigrateStorage: g.migratedCRDs(w, pending), WatchNamespace: rbacNamespace, Name: managerRole,
 			SampleValues: samples, KubeVersion: g.opts.KubeVersion, Config: g.config})
 		if err != nil {
 			return nil, err

@@ -48,6 +48,8 @@ func TestClusterTests(t *testing.T) {
 		bundle, from func(t *testing.T) string
 		wantState    v1alpha3.State
 		wantErrors   []string
+		// wantLog are lines the result's log must hold.
+		wantLog []string
 		// wait is the WaitTime, 20s unless set: the failures that wait
 		// for what never happens set less.
 		wait time.Duration
@@ -67,10 +69,71 @@ func TestClusterTests(t *testing.T) {
 			wantState: v1alpha3.FailState, wantErrors: []string{"creating Validated validated-sample", `Unsupported value: "slow"`},
 		},
 		{
+			// Besides the alm-example, project-v1's other sample and its
+			// chart's ci/safe-values.yaml.
 			name: "upgrade", test: scorecardtests.ChartpilotUpgrade,
 			from:      func(t *testing.T) string { return newFixture(t, "0.1.0").inProject(t, "project-v1") },
 			bundle:    func(t *testing.T) string { return newFixture(t, "0.2.0").inProject(t, "project-v2") },
 			wantState: v1alpha3.PassState,
+			wantLog: []string{
+				"charts.example.com_v1alpha1_validated_small.yaml: Validated validated-small",
+				"ci/safe-values.yaml: Validated validated-ci-safe",
+				"Validated validated-sample kept by the upgrade", "Validated validated-small kept by the upgrade", "Validated validated-ci-safe kept by the upgrade",
+				"Validated validated-ci-safe: revision 1 -> ", "Validated validated-small: revision 1 -> ",
+			},
+		},
+		{
+			// v1beta1 added as the storage version, the operator watching it:
+			// the CRs of v1alpha1 read the same in both.
+			name: "upgrade to a new API version", test: scorecardtests.ChartpilotUpgrade,
+			from: func(t *testing.T) string { return newFixture(t, "0.1.0").inProject(t, "project-v1") },
+			bundle: func(t *testing.T) string {
+				f := newFixture(t, "0.2.0")
+				beta := *f.crd.Spec.Versions[0].DeepCopy()
+				beta.Name = "v1beta1"
+				f.crd.Spec.Versions[0].Storage = false
+				f.crd.Spec.Versions = append(f.crd.Spec.Versions, beta)
+				owned := f.csv.Spec.CustomResourceDefinitions.Owned[0]
+				owned.Version = "v1beta1"
+				f.csv.Spec.CustomResourceDefinitions.Owned = append(f.csv.Spec.CustomResourceDefinitions.Owned, owned)
+				f.examples[0]["apiVersion"] = "charts.example.com/v1beta1"
+				f.projectFiles = map[string]any{"watches.yaml": []any{map[string]any{
+					"group": "charts.example.com", "version": "v1beta1", "kind": "Validated", "chart": "helm-charts/validated"}}}
+				return f.inProject(t, "project-v2")
+			},
+			wantState: v1alpha3.PassState,
+			wantLog: []string{
+				"Validated validated-ci-safe kept by the upgrade: accepted and its spec unchanged in v1alpha1, v1beta1",
+				"Validated validated-sample: revision 1 -> 2, chart validated-0.2.0",
+			},
+		},
+		{
+			name: "upgrade narrowing an enum a values set uses", test: scorecardtests.ChartpilotUpgrade,
+			from: func(t *testing.T) string { return newFixture(t, "0.1.0").inProject(t, "project-v1") },
+			bundle: func(t *testing.T) string {
+				f := newFixture(t, "0.2.0")
+				mode := f.crd.Spec.Versions[0].Schema.OpenAPIV3Schema.Properties["spec"].Properties["mode"]
+				mode.Enum = mode.Enum[:1] // fast only
+				f.crd.Spec.Versions[0].Schema.OpenAPIV3Schema.Properties["spec"].Properties["mode"] = mode
+				return f.inProject(t, "project-v2")
+			},
+			wantState: v1alpha3.FailState, wantErrors: []string{"Validated validated-ci-safe is not accepted in v1alpha1 by the new CRD", `Unsupported value: "safe"`},
+		},
+		{
+			name: "upgrade pruning a field the samples hold", test: scorecardtests.ChartpilotUpgrade,
+			from: func(t *testing.T) string { return newFixture(t, "0.1.0").inProject(t, "project-v1") },
+			bundle: func(t *testing.T) string {
+				f := newFixture(t, "0.2.0")
+				spec := f.crd.Spec.Versions[0].Schema.OpenAPIV3Schema.Properties["spec"]
+				spec.XPreserveUnknownFields = nil
+				delete(spec.Properties, "tags")
+				f.crd.Spec.Versions[0].Schema.OpenAPIV3Schema.Properties["spec"] = spec
+				return f.inProject(t, "project-v2")
+			},
+			wantState: v1alpha3.FailState, wantErrors: []string{
+				"Validated validated-sample read in v1alpha1 after the upgrade: spec.tags pruned",
+				"Validated validated-ci-safe read in v1alpha1 after the upgrade: spec.tags pruned",
+			},
 		},
 		{
 			name: "upgrade dropping the stored version", test: scorecardtests.ChartpilotUpgrade,
@@ -225,6 +288,11 @@ func TestClusterTests(t *testing.T) {
 			for _, want := range tt.wantErrors {
 				if !strings.Contains(strings.Join(res.Errors, "\n"), want) {
 					t.Errorf("errors do not say %q:\n%s", want, strings.Join(res.Errors, "\n"))
+				}
+			}
+			for _, want := range tt.wantLog {
+				if !strings.Contains(res.Log, want) {
+					t.Errorf("the log does not say %q", want)
 				}
 			}
 			assertCleanedUp(t, cfg)

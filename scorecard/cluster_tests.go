@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -15,6 +16,7 @@ import (
 
 	"github.com/chartpilot/chartpilot/internal/scorecardtests"
 	backupapi "github.com/chartpilot/chartpilot/operator/backup/api"
+	"github.com/chartpilot/chartpilot/operator/watches"
 )
 
 // installed is what install leaves for the next steps.
@@ -64,9 +66,14 @@ func releaseCRs(crs []*unstructured.Unstructured) []*unstructured.Unstructured {
 }
 
 // upgrade installs the previous bundle (FromBundleDir) and its operator,
-// then switches to bundle b and its project's operator. The CRs must stay
-// Deployed and Ready, on the new chart, at the same or a later revision,
-// with every object of their release in the cluster.
+// creates besides its alm-examples a CR of every values set the previous
+// project knows (valueSets: its samples, its charts' ci/ files), then
+// switches to bundle b and its project's operator. Every CR must survive:
+// accepted by the new CRD as it is (a dry-run create, which ratcheting
+// does not spare), its spec as before in the version it was written in and
+// in the one the new operator watches (nothing pruned), and, for each CR
+// deployed before, Deployed and Ready on the new chart at the same or a
+// later revision, with every object of its release in the cluster.
 func (c *clusterRun) upgrade(ctx context.Context, b *Bundle) (*installed, error) {
 	if c.opts.FromBundleDir == "" {
 		return nil, errNoPreviousBundle
@@ -82,8 +89,18 @@ func (c *clusterRun) upgrade(ctx context.Context, b *Bundle) (*installed, error)
 	if err != nil {
 		return old, fmt.Errorf("installing the previous bundle %s: %w", c.opts.FromBundleDir, err)
 	}
+	deployed, all, err := c.createValueSets(ctx, old)
+	if err != nil {
+		return old, err
+	}
+	specs := map[string]map[string]any{}
 	before := map[string]int{}
-	for _, cr := range old.crs {
+	for _, cr := range all {
+		if specs[cr.GetName()], err = c.spec(ctx, cr, cr.GroupVersionKind().Version); err != nil {
+			return old, err
+		}
+	}
+	for _, cr := range deployed {
 		rev, _, err := c.releaseObjects(cr.GetName())
 		if err != nil {
 			return old, err
@@ -102,14 +119,25 @@ func (c *clusterRun) upgrade(ctx context.Context, b *Bundle) (*installed, error)
 	if err != nil {
 		return old, err
 	}
+	served, err := servedVersions(b)
+	if err != nil {
+		return old, err
+	}
+	now := &installed{op: op, crs: deployed}
+	var lost []error
+	for _, cr := range all {
+		lost = append(lost, c.survives(ctx, cr, specs[cr.GetName()], op.watches, served))
+	}
+	if err := errors.Join(lost...); err != nil {
+		return now, err
+	}
 	charts := map[string]string{}
 	for _, w := range op.watches {
 		if w.LoadedChart != nil {
 			charts[w.GroupVersionKind().GroupKind().String()] = w.LoadedChart.Metadata.Name + "-" + w.LoadedChart.Metadata.Version
 		}
 	}
-	now := &installed{op: op, crs: old.crs}
-	for _, cr := range old.crs {
+	for _, cr := range deployed {
 		want := charts[cr.GroupVersionKind().GroupKind().String()]
 		states, err := c.waitDeployed(ctx, []*unstructured.Unstructured{cr}, func(st crState) bool {
 			return st.release != nil && st.release.Chart == want && st.release.Version >= before[cr.GetName()]
@@ -136,6 +164,128 @@ func (c *clusterRun) upgrade(ctx context.Context, b *Bundle) (*installed, error)
 		c.res.logf("%s %s: revision %d -> %d, chart %s, %d objects present", cr.GetKind(), cr.GetName(), before[cr.GetName()], rev, want, len(objs))
 	}
 	return now, nil
+}
+
+// createValueSets creates, beside the alm-examples old installed, a CR of
+// each values set of the previous project, and waits for them. deployed
+// are the CRs Deployed and Ready with the previous operator (a values set
+// it cannot deploy is no upgrade's doing: logged, and only checked for
+// being accepted and kept); all are every CR.
+func (c *clusterRun) createValueSets(ctx context.Context, old *installed) (deployed, all []*unstructured.Unstructured, err error) {
+	deployed, all = slices.Clone(old.crs), slices.Clone(old.crs)
+	sets, err := valueSets(c.opts.FromProjectDir, old.crs)
+	if err != nil || len(sets) == 0 {
+		return deployed, all, err
+	}
+	var crs []*unstructured.Unstructured
+	for _, s := range sets {
+		crs = append(crs, s.cr)
+		c.res.logf("values set %s: %s %s", s.source, s.cr.GetKind(), s.cr.GetName())
+	}
+	created, err := c.createCRs(ctx, crs)
+	all = append(all, created...)
+	if err != nil {
+		return deployed, all, fmt.Errorf("with the previous bundle: %w", err)
+	}
+	for _, cr := range created {
+		if _, err := c.waitDeployed(ctx, []*unstructured.Unstructured{cr}, nil); err != nil {
+			c.res.logf("%s %s not deployed by the previous operator (only its acceptance and spec are checked): %v", cr.GetKind(), cr.GetName(), err)
+			continue
+		}
+		deployed = append(deployed, cr)
+	}
+	return deployed, all, nil
+}
+
+// spec reads a CR's spec in version v.
+func (c *clusterRun) spec(ctx context.Context, cr *unstructured.Unstructured, v string) (map[string]any, error) {
+	gvk := cr.GroupVersionKind()
+	gvk.Version = v
+	ri, err := c.resource(gvk, c.ns)
+	if err != nil {
+		return nil, err
+	}
+	cur, err := ri.Get(ctx, cr.GetName(), metav1.GetOptions{})
+	if err != nil {
+		return nil, fmt.Errorf("reading %s %s in %s: %w", cr.GetKind(), cr.GetName(), v, err)
+	}
+	spec, _, _ := unstructured.NestedMap(cur.Object, "spec")
+	return spec, nil
+}
+
+// servedVersions are the versions each CRD of bundle b serves, by kind.
+func servedVersions(b *Bundle) (map[schema.GroupKind][]string, error) {
+	crds, err := b.v1CRDs()
+	if err != nil {
+		return nil, err
+	}
+	out := map[schema.GroupKind][]string{}
+	for _, crd := range crds {
+		gk := schema.GroupKind{Group: crd.Spec.Group, Kind: crd.Spec.Names.Kind}
+		for _, v := range crd.Spec.Versions {
+			if v.Served {
+				out[gk] = append(out[gk], v.Name)
+			}
+		}
+	}
+	return out, nil
+}
+
+// survives checks one CR after the new bundle's CRDs are installed: the
+// new CRD accepts it as it is, and its spec, read in the version it was
+// written in (while the new CRD serves it) and in the one the new
+// operator watches, lost nothing.
+func (c *clusterRun) survives(ctx context.Context, cr *unstructured.Unstructured, before map[string]any, ws []watches.Watch, served map[schema.GroupKind][]string) error {
+	gk := cr.GroupVersionKind().GroupKind()
+	var versions []string
+	if slices.Contains(served[gk], cr.GroupVersionKind().Version) {
+		versions = append(versions, cr.GroupVersionKind().Version)
+	}
+	for _, w := range ws {
+		if w.GroupVersionKind().GroupKind() == gk && !slices.Contains(versions, w.Version) {
+			versions = append(versions, w.Version)
+		}
+	}
+	id := cr.GetKind() + " " + cr.GetName()
+	var errs []error
+	for _, v := range versions {
+		after, err := c.spec(ctx, cr, v)
+		if err != nil {
+			errs = append(errs, fmt.Errorf("%s after the upgrade: %w", id, err))
+			continue
+		}
+		if lost := lostFields("spec", before, after); len(lost) > 0 {
+			errs = append(errs, fmt.Errorf("%s read in %s after the upgrade: %s: the new CRD drops what the CR holds (keep the fields, or add a new API version: chartpilot create api --version)", id, v, strings.Join(lost, ", ")))
+		}
+		if err := c.accepted(ctx, cr, v); err != nil {
+			errs = append(errs, fmt.Errorf("%s is not accepted in %s by the new CRD: %w", id, v, err))
+		}
+	}
+	if len(errs) == 0 {
+		c.res.logf("%s kept by the upgrade: accepted and its spec unchanged in %s", id, strings.Join(versions, ", "))
+	}
+	return errors.Join(errs...)
+}
+
+// accepted creates a copy of the CR, as read in version v, with a dry run:
+// the API server validates it whole against the new CRD (an update would
+// let unchanged invalid fields through: validation ratcheting).
+func (c *clusterRun) accepted(ctx context.Context, cr *unstructured.Unstructured, v string) error {
+	gvk := cr.GroupVersionKind()
+	gvk.Version = v
+	ri, err := c.resource(gvk, c.ns)
+	if err != nil {
+		return err
+	}
+	cur, err := ri.Get(ctx, cr.GetName(), metav1.GetOptions{})
+	if err != nil {
+		return err
+	}
+	probe := &unstructured.Unstructured{Object: map[string]any{"apiVersion": cur.GetAPIVersion(), "kind": cur.GetKind(), "spec": cur.Object["spec"]}}
+	probe.SetName(cr.GetName() + "-upgrade-check")
+	probe.SetNamespace(c.ns)
+	_, err = ri.Create(ctx, probe, metav1.CreateOptions{DryRun: []string{metav1.DryRunAll}})
+	return err
 }
 
 // errNoPreviousBundle: chartpilot-upgrade needs the bundle it upgrades from.

@@ -2,6 +2,7 @@ package cli
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"path/filepath"
 
@@ -27,7 +28,6 @@ func apiFlags(cmd *cobra.Command, o *scaffold.APIOptions) {
 	fl.StringVar(&o.Group, "group", scaffold.DefaultGroup, "the API group's first label; the group is <group>.<domain>")
 	fl.StringVar(&o.Version, "version", scaffold.DefaultVersion, "the API version")
 	fl.StringVar(&o.Kind, "kind", "", "the custom resource's kind (default: the chart's name in CamelCase)")
-	_ = cmd.MarkFlagRequired("chart")
 }
 
 // initOptions are init's flags and arguments.
@@ -70,6 +70,7 @@ generate reads.`,
 		RunE: runOptions(o),
 	}
 	apiFlags(cmd, &opts.APIOptions)
+	_ = cmd.MarkFlagRequired("chart")
 	fl := cmd.Flags()
 	fl.StringVar(&opts.Domain, "domain", scaffold.DefaultDomain, "the domain of the project's API groups")
 	fl.StringVar(&opts.ProjectName, "project-name", "", "the project's name (default: DIR's base name)")
@@ -118,6 +119,9 @@ type createAPIOptions struct {
 	scaffold.CreateAPIOptions
 	streams genericiooptions.IOStreams
 	vals    values.Options
+	// newVersion: --version was given, so without --chart a version is
+	// added to a kind the project serves.
+	newVersion bool
 }
 
 func newCreateAPICommand(streams genericiooptions.IOStreams) *cobra.Command {
@@ -125,13 +129,30 @@ func newCreateAPICommand(streams genericiooptions.IOStreams) *cobra.Command {
 	opts := &o.CreateAPIOptions
 	cmd := &cobra.Command{
 		Use:   "api",
-		Short: "Add a kind served by another chart to the project in the current directory",
-		Long: `create api vendors another chart into helm-charts/, adds its CRD, sample,
-watches.yaml entry and PROJECT resource, and regenerates config/rbac/role.yaml
-for all of the project's charts.`,
-		Example: `  chartpilot create api --chart ./charts/cache --kind Cache`,
-		Args:    cobra.NoArgs,
-		RunE:    runOptions(o),
+		Short: "Add a kind served by another chart, or a new API version of a kind, to the project in the current directory",
+		Long: `With --chart, create api vendors another chart into helm-charts/, adds its
+CRD, sample, watches.yaml entry and PROJECT resource, and regenerates
+config/rbac/role.yaml for all of the project's charts.
+
+Without --chart, it adds API version --version to a kind the project serves
+(--kind, default the project's only one), for when the chart's values change:
+the CRD keeps its versions, served as they were, and gains the new one as its
+storage version, its schema from the chart. There is no conversion webhook in
+a Helm operator: the API server converts between versions by changing
+apiVersion alone (conversion None), so the new schema must read every CR of
+the old versions as they do; an incompatible one (a field removed, a type
+changed...) is refused with each path. The one watches.yaml entry of the kind
+moves to the new version (the API server serves every CR in every served
+version; a watch per version would reconcile each CR twice), PROJECT lists it,
+and config/samples gets a sample of it. The operator then rewrites every CR in
+the new version at start-up when it watches all namespaces, and trims the
+CRD's status.storedVersions (otherwise: chartpilot olm migrate), so that a
+later release can drop the old version: remove it from PROJECT and run
+chartpilot generate.`,
+		Example: `  chartpilot create api --chart ./charts/cache --kind Cache
+  chartpilot create api --version v1beta1 --kind Cache`,
+		Args: cobra.NoArgs,
+		RunE: runOptions(o),
 	}
 	apiFlags(cmd, &opts.APIOptions)
 	cmd.Flags().StringVar(&opts.Dir, "project-dir", ".", "the project's directory")
@@ -140,17 +161,27 @@ for all of the project's charts.`,
 	return cmd
 }
 
-func (o *createAPIOptions) complete(*cobra.Command, []string) (err error) {
+func (o *createAPIOptions) complete(cmd *cobra.Command, _ []string) (err error) {
 	o.Out = o.streams.ErrOut
+	o.newVersion = cmd.Flags().Changed("version")
 	o.Values, err = givenValues(&o.vals)
 	return err
 }
 
-func (o *createAPIOptions) validate() error { return nil }
+func (o *createAPIOptions) validate() error {
+	if o.Chart == "" && !o.newVersion {
+		return errors.New("give --chart for a new kind, or --version for a new API version of a kind the project serves")
+	}
+	return nil
+}
 
 func (o *createAPIOptions) run(context.Context) error {
 	if err := scaffold.CreateAPI(o.CreateAPIOptions); err != nil {
 		return valuesHint(err)
+	}
+	if o.Chart == "" {
+		_, err := fmt.Fprintf(o.streams.Out, "Added API version %s (the storage version) to the project in %s.\n", o.Version, dirName(o.Dir))
+		return err
 	}
 	_, err := fmt.Fprintf(o.streams.Out, "Added the chart %s to the project in %s.\n", o.Chart, dirName(o.Dir))
 	return err

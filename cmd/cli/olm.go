@@ -41,6 +41,7 @@ Namespaces come from -n or the kubeconfig's context.`,
 		newOLMStatusCommand(streams, configFlags),
 		newOLMUnsubscribeCommand(streams, configFlags),
 		newOLMPreflightCommand(streams, configFlags),
+		newOLMMigrateCommand(streams, configFlags),
 		newOLMv1Command(streams, configFlags),
 	)
 	return cmd
@@ -453,4 +454,71 @@ func (o *olmPreflightOptions) run(ctx context.Context) error {
 		return fmt.Errorf("%d problem(s): the new CRDs would reject or prune existing CRs", len(rep.Problems))
 	}
 	return nil
+}
+
+// olmMigrateOptions are olm migrate's flags and arguments.
+type olmMigrateOptions struct {
+	olm.MigrateOptions
+	streams     genericiooptions.IOStreams
+	configFlags *genericclioptions.ConfigFlags
+	output      *enumFlag
+}
+
+func newOLMMigrateCommand(streams genericiooptions.IOStreams, configFlags *genericclioptions.ConfigFlags) *cobra.Command {
+	o := &olmMigrateOptions{streams: streams, configFlags: configFlags, output: outputFlag()}
+	cmd := &cobra.Command{
+		Use:   "migrate [CRD...]",
+		Short: "Rewrite every CR of CRDs in their storage version and trim status.storedVersions, so that a later release may drop old versions",
+		Long: `After a release adds an API version as the storage version (chartpilot create
+api --version), the CRs written before stay stored in the old version, which
+the CRD's status.storedVersions keeps listing: a release that drops it is
+refused (OLM checks it) until no CR is stored in it. migrate writes every CR of
+each CRD back unchanged, in all namespaces (the API server encodes each write
+in the storage version), then sets status.storedVersions to the storage
+version alone, as kube-storage-version-migrator does.
+
+An operator that watches all namespaces does this at its start; one that
+watches some namespaces cannot see every CR, so run migrate as the cluster
+admin. The CRDs are named, or those the installed CSV of --package owns (in
+-n's namespace). A CR the API server refuses to write is named, and its CRD's
+storedVersions are then kept.`,
+		Example: `  chartpilot olm migrate --package my-operator -n operators
+  chartpilot olm migrate widgets.example.com --dry-run`,
+		RunE: runOptions(o),
+	}
+	cmd.Flags().StringVar(&o.Package, "package", "", "migrate the CRDs the installed CSV of this package owns (namespace: -n)")
+	cmd.Flags().BoolVar(&o.DryRun, "dry-run", false, "count the CRs to rewrite and write nothing")
+	cmd.Flags().VarP(o.output, "output", "o", "output format: text, json or yaml")
+	return cmd
+}
+
+func (o *olmMigrateOptions) complete(_ *cobra.Command, args []string) error {
+	o.CRDs = args
+	return nil
+}
+
+func (o *olmMigrateOptions) validate() error { return nil }
+
+func (o *olmMigrateOptions) run(ctx context.Context) error {
+	cfg, err := runcmd.KubeConfig(o.configFlags)
+	if err != nil {
+		return fmt.Errorf("reaching the cluster: %w", err)
+	}
+	c, ns, err := clusterClient(o.configFlags)
+	if err != nil {
+		return err
+	}
+	o.Namespace, o.Out = ns, o.streams.ErrOut
+	res, err := olm.MigrateStorage(ctx, c, cfg, o.MigrateOptions)
+	if perr := printData(o.streams.Out, o.output.String(), res, func(w io.Writer) error {
+		for _, r := range res {
+			if _, err := fmt.Fprintln(w, r); err != nil {
+				return err
+			}
+		}
+		return nil
+	}); perr != nil {
+		return perr
+	}
+	return err
 }

@@ -1,5 +1,7 @@
 # Writes the CRD pairs of crddiff's tests: one directory per case with
 # old.yaml and new.yaml. Run from this directory: python3 gen.py
+# The chart-* cases are not written here: scaffold's TestChartPairsForOLMv1
+# writes them (go test ./scaffold -run TestChartPairsForOLMv1 -update).
 import copy, os, yaml
 
 def crd(versions, scope="Namespaced"):

@@ -21,6 +21,8 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/rest"
+
+	"github.com/chartpilot/chartpilot/crddiff"
 )
 
 // Kind is what the new CRD would do to a CR.
@@ -67,13 +69,25 @@ type CRDResult struct {
 type Report struct {
 	CRDs     []CRDResult `json:"crds"`
 	Problems []Problem   `json:"problems"`
+	// StoredVersionsDropped are the versions a new CRD removes while the
+	// cluster's CRD still lists them in status.storedVersions (crddiff's
+	// storedVersionRemoval rule, judged on the CRD as the cluster has
+	// it): CRs may be stored in them, which the API server could then no
+	// longer read. OLM v0 and v1 refuse such an upgrade; chartpilot olm
+	// migrate moves the CRs to the storage version and trims the list.
+	StoredVersionsDropped []crddiff.Change `json:"storedVersionsDropped,omitempty"`
 }
 
-// OK is true when no CR would be rejected or pruned.
-func (r *Report) OK() bool { return len(r.Problems) == 0 }
+// OK is true when no CR would be rejected or pruned, and no version CRs
+// may be stored in is dropped.
+func (r *Report) OK() bool { return len(r.Problems) == 0 && len(r.StoredVersionsDropped) == 0 }
 
-// WriteText prints the problems, then a line per CRD.
+// WriteText prints the dropped stored versions and the problems, then a
+// line per CRD.
 func (r *Report) WriteText(w io.Writer) error {
+	if err := crddiff.WriteText(w, r.StoredVersionsDropped); err != nil {
+		return err
+	}
 	for _, p := range r.Problems {
 		if _, err := fmt.Fprintln(w, p); err != nil {
 			return err
@@ -113,6 +127,11 @@ func Check(ctx context.Context, cfg *rest.Config, crds []*apiextensionsv1.Custom
 		}
 		if err != nil {
 			return nil, fmt.Errorf("reading CRD %s: %w", crd.Name, err)
+		}
+		for _, c := range crddiff.Compare(old, crd) {
+			if c.Rule == crddiff.RuleStoredVersionRemoval {
+				rep.StoredVersionsDropped = append(rep.StoredVersionsDropped, c)
+			}
 		}
 		res, problems, err := checkCRD(ctx, dyn, old, crd)
 		if err != nil {

@@ -10,6 +10,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	apiextensionsclient "k8s.io/apiextensions-apiserver/pkg/client/clientset/clientset"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -155,4 +156,53 @@ func createWhenServed(ctx context.Context, dyn dynamic.Interface, gvr schema.Gro
 		time.Sleep(100 * time.Millisecond)
 	}
 	return err
+}
+
+// A new CRD that drops a version the cluster's CRD still lists in
+// status.storedVersions is refused, by name; once the CRs are migrated and
+// the list trimmed (chartpilot olm migrate), the same CRD passes.
+func TestCheckStoredVersions(t *testing.T) {
+	two := widgetCRD(nil)
+	beta := *two.Spec.Versions[0].DeepCopy()
+	two.Spec.Versions[0].Storage = false
+	beta.Name = "v1beta1"
+	two.Spec.Versions = append(two.Spec.Versions, beta)
+	cfg := clustertest.StartAPIServer(t, &envtest.Environment{CRDs: []*apiextensionsv1.CustomResourceDefinition{widgetCRD(nil)}})
+	ctx := t.Context()
+	ext := apiextensionsclient.NewForConfigOrDie(cfg)
+	crds := ext.ApiextensionsV1().CustomResourceDefinitions()
+	cur, err := crds.Get(ctx, two.Name, metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cur.Spec.Versions = two.Spec.Versions
+	if _, err := crds.Update(ctx, cur, metav1.UpdateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	betaOnly := widgetCRD(nil)
+	betaOnly.Spec.Versions = []apiextensionsv1.CustomResourceDefinitionVersion{beta}
+	betaOnly.Spec.Versions[0].Storage = true
+
+	rep, err := Check(ctx, cfg, []*apiextensionsv1.CustomResourceDefinition{betaOnly})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rep.OK() || len(rep.StoredVersionsDropped) != 1 || !strings.Contains(rep.StoredVersionsDropped[0].Detail, "v1alpha1") {
+		t.Fatalf("dropping v1alpha1 while storedVersions holds it: %+v", rep)
+	}
+	var text strings.Builder
+	if err := rep.WriteText(&text); err != nil || !strings.Contains(text.String(), "chartpilot olm migrate") {
+		t.Errorf("the report does not say what to do: %v\n%s", err, text.String())
+	}
+	cur, err = crds.Get(ctx, two.Name, metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cur.Status.StoredVersions = []string{"v1beta1"}
+	if _, err := crds.UpdateStatus(ctx, cur, metav1.UpdateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if rep, err = Check(ctx, cfg, []*apiextensionsv1.CustomResourceDefinition{betaOnly}); err != nil || !rep.OK() {
+		t.Errorf("after storedVersions were trimmed: %+v, %v; want OK", rep, err)
+	}
 }

@@ -5,7 +5,8 @@
 // (apiextensions-apiserver's own pruning, defaulting and schema
 // validation), so that every CR the new schema would reject, and every
 // field it would drop, is named before OLM v0 refuses the InstallPlan or
-// the data is lost.
+// the data is lost. A version the new CRD drops while the cluster's CRD
+// still lists it in status.storedVersions is named too.
 //
 // CEL validation rules (x-kubernetes-validations) are not evaluated.
 //
