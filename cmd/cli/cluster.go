@@ -14,6 +14,7 @@ import (
 	"k8s.io/cli-runtime/pkg/genericiooptions"
 
 	"github.com/chartpilot/chartpilot/cluster"
+	"github.com/chartpilot/chartpilot/cluster/node"
 	"github.com/chartpilot/chartpilot/cluster/toolchain"
 	"github.com/chartpilot/chartpilot/cmd/runcmd"
 )
@@ -68,6 +69,7 @@ engine and no download is needed.`,
 		newClusterBuildCommand(streams, f),
 		newClusterCheckCommand(streams, f),
 		newClusterObjectStoreCommand(streams, f),
+		newClusterPrepareHostCommand(streams),
 	)
 	return cmd
 }
@@ -110,6 +112,34 @@ func newClusterUpCommand(streams genericiooptions.IOStreams, f *clusterFlags) *c
 	fl.StringVar(&nodeKind, "node", nodeKind, "the node: real (containerd and a kubelet run pods; needs root on Linux), kwok (pods are simulated) or auto (real where possible); a cluster keeps the node it was created with")
 	fl.IntVar(&ports.Registry, "registry-port", 0, "the local image registry's port (real node)")
 	fl.IntVar(&ports.ObjectStore, "object-store-port", 0, "the S3-compatible object store's port")
+	return cmd
+}
+
+func newClusterPrepareHostCommand(streams genericiooptions.IOStreams) *cobra.Command {
+	var opts node.ProvideOptions
+	cmd := &cobra.Command{
+		Use:   "prepare-host",
+		Short: "Install the Debian packages, load the kernel modules and mount what the real node needs (as root; nothing when all is there)",
+		Long: `Looks at what the real node needs of this host (the commands its agents
+run, what building runc takes, bridge netfilter, overlayfs, the cgroup
+controllers) and provides what is missing: Debian packages with apt-get from
+the host's configured sources, kernel modules with modprobe, the cgroup file
+system's mount. It says what it installs, and does nothing when all is there.
+It needs root and apt-get; what nothing can install (another Kubernetes's
+kubelet on the host, a cgroup controller the kernel lacks) it names.`,
+		Example: `  # as root, before the first ` + "`cluster up --node=real`" + `
+  chartpilot cluster prepare-host
+  # make demo: prepare where it can, else say why the demo takes a kwok node
+  chartpilot cluster prepare-host --best-effort`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			ctx, cancel := runcmd.SignalContext(cmd.Context())
+			defer cancel()
+			opts.Out = streams.Out
+			return node.ProvideHost(ctx, opts)
+		},
+	}
+	cmd.Flags().BoolVar(&opts.BestEffort, "best-effort", false, "where this host cannot be prepared (not root, no apt-get, not Linux) or installing fails, say what is missing and succeed")
 	return cmd
 }
 
