@@ -115,6 +115,10 @@ type Options struct {
 	// identity is this process's name as a candidate for leader, kept
 	// across the terms Run starts; New makes one when empty.
 	identity string
+	// outage logs the API server's absence once for every controller, and
+	// across the terms Run starts (an outage may end a term); New makes
+	// one when nil.
+	outage *reconciler.Outage
 }
 
 func (o *Options) defaults() {
@@ -146,6 +150,9 @@ func (o *Options) defaults() {
 	o.Log = capVerbosity(o.Log)
 	if o.ServedTimeout == 0 {
 		o.ServedTimeout = DefaultServedTimeout
+	}
+	if o.outage == nil {
+		o.outage = reconciler.NewOutage(o.Log)
 	}
 }
 
@@ -418,6 +425,7 @@ func Run(ctx context.Context, opts Options) error {
 			if err := waitAPIServer(ctx, opts.Config); err != nil {
 				return err
 			}
+			opts.outage.Reached()
 			// The last term's servers close as it ends, not before Start returns.
 			if err := waitBindable(ctx, opts.MetricsBindAddress, opts.HealthProbeBindAddress, opts.PprofBindAddress); err != nil {
 				return err
@@ -514,6 +522,7 @@ func addController(mgr manager.Manager, helm *release.Client, w watches.Watch, o
 		ReconcilePeriod: opts.ReconcilePeriod,
 		Backoff:         opts.Backoff,
 		DriftLimit:      opts.DriftLimit,
+		Outage:          opts.outage,
 		Labels:          shardLabels(opts.Shard),
 		Log:             opts.Log.WithName(name),
 	})

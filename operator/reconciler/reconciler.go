@@ -96,6 +96,9 @@ type Options struct {
 	// DriftLimit stops drift repair of a release whose objects keep
 	// drifting (another controller edits them).
 	DriftLimit DriftLimit
+	// Outage logs the API server's absence once for every CR (see Outage);
+	// nil makes one for this reconciler alone.
+	Outage *Outage
 	// Now is the clock; defaults to time.Now.
 	Now func() time.Time
 	// Labels are put on every object of every release (not on pod
@@ -134,6 +137,9 @@ type Reconciler struct {
 func New(opts Options) *Reconciler {
 	if opts.Now == nil {
 		opts.Now = time.Now
+	}
+	if opts.Outage == nil {
+		opts.Outage = NewOutage(opts.Log)
 	}
 	r := &Reconciler{opts: opts, driftLimit: opts.DriftLimit.withDefaults()}
 	r.mapping = requestMapping{
@@ -306,6 +312,9 @@ func (r *Reconciler) act(ctx context.Context, p *pass, relReq *release.Request) 
 		relReq.LeaveDrift = s.drift.isSuspended(r.driftLimit, p.attempt, r.opts.Now())
 	})
 	res, err := r.opts.Helm.Reconcile(ctx, relReq)
+	if err == nil || !unreachable(err) {
+		r.opts.Outage.Reached()
+	}
 	r.report(p.obj, res)
 	if r.opts.Metrics != nil {
 		state := string(res.State.Status)
@@ -395,14 +404,27 @@ func (r *Reconciler) failed(ctx context.Context, p *pass, res release.Result, re
 	}
 	p.st.ObservedGeneration = p.gen
 	r.record(p.key, p.began, p.st, res, rerr)
-	if werr := r.writeStatus(ctx, p.obj, p.before, p.st); werr != nil {
+	// An API server away is one condition of the operator, logged once
+	// (see Outage); each CR's failures to reach it only at V(1).
+	away := rerr
+	if werr := r.writeStatus(ctx, p.obj, p.before, p.st); unreachable(werr) {
+		away = werr
+		p.log.V(1).Info("writing status could not reach the API server", "error", werr.Error())
+	} else if werr != nil {
 		p.log.Error(werr, "writing status")
 	}
 	var retryIn time.Duration
 	r.memory.with(p.key, func(s *crState) {
 		retryIn = s.failure.failed(r.opts.Backoff, p.attempt, r.opts.Now(), unreachable(rerr))
 	})
-	p.log.Error(rerr, "reconcile failed", "retryIn", retryIn.Round(time.Millisecond))
+	if unreachable(rerr) {
+		p.log.V(1).Info("reconcile could not reach the API server", "retryIn", retryIn.Round(time.Millisecond), "error", rerr.Error())
+	} else {
+		p.log.Error(rerr, "reconcile failed", "retryIn", retryIn.Round(time.Millisecond))
+	}
+	if unreachable(away) {
+		r.opts.Outage.unreachable(r.opts.Watch.Kind+" "+p.key.String(), away)
+	}
 	// The backoff is this reconciler's: an error would add the controller's
 	// own rate limiting on top and log the failure a second time.
 	return reconcile.Result{RequeueAfter: retryIn}, nil
