@@ -24,7 +24,14 @@ build: ## Build chartpilot, and the operator image's runtime-only binary, into b
 
 .PHONY: demo
 demo: build ## The whole journey on a local cluster with real OLM: chart -> operator -> Subscription -> upgrade
+	@# The real node's packages and modules where this host allows (root, apt-get);
+	@# else the demo takes a kwok node and says what is missing.
+	$(CHARTPILOT) cluster prepare-host --best-effort
 	$(CHARTPILOT) demo --dir $(DEMO_DIR)
+
+.PHONY: prepare-host
+prepare-host: build ## As root with apt-get: install the packages and load the kernel modules the real node needs (nothing when all is there)
+	$(CHARTPILOT) cluster prepare-host
 
 .PHONY: cluster-build
 cluster-build: build ## Build the local cluster's components (cached; cold build 10-20 min)

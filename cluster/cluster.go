@@ -308,11 +308,6 @@ func (c *Cluster) checkNodeKind() error {
 	return nil
 }
 
-// RealNodePossible says why this host cannot run a real node, if it cannot.
-func RealNodePossible() error {
-	h := node.Host{}
-	if err := h.Preflight(); err != nil {
-		return err
-	}
-	return h.SeccompHeaders()
-}
+// RealNodePossible says why this host cannot run a real node, if it cannot:
+// everything missing at once, and the command that provides it.
+func RealNodePossible() error { return node.Host{}.Preflight() }

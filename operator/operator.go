@@ -116,6 +116,10 @@ type Options struct {
 	// identity is this process's name as a candidate for leader, kept
 	// across the terms Run starts; New makes one when empty.
 	identity string
+	// outage logs the API server's absence once for every controller, and
+	// across the terms Run starts (an outage may end a term); New makes
+	// one when nil.
+	outage *reconciler.Outage
 }
 
 func (o *Options) defaults() {
@@ -148,6 +152,9 @@ func (o *Options) defaults() {
 	if o.ServedTimeout == 0 {
 		o.ServedTimeout = DefaultServedTimeout
 	}
+	if o.outage == nil {
+		o.outage = reconciler.NewOutage(o.Log)
+	}
 }
 
 // DefaultServedTimeout is Options.ServedTimeout's default: controller-runtime's
@@ -166,48 +173,84 @@ func ParseNamespaces(v string) []string {
 	return out
 }
 
-// New builds the operator's manager with one controller per watch.
+// New builds the operator's manager: its cache of the CRs and of the
+// releases' objects, the Helm client over that cache, one controller per
+// watch and, for the kinds whose backup kinds are served, the backup
+// controllers.
 func New(opts Options) (manager.Manager, error) {
 	opts.defaults()
-	if len(opts.Watches) == 0 {
-		return nil, fmt.Errorf("no watches: nothing to reconcile")
-	}
-	ws, err := shardWatches(opts.Watches, opts.Shard)
-	if err != nil {
-		return nil, err
-	}
-	opts.Watches = ws
-	if err := opts.Lease.validate(); err != nil {
+	if err := opts.validate(); err != nil {
 		return nil, err
 	}
 	opts.Config = countRequests(opts.Config, newRequestCounter(metrics.Registry))
-	// The cache holds the CRs and only the objects of releases (labelled by
-	// the post-renderer), so memory does not grow with unrelated objects.
-	// managedFields are often the largest part of an object and nothing
-	// here reads them.
-	byObject := map[client.Object]cache.ByObject{}
-	for _, w := range opts.Watches {
-		byObject[crObject(w.GroupVersionKind())] = cache.ByObject{Label: w.LabelSelector, Transform: cache.TransformStripManagedFields()}
-	}
 	backups, schedules, err := servedBackups(opts.Config, opts.Watches)
 	if err != nil {
 		return nil, err
 	}
-	for _, gvk := range backups {
-		for _, o := range backup.Objects(gvk) {
-			byObject[o] = cache.ByObject{Label: labels.Everything(), Transform: cache.TransformStripManagedFields()}
-		}
-		if schedules[gvk] {
-			byObject[backup.ScheduleObject(gvk)] = cache.ByObject{Label: labels.Everything(), Transform: cache.TransformStripManagedFields()}
-		}
-	}
-	gate, err := newServerGate(opts.Config)
+	cacheOpts, err := cacheOptions(opts, backups, schedules)
 	if err != nil {
 		return nil, err
+	}
+	mgr, err := newManager(&opts, cacheOpts)
+	if err != nil {
+		return nil, err
+	}
+	helm, err := newHelm(mgr, opts)
+	if err != nil {
+		return nil, err
+	}
+	for _, w := range opts.Watches {
+		if err := addController(mgr, helm, w, opts); err != nil {
+			return nil, err
+		}
+	}
+	if err := mgr.Add(&storageMigration{cfg: opts.Config, mapper: mgr.GetRESTMapper(), kinds: ownKinds(opts.Watches, backups, schedules),
+		namespaces: opts.Namespaces, log: opts.Log.WithName("storage-migration")}); err != nil {
+		return nil, err
+	}
+	for _, gvk := range backups {
+		if err := addBackup(mgr, helm, gvk, schedules[gvk], opts); err != nil {
+			return nil, err
+		}
+	}
+	return mgr, nil
+}
+
+// validate checks the options New needs, and keeps of the watches the
+// shard's.
+func (o *Options) validate() error {
+	if len(o.Watches) == 0 {
+		return fmt.Errorf("no watches: nothing to reconcile")
+	}
+	ws, err := shardWatches(o.Watches, o.Shard)
+	if err != nil {
+		return err
+	}
+	o.Watches = ws
+	return o.Lease.validate()
+}
+
+// cacheOptions say what the manager's cache holds: the CRs and only the
+// objects of releases (labelled by the post-renderer), so that memory does
+// not grow with unrelated objects, and the backup kinds served. managedFields
+// are often the largest part of an object and nothing here reads them.
+func cacheOptions(opts Options, backups []schema.GroupVersionKind, schedules map[schema.GroupVersionKind]bool) (cache.Options, error) {
+	everything := cache.ByObject{Label: labels.Everything(), Transform: cache.TransformStripManagedFields()}
+	byObject := map[client.Object]cache.ByObject{}
+	for _, w := range opts.Watches {
+		byObject[crObject(w.GroupVersionKind())] = cache.ByObject{Label: w.LabelSelector, Transform: cache.TransformStripManagedFields()}
+	}
+	for _, gvk := range backups {
+		for _, o := range backup.Objects(gvk) {
+			byObject[o] = everything
+		}
+		if schedules[gvk] {
+			byObject[backup.ScheduleObject(gvk)] = everything
+		}
 	}
 	managed, err := managedSelector(opts.Shard)
 	if err != nil {
-		return nil, err
+		return cache.Options{}, err
 	}
 	// Pods carry the managed label through their workload's template, but
 	// not the shard's (relabelling a template would roll the pods).
@@ -228,6 +271,17 @@ func New(opts Options) (manager.Manager, error) {
 			cacheOpts.DefaultNamespaces[ns] = cache.Config{}
 		}
 	}
+	return cacheOpts, nil
+}
+
+// newManager makes the manager: its cache gated on the API server's
+// presence, its leader election under this process's identity (which it
+// sets in opts when empty), its metrics and health servers.
+func newManager(opts *Options, cacheOpts cache.Options) (manager.Manager, error) {
+	gate, err := newServerGate(opts.Config)
+	if err != nil {
+		return nil, err
+	}
 	var lock resourcelock.Interface
 	leaderEvents := &lazyRecorder{}
 	if opts.LeaderElection {
@@ -236,7 +290,7 @@ func New(opts Options) (manager.Manager, error) {
 				return nil, err
 			}
 		}
-		if lock, err = leaseLock(opts.Config, opts, opts.identity, leaderEvents); err != nil {
+		if lock, err = leaseLock(opts.Config, *opts, opts.identity, leaderEvents); err != nil {
 			return nil, err
 		}
 	}
@@ -279,6 +333,13 @@ func New(opts Options) (manager.Manager, error) {
 	if err := mgr.AddReadyzCheck("ping", healthz.Ping); err != nil {
 		return nil, err
 	}
+	return mgr, nil
+}
+
+// newHelm makes the Helm client of every controller: it reads through the
+// manager's cache, pods too where the operator may watch them (for the
+// health of workloads), and Helm's records through an index of them.
+func newHelm(mgr manager.Manager, opts Options) (*release.Client, error) {
 	clientOpts := []release.ClientOption{release.WithReader(mgr.GetClient())}
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	podsOK, err := mayWatchPods(ctx, opts.Config, opts.Namespaces)
@@ -303,35 +364,22 @@ func New(opts Options) (manager.Manager, error) {
 	if err := mgr.Add(records); err != nil {
 		return nil, err
 	}
-	helm, err := release.NewClient(opts.Config, append(clientOpts,
+	return release.NewClient(opts.Config, append(clientOpts,
 		// Records this operator writes carry the managed label and its
 		// shard's; records without them are read from the API server.
 		release.WithRecordIndex(records, managedLabels(opts.Shard)),
 		release.WithLogger(opts.Log))...)
-	if err != nil {
-		return nil, err
-	}
-	for _, w := range opts.Watches {
-		if err := addController(mgr, helm, w, opts); err != nil {
-			return nil, err
-		}
-	}
-	if err := mgr.Add(&storageMigration{cfg: opts.Config, mapper: mgr.GetRESTMapper(), kinds: ownKinds(opts.Watches, backups, schedules),
-		namespaces: opts.Namespaces, log: opts.Log.WithName("storage-migration")}); err != nil {
-		return nil, err
-	}
-	for _, gvk := range backups {
-		err := backup.Add(mgr, backup.Options{
-			Watched: gvk, Client: mgr.GetClient(), Reader: mgr.GetAPIReader(), Releases: helm,
-			Config: opts.Config, MoverImage: opts.MoverImage, Schedules: schedules[gvk],
-			Recorder: mgr.GetEventRecorderFor(strings.ToLower(gvk.Kind) + "-backup"),
-			Log:      opts.Log.WithName(strings.ToLower(gvk.Kind) + "-backup"),
-		}, opts.SkipNameValidation)
-		if err != nil {
-			return nil, err
-		}
-	}
-	return mgr, nil
+}
+
+// addBackup adds the backup and restore controllers of a watched kind.
+func addBackup(mgr manager.Manager, helm *release.Client, gvk schema.GroupVersionKind, schedules bool, opts Options) error {
+	name := strings.ToLower(gvk.Kind) + "-backup"
+	return backup.Add(mgr, backup.Options{
+		Watched: gvk, Client: mgr.GetClient(), Reader: mgr.GetAPIReader(), Releases: helm,
+		Config: opts.Config, MoverImage: opts.MoverImage, Schedules: schedules,
+		Recorder: mgr.GetEventRecorderFor(name),
+		Log:      opts.Log.WithName(name),
+	}, opts.SkipNameValidation)
 }
 
 // ownKinds are the kinds whose CRDs the operator owns: the watched ones
@@ -398,6 +446,7 @@ func Run(ctx context.Context, opts Options) error {
 			if err := waitAPIServer(ctx, opts.Config); err != nil {
 				return err
 			}
+			opts.outage.Reached()
 			// The last term's servers close as it ends, not before Start returns.
 			if err := waitBindable(ctx, opts.MetricsBindAddress, opts.HealthProbeBindAddress, opts.PprofBindAddress); err != nil {
 				return err
@@ -494,6 +543,7 @@ func addController(mgr manager.Manager, helm *release.Client, w watches.Watch, o
 		ReconcilePeriod: opts.ReconcilePeriod,
 		Backoff:         opts.Backoff,
 		DriftLimit:      opts.DriftLimit,
+		Outage:          opts.outage,
 		Labels:          shardLabels(opts.Shard),
 		Log:             opts.Log.WithName(name),
 	})

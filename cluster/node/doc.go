@@ -1,7 +1,9 @@
 // Package node prepares a host to be the local cluster's real node: one that
 // runs containers with containerd, runc and CNI, with a kubelet and
 // kube-proxy, as processes of the host. It checks what the host must offer
-// (Preflight), writes the agents' configuration (Write), sets up the node's
+// (Preflight, naming everything Missing at once), provides what Debian's
+// packages, kernel modules and a mount can (ProvideHost), writes the agents'
+// configuration (Write), sets up the node's
 // network namespace and kernel settings (Prepare) and removes every trace of
 // pods on the host (Cleanup).
 //

@@ -38,47 +38,20 @@ type Host struct {
 	GOOS string
 }
 
-// commands are the host programs the node's agents run: kube-proxy and the
-// kubelet program iptables, CNI's bridge uses iptables too.
-var commands = []struct{ name, pkg string }{
-	{"iptables", "iptables"},
-	{"iptables-save", "iptables"},
-	{"iptables-restore", "iptables"},
-	{"ip", "iproute2"},
-	{"mount", "mount"},
-	{"conntrack", "conntrack"},
-}
-
 // Preflight says whether this host can run a real node: Linux, root, the
 // cgroup controllers, overlayfs, bridge netfilter, the commands the agents
-// run, and no kubelet, kube-proxy or containerd of another Kubernetes on
-// the host. The error names the first thing missing (and how to get it) or
-// the agent in the way.
+// run, what building runc takes, and no kubelet, kube-proxy or containerd of
+// another Kubernetes on the host. The error names everything missing at
+// once, in one line, and the one command that provides what can be
+// installed (see Missing and Explain).
 func (h Host) Preflight() error {
 	h = h.defaults()
-	switch {
-	case h.GOOS != "linux":
-		return &UnavailableError{Reason: "containers need Linux (this is " + h.GOOS + ")"}
-	case h.EUID() != 0:
-		return &UnavailableError{Reason: "containerd and the kubelet need root (run as root, or use the kwok node)"}
+	needs := h.Missing()
+	if len(needs) == 0 {
+		return nil
 	}
-	for _, ctrl := range []string{"cpu", "memory", "pids"} {
-		if !h.hasController(ctrl) {
-			return &UnavailableError{Reason: "the " + ctrl + " cgroup controller is not available"}
-		}
-	}
-	if fs, err := os.ReadFile(h.path("proc/filesystems")); err != nil || !hasField(string(fs), "overlay") {
-		return &UnavailableError{Reason: "the kernel has no overlay file system (containerd's snapshotter needs it)"}
-	}
-	if _, err := os.Stat(h.path("proc/sys/net/bridge/bridge-nf-call-iptables")); err != nil {
-		return &UnavailableError{Reason: "bridge netfilter is not loaded (modprobe br_netfilter)"}
-	}
-	for _, c := range commands {
-		if _, err := h.LookPath(c.name); err != nil {
-			return &UnavailableError{Reason: fmt.Sprintf("%s is not installed (Debian package %s)", c.name, c.pkg)}
-		}
-	}
-	return h.foreignAgents()
+	_, err := h.LookPath("apt-get")
+	return &UnavailableError{Reason: Explain(needs, err == nil)}
 }
 
 // agents are the programs of a Kubernetes node. One of them running outside
@@ -90,8 +63,10 @@ var agents = []string{"kubelet", "kube-proxy", "containerd"}
 // agentSockets are where another containerd (Docker's included) serves.
 var agentSockets = []string{"run/containerd/containerd.sock", "var/run/containerd/containerd.sock"}
 
-// foreignAgents names the first agent of another Kubernetes that runs here.
-func (h Host) foreignAgents() error {
+// foreignAgents are the agents of another Kubernetes that run here.
+func (h Host) foreignAgents() []Need {
+	const useKwok = "the real node does not share a host with another Kubernetes node's agents (use the kwok node)"
+	var needs []Need
 	ours := h.path(strings.TrimPrefix(NetNSPath(), "/"))
 	entries, _ := os.ReadDir(h.path("proc"))
 	for _, e := range entries {
@@ -106,15 +81,14 @@ func (h Host) foreignAgents() error {
 			continue
 		}
 		exe, _ := os.Readlink(h.path(filepath.Join("proc", e.Name(), "exe")))
-		return &UnavailableError{Reason: fmt.Sprintf("another %s runs on this host (pid %s, %s): the real node does not share a host with another Kubernetes node's agents (use the kwok node)",
-			strings.TrimSpace(string(comm)), e.Name(), exe)}
+		needs = append(needs, Need{Reason: fmt.Sprintf("another %s runs on this host (pid %s, %s): %s", strings.TrimSpace(string(comm)), e.Name(), exe, useKwok)})
 	}
 	for _, sock := range agentSockets {
 		if dialable(h.path(sock)) {
-			return &UnavailableError{Reason: fmt.Sprintf("another containerd serves /%s: the real node does not share a host with another container runtime (use the kwok node)", sock)}
+			needs = append(needs, Need{Reason: fmt.Sprintf("another containerd serves /%s: the real node does not share a host with another container runtime (use the kwok node)", sock)})
 		}
 	}
-	return nil
+	return needs
 }
 
 // dialable reports whether a unix socket at path accepts connections (a
@@ -126,16 +100,6 @@ func dialable(path string) bool {
 	}
 	conn.Close()
 	return true
-}
-
-// SeccompHeaders says whether runc can be built with seccomp support: it
-// links libseccomp through cgo.
-func (h Host) SeccompHeaders() error {
-	h = h.defaults()
-	if _, err := os.Stat(h.path("usr/include/seccomp.h")); err != nil {
-		return &UnavailableError{Reason: "building runc needs libseccomp's headers (Debian package libseccomp-dev)"}
-	}
-	return nil
 }
 
 func (h Host) defaults() Host {

@@ -15,6 +15,7 @@ import (
 	"k8s.io/cli-runtime/pkg/genericiooptions"
 
 	"github.com/chartpilot/chartpilot/cluster"
+	"github.com/chartpilot/chartpilot/cluster/node"
 	"github.com/chartpilot/chartpilot/cluster/toolchain"
 )
 
@@ -73,6 +74,7 @@ Go module on first use and cached; no Docker engine and no download is needed.`,
 		newClusterBuildCommand(streams, f),
 		newClusterCheckCommand(streams, f),
 		newClusterObjectStoreCommand(streams, f),
+		newClusterPrepareHostCommand(streams),
 	)
 	return cmd
 }
@@ -162,6 +164,46 @@ func (f *olmVersionsFlag) Set(s string) error {
 }
 
 func (f *olmVersionsFlag) Type() string { return "string" }
+
+// clusterPrepareHostOptions are cluster prepare-host's flags.
+type clusterPrepareHostOptions struct {
+	node.ProvideOptions
+	streams genericiooptions.IOStreams
+}
+
+func newClusterPrepareHostCommand(streams genericiooptions.IOStreams) *cobra.Command {
+	o := &clusterPrepareHostOptions{streams: streams}
+	cmd := &cobra.Command{
+		Use:   "prepare-host",
+		Short: "Install the Debian packages, load the kernel modules and mount what the real node needs (as root; nothing when all is there)",
+		Long: `Looks at what the real node needs of this host (the commands its agents
+run, what building runc takes, bridge netfilter, overlayfs, the cgroup
+controllers) and provides what is missing: Debian packages with apt-get from
+the host's configured sources, kernel modules with modprobe, the cgroup file
+system's mount. It says what it installs, and does nothing when all is there.
+It needs root and apt-get; what nothing can install (another Kubernetes's
+kubelet on the host, a cgroup controller the kernel lacks) it names.`,
+		Example: `  # as root, before the first ` + "`cluster up --node=real`" + `
+  chartpilot cluster prepare-host
+  # make demo: prepare where it can, else say why the demo takes a kwok node
+  chartpilot cluster prepare-host --best-effort`,
+		Args: cobra.NoArgs,
+		RunE: runOptions(o),
+	}
+	cmd.Flags().BoolVar(&o.BestEffort, "best-effort", false, "where this host cannot be prepared (not root, no apt-get, not Linux) or installing fails, say what is missing and succeed")
+	return cmd
+}
+
+func (o *clusterPrepareHostOptions) complete(*cobra.Command, []string) error {
+	o.Out = o.streams.Out
+	return nil
+}
+
+func (o *clusterPrepareHostOptions) validate() error { return nil }
+
+func (o *clusterPrepareHostOptions) run(ctx context.Context) error {
+	return node.ProvideHost(ctx, o.ProvideOptions)
+}
 
 func newClusterDownCommand(streams genericiooptions.IOStreams, f *clusterFlags) *cobra.Command {
 	o := &clusterDownOptions{f: f, streams: streams}

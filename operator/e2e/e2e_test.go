@@ -92,6 +92,9 @@ var (
 	exitErr error
 	// stepDowns counts the operator's terms ended by a Lease not renewed.
 	stepDowns atomic.Int32
+	// outageStarts and outageEnds count the operator's lines saying the
+	// API server went away and came back.
+	outageStarts, outageEnds atomic.Int32
 )
 
 // startOperator runs one operator for the package's tests.
@@ -107,6 +110,12 @@ func startOperator() (stop func(), err error) {
 		Log: funcr.New(func(_, args string) {
 			if strings.Contains(args, "stepped down as leader") {
 				stepDowns.Add(1)
+			}
+			if strings.Contains(args, reconciler.OutageStartMessage) {
+				outageStarts.Add(1)
+			}
+			if strings.Contains(args, reconciler.OutageEndMessage) {
+				outageEnds.Add(1)
 			}
 		}, funcr.Options{}),
 		LeaderElection: true, LeaderElectionNamespace: "default", LeaderElectionID: "e2e",
@@ -209,6 +218,7 @@ func TestAPIServerOutage(t *testing.T) {
 	ns := newNamespace(t, cs)
 	createWeb(t, dyn, ns, "outage", map[string]any{"message": "before"})
 	waitCondition(t, dyn, ns, "outage", reconciler.TypeDeployed, 60*time.Second)
+	starts, ends := outageStarts.Load(), outageEnds.Load()
 
 	// Change the CR, kill the API server while the upgrade runs, keep it
 	// down 60 s, then start it again.
@@ -245,6 +255,11 @@ func TestAPIServerOutage(t *testing.T) {
 	t.Logf("resumed %s after the API server's return", took.Round(10*time.Millisecond))
 	if took > resumeWithin {
 		t.Errorf("the change made after the outage was applied %s after the API server's return, want within %s", took.Round(time.Second), resumeWithin)
+	}
+	// The term that saw the outage begin ended with it: the next says it
+	// is over (when the upgrade was under way at the stop, it began).
+	if s, e := outageStarts.Load()-starts, outageEnds.Load()-ends; s > 1 || e != s {
+		t.Errorf("the outage was logged as starting %d and ending %d times, want as often, at most once", s, e)
 	}
 	running(t)
 }

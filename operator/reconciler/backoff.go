@@ -5,11 +5,9 @@ import (
 	"encoding/hex"
 	"math/rand/v2"
 	"slices"
-	"sync"
 	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	"k8s.io/apimachinery/pkg/types"
 	utilnet "k8s.io/apimachinery/pkg/util/net"
 )
 
@@ -48,18 +46,12 @@ func (b Backoff) delayWith(failures int, jitter func(time.Duration) time.Duratio
 	return d + jitter(d/10+1)
 }
 
-// retries remembers, per CR, the failures of its current attempt and when
-// the next may start. An attempt is identified by what could change its
-// outcome: the chart, the values and the CR's annotations. Events of the
-// release's objects (the operator's own writes, other controllers'
-// bookkeeping) change none of these, so they cannot start a new attempt
-// early; a change to the CR or a new chart starts one at once.
-type retries struct {
-	policy Backoff
-	mu     sync.Mutex
-	byCR   map[types.NamespacedName]failure
-}
-
+// failure is a CR's failures of its current attempt and when the next may
+// start. An attempt is identified by what could change its outcome: the
+// chart, the values and the CR's annotations. Events of the release's
+// objects (the operator's own writes, other controllers' bookkeeping)
+// change none of these, so they cannot start a new attempt early; a change
+// to the CR or a new chart starts one at once. Success resets it.
 type failure struct {
 	attempt  string
 	failures int
@@ -67,11 +59,8 @@ type failure struct {
 }
 
 // wait is how long the CR must wait before trying attempt; 0 when it may try now.
-func (r *retries) wait(cr types.NamespacedName, attempt string, now time.Time) time.Duration {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	f, ok := r.byCR[cr]
-	if !ok || f.attempt != attempt || !now.Before(f.next) {
+func (f failure) wait(attempt string, now time.Time) time.Duration {
+	if f.attempt != attempt || !now.Before(f.next) {
 		return 0
 	}
 	return f.next.Sub(now)
@@ -81,31 +70,17 @@ func (r *retries) wait(cr types.NamespacedName, attempt string, now time.Time) t
 // A failure to reach the API server says nothing about the release: it is
 // retried after the initial delay, without counting, so that the operator
 // resumes within moments of the server's return however long it was away.
-func (r *retries) failed(cr types.NamespacedName, attempt string, now time.Time, unreachable bool) time.Duration {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	if r.byCR == nil {
-		r.byCR = map[types.NamespacedName]failure{}
-	}
-	f := r.byCR[cr]
+func (f *failure) failed(policy Backoff, attempt string, now time.Time, unreachable bool) time.Duration {
 	if f.attempt != attempt {
-		f = failure{attempt: attempt}
+		*f = failure{attempt: attempt}
 	}
-	d := r.policy.delay(1)
+	d := policy.delay(1)
 	if !unreachable {
 		f.failures++
-		d = r.policy.delay(f.failures)
+		d = policy.delay(f.failures)
 	}
 	f.next = now.Add(d)
-	r.byCR[cr] = f
 	return d
-}
-
-// forget drops the failures of a CR that succeeded or is gone.
-func (r *retries) forget(cr types.NamespacedName) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	delete(r.byCR, cr)
 }
 
 // unreachable says the error is the API server's absence (refused, reset or

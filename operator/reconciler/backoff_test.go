@@ -10,7 +10,6 @@ import (
 	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	"k8s.io/apimachinery/pkg/types"
 )
 
 // The delay doubles from Initial up to Max (1 s and 5 min for a zero
@@ -78,20 +77,20 @@ func TestBackoffJitter(t *testing.T) {
 // Events in between cannot start the same attempt early; a new attempt (the
 // CR or the chart changed) goes at once; success forgets the failures.
 func TestRetries(t *testing.T) {
-	cr := types.NamespacedName{Namespace: "ns", Name: "a"}
 	now := time.Unix(1000, 0)
-	r := retries{policy: Backoff{Initial: time.Second, Max: time.Minute}}
-	if w := r.wait(cr, "x", now); w != 0 {
+	policy := Backoff{Initial: time.Second, Max: time.Minute}
+	var r failure
+	if w := r.wait("x", now); w != 0 {
 		t.Fatalf("first attempt waits %s", w)
 	}
 	var delays []time.Duration
 	for range 4 {
-		d := r.failed(cr, "x", now, false)
+		d := r.failed(policy, "x", now, false)
 		delays = append(delays, d)
-		if w := r.wait(cr, "x", now.Add(d/2)); w <= 0 {
+		if w := r.wait("x", now.Add(d/2)); w <= 0 {
 			t.Errorf("after failure %d: an event half way through the backoff may retry", len(delays))
 		}
-		if w := r.wait(cr, "x", now.Add(d)); w != 0 {
+		if w := r.wait("x", now.Add(d)); w != 0 {
 			t.Errorf("after failure %d: still waiting %s once the backoff is over", len(delays), w)
 		}
 		now = now.Add(d)
@@ -101,23 +100,23 @@ func TestRetries(t *testing.T) {
 			t.Errorf("delays %v do not grow", delays)
 		}
 	}
-	if w := r.wait(cr, "y", now); w != 0 {
+	if w := r.wait("y", now); w != 0 {
 		t.Errorf("a changed CR waits %s", w)
 	}
-	if d := r.failed(cr, "y", now, false); d > 1100*time.Millisecond {
+	if d := r.failed(policy, "y", now, false); d > 1100*time.Millisecond {
 		t.Errorf("a new attempt's first failure backs off %s, want the initial delay", d)
 	}
 	// Failures to reach the API server do not grow the backoff.
 	for range 10 {
-		if d := r.failed(cr, "y", now, true); d > 1100*time.Millisecond {
+		if d := r.failed(policy, "y", now, true); d > 1100*time.Millisecond {
 			t.Fatalf("an unreachable API server backs off %s", d)
 		}
 	}
-	if d := r.failed(cr, "y", now, false); d < 2*time.Second || d > 2200*time.Millisecond {
+	if d := r.failed(policy, "y", now, false); d < 2*time.Second || d > 2200*time.Millisecond {
 		t.Errorf("the second real failure backs off %s, want 2s", d)
 	}
-	r.forget(cr)
-	if w := r.wait(cr, "y", now); w != 0 {
+	r = failure{} // success
+	if w := r.wait("y", now); w != 0 {
 		t.Errorf("after success: waits %s", w)
 	}
 }

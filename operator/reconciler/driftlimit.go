@@ -2,10 +2,7 @@ package reconciler
 
 import (
 	"fmt"
-	"sync"
 	"time"
-
-	"k8s.io/apimachinery/pkg/types"
 )
 
 // DriftLimit is how much drift repair a release gets before the operator
@@ -38,76 +35,48 @@ func (l DriftLimit) String() string {
 	return fmt.Sprintf("%d repairs within %s", l.Repairs, l.Window)
 }
 
-// drifts remembers, per CR, the recent repairs of its current attempt (see
-// retries: the digest and the annotations) and whether repair is suspended.
-// A new attempt, i.e. a change to the spec or an annotation, starts afresh:
-// that is how a user says the fight is over. It is kept in memory: an
-// operator that restarts repairs again, up to the limit.
-type drifts struct {
-	limit DriftLimit
-	mu    sync.Mutex
-	byCR  map[types.NamespacedName]*driftRecord
-}
-
+// driftRecord is a CR's recent repairs of its current attempt (see failure:
+// the digest and the annotations) and whether repair is suspended. A new
+// attempt, i.e. a change to the spec or an annotation, starts afresh: that
+// is how a user says the fight is over. It is kept in memory: an operator
+// that restarts repairs again, up to the limit.
 type driftRecord struct {
 	attempt   string
 	repairs   []time.Time
 	suspended bool
 }
 
-// record returns the CR's record for attempt, pruned to the window.
-func (d *drifts) record(cr types.NamespacedName, attempt string, now time.Time) *driftRecord {
-	if d.byCR == nil {
-		d.byCR = map[types.NamespacedName]*driftRecord{}
+// prune starts afresh for a new attempt and drops the repairs out of the window.
+func (d *driftRecord) prune(limit DriftLimit, attempt string, now time.Time) {
+	if d.attempt != attempt {
+		*d = driftRecord{attempt: attempt}
 	}
-	r, ok := d.byCR[cr]
-	if !ok || r.attempt != attempt {
-		r = &driftRecord{attempt: attempt}
-		d.byCR[cr] = r
-	}
-	kept := r.repairs[:0]
-	for _, t := range r.repairs {
-		if now.Sub(t) < d.limit.Window {
+	kept := d.repairs[:0]
+	for _, t := range d.repairs {
+		if now.Sub(t) < limit.Window {
 			kept = append(kept, t)
 		}
 	}
-	r.repairs = kept
-	return r
+	d.repairs = kept
 }
 
-// suspended says whether drift of the CR's release is to be left alone: the
-// limit was reached by this attempt.
-func (d *drifts) suspended(cr types.NamespacedName, attempt string, now time.Time) bool {
-	if d.limit.Repairs < 0 {
-		return false
-	}
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	if _, ok := d.byCR[cr]; !ok {
+// isSuspended says whether drift of the CR's release is to be left alone:
+// the limit was reached by this attempt.
+func (d *driftRecord) isSuspended(limit DriftLimit, attempt string, now time.Time) bool {
+	if limit.Repairs < 0 || len(d.repairs) == 0 && !d.suspended {
 		// Nothing repaired lately, as for most CRs: nothing to hold.
 		return false
 	}
-	r := d.record(cr, attempt, now)
-	if len(r.repairs) >= d.limit.Repairs {
-		r.suspended = true
+	d.prune(limit, attempt, now)
+	if len(d.repairs) >= limit.Repairs {
+		d.suspended = true
 	}
-	if len(r.repairs) == 0 && !r.suspended {
-		delete(d.byCR, cr)
-	}
-	return r.suspended
+	return d.suspended
 }
 
 // repaired records a repair and returns how many fell within the window.
-func (d *drifts) repaired(cr types.NamespacedName, attempt string, now time.Time) int {
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	r := d.record(cr, attempt, now)
-	r.repairs = append(r.repairs, now)
-	return len(r.repairs)
-}
-
-func (d *drifts) forget(cr types.NamespacedName) {
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	delete(d.byCR, cr)
+func (d *driftRecord) repaired(limit DriftLimit, attempt string, now time.Time) int {
+	d.prune(limit, attempt, now)
+	d.repairs = append(d.repairs, now)
+	return len(d.repairs)
 }

@@ -1,15 +1,11 @@
 package reconciler
 
 import (
-	"fmt"
 	"testing"
 	"time"
-
-	"k8s.io/apimachinery/pkg/types"
 )
 
 func TestDrifts(t *testing.T) {
-	cr := types.NamespacedName{Namespace: "ns", Name: "web"}
 	t0 := time.Unix(1000, 0)
 	at := func(d time.Duration) time.Time { return t0.Add(d) }
 	type step struct {
@@ -47,13 +43,14 @@ func TestDrifts(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			d := drifts{limit: tt.limit.withDefaults()}
+			limit := tt.limit.withDefaults()
+			var d driftRecord
 			for i, s := range tt.steps {
 				if s.repair {
-					d.repaired(cr, s.attempt, at(s.at))
+					d.repaired(limit, s.attempt, at(s.at))
 					continue
 				}
-				if got := d.suspended(cr, s.attempt, at(s.at)); got != s.want {
+				if got := d.isSuspended(limit, s.attempt, at(s.at)); got != s.want {
 					t.Errorf("step %d: suspended %v, want %v", i, got, s.want)
 				}
 			}
@@ -61,27 +58,21 @@ func TestDrifts(t *testing.T) {
 	}
 }
 
-// A CR holds a record only while repairs of it count: the check of every
-// reconcile of a release in sync keeps nothing per CR.
+// The check of every reconcile of a release in sync keeps nothing: only
+// repairs are held, and only while they count.
 func TestDriftsHoldOnlyRepairs(t *testing.T) {
-	d := drifts{limit: DriftLimit{Repairs: 2, Window: time.Minute}}
+	limit := DriftLimit{Repairs: 2, Window: time.Minute}
 	t0 := time.Unix(1000, 0)
-	for i := range 100 {
-		cr := types.NamespacedName{Namespace: "ns", Name: fmt.Sprint(i)}
-		if d.suspended(cr, "a", t0) {
-			t.Fatalf("%s suspended without repairs", cr)
-		}
+	var d driftRecord
+	if d.isSuspended(limit, "a", t0) || d.attempt != "" || d.repairs != nil {
+		t.Fatalf("a check without repairs holds %+v", d)
 	}
-	if len(d.byCR) != 0 {
-		t.Errorf("%d records held for CRs never repaired", len(d.byCR))
-	}
-	cr := types.NamespacedName{Namespace: "ns", Name: "web"}
-	d.repaired(cr, "a", t0)
-	if d.suspended(cr, "a", t0.Add(time.Second)); len(d.byCR) != 1 {
+	d.repaired(limit, "a", t0)
+	if d.isSuspended(limit, "a", t0.Add(time.Second)); len(d.repairs) != 1 {
 		t.Errorf("the repair in the window is not held")
 	}
-	if d.suspended(cr, "a", t0.Add(2*time.Minute)); len(d.byCR) != 0 {
-		t.Errorf("a record is held after its repairs left the window")
+	if d.isSuspended(limit, "a", t0.Add(2*time.Minute)); len(d.repairs) != 0 {
+		t.Errorf("a repair is held after it left the window")
 	}
 }
 

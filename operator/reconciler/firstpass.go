@@ -2,15 +2,13 @@ package reconciler
 
 import (
 	"math/rand/v2"
-	"sync"
 	"time"
 
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/types"
 )
 
-// firstPass defers, after a start or a takeover, the first reconcile of
+// The first pass defers, after a start or a takeover, the first reconcile of
 // each CR whose status says its release is settled as the CR asks now: the
 // new process has verified none of their objects, and each first check
 // reads them all from the API server, so the first pass over 1000 CRs takes
@@ -19,36 +17,21 @@ import (
 // waited behind that pass; deferring the checks of settled CRs, which costs
 // no request, lets the changed ones through first. The deferred checks
 // come firstPassDelay later, spread over as long again.
-type firstPass struct {
-	mu   sync.Mutex
-	seen map[types.NamespacedName]bool
-}
+//
+// Whether the process has seen a CR is crState.seen.
 
 // firstPassDelay is how long the first check of a settled CR waits at least.
 const firstPassDelay = 5 * time.Second
 
 // first reports whether this is the process's first reconcile of the CR.
-func (f *firstPass) first(key types.NamespacedName) bool {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	if f.seen[key] {
-		return false
-	}
-	if f.seen == nil {
-		f.seen = map[types.NamespacedName]bool{}
-	}
-	f.seen[key] = true
-	return true
+func (s *crState) first() bool {
+	first := !s.seen
+	s.seen = true
+	return first
 }
 
-func (f *firstPass) forget(key types.NamespacedName) {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	delete(f.seen, key)
-}
-
-// delay is when a deferred first check comes.
-func (f *firstPass) delay() time.Duration {
+// firstPassWait is when a deferred first check comes.
+func firstPassWait() time.Duration {
 	return firstPassDelay + rand.N(firstPassDelay)
 }
 

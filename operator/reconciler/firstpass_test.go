@@ -53,16 +53,17 @@ func TestSettled(t *testing.T) {
 // Only a process's first reconcile of a CR can be deferred: the one after
 // it checks.
 func TestFirstPassOnce(t *testing.T) {
-	var f firstPass
+	var m memory
 	key := types.NamespacedName{Namespace: "ns", Name: "a"}
-	if !f.first(key) || f.first(key) {
+	first := func() (f bool) { m.with(key, func(s *crState) { f = s.first() }); return f }
+	if !first() || first() {
 		t.Fatal("first reconcile not told apart from the next")
 	}
-	f.forget(key)
-	if !f.first(key) {
+	m.forget(key)
+	if !first() {
 		t.Error("a CR deleted and created again is not new to the process")
 	}
-	if d := f.delay(); d < firstPassDelay || d >= 2*firstPassDelay {
+	if d := firstPassWait(); d < firstPassDelay || d >= 2*firstPassDelay {
 		t.Errorf("delay %s, want within [%s, %s)", d, firstPassDelay, 2*firstPassDelay)
 	}
 }

@@ -30,7 +30,6 @@ import (
 	"github.com/chartpilot/chartpilot/operator/health"
 	"github.com/chartpilot/chartpilot/operator/release"
 	"github.com/chartpilot/chartpilot/operator/releasemetrics"
-	"github.com/chartpilot/chartpilot/operator/values"
 	"github.com/chartpilot/chartpilot/operator/watches"
 )
 
@@ -94,6 +93,9 @@ type Options struct {
 	// DriftLimit stops drift repair of a release whose objects keep
 	// drifting (another controller edits them).
 	DriftLimit DriftLimit
+	// Outage logs the API server's absence once for every CR (see Outage);
+	// nil makes one for this reconciler alone.
+	Outage *Outage
 	// Now is the clock; defaults to time.Now.
 	Now func() time.Time
 	// Labels are put on every object of every release (not on pod
@@ -120,14 +122,12 @@ type ReleaseRecorder interface {
 
 // Reconciler reconciles the CRs of one kind.
 type Reconciler struct {
-	opts        Options
-	chartDigest string
-	// chartScales: the chart owns the autoscaling field (autoscale.ChartOwns).
-	chartScales bool
-	retries     retries
-	drifts      drifts
-	overwritten overwritten
-	firstPass   firstPass
+	opts Options
+	// mapping makes a CR's release request (newRequest).
+	mapping    requestMapping
+	driftLimit DriftLimit
+	// memory is what the reconciler remembers of each CR between reconciles.
+	memory memory
 }
 
 // New returns a Reconciler.
@@ -135,209 +135,296 @@ func New(opts Options) *Reconciler {
 	if opts.Now == nil {
 		opts.Now = time.Now
 	}
-	return &Reconciler{opts: opts, chartDigest: release.ChartDigest(opts.Watch.LoadedChart), chartScales: autoscale.ChartOwns(opts.Watch.LoadedChart),
-		retries: retries{policy: opts.Backoff}, drifts: drifts{limit: opts.DriftLimit.withDefaults()}}
+	if opts.Outage == nil {
+		opts.Outage = NewOutage(opts.Log)
+	}
+	r := &Reconciler{opts: opts, driftLimit: opts.DriftLimit.withDefaults()}
+	r.mapping = requestMapping{
+		watch:       opts.Watch,
+		chartDigest: release.ChartDigest(opts.Watch.LoadedChart),
+		chartScales: autoscale.ChartOwns(opts.Watch.LoadedChart),
+		labels:      opts.Labels,
+		mapper:      r.mapper(),
+	}
+	return r
 }
 
-// Reconcile implements reconcile.Reconciler. See package release for the
-// contract: errors are retried with the controller's backoff.
+// pass is one reconcile of a CR under way: the CR, its status as read and
+// the one being made, and the attempt it makes (see failure).
+type pass struct {
+	obj        *unstructured.Unstructured
+	key        types.NamespacedName
+	gen        int64
+	before, st Status
+	began      time.Time
+	attempt    string
+	log        logr.Logger
+}
+
+// Reconcile implements reconcile.Reconciler: read the CR, let it through,
+// uninstall it when deleted or hold on to it with the finalizer, map it to
+// its release request, wait when it must (its first pass, a backoff), let
+// package release act, and report the outcome. See package release for
+// the contract: errors are retried with the controller's backoff.
 func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reconcile.Result, error) {
-	log := r.opts.Log.WithValues("name", req.Name, "namespace", req.Namespace)
 	began := r.opts.Now()
-	obj := &unstructured.Unstructured{}
-	obj.SetGroupVersionKind(r.opts.Watch.GroupVersionKind())
-	if err := r.opts.Client.Get(ctx, req.NamespacedName, obj); err != nil {
-		if apierrors.IsNotFound(err) {
-			r.retries.forget(req.NamespacedName)
-			r.drifts.forget(req.NamespacedName)
-			r.overwritten.forget(req.NamespacedName)
-			r.firstPass.forget(req.NamespacedName)
-			r.forgetMetrics(req.NamespacedName)
-		}
-		return reconcile.Result{}, client.IgnoreNotFound(err)
+	obj, err := r.fetch(ctx, req.NamespacedName)
+	if obj == nil {
+		return reconcile.Result{}, err
 	}
-	if r.overwritten.stale(req.NamespacedName, obj.GetResourceVersion()) {
-		// The cache has yet to show this reconciler's last write: look
-		// again once it does (a status write queues no event).
-		return reconcile.Result{RequeueAfter: staleRequeue}, nil
+	if res, ok := r.admit(obj); !ok {
+		return res, nil
 	}
-	if !r.opts.Watch.LabelSelector.Matches(labels.Set(obj.GetLabels())) {
-		return reconcile.Result{}, nil
-	}
-	if isTrue(obj.GetAnnotations()[AnnotationPaused]) && obj.GetDeletionTimestamp() == nil {
-		log.V(1).Info("reconcile paused by annotation")
-		return reconcile.Result{}, nil
-	}
-	relReq := r.request(obj)
+	relReq, valuesErr := r.mapping.newRequest(obj)
+	r.logIgnoredAnnotations(obj)
 	if obj.GetDeletionTimestamp() != nil {
 		return reconcile.Result{}, r.finalize(ctx, obj, relReq)
 	}
-	if !controllerutil.ContainsFinalizer(obj, Finalizer) {
-		controllerutil.AddFinalizer(obj, Finalizer)
-		from := obj.GetResourceVersion()
-		if err := r.opts.Client.Update(ctx, obj); err != nil {
-			return reconcile.Result{}, fmt.Errorf("adding finalizer: %w", err)
+	if err := r.ensureFinalizer(ctx, obj); err != nil {
+		return reconcile.Result{}, err
+	}
+	p := r.begin(obj, began)
+	if valuesErr != nil {
+		return r.invalidValues(ctx, p, valuesErr)
+	}
+	p.attempt = attemptKey(relReq.Digest(), obj.GetAnnotations())
+	if res, held := r.hold(p, relReq.Digest()); held {
+		return res, nil
+	}
+	p.st.set(p.gen, TypeIrreconcilable, metav1.ConditionFalse, ReasonReconcileSuccessful, "")
+	res, rerr := r.act(ctx, p, relReq)
+	if rerr != nil {
+		return r.failed(ctx, p, res, rerr)
+	}
+	return r.succeeded(ctx, p, res)
+}
+
+// fetch reads the CR from the cache; a CR that is gone is forgotten, and
+// fetch returns nil for it.
+func (r *Reconciler) fetch(ctx context.Context, key types.NamespacedName) (*unstructured.Unstructured, error) {
+	obj := &unstructured.Unstructured{}
+	obj.SetGroupVersionKind(r.opts.Watch.GroupVersionKind())
+	if err := r.opts.Client.Get(ctx, key, obj); err != nil {
+		if apierrors.IsNotFound(err) {
+			r.forget(key)
 		}
-		r.overwritten.wrote(req.NamespacedName, from)
+		return nil, client.IgnoreNotFound(err)
 	}
+	return obj, nil
+}
 
-	before := statusOf(obj)
-	st := before
-	st.Conditions = append([]metav1.Condition(nil), before.Conditions...)
-	gen := obj.GetGeneration()
-	st.set(gen, TypeInitialized, metav1.ConditionTrue, "Initialized", "")
+// forget drops everything the reconciler and its metrics hold of a CR that
+// is gone or whose release was uninstalled.
+func (r *Reconciler) forget(key types.NamespacedName) {
+	r.memory.forget(key)
+	if r.opts.Metrics != nil {
+		r.opts.Metrics.Forget(key)
+	}
+	if r.opts.Releases != nil {
+		r.opts.Releases.Forget(key)
+	}
+}
 
-	vals, scaling, err := r.values(obj)
-	if err != nil {
-		// Retrying cannot help: wait for the CR to change.
-		st.set(gen, TypeIrreconcilable, metav1.ConditionTrue, ReasonInvalidValues, err.Error())
-		st.set(gen, TypeReleaseFailed, metav1.ConditionTrue, ReasonReconcileError, err.Error())
-		st.ObservedGeneration = gen
-		r.event(obj, corev1.EventTypeWarning, ReasonInvalidValues, err.Error())
-		r.record(req.NamespacedName, began, st, release.Result{}, err)
-		return reconcile.Result{}, r.writeStatus(ctx, obj, before, st)
+// admit lets through a CR to reconcile now: not a copy this reconciler
+// already wrote over, selected by the watch, not paused (unless deleted).
+func (r *Reconciler) admit(obj *unstructured.Unstructured) (reconcile.Result, bool) {
+	var stale bool
+	r.memory.with(client.ObjectKeyFromObject(obj), func(s *crState) { stale = s.stale(obj.GetResourceVersion()) })
+	switch {
+	case stale:
+		// The cache has yet to show this reconciler's last write: look
+		// again once it does (a status write queues no event).
+		return reconcile.Result{RequeueAfter: staleRequeue}, false
+	case !r.opts.Watch.LabelSelector.Matches(labels.Set(obj.GetLabels())):
+		return reconcile.Result{}, false
+	case isTrue(obj.GetAnnotations()[AnnotationPaused]) && obj.GetDeletionTimestamp() == nil:
+		r.logFor(obj).V(1).Info("reconcile paused by annotation")
+		return reconcile.Result{}, false
 	}
-	relReq.Values = vals
-	if scaling.On() {
-		relReq.PostRenderer = ownerRenderer{owner: obj, mapper: r.mapper(), labels: r.opts.Labels, autoscale: scaling}
-		relReq.PostRenderDigest = joinDigests(relReq.PostRenderDigest, scaling.Digest())
+	return reconcile.Result{}, true
+}
+
+// ensureFinalizer adds the finalizer that lets the release be uninstalled
+// before the CR goes.
+func (r *Reconciler) ensureFinalizer(ctx context.Context, obj *unstructured.Unstructured) error {
+	if controllerutil.ContainsFinalizer(obj, Finalizer) {
+		return nil
 	}
-	attempt := attemptKey(relReq.Digest(), obj.GetAnnotations())
-	if r.firstPass.first(req.NamespacedName) && settled(before, gen, relReq.Digest()) {
-		log.V(1).Info("settled as asked: checked later, after the CRs that changed")
-		return reconcile.Result{RequeueAfter: r.firstPass.delay()}, nil
+	controllerutil.AddFinalizer(obj, Finalizer)
+	from := obj.GetResourceVersion()
+	if err := r.opts.Client.Update(ctx, obj); err != nil {
+		return fmt.Errorf("adding finalizer: %w", err)
 	}
-	if wait := r.retries.wait(req.NamespacedName, attempt, r.opts.Now()); wait > 0 {
+	r.memory.with(client.ObjectKeyFromObject(obj), func(s *crState) { s.wrote(from) })
+	return nil
+}
+
+// begin starts the status this reconcile makes from the CR's.
+func (r *Reconciler) begin(obj *unstructured.Unstructured, began time.Time) *pass {
+	p := &pass{obj: obj, key: client.ObjectKeyFromObject(obj), gen: obj.GetGeneration(), began: began, log: r.logFor(obj)}
+	p.before = statusOf(obj)
+	p.st = p.before
+	p.st.Conditions = append([]metav1.Condition(nil), p.before.Conditions...)
+	p.st.set(p.gen, TypeInitialized, metav1.ConditionTrue, "Initialized", "")
+	return p
+}
+
+// invalidValues reports a spec whose values the chart cannot take.
+// Retrying cannot help: the CR waits for its spec to change.
+func (r *Reconciler) invalidValues(ctx context.Context, p *pass, err error) (reconcile.Result, error) {
+	p.st.set(p.gen, TypeIrreconcilable, metav1.ConditionTrue, ReasonInvalidValues, err.Error())
+	p.st.set(p.gen, TypeReleaseFailed, metav1.ConditionTrue, ReasonReconcileError, err.Error())
+	p.st.ObservedGeneration = p.gen
+	r.event(p.obj, corev1.EventTypeWarning, ReasonInvalidValues, err.Error())
+	r.record(p.key, p.began, p.st, release.Result{}, err)
+	return reconcile.Result{}, r.writeStatus(ctx, p.obj, p.before, p.st)
+}
+
+// hold says whether the CR waits instead: its first reconcile in this
+// process when its status says it is settled as asked (see firstpass.go), or
+// a backoff after this attempt failed a moment ago.
+func (r *Reconciler) hold(p *pass, digest string) (reconcile.Result, bool) {
+	var first bool
+	r.memory.with(p.key, func(s *crState) { first = s.first() })
+	if first && settled(p.before, p.gen, digest) {
+		p.log.V(1).Info("settled as asked: checked later, after the CRs that changed")
+		return reconcile.Result{RequeueAfter: firstPassWait()}, true
+	}
+	var wait time.Duration
+	r.memory.with(p.key, func(s *crState) { wait = s.failure.wait(p.attempt, r.opts.Now()) })
+	if wait > 0 {
 		// The same attempt failed a moment ago: an event of the release's
 		// objects does not make it worth repeating before its time.
-		log.V(1).Info("backing off after a failure", "retryIn", wait.Round(time.Millisecond))
-		return reconcile.Result{RequeueAfter: wait}, nil
+		p.log.V(1).Info("backing off after a failure", "retryIn", wait.Round(time.Millisecond))
+		return reconcile.Result{RequeueAfter: wait}, true
 	}
-	st.set(gen, TypeIrreconcilable, metav1.ConditionFalse, ReasonReconcileSuccessful, "")
-	relReq.LeaveDrift = r.drifts.suspended(req.NamespacedName, attempt, r.opts.Now())
+	return reconcile.Result{}, false
+}
 
-	res, rerr := r.opts.Helm.Reconcile(ctx, relReq)
-	r.report(obj, res)
+// act lets package release bring the release in line with the request
+// (leaving drift alone once repair is suspended), and reports its actions
+// as events and metrics.
+func (r *Reconciler) act(ctx context.Context, p *pass, relReq *release.Request) (release.Result, error) {
+	r.memory.with(p.key, func(s *crState) {
+		relReq.LeaveDrift = s.drift.isSuspended(r.driftLimit, p.attempt, r.opts.Now())
+	})
+	res, err := r.opts.Helm.Reconcile(ctx, relReq)
+	if err == nil || !unreachable(err) {
+		r.opts.Outage.Reached()
+	}
+	r.report(p.obj, res)
 	if r.opts.Metrics != nil {
 		state := string(res.State.Status)
-		if rerr != nil {
+		if err != nil {
 			state = string(release.Failed)
 		}
-		r.opts.Metrics.Observe(req.NamespacedName, state, res.Actions)
+		r.opts.Metrics.Observe(p.key, state, res.Actions)
 	}
-	if rerr != nil {
-		return r.failed(ctx, obj, before, st, res, rerr, attempt, began)
-	}
-	r.retries.forget(req.NamespacedName)
+	return res, err
+}
 
+// succeeded records a settled release: its failures are over, its kinds
+// watched, and the status says what is deployed, whether it was held back
+// (Rejected), drifted, ready and healthy.
+func (r *Reconciler) succeeded(ctx context.Context, p *pass, res release.Result) (reconcile.Result, error) {
+	r.memory.with(p.key, func(s *crState) { s.failure = failure{} })
 	deployed := res.State.Deployed
 	if r.opts.OnDeployed != nil {
 		r.opts.OnDeployed(ctx, deployed.Labels[release.DigestLabel], res.State.Kinds)
 	}
+	gen := p.gen
 	if res.State.Status == release.Rejected {
 		// The last healthy revision runs; the request does not, and will
 		// not until the CR's spec or the chart changes.
-		st.set(gen, TypeReleaseFailed, metav1.ConditionTrue, ReasonUpgradeUnhealthy, res.State.Reason)
+		p.st.set(gen, TypeReleaseFailed, metav1.ConditionTrue, ReasonUpgradeUnhealthy, res.State.Reason)
 	} else {
-		st.set(gen, TypeReleaseFailed, metav1.ConditionFalse, ReasonReconcileSuccessful, "")
+		p.st.set(gen, TypeReleaseFailed, metav1.ConditionFalse, ReasonReconcileSuccessful, "")
 	}
-	st.setDeployed(gen, deployed)
-	r.setDrifted(obj, &st, before, res, attempt)
+	p.st.setDeployed(gen, deployed)
+	r.setDrifted(p, res)
 	if len(res.State.NotReady) > 0 {
-		st.set(gen, TypeReady, metav1.ConditionFalse, ReasonObjectsNotReady, strings.Join(res.State.NotReady, "; "))
+		p.st.set(gen, TypeReady, metav1.ConditionFalse, ReasonObjectsNotReady, strings.Join(res.State.NotReady, "; "))
 	} else {
-		st.set(gen, TypeReady, metav1.ConditionTrue, ReasonObjectsReady, "")
+		p.st.set(gen, TypeReady, metav1.ConditionTrue, ReasonObjectsReady, "")
 	}
-	st.Health = health.Summarize(res.State.Problems)
-	r.reportHealth(obj, before.Health, st.Health)
-	st.ObservedGeneration = gen
-	r.record(req.NamespacedName, began, st, res, nil)
-	if err := r.writeStatus(ctx, obj, before, st); err != nil {
+	p.st.Health = health.Summarize(res.State.Problems)
+	r.reportHealth(p.obj, p.before.Health, p.st.Health)
+	p.st.ObservedGeneration = gen
+	r.record(p.key, p.began, p.st, res, nil)
+	if err := r.writeStatus(ctx, p.obj, p.before, p.st); err != nil {
 		return reconcile.Result{}, err
 	}
-	return reconcile.Result{RequeueAfter: r.requeue(obj, res)}, nil
+	return reconcile.Result{RequeueAfter: r.requeue(p.obj, res)}, nil
+}
+
+func (r *Reconciler) logFor(obj *unstructured.Unstructured) logr.Logger {
+	return r.opts.Log.WithValues("name", obj.GetName(), "namespace", obj.GetNamespace())
 }
 
 // setDrifted sets the Drifted condition: drift left alone past the limit
 // (with a Warning event when that starts), the last repair (and how many
 // came within the limit's window), or none.
-func (r *Reconciler) setDrifted(obj *unstructured.Unstructured, st *Status, before Status, res release.Result, attempt string) {
-	gen, key := obj.GetGeneration(), client.ObjectKeyFromObject(obj)
-	switch prev := meta.FindStatusCondition(before.Conditions, TypeDrifted); {
+func (r *Reconciler) setDrifted(p *pass, res release.Result) {
+	switch prev := meta.FindStatusCondition(p.before.Conditions, TypeDrifted); {
 	case res.State.Status == release.Drifted:
-		msg := fmt.Sprintf("%s; repair suspended after %s: something else keeps changing the release's objects; change the spec or an annotation of this resource to resume", res.State.Reason, r.drifts.limit)
-		st.set(gen, TypeDrifted, metav1.ConditionTrue, ReasonRepairSuspended, msg)
+		msg := fmt.Sprintf("%s; repair suspended after %s: something else keeps changing the release's objects; change the spec or an annotation of this resource to resume", res.State.Reason, r.driftLimit)
+		p.st.set(p.gen, TypeDrifted, metav1.ConditionTrue, ReasonRepairSuspended, msg)
 		if prev == nil || prev.Reason != ReasonRepairSuspended {
-			r.event(obj, corev1.EventTypeWarning, ReasonRepairSuspended, msg)
+			r.event(p.obj, corev1.EventTypeWarning, ReasonRepairSuspended, msg)
 		}
 	case performed(res, release.ActionRepair):
 		msg := "objects changed in the cluster were restored: " + driftSummary(res)
-		if n := r.drifts.repaired(key, attempt, r.opts.Now()); n > 1 {
-			msg += fmt.Sprintf(" (repair %d within %s; repair stops after %d)", n, r.drifts.limit.Window, r.drifts.limit.Repairs)
+		var n int
+		r.memory.with(p.key, func(s *crState) { n = s.drift.repaired(r.driftLimit, p.attempt, r.opts.Now()) })
+		if n > 1 {
+			msg += fmt.Sprintf(" (repair %d within %s; repair stops after %d)", n, r.driftLimit.Window, r.driftLimit.Repairs)
 		}
-		st.set(gen, TypeDrifted, metav1.ConditionFalse, ReasonDriftRepaired, msg)
+		p.st.set(p.gen, TypeDrifted, metav1.ConditionFalse, ReasonDriftRepaired, msg)
 	case prev != nil && prev.Reason == ReasonDriftRepaired && !res.Changed():
 		// Keep the last repair on record until the release changes.
 	default:
-		st.set(gen, TypeDrifted, metav1.ConditionFalse, ReasonNoDrift, "")
+		p.st.set(p.gen, TypeDrifted, metav1.ConditionFalse, ReasonNoDrift, "")
 	}
 }
 
 // failed records a failed reconcile: the status says what failed and which
 // revision is deployed now (a rollback may have made a new one), and the
 // next attempt waits for the backoff unless the CR or the chart changes.
-func (r *Reconciler) failed(ctx context.Context, obj *unstructured.Unstructured, before, st Status, res release.Result, rerr error, attempt string, began time.Time) (reconcile.Result, error) {
-	gen := obj.GetGeneration()
+func (r *Reconciler) failed(ctx context.Context, p *pass, res release.Result, rerr error) (reconcile.Result, error) {
 	reason := failureReason(rerr)
-	st.set(gen, TypeReleaseFailed, metav1.ConditionTrue, reason, rerr.Error())
+	p.st.set(p.gen, TypeReleaseFailed, metav1.ConditionTrue, reason, rerr.Error())
 	if deployed := res.State.Deployed; deployed != nil {
-		st.setDeployed(gen, deployed)
+		p.st.setDeployed(p.gen, deployed)
 	} else {
-		st.set(gen, TypeDeployed, metav1.ConditionFalse, reason, rerr.Error())
-		st.DeployedRelease = nil
+		p.st.set(p.gen, TypeDeployed, metav1.ConditionFalse, reason, rerr.Error())
+		p.st.DeployedRelease = nil
 	}
-	st.ObservedGeneration = gen
-	r.record(client.ObjectKeyFromObject(obj), began, st, res, rerr)
-	log := r.opts.Log.WithValues("name", obj.GetName(), "namespace", obj.GetNamespace())
-	if werr := r.writeStatus(ctx, obj, before, st); werr != nil {
-		log.Error(werr, "writing status")
+	p.st.ObservedGeneration = p.gen
+	r.record(p.key, p.began, p.st, res, rerr)
+	// An API server away is one condition of the operator, logged once
+	// (see Outage); each CR's failures to reach it only at V(1).
+	away := rerr
+	if werr := r.writeStatus(ctx, p.obj, p.before, p.st); unreachable(werr) {
+		away = werr
+		p.log.V(1).Info("writing status could not reach the API server", "error", werr.Error())
+	} else if werr != nil {
+		p.log.Error(werr, "writing status")
 	}
-	retryIn := r.retries.failed(client.ObjectKeyFromObject(obj), attempt, r.opts.Now(), unreachable(rerr))
-	log.Error(rerr, "reconcile failed", "retryIn", retryIn.Round(time.Millisecond))
+	var retryIn time.Duration
+	r.memory.with(p.key, func(s *crState) {
+		retryIn = s.failure.failed(r.opts.Backoff, p.attempt, r.opts.Now(), unreachable(rerr))
+	})
+	if unreachable(rerr) {
+		p.log.V(1).Info("reconcile could not reach the API server", "retryIn", retryIn.Round(time.Millisecond), "error", rerr.Error())
+	} else {
+		p.log.Error(rerr, "reconcile failed", "retryIn", retryIn.Round(time.Millisecond))
+	}
+	if unreachable(away) {
+		r.opts.Outage.unreachable(r.opts.Watch.Kind+" "+p.key.String(), away)
+	}
 	// The backoff is this reconciler's: an error would add the controller's
 	// own rate limiting on top and log the failure a second time.
 	return reconcile.Result{RequeueAfter: retryIn}, nil
-}
-
-// request maps the CR and its annotations to a release request.
-func (r *Reconciler) request(obj *unstructured.Unstructured) *release.Request {
-	ann := obj.GetAnnotations()
-	ns := obj.GetNamespace()
-	if ns == "" {
-		ns = corev1.NamespaceDefault
-	}
-	rollbackForce := true // operator-sdk's default
-	if v, ok := ann[AnnotationRollbackForce]; ok {
-		rollbackForce = isTrue(v)
-	}
-	return &release.Request{
-		Name:                  obj.GetName(),
-		Namespace:             ns,
-		Chart:                 r.opts.Watch.LoadedChart,
-		ChartDigest:           r.chartDigest,
-		PostRenderer:          ownerRenderer{owner: obj, mapper: r.mapper(), labels: r.opts.Labels},
-		PostRenderDigest:      labelsDigest(r.opts.Labels),
-		UpgradeForce:          isTrue(ann[AnnotationUpgradeForce]),
-		RollbackForce:         rollbackForce,
-		UninstallWait:         isTrue(ann[AnnotationUninstallWait]),
-		InstallDisableHooks:   isTrue(ann[AnnotationInstallNoHooks]),
-		UpgradeDisableHooks:   isTrue(ann[AnnotationUpgradeNoHooks]),
-		UninstallDisableHooks: isTrue(ann[AnnotationUninstallNoHooks]),
-		DryRun:                string(r.opts.Watch.DryRunOption),
-		ServerSideApply:       r.opts.Watch.ServerSideApply,
-		HealthDeadline:        r.healthDeadline(obj),
-		Generation:            obj.GetGeneration(),
-	}
 }
 
 func (r *Reconciler) mapper() meta.RESTMapper {
@@ -347,28 +434,15 @@ func (r *Reconciler) mapper() meta.RESTMapper {
 	return r.opts.Helm.RESTMapper()
 }
 
-// values are the release's values from the CR's spec, and what its
-// autoscaling field asks of the post renderer when that field is the
-// operator's (package autoscale).
-func (r *Reconciler) values(obj *unstructured.Unstructured) (map[string]any, *autoscale.Spec, error) {
-	spec, scaling, err := autoscale.Split(r.chartScales, obj.Object["spec"])
-	if err != nil {
-		return nil, nil, err
-	}
-	vals, err := values.Compose(r.opts.Watch.LoadedChart, spec, r.opts.Watch.OverrideValues)
-	return vals, scaling, err
-}
-
-// healthDeadline is the CR's annotation, else its watch's deadline. An
-// annotation that is not a duration is ignored, as the reconcile period's is.
-func (r *Reconciler) healthDeadline(obj *unstructured.Unstructured) time.Duration {
+// logIgnoredAnnotations says which of the CR's annotations newRequest
+// ignored: a health deadline that is not a duration, as the reconcile
+// period's is.
+func (r *Reconciler) logIgnoredAnnotations(obj *unstructured.Unstructured) {
 	if v, ok := obj.GetAnnotations()[AnnotationHealthDeadline]; ok {
-		if d, err := time.ParseDuration(strings.TrimSpace(v)); err == nil && d >= 0 {
-			return d
+		if _, valid := parseDeadline(v); !valid {
+			r.opts.Log.V(1).Info("ignoring an annotation that is not a duration", "annotation", AnnotationHealthDeadline, "value", v)
 		}
-		r.opts.Log.V(1).Info("ignoring an annotation that is not a duration", "annotation", AnnotationHealthDeadline, "value", v)
 	}
-	return r.opts.Watch.Deadline()
 }
 
 // finalize uninstalls the release of a CR being deleted, then lets it go.
@@ -388,8 +462,7 @@ func (r *Reconciler) finalize(ctx context.Context, obj *unstructured.Unstructure
 		return err
 	}
 	r.event(obj, corev1.EventTypeNormal, ReasonUninstallSuccessful, "release uninstalled")
-	r.forgetMetrics(client.ObjectKeyFromObject(obj))
-	r.drifts.forget(client.ObjectKeyFromObject(obj))
+	r.forget(client.ObjectKeyFromObject(obj))
 
 	return retry.RetryOnConflict(retry.DefaultBackoff, func() error {
 		cur := &unstructured.Unstructured{}
@@ -419,7 +492,7 @@ func (r *Reconciler) writeStatus(ctx context.Context, obj *unstructured.Unstruct
 		from := cur.GetResourceVersion()
 		err := r.opts.Client.Status().Update(ctx, cur)
 		if err == nil {
-			r.overwritten.wrote(client.ObjectKeyFromObject(obj), from)
+			r.memory.with(client.ObjectKeyFromObject(obj), func(s *crState) { s.wrote(from) })
 		}
 		if !apierrors.IsConflict(err) {
 			return client.IgnoreNotFound(err)
@@ -602,15 +675,6 @@ func (r *Reconciler) record(key types.NamespacedName, began time.Time, st Status
 	}
 	o.HeldBack = res.State.Status == release.Rejected && err == nil
 	r.opts.Releases.Record(key, o)
-}
-
-func (r *Reconciler) forgetMetrics(key types.NamespacedName) {
-	if r.opts.Metrics != nil {
-		r.opts.Metrics.Forget(key)
-	}
-	if r.opts.Releases != nil {
-		r.opts.Releases.Forget(key)
-	}
 }
 
 // reportHealth emits an event when the failures among the release's

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"reflect"
 	"strings"
 	"testing"
 	"time"
@@ -15,6 +16,7 @@ import (
 	"k8s.io/client-go/tools/record"
 	"sigs.k8s.io/yaml"
 
+	"github.com/chartpilot/chartpilot/operator/autoscale"
 	"github.com/chartpilot/chartpilot/operator/health"
 	"github.com/chartpilot/chartpilot/operator/release"
 	"github.com/chartpilot/chartpilot/operator/watches"
@@ -95,72 +97,125 @@ metadata: {name: cluster-wide, labels: {keep: me}}
 	}
 }
 
-func TestRequestFromAnnotations(t *testing.T) {
-	r := New(Options{Watch: watches.Watch{LoadedChart: &chart.Chart{Metadata: &chart.Metadata{Name: "app", Version: "1.0.0"}}, DryRunOption: watches.DryRunServer}})
+// requestView is what newRequest decides, comparable.
+type requestView struct {
+	Name, Namespace                  string
+	Values                           map[string]any
+	PostRenderDigest                 string
+	UpgradeForce, RollbackForce      bool
+	UninstallWait                    bool
+	InstallHooksOff, UpgradeHooksOff bool
+	UninstallHooksOff                bool
+	DryRun                           string
+	ServerSideApply                  bool
+	HealthDeadline                   time.Duration
+	Generation                       int64
+	// Autoscale: the post-renderer adds HPAs.
+	Autoscale bool
+}
+
+func viewOf(q *release.Request) requestView {
+	pr, _ := q.PostRenderer.(ownerRenderer)
+	return requestView{
+		Name: q.Name, Namespace: q.Namespace, Values: q.Values, PostRenderDigest: q.PostRenderDigest,
+		UpgradeForce: q.UpgradeForce, RollbackForce: q.RollbackForce, UninstallWait: q.UninstallWait,
+		InstallHooksOff: q.InstallDisableHooks, UpgradeHooksOff: q.UpgradeDisableHooks, UninstallHooksOff: q.UninstallDisableHooks,
+		DryRun: q.DryRun, ServerSideApply: q.ServerSideApply, HealthDeadline: q.HealthDeadline, Generation: q.Generation,
+		Autoscale: pr.autoscale.On(),
+	}
+}
+
+// The spec-to-request mapping: a CR (namespace, annotations, spec,
+// generation) and its watch make one release request.
+func TestNewRequest(t *testing.T) {
+	ch := &chart.Chart{Metadata: &chart.Metadata{Name: "app", Version: "1.0.0"}, Values: map[string]any{"message": "hi"}}
+	base := requestMapping{watch: watches.Watch{LoadedChart: ch, DryRunOption: watches.DryRunServer}, chartDigest: "chart"}
+	def := requestView{Name: "web", Namespace: "ns", Values: map[string]any{}, RollbackForce: true, DryRun: "server",
+		HealthDeadline: watches.DefaultHealthDeadline, Generation: 4}
+	scaling := map[string]any{"enabled": true, "maxReplicas": 3}
 	tests := []struct {
-		name string
-		ann  map[string]string
-		ns   string
-		want func(*release.Request) error
+		name    string
+		mapping func(*requestMapping)
+		ns      string
+		ann     map[string]string
+		spec    any
+		want    func(*requestView)
+		wantErr string
 	}{
-		{"defaults", nil, "ns", func(q *release.Request) error {
-			if q.UpgradeForce || !q.RollbackForce || q.UninstallWait || q.InstallDisableHooks || q.Namespace != "ns" || q.DryRun != "server" {
-				return fmt.Errorf("%+v", q)
-			}
-			return nil
-		}},
-		{"every annotation", map[string]string{
+		{name: "defaults", ns: "ns"},
+		{name: "every annotation", ns: "ns", ann: map[string]string{
 			AnnotationUpgradeForce: "true", AnnotationRollbackForce: "false", AnnotationUninstallWait: "True",
 			AnnotationInstallNoHooks: "1", AnnotationUpgradeNoHooks: "true", AnnotationUninstallNoHooks: "true",
-		}, "ns", func(q *release.Request) error {
-			if !q.UpgradeForce || q.RollbackForce || !q.UninstallWait || !q.InstallDisableHooks || !q.UpgradeDisableHooks || !q.UninstallDisableHooks {
-				return fmt.Errorf("%+v", q)
-			}
-			return nil
+		}, want: func(v *requestView) {
+			v.UpgradeForce, v.RollbackForce, v.UninstallWait = true, false, true
+			v.InstallHooksOff, v.UpgradeHooksOff, v.UninstallHooksOff = true, true, true
 		}},
-		{"unparsable values are false", map[string]string{AnnotationUpgradeForce: "yes please"}, "ns", func(q *release.Request) error {
-			if q.UpgradeForce {
-				return errors.New("upgrade-force set")
-			}
-			return nil
-		}},
-		{"health deadline: the watch's default", nil, "ns", func(q *release.Request) error {
-			if q.HealthDeadline != watches.DefaultHealthDeadline {
-				return fmt.Errorf("health deadline %s", q.HealthDeadline)
-			}
-			return nil
-		}},
-		{"health deadline from the annotation", map[string]string{AnnotationHealthDeadline: " 90s "}, "ns", func(q *release.Request) error {
-			if q.HealthDeadline != 90*time.Second {
-				return fmt.Errorf("health deadline %s", q.HealthDeadline)
-			}
-			return nil
-		}},
-		{"health gate off by annotation", map[string]string{AnnotationHealthDeadline: "0s"}, "ns", func(q *release.Request) error {
-			if q.HealthDeadline != 0 {
-				return fmt.Errorf("health deadline %s", q.HealthDeadline)
-			}
-			return nil
-		}},
-		{"a health deadline that is not a duration is ignored", map[string]string{AnnotationHealthDeadline: "soon"}, "ns", func(q *release.Request) error {
-			if q.HealthDeadline != watches.DefaultHealthDeadline {
-				return fmt.Errorf("health deadline %s", q.HealthDeadline)
-			}
-			return nil
-		}},
-		{"cluster-scoped CR releases into default", nil, "", func(q *release.Request) error {
-			if q.Namespace != "default" {
-				return fmt.Errorf("namespace %q", q.Namespace)
-			}
-			return nil
-		}},
+		{name: "unparsable booleans are false", ns: "ns", ann: map[string]string{AnnotationUpgradeForce: "yes please"}},
+		{name: "health deadline from the annotation", ns: "ns", ann: map[string]string{AnnotationHealthDeadline: " 90s "},
+			want: func(v *requestView) { v.HealthDeadline = 90 * time.Second }},
+		{name: "health gate off by annotation", ns: "ns", ann: map[string]string{AnnotationHealthDeadline: "0s"},
+			want: func(v *requestView) { v.HealthDeadline = 0 }},
+		{name: "a health deadline that is not a duration is ignored", ns: "ns", ann: map[string]string{AnnotationHealthDeadline: "soon"}},
+		{name: "a negative health deadline is ignored", ns: "ns", ann: map[string]string{AnnotationHealthDeadline: "-1s"}},
+		{name: "cluster-scoped CR releases into default", want: func(v *requestView) { v.Namespace = "default" }},
+		{name: "the spec is the values", ns: "ns", spec: map[string]any{"message": "hello", "replicas": int64(2)},
+			want: func(v *requestView) { v.Values = map[string]any{"message": "hello", "replicas": float64(2)} }},
+		{name: "overrides win over the spec", ns: "ns", spec: map[string]any{"message": "hello"},
+			mapping: func(m *requestMapping) { m.watch.OverrideValues = map[string]string{"message": "forced"} },
+			want:    func(v *requestView) { v.Values = map[string]any{"message": "forced"} }},
+		{name: "the watch's dry run and server-side apply", ns: "ns",
+			mapping: func(m *requestMapping) { m.watch.DryRunOption, m.watch.ServerSideApply = watches.DryRunClient, true },
+			want:    func(v *requestView) { v.DryRun, v.ServerSideApply = "client", true }},
+		{name: "the operator's labels are in the digest", ns: "ns",
+			mapping: func(m *requestMapping) { m.labels = map[string]string{"shard": "a"} },
+			want:    func(v *requestView) { v.PostRenderDigest = labelsDigest(map[string]string{"shard": "a"}) }},
+		{name: "the autoscaling field asks the post-renderer for HPAs", ns: "ns", spec: map[string]any{"message": "m", "autoscaling": scaling},
+			want: func(v *requestView) {
+				v.Values, v.Autoscale = map[string]any{"message": "m"}, true
+				v.PostRenderDigest = joinDigests("", (&autoscale.Spec{Enabled: true, MinReplicas: 1, MaxReplicas: 3, TargetCPUUtilizationPercentage: 80}).Digest())
+			}},
+		{name: "a chart that owns the autoscaling field gets it as values", ns: "ns", spec: map[string]any{"autoscaling": scaling},
+			mapping: func(m *requestMapping) { m.chartScales = true },
+			want: func(v *requestView) {
+				v.Values = map[string]any{"autoscaling": map[string]any{"enabled": true, "maxReplicas": float64(3)}}
+			}},
+		{name: "a spec that is not an object: the error, and a request to uninstall with", ns: "ns", spec: "text",
+			want: func(v *requestView) { v.Values = nil }, wantErr: "spec is a string, not an object"},
+		{name: "invalid autoscaling: the error, and a request to uninstall with", ns: "ns", spec: map[string]any{"autoscaling": map[string]any{"enabled": true}},
+			want: func(v *requestView) { v.Values = nil }, wantErr: "autoscaling"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
+			m := base
+			if tt.mapping != nil {
+				tt.mapping(&m)
+			}
 			o := owner(tt.ns)
 			o.SetAnnotations(tt.ann)
-			if err := tt.want(r.request(o)); err != nil {
-				t.Error(err)
+			o.SetGeneration(4)
+			if tt.spec != nil {
+				o.Object["spec"] = tt.spec
+			}
+			want := def
+			want.Values = map[string]any{}
+			if tt.want != nil {
+				tt.want(&want)
+			}
+			q, err := m.newRequest(o)
+			if tt.wantErr == "" && err != nil || tt.wantErr != "" && (err == nil || !strings.Contains(err.Error(), tt.wantErr)) {
+				t.Fatalf("newRequest() error %v, want %q", err, tt.wantErr)
+			}
+			if got := viewOf(q); !reflect.DeepEqual(got, want) {
+				t.Errorf("newRequest() =\n%+v\nwant\n%+v", got, want)
+			}
+			if q.Chart != ch || q.ChartDigest != "chart" {
+				t.Errorf("the request's chart is not the watch's")
+			}
+			if pr, ok := q.PostRenderer.(ownerRenderer); !ok || pr.owner != o {
+				t.Errorf("the post-renderer does not tie the objects to the CR: %#v", q.PostRenderer)
+			}
+			if tt.spec != nil && o.Object["spec"] == nil {
+				t.Error("the CR's spec was changed")
 			}
 		})
 	}

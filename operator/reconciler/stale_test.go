@@ -25,17 +25,22 @@ func TestOverwritten(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			var o overwritten
-			for _, rv := range tt.wrote {
-				o.wrote(key, rv)
+			var m memory
+			wrote := func(key types.NamespacedName, rv string) { m.with(key, func(s *crState) { s.wrote(rv) }) }
+			stale := func(key types.NamespacedName, rv string) (b bool) {
+				m.with(key, func(s *crState) { b = s.stale(rv) })
+				return b
 			}
-			o.wrote(other, "1")
+			for _, rv := range tt.wrote {
+				wrote(key, rv)
+			}
+			wrote(other, "1")
 			for i, rv := range tt.reads {
-				if got := o.stale(key, rv); got != tt.want[i] {
+				if got := stale(key, rv); got != tt.want[i] {
 					t.Errorf("read %d (version %s): stale %v, want %v", i, rv, got, tt.want[i])
 				}
 			}
-			if !o.stale(other, "1") {
+			if !stale(other, "1") {
 				t.Error("another CR's versions were forgotten")
 			}
 		})

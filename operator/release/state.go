@@ -103,13 +103,7 @@ func (c *Client) Observe(ctx context.Context, req *Request) (State, error) {
 	if err != nil && !errors.Is(err, driver.ErrReleaseNotFound) {
 		return State{}, fmt.Errorf("reading the history of release %s/%s: %w", req.Namespace, req.Name, err)
 	}
-	st := assess(history, req.Digest())
-	if st.Status == OutOfSync {
-		if bad := rejection(history, req.Digest(), req.Generation); bad != nil {
-			st.Status = Rejected
-			st.Reason = fmt.Sprintf("revision %d (the requested chart and values) was rolled back: %s; not retried until the CR's spec or the chart changes", bad.Version, bad.Info.Description)
-		}
-	}
+	st := assessRequest(history, req.Digest(), req.Generation)
 	if st.Status != InSync && st.Status != Rejected || req.SkipDrift {
 		return st, nil
 	}
@@ -119,14 +113,32 @@ func (c *Client) Observe(ctx context.Context, req *Request) (State, error) {
 	}
 	st.NotReady, st.Problems, st.Kinds = found.notReady, found.problems, found.kinds
 	if len(found.drift) > 0 {
-		st.Status, st.Drift = Drifted, found.drift
-		st.Reason = fmt.Sprintf("%d object(s) differ from revision %d: %s", len(found.drift), st.Deployed.Version, found.drift[0].String())
+		drifted(&st, found.drift)
 		return st, nil
 	}
 	if st.Status == InSync {
 		gate(&st, req.HealthDeadline, c.clock())
 	}
 	return st, nil
+}
+
+// assessRequest is assess, and Rejected for a request whose chart and
+// values were rolled back as unhealthy at this generation of the CR.
+func assessRequest(history []*helmrelease.Release, digest string, generation int64) State {
+	st := assess(history, digest)
+	if st.Status == OutOfSync {
+		if bad := rejection(history, digest, generation); bad != nil {
+			st.Status = Rejected
+			st.Reason = fmt.Sprintf("revision %d (the requested chart and values) was rolled back: %s; not retried until the CR's spec or the chart changes", bad.Version, bad.Info.Description)
+		}
+	}
+	return st
+}
+
+// drifted marks a deployed release Drifted by what differs in the cluster.
+func drifted(st *State, drift []Drift) {
+	st.Status, st.Drift = Drifted, drift
+	st.Reason = fmt.Sprintf("%d object(s) differ from revision %d: %s", len(drift), st.Deployed.Version, drift[0].String())
 }
 
 // assess classifies a release's history against the digest of the request,
