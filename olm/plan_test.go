@@ -139,12 +139,14 @@ func TestPlanObjectsGolden(t *testing.T) {
 	}
 }
 
-func TestPrune(t *testing.T) {
-	in := map[string]any{"a": "", "b": map[string]any{"c": nil, "d": []any{}}, "e": "x", "f": []any{map[string]any{"g": "y", "h": ""}}, "i": int64(0), "j": false}
-	got, _ := yaml.Marshal(prune(in))
-	want := "e: x\nf:\n- g: \"y\"\ni: 0\nj: false\n"
+// Empty fields go; zero numbers, false and "" in a list (the core API
+// group of a rule) stay.
+func TestPruneEmpty(t *testing.T) {
+	in := map[string]any{"a": "", "b": map[string]any{"c": nil, "d": []any{}}, "e": "x", "f": []any{map[string]any{"g": "y", "h": ""}}, "i": int64(0), "j": false, "k": []any{""}}
+	got, _ := yaml.Marshal(pruneEmpty(in))
+	want := "e: x\nf:\n- g: \"y\"\ni: 0\nj: false\nk:\n- \"\"\n"
 	if string(got) != want {
-		t.Errorf("prune = %s, want %s", got, want)
+		t.Errorf("pruneEmpty = %s, want %s", got, want)
 	}
 }
 

@@ -311,49 +311,13 @@ func (p *Plan) Objects() ([]*unstructured.Unstructured, error) {
 	objs = append(objs, p.Subscription)
 	out := make([]*unstructured.Unstructured, 0, len(objs))
 	for _, o := range objs {
-		m, err := runtime.DefaultUnstructuredConverter.ToUnstructured(o)
+		u, err := Manifest(o)
 		if err != nil {
 			return nil, err
 		}
-		delete(m, "status")
-		pruned, _ := prune(m).(map[string]any)
-		out = append(out, &unstructured.Unstructured{Object: pruned})
+		out = append(out, u)
 	}
 	return out, nil
-}
-
-// prune drops nil, empty strings, empty maps and empty lists, which the
-// typed OLM structs serialize for fields without omitempty.
-func prune(v any) any {
-	switch t := v.(type) {
-	case map[string]any:
-		for k, e := range t {
-			if p := prune(e); p == nil {
-				delete(t, k)
-			} else {
-				t[k] = p
-			}
-		}
-		if len(t) == 0 {
-			return nil
-		}
-		return t
-	case []any:
-		if len(t) == 0 {
-			return nil
-		}
-		for i := range t {
-			t[i] = prune(t[i])
-		}
-		return t
-	case string:
-		if t == "" {
-			return nil
-		}
-	case nil:
-		return nil
-	}
-	return v
 }
 
 // Action is what happened to one object.

@@ -12,7 +12,6 @@ import (
 	rbacv1 "k8s.io/api/rbac/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/validation"
 
 	"github.com/chartpilot/chartpilot/olm"
@@ -313,54 +312,11 @@ func (p *Plan) Objects() ([]*unstructured.Unstructured, error) {
 	add(p.Extension != nil, p.Extension)
 	out := make([]*unstructured.Unstructured, 0, len(objs))
 	for _, o := range objs {
-		m, err := runtime.DefaultUnstructuredConverter.ToUnstructured(o)
+		u, err := olm.Manifest(o)
 		if err != nil {
 			return nil, err
 		}
-		delete(m, "status")
-		if md, ok := m["metadata"].(map[string]any); ok {
-			delete(md, "creationTimestamp")
-		}
-		out = append(out, &unstructured.Unstructured{Object: pruneEmpty(m).(map[string]any)})
+		out = append(out, u)
 	}
 	return out, nil
-}
-
-// pruneEmpty drops nil values, empty strings and empty maps and lists,
-// which typed structs without omitempty serialize.
-func pruneEmpty(v any) any {
-	switch t := v.(type) {
-	case map[string]any:
-		for k, e := range t {
-			if p := pruneEmpty(e); p == nil {
-				delete(t, k)
-			} else {
-				t[k] = p
-			}
-		}
-		if len(t) == 0 {
-			return nil
-		}
-	case []any:
-		if len(t) == 0 {
-			return nil
-		}
-		// Elements stay: "" in a list means something (the core API group).
-		for i, e := range t {
-			if m, ok := e.(map[string]any); ok {
-				if p := pruneEmpty(m); p != nil {
-					t[i] = p
-				} else {
-					t[i] = map[string]any{}
-				}
-			}
-		}
-	case string:
-		if t == "" {
-			return nil
-		}
-	case nil:
-		return nil
-	}
-	return v
 }

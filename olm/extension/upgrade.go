@@ -11,7 +11,6 @@ import (
 	rbacv1 "k8s.io/api/rbac/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/apimachinery/pkg/runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/chartpilot/chartpilot/olm"
@@ -267,15 +266,10 @@ func findBundle(cfg *declcfg.DeclarativeConfig, bundleName string) *Bundle {
 
 // apply server-side applies o and records it.
 func (res *UpgradeResult) apply(ctx context.Context, c client.Client, o any) error {
-	m, err := runtime.DefaultUnstructuredConverter.ToUnstructured(o)
+	u, err := olm.Manifest(o)
 	if err != nil {
 		return err
 	}
-	delete(m, "status")
-	if md, ok := m["metadata"].(map[string]any); ok {
-		delete(md, "creationTimestamp")
-	}
-	u := &unstructured.Unstructured{Object: pruneEmpty(m).(map[string]any)}
 	action, err := apply(ctx, c, u)
 	if err != nil {
 		return fmt.Errorf("upgrade: %w", err)
