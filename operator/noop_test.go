@@ -70,22 +70,23 @@ func TestNoOpReconcileIsCheap(t *testing.T) {
 	}
 }
 
-// startCounted runs an operator for the App kind until the test ends, and
-// returns the count of the API requests it sends.
-func startCounted(t *testing.T) *atomic.Int64 {
+// startCounted runs an operator for the App kind, watching ns alone, until
+// the test ends, and returns the count of the API requests it sends. What
+// other tests left in their namespaces (a CR still retrying, or being
+// deleted) then costs it nothing.
+func startCounted(t *testing.T, ns string) *atomic.Int64 {
 	clustertest.SkipIfShort(t)
 	var requests atomic.Int64
 	cfg := rest.CopyConfig(restConfig)
 	cfg.WrapTransport = func(rt http.RoundTripper) http.RoundTripper { return countingTransport{next: rt, n: &requests} }
-	startOperator(t, func(o *Options, _ *watches.Watch) { o.Config = cfg })
+	startOperator(t, func(o *Options, _ *watches.Watch) { o.Config, o.Namespaces = cfg, []string{ns} })
 	return &requests
 }
 
 func noOpReconciles(t *testing.T, spec map[string]any, deployment bool, deadline string) {
-	requests := startCounted(t)
-
 	e := newEnv(t)
 	ns := e.namespace()
+	requests := startCounted(t, ns)
 	e.createApp(ns, "quiet", spec, nil)
 	if deployment {
 		e.waitCondition(ns, "quiet", reconciler.TypeDeployed, metav1.ConditionTrue, "")
@@ -182,9 +183,9 @@ func labelsMatch(pairs []*dto.LabelPair, match map[string]string) bool {
 // nothing and send nothing: their views carry a digest of all but the
 // status, so a status write is told from a change to what the release set.
 func TestStatusWritesWithoutGenerationAreFree(t *testing.T) {
-	requests := startCounted(t)
 	e := newEnv(t)
 	ns := e.namespace()
+	requests := startCounted(t, ns)
 	ctx := context.Background()
 	e.createApp(ns, "scaled", map[string]any{"greeting": "hi", "withDeployment": true,
 		autoscale.Field: map[string]any{"enabled": true, "minReplicas": 1, "maxReplicas": 3}}, nil)
