@@ -154,6 +154,9 @@ func startEnvtest(env *envtest.Environment) (*rest.Config, func() error, error) 
 		env = &envtest.Environment{}
 	}
 	env.BinaryAssetsDirectory = assets
+	// A CRD path that does not exist is a broken test, not a cluster
+	// without that kind: envtest would skip it silently.
+	env.ErrorIfCRDPathMissing = true
 	if env.ControlPlaneStopTimeout == 0 {
 		// envtest leaves etcd and kube-apiserver running when they outlast
 		// its stop timeout (20 s), which a loaded machine can exceed.

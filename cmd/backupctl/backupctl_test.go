@@ -28,7 +28,7 @@ var storeGVK = schema.GroupVersionKind{Group: "charts.example.com", Version: "v1
 // ErrFailed with the reason when it Failed. The test plays the operator.
 func TestFollow(t *testing.T) {
 	cfg := clustertest.StartAPIServer(t, &envtest.Environment{
-		CRDDirectoryPaths: []string{filepath.Join("..", "operator", "backup", "testdata", "crd.yaml")},
+		CRDDirectoryPaths: []string{filepath.Join("..", "..", "operator", "backup", "testdata", "crd.yaml")},
 		CRDs:              api.CRDs(storeGVK),
 	})
 	ctx := t.Context()

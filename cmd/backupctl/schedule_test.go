@@ -22,7 +22,7 @@ import (
 // next runs from their status (written here as the operator would).
 func TestScheduleAndList(t *testing.T) {
 	cfg := clustertest.StartAPIServer(t, &envtest.Environment{
-		CRDDirectoryPaths: []string{filepath.Join("..", "operator", "backup", "testdata", "crd.yaml")},
+		CRDDirectoryPaths: []string{filepath.Join("..", "..", "operator", "backup", "testdata", "crd.yaml")},
 		CRDs:              api.CRDs(storeGVK),
 	})
 	ctx := t.Context()
