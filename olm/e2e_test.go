@@ -45,8 +45,11 @@ func chartpilot(t *testing.T, args ...string) (string, error) {
 	streams, _, out, errOut := genericiooptions.NewTestIOStreams()
 	cmd := cli.NewRootCommand(streams)
 	// The kubectl flags belong to the commands that reach a cluster, not
-	// to the root: they follow the command's name.
-	cmd.SetArgs(append(args, "--kubeconfig", env.Kubeconfig))
+	// to the root: they follow the command's name, where it has them.
+	if sub, _, err := cmd.Find(args); err == nil && sub.Flags().Lookup("kubeconfig") != nil {
+		args = append(args, "--kubeconfig", env.Kubeconfig)
+	}
+	cmd.SetArgs(args)
 	err := cmd.Execute()
 	return out.String() + errOut.String(), err
 }
