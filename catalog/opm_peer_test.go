@@ -3,19 +3,16 @@ package catalog
 import (
 	"bytes"
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
-	"fmt"
 	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
-	"runtime"
 	"strings"
 	"sync"
-	"syscall"
 	"testing"
 	"time"
+
+	"github.com/chartpilot/chartpilot/internal/peerbuild"
 )
 
 // peerModule is the tools module that pins the peer binaries (opm here)
@@ -34,66 +31,21 @@ var (
 // opmBinary returns opm built from the peers module (operator-registry as
 // it pins it), built once into the user's cache directory keyed by the
 // module's go.mod and the Go version, so that later runs reuse it. A cold
-// build takes minutes. CHARTPILOT_OPM names a prebuilt opm instead. Without
-// a go command the test is skipped.
+// build takes minutes. CHARTPILOT_OPM names a prebuilt opm instead.
 func opmBinary(t testing.TB) string {
 	t.Helper()
 	if p := os.Getenv("CHARTPILOT_OPM"); p != "" {
 		return p
 	}
-	goCmd, err := exec.LookPath("go")
-	if err != nil {
-		t.Skipf("no go command to build opm from %s (set CHARTPILOT_OPM to a built opm): %v", peerModule, err)
-	}
-	opmOnce.Do(func() { opmPath, opmErr = buildOpm(goCmd) })
+	opmOnce.Do(func() {
+		// The tags avoid the gpgme C library containers/image wants otherwise.
+		opmPath, opmErr = peerbuild.Build(context.Background(), peerbuild.Options{
+			Name: "opm", Module: peerModule, Package: opmPackage, Tags: []string{"json1", "containers_image_openpgp"}, Keys: []string{"go.mod"}})
+	})
 	if opmErr != nil {
 		t.Fatalf("building opm: %v", opmErr)
 	}
 	return opmPath
-}
-
-func buildOpm(goCmd string) (string, error) {
-	gomod, err := os.ReadFile(filepath.Join(peerModule, "go.mod"))
-	if err != nil {
-		return "", err
-	}
-	sum := sha256.Sum256(append(gomod, runtime.Version()...))
-	cache, err := os.UserCacheDir()
-	if err != nil {
-		return "", err
-	}
-	dir := filepath.Join(cache, "chartpilot", "peers", "opm-"+hex.EncodeToString(sum[:6]))
-	bin := filepath.Join(dir, "opm")
-	if _, err := os.Stat(bin); err == nil {
-		return bin, nil
-	}
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return "", err
-	}
-	// Test binaries of several packages may build at once: one builds, the
-	// others wait for it and reuse its binary.
-	lock, err := os.OpenFile(filepath.Join(dir, ".lock"), os.O_CREATE|os.O_RDWR, 0o600)
-	if err != nil {
-		return "", err
-	}
-	defer lock.Close()
-	if err := syscall.Flock(int(lock.Fd()), syscall.LOCK_EX); err != nil {
-		return "", err
-	}
-	if _, err := os.Stat(bin); err == nil {
-		return bin, nil
-	}
-	tmp := bin + ".tmp"
-	// The tags avoid the gpgme C library containers/image wants otherwise.
-	cmd := exec.Command(goCmd, "build", "-tags", "json1 containers_image_openpgp", "-o", tmp, opmPackage)
-	cmd.Dir = peerModule
-	var out bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &out
-	fmt.Fprintf(os.Stderr, "building opm from %s into %s (minutes on a cold cache)\n", peerModule, dir)
-	if err := cmd.Run(); err != nil {
-		return "", fmt.Errorf("go build %s in %s: %w\n%s", opmPackage, peerModule, err, out.String())
-	}
-	return bin, os.Rename(tmp, bin)
 }
 
 // startOpmServe runs `opm serve dir` until the test ends and returns its

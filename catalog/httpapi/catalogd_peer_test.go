@@ -3,24 +3,22 @@ package httpapi_test
 import (
 	"bufio"
 	"bytes"
-	"crypto/sha256"
-	"encoding/hex"
+	"context"
 	"fmt"
 	"io"
 	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
-	"runtime"
 	"strings"
 	"sync"
-	"syscall"
 	"testing"
 	"time"
 
 	"github.com/chartpilot/chartpilot/catalog"
 	"github.com/chartpilot/chartpilot/catalog/httpapi"
 	"github.com/chartpilot/chartpilot/catalog/httpapi/httpapitest"
+	"github.com/chartpilot/chartpilot/internal/peerbuild"
 )
 
 // peerModule holds the peer that serves a catalog with catalogd v1.2.0's
@@ -35,66 +33,20 @@ var (
 
 // catalogdStorage returns the peer built once into the user's cache,
 // keyed by its sources and the Go version; CHARTPILOT_CATALOGD_STORAGE
-// names a prebuilt one. Without a go command the test is skipped.
+// names a prebuilt one.
 func catalogdStorage(t *testing.T) string {
 	t.Helper()
 	if p := os.Getenv("CHARTPILOT_CATALOGD_STORAGE"); p != "" {
 		return p
 	}
-	goCmd, err := exec.LookPath("go")
-	if err != nil {
-		t.Skipf("no go command to build the catalogd peer from %s (set CHARTPILOT_CATALOGD_STORAGE): %v", peerModule, err)
-	}
-	peerOnce.Do(func() { peerPath, peerErr = buildPeer(goCmd) })
+	peerOnce.Do(func() {
+		peerPath, peerErr = peerbuild.Build(context.Background(), peerbuild.Options{
+			Name: "catalogd-storage", Module: peerModule, Keys: []string{"go.mod", "go.sum", "main.go"}})
+	})
 	if peerErr != nil {
 		t.Fatalf("building the catalogd peer: %v", peerErr)
 	}
 	return peerPath
-}
-
-func buildPeer(goCmd string) (string, error) {
-	h := sha256.New()
-	for _, f := range []string{"go.mod", "go.sum", "main.go"} {
-		b, err := os.ReadFile(filepath.Join(peerModule, f))
-		if err != nil {
-			return "", err
-		}
-		h.Write(b)
-	}
-	h.Write([]byte(runtime.Version()))
-	cache, err := os.UserCacheDir()
-	if err != nil {
-		return "", err
-	}
-	dir := filepath.Join(cache, "chartpilot", "peers", "catalogd-storage-"+hex.EncodeToString(h.Sum(nil)[:6]))
-	bin := filepath.Join(dir, "catalogd-storage")
-	if _, err := os.Stat(bin); err == nil {
-		return bin, nil
-	}
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return "", err
-	}
-	// Test binaries of several packages may build at once: one builds.
-	lock, err := os.OpenFile(filepath.Join(dir, ".lock"), os.O_CREATE|os.O_RDWR, 0o600)
-	if err != nil {
-		return "", err
-	}
-	defer lock.Close()
-	if err := syscall.Flock(int(lock.Fd()), syscall.LOCK_EX); err != nil {
-		return "", err
-	}
-	if _, err := os.Stat(bin); err == nil {
-		return bin, nil
-	}
-	cmd := exec.Command(goCmd, "build", "-o", bin+".tmp", ".")
-	cmd.Dir = peerModule
-	var out bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &out
-	fmt.Fprintf(os.Stderr, "building the catalogd peer from %s into %s\n", peerModule, dir)
-	if err := cmd.Run(); err != nil {
-		return "", fmt.Errorf("go build in %s: %w\n%s", peerModule, err, out.String())
-	}
-	return bin, os.Rename(bin+".tmp", bin)
 }
 
 // startCatalogd serves dir as name with catalogd's code until the test
