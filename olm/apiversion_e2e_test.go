@@ -12,7 +12,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/go-logr/logr/funcr"
 	"github.com/operator-framework/api/pkg/operators/v1alpha1"
 	apiextensionsclient "k8s.io/apiextensions-apiserver/pkg/client/clientset/clientset"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -26,6 +25,7 @@ import (
 
 	"github.com/chartpilot/chartpilot/catalog"
 	"github.com/chartpilot/chartpilot/cluster/clustertest"
+	"github.com/chartpilot/chartpilot/internal/logtest"
 	"github.com/chartpilot/chartpilot/olm"
 	"github.com/chartpilot/chartpilot/olm/olmtest"
 	"github.com/chartpilot/chartpilot/operator"
@@ -175,29 +175,7 @@ func (j *apiJourney) waitCSV(name string) {
 // journeyOperator is the operator of one release, run in this process.
 type journeyOperator struct {
 	stop func()
-	logs *lockedLog
-}
-
-type lockedLog struct {
-	mu    sync.Mutex
-	lines []string
-}
-
-func (l *lockedLog) add(prefix, args string) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	l.lines = append(l.lines, prefix+" "+args)
-}
-
-func (l *lockedLog) find(s string) string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	for _, line := range l.lines {
-		if strings.Contains(line, s) {
-			return line
-		}
-	}
-	return ""
+	logs *logtest.Lines
 }
 
 // startOperator stops the running operator and runs that of the CSV's
@@ -220,10 +198,10 @@ func (j *apiJourney) startOperator(csvName, snapshot string) {
 	cfg := rest.CopyConfig(env.Config)
 	cfg.Impersonate = rest.ImpersonationConfig{UserName: "system:serviceaccount:" + j.ns + ":" + sa,
 		Groups: []string{"system:serviceaccounts", "system:serviceaccounts:" + j.ns, "system:authenticated"}}
-	logs := &lockedLog{}
+	logs := &logtest.Lines{}
 	mgr, err := operator.New(operator.Options{Watches: ws, Config: cfg, Namespaces: []string{j.ns},
 		MetricsBindAddress: "0", HealthProbeBindAddress: "0", SkipNameValidation: true,
-		Log: funcr.New(logs.add, funcr.Options{})})
+		Log: logs.Logger(0)})
 	if err != nil {
 		j.t.Fatal(err)
 	}
@@ -422,7 +400,7 @@ func TestAPIVersionJourney(t *testing.T) {
 	j.waitDeployed("shop-sample", "shop-0.2.0")
 	j.waitDeployed("shop-ci-blue", "shop-0.2.0")
 	err = wait.PollUntilContextTimeout(ctx, 200*time.Millisecond, time.Minute, true, func(context.Context) (bool, error) {
-		return j.op.logs.find("run `chartpilot olm migrate "+shopCRD+"` as the cluster admin") != "", nil
+		return j.op.logs.Find("run `chartpilot olm migrate "+shopCRD+"` as the cluster admin") != "", nil
 	})
 	if err != nil {
 		t.Error("the v0.2.0 operator, watching its namespace only, did not say to run chartpilot olm migrate")

@@ -4,12 +4,9 @@ import (
 	"context"
 	"fmt"
 	"slices"
-	"strings"
-	"sync"
 	"testing"
 	"time"
 
-	"github.com/go-logr/logr/funcr"
 	corev1 "k8s.io/api/core/v1"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	apiextensionsclient "k8s.io/apiextensions-apiserver/pkg/client/clientset/clientset"
@@ -22,31 +19,9 @@ import (
 
 	"github.com/chartpilot/chartpilot/cluster/clustertest"
 	"github.com/chartpilot/chartpilot/internal/crdready"
+	"github.com/chartpilot/chartpilot/internal/logtest"
 	"github.com/chartpilot/chartpilot/operator/watches"
 )
-
-// lockedLog collects log lines from several goroutines.
-type lockedLog struct {
-	mu    sync.Mutex
-	lines []string
-}
-
-func (l *lockedLog) add(prefix, args string) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	l.lines = append(l.lines, prefix+" "+args)
-}
-
-func (l *lockedLog) find(s string) string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	for _, line := range l.lines {
-		if strings.Contains(line, s) {
-			return line
-		}
-	}
-	return ""
-}
 
 // appVersion is a version of a test App CRD whose spec keeps any field.
 func appVersion(name string, storage bool) apiextensionsv1.CustomResourceDefinitionVersion {
@@ -118,10 +93,10 @@ func TestStorageMigrationAtStart(t *testing.T) {
 				t.Fatal(err)
 			}
 
-			logs := &lockedLog{}
+			logs := &logtest.Lines{}
 			startOperator(t, func(o *Options, w *watches.Watch) {
 				w.Group, w.Version = group, "v1beta1"
-				o.Log = funcr.New(logs.add, funcr.Options{Verbosity: 1})
+				o.Log = logs.Logger(1)
 				if !tt.watchAll {
 					o.Namespaces = namespaces[:1]
 				}
@@ -135,7 +110,7 @@ func TestStorageMigrationAtStart(t *testing.T) {
 			}
 			if !tt.watchAll {
 				err := wait.PollUntilContextTimeout(ctx, 100*time.Millisecond, time.Minute, true, func(context.Context) (bool, error) {
-					return logs.find("run `chartpilot olm migrate "+crdName+"` as the cluster admin") != "", nil
+					return logs.Find("run `chartpilot olm migrate "+crdName+"` as the cluster admin") != "", nil
 				})
 				if err != nil {
 					t.Fatal("the operator watching one namespace never said to run chartpilot olm migrate")
@@ -151,7 +126,7 @@ func TestStorageMigrationAtStart(t *testing.T) {
 			if err != nil {
 				t.Fatalf("storedVersions %v a minute after the operator started, want [v1beta1]", stored())
 			}
-			t.Log(logs.find("storage migrated"))
+			t.Log(logs.Find("storage migrated"))
 			// The proof: v1alpha1 dropped, both CRs still read in v1beta1.
 			cur, err = ext.ApiextensionsV1().CustomResourceDefinitions().Get(ctx, crdName, metav1.GetOptions{})
 			if err != nil {
