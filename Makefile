@@ -7,6 +7,9 @@ CHARTPILOT := $(BIN)/chartpilot
 # that it never touches a cluster you started yourself with `chartpilot cluster up`.
 DEMO_DIR ?= $(CURDIR)/.cache/demo
 TEST_TIMEOUT ?= 80m
+# How many test binaries of the packages other than the real node's run at
+# once: most wait on API servers and clusters more than they compute.
+TEST_P ?= 3
 # How long `make fuzz` runs each fuzz target, and at most minimizes each new
 # input (Go's default, 60s, can take a whole run on large multi-file inputs).
 FUZZTIME ?= 60s
@@ -42,14 +45,26 @@ test: cluster-build ## Unit, integration (envtest) and end-to-end (local cluster
 	$(GO) vet ./...
 	@unformatted=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \
 	if [ -n "$$unformatted" ]; then echo "gofmt needed: $$unformatted"; exit 1; fi
-	$(GO) test -count=1 -timeout $(TEST_TIMEOUT) ./...
-	# Our own small programs of the real node's tools module.
+	@if $(GO) list -m all | grep -q '^helm.sh/helm/v3 '; then echo "helm.sh/helm/v3 is a dependency of the product module again"; exit 1; fi
+	@# The packages named realnode take the machine's one real node in turn
+	@# (internal/layers keeps every such test there): they run one at a time
+	@# in a stream of their own from the start, beside the rest, so that no
+	@# slot of the other stream waits for the node.
+	@realnode=$$($(GO) list ./... | grep '/realnode$$'); rest=$$($(GO) list ./... | grep -v '/realnode$$'); \
+	$(GO) test -count=1 -p 1 -timeout $(TEST_TIMEOUT) $$realnode & stream=$$!; \
+	rc=0; \
+	$(GO) test -count=1 -p $(TEST_P) -timeout $(TEST_TIMEOUT) $$rest || rc=1; \
+	$(MAKE) --no-print-directory test-tools || rc=1; \
+	wait $$stream || rc=1; \
+	exit $$rc
+
+.PHONY: test-tools
+test-tools: ## The tools modules' own tests: the real node's small programs, storage, CSI, Helm 3 beside Helm 4
 	$(GO) -C tools/node test -count=1 ./cp/ ./pause/ ./hello-server/ ./grpc_health_probe/
 	$(GO) -C tools/storage test -count=1 ./...
 	$(GO) -C tools/csi test -count=1 ./hostpath-csi/
 	# Helm 3 and Helm 4 side by side: records and renders (the product module has no Helm 3).
 	$(GO) -C tools/helmcompat test -count=1 ./...
-	@if $(GO) list -m all | grep -q '^helm.sh/helm/v3 '; then echo "helm.sh/helm/v3 is a dependency of the product module again"; exit 1; fi
 
 .PHONY: fuzz
 fuzz: ## Run every fuzz target (func FuzzX in a _test.go) for FUZZTIME, one at a time on one core

@@ -42,6 +42,11 @@ type Options struct {
 	StartTimeout time.Duration
 	// StopTimeout is the grace period between SIGTERM and SIGKILL. Defaults to 10s.
 	StopTimeout time.Duration
+	// BeforeStart, when set, is called as Up is about to start each
+	// component (one not already running), before its ports are checked:
+	// a hook to follow a start, or to make a component fail to start
+	// (clustertest.PortTrap).
+	BeforeStart func(component string)
 	// WithoutOLM starts Kubernetes alone: no OLM CRDs, no olm and catalog
 	// operators. The choice is remembered for Status.
 	WithoutOLM bool
@@ -99,9 +104,6 @@ type Cluster struct {
 	state state
 	// images are the real node's images by digest, once published.
 	images images.Refs
-	// beforeStart, when set, is called as Up is about to start a component
-	// (tests take its port there).
-	beforeStart func(component string)
 }
 
 // state is what a cluster remembers between commands, in cluster.json.

@@ -197,8 +197,8 @@ func (c *Cluster) ensureRunning(ctx context.Context, binary string, comp compone
 		fmt.Fprintf(c.opts.Out, "  %-24s already running (pid %d)\n", comp.name, pid)
 		return nil
 	}
-	if c.beforeStart != nil {
-		c.beforeStart(comp.name)
+	if c.opts.BeforeStart != nil {
+		c.opts.BeforeStart(comp.name)
 	}
 	for _, addr := range comp.addrs {
 		if err := checkPortFree(comp.name, addr); err != nil {

@@ -33,8 +33,9 @@ type Env struct {
 
 // Options says what a test binary's local cluster needs.
 type Options struct {
-	// WithoutOLM starts no OLM operators. Such clusters need no machine-wide
-	// lock, so their test binaries run beside each other.
+	// WithoutOLM starts no OLM operators. Such clusters, and those with
+	// OLM v1 only, need no machine-wide lock, so their test binaries run
+	// beside each other.
 	WithoutOLM bool
 	// OLM is which OLM the cluster runs; empty is OLM v0.
 	OLM cluster.OLMVersions
@@ -42,6 +43,12 @@ type Options struct {
 	// a CRD or starting an operator); the func it returns, if any, runs after
 	// them.
 	Setup func(*Env) (teardown func(), err error)
+}
+
+// runsOLMv0 says whether the cluster runs OLM v0, whose operators listen on
+// fixed ports of the host; OLM v1's take free ones.
+func (o Options) runsOLMv0() bool {
+	return !o.WithoutOLM && (o.OLM == "" || o.OLM == cluster.OLMv0 || o.OLM == cluster.OLMBoth)
 }
 
 // Main starts a local cluster with OLM in a temporary state directory, runs
@@ -74,7 +81,7 @@ func MainWith(m *testing.M, env **Env, opts Options) int {
 
 func mainWith(m *testing.M, env **Env, opts Options) (int, error) {
 	ctx := context.Background()
-	if !opts.WithoutOLM {
+	if opts.runsOLMv0() {
 		unlock, err := lockOLM()
 		if err != nil {
 			return 0, err

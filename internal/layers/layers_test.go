@@ -236,3 +236,39 @@ func TestDocGo(t *testing.T) {
 		}
 	}
 }
+
+// realNodePackage names the packages whose tests take the machine's one
+// real node: `make test` runs them (the packages named so) one at a time,
+// in a stream of their own beside the rest, so no other package's test
+// holds a slot of go test waiting for the node.
+const realNodePackage = "realnode"
+
+// Every test that takes the real node lives in a package named
+// realNodePackage.
+func TestRealNodeTestsInRealNodePackages(t *testing.T) {
+	found := 0
+	for _, p := range listPackages(t) {
+		files, err := filepath.Glob(filepath.Join(p.Dir, "*_test.go"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, f := range files {
+			src, err := os.ReadFile(f)
+			if err != nil {
+				t.Fatal(err)
+			}
+			takes := bytes.Contains(src, []byte("clustertest.RequireRealNode(")) || bytes.Contains(src, []byte("clustertest.LockRealNode("))
+			if !takes || !bytes.Contains(src, []byte(`"`+module+`/cluster/clustertest"`)) {
+				continue
+			}
+			found++
+			if p.Name != realNodePackage && p.Name != realNodePackage+"_test" {
+				r, _ := rel(p.ImportPath)
+				t.Errorf("%s/%s takes the real node: move the test into a package named %s (e.g. %s/%s)", r, filepath.Base(f), realNodePackage, r, realNodePackage)
+			}
+		}
+	}
+	if found < 5 {
+		t.Errorf("found %d test files taking the real node: the check reads the wrong sources", found)
+	}
+}

@@ -5,6 +5,7 @@ import (
 	"crypto/rand"
 	"crypto/sha256"
 	"encoding/hex"
+	"flag"
 	"fmt"
 	"hash"
 	"io"
@@ -39,11 +40,19 @@ import (
 
 var vaultGVK = schema.GroupVersionKind{Group: "charts.example.com", Version: "v1alpha1", Kind: "Vault"}
 
-// dataSize is the volume measured: 1 GiB of random bytes (gzip gains
-// nothing: the worst case for the mover).
-const dataSize = 1 << 30
+// volumeMiB is the size of the volumes backed up and restored, in random
+// bytes (gzip gains nothing: the worst case for the mover). The default
+// proves the paths; the throughputs of the docs are measured with
+// -volume-mib=1024.
+var volumeMiB = flag.Int64("volume-mib", 64, "MiB of random bytes in the volumes backed up and restored")
 
-// measure backs up a Vault whose volume holds 1 GiB to a claim, restores it
+// dataSize is the volume's size in bytes.
+func dataSize() int64 { return *volumeMiB << 20 }
+
+// volume names the volume's size in the tests' log lines.
+func volume() string { return fmt.Sprintf("%d MiB", *volumeMiB) }
+
+// measure backs up a Vault whose volume holds -volume-mib to a claim, restores it
 // after its loss, then backs it up to the cluster's S3 store and restores it
 // into another namespace under a new name, checking the bytes each time,
 // and logs the times, the throughputs and the operator's memory.
@@ -76,8 +85,8 @@ func measure(t *testing.T, c *cluster.Cluster, projectDir, image string) {
 	create(api.BackupKind(vaultGVK), "bench", "to-claim", map[string]any{"source": "big", "target": map[string]any{"pvc": map[string]any{"claimName": "backups"}}})
 	st := waitDone(t, res(api.BackupKind(vaultGVK), "bench"), "to-claim")
 	took := time.Since(began)
-	t.Logf("backup of 1 GiB to a claim: %s (status %v, %v bytes archived), %.0f MiB/s; operator process RSS max %d MiB (base %d MiB)",
-		took.Round(100*time.Millisecond), st["duration"], st["size"], float64(dataSize)/took.Seconds()/(1<<20), rss.max()>>20, rss.base>>20)
+	t.Logf("backup of %s to a claim: %s (status %v, %v bytes archived), %.0f MiB/s; operator process RSS max %d MiB (base %d MiB)", volume(),
+		took.Round(100*time.Millisecond), st["duration"], st["size"], float64(dataSize())/took.Seconds()/(1<<20), rss.max()>>20, rss.base>>20)
 	rss.stop()
 
 	// Lose the CR and its claim, restore.
@@ -94,7 +103,7 @@ func measure(t *testing.T, c *cluster.Cluster, projectDir, image string) {
 	create(api.RestoreKind(vaultGVK), "bench", "from-claim", map[string]any{"backupName": "to-claim"})
 	st = waitDone(t, res(api.RestoreKind(vaultGVK), "bench"), "from-claim")
 	took = time.Since(began)
-	t.Logf("restore of 1 GiB from a claim, the release Deployed and Ready: %s (status %v), %.0f MiB/s", took.Round(100*time.Millisecond), st["duration"], float64(dataSize)/took.Seconds()/(1<<20))
+	t.Logf("restore of %s from a claim, the release Deployed and Ready: %s (status %v), %.0f MiB/s", volume(), took.Round(100*time.Millisecond), st["duration"], float64(dataSize())/took.Seconds()/(1<<20))
 	check(t, cs, "bench", "big-data", want)
 
 	// From the claim into another namespace under another name: a serving
@@ -103,7 +112,7 @@ func measure(t *testing.T, c *cluster.Cluster, projectDir, image string) {
 	create(api.RestoreKind(vaultGVK), "bench", "from-claim-away", map[string]any{"backupName": "to-claim", "targetNamespace": "bench-copy", "targetName": "fromclaim"})
 	st = waitDone(t, res(api.RestoreKind(vaultGVK), "bench"), "from-claim-away")
 	took = time.Since(began)
-	t.Logf("restore of 1 GiB from a claim into namespace bench-copy as fromclaim, through a serving pod: %s (status %v: %v), %.0f MiB/s", took.Round(100*time.Millisecond), st["duration"], st["restored"], float64(dataSize)/took.Seconds()/(1<<20))
+	t.Logf("restore of %s from a claim into namespace bench-copy as fromclaim, through a serving pod: %s (status %v: %v), %.0f MiB/s", volume(), took.Round(100*time.Millisecond), st["duration"], st["restored"], float64(dataSize())/took.Seconds()/(1<<20))
 	check(t, cs, "bench-copy", "fromclaim-data", want)
 	for _, ns := range []string{"bench", "bench-copy"} {
 		noneLeft(t, cs, ns, api.RestoreLabel+"=from-claim-away,backup.chartpilot.io/mover")
@@ -116,12 +125,12 @@ func measure(t *testing.T, c *cluster.Cluster, projectDir, image string) {
 		"endpoint": store.PodEndpoint, "bucket": "backups", "prefix": "nightly", "region": store.Region, "insecure": true, "credentialsSecret": "s3"}}})
 	st = waitDone(t, res(api.BackupKind(vaultGVK), "bench"), "to-s3")
 	took = time.Since(began)
-	t.Logf("backup of 1 GiB to S3: %s (status %v, %v bytes), %.0f MiB/s", took.Round(100*time.Millisecond), st["duration"], st["size"], float64(dataSize)/took.Seconds()/(1<<20))
+	t.Logf("backup of %s to S3: %s (status %v, %v bytes), %.0f MiB/s", volume(), took.Round(100*time.Millisecond), st["duration"], st["size"], float64(dataSize())/took.Seconds()/(1<<20))
 	began = time.Now()
 	create(api.RestoreKind(vaultGVK), "bench", "from-s3", map[string]any{"backupName": "to-s3", "targetNamespace": "bench-copy", "targetName": "copy"})
 	st = waitDone(t, res(api.RestoreKind(vaultGVK), "bench"), "from-s3")
 	took = time.Since(began)
-	t.Logf("restore of 1 GiB from S3 into namespace bench-copy as copy: %s (status %v: %v), %.0f MiB/s", took.Round(100*time.Millisecond), st["duration"], st["restored"], float64(dataSize)/took.Seconds()/(1<<20))
+	t.Logf("restore of %s from S3 into namespace bench-copy as copy: %s (status %v: %v), %.0f MiB/s", volume(), took.Round(100*time.Millisecond), st["duration"], st["restored"], float64(dataSize())/took.Seconds()/(1<<20))
 	check(t, cs, "bench-copy", "copy-data", want)
 	if left, _ := cs.CoreV1().Secrets("bench-copy").List(ctx, metav1.ListOptions{LabelSelector: api.RestoreLabel + "=from-s3"}); len(left.Items) > 0 {
 		t.Error("the copy of the S3 credentials is left in bench-copy")
@@ -253,7 +262,7 @@ func fillDir(t *testing.T, dir string) string {
 		t.Fatal(err)
 	}
 	h := newDigest()
-	if _, err := io.CopyN(io.MultiWriter(f, h), rand.Reader, dataSize); err != nil {
+	if _, err := io.CopyN(io.MultiWriter(f, h), rand.Reader, dataSize()); err != nil {
 		t.Fatal(err)
 	}
 	if err := f.Close(); err != nil {
@@ -279,7 +288,7 @@ func checkDir(t *testing.T, dir, claim, want string) {
 	defer f.Close()
 	h := newDigest()
 	n, err := io.Copy(h, f)
-	if err != nil || n != dataSize || h.sum() != want {
+	if err != nil || n != dataSize() || h.sum() != want {
 		t.Errorf("restored claim %s holds %d bytes (digest match %v), %v", claim, n, h.sum() == want, err)
 	}
 }

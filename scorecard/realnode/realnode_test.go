@@ -111,7 +111,7 @@ func TestBackupRestoreOnRealNode(t *testing.T) {
 	if r.State != v1alpha3.PassState {
 		t.Errorf("%s: %s\n%s", r.Name, r.State, strings.Join(r.Errors, "\n"))
 	}
-	t.Run("1 GiB through a claim, then S3 into another namespace", func(t *testing.T) {
+	t.Run("a volume through a claim, then S3 into another namespace", func(t *testing.T) {
 		measure(t, c, filepath.Dir(bundleDir), image)
 	})
 }

@@ -41,7 +41,9 @@ func TestScheduleOnRealNode(t *testing.T) {
 	dyn := dynamic.NewForConfigOrDie(cfg)
 	installCRDs(t, projectDir, cfg)
 	const ns = "sched"
-	defer startOperator(t, cfg, projectDir, image, ns)()
+	// Cleanup, not defer: the operator serves the parallel subtests,
+	// which run after this function returns.
+	t.Cleanup(startOperator(t, cfg, projectDir, image, ns))
 	backups := dyn.Resource(api.BackupResource(vaultGVK)).Namespace(ns)
 	schedules := dyn.Resource(api.ScheduleResource(vaultGVK)).Namespace(ns)
 	vaults := dyn.Resource(vaultGVK.GroupVersion().WithResource(api.Plural(vaultGVK.Kind))).Namespace(ns)
@@ -66,10 +68,6 @@ func TestScheduleOnRealNode(t *testing.T) {
 		t.Fatal(err)
 	}
 	store, mc := s3Bucket(ctx, t, c, cs, ns, "scheduled")
-
-	// Backups arrive through a watch: the time each is seen, against its
-	// tick (in its name), is the schedule's jitter.
-	seen := watchCreated(t, backups)
 
 	for _, tc := range []struct {
 		name   string
@@ -102,6 +100,12 @@ func TestScheduleOnRealNode(t *testing.T) {
 		},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
+			// The two schedules tick side by side: each subtest waits
+			// out two periods.
+			t.Parallel()
+			// Backups arrive through a watch: the time each is seen,
+			// against its tick (in its name), is the schedule's jitter.
+			seen := watchCreated(t, backups, "to-"+tc.name)
 			create(schedules, api.ScheduleKind(vaultGVK).Kind, "to-"+tc.name, map[string]any{
 				"schedule": "@every " + scheduleEvery.String(), "keep": 1,
 				"template": map[string]any{"source": "small", "target": tc.target},
@@ -109,7 +113,7 @@ func TestScheduleOnRealNode(t *testing.T) {
 			defer func() {
 				_ = schedules.Delete(context.Background(), "to-"+tc.name, metav1.DeleteOptions{})
 			}()
-			first, second := seen.next(t, "to-"+tc.name), seen.next(t, "to-"+tc.name)
+			first, second := seen.next(t), seen.next(t)
 			waitDone(t, backups, first.name)
 			if len(tc.archives(first.name)) == 0 {
 				t.Fatalf("no archive of %s", first.name)
@@ -139,18 +143,19 @@ type created struct {
 }
 
 type createdWatch struct {
-	ch chan created
+	schedule string
+	ch       chan created
 }
 
-// watchCreated reports the Backups created from now on.
-func watchCreated(t *testing.T, ri dynamic.ResourceInterface) *createdWatch {
+// watchCreated reports the Backups of the schedule created from now on.
+func watchCreated(t *testing.T, ri dynamic.ResourceInterface, schedule string) *createdWatch {
 	t.Helper()
-	w, err := ri.Watch(t.Context(), metav1.ListOptions{})
+	w, err := ri.Watch(t.Context(), metav1.ListOptions{LabelSelector: api.ScheduleLabel + "=" + schedule})
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(w.Stop)
-	cw := &createdWatch{ch: make(chan created, 16)}
+	cw := &createdWatch{schedule: schedule, ch: make(chan created, 16)}
 	go func() {
 		for ev := range w.ResultChan() {
 			u, ok := ev.Object.(*unstructured.Unstructured)
@@ -170,17 +175,13 @@ func watchCreated(t *testing.T, ri dynamic.ResourceInterface) *createdWatch {
 }
 
 // next waits for the next Backup of the schedule.
-func (cw *createdWatch) next(t *testing.T, schedule string) created {
+func (cw *createdWatch) next(t *testing.T) created {
 	t.Helper()
-	timeout := time.After(3 * scheduleEvery)
-	for {
-		select {
-		case c := <-cw.ch:
-			if strings.HasPrefix(c.name, schedule+"-") {
-				return c
-			}
-		case <-timeout:
-			t.Fatalf("no backup of schedule %s within %s", schedule, 3*scheduleEvery)
-		}
+	select {
+	case c := <-cw.ch:
+		return c
+	case <-time.After(3 * scheduleEvery):
+		t.Fatalf("no backup of schedule %s within %s", cw.schedule, 3*scheduleEvery)
+		return created{}
 	}
 }

@@ -22,7 +22,7 @@ import (
 )
 
 // TestSnapshotsOnRealNode: a Vault whose claim is of the CSI
-// StorageClass holds 1 GiB; it is backed up by a VolumeSnapshot and by a
+// StorageClass holds -volume-mib of random bytes; it is backed up by a VolumeSnapshot and by a
 // copy, the CR and claim are deleted, restored from the snapshot (the bytes
 // compared) and from the copy (timed against it), and restored from the
 // snapshot into another namespace under another name. A backup that must
@@ -65,17 +65,17 @@ func TestSnapshotsOnRealNode(t *testing.T) {
 		st := waitDone(t, ri, name)
 		took := time.Since(began)
 		t.Logf("%s: %s (status duration %v), %.0f MiB/s; volumes %v", what, took.Round(100*time.Millisecond), st["duration"],
-			float64(dataSize)/took.Seconds()/(1<<20), st["volumes"])
+			float64(dataSize())/took.Seconds()/(1<<20), st["volumes"])
 		return st
 	}
 	create(api.BackupKind(vaultGVK), ns, "by-snapshot", map[string]any{"source": "big", "target": toClaim, "volumeMethod": "snapshot"})
-	st := timed("backup of 1 GiB by VolumeSnapshot", backups, "by-snapshot")
+	st := timed("backup of "+volume()+" by VolumeSnapshot", backups, "by-snapshot")
 	vol := firstVolume(t, st)
 	if vol["method"] != string(api.VolumeMethodSnapshot) || vol["snapshot"] == nil || vol["duration"] == nil {
 		t.Errorf("the claim's result %v, want method snapshot with its snapshot and duration", vol)
 	}
 	create(api.BackupKind(vaultGVK), ns, "by-copy", map[string]any{"source": "big", "target": toClaim, "volumeMethod": "copy"})
-	if vol := firstVolume(t, timed("backup of 1 GiB by copy to a claim", backups, "by-copy")); vol["method"] != string(api.VolumeMethodCopy) {
+	if vol := firstVolume(t, timed("backup of "+volume()+" by copy to a claim", backups, "by-copy")); vol["method"] != string(api.VolumeMethodCopy) {
 		t.Errorf("the copy backup's claim result %v, want method copy", vol)
 	}
 
@@ -95,15 +95,15 @@ func TestSnapshotsOnRealNode(t *testing.T) {
 	}
 	lose()
 	create(api.RestoreKind(vaultGVK), ns, "from-snapshot", map[string]any{"backupName": "by-snapshot"})
-	timed("restore of 1 GiB from the VolumeSnapshot, the release Deployed and Ready", restores, "from-snapshot")
+	timed("restore of "+volume()+" from the VolumeSnapshot, the release Deployed and Ready", restores, "from-snapshot")
 	checkDir(t, boundDir(t, c, cl, ns, "big-data"), ns+"/big-data", want)
 	lose()
 	create(api.RestoreKind(vaultGVK), ns, "from-copy", map[string]any{"backupName": "by-copy"})
-	timed("restore of 1 GiB from the copy, the release Deployed and Ready", restores, "from-copy")
+	timed("restore of "+volume()+" from the copy, the release Deployed and Ready", restores, "from-copy")
 	checkDir(t, boundDir(t, c, cl, ns, "big-data"), ns+"/big-data", want)
 
 	create(api.RestoreKind(vaultGVK), ns, "elsewhere", map[string]any{"backupName": "by-snapshot", "targetNamespace": other, "targetName": "copy"})
-	timed("restore of 1 GiB from the VolumeSnapshot into namespace "+other+" as copy", restores, "elsewhere")
+	timed("restore of "+volume()+" from the VolumeSnapshot into namespace "+other+" as copy", restores, "elsewhere")
 	checkDir(t, boundDir(t, c, cl, other, "copy-data"), other+"/copy-data", want)
 	var copies snapv1.VolumeSnapshotList
 	if err := cl.List(ctx, &copies, client.InNamespace(other)); err != nil || len(copies.Items) > 0 {

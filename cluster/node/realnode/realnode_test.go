@@ -1,4 +1,4 @@
-package node_test
+package realnode_test
 
 import (
 	"bufio"
