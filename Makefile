@@ -9,7 +9,7 @@ DEMO_DIR ?= $(CURDIR)/.cache/demo
 TEST_TIMEOUT ?= 80m
 # How many test binaries of the packages other than the real node's run at
 # once: most wait on API servers and clusters more than they compute.
-TEST_P ?= 3
+TEST_P ?= 4
 # How long `make fuzz` runs each fuzz target, and at most minimizes each new
 # input (Go's default, 60s, can take a whole run on large multi-file inputs).
 FUZZTIME ?= 60s

@@ -208,16 +208,22 @@ func lockOLM() (unlock func(), err error) {
 // t, waiting for the test binary holding it.
 func LockRealNode(t testing.TB) {
 	t.Helper()
-	path := filepath.Join(os.TempDir(), "chartpilot-real-node.lock")
-	unlock, err := flock.TryLock(path)
-	if errors.Is(err, flock.ErrLocked) {
-		t.Logf("waiting for another test's real node (lock %s)", path)
-		unlock, err = flock.Lock(t.Context(), path)
-	}
+	unlock, err := lockRealNode(t.Context(), t.Logf)
 	if err != nil {
 		t.Fatalf("locking the real node: %v", err)
 	}
 	t.Cleanup(unlock)
+}
+
+// lockRealNode takes the real node's lock, saying when it waits.
+func lockRealNode(ctx context.Context, logf func(string, ...any)) (unlock func(), err error) {
+	path := filepath.Join(os.TempDir(), "chartpilot-real-node.lock")
+	unlock, err = flock.TryLock(path)
+	if errors.Is(err, flock.ErrLocked) {
+		logf("waiting for another test's real node (lock %s)", path)
+		unlock, err = flock.Lock(ctx, path)
+	}
+	return unlock, err
 }
 
 func start(ctx context.Context, stateDir string, opts Options) (*Env, error) {

@@ -2,6 +2,8 @@ package clustertest
 
 import (
 	"bytes"
+	"context"
+	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -9,6 +11,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -26,6 +29,13 @@ func RequireRealNode(t testing.TB) {
 	t.Helper()
 	SkipIfShort(t)
 	LockRealNode(t)
+	requirePossible(t)
+}
+
+// requirePossible skips t, or fails it under CI, when this host cannot
+// run a real node.
+func requirePossible(t testing.TB) {
+	t.Helper()
 	err := cluster.RealNodePossible()
 	switch {
 	case err == nil:
@@ -34,6 +44,86 @@ func RequireRealNode(t testing.TB) {
 	default:
 		t.Skipf("%v (under CI=true this fails)", err)
 	}
+}
+
+// SharedRealNode is one real-node cluster for the tests of a binary that
+// can share it (each in namespaces of its own): started by the first test
+// that asks, holding the machine's real node until Close, which TestMain
+// calls after m.Run. A cluster start costs a real-node test more than
+// most of what it proves.
+type SharedRealNode struct {
+	// Options are the cluster's; Node, StateDir and Out are set by Get.
+	Options cluster.Options
+
+	mu     sync.Mutex
+	c      *cluster.Cluster
+	err    error // the start's, reported to every test after it
+	dir    string
+	out    bytes.Buffer
+	unlock func()
+}
+
+// Get returns the shared cluster, starting it at the first call, with
+// RequireRealNode's rules: skipped with -short, and skipped (failed under
+// CI) where the host cannot run a real node.
+func (s *SharedRealNode) Get(t *testing.T) *cluster.Cluster {
+	t.Helper()
+	SkipIfShort(t)
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.c == nil && s.err == nil {
+		s.start(t)
+	}
+	if s.err != nil {
+		t.Fatalf("the shared cluster with a real node: %v\n%s", s.err, s.out.String())
+	}
+	return s.c
+}
+
+func (s *SharedRealNode) start(t *testing.T) {
+	t.Helper()
+	unlock, err := lockRealNode(t.Context(), t.Logf)
+	if err != nil {
+		t.Fatalf("locking the real node: %v", err)
+	}
+	if err := cluster.RealNodePossible(); err != nil {
+		unlock() // each test says so on its own
+		requirePossible(t)
+	}
+	s.unlock = unlock
+	if s.dir, s.err = os.MkdirTemp("", "chartpilot-realnode-"); s.err != nil {
+		return
+	}
+	opts := s.Options
+	opts.StateDir, opts.Node, opts.Out = filepath.Join(s.dir, "cluster"), cluster.NodeReal, &s.out
+	if opts.StartTimeout == 0 {
+		opts.StartTimeout = 3 * time.Minute
+	}
+	if s.c, s.err = cluster.New(opts); s.err != nil {
+		return
+	}
+	began := time.Now()
+	// Not the test's context: the cluster outlives the test that starts it.
+	s.err = s.c.Up(context.Background())
+	t.Logf("shared cluster with a real node up in %s", time.Since(began).Round(time.Second))
+}
+
+// Close stops the cluster, if one started, deletes its state and gives
+// the real node back.
+func (s *SharedRealNode) Close() error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var err error
+	if s.c != nil {
+		err = s.c.Down(context.Background(), cluster.DownOptions{Wipe: true})
+	}
+	if s.dir != "" {
+		err = errors.Join(err, os.RemoveAll(s.dir))
+	}
+	if s.unlock != nil {
+		s.unlock()
+	}
+	return err
 }
 
 // Decoys are what a Kubernetes of the host itself would have, planted so

@@ -257,7 +257,8 @@ func TestRealNodeTestsInRealNodePackages(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			takes := bytes.Contains(src, []byte("clustertest.RequireRealNode(")) || bytes.Contains(src, []byte("clustertest.LockRealNode("))
+			takes := bytes.Contains(src, []byte("clustertest.RequireRealNode(")) || bytes.Contains(src, []byte("clustertest.LockRealNode(")) ||
+				bytes.Contains(src, []byte("clustertest.SharedRealNode{"))
 			if !takes || !bytes.Contains(src, []byte(`"`+module+`/cluster/clustertest"`)) {
 				continue
 			}

@@ -21,6 +21,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	apiextensionsclient "k8s.io/apiextensions-apiserver/pkg/client/clientset/clientset"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -212,7 +213,8 @@ func waitEnd(t *testing.T, ri dynamic.ResourceInterface, name string) map[string
 	return st
 }
 
-// installCRDs creates the project's CRDs (the scorecard deleted its own).
+// installCRDs creates the project's CRDs (the scorecard deleted its own);
+// those an earlier test of the shared cluster created are the same.
 func installCRDs(t *testing.T, projectDir string, cfg *rest.Config) {
 	t.Helper()
 	paths, err := filepath.Glob(filepath.Join(projectDir, "config", "crd", "bases", "*.yaml"))
@@ -230,7 +232,8 @@ func installCRDs(t *testing.T, projectDir string, cfg *rest.Config) {
 		if err := yaml.Unmarshal(data, &crd); err != nil {
 			t.Fatalf("%s: %v", p, err)
 		}
-		if _, err := ext.ApiextensionsV1().CustomResourceDefinitions().Create(t.Context(), &crd, metav1.CreateOptions{}); err != nil {
+		_, err = ext.ApiextensionsV1().CustomResourceDefinitions().Create(t.Context(), &crd, metav1.CreateOptions{})
+		if err != nil && !apierrors.IsAlreadyExists(err) {
 			t.Fatal(err)
 		}
 		names = append(names, crd.Name)

@@ -2,7 +2,7 @@ package realnode
 
 import (
 	"bytes"
-	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -24,40 +24,24 @@ import (
 	"github.com/chartpilot/chartpilot/scorecard"
 )
 
+// node is the real-node cluster the package's tests share, each in
+// namespaces of its own.
+var node = &clustertest.SharedRealNode{Options: cluster.Options{WithoutOLM: true}}
+
 func TestMain(m *testing.M) {
 	ctrl.SetLogger(logr.Discard())
-	os.Exit(m.Run())
+	code := m.Run()
+	if err := node.Close(); err != nil {
+		fmt.Fprintln(os.Stderr, "stopping the shared cluster:", err)
+		code = 1
+	}
+	os.Exit(code)
 }
 
-// realCluster starts a local cluster with a real node for the test.
+// realCluster is the shared cluster with a real node.
 func realCluster(t *testing.T) *cluster.Cluster {
 	t.Helper()
-	clustertest.RequireRealNode(t)
-	var out bytes.Buffer
-	c, err := cluster.New(cluster.Options{StateDir: filepath.Join(t.TempDir(), "cluster"), Node: cluster.NodeReal, Out: &out, StartTimeout: 3 * time.Minute, WithoutOLM: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	began := time.Now()
-	err = c.Up(t.Context())
-	t.Cleanup(func() {
-		if err := c.Down(context.Background(), cluster.DownOptions{Wipe: true}); err != nil {
-			t.Errorf("down: %v", err)
-		}
-	})
-	if err != nil {
-		t.Fatalf("up: %v\n%s", err, out.String())
-	}
-	t.Logf("cluster up with a real node in %s", time.Since(began).Round(time.Second))
-	// The CSI components' start times: what they add to an up.
-	for _, line := range strings.Split(out.String(), "\n") {
-		for _, name := range []string{cluster.HostPathCSI, cluster.SnapshotController, cluster.CSIProvisioner, cluster.CSISnapshotter, "csi classes"} {
-			if strings.HasPrefix(strings.TrimSpace(line), name+" ") {
-				t.Log(strings.TrimSpace(line))
-			}
-		}
-	}
-	return c
+	return node.Get(t)
 }
 
 // project scaffolds the vault chart's operator, builds its image into the
