@@ -1,6 +1,7 @@
 package extension_test
 
 import (
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -80,6 +81,39 @@ func TestCatalogdServesWhatHTTPAPIServes(t *testing.T) {
 		t.Fatal(err)
 	}
 	httpapitest.Compare(t, httpapitest.Endpoint{URL: ours.URL}, theirs, name, queries)
+
+	// Not two servers that agree on nothing: catalogd serves the whole
+	// catalog, and the metas endpoint is on.
+	for _, q := range []struct {
+		path string
+		want func([]byte) bool
+	}{
+		{"api/v1/all", func(b []byte) bool { return string(b) == string(content.Bytes()) }},
+		{"api/v1/metas?schema=olm.bundle", func(b []byte) bool { return strings.Count(string(b), "\n") == 3 }},
+	} {
+		body, status := get(t, theirs.Client, base+"/"+q.path)
+		if status != http.StatusOK || !q.want(body) {
+			t.Errorf("catalogd's %s: %d, %d bytes:\n%.300s", q.path, status, len(body), body)
+		}
+	}
+}
+
+func get(t *testing.T, c *http.Client, url string) ([]byte, int) {
+	t.Helper()
+	req, err := http.NewRequestWithContext(t.Context(), http.MethodGet, url, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp, err := c.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(resp.Body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return body, resp.StatusCode
 }
 
 // waitServing waits until catalogd serves the ClusterCatalog and returns
