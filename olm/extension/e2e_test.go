@@ -1,6 +1,7 @@
 package extension_test
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -9,6 +10,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -329,6 +331,57 @@ func waitProblem(t *testing.T, c client.Client, name string, kind extension.Prob
 	return extension.Problem{}
 }
 
+// installAll installs each of opts and returns their names, then the
+// caller checks each: operator-controller works on them side by side,
+// which parallel subtests, as many at once as GOMAXPROCS, would not let
+// it do. When the test ends their ClusterExtensions and ClusterCatalogs
+// are deleted, so that OLM v1 stops retrying them, without waiting for the
+// namespaces to terminate: the cluster goes with the package's tests, and
+// TestInstallUpgradeUninstall proves that uninstall leaves nothing.
+func installAll(t *testing.T, c client.Client, opts []extension.InstallOptions) []string {
+	t.Helper()
+	var created []client.Object
+	t.Cleanup(func() {
+		for _, o := range created {
+			if err := c.Delete(context.Background(), o); err != nil && !apierrors.IsNotFound(err) {
+				t.Logf("cleanup: deleting %s %s: %v", o.GetObjectKind().GroupVersionKind().Kind, o.GetName(), err)
+			}
+		}
+	})
+	// Install is mostly waiting (pulling the catalog and bundle images,
+	// the API server): a few at once.
+	results := make([]*extension.InstallResult, len(opts))
+	errs := make([]error, len(opts))
+	var wg sync.WaitGroup
+	sem := make(chan struct{}, 4)
+	for i, o := range opts {
+		wg.Go(func() {
+			sem <- struct{}{}
+			defer func() { <-sem }()
+			results[i], errs[i] = extension.Install(t.Context(), c, o)
+		})
+	}
+	wg.Wait()
+	names := make([]string, len(opts))
+	for i, o := range opts {
+		if res := results[i]; res != nil {
+			for _, r := range res.Objects {
+				if r.Kind == extension.ExtensionKind || r.Kind == extension.CatalogKind {
+					u := &unstructured.Unstructured{}
+					u.SetGroupVersionKind(extension.GroupVersion.WithKind(r.Kind))
+					u.SetName(r.Name)
+					created = append(created, u)
+				}
+			}
+		}
+		if errs[i] != nil {
+			t.Fatalf("installing %s: %v", o.Package, errs[i])
+		}
+		names[i] = cmp.Or(o.Name, o.Package)
+	}
+	return names
+}
+
 func uninstallQuietly(c client.Client, name string) {
 	_, err := extension.Uninstall(context.Background(), c, extension.UninstallOptions{Name: name, Config: env.Config, Timeout: time.Minute})
 	if err != nil && !errors.Is(err, extension.ErrNotInstalled) {
@@ -382,22 +435,18 @@ func TestBadCasesNamed(t *testing.T) {
 		{name: "bundle with a webhook", opts: extension.InstallOptions{Package: "v1webhook", CatalogImage: webhookCatalog},
 			want: extension.ProblemBundleUnsupported, in: []string{"webhookDefinitions are not supported", "drop spec.webhookdefinitions"}, check: doctor.CheckClusterExtension},
 	}
-	for _, tt := range tests {
+	all := make([]extension.InstallOptions, len(tests))
+	for i, tt := range tests {
+		all[i] = tt.opts
+		all[i].Namespace = fmt.Sprintf("%s-%d", tt.opts.Package, time.Now().UnixNano()%100000)
+		if !tt.opts.ExistingServiceAccount {
+			all[i].InstallerClusterRole = "cluster-admin"
+		}
+	}
+	names := installAll(t, c, all)
+	for i, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			t.Parallel()
-			opts := tt.opts
-			opts.Namespace = fmt.Sprintf("%s-%d", opts.Package, time.Now().UnixNano()%100000)
-			if !opts.ExistingServiceAccount {
-				opts.InstallerClusterRole = "cluster-admin"
-			}
-			name := opts.Name
-			if name == "" {
-				name = opts.Package
-			}
-			if _, err := extension.Install(t.Context(), c, opts); err != nil {
-				t.Fatal(err)
-			}
-			t.Cleanup(func() { uninstallQuietly(c, name) })
+			opts, name := all[i], names[i]
 			p := waitProblem(t, c, name, tt.want)
 			for _, s := range tt.in {
 				if !strings.Contains(p.Message+" "+p.Fix, s) {
