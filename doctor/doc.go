@@ -7,7 +7,12 @@
 // checked with SubjectAccessReviews so that the exact missing rule is named;
 // the chart renders no API the cluster's Kubernetes version removed; and
 // OLM's chain (CatalogSource connection, Subscription, InstallPlan, CSV) as
-// package olm diagnoses it.
+// package olm diagnoses it; or, for an install through OLM v1, the
+// ClusterExtension, its ClusterCatalogs and installer ServiceAccount as
+// package olm/extension diagnoses them (a permission the installer lacked
+// named as the API server refused it to operator-controller, and
+// confirmed by a SubjectAccessReview), then the CRDs and Deployments
+// operator-controller labelled as the extension's.
 //
 // Each check passes, warns or fails, with a one-line fix. Run only reads.
 //

@@ -45,8 +45,8 @@ const (
 	CheckDeprecatedAPIs = "Chart warnings"
 )
 
-// Options say what to examine. At least one of Kind, Package and
-// WatchesFile is required.
+// Options say what to examine. At least one of Kind, Package, Extension
+// and WatchesFile is required.
 type Options struct {
 	// Config reaches the cluster. Required.
 	Config *rest.Config
@@ -56,6 +56,11 @@ type Options struct {
 	// Package is an OLM package installed in Namespace: its Subscription,
 	// CSV, owned CRDs, Deployments and ServiceAccount are examined.
 	Package string
+	// Extension is an OLM v1 ClusterExtension: extension.Diagnose's
+	// problems, its catalogs and installer ServiceAccount, and the CRDs and
+	// Deployments it installed are examined. A Package that no
+	// Subscription installs is looked for among the ClusterExtensions too.
+	Extension string
 	// Namespace is where the operator is installed, and where its custom
 	// resources are looked for unless WatchNamespaces says otherwise; empty
 	// means all namespaces for the custom resources.
@@ -118,6 +123,9 @@ type doctor struct {
 	csv *v1alpha1.ClusterServiceVersion
 	// deployments are the operator's Deployments, in opts.Namespace.
 	deployments []string
+	// extension is the ClusterExtension that installed the operator, when
+	// OLM v1 did.
+	extension string
 }
 
 func (d *doctor) add(c Check) { d.rep.Checks = append(d.rep.Checks, c) }
@@ -128,8 +136,8 @@ func Run(ctx context.Context, opts Options) (*Report, error) {
 	if opts.Config == nil {
 		return nil, errors.New("doctor: no cluster configuration")
 	}
-	if opts.Kind == "" && opts.Package == "" && opts.WatchesFile == "" {
-		return nil, errors.New("doctor: say what to examine: a kind, a package or a watches file")
+	if opts.Kind == "" && opts.Package == "" && opts.Extension == "" && opts.WatchesFile == "" {
+		return nil, errors.New("doctor: say what to examine: a kind, a package, a ClusterExtension or a watches file")
 	}
 	if opts.Package != "" && opts.Namespace == "" {
 		return nil, errors.New("doctor: a package is looked for in a namespace: set one")
@@ -168,17 +176,25 @@ func Run(ctx context.Context, opts Options) (*Report, error) {
 			return nil, fmt.Errorf("doctor: %w", err)
 		}
 	}
-	if opts.Package != "" {
-		if err := d.olmChecks(ctx); err != nil {
-			return nil, err
-		}
+	// The kinds of the CRDs an OLM v1 install put on the cluster.
+	var extKinds []string
+	switch {
+	case opts.Extension != "":
+		extKinds, err = d.extensionChecks(ctx, opts.Extension)
+	case opts.Package != "":
+		extKinds, err = d.packageChecks(ctx)
 	}
-	// The kinds to examine: the one asked for, else the CSV's, else the
-	// watches file's.
+	if err != nil {
+		return nil, err
+	}
+	// The kinds to examine: the one asked for, else the CSV's or the
+	// ClusterExtension's, else the watches file's.
 	var kinds []string
 	switch {
 	case opts.Kind != "":
 		kinds = []string{opts.Kind}
+	case d.extension != "":
+		kinds = extKinds
 	case d.csv != nil:
 		for _, o := range d.csv.Spec.CustomResourceDefinitions.Owned {
 			kinds = append(kinds, o.Kind+"."+groupOfCRDName(o.Name))
@@ -193,8 +209,8 @@ func Run(ctx context.Context, opts Options) (*Report, error) {
 			return nil, err
 		}
 	}
-	if d.csv == nil && opts.Package == "" {
-		if err := d.findCSV(ctx); err != nil {
+	if d.csv == nil && d.extension == "" && opts.Package == "" && opts.Extension == "" {
+		if err := d.findInstaller(ctx); err != nil {
 			return nil, err
 		}
 	}
@@ -214,12 +230,9 @@ func Run(ctx context.Context, opts Options) (*Report, error) {
 	return d.rep, nil
 }
 
-// olmChecks adds olm.Diagnose's findings for the package and learns its CSV.
-func (d *doctor) olmChecks(ctx context.Context) error {
-	o, err := olm.Observe(ctx, d.c, d.opts.Package, d.opts.Namespace)
-	if err != nil {
-		return fmt.Errorf("doctor: %w", err)
-	}
+// olmChecks adds olm.Diagnose's findings for the package observed in o
+// and learns its CSV.
+func (d *doctor) olmChecks(ctx context.Context, o *olm.Observed) error {
 	if !o.Installed() {
 		olm.ObserveCatalog(ctx, d.opts.Config, o)
 	}
@@ -250,10 +263,18 @@ func (d *doctor) useCSV(csv *v1alpha1.ClusterServiceVersion) {
 	}
 }
 
-// findCSV looks for the CSV owning an examined CRD in the namespace, and
-// adds OLM's checks for its Subscription.
-func (d *doctor) findCSV(ctx context.Context) error {
-	if len(d.crds) == 0 || d.opts.Namespace == "" {
+// findInstaller looks for what installed an examined CRD: a
+// ClusterExtension (OLM v1), whose checks it adds, else a CSV in the
+// namespace, with OLM's checks for its Subscription.
+func (d *doctor) findInstaller(ctx context.Context) error {
+	if len(d.crds) == 0 {
+		return nil
+	}
+	if name := extensionOf(d.crds[0]); name != "" {
+		_, err := d.extensionChecks(ctx, name)
+		return err
+	}
+	if d.opts.Namespace == "" {
 		return nil
 	}
 	var csvs v1alpha1.ClusterServiceVersionList
@@ -277,7 +298,11 @@ func (d *doctor) findCSV(ctx context.Context) error {
 				for _, s := range subs.Items {
 					if s.Spec != nil && (s.Status.InstalledCSV == csv.Name || s.Status.CurrentCSV == csv.Name) {
 						d.opts.Package = s.Spec.Package
-						return d.olmChecks(ctx)
+						o, err := olm.Observe(ctx, d.c, d.opts.Package, d.opts.Namespace)
+						if err != nil {
+							return fmt.Errorf("doctor: %w", err)
+						}
+						return d.olmChecks(ctx, o)
 					}
 				}
 				d.useCSV(csv)

@@ -39,17 +39,25 @@ func newDoctorCommand(streams genericiooptions.IOStreams, configFlags *genericcl
   - APIs the chart renders that the cluster's Kubernetes version removed or
     deprecated;
   - OLM: the OperatorGroup, CatalogSource connection, Subscription state,
-    InstallPlan and CSV phases (with --package, or found from the CRD).
+    InstallPlan and CSV phases (with --package, or found from the CRD);
+  - OLM v1: the ClusterExtension (--extension, or the one that installs
+    --package or the CRD), its ClusterCatalogs and installer ServiceAccount,
+    each problem olm v1 status names with its fix; a permission the
+    installer lacked is named as the API server refused it to
+    operator-controller, and confirmed by a SubjectAccessReview; then the
+    CRDs, Deployments and custom resources it installed.
 Exits non-zero when a check fails.`,
 		Example: `  chartpilot doctor --package demo-operator -n demo --watches-file watches.yaml
-  chartpilot doctor --kind Widget.demo.example.com -n demo --watches-file watches.yaml --service-account demo/demo-operator`,
+  chartpilot doctor --kind Widget.demo.example.com -n demo --watches-file watches.yaml --service-account demo/demo-operator
+  chartpilot doctor --extension demo-operator --watches-file watches.yaml`,
 		Args: cobra.NoArgs,
 		RunE: runOptions(o),
 	}
 	runcmd.AddKubeFlags(cmd.Flags(), configFlags)
 	fl := cmd.Flags()
 	fl.StringVar(&opts.Kind, "kind", "", "the custom resource kind as KIND.GROUP, e.g. Widget.demo.example.com")
-	fl.StringVar(&opts.Package, "package", "", "the OLM package installed in the namespace")
+	fl.StringVar(&opts.Package, "package", "", "the OLM package installed in the namespace (by a Subscription, else by a ClusterExtension)")
+	fl.StringVar(&opts.Extension, "extension", "", "the OLM v1 ClusterExtension that installs the operator")
 	fl.StringVar(&opts.WatchesFile, "watches-file", "", "the operator's watches.yaml: its charts give the permissions and APIs to check")
 	fl.StringVar(&opts.ServiceAccount, "service-account", "", "the operator's ServiceAccount as NAMESPACE/NAME (default: the CSV's)")
 	fl.StringSliceVar(&opts.WatchNamespaces, "watch-namespaces", nil, "namespaces the operator watches, where namespaced permissions are checked and custom resources looked for (default: the OperatorGroup's, else -n)")

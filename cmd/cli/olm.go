@@ -10,6 +10,7 @@ import (
 
 	"github.com/operator-framework/api/pkg/operators/v1alpha1"
 	"github.com/spf13/cobra"
+	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/cli-runtime/pkg/genericclioptions"
 	"k8s.io/cli-runtime/pkg/genericiooptions"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -17,6 +18,7 @@ import (
 
 	"github.com/chartpilot/chartpilot/cmd/runcmd"
 	"github.com/chartpilot/chartpilot/olm"
+	"github.com/chartpilot/chartpilot/olm/extension"
 	"github.com/chartpilot/chartpilot/olm/preflight"
 )
 
@@ -289,6 +291,20 @@ func (o *olmStatusOptions) run(ctx context.Context) error {
 		return err
 	}
 	obs, err := olm.Observe(ctx, c, o.pkg, ns)
+	if meta.IsNoMatchError(err) || err == nil && obs.Subscription == nil {
+		// OLM v1 may install the package instead.
+		ext, f, ferr := extension.InsteadOfSubscription(ctx, c, o.pkg, ns)
+		if ferr != nil {
+			return ferr
+		}
+		if ext != nil {
+			r := &olm.Report{Package: o.pkg, Namespace: ns, Findings: []olm.Finding{f}}
+			if err := printData(o.streams.Out, o.output.String(), r, r.WriteText); err != nil {
+				return err
+			}
+			return fmt.Errorf("package %s is installed by OLM v1, not by a Subscription in %s: see chartpilot olm v1 status %s", o.pkg, ns, ext.Name)
+		}
+	}
 	if err != nil {
 		return err
 	}

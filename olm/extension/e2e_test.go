@@ -1,13 +1,16 @@
 package extension_test
 
 import (
+	"cmp"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -17,10 +20,13 @@ import (
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/cli-runtime/pkg/genericiooptions"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/chartpilot/chartpilot/cluster"
 	"github.com/chartpilot/chartpilot/cluster/clustertest"
+	"github.com/chartpilot/chartpilot/cmd/cli"
+	"github.com/chartpilot/chartpilot/doctor"
 	"github.com/chartpilot/chartpilot/olm"
 	"github.com/chartpilot/chartpilot/olm/extension"
 	"github.com/chartpilot/chartpilot/olm/olmtest"
@@ -118,6 +124,7 @@ func TestInstallUpgradeUninstall(t *testing.T) {
 	if err := c.Get(ctx, client.ObjectKey{Name: v1.CRDName()}, &crd); err != nil {
 		t.Fatalf("the bundle's CRD: %v", err)
 	}
+	doctorFindsOperator(t, pkg, v1)
 
 	// Running install again changes nothing.
 	again, err := extension.Install(ctx, c, extension.InstallOptions{Package: pkg, Namespace: ns, CatalogImage: cat1, InstallerRules: derivedRules(nil)})
@@ -176,8 +183,13 @@ func TestInstallUpgradeUninstall(t *testing.T) {
 		t.Fatal(err)
 	}
 	denied := waitProblem(t, c, pkg, extension.ProblemPermissionDenied)
-	if !strings.Contains(denied.Fix, "lacks the rule") || !strings.Contains(denied.Fix, "clusterroles") {
+	if !strings.Contains(denied.Fix, "installer ServiceAccount may not") || !strings.Contains(denied.Fix, "clusterroles") || denied.Missing == nil {
 		t.Errorf("permission problem = %+v, want the missing rule named", denied)
+	}
+	ch := doctorNames(t, extension.ProblemPermissionDenied, "--extension", pkg)
+	if ch.Check != doctor.CheckInstaller || ch.Severity != doctor.Fail || !strings.Contains(ch.Fix, "installer ServiceAccount may not") ||
+		!strings.Contains(ch.Fix, "clusterroles") || !strings.Contains(ch.Message, "confirmed: a SubjectAccessReview as the installer still refuses") {
+		t.Errorf("doctor's permission check = %+v, want the missing rule named and confirmed", ch)
 	}
 
 	// With the rules derived for v0.3.0, what refuses it is the CRD
@@ -188,6 +200,9 @@ func TestInstallUpgradeUninstall(t *testing.T) {
 	p := waitProblem(t, c, pkg, extension.ProblemUpgradeUnsafe)
 	if !strings.Contains(p.Message, v1.CRDName()) || !strings.Contains(p.Fix, "--crd-upgrade-safety-enforcement None") {
 		t.Errorf("unsafe upgrade problem = %+v", p)
+	}
+	if ch := doctorNames(t, extension.ProblemUpgradeUnsafe, "--extension", pkg); ch.Fix != p.Fix {
+		t.Errorf("doctor's unsafe upgrade check = %+v, want the fix %q", ch, p.Fix)
 	}
 
 	began = time.Now()
@@ -202,6 +217,31 @@ func TestInstallUpgradeUninstall(t *testing.T) {
 	assertNothingLeft(t, c, pkg, ns, v1)
 	t.Logf("OLM v1 timings: ClusterExtension created to Installed %s (catalog unpacked and served on the way), upgrade by a new catalog image %s, uninstall to nothing left %s (%d objects collected)",
 		installTime.Round(10*time.Millisecond), upgradeTime.Round(10*time.Millisecond), uninstallTime.Round(10*time.Millisecond), un.Collected)
+}
+
+// doctorFindsOperator checks that doctor --extension passes the installed
+// ClusterExtension and goes on to the operator it installed: its CRD and
+// Deployment.
+func doctorFindsOperator(t *testing.T, name string, b olmtest.Bundle) {
+	t.Helper()
+	out, errOut, err := chartpilot(t, "doctor", "--extension", name, "-o", "json")
+	var rep doctor.Report
+	if jerr := json.Unmarshal([]byte(out), &rep); jerr != nil {
+		t.Fatalf("doctor --extension %s: %v (err %v):\n%s%s", name, jerr, err, out, errOut)
+	}
+	t.Logf("doctor --extension %s (err %v): %+v", name, err, rep.Checks)
+	for _, want := range []doctor.Check{
+		{Check: doctor.CheckClusterExtension, Severity: doctor.Pass, Object: "clusterextension/" + name},
+		{Check: doctor.CheckInstaller, Severity: doctor.Pass},
+		{Check: doctor.CheckCRD, Severity: doctor.Pass, Object: "customresourcedefinition/" + b.CRDName()},
+		{Check: doctor.CheckDeployment, Object: "deployment/" + b.Deployment()},
+	} {
+		if !slices.ContainsFunc(rep.Checks, func(c doctor.Check) bool {
+			return c.Check == want.Check && (want.Severity == "" || c.Severity == want.Severity) && (want.Object == "" || c.Object == want.Object)
+		}) {
+			t.Errorf("doctor --extension %s has no %s check %s %s", name, want.Severity, want.Check, want.Object)
+		}
+	}
 }
 
 // assertNothingLeft checks that the cluster holds nothing of the extension:
@@ -291,6 +331,57 @@ func waitProblem(t *testing.T, c client.Client, name string, kind extension.Prob
 	return extension.Problem{}
 }
 
+// installAll installs each of opts and returns their names, then the
+// caller checks each: operator-controller works on them side by side,
+// which parallel subtests, as many at once as GOMAXPROCS, would not let
+// it do. When the test ends their ClusterExtensions and ClusterCatalogs
+// are deleted, so that OLM v1 stops retrying them, without waiting for the
+// namespaces to terminate: the cluster goes with the package's tests, and
+// TestInstallUpgradeUninstall proves that uninstall leaves nothing.
+func installAll(t *testing.T, c client.Client, opts []extension.InstallOptions) []string {
+	t.Helper()
+	var created []client.Object
+	t.Cleanup(func() {
+		for _, o := range created {
+			if err := c.Delete(context.Background(), o); err != nil && !apierrors.IsNotFound(err) {
+				t.Logf("cleanup: deleting %s %s: %v", o.GetObjectKind().GroupVersionKind().Kind, o.GetName(), err)
+			}
+		}
+	})
+	// Install is mostly waiting (pulling the catalog and bundle images,
+	// the API server): a few at once.
+	results := make([]*extension.InstallResult, len(opts))
+	errs := make([]error, len(opts))
+	var wg sync.WaitGroup
+	sem := make(chan struct{}, 4)
+	for i, o := range opts {
+		wg.Go(func() {
+			sem <- struct{}{}
+			defer func() { <-sem }()
+			results[i], errs[i] = extension.Install(t.Context(), c, o)
+		})
+	}
+	wg.Wait()
+	names := make([]string, len(opts))
+	for i, o := range opts {
+		if res := results[i]; res != nil {
+			for _, r := range res.Objects {
+				if r.Kind == extension.ExtensionKind || r.Kind == extension.CatalogKind {
+					u := &unstructured.Unstructured{}
+					u.SetGroupVersionKind(extension.GroupVersion.WithKind(r.Kind))
+					u.SetName(r.Name)
+					created = append(created, u)
+				}
+			}
+		}
+		if errs[i] != nil {
+			t.Fatalf("installing %s: %v", o.Package, errs[i])
+		}
+		names[i] = cmp.Or(o.Name, o.Package)
+	}
+	return names
+}
+
 func uninstallQuietly(c client.Client, name string) {
 	_, err := extension.Uninstall(context.Background(), c, extension.UninstallOptions{Name: name, Config: env.Config, Timeout: time.Minute})
 	if err != nil && !errors.Is(err, extension.ErrNotInstalled) {
@@ -306,16 +397,21 @@ func (w testWriter) Write(p []byte) (int, error) {
 	return len(p), nil
 }
 
-// Each way an install goes wrong is named by the report, with its fix.
+// Each way an install goes wrong is named, with its fix, by olm v1 status
+// and by doctor (--extension, and --package finding the ClusterExtension),
+// while olm status (OLM v0) points at olm v1 status.
 func TestBadCasesNamed(t *testing.T) {
 	c := newClient(t)
 	reg := olmtest.Registry(t)
 	good := olmtest.Bundle{Package: "v1good", Version: "0.1.0"}
 	ownOnly := olmtest.Bundle{Package: "v1ownonly", Version: "0.1.0", InstallModes: []string{"OwnNamespace"}}
+	hooked := olmtest.Bundle{Package: "v1webhook", Version: "0.1.0"}
 	dg, rg := olmtest.PushBundle(t, reg, good, nil)
 	do, ro := olmtest.PushBundle(t, reg, ownOnly, nil)
+	dw, rw := olmtest.PushBundle(t, reg, hooked, func(dir string) { addWebhook(t, dir, hooked) })
 	goodCatalog := olmtest.PushCatalog(t, reg+"/v1good-catalog:1", false, olmtest.ImageBundle{Dir: dg, Ref: rg})
 	ownOnlyCatalog := olmtest.PushCatalog(t, reg+"/v1ownonly-catalog:1", false, olmtest.ImageBundle{Dir: do, Ref: ro})
+	webhookCatalog := olmtest.PushCatalog(t, reg+"/v1webhook-catalog:1", false, olmtest.ImageBundle{Dir: dw, Ref: rw})
 
 	tests := []struct {
 		name string
@@ -323,40 +419,122 @@ func TestBadCasesNamed(t *testing.T) {
 		want extension.ProblemKind
 		// in are substrings of the problem's message and fix.
 		in []string
+		// check is the doctor check that names it.
+		check string
 	}{
 		{name: "unknown package", opts: extension.InstallOptions{Package: "v1nosuch", CatalogImage: goodCatalog},
-			want: extension.ProblemPackageNotFound, in: []string{`no bundles found for package "v1nosuch"`, "check the name"}},
+			want: extension.ProblemPackageNotFound, in: []string{`no bundles found for package "v1nosuch"`, "check the name"}, check: doctor.CheckClusterExtension},
 		{name: "version range nothing satisfies", opts: extension.InstallOptions{Package: "v1good", Name: "v1good-range", CatalogImage: goodCatalog, Version: ">=2.0.0"},
-			want: extension.ProblemNoVersionMatches, in: []string{`matching version ">=2.0.0"`, `version range ">=2.0.0"`}},
+			want: extension.ProblemNoVersionMatches, in: []string{`matching version ">=2.0.0"`, `version range ">=2.0.0"`}, check: doctor.CheckClusterExtension},
 		{name: "installer ServiceAccount missing", opts: extension.InstallOptions{Package: "v1good", Name: "v1good-nosa", CatalogImage: goodCatalog, ServiceAccount: "ghost", ExistingServiceAccount: true},
-			want: extension.ProblemServiceAccountMissing, in: []string{"ghost does not exist", "kubectl -n"}},
+			want: extension.ProblemServiceAccountMissing, in: []string{"ghost does not exist", "kubectl -n"}, check: doctor.CheckInstaller},
 		{name: "catalog image not pullable", opts: extension.InstallOptions{Package: "v1good", Name: "v1good-nopull", CatalogImage: reg + "/v1nosuch-catalog:1"},
-			want: extension.ProblemCatalogUnpullable, in: []string{"catalogd cannot pull the image " + reg + "/v1nosuch-catalog:1", "push the image"}},
+			want: extension.ProblemCatalogUnpullable, in: []string{"catalogd cannot pull the image " + reg + "/v1nosuch-catalog:1", "push the image"}, check: doctor.CheckClusterCatalog},
 		{name: "bundle without AllNamespaces", opts: extension.InstallOptions{Package: "v1ownonly", CatalogImage: ownOnlyCatalog},
-			want: extension.ProblemBundleUnsupported, in: []string{"do not support targeting all namespaces", "AllNamespaces"}},
+			want: extension.ProblemBundleUnsupported, in: []string{"do not support targeting all namespaces", "AllNamespaces"}, check: doctor.CheckClusterExtension},
+		{name: "bundle with a webhook", opts: extension.InstallOptions{Package: "v1webhook", CatalogImage: webhookCatalog},
+			want: extension.ProblemBundleUnsupported, in: []string{"webhookDefinitions are not supported", "drop spec.webhookdefinitions"}, check: doctor.CheckClusterExtension},
 	}
-	for _, tt := range tests {
+	all := make([]extension.InstallOptions, len(tests))
+	for i, tt := range tests {
+		all[i] = tt.opts
+		all[i].Namespace = fmt.Sprintf("%s-%d", tt.opts.Package, time.Now().UnixNano()%100000)
+		if !tt.opts.ExistingServiceAccount {
+			all[i].InstallerClusterRole = "cluster-admin"
+		}
+	}
+	names := installAll(t, c, all)
+	for i, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			t.Parallel()
-			opts := tt.opts
-			opts.Namespace = fmt.Sprintf("%s-%d", opts.Package, time.Now().UnixNano()%100000)
-			if !opts.ExistingServiceAccount {
-				opts.InstallerClusterRole = "cluster-admin"
-			}
-			name := opts.Name
-			if name == "" {
-				name = opts.Package
-			}
-			if _, err := extension.Install(t.Context(), c, opts); err != nil {
-				t.Fatal(err)
-			}
-			t.Cleanup(func() { uninstallQuietly(c, name) })
+			opts, name := all[i], names[i]
 			p := waitProblem(t, c, name, tt.want)
 			for _, s := range tt.in {
 				if !strings.Contains(p.Message+" "+p.Fix, s) {
 					t.Errorf("problem %s lacks %q:\n%s\nfix: %s", p.Kind, s, p.Message, p.Fix)
 				}
 			}
+			named := time.Now()
+			// olm v1 status on the command line.
+			out, _, err := chartpilot(t, "olm", "v1", "status", name)
+			if err == nil || !strings.Contains(out, "problem "+string(tt.want)+":") || !strings.Contains(out, "fix: "+p.Fix) {
+				t.Errorf("olm v1 status %s (err %v) does not name %s with its fix:\n%s", name, err, tt.want, out)
+			}
+			// doctor, by the ClusterExtension and by the package.
+			for _, args := range [][]string{{"--extension", name}, {"--package", opts.Package, "-n", opts.Namespace}} {
+				ch := doctorNames(t, tt.want, args...)
+				if ch.Check != tt.check || ch.Severity != doctor.Fail || ch.Object != "clusterextension/"+name {
+					t.Errorf("doctor %s: check %+v, want a failed %q check of clusterextension/%s", strings.Join(args, " "), ch, tt.check, name)
+				}
+				for _, s := range tt.in {
+					if !strings.Contains(ch.Message+" "+ch.Fix, s) {
+						t.Errorf("doctor %s: check lacks %q:\n%s\nfix: %s", strings.Join(args, " "), s, ch.Message, ch.Fix)
+					}
+				}
+			}
+			// olm status of OLM v0 points at OLM v1's.
+			out, _, err = chartpilot(t, "olm", "status", opts.Package, "-n", opts.Namespace)
+			if err == nil || !strings.Contains(out, "chartpilot olm v1 status "+name) {
+				t.Errorf("olm status %s -n %s (err %v) does not point at olm v1 status %s:\n%s", opts.Package, opts.Namespace, err, name, out)
+			}
+			t.Logf("named by olm v1 status, doctor and olm status in %s", time.Since(named).Round(time.Millisecond))
 		})
 	}
+}
+
+// addWebhook gives the bundle's CSV a validating webhook, which OLM v1
+// v1.2 does not install.
+func addWebhook(t *testing.T, dir string, b olmtest.Bundle) {
+	t.Helper()
+	p := filepath.Join(dir, "manifests", b.Package+".clusterserviceversion.yaml")
+	data, err := os.ReadFile(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	hook := fmt.Sprintf("  webhookdefinitions:\n  - {type: ValidatingAdmissionWebhook, generateName: vwidget.%[1]s, deploymentName: %[2]s, containerPort: 9443, admissionReviewVersions: [v1], sideEffects: None, failurePolicy: Fail, webhookPath: /validate, rules: [{operations: [CREATE], apiGroups: [%[1]s], apiVersions: [v1], resources: [widgets]}]}\n  installModes:", b.Group(), b.Deployment())
+	csv := strings.Replace(string(data), "  installModes:", hook, 1)
+	if csv == string(data) {
+		t.Fatalf("%s has no installModes", p)
+	}
+	if err := os.WriteFile(p, []byte(csv), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// chartpilot runs the command line against the test cluster and returns
+// what it wrote to stdout and stderr.
+func chartpilot(t *testing.T, args ...string) (stdout, stderr string, err error) {
+	t.Helper()
+	streams, _, out, errOut := genericiooptions.NewTestIOStreams()
+	cmd := cli.NewRootCommand(streams)
+	// The kubectl flags follow the command's name.
+	cmd.SetArgs(append(args, "--kubeconfig", env.Kubeconfig))
+	err = cmd.Execute()
+	return out.String(), errOut.String(), err
+}
+
+// doctorNames runs chartpilot doctor with args until it fails a check
+// whose message names the problem kind, and returns that check.
+func doctorNames(t *testing.T, kind extension.ProblemKind, args ...string) doctor.Check {
+	t.Helper()
+	deadline := time.Now().Add(time.Minute)
+	var out, errOut string
+	for time.Now().Before(deadline) {
+		var err error
+		out, errOut, err = chartpilot(t, append([]string{"doctor", "-o", "json"}, args...)...)
+		var rep doctor.Report
+		if jerr := json.Unmarshal([]byte(out), &rep); jerr != nil {
+			t.Fatalf("doctor %s: %v (err %v):\n%s%s", strings.Join(args, " "), jerr, err, out, errOut)
+		}
+		for _, ch := range rep.Checks {
+			if strings.HasPrefix(ch.Message, string(kind)+": ") {
+				if err == nil {
+					t.Errorf("doctor %s exits 0 with a failed check", strings.Join(args, " "))
+				}
+				return ch
+			}
+		}
+		time.Sleep(250 * time.Millisecond)
+	}
+	t.Fatalf("doctor %s names no %s after 1m:\n%s%s", strings.Join(args, " "), kind, out, errOut)
+	return doctor.Check{}
 }

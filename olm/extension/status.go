@@ -4,15 +4,17 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"regexp"
 	"slices"
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	apimeta "k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/chartpilot/chartpilot/bundle/installer"
 )
 
 // Observation is what the cluster holds of one ClusterExtension.
@@ -135,6 +137,19 @@ type Problem struct {
 	Kind    ProblemKind `json:"kind"`
 	Message string      `json:"message"`
 	Fix     string      `json:"fix"`
+	// Missing is, for InstallerPermissionDenied, what the installer
+	// ServiceAccount lacked, read from the API server's refusal that
+	// operator-controller reports.
+	Missing *MissingRules `json:"missing,omitempty"`
+}
+
+// MissingRules are the rules the installer ServiceAccount lacked.
+type MissingRules struct {
+	Rules []rbacv1.PolicyRule `json:"rules"`
+	// Namespace is where the request was refused; "" cluster-wide.
+	Namespace string `json:"namespace,omitempty"`
+	// Escalation: it asked to grant, in a role, rules it does not hold.
+	Escalation bool `json:"escalation,omitempty"`
 }
 
 // Report turns the observation into a report.
@@ -328,10 +343,6 @@ func pullError(msg string) bool {
 	return false
 }
 
-// forbidden is the API server's refusal of a request of the installer:
-// `"x" is forbidden: User "system:serviceaccount:ns:sa" cannot VERB resource "RES" in API group "GROUP" (in the namespace "NS" | at the cluster scope)`.
-var forbidden = regexp.MustCompile(`User "([^"]+)" cannot (\w+) resource "([^"]+)" in API group "([^"]*)"(?: in the namespace "([^"]+)"| at the cluster scope)?`)
-
 // classify turns operator-controller's Progressing message into a problem.
 func classify(msg string, ext *Extension) Problem {
 	pkg := ""
@@ -378,26 +389,24 @@ func classify(msg string, ext *Extension) Problem {
 	case strings.Contains(msg, "validating upgrade for CRD"):
 		return Problem{Kind: ProblemUpgradeUnsafe, Message: msg,
 			Fix: "the new CRD would break existing custom resources (OLM v1's CRD upgrade safety check): make the change compatible (chartpilot catalog add refuses it unless --allow-unsafe-api-changes), or, once every CR is known to fit, upgrade with --crd-upgrade-safety-enforcement None"}
-	case forbidden.MatchString(msg):
-		return permissionProblem(msg, ext)
 	case strings.Contains(msg, "for resolved bundle") && pullError(msg):
 		return Problem{Kind: ProblemBundleUnpullable, Message: msg,
 			Fix: "operator-controller cannot pull the bundle image the catalog names: push it (chartpilot bundle build --tag REF, then chartpilot bundle push REF) to a registry operator-controller reaches, or fix the image in the catalog"}
 	}
+	if m, ok := installer.Explain(msg); ok {
+		return permissionProblem(msg, m, ext)
+	}
 	return Problem{Kind: ProblemRetrying, Message: msg, Fix: "see the message; operator-controller's log has the details (chartpilot cluster status names it)"}
 }
 
-// permissionProblem names the rule the installer lacks.
-func permissionProblem(msg string, ext *Extension) Problem {
-	m := forbidden.FindStringSubmatch(msg)
-	user, verb, resource, group, ns := m[1], m[2], m[3], m[4], m[5]
-	scope := "cluster-wide (its ClusterRole)"
-	if ns != "" {
-		scope = "in namespace " + ns + " (its Role there, or its ClusterRole)"
-	}
+// permissionProblem names the rule the installer lacks: the API server's
+// refusal of operator-controller's request as the installer, exact for
+// that request (operator-controller stops at the first).
+func permissionProblem(msg string, m *installer.Missing, ext *Extension) Problem {
 	return Problem{Kind: ProblemPermissionDenied, Message: msg,
-		Fix: fmt.Sprintf("the installer %s lacks the rule {apiGroups: [%q], resources: [%s], verbs: [%s]} %s: add it, or install again with chartpilot olm v1 install, which derives the installer's rules from the bundle (installer ServiceAccount %s/%s)",
-			user, group, resource, verb, scope, ext.Spec.Namespace, ext.Spec.ServiceAccount.Name)}
+		Missing: &MissingRules{Rules: m.Rules, Namespace: m.Namespace, Escalation: m.Escalation},
+		Fix: fmt.Sprintf("%s (installer ServiceAccount %s/%s); or install again with chartpilot olm v1 install, which derives the installer's rules from the bundle and binds them",
+			m.String(), ext.Spec.Namespace, ext.Spec.ServiceAccount.Name)}
 }
 
 func describeFilter(version string, channels []string) string {
