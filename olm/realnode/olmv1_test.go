@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"fmt"
-	"path/filepath"
 	"testing"
 	"time"
 
@@ -13,7 +12,6 @@ import (
 	"k8s.io/client-go/kubernetes"
 
 	"github.com/chartpilot/chartpilot/cluster"
-	"github.com/chartpilot/chartpilot/cluster/clustertest"
 	"github.com/chartpilot/chartpilot/cluster/images"
 	"github.com/chartpilot/chartpilot/olm"
 	"github.com/chartpilot/chartpilot/olm/extension"
@@ -26,26 +24,9 @@ import (
 // pulls the bundle image and installs it; the bundle's operator pod runs.
 // A new catalog image upgrades it in place, and uninstall leaves nothing.
 func TestOLMv1InPods(t *testing.T) {
-	clustertest.RequireRealNode(t)
+	c := node.Get(t)
 	ctx, cancel := context.WithTimeout(t.Context(), 15*time.Minute)
 	defer cancel()
-	var out bytes.Buffer
-	c, err := cluster.New(cluster.Options{StateDir: filepath.Join(t.TempDir(), "cluster"), Node: cluster.NodeReal, OLM: cluster.OLMv1,
-		Out: &out, StartTimeout: 3 * time.Minute})
-	if err != nil {
-		t.Fatal(err)
-	}
-	began := time.Now()
-	err = c.Up(ctx)
-	t.Cleanup(func() {
-		if err := c.Down(context.Background(), cluster.DownOptions{Wipe: true}); err != nil {
-			t.Errorf("down: %v", err)
-		}
-	})
-	if err != nil {
-		t.Fatalf("up: %v\n%s", err, out.String())
-	}
-	t.Logf("cluster up with a real node and OLM v1 in pods in %s", time.Since(began).Round(time.Second))
 	cfg, err := c.RESTConfig()
 	if err != nil {
 		t.Fatal(err)
@@ -68,7 +49,7 @@ func TestOLMv1InPods(t *testing.T) {
 		return extension.InstallerRules{Cluster: []rbacv1.PolicyRule{{APIGroups: []string{"*"}, Resources: []string{"*"}, Verbs: []string{"*"}}}}, nil
 	}
 	ns := "hello-v1"
-	began = time.Now()
+	began := time.Now()
 	if _, err := extension.Install(ctx, cl, extension.InstallOptions{Package: pkg, Namespace: ns, CatalogImage: cat1, InstallerRules: all}); err != nil {
 		t.Fatal(err)
 	}

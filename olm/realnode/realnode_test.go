@@ -3,7 +3,6 @@ package realnode
 import (
 	"bytes"
 	"context"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -18,8 +17,6 @@ import (
 	"github.com/google/go-containerregistry/pkg/v1/types"
 
 	"github.com/chartpilot/chartpilot/catalog"
-	"github.com/chartpilot/chartpilot/cluster"
-	"github.com/chartpilot/chartpilot/cluster/clustertest"
 	"github.com/chartpilot/chartpilot/cluster/images"
 	"github.com/chartpilot/chartpilot/internal/ociimage"
 	"github.com/chartpilot/chartpilot/olm"
@@ -31,25 +28,9 @@ import (
 // asking the registry itself shows that the catalog is empty, and the
 // diagnosis says so, naming the CatalogSource and the image.
 func TestCatalogImageServingNothing(t *testing.T) {
-	clustertest.RequireRealNode(t)
+	c := node.Get(t)
 	ctx, cancel := context.WithTimeout(t.Context(), 15*time.Minute)
 	defer cancel()
-	var out bytes.Buffer
-	c, err := cluster.New(cluster.Options{StateDir: filepath.Join(t.TempDir(), "cluster"), Node: cluster.NodeReal, Out: &out, StartTimeout: 3 * time.Minute})
-	if err != nil {
-		t.Fatal(err)
-	}
-	began := time.Now()
-	err = c.Up(ctx)
-	t.Cleanup(func() {
-		if err := c.Down(context.Background(), cluster.DownOptions{Wipe: true}); err != nil {
-			t.Errorf("down: %v", err)
-		}
-	})
-	if err != nil {
-		t.Fatalf("up: %v\n%s", err, out.String())
-	}
-	t.Logf("cluster up with a real node in %s", time.Since(began).Round(time.Second))
 
 	ref := c.RegistryAddr() + "/empty-catalog:v0.1.0"
 	if _, err := ociimage.Push(ctx, emptyCatalogImage(t, c.Image(images.OPM)), ref); err != nil {
