@@ -2,10 +2,7 @@ package clustertest
 
 import (
 	"net"
-	"os"
-	"path/filepath"
 	"strconv"
-	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -68,27 +65,4 @@ func (p *PortTrap) Free() {
 		p.l.Close()
 		p.l = nil
 	}
-}
-
-// ProcessesOf lists the live processes whose command line names dir, as
-// every component of a cluster in dir does (its data, certificates or
-// kubeconfig): what a stopped or failed start must not leave.
-func ProcessesOf(dir string) []int {
-	var pids []int
-	entries, _ := os.ReadDir("/proc")
-	for _, e := range entries {
-		pid, err := strconv.Atoi(e.Name())
-		if err != nil {
-			continue
-		}
-		cmdline, err := os.ReadFile(filepath.Join("/proc", e.Name(), "cmdline"))
-		if err != nil || !strings.Contains(string(cmdline), dir) {
-			continue
-		}
-		if stat, _ := os.ReadFile(filepath.Join("/proc", e.Name(), "stat")); strings.Contains(string(stat), ") Z") {
-			continue
-		}
-		pids = append(pids, pid)
-	}
-	return pids
 }

@@ -151,19 +151,10 @@ func TestFailedUpUndoesTheRealNode(t *testing.T) {
 
 // nodePodProcesses lists the processes in the real node's cgroups.
 func nodePodProcesses() []int {
-	var pids []int
-	entries, _ := os.ReadDir("/proc")
-	for _, e := range entries {
-		pid, err := strconv.Atoi(e.Name())
-		if err != nil {
-			continue
-		}
-		cg, err := os.ReadFile(filepath.Join("/proc", e.Name(), "cgroup"))
-		if err == nil && strings.Contains(string(cg), ":"+node.CgroupRoot+"/") {
-			pids = append(pids, pid)
-		}
-	}
-	return pids
+	return clustertest.Processes(func(proc string) bool {
+		cg, err := os.ReadFile(filepath.Join(proc, "cgroup"))
+		return err == nil && strings.Contains(string(cg), ":"+node.CgroupRoot+"/")
+	})
 }
 
 // logWriter writes a cluster's progress to the test's log.
