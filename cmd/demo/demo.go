@@ -46,6 +46,13 @@ type Options struct {
 	// Kubeconfig): cluster.NodeAuto (the default) takes the journey through
 	// images on a real node where this host can run one.
 	Node cluster.NodeKind
+	// OLM is which OLM the journey goes through: cluster.OLMv0 (a
+	// Subscription), cluster.OLMv1 (a ClusterExtension) or cluster.OLMBoth
+	// (OLM v0's journey, then OLM v1's in the same cluster with the images
+	// the first built). Empty: both where the journey goes through images,
+	// v0 on a kwok node. OLM v1 installs only images, so it needs the
+	// journey through images (a real node).
+	OLM cluster.OLMVersions
 	// Timeout bounds each wait. Default 3 minutes.
 	Timeout time.Duration
 	// Out receives the progress and the summary.
@@ -100,6 +107,27 @@ type Summary struct {
 	// Kept are the kinds of the release's objects the upgrade updated in
 	// place (the same UIDs).
 	Kept []string `json:"kept"`
+	// OLMv1 is the journey through OLM v1, when it ran.
+	OLMv1 *OLMv1Summary `json:"olmv1,omitempty"`
+}
+
+// OLMv1Summary is what the journey through OLM v1 did.
+type OLMv1Summary struct {
+	// ExtensionToInstalled is the time from creating the ClusterExtension
+	// to its Installed condition.
+	ExtensionToInstalled time.Duration `json:"extensionToInstalled"`
+	// PublishToUpgraded is the time from the catalog image of v0.2.0 (its
+	// publish, or in the journey after OLM v0's, its use) to the custom
+	// resource's release upgraded by the new operator version.
+	PublishToUpgraded time.Duration `json:"publishToUpgraded"`
+	// Revisions and Kept are as the Summary's, for the release OLM v1's
+	// operator made.
+	Revisions []int64  `json:"revisions"`
+	Kept      []string `json:"kept"`
+	// Gone are the objects uninstall was checked to have left nothing of.
+	Gone []string `json:"gone"`
+	// Duration is the time of OLM v1's steps.
+	Duration time.Duration `json:"duration"`
 }
 
 const (
@@ -131,6 +159,12 @@ type demo struct {
 	node    *realNode
 	cs      kubernetes.Interface
 	digests map[string]string // the operator image's digest by version
+	// previous is the copy of the v0.1.0 project once v0.2.0 is made.
+	previous string
+	// v1 is set while the journey goes through OLM v1: what waitRelease
+	// and checkUpgrade find goes there.
+	v1      *OLMv1Summary
+	v1First int // the index of OLM v1's first step
 }
 
 // Run runs the journey and prints its summary. It leaves nothing running.
@@ -151,10 +185,18 @@ func Run(ctx context.Context, opts Options) (*Summary, error) {
 			return nil, err
 		}
 	}
+	if err := d.resolveOLM(); err != nil {
+		return nil, err
+	}
 	began := time.Now()
 	err := d.journey(ctx)
 	d.r.stopAll()
 	d.sum.Steps, d.sum.Total = d.r.steps, time.Since(began).Round(10*time.Millisecond)
+	if d.v1 != nil {
+		for _, s := range d.sum.Steps[d.v1First:] {
+			d.v1.Duration += s.Duration
+		}
+	}
 	d.printSummary(err)
 	return d.sum, err
 }
@@ -170,7 +212,14 @@ func (d *demo) journey(ctx context.Context) (err error) {
 	// The cluster's node decides the path: the images' on a real node.
 	title, steps := "Start the local cluster (Kubernetes 1.36, a kwok node, OLM)", d.kwokSteps()
 	if d.throughImages() {
-		title, steps = "Start the local cluster (Kubernetes 1.36, a real node, OLM in pods)", d.imageSteps()
+		title = fmt.Sprintf("Start the local cluster (Kubernetes 1.36, a real node, %s in pods)", olmTitle(d.opts.OLM))
+		steps = d.imageSteps()
+		switch d.opts.OLM {
+		case cluster.OLMv1:
+			steps = d.v1BuildSteps()
+		case cluster.OLMBoth:
+			steps = append(steps, d.v1Steps()...)
+		}
 		// The project's Makefile builds the catalog in the project.
 		d.catalogDir = filepath.Join(d.projectDir, "catalog")
 	}
@@ -182,6 +231,48 @@ func (d *demo) journey(ctx context.Context) (err error) {
 		}
 	}
 	return nil
+}
+
+// olmTitle names the OLM the cluster runs.
+func olmTitle(v cluster.OLMVersions) string {
+	switch v {
+	case cluster.OLMv1:
+		return "OLM v1"
+	case cluster.OLMBoth:
+		return "OLM v0 and OLM v1"
+	}
+	return "OLM"
+}
+
+// resolveOLM settles which OLM the journey goes through: OLM v1 installs
+// bundle and catalog images only, which the journey builds on a real node.
+func (d *demo) resolveOLM() error {
+	images := d.throughImages()
+	switch d.opts.OLM {
+	case "":
+		d.opts.OLM = cluster.OLMv0
+		if images {
+			d.opts.OLM = cluster.OLMBoth
+		}
+		return nil
+	case cluster.OLMv0:
+		return nil
+	case cluster.OLMv1, cluster.OLMBoth:
+		if images {
+			return nil
+		}
+		why := "the cluster is given (--use-cluster)"
+		if d.opts.Kubeconfig == "" {
+			why = "the node is a kwok node"
+			if err := cluster.RealNodePossible(); err != nil && d.opts.Node == cluster.NodeAuto {
+				why = "no real node can run on this host (" + err.Error() + ")"
+			}
+		}
+		return fmt.Errorf("demo: --olm=%s goes through images, and %s: OLM v1 installs bundles only from bundle and catalog images in a registry, "+
+			"which the journey builds on a real node (on a kwok node bundles are published inline and the catalog is served from the host); "+
+			"run it with --node real on a host that can run one (root, cgroup v2; see chartpilot cluster check), or with --olm=v0", d.opts.OLM, why)
+	}
+	return fmt.Errorf("demo: unknown OLM %q: want v0, v1 or both", d.opts.OLM)
 }
 
 // throughImages says whether the cluster the demo starts has a real node.
@@ -250,7 +341,7 @@ func (d *demo) startCluster(ctx context.Context) (string, error) {
 	detail := "using " + d.opts.Kubeconfig
 	d.kubeconfig, d.clusterLog = d.opts.Kubeconfig, d.opts.ClusterLogDir
 	if d.kubeconfig == "" {
-		c, err := cluster.New(cluster.Options{StateDir: filepath.Join(d.opts.Dir, "cluster"), Out: indent(d.opts.Out), Node: d.opts.Node})
+		c, err := cluster.New(cluster.Options{StateDir: filepath.Join(d.opts.Dir, "cluster"), Out: indent(d.opts.Out), Node: d.opts.Node, OLM: d.opts.OLM})
 		if err != nil {
 			return "", err
 		}
@@ -395,11 +486,21 @@ func (d *demo) printSummary(err error) {
 		fmt.Fprintf(w, "  %2d\t%s\t%s\t%s\n", i+1, s.Duration, s.Title, result)
 	}
 	w.Flush()
+	fmt.Fprintln(d.opts.Out)
 	if d.sum.SubscriptionToSucceeded > 0 {
-		fmt.Fprintf(d.opts.Out, "\n  Subscription to CSV Succeeded:        %s\n", d.sum.SubscriptionToSucceeded)
+		fmt.Fprintf(d.opts.Out, "  Subscription to CSV Succeeded:        %s\n", d.sum.SubscriptionToSucceeded)
 	}
 	if d.sum.PublishToUpgraded > 0 {
 		fmt.Fprintf(d.opts.Out, "  Publish of v0.2.0 to release upgraded: %s\n", d.sum.PublishToUpgraded)
+	}
+	if v1 := d.sum.OLMv1; v1 != nil {
+		if v1.ExtensionToInstalled > 0 {
+			fmt.Fprintf(d.opts.Out, "  OLM v1: ClusterExtension created to Installed:  %s\n", v1.ExtensionToInstalled)
+		}
+		if v1.PublishToUpgraded > 0 {
+			fmt.Fprintf(d.opts.Out, "  OLM v1: publish of v0.2.0 to release upgraded: %s\n", v1.PublishToUpgraded)
+		}
+		fmt.Fprintf(d.opts.Out, "  OLM v1's steps took %s\n", v1.Duration)
 	}
 	status := "the whole journey passed"
 	if err != nil {

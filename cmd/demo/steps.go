@@ -356,8 +356,15 @@ func (d *demo) runOperator(version string) func(context.Context) (string, error)
 	}
 }
 
+// sample is the project's sample Hello, of v0.1.0: the CR each journey
+// creates while v0.1.0 runs (after v0.2.0 is made, the copy of v0.1.0's
+// project has it).
 func (d *demo) sample() (string, error) {
-	paths, err := filepath.Glob(filepath.Join(d.projectDir, "config", "samples", "*_hello.yaml"))
+	dir := d.projectDir
+	if d.previous != "" {
+		dir = d.previous
+	}
+	paths, err := filepath.Glob(filepath.Join(dir, "config", "samples", "*_hello.yaml"))
 	if err != nil || len(paths) != 1 {
 		return "", fmt.Errorf("found %d Hello samples in config/samples, want 1", len(paths))
 	}
@@ -406,7 +413,8 @@ func (d *demo) waitRelease(ctx context.Context, chart string) (string, error) {
 		if deployed == "True" && ready == "True" && gotChart == chart {
 			detail = fmt.Sprintf("%s: %s (%s), Ready", crName, msg, reason)
 			revision, _, _ := unstructured.NestedInt64(cr.Object, "status", "deployedRelease", "version")
-			d.sum.Revisions = append(d.sum.Revisions, revision)
+			revisions, _, _ := d.tally()
+			*revisions = append(*revisions, revision)
 			return true, "", nil
 		}
 		return false, fmt.Sprintf("Deployed=%s %s %s; Ready=%s %s; chart %q", deployed, reason, msg, ready, readyMsg, gotChart), nil
@@ -453,6 +461,7 @@ func (d *demo) changeChart(ctx context.Context) (previous string, err error) {
 	if _, err := d.r.run(ctx, d.opts.Dir, "cp", "-r", d.projectDir, previous); err != nil {
 		return "", err
 	}
+	d.previous = previous
 	if err := example.WriteUpgrade(filepath.Join(d.projectDir, "helm-charts", example.ChartName)); err != nil {
 		return "", err
 	}
@@ -482,6 +491,16 @@ func (d *demo) upgradeOperator(ctx context.Context) (string, error) {
 	return d.checkUpgrade(ctx)
 }
 
+// tally is where the journey now records the release's revisions, the
+// objects an upgrade kept and the time to the upgrade: OLM v1's summary
+// while the journey goes through OLM v1.
+func (d *demo) tally() (revisions *[]int64, kept *[]string, upgraded *time.Duration) {
+	if d.v1 != nil {
+		return &d.v1.Revisions, &d.v1.Kept, &d.v1.PublishToUpgraded
+	}
+	return &d.sum.Revisions, &d.sum.Kept, &d.sum.PublishToUpgraded
+}
+
 // checkUpgrade waits for the release upgraded to the chart of v0.2.0 and
 // checks that nothing was lost: the same objects, and the new one.
 func (d *demo) checkUpgrade(ctx context.Context) (string, error) {
@@ -489,7 +508,8 @@ func (d *demo) checkUpgrade(ctx context.Context) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	d.sum.PublishToUpgraded = time.Since(d.published).Round(10 * time.Millisecond)
+	_, kept, upgraded := d.tally()
+	*upgraded = time.Since(d.published).Round(10 * time.Millisecond)
 	for _, o := range releaseObjects {
 		obj, err := d.dyn.Resource(o.gvr).Namespace(d.opts.Namespace).Get(ctx, crName+"-hello", metav1.GetOptions{})
 		if err != nil {
@@ -498,7 +518,7 @@ func (d *demo) checkUpgrade(ctx context.Context) (string, error) {
 		if string(obj.GetUID()) != d.uids[o.kind] {
 			return "", fmt.Errorf("the upgrade replaced the %s instead of updating it", o.kind)
 		}
-		d.sum.Kept = append(d.sum.Kept, o.kind)
+		*kept = append(*kept, o.kind)
 	}
 	if _, err := d.dyn.Resource(pdbGVR).Namespace(d.opts.Namespace).Get(ctx, crName+"-hello", metav1.GetOptions{}); err != nil {
 		return "", fmt.Errorf("the PodDisruptionBudget of v0.2.0: %w", err)
@@ -521,16 +541,26 @@ func (d *demo) bundleRolesGone(ctx context.Context) error {
 	return nil
 }
 
-func (d *demo) cleanup(ctx context.Context) (string, error) {
+// deleteCR deletes the Hello while its operator runs (its finalizer
+// uninstalls the release) and checks the release's objects are gone.
+func (d *demo) deleteCR(ctx context.Context) error {
 	ns := d.opts.Namespace
 	if _, err := d.r.run(ctx, d.opts.Dir, "kubectl", "delete", "-n", ns, "hellos.charts.example.com", crName, "--wait", "--timeout", d.opts.Timeout.String()); err != nil {
-		return "", err
+		return err
 	}
 	for _, o := range releaseObjects {
 		_, err := d.dyn.Resource(o.gvr).Namespace(ns).Get(ctx, crName+"-hello", metav1.GetOptions{})
 		if !isNotFound(err) {
-			return "", fmt.Errorf("the release's %s is still there after the Hello was deleted (%v)", o.kind, err)
+			return fmt.Errorf("the release's %s is still there after the Hello was deleted (%v)", o.kind, err)
 		}
+	}
+	return nil
+}
+
+func (d *demo) cleanup(ctx context.Context) (string, error) {
+	ns := d.opts.Namespace
+	if err := d.deleteCR(ctx); err != nil {
+		return "", err
 	}
 	if d.operator != nil {
 		d.operator.stop()
