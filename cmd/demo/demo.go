@@ -6,12 +6,16 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"net/http"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"text/tabwriter"
 	"time"
 
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/clientcmd"
@@ -21,6 +25,7 @@ import (
 	"github.com/chartpilot/chartpilot/cluster/toolchain"
 	"github.com/chartpilot/chartpilot/example"
 	"github.com/chartpilot/chartpilot/olm"
+	"github.com/chartpilot/chartpilot/olm/extension"
 )
 
 // Options configure a run of the demo.
@@ -48,10 +53,9 @@ type Options struct {
 	Node cluster.NodeKind
 	// OLM is which OLM the journey goes through: cluster.OLMv0 (a
 	// Subscription), cluster.OLMv1 (a ClusterExtension) or cluster.OLMBoth
-	// (OLM v0's journey, then OLM v1's in the same cluster with the images
-	// the first built). Empty: both where the journey goes through images,
-	// v0 on a kwok node. OLM v1 installs only images, so it needs the
-	// journey through images (a real node).
+	// (OLM v0's journey, then OLM v1's in the same cluster with what the
+	// first built). Empty: both on the cluster the demo starts, v0 on a
+	// cluster it is given (Kubeconfig), which must run OLM v1 for v1.
 	OLM cluster.OLMVersions
 	// Timeout bounds each wait. Default 3 minutes.
 	Timeout time.Duration
@@ -156,9 +160,13 @@ type demo struct {
 	uids       map[string]string
 	published  time.Time // when v0.2.0 was published
 	// node is set on a real node: the journey goes through images.
-	node    *realNode
-	cs      kubernetes.Interface
-	digests map[string]string // the operator image's digest by version
+	node *realNode
+	// registry holds the images: the real node's, or on a kwok node the
+	// one OLM v1's journey starts on loopback.
+	registry    string
+	registrySrv *http.Server // the kwok node's registry
+	cs          kubernetes.Interface
+	digests     map[string]string // the operator image's digest by version
 	// previous is the copy of the v0.1.0 project once v0.2.0 is made.
 	previous string
 	// v1 is set while the journey goes through OLM v1: what waitRelease
@@ -191,6 +199,9 @@ func Run(ctx context.Context, opts Options) (*Summary, error) {
 	began := time.Now()
 	err := d.journey(ctx)
 	d.r.stopAll()
+	if d.registrySrv != nil {
+		d.registrySrv.Close()
+	}
 	d.sum.Steps, d.sum.Total = d.r.steps, time.Since(began).Round(10*time.Millisecond)
 	if d.v1 != nil {
 		for _, s := range d.sum.Steps[d.v1First:] {
@@ -210,7 +221,14 @@ type step struct {
 func (d *demo) journey(ctx context.Context) (err error) {
 	defer d.stopCluster(&err)
 	// The cluster's node decides the path: the images' on a real node.
-	title, steps := "Start the local cluster (Kubernetes 1.36, a kwok node, OLM)", d.kwokSteps()
+	title := fmt.Sprintf("Start the local cluster (Kubernetes 1.36, a kwok node, %s)", olmTitle(d.opts.OLM))
+	steps := d.kwokSteps()
+	switch d.opts.OLM {
+	case cluster.OLMv1:
+		steps = d.kwokV1AloneSteps()
+	case cluster.OLMBoth:
+		steps = append(steps, d.kwokV1Steps()...)
+	}
 	if d.throughImages() {
 		title = fmt.Sprintf("Start the local cluster (Kubernetes 1.36, a real node, %s in pods)", olmTitle(d.opts.OLM))
 		steps = d.imageSteps()
@@ -244,35 +262,34 @@ func olmTitle(v cluster.OLMVersions) string {
 	return "OLM"
 }
 
-// resolveOLM settles which OLM the journey goes through: OLM v1 installs
-// bundle and catalog images only, which the journey builds on a real node.
+// resolveOLM settles which OLM the journey goes through: by default both
+// on the cluster it starts, OLM v0 on a cluster it is given (which may run
+// no OLM v1).
 func (d *demo) resolveOLM() error {
-	images := d.throughImages()
 	switch d.opts.OLM {
 	case "":
-		d.opts.OLM = cluster.OLMv0
-		if images {
-			d.opts.OLM = cluster.OLMBoth
+		d.opts.OLM = cluster.OLMBoth
+		if d.opts.Kubeconfig != "" {
+			d.opts.OLM = cluster.OLMv0
 		}
 		return nil
-	case cluster.OLMv0:
+	case cluster.OLMv0, cluster.OLMv1, cluster.OLMBoth:
 		return nil
-	case cluster.OLMv1, cluster.OLMBoth:
-		if images {
-			return nil
-		}
-		why := "the cluster is given (--use-cluster)"
-		if d.opts.Kubeconfig == "" {
-			why = "the node is a kwok node"
-			if err := cluster.RealNodePossible(); err != nil && d.opts.Node == cluster.NodeAuto {
-				why = "no real node can run on this host (" + err.Error() + ")"
-			}
-		}
-		return fmt.Errorf("demo: --olm=%s goes through images, and %s: OLM v1 installs bundles only from bundle and catalog images in a registry, "+
-			"which the journey builds on a real node (on a kwok node bundles are published inline and the catalog is served from the host); "+
-			"run it with --node real on a host that can run one (root, cgroup v2; see chartpilot cluster check), or with --olm=v0", d.opts.OLM, why)
 	}
 	return fmt.Errorf("demo: unknown OLM %q: want v0, v1 or both", d.opts.OLM)
+}
+
+// servesOLMv1 checks that a cluster the demo is given serves OLM v1's API.
+func servesOLMv1(cs kubernetes.Interface, kubeconfig string) error {
+	res, err := cs.Discovery().ServerResourcesForGroupVersion(extension.GroupVersion.String())
+	if err == nil && slices.ContainsFunc(res.APIResources, func(r metav1.APIResource) bool { return r.Kind == extension.ExtensionKind }) {
+		return nil
+	}
+	if err != nil && !apierrors.IsNotFound(err) {
+		return fmt.Errorf("asking the cluster for OLM v1's API: %w", err)
+	}
+	return fmt.Errorf("the cluster of %s runs no OLM v1 (it serves no %s of %s): start it with chartpilot cluster up --olm=both, or run the demo with --olm=v0",
+		kubeconfig, extension.ExtensionKind, extension.GroupVersion)
 }
 
 // throughImages says whether the cluster the demo starts has a real node.
@@ -358,7 +375,8 @@ func (d *demo) startCluster(ctx context.Context) (string, error) {
 		detail = fmt.Sprintf("a %s node, kubeconfig %s", c.NodeKind(), d.kubeconfig)
 		if c.NodeKind() == cluster.NodeReal {
 			d.node = nodeImages(c.RegistryAddr(), c.Image)
-			detail += ", registry " + d.node.registry + ": the journey goes through images"
+			d.registry = d.node.registry
+			detail += ", registry " + d.registry + ": the journey goes through images"
 		} else {
 			detail += ": pods are simulated, bundles are published inline"
 		}
@@ -376,6 +394,11 @@ func (d *demo) startCluster(ctx context.Context) (string, error) {
 	}
 	if d.cs, err = kubernetes.NewForConfig(cfg); err != nil {
 		return "", err
+	}
+	if d.opts.Kubeconfig != "" && d.opts.OLM != cluster.OLMv0 {
+		if err := servesOLMv1(d.cs, d.kubeconfig); err != nil {
+			return "", err
+		}
 	}
 	return detail, nil
 }

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"os"
-	"path/filepath"
 	"strings"
 	"time"
 
@@ -30,12 +29,12 @@ type realNode struct {
 	operand  string
 }
 
-func (d *demo) img(version string) string { return d.node.registry + "/" + project + ":v" + version }
+func (d *demo) img(version string) string { return d.registry + "/" + project + ":v" + version }
 func (d *demo) bundleImg(version string) string {
-	return d.node.registry + "/" + project + "-bundle:v" + version
+	return d.registry + "/" + project + "-bundle:v" + version
 }
 func (d *demo) catalogImg(version string) string {
-	return d.node.registry + "/" + project + "-catalog:v" + version
+	return d.registry + "/" + project + "-catalog:v" + version
 }
 
 // makeVars are the Makefile variables of one release's images.
@@ -274,17 +273,7 @@ func (d *demo) releaseImages(ctx context.Context) (string, error) {
 // buildRelease publishes v0.2.0 as images: the operator's, the bundle's
 // and a catalog image holding both releases.
 func (d *demo) buildRelease(ctx context.Context) (string, error) {
-	previous, err := d.changeChart(ctx)
-	if err != nil {
-		return "", err
-	}
-	if _, err := d.dockerBuild("0.2.0")(ctx); err != nil {
-		return "", err
-	}
-	if _, err := d.makeBundle(ctx, "0.2.0", "--from-catalog", d.catalogDir); err != nil {
-		return "", err
-	}
-	scored, err := d.scorecard("0.2.0", "--from-bundle", filepath.Join(previous, "bundle"), "--from-project", previous)(ctx)
+	scored, err := d.makeRelease(ctx, d.dockerBuild("0.2.0"))
 	if err != nil {
 		return "", err
 	}

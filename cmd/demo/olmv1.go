@@ -3,6 +3,11 @@ package demo
 import (
 	"context"
 	"fmt"
+	"io"
+	"log"
+	"net"
+	"net/http"
+	"path/filepath"
 	"strings"
 	"time"
 
@@ -14,6 +19,7 @@ import (
 
 	"github.com/chartpilot/chartpilot/cluster"
 	"github.com/chartpilot/chartpilot/olm/extension"
+	"github.com/google/go-containerregistry/pkg/registry"
 )
 
 // The journey through OLM v1: the catalog image of v0.1.0 served by a
@@ -134,6 +140,10 @@ func (d *demo) uninstallV1(ctx context.Context) (string, error) {
 	if err := d.deleteCR(ctx); err != nil {
 		return "", err
 	}
+	if d.operator != nil { // on a kwok node, on the host
+		d.operator.stop()
+		d.operator = nil
+	}
 	if _, err := d.chartpilot(ctx, "olm", "v1", "uninstall", pkg, "--timeout", d.opts.Timeout.String()); err != nil {
 		return "", err
 	}
@@ -223,4 +233,150 @@ func (d *demo) nothingLeftV1(ctx context.Context) error {
 		}
 	}
 	return nil
+}
+
+// On a kwok node pods are simulated and the journey publishes no images:
+// OLM v1's journey starts a registry on loopback (catalogd and
+// operator-controller run on the host and pull from it over plain HTTP),
+// publishes the bundles and catalogs there as images, and runs the
+// operator on the host as the ServiceAccount operator-controller created.
+
+// kwokBuildSteps make bundle v0.1.0 on a kwok node.
+func (d *demo) kwokBuildSteps() []step { return d.kwokSteps()[:3] }
+
+// kwokV1Steps are OLM v1's journey on a kwok node after OLM v0's, which
+// made both bundles.
+func (d *demo) kwokV1Steps() []step {
+	return append([]step{
+		{"OLM v1: bundle and catalog images of v0.1.0 and v0.2.0 in a registry on loopback: make bundle-build bundle-push, chartpilot catalog build --bundles, chartpilot image push", d.kwokImages("0.1.0", "0.2.0")},
+	}, d.kwokV1Journey()...)
+}
+
+// kwokV1AloneSteps are OLM v1's journey alone on a kwok node.
+func (d *demo) kwokV1AloneSteps() []step {
+	v1 := d.kwokV1Journey()
+	steps := append(d.kwokBuildSteps(),
+		step{"OLM v1: bundle and catalog images of v0.1.0 in a registry on loopback: make bundle-build bundle-push, chartpilot catalog build --bundles, chartpilot image push", d.kwokImages("0.1.0")})
+	steps = append(steps, v1[:3]...)
+	steps = append(steps, step{"Release v0.2.0: chart change, generate, bundle, scorecard with upgrade test, bundle and catalog images", d.kwokRelease})
+	return append(steps, v1[3:]...)
+}
+
+// kwokV1Journey are OLM v1's steps on a kwok node once the images exist.
+func (d *demo) kwokV1Journey() []step {
+	v1 := d.v1Steps()
+	return []step{
+		v1[0],
+		{"OLM v1: run the operator as the ServiceAccount operator-controller created, watching all namespaces: chartpilot run", d.runOperatorV1("0.1.0")},
+		{"OLM v1: create a Hello; wait for Deployed and Ready", d.createCR},
+		v1[3],
+		{"OLM v1: the operator v0.2.0 upgrades the release; nothing is lost", d.upgradeOperatorV1},
+		v1[5],
+	}
+}
+
+// projectOf is the directory of the project of version: the copy of
+// v0.1.0's once v0.2.0 is made.
+func (d *demo) projectOf(version string) string {
+	if version == "0.1.0" && d.previous != "" {
+		return d.previous
+	}
+	return d.projectDir
+}
+
+// kwokImages publishes the bundles of versions as images, each in a
+// catalog image of its own version holding the versions before it too.
+func (d *demo) kwokImages(versions ...string) func(context.Context) (string, error) {
+	return func(ctx context.Context) (string, error) {
+		d.beginV1()
+		if err := d.startRegistry(); err != nil {
+			return "", err
+		}
+		for _, v := range versions {
+			if _, err := d.r.run(ctx, d.projectOf(v), "make", "bundle-build", "bundle-push", "BUNDLE_IMG="+d.bundleImg(v), "CHARTPILOT="+d.opts.Binary); err != nil {
+				return "", err
+			}
+			// make catalog-build builds FROM the opm image, which a kwok
+			// node's cluster has not: OLM v1 reads the catalog alone.
+			if _, err := d.chartpilot(ctx, "catalog", "build", "--dir", d.v1CatalogDir(), "--image", d.catalogImg(v), "--bundles", d.bundleImg(v)); err != nil {
+				return "", err
+			}
+			if _, err := d.chartpilot(ctx, "image", "push", d.catalogImg(v)); err != nil {
+				return "", err
+			}
+		}
+		var cats []string
+		for _, v := range versions {
+			cats = append(cats, d.catalogImg(v))
+		}
+		return "catalog images " + strings.Join(cats, ", "), nil
+	}
+}
+
+// v1CatalogDir is the catalog of OLM v1's images on a kwok node: OLM v0's
+// there publishes its bundles inline.
+func (d *demo) v1CatalogDir() string {
+	if d.opts.OLM == cluster.OLMv1 {
+		return d.catalogDir
+	}
+	return filepath.Join(d.opts.Dir, "catalog-images")
+}
+
+// startRegistry starts an image registry on loopback for the rest of the
+// run, unless one runs.
+func (d *demo) startRegistry() error {
+	if d.registry != "" {
+		return nil
+	}
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return fmt.Errorf("a registry on loopback: %w", err)
+	}
+	srv := &http.Server{Handler: registry.New(registry.Logger(log.New(io.Discard, "", 0))), ReadHeaderTimeout: 10 * time.Second}
+	go func() { _ = srv.Serve(l) }()
+	d.registrySrv, d.registry = srv, l.Addr().String()
+	return nil
+}
+
+// kwokRelease makes v0.2.0 and publishes its bundle and catalog images.
+func (d *demo) kwokRelease(ctx context.Context) (string, error) {
+	scored, err := d.makeRelease(ctx, nil)
+	if err != nil {
+		return "", err
+	}
+	published, err := d.kwokImages("0.2.0")(ctx)
+	d.published = time.Now()
+	return scored + "; " + published, err
+}
+
+// runOperatorV1 starts the operator of version on the host as the
+// ServiceAccount of its CSV, which operator-controller created, watching
+// all namespaces (OLM v1 installs for AllNamespaces).
+func (d *demo) runOperatorV1(version string) func(context.Context) (string, error) {
+	return func(ctx context.Context) (string, error) {
+		dir := d.projectOf(version)
+		csv, err := readCSV(dir)
+		if err != nil {
+			return "", err
+		}
+		deps, _, _ := unstructured.NestedSlice(csv.Object, "spec", "install", "spec", "deployments")
+		if len(deps) == 0 {
+			return "", fmt.Errorf("the CSV of %s has no deployment", dir)
+		}
+		dep, _ := deps[0].(map[string]any)
+		sa, _, _ := unstructured.NestedString(dep, "spec", "template", "spec", "serviceAccountName")
+		var acct corev1.ServiceAccount
+		if err := d.olm.Get(ctx, client.ObjectKey{Namespace: d.opts.Namespace, Name: sa}, &acct); err != nil {
+			return "", fmt.Errorf("the operator's ServiceAccount, which operator-controller creates: %w", err)
+		}
+		d.watchNS = ""
+		return d.startOperator(ctx, version, dir, sa)
+	}
+}
+
+func (d *demo) upgradeOperatorV1(ctx context.Context) (string, error) {
+	if _, err := d.runOperatorV1("0.2.0")(ctx); err != nil {
+		return "", err
+	}
+	return d.checkUpgrade(ctx)
 }

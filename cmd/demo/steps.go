@@ -60,7 +60,7 @@ func (d *demo) makeBundle(ctx context.Context, version string, flags ...string) 
 	if err != nil {
 		return "", err
 	}
-	csv, err := d.readCSV()
+	csv, err := readCSV(d.projectDir)
 	if err != nil {
 		return "", err
 	}
@@ -78,9 +78,10 @@ func (d *demo) bundle(version string) func(context.Context) (string, error) {
 	}
 }
 
-// readCSV reads the ClusterServiceVersion of the project's bundle.
-func (d *demo) readCSV() (*unstructured.Unstructured, error) {
-	paths, err := filepath.Glob(filepath.Join(d.projectDir, "bundle", "manifests", "*.clusterserviceversion.yaml"))
+// readCSV reads the ClusterServiceVersion of the bundle of the project in
+// dir.
+func readCSV(dir string) (*unstructured.Unstructured, error) {
+	paths, err := filepath.Glob(filepath.Join(dir, "bundle", "manifests", "*.clusterserviceversion.yaml"))
 	if err != nil || len(paths) != 1 {
 		return nil, fmt.Errorf("the bundle has %d ClusterServiceVersions, want 1", len(paths))
 	}
@@ -317,48 +318,55 @@ func (d *demo) runOperator(version string) func(context.Context) (string, error)
 		if len(deps) == 0 {
 			return "", fmt.Errorf("CSV %s has no deployment", csv.Name)
 		}
-		sa := deps[0].Spec.Template.Spec.ServiceAccountName
 		d.watchNS = csv.Annotations["olm.targetNamespaces"]
-		if d.operator != nil {
-			d.operator.stop()
-		}
-		metrics, err := freePort()
-		if err != nil {
-			return "", err
-		}
-		probes, err := freePort()
-		if err != nil {
-			return "", err
-		}
-		user := "system:serviceaccount:" + d.opts.Namespace + ":" + sa
-		p, err := d.r.start("operator-v"+version, d.projectDir, []string{"WATCH_NAMESPACE=" + d.watchNS},
-			d.opts.Binary, "run", "--kubeconfig", d.kubeconfig, "--as", user,
-			"--watches-file", "watches.yaml",
-			"--metrics-bind-address", "127.0.0.1:"+strconv.Itoa(metrics),
-			"--health-probe-bind-address", "127.0.0.1:"+strconv.Itoa(probes))
-		if err != nil {
-			return "", err
-		}
-		d.operator = p
-		url := fmt.Sprintf("http://127.0.0.1:%d/readyz", probes)
-		err = poll(ctx, d.opts.Timeout, "the operator to be ready", func() (bool, string, error) {
-			if err := p.exited(); err != nil {
-				return false, "", err
-			}
-			resp, err := http.Get(url)
-			if err != nil {
-				return false, err.Error(), nil
-			}
-			resp.Body.Close()
-			return resp.StatusCode == http.StatusOK, resp.Status, nil
-		})
-		return fmt.Sprintf("as %s, watching %s", user, d.watchNS), err
+		return d.startOperator(ctx, version, d.projectDir, deps[0].Spec.Template.Spec.ServiceAccountName)
 	}
 }
 
-// sample is the project's sample Hello, of v0.1.0: the CR each journey
-// creates while v0.1.0 runs (after v0.2.0 is made, the copy of v0.1.0's
-// project has it).
+// startOperator starts chartpilot run in the project in dir as the
+// ServiceAccount sa of the namespace, watching d.watchNS, and waits for it
+// to be ready; the operator it replaces stops first.
+func (d *demo) startOperator(ctx context.Context, version, dir, sa string) (string, error) {
+	if d.operator != nil {
+		d.operator.stop()
+	}
+	metrics, err := freePort()
+	if err != nil {
+		return "", err
+	}
+	probes, err := freePort()
+	if err != nil {
+		return "", err
+	}
+	user := "system:serviceaccount:" + d.opts.Namespace + ":" + sa
+	p, err := d.r.start("operator-v"+version, dir, []string{"WATCH_NAMESPACE=" + d.watchNS},
+		d.opts.Binary, "run", "--kubeconfig", d.kubeconfig, "--as", user,
+		"--watches-file", "watches.yaml",
+		"--metrics-bind-address", "127.0.0.1:"+strconv.Itoa(metrics),
+		"--health-probe-bind-address", "127.0.0.1:"+strconv.Itoa(probes))
+	if err != nil {
+		return "", err
+	}
+	d.operator = p
+	url := fmt.Sprintf("http://127.0.0.1:%d/readyz", probes)
+	err = poll(ctx, d.opts.Timeout, "the operator to be ready", func() (bool, string, error) {
+		if err := p.exited(); err != nil {
+			return false, "", err
+		}
+		resp, err := http.Get(url)
+		if err != nil {
+			return false, err.Error(), nil
+		}
+		resp.Body.Close()
+		return resp.StatusCode == http.StatusOK, resp.Status, nil
+	})
+	watching := d.watchNS
+	if watching == "" {
+		watching = "all namespaces"
+	}
+	return fmt.Sprintf("as %s, watching %s", user, watching), err
+}
+
 func (d *demo) sample() (string, error) {
 	dir := d.projectDir
 	if d.previous != "" {
@@ -426,14 +434,7 @@ func (d *demo) waitRelease(ctx context.Context, chart string) (string, error) {
 // and the new bundle is scorecarded (with the upgrade from v0.1.0) and added
 // to the catalog.
 func (d *demo) release(ctx context.Context) (string, error) {
-	previous, err := d.changeChart(ctx)
-	if err != nil {
-		return "", err
-	}
-	if _, err := d.makeBundle(ctx, "0.2.0", "--from-catalog", d.catalogDir); err != nil {
-		return "", err
-	}
-	scored, err := d.scorecard("0.2.0", "--from-bundle", filepath.Join(previous, "bundle"), "--from-project", previous)(ctx)
+	scored, err := d.makeRelease(ctx, nil)
 	if err != nil {
 		return "", err
 	}
@@ -448,6 +449,26 @@ func (d *demo) release(ctx context.Context) (string, error) {
 		return "", err
 	}
 	return scored + "; " + published, nil
+}
+
+// makeRelease makes v0.2.0: the chart's change, the project regenerated,
+// beforeBundle (when set: the operator image), the bundle, and the
+// scorecard with the upgrade test from v0.1.0 and the bundle again with
+// its evidence. It returns the scorecard's detail.
+func (d *demo) makeRelease(ctx context.Context, beforeBundle func(context.Context) (string, error)) (string, error) {
+	previous, err := d.changeChart(ctx)
+	if err != nil {
+		return "", err
+	}
+	if beforeBundle != nil {
+		if _, err := beforeBundle(ctx); err != nil {
+			return "", err
+		}
+	}
+	if _, err := d.makeBundle(ctx, "0.2.0", "--from-catalog", d.catalogDir); err != nil {
+		return "", err
+	}
+	return d.scorecard("0.2.0", "--from-bundle", filepath.Join(previous, "bundle"), "--from-project", previous)(ctx)
 }
 
 // changeChart keeps the v0.1.0 project as it was (for the scorecard's
