@@ -220,27 +220,7 @@ type step struct {
 
 func (d *demo) journey(ctx context.Context) (err error) {
 	defer d.stopCluster(&err)
-	// The cluster's node decides the path: the images' on a real node.
-	title := fmt.Sprintf("Start the local cluster (Kubernetes 1.36, a kwok node, %s)", olmTitle(d.opts.OLM))
-	steps := d.kwokSteps()
-	switch d.opts.OLM {
-	case cluster.OLMv1:
-		steps = d.kwokV1AloneSteps()
-	case cluster.OLMBoth:
-		steps = append(steps, d.kwokV1Steps()...)
-	}
-	if d.throughImages() {
-		title = fmt.Sprintf("Start the local cluster (Kubernetes 1.36, a real node, %s in pods)", olmTitle(d.opts.OLM))
-		steps = d.imageSteps()
-		switch d.opts.OLM {
-		case cluster.OLMv1:
-			steps = d.v1BuildSteps()
-		case cluster.OLMBoth:
-			steps = append(steps, d.v1Steps()...)
-		}
-		// The project's Makefile builds the catalog in the project.
-		d.catalogDir = filepath.Join(d.projectDir, "catalog")
-	}
+	title, steps := d.plan()
 	steps = append([]step{{title, d.startCluster}}, steps...)
 	d.r.total = len(steps)
 	for _, s := range steps {
@@ -249,6 +229,32 @@ func (d *demo) journey(ctx context.Context) (err error) {
 		}
 	}
 	return nil
+}
+
+// plan gives the title of the cluster's start and the steps after it. The
+// cluster's node decides the path: the images' on a real node; the OLM
+// decides which journeys.
+func (d *demo) plan() (string, []step) {
+	if !d.throughImages() {
+		title := fmt.Sprintf("Start the local cluster (Kubernetes 1.36, a kwok node, %s)", olmTitle(d.opts.OLM))
+		switch d.opts.OLM {
+		case cluster.OLMv1:
+			return title, d.kwokV1AloneSteps()
+		case cluster.OLMBoth:
+			return title, append(d.kwokSteps(), d.kwokV1Steps()...)
+		}
+		return title, d.kwokSteps()
+	}
+	// The project's Makefile builds the catalog in the project.
+	d.catalogDir = filepath.Join(d.projectDir, "catalog")
+	title := fmt.Sprintf("Start the local cluster (Kubernetes 1.36, a real node, %s in pods)", olmTitle(d.opts.OLM))
+	switch d.opts.OLM {
+	case cluster.OLMv1:
+		return title, d.v1BuildSteps()
+	case cluster.OLMBoth:
+		return title, append(d.imageSteps(), d.v1Steps()...)
+	}
+	return title, d.imageSteps()
 }
 
 // olmTitle names the OLM the cluster runs.
