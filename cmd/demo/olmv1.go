@@ -41,13 +41,45 @@ func (d *demo) v1Steps() []step {
 	}
 }
 
-// v1BuildSteps are OLM v1's journey alone: it builds v0.1.0's images, and
-// v0.2.0's once v0.1.0 runs, with the steps of OLM v0's journey.
+// v1BuildSteps are OLM v1's journey alone: it builds v0.1.0's images and
+// makes v0.2.0 with the steps of OLM v0's journey, and publishes v0.2.0
+// once v0.1.0 runs.
 func (d *demo) v1BuildSteps() []step {
-	v1 := d.v1Steps()
-	release := step{"Release v0.2.0: chart change, generate, images, bundle, scorecard with upgrade test, catalog image", d.buildRelease}
-	steps := append(d.buildSteps(), v1[:3]...)
-	return append(append(steps, release), v1[3:]...)
+	return d.alone(d.buildSteps(),
+		step{makeV2Title + ": chart change, generate, operator image, bundle, scorecard with upgrade test", d.makeV2(d.dockerBuild("0.2.0"))},
+		step{publishV2Title + ": make bundle-build bundle-push catalog-build catalog-push", d.publishV2(d.publishImages("0.2.0"))},
+		d.v1Steps())
+}
+
+// The steps of v0.2.0 in OLM v1's journey alone. v0.2.0 is made (its
+// scorecard run) before OLM v1 installs v0.1.0, whose operator watches all
+// namespaces (OLM v1 installs for AllNamespaces): it would reconcile the
+// scorecard's custom resources too.
+const (
+	makeV2Title    = "Make v0.2.0 before OLM v1 installs v0.1.0 (an operator of all namespaces would reconcile the scorecard's resources too)"
+	publishV2Title = "Publish v0.2.0"
+)
+
+// alone orders OLM v1's journey alone: build (v0.1.0 published), v0.2.0
+// made, OLM v1 installs v0.1.0 and its custom resource is created (the
+// first three of v1), v0.2.0 published, then the rest of v1.
+func (d *demo) alone(build []step, makeV2, publishV2 step, v1 []step) []step {
+	steps := append(append(build, makeV2), v1[:3]...)
+	return append(append(steps, publishV2), v1[3:]...)
+}
+
+// makeV2 makes v0.2.0, with beforeBundle as makeRelease.
+func (d *demo) makeV2(beforeBundle func(context.Context) (string, error)) func(context.Context) (string, error) {
+	return func(ctx context.Context) (string, error) { return d.makeRelease(ctx, beforeBundle) }
+}
+
+// publishV2 publishes v0.2.0 with publish and notes when.
+func (d *demo) publishV2(publish func(context.Context) (string, error)) func(context.Context) (string, error) {
+	return func(ctx context.Context) (string, error) {
+		detail, err := publish(ctx)
+		d.published = time.Now()
+		return detail, err
+	}
 }
 
 // beginV1 starts recording into OLM v1's summary.
@@ -254,12 +286,12 @@ func (d *demo) kwokV1Steps() []step {
 
 // kwokV1AloneSteps are OLM v1's journey alone on a kwok node.
 func (d *demo) kwokV1AloneSteps() []step {
-	v1 := d.kwokV1Journey()
-	steps := append(d.kwokBuildSteps(),
+	build := append(d.kwokBuildSteps(),
 		step{"OLM v1: bundle and catalog images of v0.1.0 in a registry on loopback: make bundle-build bundle-push, chartpilot catalog build --bundles, chartpilot image push", d.kwokImages("0.1.0")})
-	steps = append(steps, v1[:3]...)
-	steps = append(steps, step{"Release v0.2.0: chart change, generate, bundle, scorecard with upgrade test, bundle and catalog images", d.kwokRelease})
-	return append(steps, v1[3:]...)
+	return d.alone(build,
+		step{makeV2Title + ": chart change, generate, bundle, scorecard with upgrade test", d.makeV2(nil)},
+		step{publishV2Title + ": bundle and catalog images", d.publishV2(d.kwokImages("0.2.0"))},
+		d.kwokV1Journey())
 }
 
 // kwokV1Journey are OLM v1's steps on a kwok node once the images exist.
@@ -336,17 +368,6 @@ func (d *demo) startRegistry() error {
 	go func() { _ = srv.Serve(l) }()
 	d.registrySrv, d.registry = srv, l.Addr().String()
 	return nil
-}
-
-// kwokRelease makes v0.2.0 and publishes its bundle and catalog images.
-func (d *demo) kwokRelease(ctx context.Context) (string, error) {
-	scored, err := d.makeRelease(ctx, nil)
-	if err != nil {
-		return "", err
-	}
-	published, err := d.kwokImages("0.2.0")(ctx)
-	d.published = time.Now()
-	return scored + "; " + published, err
 }
 
 // runOperatorV1 starts the operator of version on the host as the

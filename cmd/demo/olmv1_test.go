@@ -1,6 +1,7 @@
 package demo
 
 import (
+	"slices"
 	"strings"
 	"testing"
 
@@ -43,8 +44,9 @@ func TestResolveOLM(t *testing.T) {
 }
 
 // OLM v1's journey alone builds what OLM v0's journey would, with the same
-// steps, and goes through OLM v1's steps with v0.2.0 released between the
-// install and the upgrade.
+// steps, makes v0.2.0 before OLM v1 installs v0.1.0 (whose operator of all
+// namespaces would reconcile the scorecard's resources too), and publishes
+// it between the custom resource's creation and the upgrade.
 func TestV1Steps(t *testing.T) {
 	d := &demo{}
 	t.Run("real node", func(t *testing.T) { checkV1Steps(t, d.v1BuildSteps(), d.buildSteps(), d.v1Steps()) })
@@ -53,28 +55,30 @@ func TestV1Steps(t *testing.T) {
 
 func checkV1Steps(t *testing.T, aloneSteps, buildSteps, v1Steps []step) {
 	t.Helper()
-	titles := func(steps []step) []string {
-		var out []string
-		for _, s := range steps {
-			out = append(out, s.title)
-		}
-		return out
+	var alone []string
+	for _, s := range aloneSteps {
+		alone = append(alone, s.title)
 	}
-	alone := titles(aloneSteps)
-	build := titles(buildSteps)
-	v1 := titles(v1Steps)
-	if len(alone) < len(build)+len(v1)+1 {
-		t.Fatalf("OLM v1 alone has %d steps, want %d built + %d of OLM v1 + the release:\n%s", len(alone), len(build), len(v1), strings.Join(alone, "\n"))
-	}
-	for i, s := range build {
-		if alone[i] != s {
-			t.Errorf("step %d is %q, want %q", i+1, alone[i], s)
+	all := strings.Join(alone, "\n")
+	for i, s := range buildSteps {
+		if i >= len(alone) || alone[i] != s.title {
+			t.Fatalf("step %d is not %q:\n%s", i+1, s.title, all)
 		}
 	}
-	release := strings.Index(strings.Join(alone, "\n"), "Release v0.2.0")
-	install := strings.Index(strings.Join(alone, "\n"), "olm v1 install")
-	upgrade := strings.Index(strings.Join(alone, "\n"), "olm v1 upgrade")
-	if !(install < release && release < upgrade) {
-		t.Errorf("want install, then the release of v0.2.0, then the upgrade:\n%s", strings.Join(alone, "\n"))
+	// Each of OLM v1's steps, in order.
+	at := len(buildSteps)
+	for _, s := range v1Steps {
+		i := slices.Index(alone[at:], s.title)
+		if i < 0 {
+			t.Fatalf("OLM v1's step %q missing or out of order:\n%s", s.title, all)
+		}
+		at += i + 1
+	}
+	index := func(sub string) int {
+		return slices.IndexFunc(alone, func(s string) bool { return strings.Contains(s, sub) })
+	}
+	make2, install, created, publish, upgrade := index(makeV2Title), index("olm v1 install"), index("create a Hello"), index(publishV2Title), index("olm v1 upgrade")
+	if !(make2 >= 0 && make2 < install && install < created && created < publish && publish < upgrade) {
+		t.Errorf("want v0.2.0 made, install, a Hello created, v0.2.0 published, the upgrade, in that order:\n%s", all)
 	}
 }
