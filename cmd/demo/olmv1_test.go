@@ -4,6 +4,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/chartpilot/chartpilot/cluster"
 )
@@ -80,5 +81,53 @@ func checkV1Steps(t *testing.T, aloneSteps, buildSteps, v1Steps []step) {
 	make2, install, created, publish, upgrade := index(makeV2Title), index("olm v1 install"), index("create a Hello"), index(publishV2Title), index("olm v1 upgrade")
 	if !(make2 >= 0 && make2 < install && install < created && created < publish && publish < upgrade) {
 		t.Errorf("want v0.2.0 made, install, a Hello created, v0.2.0 published, the upgrade, in that order:\n%s", all)
+	}
+}
+
+// The summary reports OLM v1's times as it reports OLM v0's, each only
+// when measured.
+func TestSummaryTimes(t *testing.T) {
+	tests := []struct {
+		name      string
+		sum       Summary
+		want, not []string
+	}{
+		{
+			name: "both",
+			sum: Summary{SubscriptionToSucceeded: 39 * time.Second, PublishToUpgraded: 47 * time.Second,
+				OLMv1: &OLMv1Summary{ExtensionToInstalled: 1900 * time.Millisecond, PublishToUpgraded: 16500 * time.Millisecond, Duration: 42 * time.Second}},
+			want: []string{"Subscription to CSV Succeeded:        39s", "Publish of v0.2.0 to release upgraded: 47s",
+				"OLM v1: ClusterExtension created to Installed:  1.9s", "OLM v1: publish of v0.2.0 to release upgraded: 16.5s", "OLM v1's steps took 42s"},
+		},
+		{
+			name: "OLM v0 alone",
+			sum:  Summary{SubscriptionToSucceeded: 6 * time.Second},
+			want: []string{"Subscription to CSV Succeeded:        6s"},
+			not:  []string{"OLM v1"},
+		},
+		{
+			name: "OLM v1 failed before the install",
+			sum:  Summary{OLMv1: &OLMv1Summary{Duration: time.Second}},
+			want: []string{"OLM v1's steps took 1s"},
+			not:  []string{"Subscription", "created to Installed", "release upgraded"},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var out strings.Builder
+			sum := tt.sum
+			d := &demo{opts: Options{Out: &out}, sum: &sum, r: &runner{logDir: "logs"}}
+			d.printSummary(nil)
+			for _, s := range tt.want {
+				if !strings.Contains(out.String(), s) {
+					t.Errorf("summary lacks %q:\n%s", s, out.String())
+				}
+			}
+			for _, s := range tt.not {
+				if strings.Contains(out.String(), s) {
+					t.Errorf("summary says %q:\n%s", s, out.String())
+				}
+			}
+		})
 	}
 }
