@@ -26,7 +26,7 @@ build: ## Build chartpilot, and the operator image's runtime-only binary, into b
 	CGO_ENABLED=0 $(GO) build -o $(BIN)/chartpilot-operator ./cmd/chartpilot-operator
 
 .PHONY: demo
-demo: build ## The whole journey on a local cluster with real OLM: chart -> operator -> Subscription -> upgrade
+demo: build ## The whole journey on a local cluster with real OLM: chart -> operator -> Subscription -> upgrade, then ClusterExtension -> upgrade (OLM v1)
 	@# The real node's packages and modules where this host allows (root, apt-get);
 	@# else the demo takes a kwok node and says what is missing.
 	$(CHARTPILOT) cluster prepare-host --best-effort

@@ -6,12 +6,16 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"net/http"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"text/tabwriter"
 	"time"
 
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/clientcmd"
@@ -21,6 +25,7 @@ import (
 	"github.com/chartpilot/chartpilot/cluster/toolchain"
 	"github.com/chartpilot/chartpilot/example"
 	"github.com/chartpilot/chartpilot/olm"
+	"github.com/chartpilot/chartpilot/olm/extension"
 )
 
 // Options configure a run of the demo.
@@ -46,6 +51,12 @@ type Options struct {
 	// Kubeconfig): cluster.NodeAuto (the default) takes the journey through
 	// images on a real node where this host can run one.
 	Node cluster.NodeKind
+	// OLM is which OLM the journey goes through: cluster.OLMv0 (a
+	// Subscription), cluster.OLMv1 (a ClusterExtension) or cluster.OLMBoth
+	// (OLM v0's journey, then OLM v1's in the same cluster with what the
+	// first built). Empty: both on the cluster the demo starts, v0 on a
+	// cluster it is given (Kubeconfig), which must run OLM v1 for v1.
+	OLM cluster.OLMVersions
 	// Timeout bounds each wait. Default 3 minutes.
 	Timeout time.Duration
 	// Out receives the progress and the summary.
@@ -100,6 +111,27 @@ type Summary struct {
 	// Kept are the kinds of the release's objects the upgrade updated in
 	// place (the same UIDs).
 	Kept []string `json:"kept"`
+	// OLMv1 is the journey through OLM v1, when it ran.
+	OLMv1 *OLMv1Summary `json:"olmv1,omitempty"`
+}
+
+// OLMv1Summary is what the journey through OLM v1 did.
+type OLMv1Summary struct {
+	// ExtensionToInstalled is the time from creating the ClusterExtension
+	// to its Installed condition.
+	ExtensionToInstalled time.Duration `json:"extensionToInstalled"`
+	// PublishToUpgraded is the time from the catalog image of v0.2.0 (its
+	// publish, or in the journey after OLM v0's, its use) to the custom
+	// resource's release upgraded by the new operator version.
+	PublishToUpgraded time.Duration `json:"publishToUpgraded"`
+	// Revisions and Kept are as the Summary's, for the release OLM v1's
+	// operator made.
+	Revisions []int64  `json:"revisions"`
+	Kept      []string `json:"kept"`
+	// Gone are the objects uninstall was checked to have left nothing of.
+	Gone []string `json:"gone"`
+	// Duration is the time of OLM v1's steps.
+	Duration time.Duration `json:"duration"`
 }
 
 const (
@@ -128,9 +160,19 @@ type demo struct {
 	uids       map[string]string
 	published  time.Time // when v0.2.0 was published
 	// node is set on a real node: the journey goes through images.
-	node    *realNode
-	cs      kubernetes.Interface
-	digests map[string]string // the operator image's digest by version
+	node *realNode
+	// registry holds the images: the real node's, or on a kwok node the
+	// one OLM v1's journey starts on loopback.
+	registry    string
+	registrySrv *http.Server // the kwok node's registry
+	cs          kubernetes.Interface
+	digests     map[string]string // the operator image's digest by version
+	// previous is the copy of the v0.1.0 project once v0.2.0 is made.
+	previous string
+	// v1 is set while the journey goes through OLM v1: what waitRelease
+	// and checkUpgrade find goes there.
+	v1      *OLMv1Summary
+	v1First int // the index of OLM v1's first step
 }
 
 // Run runs the journey and prints its summary. It leaves nothing running.
@@ -151,10 +193,21 @@ func Run(ctx context.Context, opts Options) (*Summary, error) {
 			return nil, err
 		}
 	}
+	if err := d.resolveOLM(); err != nil {
+		return nil, err
+	}
 	began := time.Now()
 	err := d.journey(ctx)
 	d.r.stopAll()
+	if d.registrySrv != nil {
+		d.registrySrv.Close()
+	}
 	d.sum.Steps, d.sum.Total = d.r.steps, time.Since(began).Round(10*time.Millisecond)
+	if d.v1 != nil {
+		for _, s := range d.sum.Steps[d.v1First:] {
+			d.v1.Duration += s.Duration
+		}
+	}
 	d.printSummary(err)
 	return d.sum, err
 }
@@ -167,13 +220,7 @@ type step struct {
 
 func (d *demo) journey(ctx context.Context) (err error) {
 	defer d.stopCluster(&err)
-	// The cluster's node decides the path: the images' on a real node.
-	title, steps := "Start the local cluster (Kubernetes 1.36, a kwok node, OLM)", d.kwokSteps()
-	if d.throughImages() {
-		title, steps = "Start the local cluster (Kubernetes 1.36, a real node, OLM in pods)", d.imageSteps()
-		// The project's Makefile builds the catalog in the project.
-		d.catalogDir = filepath.Join(d.projectDir, "catalog")
-	}
+	title, steps := d.plan()
 	steps = append([]step{{title, d.startCluster}}, steps...)
 	d.r.total = len(steps)
 	for _, s := range steps {
@@ -182,6 +229,73 @@ func (d *demo) journey(ctx context.Context) (err error) {
 		}
 	}
 	return nil
+}
+
+// plan gives the title of the cluster's start and the steps after it. The
+// cluster's node decides the path: the images' on a real node; the OLM
+// decides which journeys.
+func (d *demo) plan() (string, []step) {
+	if !d.throughImages() {
+		title := fmt.Sprintf("Start the local cluster (Kubernetes 1.36, a kwok node, %s)", olmTitle(d.opts.OLM))
+		switch d.opts.OLM {
+		case cluster.OLMv1:
+			return title, d.kwokV1AloneSteps()
+		case cluster.OLMBoth:
+			return title, append(d.kwokSteps(), d.kwokV1Steps()...)
+		}
+		return title, d.kwokSteps()
+	}
+	// The project's Makefile builds the catalog in the project.
+	d.catalogDir = filepath.Join(d.projectDir, "catalog")
+	title := fmt.Sprintf("Start the local cluster (Kubernetes 1.36, a real node, %s in pods)", olmTitle(d.opts.OLM))
+	switch d.opts.OLM {
+	case cluster.OLMv1:
+		return title, d.v1BuildSteps()
+	case cluster.OLMBoth:
+		return title, append(d.imageSteps(), d.v1Steps()...)
+	}
+	return title, d.imageSteps()
+}
+
+// olmTitle names the OLM the cluster runs.
+func olmTitle(v cluster.OLMVersions) string {
+	switch v {
+	case cluster.OLMv1:
+		return "OLM v1"
+	case cluster.OLMBoth:
+		return "OLM v0 and OLM v1"
+	}
+	return "OLM"
+}
+
+// resolveOLM settles which OLM the journey goes through: by default both
+// on the cluster it starts, OLM v0 on a cluster it is given (which may run
+// no OLM v1).
+func (d *demo) resolveOLM() error {
+	switch d.opts.OLM {
+	case "":
+		d.opts.OLM = cluster.OLMBoth
+		if d.opts.Kubeconfig != "" {
+			d.opts.OLM = cluster.OLMv0
+		}
+		return nil
+	case cluster.OLMv0, cluster.OLMv1, cluster.OLMBoth:
+		return nil
+	}
+	return fmt.Errorf("demo: unknown OLM %q: want v0, v1 or both", d.opts.OLM)
+}
+
+// servesOLMv1 checks that a cluster the demo is given serves OLM v1's API.
+func servesOLMv1(cs kubernetes.Interface, kubeconfig string) error {
+	res, err := cs.Discovery().ServerResourcesForGroupVersion(extension.GroupVersion.String())
+	if err == nil && slices.ContainsFunc(res.APIResources, func(r metav1.APIResource) bool { return r.Kind == extension.ExtensionKind }) {
+		return nil
+	}
+	if err != nil && !apierrors.IsNotFound(err) {
+		return fmt.Errorf("asking the cluster for OLM v1's API: %w", err)
+	}
+	return fmt.Errorf("the cluster of %s runs no OLM v1 (it serves no %s of %s): start it with chartpilot cluster up --olm=both, or run the demo with --olm=v0",
+		kubeconfig, extension.ExtensionKind, extension.GroupVersion)
 }
 
 // throughImages says whether the cluster the demo starts has a real node.
@@ -250,7 +364,7 @@ func (d *demo) startCluster(ctx context.Context) (string, error) {
 	detail := "using " + d.opts.Kubeconfig
 	d.kubeconfig, d.clusterLog = d.opts.Kubeconfig, d.opts.ClusterLogDir
 	if d.kubeconfig == "" {
-		c, err := cluster.New(cluster.Options{StateDir: filepath.Join(d.opts.Dir, "cluster"), Out: indent(d.opts.Out), Node: d.opts.Node})
+		c, err := cluster.New(cluster.Options{StateDir: filepath.Join(d.opts.Dir, "cluster"), Out: indent(d.opts.Out), Node: d.opts.Node, OLM: d.opts.OLM})
 		if err != nil {
 			return "", err
 		}
@@ -267,7 +381,8 @@ func (d *demo) startCluster(ctx context.Context) (string, error) {
 		detail = fmt.Sprintf("a %s node, kubeconfig %s", c.NodeKind(), d.kubeconfig)
 		if c.NodeKind() == cluster.NodeReal {
 			d.node = nodeImages(c.RegistryAddr(), c.Image)
-			detail += ", registry " + d.node.registry + ": the journey goes through images"
+			d.registry = d.node.registry
+			detail += ", registry " + d.registry + ": the journey goes through images"
 		} else {
 			detail += ": pods are simulated, bundles are published inline"
 		}
@@ -285,6 +400,11 @@ func (d *demo) startCluster(ctx context.Context) (string, error) {
 	}
 	if d.cs, err = kubernetes.NewForConfig(cfg); err != nil {
 		return "", err
+	}
+	if d.opts.Kubeconfig != "" && d.opts.OLM != cluster.OLMv0 {
+		if err := servesOLMv1(d.cs, d.kubeconfig); err != nil {
+			return "", err
+		}
 	}
 	return detail, nil
 }
@@ -395,11 +515,21 @@ func (d *demo) printSummary(err error) {
 		fmt.Fprintf(w, "  %2d\t%s\t%s\t%s\n", i+1, s.Duration, s.Title, result)
 	}
 	w.Flush()
+	fmt.Fprintln(d.opts.Out)
 	if d.sum.SubscriptionToSucceeded > 0 {
-		fmt.Fprintf(d.opts.Out, "\n  Subscription to CSV Succeeded:        %s\n", d.sum.SubscriptionToSucceeded)
+		fmt.Fprintf(d.opts.Out, "  Subscription to CSV Succeeded:        %s\n", d.sum.SubscriptionToSucceeded)
 	}
 	if d.sum.PublishToUpgraded > 0 {
 		fmt.Fprintf(d.opts.Out, "  Publish of v0.2.0 to release upgraded: %s\n", d.sum.PublishToUpgraded)
+	}
+	if v1 := d.sum.OLMv1; v1 != nil {
+		if v1.ExtensionToInstalled > 0 {
+			fmt.Fprintf(d.opts.Out, "  OLM v1: ClusterExtension created to Installed:  %s\n", v1.ExtensionToInstalled)
+		}
+		if v1.PublishToUpgraded > 0 {
+			fmt.Fprintf(d.opts.Out, "  OLM v1: publish of v0.2.0 to release upgraded: %s\n", v1.PublishToUpgraded)
+		}
+		fmt.Fprintf(d.opts.Out, "  OLM v1's steps took %s\n", v1.Duration)
 	}
 	status := "the whole journey passed"
 	if err != nil {

@@ -17,9 +17,12 @@ import (
 
 var env *clustertest.Env
 
-func TestMain(m *testing.M) { os.Exit(clustertest.Main(m, &env)) }
+func TestMain(m *testing.M) {
+	os.Exit(clustertest.MainWith(m, &env, clustertest.Options{OLM: cluster.OLMBoth}))
+}
 
-// The whole journey, as `make demo` runs it, on the test binary's cluster.
+// The whole journey, as `make demo` runs it on a kwok node, on the test
+// binary's cluster: through OLM v0, then through OLM v1.
 func TestJourney(t *testing.T) {
 	clustertest.SkipIfShort(t)
 	bin := filepath.Join(t.TempDir(), "chartpilot")
@@ -30,7 +33,7 @@ func TestJourney(t *testing.T) {
 	var out strings.Builder
 	dir := t.TempDir()
 	sum, err := Run(context.Background(), Options{
-		Dir: dir, Binary: bin, Kubeconfig: env.Kubeconfig, Out: &out, Timeout: 3 * time.Minute,
+		Dir: dir, Binary: bin, Kubeconfig: env.Kubeconfig, OLM: cluster.OLMBoth, Out: &out, Timeout: 3 * time.Minute,
 		ClusterLogDir: filepath.Dir(env.Cluster.LogFile(cluster.OLM)),
 	})
 	t.Log("\n" + out.String())
@@ -43,8 +46,8 @@ func TestJourney(t *testing.T) {
 		}
 		t.Fatal(err)
 	}
-	if len(sum.Steps) != 13 {
-		t.Fatalf("%d steps ran, want 13", len(sum.Steps))
+	if len(sum.Steps) != 20 {
+		t.Fatalf("%d steps ran, want 20 (13 through OLM v0, 7 through OLM v1)", len(sum.Steps))
 	}
 	if sum.SubscriptionToSucceeded <= 0 || sum.PublishToUpgraded <= 0 {
 		t.Fatalf("timings missing: %+v", sum)
@@ -63,4 +66,36 @@ func TestJourney(t *testing.T) {
 	if !slices.Equal(sum.Kept, []string{"ConfigMap", "Service", "Deployment"}) {
 		t.Errorf("objects the upgrade kept (same UIDs): %v, want the ConfigMap, Service and Deployment", sum.Kept)
 	}
+	checkOLMv1(t, sum)
+}
+
+// checkOLMv1 checks the journey through OLM v1: installed with the
+// installer's derived RBAC, the release upgraded in place to revision 2,
+// nothing left after uninstall.
+func checkOLMv1(t *testing.T, sum *Summary) {
+	t.Helper()
+	v1 := sum.OLMv1
+	if v1 == nil {
+		t.Fatal("the journey did not go through OLM v1")
+	}
+	if v1.ExtensionToInstalled <= 0 || v1.PublishToUpgraded <= 0 || v1.Duration <= 0 {
+		t.Errorf("OLM v1's timings missing: %+v", v1)
+	}
+	if !slices.Equal(v1.Revisions, []int64{1, 2}) {
+		t.Errorf("OLM v1: release revisions %v, want [1 2]", v1.Revisions)
+	}
+	if !slices.Equal(v1.Kept, []string{"ConfigMap", "Service", "Deployment"}) {
+		t.Errorf("OLM v1: objects the upgrade kept (same UIDs): %v", v1.Kept)
+	}
+	for _, want := range []string{"ClusterExtension", "ClusterCatalog", "the Hello CRD", "the installer's ClusterRole and ClusterRoleBinding", "namespace hello-demo"} {
+		if !slices.ContainsFunc(v1.Gone, func(g string) bool { return strings.HasPrefix(g, want) }) {
+			t.Errorf("OLM v1: uninstall was not checked to leave nothing of %s (checked: %v)", want, v1.Gone)
+		}
+	}
+	installed := slices.IndexFunc(sum.Steps, func(s Step) bool { return strings.Contains(s.Title, "olm v1 install") })
+	if installed < 0 || !strings.Contains(sum.Steps[installed].Detail, "derived from the bundle") {
+		t.Errorf("the install step does not say the installer's rules were derived from the bundle: %+v", sum.Steps)
+	}
+	t.Logf("OLM v1: ClusterExtension created to Installed %s, publish of v0.2.0 to release upgraded %s, its steps %s of %s",
+		v1.ExtensionToInstalled, v1.PublishToUpgraded, v1.Duration, sum.Total)
 }

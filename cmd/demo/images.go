@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"os"
-	"path/filepath"
 	"strings"
 	"time"
 
@@ -30,12 +29,12 @@ type realNode struct {
 	operand  string
 }
 
-func (d *demo) img(version string) string { return d.node.registry + "/" + project + ":v" + version }
+func (d *demo) img(version string) string { return d.registry + "/" + project + ":v" + version }
 func (d *demo) bundleImg(version string) string {
-	return d.node.registry + "/" + project + "-bundle:v" + version
+	return d.registry + "/" + project + "-bundle:v" + version
 }
 func (d *demo) catalogImg(version string) string {
-	return d.node.registry + "/" + project + "-catalog:v" + version
+	return d.registry + "/" + project + "-catalog:v" + version
 }
 
 // makeVars are the Makefile variables of one release's images.
@@ -226,14 +225,22 @@ func nodeImages(registry string, image func(string) string) *realNode {
 	return &realNode{registry: registry, opm: image(images.OPM), operand: image(images.HelloServer)}
 }
 
-// imageSteps are the journey through images, after the cluster starts.
-func (d *demo) imageSteps() []step {
+// buildSteps make v0.1.0's images: the operator's, its bundle's and its
+// catalog's, each journey through images starts with them.
+func (d *demo) buildSteps() []step {
 	return []step{
 		{"Scaffold the operator from the hello chart: chartpilot init; the sample uses the registry's operand image", d.scaffoldForRegistry},
 		{"Build and push the operator image v0.1.0: make docker-build docker-push", d.dockerBuild("0.1.0")},
 		{"Generate bundle v0.1.0: make bundle", d.bundle("0.1.0")},
 		{"Scorecard v0.1.0 (static and in-cluster tests); bundle again with the evidence", d.scorecard("0.1.0")},
 		{"Bundle and catalog images v0.1.0: make bundle-build bundle-push catalog-build catalog-push", d.publishImages("0.1.0")},
+	}
+}
+
+// imageSteps are the journey through images and OLM v0, after the cluster
+// starts.
+func (d *demo) imageSteps() []step {
+	return append(d.buildSteps(), []step{
 		{"Subscribe with the catalog image: CatalogSource, OperatorGroup, kubectl create -f subscription.yaml", d.subscribe},
 		{"The operator runs in its pod, from the image built", d.operatorPod("0.1.0")},
 		{"Create a Hello; wait for Deployed and Ready, its pods answering their readiness probe", d.createCRInPods},
@@ -241,7 +248,7 @@ func (d *demo) imageSteps() []step {
 		{"OLM upgrades the CSV to v0.2.0", d.waitCSVUpgrade},
 		{"The operator pod rolls to v0.2.0 and upgrades the release; nothing is lost", d.upgradeInPod},
 		{"Unsubscribe: no pod, Job, CSV or CRD left", d.cleanup},
-	}
+	}...)
 }
 
 func (d *demo) createCRInPods(ctx context.Context) (string, error) {
@@ -253,21 +260,20 @@ func (d *demo) createCRInPods(ctx context.Context) (string, error) {
 	return rel + "; " + pods, err
 }
 
-// releaseImages publishes v0.2.0 as images: the operator's, the bundle's
-// and a catalog image holding both releases, which the CatalogSource is
-// pointed at.
+// releaseImages publishes v0.2.0 as images and points the CatalogSource
+// at its catalog image.
 func (d *demo) releaseImages(ctx context.Context) (string, error) {
-	previous, err := d.changeChart(ctx)
+	detail, err := d.buildRelease(ctx)
 	if err != nil {
 		return "", err
 	}
-	if _, err := d.dockerBuild("0.2.0")(ctx); err != nil {
-		return "", err
-	}
-	if _, err := d.makeBundle(ctx, "0.2.0", "--from-catalog", d.catalogDir); err != nil {
-		return "", err
-	}
-	scored, err := d.scorecard("0.2.0", "--from-bundle", filepath.Join(previous, "bundle"), "--from-project", previous)(ctx)
+	return detail, d.rollCatalog(ctx, "0.2.0")
+}
+
+// buildRelease publishes v0.2.0 as images: the operator's, the bundle's
+// and a catalog image holding both releases.
+func (d *demo) buildRelease(ctx context.Context) (string, error) {
+	scored, err := d.makeRelease(ctx, d.dockerBuild("0.2.0"))
 	if err != nil {
 		return "", err
 	}
@@ -276,9 +282,6 @@ func (d *demo) releaseImages(ctx context.Context) (string, error) {
 		return "", err
 	}
 	d.published = time.Now()
-	if err := d.rollCatalog(ctx, "0.2.0"); err != nil {
-		return "", err
-	}
 	return scored + "; " + published, nil
 }
 

@@ -60,7 +60,7 @@ func (d *demo) makeBundle(ctx context.Context, version string, flags ...string) 
 	if err != nil {
 		return "", err
 	}
-	csv, err := d.readCSV()
+	csv, err := readCSV(d.projectDir)
 	if err != nil {
 		return "", err
 	}
@@ -78,9 +78,10 @@ func (d *demo) bundle(version string) func(context.Context) (string, error) {
 	}
 }
 
-// readCSV reads the ClusterServiceVersion of the project's bundle.
-func (d *demo) readCSV() (*unstructured.Unstructured, error) {
-	paths, err := filepath.Glob(filepath.Join(d.projectDir, "bundle", "manifests", "*.clusterserviceversion.yaml"))
+// readCSV reads the ClusterServiceVersion of the bundle of the project in
+// dir.
+func readCSV(dir string) (*unstructured.Unstructured, error) {
+	paths, err := filepath.Glob(filepath.Join(dir, "bundle", "manifests", "*.clusterserviceversion.yaml"))
 	if err != nil || len(paths) != 1 {
 		return nil, fmt.Errorf("the bundle has %d ClusterServiceVersions, want 1", len(paths))
 	}
@@ -317,47 +318,61 @@ func (d *demo) runOperator(version string) func(context.Context) (string, error)
 		if len(deps) == 0 {
 			return "", fmt.Errorf("CSV %s has no deployment", csv.Name)
 		}
-		sa := deps[0].Spec.Template.Spec.ServiceAccountName
 		d.watchNS = csv.Annotations["olm.targetNamespaces"]
-		if d.operator != nil {
-			d.operator.stop()
-		}
-		metrics, err := freePort()
-		if err != nil {
-			return "", err
-		}
-		probes, err := freePort()
-		if err != nil {
-			return "", err
-		}
-		user := "system:serviceaccount:" + d.opts.Namespace + ":" + sa
-		p, err := d.r.start("operator-v"+version, d.projectDir, []string{"WATCH_NAMESPACE=" + d.watchNS},
-			d.opts.Binary, "run", "--kubeconfig", d.kubeconfig, "--as", user,
-			"--watches-file", "watches.yaml",
-			"--metrics-bind-address", "127.0.0.1:"+strconv.Itoa(metrics),
-			"--health-probe-bind-address", "127.0.0.1:"+strconv.Itoa(probes))
-		if err != nil {
-			return "", err
-		}
-		d.operator = p
-		url := fmt.Sprintf("http://127.0.0.1:%d/readyz", probes)
-		err = poll(ctx, d.opts.Timeout, "the operator to be ready", func() (bool, string, error) {
-			if err := p.exited(); err != nil {
-				return false, "", err
-			}
-			resp, err := http.Get(url)
-			if err != nil {
-				return false, err.Error(), nil
-			}
-			resp.Body.Close()
-			return resp.StatusCode == http.StatusOK, resp.Status, nil
-		})
-		return fmt.Sprintf("as %s, watching %s", user, d.watchNS), err
+		return d.startOperator(ctx, version, d.projectDir, deps[0].Spec.Template.Spec.ServiceAccountName)
 	}
 }
 
+// startOperator starts chartpilot run in the project in dir as the
+// ServiceAccount sa of the namespace, watching d.watchNS, and waits for it
+// to be ready; the operator it replaces stops first.
+func (d *demo) startOperator(ctx context.Context, version, dir, sa string) (string, error) {
+	if d.operator != nil {
+		d.operator.stop()
+	}
+	metrics, err := freePort()
+	if err != nil {
+		return "", err
+	}
+	probes, err := freePort()
+	if err != nil {
+		return "", err
+	}
+	user := "system:serviceaccount:" + d.opts.Namespace + ":" + sa
+	p, err := d.r.start("operator-v"+version, dir, []string{"WATCH_NAMESPACE=" + d.watchNS},
+		d.opts.Binary, "run", "--kubeconfig", d.kubeconfig, "--as", user,
+		"--watches-file", "watches.yaml",
+		"--metrics-bind-address", "127.0.0.1:"+strconv.Itoa(metrics),
+		"--health-probe-bind-address", "127.0.0.1:"+strconv.Itoa(probes))
+	if err != nil {
+		return "", err
+	}
+	d.operator = p
+	url := fmt.Sprintf("http://127.0.0.1:%d/readyz", probes)
+	err = poll(ctx, d.opts.Timeout, "the operator to be ready", func() (bool, string, error) {
+		if err := p.exited(); err != nil {
+			return false, "", err
+		}
+		resp, err := http.Get(url)
+		if err != nil {
+			return false, err.Error(), nil
+		}
+		resp.Body.Close()
+		return resp.StatusCode == http.StatusOK, resp.Status, nil
+	})
+	watching := d.watchNS
+	if watching == "" {
+		watching = "all namespaces"
+	}
+	return fmt.Sprintf("as %s, watching %s", user, watching), err
+}
+
 func (d *demo) sample() (string, error) {
-	paths, err := filepath.Glob(filepath.Join(d.projectDir, "config", "samples", "*_hello.yaml"))
+	dir := d.projectDir
+	if d.previous != "" {
+		dir = d.previous
+	}
+	paths, err := filepath.Glob(filepath.Join(dir, "config", "samples", "*_hello.yaml"))
 	if err != nil || len(paths) != 1 {
 		return "", fmt.Errorf("found %d Hello samples in config/samples, want 1", len(paths))
 	}
@@ -406,7 +421,8 @@ func (d *demo) waitRelease(ctx context.Context, chart string) (string, error) {
 		if deployed == "True" && ready == "True" && gotChart == chart {
 			detail = fmt.Sprintf("%s: %s (%s), Ready", crName, msg, reason)
 			revision, _, _ := unstructured.NestedInt64(cr.Object, "status", "deployedRelease", "version")
-			d.sum.Revisions = append(d.sum.Revisions, revision)
+			revisions, _, _ := d.tally()
+			*revisions = append(*revisions, revision)
 			return true, "", nil
 		}
 		return false, fmt.Sprintf("Deployed=%s %s %s; Ready=%s %s; chart %q", deployed, reason, msg, ready, readyMsg, gotChart), nil
@@ -418,14 +434,7 @@ func (d *demo) waitRelease(ctx context.Context, chart string) (string, error) {
 // and the new bundle is scorecarded (with the upgrade from v0.1.0) and added
 // to the catalog.
 func (d *demo) release(ctx context.Context) (string, error) {
-	previous, err := d.changeChart(ctx)
-	if err != nil {
-		return "", err
-	}
-	if _, err := d.makeBundle(ctx, "0.2.0", "--from-catalog", d.catalogDir); err != nil {
-		return "", err
-	}
-	scored, err := d.scorecard("0.2.0", "--from-bundle", filepath.Join(previous, "bundle"), "--from-project", previous)(ctx)
+	scored, err := d.makeRelease(ctx, nil)
 	if err != nil {
 		return "", err
 	}
@@ -442,6 +451,26 @@ func (d *demo) release(ctx context.Context) (string, error) {
 	return scored + "; " + published, nil
 }
 
+// makeRelease makes v0.2.0: the chart's change, the project regenerated,
+// beforeBundle (when set: the operator image), the bundle, and the
+// scorecard with the upgrade test from v0.1.0 and the bundle again with
+// its evidence. It returns the scorecard's detail.
+func (d *demo) makeRelease(ctx context.Context, beforeBundle func(context.Context) (string, error)) (string, error) {
+	previous, err := d.changeChart(ctx)
+	if err != nil {
+		return "", err
+	}
+	if beforeBundle != nil {
+		if _, err := beforeBundle(ctx); err != nil {
+			return "", err
+		}
+	}
+	if _, err := d.makeBundle(ctx, "0.2.0", "--from-catalog", d.catalogDir); err != nil {
+		return "", err
+	}
+	return d.scorecard("0.2.0", "--from-bundle", filepath.Join(previous, "bundle"), "--from-project", previous)(ctx)
+}
+
 // changeChart keeps the v0.1.0 project as it was (for the scorecard's
 // upgrade test), writes the chart's v0.2.0 changes and regenerates the
 // project; it returns the copy's directory.
@@ -453,6 +482,7 @@ func (d *demo) changeChart(ctx context.Context) (previous string, err error) {
 	if _, err := d.r.run(ctx, d.opts.Dir, "cp", "-r", d.projectDir, previous); err != nil {
 		return "", err
 	}
+	d.previous = previous
 	if err := example.WriteUpgrade(filepath.Join(d.projectDir, "helm-charts", example.ChartName)); err != nil {
 		return "", err
 	}
@@ -482,6 +512,16 @@ func (d *demo) upgradeOperator(ctx context.Context) (string, error) {
 	return d.checkUpgrade(ctx)
 }
 
+// tally is where the journey now records the release's revisions, the
+// objects an upgrade kept and the time to the upgrade: OLM v1's summary
+// while the journey goes through OLM v1.
+func (d *demo) tally() (revisions *[]int64, kept *[]string, upgraded *time.Duration) {
+	if d.v1 != nil {
+		return &d.v1.Revisions, &d.v1.Kept, &d.v1.PublishToUpgraded
+	}
+	return &d.sum.Revisions, &d.sum.Kept, &d.sum.PublishToUpgraded
+}
+
 // checkUpgrade waits for the release upgraded to the chart of v0.2.0 and
 // checks that nothing was lost: the same objects, and the new one.
 func (d *demo) checkUpgrade(ctx context.Context) (string, error) {
@@ -489,7 +529,8 @@ func (d *demo) checkUpgrade(ctx context.Context) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	d.sum.PublishToUpgraded = time.Since(d.published).Round(10 * time.Millisecond)
+	_, kept, upgraded := d.tally()
+	*upgraded = time.Since(d.published).Round(10 * time.Millisecond)
 	for _, o := range releaseObjects {
 		obj, err := d.dyn.Resource(o.gvr).Namespace(d.opts.Namespace).Get(ctx, crName+"-hello", metav1.GetOptions{})
 		if err != nil {
@@ -498,7 +539,7 @@ func (d *demo) checkUpgrade(ctx context.Context) (string, error) {
 		if string(obj.GetUID()) != d.uids[o.kind] {
 			return "", fmt.Errorf("the upgrade replaced the %s instead of updating it", o.kind)
 		}
-		d.sum.Kept = append(d.sum.Kept, o.kind)
+		*kept = append(*kept, o.kind)
 	}
 	if _, err := d.dyn.Resource(pdbGVR).Namespace(d.opts.Namespace).Get(ctx, crName+"-hello", metav1.GetOptions{}); err != nil {
 		return "", fmt.Errorf("the PodDisruptionBudget of v0.2.0: %w", err)
@@ -521,16 +562,26 @@ func (d *demo) bundleRolesGone(ctx context.Context) error {
 	return nil
 }
 
-func (d *demo) cleanup(ctx context.Context) (string, error) {
+// deleteCR deletes the Hello while its operator runs (its finalizer
+// uninstalls the release) and checks the release's objects are gone.
+func (d *demo) deleteCR(ctx context.Context) error {
 	ns := d.opts.Namespace
 	if _, err := d.r.run(ctx, d.opts.Dir, "kubectl", "delete", "-n", ns, "hellos.charts.example.com", crName, "--wait", "--timeout", d.opts.Timeout.String()); err != nil {
-		return "", err
+		return err
 	}
 	for _, o := range releaseObjects {
 		_, err := d.dyn.Resource(o.gvr).Namespace(ns).Get(ctx, crName+"-hello", metav1.GetOptions{})
 		if !isNotFound(err) {
-			return "", fmt.Errorf("the release's %s is still there after the Hello was deleted (%v)", o.kind, err)
+			return fmt.Errorf("the release's %s is still there after the Hello was deleted (%v)", o.kind, err)
 		}
+	}
+	return nil
+}
+
+func (d *demo) cleanup(ctx context.Context) (string, error) {
+	ns := d.opts.Namespace
+	if err := d.deleteCR(ctx); err != nil {
+		return "", err
 	}
 	if d.operator != nil {
 		d.operator.stop()

@@ -18,7 +18,11 @@ import (
 
 // The journey through images on a real node: the operator, bundle and
 // catalog images go through the local registry, OLM unpacks the bundle
-// image and runs the catalog image and the operator's image as pods.
+// image and runs the catalog image and the operator's image as pods. Then
+// OLM v1 in the same cluster installs the same images through a
+// ClusterCatalog and a ClusterExtension whose installer has the RBAC
+// derived from the bundle, upgrades them in place and uninstalls them
+// leaving nothing.
 func TestJourneyThroughImages(t *testing.T) {
 	clustertest.RequireRealNode(t)
 	binDir := t.TempDir()
@@ -34,7 +38,7 @@ func TestJourneyThroughImages(t *testing.T) {
 	}
 	var out strings.Builder
 	dir := t.TempDir()
-	sum, err := demo.Run(context.Background(), demo.Options{Dir: dir, Binary: bin, Node: cluster.NodeReal, Out: &out, Timeout: 3 * time.Minute})
+	sum, err := demo.Run(context.Background(), demo.Options{Dir: dir, Binary: bin, Node: cluster.NodeReal, OLM: cluster.OLMBoth, Out: &out, Timeout: 3 * time.Minute})
 	t.Log("\n" + out.String())
 	if err != nil {
 		logs, _ := filepath.Glob(filepath.Join(dir, "logs", "cluster", "kubelet.log"))
@@ -61,4 +65,36 @@ func TestJourneyThroughImages(t *testing.T) {
 	if !slices.Equal(sum.Kept, []string{"ConfigMap", "Service", "Deployment"}) {
 		t.Errorf("objects the upgrade kept (same UIDs): %v", sum.Kept)
 	}
+	assertOLMv1(t, sum, out.String())
+}
+
+// assertOLMv1 checks OLM v1's part of the journey: installed, the release
+// upgraded in place to revision 2, nothing left after uninstall.
+func assertOLMv1(t *testing.T, sum *demo.Summary, out string) {
+	t.Helper()
+	v1 := sum.OLMv1
+	if v1 == nil {
+		t.Fatal("the journey did not go through OLM v1")
+	}
+	for _, want := range []string{"chartpilot olm v1 install", "ClusterExtension hello-operator Installed", "derived from the bundle", "chartpilot olm v1 upgrade", "chartpilot olm v1 uninstall"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("the journey does not say %q", want)
+		}
+	}
+	if v1.ExtensionToInstalled <= 0 || v1.PublishToUpgraded <= 0 {
+		t.Errorf("OLM v1's timings missing: %+v", v1)
+	}
+	if !slices.Equal(v1.Revisions, []int64{1, 2}) {
+		t.Errorf("OLM v1: release revisions %v, want [1 2]", v1.Revisions)
+	}
+	if !slices.Equal(v1.Kept, []string{"ConfigMap", "Service", "Deployment"}) {
+		t.Errorf("OLM v1: objects the upgrade kept (same UIDs): %v", v1.Kept)
+	}
+	for _, want := range []string{"ClusterExtension", "ClusterCatalog", "the Hello CRD", "the installer's ClusterRole and ClusterRoleBinding", "namespace hello-demo"} {
+		if !slices.ContainsFunc(v1.Gone, func(g string) bool { return strings.HasPrefix(g, want) }) {
+			t.Errorf("OLM v1: uninstall was not checked to leave nothing of %s (checked: %v)", want, v1.Gone)
+		}
+	}
+	t.Logf("OLM v1: ClusterExtension created to Installed %s, publish of v0.2.0 to release upgraded %s, its steps %s of %s",
+		v1.ExtensionToInstalled, v1.PublishToUpgraded, v1.Duration, sum.Total)
 }
