@@ -42,21 +42,26 @@ cluster-build: build ## Build the local cluster's components (cached; cold build
 
 .PHONY: test
 test: cluster-build ## Unit, integration (envtest) and end-to-end (local cluster) tests
-	$(GO) vet ./...
-	@unformatted=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \
-	if [ -n "$$unformatted" ]; then echo "gofmt needed: $$unformatted"; exit 1; fi
-	@if $(GO) list -m all | grep -q '^helm.sh/helm/v3 '; then echo "helm.sh/helm/v3 is a dependency of the product module again"; exit 1; fi
 	@# The packages named realnode take the machine's one real node in turn
-	@# (internal/layers keeps every such test there): they run one at a time
-	@# in a stream of their own from the start, beside the rest, so that no
-	@# slot of the other stream waits for the node.
+	@# (internal/layers keeps every such test there): they are the longest
+	@# path, so they start first, in a stream of their own, two at a time (one
+	@# builds and prepares while the other holds the node); the checks and
+	@# the rest run beside them, so that no slot there waits for the node.
 	@realnode=$$($(GO) list ./... | grep '/realnode$$'); rest=$$($(GO) list ./... | grep -v '/realnode$$'); \
-	$(GO) test -count=1 -p 1 -timeout $(TEST_TIMEOUT) $$realnode & stream=$$!; \
+	$(GO) test -count=1 -p 2 -timeout $(TEST_TIMEOUT) $$realnode & stream=$$!; \
 	rc=0; \
+	$(MAKE) --no-print-directory test-checks || rc=1; \
 	$(GO) test -count=1 -p $(TEST_P) -timeout $(TEST_TIMEOUT) $$rest || rc=1; \
 	$(MAKE) --no-print-directory test-tools || rc=1; \
 	wait $$stream || rc=1; \
 	exit $$rc
+
+.PHONY: test-checks
+test-checks: ## go vet, gofmt, and no Helm 3 in the product module
+	$(GO) vet ./...
+	@unformatted=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \
+	if [ -n "$$unformatted" ]; then echo "gofmt needed: $$unformatted"; exit 1; fi
+	@if $(GO) list -m all | grep -q '^helm.sh/helm/v3 '; then echo "helm.sh/helm/v3 is a dependency of the product module again"; exit 1; fi
 
 .PHONY: test-tools
 test-tools: ## The tools modules' own tests: the real node's small programs, storage, CSI, Helm 3 beside Helm 4

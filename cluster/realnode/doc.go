@@ -3,8 +3,7 @@
 // cluster's node removes, with the host's own Kubernetes (decoys) left as
 // it was. It holds tests only; `go test -short` skips them, and they wait
 // for the machine's one real node (clustertest.LockRealNode). `make test`
-// runs every realnode package in a stream of its own, one at a time,
-// beside the rest.
+// runs the realnode packages in a stream of their own beside the rest.
 //
 // Stage olm/cluster of chart -> scaffold -> bundle -> catalog ->
 // olm/cluster -> doctor -> cmd: it may import earlier stages, the runtime

@@ -238,9 +238,9 @@ func TestDocGo(t *testing.T) {
 }
 
 // realNodePackage names the packages whose tests take the machine's one
-// real node: `make test` runs them (the packages named so) one at a time,
-// in a stream of their own beside the rest, so no other package's test
-// holds a slot of go test waiting for the node.
+// real node: `make test` runs them (the packages named so) in a stream of
+// their own beside the rest, so no other package's test holds a slot of go
+// test waiting for the node.
 const realNodePackage = "realnode"
 
 // Every test that takes the real node lives in a package named
