@@ -121,9 +121,19 @@ func (u *unsubscriber) removeLeftovers(ctx context.Context, csv *v1alpha1.Cluste
 		lastErr       error
 	)
 	pollErr := wait.PollUntilContextTimeout(ctx, 500*time.Millisecond, u.opts.Timeout, true, func(ctx context.Context) (bool, error) {
-		if back, err := u.csvBack(ctx, csv); err != nil || back {
+		again, err := u.csvAgain(ctx, csv)
+		if err != nil {
 			lastErr = err
-			return back, nil // made again (another Subscription): its objects are its own
+			return false, nil
+		}
+		if again != nil {
+			owned, err := u.subscribedAgain(ctx, csv.Namespace)
+			if err != nil || owned {
+				lastErr = err
+				return owned, nil // another Subscription's now: its objects are its own
+			}
+			lastErr = u.deleteMadeAgain(ctx, again)
+			return false, nil
 		}
 		l, ur, err := listOwned(ctx, u.c, csv.Name, csv.Namespace)
 		if ctx.Err() != nil {
@@ -180,16 +190,54 @@ func (u *unsubscriber) recordLeftover(csv *v1alpha1.ClusterServiceVersion, o lef
 	}
 }
 
-// csvBack reports whether a CSV named as csv exists again in its namespace
-// (not the one deleted).
-func (u *unsubscriber) csvBack(ctx context.Context, csv *v1alpha1.ClusterServiceVersion) (bool, error) {
+// csvAgain returns the CSV named as csv in its namespace if it exists
+// again (not the one deleted), else nil.
+func (u *unsubscriber) csvAgain(ctx context.Context, csv *v1alpha1.ClusterServiceVersion) (*v1alpha1.ClusterServiceVersion, error) {
 	cur := &v1alpha1.ClusterServiceVersion{}
 	err := u.c.Get(ctx, client.ObjectKeyFromObject(csv), cur)
 	if apierrors.IsNotFound(err) {
-		return false, nil
+		return nil, nil
 	}
 	if err != nil {
-		return false, fmt.Errorf("reading CSV %s: %w", csv.Name, err)
+		return nil, fmt.Errorf("reading CSV %s: %w", csv.Name, err)
 	}
-	return cur.UID != csv.UID, nil
+	if cur.UID == csv.UID {
+		return nil, nil
+	}
+	return cur, nil
+}
+
+// subscribedAgain reports whether a Subscription of the package exists in
+// ns again: one made after this unsubscribe removed the package's.
+func (u *unsubscriber) subscribedAgain(ctx context.Context, ns string) (bool, error) {
+	sub, err := findSubscription(ctx, u.c, u.opts.Package, ns)
+	return sub != nil, err
+}
+
+// deleteMadeAgain deletes a CSV that OLM v0 made again with no
+// Subscription of the package left, and the InstallPlans that name it: a
+// sync of the removed Subscription racing its deletion can execute its
+// InstallPlan once more (seen under load), which would leave the operator
+// installed when unsubscribe returns.
+func (u *unsubscriber) deleteMadeAgain(ctx context.Context, csv *v1alpha1.ClusterServiceVersion) error {
+	var ips v1alpha1.InstallPlanList
+	if err := u.c.List(ctx, &ips, client.InNamespace(csv.Namespace)); err != nil {
+		return fmt.Errorf("listing InstallPlans: %w", err)
+	}
+	for i := range ips.Items {
+		if ip := &ips.Items[i]; slices.Contains(ip.Spec.ClusterServiceVersionNames, csv.Name) {
+			if err := u.c.Delete(ctx, ip); err != nil && !apierrors.IsNotFound(err) {
+				return fmt.Errorf("deleting InstallPlan %s: %w", ip.Name, err)
+			}
+		}
+	}
+	if err := u.c.Delete(ctx, csv); err != nil && !apierrors.IsNotFound(err) {
+		return fmt.Errorf("deleting CSV %s, which OLM made again: %w", csv.Name, err)
+	}
+	if !slices.Contains(u.madeAgain, string(csv.UID)) {
+		u.madeAgain = append(u.madeAgain, string(csv.UID))
+		u.res.Notes = append(u.res.Notes, fmt.Sprintf("deleted CSV %s again: OLM made it again after its Subscription was removed", csv.Name))
+		u.logf("CSV %s made again by OLM with no Subscription left: deleted", csv.Name)
+	}
+	return nil
 }

@@ -11,6 +11,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/operator-framework/api/pkg/operators/v1alpha1"
+
 	"github.com/chartpilot/chartpilot/cluster/clustertest"
 	"github.com/chartpilot/chartpilot/olm"
 	"github.com/chartpilot/chartpilot/olm/olmtest"
@@ -22,8 +24,24 @@ import (
 // made as the CSV goes (cluster-scoped, and a namespaced one without the
 // owner reference the garbage collector follows): unsubscribe must remove
 // them before it returns, and say so.
+//
+// OLM can also make the CSV again from the removed Subscription's
+// InstallPlan, a sync racing the removal (seen under load): with no
+// Subscription of the package left, unsubscribe deletes it again.
 func TestUnsubscribeRemovesWhatOLMLeft(t *testing.T) {
 	clustertest.SkipIfShort(t)
+	for _, tc := range []struct {
+		name     string
+		csvAgain bool
+	}{
+		{"objects of the CSV", false},
+		{"the CSV made again", true},
+	} {
+		t.Run(tc.name, func(t *testing.T) { unsubscribeWithLeftovers(t, tc.csvAgain) })
+	}
+}
+
+func unsubscribeWithLeftovers(t *testing.T, csvAgain bool) {
 	ctx := context.Background()
 	c := newClient(t)
 	ns := olmtest.Namespace(t, c, "leftover")
@@ -47,11 +65,23 @@ func TestUnsubscribeRemovesWhatOLMLeft(t *testing.T) {
 			_ = c.Delete(context.Background(), o)
 		}
 	})
+	if csvAgain {
+		csv := &v1alpha1.ClusterServiceVersion{}
+		if err := c.Get(ctx, client.ObjectKey{Namespace: ns, Name: b.CSVName()}, csv); err != nil {
+			t.Fatal(err)
+		}
+		again := &v1alpha1.ClusterServiceVersion{ObjectMeta: metav1.ObjectMeta{Name: csv.Name, Namespace: ns}, Spec: csv.Spec}
+		left = append([]client.Object{again}, left...)
+	}
 	made := false
 	opts := olm.UnsubscribeOptions{Package: b.Package, Namespace: ns, Timeout: time.Minute}
 	olm.SetAfterCSVsGone(&opts, func(ctx context.Context) error {
 		for _, o := range left {
-			if err := c.Create(ctx, o); err != nil {
+			err := c.Create(ctx, o)
+			if _, isCSV := o.(*v1alpha1.ClusterServiceVersion); isCSV && apierrors.IsAlreadyExists(err) {
+				continue // OLM made it again first, as it can
+			}
+			if err != nil {
 				return err
 			}
 		}
@@ -74,7 +104,13 @@ func TestUnsubscribeRemovesWhatOLMLeft(t *testing.T) {
 		t.Errorf("still there when unsubscribe returned: %s (%v)", strings.Join(names, ", "), err)
 	}
 	notes := strings.Join(res.Notes, "\n")
-	for _, want := range []string{"deleted ClusterRole/" + role + ", which OLM made for " + b.CSVName(), "deleted ClusterRoleBinding/" + role} {
+	wants := []string{"deleted ClusterRole/" + role + ", which OLM made for " + b.CSVName(), "deleted ClusterRoleBinding/" + role}
+	if csvAgain {
+		// The CSV made again goes first; OLM's cleanup of it may take
+		// the cluster-scoped objects with it.
+		wants = []string{"deleted CSV " + b.CSVName() + " again: OLM made it again after its Subscription was removed"}
+	}
+	for _, want := range wants {
 		if !strings.Contains(notes, want) {
 			t.Errorf("the notes lack %q:\n%s", want, notes)
 		}

@@ -81,6 +81,9 @@ type unsubscriber struct {
 	c    client.Client
 	opts UnsubscribeOptions
 	res  *UnsubscribeResult
+	// madeAgain are the UIDs of the CSVs OLM made again that this run
+	// deleted, each noted once.
+	madeAgain []string
 }
 
 func (u *unsubscriber) logf(format string, args ...any) {
