@@ -134,6 +134,31 @@ type OLMv1Summary struct {
 	Duration time.Duration `json:"duration"`
 }
 
+// Missing says what the summary lacks of a whole journey through OLM v1:
+// timings, release revisions 1 then 2, the objects the upgrade kept (same
+// UIDs), an uninstall checked to leave nothing. Empty when nothing is.
+func (s *OLMv1Summary) Missing() []string {
+	if s == nil {
+		return []string{"the journey did not go through OLM v1"}
+	}
+	var out []string
+	if s.ExtensionToInstalled <= 0 || s.PublishToUpgraded <= 0 || s.Duration <= 0 {
+		out = append(out, fmt.Sprintf("OLM v1's timings: %+v", *s))
+	}
+	if !slices.Equal(s.Revisions, []int64{1, 2}) {
+		out = append(out, fmt.Sprintf("release revisions %v, want [1 2]", s.Revisions))
+	}
+	if !slices.Equal(s.Kept, []string{"ConfigMap", "Service", "Deployment"}) {
+		out = append(out, fmt.Sprintf("objects the upgrade kept (same UIDs): %v", s.Kept))
+	}
+	for _, want := range []string{"ClusterExtension", "ClusterCatalog", "the Hello CRD", "the installer's ClusterRole and ClusterRoleBinding", "namespace hello-demo"} {
+		if !slices.ContainsFunc(s.Gone, func(g string) bool { return strings.HasPrefix(g, want) }) {
+			out = append(out, fmt.Sprintf("uninstall not checked to leave nothing of %s (checked: %v)", want, s.Gone))
+		}
+	}
+	return out
+}
+
 const (
 	project = "hello-operator"
 	pkg     = project

@@ -17,9 +17,10 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/google/go-containerregistry/pkg/registry"
+
 	"github.com/chartpilot/chartpilot/cluster"
 	"github.com/chartpilot/chartpilot/olm/extension"
-	"github.com/google/go-containerregistry/pkg/registry"
 )
 
 // The journey through OLM v1: the catalog image of v0.1.0 served by a

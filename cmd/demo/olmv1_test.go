@@ -131,3 +131,37 @@ func TestSummaryTimes(t *testing.T) {
 		})
 	}
 }
+
+func TestOLMv1SummaryMissing(t *testing.T) {
+	whole := func() *OLMv1Summary {
+		return &OLMv1Summary{ExtensionToInstalled: time.Second, PublishToUpgraded: time.Second, Duration: time.Minute,
+			Revisions: []int64{1, 2}, Kept: []string{"ConfigMap", "Service", "Deployment"},
+			Gone: []string{"ClusterExtension hello-operator", "ClusterCatalog hello-operator", "the Hello CRD hellos.charts.example.com",
+				"the installer's ClusterRole and ClusterRoleBinding", "namespace hello-demo"}}
+	}
+	tests := []struct {
+		name  string
+		edit  func(*OLMv1Summary) *OLMv1Summary
+		wants []string
+	}{
+		{"whole", func(s *OLMv1Summary) *OLMv1Summary { return s }, nil},
+		{"no OLM v1", func(*OLMv1Summary) *OLMv1Summary { return nil }, []string{"did not go through OLM v1"}},
+		{"no timing", func(s *OLMv1Summary) *OLMv1Summary { s.PublishToUpgraded = 0; return s }, []string{"timings"}},
+		{"one revision", func(s *OLMv1Summary) *OLMv1Summary { s.Revisions = []int64{1}; return s }, []string{"revisions [1]"}},
+		{"a Service made again", func(s *OLMv1Summary) *OLMv1Summary { s.Kept = s.Kept[:1]; return s }, []string{"kept"}},
+		{"namespace unchecked", func(s *OLMv1Summary) *OLMv1Summary { s.Gone = s.Gone[:4]; return s }, []string{"nothing of namespace hello-demo"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got := tt.edit(whole()).Missing()
+			if len(got) != len(tt.wants) {
+				t.Fatalf("Missing() = %q, want %d line(s) with %q", got, len(tt.wants), tt.wants)
+			}
+			for i, want := range tt.wants {
+				if !strings.Contains(got[i], want) {
+					t.Errorf("line %d %q lacks %q", i, got[i], want)
+				}
+			}
+		})
+	}
+}
