@@ -84,7 +84,7 @@ func (o SubscribeOptions) withDefaults() (SubscribeOptions, error) {
 		return o, errors.New("subscribe: set either a catalog address or a catalog image")
 	}
 	if o.CatalogSourceName == "" {
-		o.CatalogSourceName = o.Package + "-catalog"
+		o.CatalogSourceName = CatalogSourceName(o.Package)
 	}
 	if o.SubscriptionName == "" {
 		o.SubscriptionName = o.Package
@@ -440,3 +440,7 @@ func hasLabels(obj *unstructured.Unstructured, want map[string]string) bool {
 	}
 	return true
 }
+
+// CatalogSourceName is the name Subscribe gives the CatalogSource it makes
+// for a package.
+func CatalogSourceName(pkg string) string { return pkg + "-catalog" }

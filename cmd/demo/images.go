@@ -15,6 +15,7 @@ import (
 	"github.com/chartpilot/chartpilot/cluster/images"
 	"github.com/chartpilot/chartpilot/internal/ociimage"
 	"github.com/chartpilot/chartpilot/internal/podhealth"
+	"github.com/chartpilot/chartpilot/olm"
 )
 
 // The journey through images, on a real node: the operator, its bundle and
@@ -187,7 +188,7 @@ func (d *demo) operandReady(ctx context.Context) (string, error) {
 // OLM replaces the registry pod.
 func (d *demo) rollCatalog(ctx context.Context, version string) error {
 	patch := fmt.Sprintf(`{"spec":{"image":%q}}`, d.catalogImg(version))
-	_, err := d.r.run(ctx, d.opts.Dir, "kubectl", "patch", "catalogsource", pkg+"-catalog", "-n", d.opts.Namespace, "--type", "merge", "-p", patch)
+	_, err := d.r.run(ctx, d.opts.Dir, "kubectl", "patch", "catalogsource", olm.CatalogSourceName(pkg), "-n", d.opts.Namespace, "--type", "merge", "-p", patch)
 	return err
 }
 

@@ -114,8 +114,8 @@ func (d *demo) installV1(ctx context.Context) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	return fmt.Sprintf("ClusterExtension %s Installed %s %s after its creation; installer %s-installer: %s",
-		pkg, pkg+".v0.1.0", d.v1.ExtensionToInstalled, pkg, rules), nil
+	return fmt.Sprintf("ClusterExtension %s Installed %s %s after its creation; installer %s: %s",
+		pkg, pkg+".v0.1.0", d.v1.ExtensionToInstalled, extension.InstallerName(pkg), rules), nil
 }
 
 // waitExtension waits for the ClusterExtension to be Installed at version.
@@ -131,7 +131,7 @@ func (d *demo) waitExtension(ctx context.Context, version string) error {
 
 // installerRules counts the rules of the installer's ClusterRole and Role.
 func (d *demo) installerRules(ctx context.Context) (string, error) {
-	name := pkg + "-installer"
+	name := extension.InstallerName(pkg)
 	var cr rbacv1.ClusterRole
 	if err := d.olm.Get(ctx, client.ObjectKey{Name: name}, &cr); err != nil {
 		return "", fmt.Errorf("the installer's ClusterRole: %w", err)
@@ -237,7 +237,7 @@ func (d *demo) nothingLeftV1(ctx context.Context) error {
 	bundle := client.MatchingLabels{extension.OwnerNameLabel: pkg}
 	checks := []check{
 		{"ClusterExtension", named(v1(extension.ExtensionKind), client.ObjectKey{Name: pkg})},
-		{"ClusterCatalog", named(v1(extension.CatalogKind), client.ObjectKey{Name: pkg + "-catalog"})},
+		{"ClusterCatalog", named(v1(extension.CatalogKind), client.ObjectKey{Name: extension.CatalogName(pkg)})},
 		{"the Hello CRD", named(&apiextensionsv1.CustomResourceDefinition{}, client.ObjectKey{Name: helloGVR.Resource + "." + helloGVR.Group})},
 		{"the installer's ClusterRole and ClusterRoleBinding", labelled(&rbacv1.ClusterRoleList{}, installer)},
 		{"", labelled(&rbacv1.ClusterRoleBindingList{}, installer)},

@@ -105,10 +105,10 @@ func (o InstallOptions) withDefaults() (InstallOptions, error) {
 		o.Name = o.Package
 	}
 	if o.CatalogImage != "" && o.CatalogName == "" {
-		o.CatalogName = o.Name + "-catalog"
+		o.CatalogName = CatalogName(o.Name)
 	}
 	if o.ServiceAccount == "" {
-		o.ServiceAccount = o.Name + "-installer"
+		o.ServiceAccount = InstallerName(o.Name)
 	}
 	if o.PollIntervalMinutes == 0 {
 		o.PollIntervalMinutes = DefaultPollIntervalMinutes
@@ -163,7 +163,13 @@ func (o InstallOptions) withDefaults() (InstallOptions, error) {
 func oneOf(s string, allowed ...string) bool { return slices.Contains(allowed, s) }
 
 // installerName names the installer's ClusterRole, Role and bindings.
-func installerName(extension string) string { return extension + "-installer" }
+// InstallerName is the name install gives the installer ServiceAccount of
+// an extension, and its ClusterRole, Role and bindings.
+func InstallerName(extension string) string { return extension + "-installer" }
+
+// CatalogName is the name install gives the ClusterCatalog it makes of an
+// extension's catalog image.
+func CatalogName(extension string) string { return extension + "-catalog" }
 
 // Plan is what Install applies, in order.
 type Plan struct {
@@ -219,7 +225,7 @@ func NewPlan(opts InstallOptions, rules *InstallerRules, namespaceExists bool) (
 
 // addRBAC adds the installer's roles and bindings.
 func (p *Plan) addRBAC(opts InstallOptions, rules *InstallerRules, meta func(string, string) metav1.ObjectMeta) {
-	name := installerName(opts.Name)
+	name := InstallerName(opts.Name)
 	subject := []rbacv1.Subject{{Kind: rbacv1.ServiceAccountKind, Name: opts.ServiceAccount, Namespace: opts.Namespace}}
 	roleRef := func(kind, role string) rbacv1.RoleRef {
 		return rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: kind, Name: role}
