@@ -33,7 +33,6 @@ import (
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/restmapper"
 
-	"github.com/chartpilot/chartpilot/internal/crdready"
 	"github.com/chartpilot/chartpilot/operator"
 	"github.com/chartpilot/chartpilot/operator/reconciler"
 	"github.com/chartpilot/chartpilot/operator/watches"
@@ -54,6 +53,7 @@ const pollInterval = 200 * time.Millisecond
 type clusterRun struct {
 	opts   Options
 	res    *result
+	crds   *crdSet
 	ns     string
 	kube   kubernetes.Interface
 	ext    apiextensionsclient.Interface
@@ -98,7 +98,7 @@ type cleanup struct {
 // newClusterRun makes the namespace of a test named name. The caller must
 // call finish, even when this fails.
 func newClusterRun(ctx context.Context, run *run, name string, res *result) (*clusterRun, error) {
-	c := &clusterRun{opts: run.opts, res: res, stuck: map[string]bool{}}
+	c := &clusterRun{opts: run.opts, res: res, crds: run.crds, stuck: map[string]bool{}}
 	cfg := run.opts.Config
 	if cfg == nil {
 		return c, errNoCluster
@@ -189,7 +189,7 @@ func (c *clusterRun) installBundle(ctx context.Context, b *Bundle) (string, erro
 		return "", err
 	}
 	for _, crd := range crds {
-		if err := c.applyCRD(ctx, crd); err != nil {
+		if err := c.acquireCRD(ctx, crd); err != nil {
 			return "", err
 		}
 	}
@@ -211,61 +211,15 @@ func (c *clusterRun) installBundle(ctx context.Context, b *Bundle) (string, erro
 	return sa, nil
 }
 
-// applyCRD creates a CRD, or updates one that exists, and waits until it is
-// established. Only the CRDs it created are deleted after the test.
-func (c *clusterRun) applyCRD(ctx context.Context, crd *apiextensionsv1.CustomResourceDefinition) error {
-	api := c.ext.ApiextensionsV1().CustomResourceDefinitions()
-	want := crd.DeepCopy()
-	want.ResourceVersion, want.Status = "", apiextensionsv1.CustomResourceDefinitionStatus{}
-	_, err := api.Create(ctx, want, metav1.CreateOptions{})
-	switch {
-	case err == nil:
-		c.res.logf("installed CRD %s", crd.Name)
+// acquireCRD holds crd for this test in the Run's CRD set (see crdSet):
+// created or updated by the first test that needs it, deleted after the last.
+func (c *clusterRun) acquireCRD(ctx context.Context, crd *apiextensionsv1.CustomResourceDefinition) error {
+	held, err := c.crds.acquire(ctx, c.ext, crd, c.res.logf)
+	if held {
 		name := crd.Name
-		c.onCleanup("CRD "+name, func(ctx context.Context) error {
-			if err := ignoreNotFound(api.Delete(ctx, name, metav1.DeleteOptions{})); err != nil {
-				return err
-			}
-			// The next test may install it again: wait until it is gone.
-			return c.poll(ctx, func(ctx context.Context) (bool, error) {
-				_, err := api.Get(ctx, name, metav1.GetOptions{})
-				return apierrors.IsNotFound(err), nil
-			})
-		})
-	case apierrors.IsAlreadyExists(err):
-		err = retryConflict(ctx, func() error {
-			cur, err := api.Get(ctx, crd.Name, metav1.GetOptions{})
-			if err != nil {
-				return err
-			}
-			if err := servesStoredVersions(want, cur); err != nil {
-				return err
-			}
-			want.ResourceVersion = cur.ResourceVersion
-			_, err = api.Update(ctx, want, metav1.UpdateOptions{})
-			return err
-		})
-		if err != nil {
-			return fmt.Errorf("updating CRD %s: %w", crd.Name, err)
-		}
-		c.res.logf("updated CRD %s", crd.Name)
-	default:
-		return fmt.Errorf("installing CRD %s: %w", crd.Name, err)
+		c.onCleanup("CRD "+name, func(ctx context.Context) error { return c.crds.release(ctx, c.ext, name) })
 	}
-	// The operator's REST mapper starts from discovery, which serves the
-	// kind a moment after the CRD is Established.
-	return crdready.Wait(ctx, c.opts.Config, []string{crd.Name}, crdready.Options{Timeout: c.opts.WaitTime})
-}
-
-// servesStoredVersions checks that a new CRD still serves every version
-// objects are stored in: dropping one loses the custom resources.
-func servesStoredVersions(want, cur *apiextensionsv1.CustomResourceDefinition) error {
-	for _, v := range cur.Status.StoredVersions {
-		if !slices.ContainsFunc(want.Spec.Versions, func(w apiextensionsv1.CustomResourceDefinitionVersion) bool { return w.Name == v }) {
-			return fmt.Errorf("the new CRD drops version %s, which custom resources are stored in: they would be lost (keep serving %s, with a conversion, until no object is stored in it)", v, v)
-		}
-	}
-	return nil
+	return err
 }
 
 // operatorServiceAccount is the ServiceAccount the CSV's operator runs as.

@@ -13,6 +13,7 @@ import (
 	"github.com/operator-framework/api/pkg/apis/scorecard/v1alpha3"
 	rbacv1 "k8s.io/api/rbac/v1"
 	apiextensionsclient "k8s.io/apiextensions-apiserver/pkg/client/clientset/clientset"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/client-go/kubernetes"
@@ -388,4 +389,152 @@ func inBundle(f *fixture) *fixture {
 	f.objects = map[string]any{"validated-operator-alerts.yaml": f.projectFiles[scaffold.AlertsFile]}
 	f.projectFiles = nil
 	return f
+}
+
+// The chartpilot suite's stage on a real API server: the tests run side by
+// side sharing the bundle's CRDs (created once, deleted after the last, a
+// CRD that was there before kept), those installing the previous bundle
+// alone after them, and all of them one at a time when a release renders a
+// cluster-scoped object.
+func TestClusterTestsSideBySide(t *testing.T) {
+	ctrl.SetLogger(logr.Discard())
+	cfg := clustertest.StartAPIServer(t, &envtest.Environment{})
+	ext := apiextensionsclient.NewForConfigOrDie(cfg)
+	const crdName = "validateds.charts.example.com"
+	selector := func(tests ...string) labels.Selector {
+		var names []string
+		for _, n := range tests {
+			names = append(names, n+"-test")
+		}
+		sel, err := labels.Parse(labelTest + " in (" + strings.Join(names, ",") + ")")
+		if err != nil {
+			t.Fatal(err)
+		}
+		return sel
+	}
+	withClusterRole := func(f *fixture) *fixture {
+		rules := &f.csv.Spec.InstallStrategy.StrategySpec.ClusterPermissions[0].Rules
+		*rules = append(*rules, rbacv1.PolicyRule{APIGroups: []string{rbacv1.GroupName}, Resources: []string{"clusterroles"}, Verbs: []string{"get", "list", "watch", "create", "update", "patch", "delete"}})
+		f.projectFiles = map[string]any{"helm-charts/validated/templates/clusterrole.yaml": map[string]any{
+			"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRole", "metadata": map[string]any{"name": "validated-reader"},
+		}}
+		return f
+	}
+	beside := "ran beside the stage's 2 other cluster tests"
+	tests := []struct {
+		name       string
+		bundle     func(t *testing.T) string
+		from       bool
+		tests      []string
+		crdBefore  bool
+		wantLog    map[string][]string
+		wantCRDLog map[string]int // log line -> how many of the tests' logs hold it
+	}{
+		{
+			name:   "side by side",
+			bundle: func(t *testing.T) string { return newFixture(t, "0.1.0").inProject(t, "project-v1") },
+			tests:  []string{scorecardtests.ChartpilotInstall, scorecardtests.ChartpilotUninstall, scorecardtests.ChartpilotRBAC},
+			wantLog: map[string][]string{
+				scorecardtests.ChartpilotInstall: {beside}, scorecardtests.ChartpilotUninstall: {beside}, scorecardtests.ChartpilotRBAC: {beside},
+			},
+			wantCRDLog: map[string]int{"installed CRD " + crdName: 1, "CRD " + crdName + " already served as this bundle has it": 2},
+		},
+		{
+			name:       "side by side, the CRD there before",
+			bundle:     func(t *testing.T) string { return newFixture(t, "0.1.0").inProject(t, "project-v1") },
+			tests:      []string{scorecardtests.ChartpilotInstall, scorecardtests.ChartpilotUninstall, scorecardtests.ChartpilotRBAC},
+			crdBefore:  true,
+			wantCRDLog: map[string]int{"updated CRD " + crdName: 1, "CRD " + crdName + " already served as this bundle has it": 2},
+		},
+		{
+			name:   "from a previous bundle",
+			bundle: func(t *testing.T) string { return newFixture(t, "0.2.0").inProject(t, "project-v2") },
+			from:   true,
+			tests:  []string{scorecardtests.ChartpilotInstall, scorecardtests.ChartpilotUninstall, scorecardtests.ChartpilotUpgrade, scorecardtests.ChartpilotRBAC},
+			wantLog: map[string][]string{
+				scorecardtests.ChartpilotInstall: {"ran beside the stage's 1 other cluster tests"},
+				scorecardtests.ChartpilotUpgrade: {"ran alone after the stage's other tests"},
+				scorecardtests.ChartpilotRBAC:    {"ran alone after the stage's other tests"},
+			},
+			// install and uninstall share one; upgrade and rbac each make
+			// their own, of the previous bundle, whose CRD this one's equals.
+			wantCRDLog: map[string]int{"installed CRD " + crdName: 3, "CRD " + crdName + " already served as this bundle has it": 3},
+		},
+		{
+			name:   "a release with a cluster-scoped object",
+			bundle: func(t *testing.T) string { return withClusterRole(newFixture(t, "0.1.0")).inProject(t, "project-v1") },
+			tests:  []string{scorecardtests.ChartpilotInstall, scorecardtests.ChartpilotUninstall},
+			wantLog: map[string][]string{
+				scorecardtests.ChartpilotInstall:   {"ran one at a time: the release of Validated validated-sample renders ClusterRole validated-reader, which is cluster-scoped"},
+				scorecardtests.ChartpilotUninstall: {"ran one at a time: the release of Validated validated-sample renders ClusterRole validated-reader, which is cluster-scoped"},
+			},
+			wantCRDLog: map[string]int{"installed CRD " + crdName: 2},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			ctx := context.Background()
+			opts := Options{BundleDir: tt.bundle(t), Selector: selector(tt.tests...), Config: cfg, WaitTime: 20 * time.Second}
+			if tt.from {
+				opts.FromBundleDir = newFixture(t, "0.1.0").inProject(t, "project-v1")
+			}
+			if tt.crdBefore {
+				crd := newFixture(t, "0.1.0").crd
+				if _, err := ext.ApiextensionsV1().CustomResourceDefinitions().Create(ctx, crd, metav1.CreateOptions{}); err != nil {
+					t.Fatal(err)
+				}
+			}
+			list, err := Run(ctx, opts)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(list.Items) != len(tt.tests) {
+				t.Fatalf("ran %d tests, want %d", len(list.Items), len(tt.tests))
+			}
+			crdLog := map[string]int{}
+			for _, item := range list.Items {
+				res := item.Status.Results[0]
+				t.Logf("%s: %s\n%s", res.Name, res.State, res.Log)
+				if res.State != v1alpha3.PassState {
+					t.Errorf("%s: %s %q", res.Name, res.State, res.Errors)
+				}
+				for _, want := range tt.wantLog[res.Name] {
+					if !strings.Contains(res.Log, want) {
+						t.Errorf("%s's log does not say %q", res.Name, want)
+					}
+				}
+				for line := range tt.wantCRDLog {
+					if strings.Contains(res.Log, line) {
+						crdLog[line]++
+					}
+				}
+			}
+			for line, n := range tt.wantCRDLog {
+				if crdLog[line] != n {
+					t.Errorf("%d of the tests' logs say %q, want %d", crdLog[line], line, n)
+				}
+			}
+			if tt.crdBefore {
+				// Kept: the scorecard did not create it.
+				if _, err := ext.ApiextensionsV1().CustomResourceDefinitions().Get(ctx, crdName, metav1.GetOptions{}); err != nil {
+					t.Fatalf("the CRD there before the run: %v", err)
+				}
+				if err := ext.ApiextensionsV1().CustomResourceDefinitions().Delete(ctx, crdName, metav1.DeleteOptions{}); err != nil {
+					t.Fatal(err)
+				}
+				waitCRDGone(t, ext, crdName)
+			}
+			assertCleanedUp(t, cfg)
+		})
+	}
+}
+
+func waitCRDGone(t *testing.T, ext apiextensionsclient.Interface, name string) {
+	t.Helper()
+	for deadline := time.Now().Add(20 * time.Second); time.Now().Before(deadline); time.Sleep(100 * time.Millisecond) {
+		if _, err := ext.ApiextensionsV1().CustomResourceDefinitions().Get(context.Background(), name, metav1.GetOptions{}); apierrors.IsNotFound(err) {
+			return
+		}
+	}
+	t.Fatalf("CRD %s not gone after 20s", name)
 }

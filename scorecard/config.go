@@ -29,9 +29,12 @@ const (
 // builtin is a test chartpilot runs in-process.
 type builtin struct {
 	name, suite string
-	// cluster tests need a cluster and run one at a time.
+	// cluster tests need a cluster.
 	cluster bool
-	run     testFunc
+	// previous tests install the previous release's bundle first when
+	// Options.FromBundleDir is set.
+	previous bool
+	run      testFunc
 }
 
 // builtins lists every test, in the default order.
@@ -44,9 +47,9 @@ func builtins() []builtin {
 		{name: scorecardtests.OLMSpecDescriptors, suite: scorecardtests.SuiteOLM, run: specDescriptors},
 		{name: scorecardtests.OLMStatusDescriptors, suite: scorecardtests.SuiteOLM, run: statusDescriptors},
 		{name: scorecardtests.ChartpilotInstall, suite: scorecardtests.SuiteChartpilot, cluster: true, run: installTest},
-		{name: scorecardtests.ChartpilotUpgrade, suite: scorecardtests.SuiteChartpilot, cluster: true, run: upgradeTest},
+		{name: scorecardtests.ChartpilotUpgrade, suite: scorecardtests.SuiteChartpilot, cluster: true, previous: true, run: upgradeTest},
 		{name: scorecardtests.ChartpilotUninstall, suite: scorecardtests.SuiteChartpilot, cluster: true, run: uninstallTest},
-		{name: scorecardtests.ChartpilotRBAC, suite: scorecardtests.SuiteChartpilot, cluster: true, run: rbacTest},
+		{name: scorecardtests.ChartpilotRBAC, suite: scorecardtests.SuiteChartpilot, cluster: true, previous: true, run: rbacTest},
 		{name: scorecardtests.ChartpilotInsights, suite: scorecardtests.SuiteChartpilot, cluster: true, run: insightsTest},
 		{name: scorecardtests.ChartpilotAutoscale, suite: scorecardtests.SuiteChartpilot, cluster: true, run: autoscaleTest},
 		{name: scorecardtests.ChartpilotAutorollback, suite: scorecardtests.SuiteChartpilot, cluster: true, run: autorollbackTest},
@@ -86,11 +89,12 @@ func TestConfiguration(name string) (v1alpha3.TestConfiguration, error) {
 }
 
 // DefaultConfig is what runs when a bundle has no config.yaml: the static
-// tests in one parallel stage, then the chartpilot cluster tests one by one.
+// tests in one parallel stage, then the chartpilot cluster tests in
+// another (side by side where they can be, see runStage).
 func DefaultConfig() v1alpha3.Configuration {
 	cfg := v1alpha3.Configuration{
 		TypeMeta: metav1.TypeMeta{APIVersion: v1alpha3.GroupVersion.String(), Kind: v1alpha3.ConfigurationKind},
-		Stages:   []v1alpha3.StageConfiguration{{Parallel: true}, {}},
+		Stages:   []v1alpha3.StageConfiguration{{Parallel: true}, {Parallel: true}},
 	}
 	cfg.Metadata.Name = "config"
 	for _, b := range builtins() {

@@ -17,8 +17,8 @@ import (
 
 func TestDefaultConfig(t *testing.T) {
 	cfg := DefaultConfig()
-	if len(cfg.Stages) != 2 || !cfg.Stages[0].Parallel || cfg.Stages[1].Parallel {
-		t.Fatalf("want a parallel static stage and a sequential cluster stage, got %+v", cfg.Stages)
+	if len(cfg.Stages) != 2 || !cfg.Stages[0].Parallel || !cfg.Stages[1].Parallel {
+		t.Fatalf("want a parallel static stage and a parallel cluster stage, got %+v", cfg.Stages)
 	}
 	tests, err := plan(cfg, "default", nil)
 	if err != nil {
@@ -190,7 +190,7 @@ func TestExitCode(t *testing.T) {
 
 // The config/scorecard that chartpilot init scaffolds, built by kustomize
 // as bundle generation does, is a config the scorecard runs: the static
-// tests in a parallel stage, then the chartpilot suite one by one.
+// tests in a parallel stage, then the chartpilot suite in another.
 func TestScaffoldedConfig(t *testing.T) {
 	dir := filepath.Join("..", "scaffold", "testdata", "golden", "validated-operator", "config", "scorecard")
 	res, err := krusty.MakeKustomizer(krusty.MakeDefaultOptions()).Run(filesys.MakeFsOnDisk(), dir)
@@ -207,8 +207,8 @@ func TestScaffoldedConfig(t *testing.T) {
 	if err != nil || !found {
 		t.Fatalf("%v (found %v):\n%s", err, found, data)
 	}
-	if len(cfg.Stages) != 2 || !cfg.Stages[0].Parallel || cfg.Stages[1].Parallel {
-		t.Errorf("stages %+v, want a parallel one and a sequential one", cfg.Stages)
+	if len(cfg.Stages) != 2 || !cfg.Stages[0].Parallel || !cfg.Stages[1].Parallel {
+		t.Errorf("stages %+v, want two parallel ones", cfg.Stages)
 	}
 	tests, err := plan(cfg, ConfigFile, nil)
 	if err != nil {

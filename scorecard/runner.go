@@ -70,6 +70,8 @@ func (o *Options) defaults() {
 type run struct {
 	opts   Options
 	bundle *Bundle
+	// crds are the bundle's CRDs the cluster tests hold.
+	crds *crdSet
 	// args are the test's arguments: its config entry's entrypoint after
 	// the test's name.
 	args []string
@@ -92,10 +94,9 @@ func List(opts Options) (v1alpha3.TestList, error) {
 }
 
 // Run runs the selected tests of the bundle's config (the default set
-// without one) stage by stage; a stage's tests run concurrently if it is
-// parallel, except the cluster tests, which run one at a time. The error
-// is for what prevents any test from running (no bundle, a bad config); a
-// test that cannot run is in the error state.
+// without one) stage by stage; a parallel stage's tests run side by side
+// (see runStage). The error is for what prevents any test from running (no
+// bundle, a bad config); a test that cannot run is in the error state.
 func Run(ctx context.Context, opts Options) (v1alpha3.TestList, error) {
 	opts.defaults()
 	tests, err := planFor(opts)
@@ -106,49 +107,91 @@ func Run(ctx context.Context, opts Options) (v1alpha3.TestList, error) {
 	if err != nil {
 		return v1alpha3.TestList{}, err
 	}
-	r := &run{opts: opts, bundle: b}
+	r := &run{opts: opts, bundle: b, crds: newCRDSet(opts.Config, opts.WaitTime)}
 	list := v1alpha3.NewTestList()
 	list.Items = make([]v1alpha3.Test, len(tests))
-	// Cluster tests share the cluster's CRDs and the process's controller
-	// names: one at a time.
-	var clusterMu sync.Mutex
-	runOne := func(i int) {
-		t := tests[i]
-		if t.test.cluster {
-			clusterMu.Lock()
-			defer clusterMu.Unlock()
-		}
-		tr := *r
-		if len(t.spec.Entrypoint) > 2 {
-			tr.args = t.spec.Entrypoint[2:]
-		}
-		res := t.test.run(ctx, &tr)
-		res.Name = t.test.name
-		res.CreationTimestamp = metav1.Now()
-		item := v1alpha3.NewTest()
-		item.Spec = t.spec
-		item.Status.Results = []v1alpha3.TestResult{res}
-		list.Items[i] = item
-	}
 	for start := 0; start < len(tests); {
 		end := start
 		for end < len(tests) && tests[end].stage == tests[start].stage {
 			end++
 		}
-		if tests[start].parallel {
-			var wg sync.WaitGroup
-			for i := start; i < end; i++ {
-				wg.Go(func() { runOne(i) })
-			}
-			wg.Wait()
-		} else {
-			for i := start; i < end; i++ {
-				runOne(i)
-			}
-		}
+		r.runStage(ctx, tests[start:end], list.Items[start:end])
 		start = end
 	}
 	return list, nil
+}
+
+// runStage runs one stage's tests into out: one after another if the
+// stage is not parallel, else side by side, except
+//   - a test that installs the previous bundle (upgrade, and rbac with
+//     FromBundleDir): its CRDs replace those the others share, so it runs
+//     alone once they are done;
+//   - the cluster tests of a bundle whose releases reach outside their
+//     namespace (see sharedObjects): they take turns.
+func (r *run) runStage(ctx context.Context, tests []plannedTest, out []v1alpha3.Test) {
+	if !tests[0].parallel {
+		for i, t := range tests {
+			out[i] = r.runOne(ctx, t, "")
+		}
+		return
+	}
+	var beside, after []int
+	cluster := 0
+	for i, t := range tests {
+		switch {
+		case t.test.previous && r.opts.FromBundleDir != "":
+			after = append(after, i)
+		default:
+			beside = append(beside, i)
+			if t.test.cluster {
+				cluster++
+			}
+		}
+	}
+	turns, note := "", ""
+	if cluster > 1 && r.opts.Config != nil {
+		note = fmt.Sprintf("ran beside the stage's %d other cluster tests", cluster-1)
+		if turns = r.sharedObjects(); turns != "" {
+			note = "ran one at a time: " + turns
+		}
+	}
+	var clusterMu sync.Mutex
+	var wg sync.WaitGroup
+	for _, i := range beside {
+		wg.Go(func() {
+			if !tests[i].test.cluster {
+				out[i] = r.runOne(ctx, tests[i], "")
+				return
+			}
+			if turns != "" {
+				clusterMu.Lock()
+				defer clusterMu.Unlock()
+			}
+			out[i] = r.runOne(ctx, tests[i], note)
+		})
+	}
+	wg.Wait()
+	for _, i := range after {
+		out[i] = r.runOne(ctx, tests[i], "ran alone after the stage's other tests: it installs the previous bundle, whose CRDs replace those they share")
+	}
+}
+
+// runOne runs a test; note, when set, is the result log's first line.
+func (r *run) runOne(ctx context.Context, t plannedTest, note string) v1alpha3.Test {
+	tr := *r
+	if len(t.spec.Entrypoint) > 2 {
+		tr.args = t.spec.Entrypoint[2:]
+	}
+	res := t.test.run(ctx, &tr)
+	res.Name = t.test.name
+	res.CreationTimestamp = metav1.Now()
+	if note != "" {
+		res.Log = note + "\n" + res.Log
+	}
+	item := v1alpha3.NewTest()
+	item.Spec = t.spec
+	item.Status.Results = []v1alpha3.TestResult{res}
+	return item
 }
 
 func planFor(opts Options) ([]plannedTest, error) {

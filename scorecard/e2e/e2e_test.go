@@ -171,6 +171,16 @@ func TestClusterSuiteOnLocalCluster(t *testing.T) {
 	for _, item := range list.Items {
 		r := item.Status.Results[0]
 		t.Logf("%s: %s\n%s", r.Name, r.State, r.Log)
+		// The scaffolded config's cluster stage is parallel and webapp's
+		// releases stay in their namespace: the tests run side by side,
+		// but those installing the previous bundle, alone after them.
+		want := "ran beside the stage's 5 other cluster tests"
+		if r.Name == scorecardtests.ChartpilotUpgrade || r.Name == scorecardtests.ChartpilotRBAC {
+			want = "ran alone after the stage's other tests"
+		}
+		if !strings.HasPrefix(r.Log, want) {
+			t.Errorf("%s's log does not start with %q", r.Name, want)
+		}
 		// This cluster's node is kwok's: no image can break the operand and
 		// no pod copies a volume, which these tests say rather than pass or
 		// fail (the real node proves them: operator/realnode,
