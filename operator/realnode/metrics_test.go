@@ -1,7 +1,6 @@
 package realnode
 
 import (
-	"bytes"
 	"context"
 	"fmt"
 	"os"
@@ -23,7 +22,6 @@ import (
 
 	"github.com/chartpilot/chartpilot/apply"
 	"github.com/chartpilot/chartpilot/bundle"
-	"github.com/chartpilot/chartpilot/cluster"
 	"github.com/chartpilot/chartpilot/cluster/clustertest"
 	"github.com/chartpilot/chartpilot/cluster/images"
 	"github.com/chartpilot/chartpilot/internal/ociimage"
@@ -51,8 +49,9 @@ func TestMetricsAuthOnRealNode(t *testing.T) {
 	clustertest.SkipIfShort(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Minute)
 	defer cancel()
-	// Built before the real node is taken: make test runs the realnode
-	// packages two at a time, so this overlaps another one's turn.
+	// Built before the real node is taken (this is the package's first
+	// test): make test runs the realnode packages two at a time, so this
+	// overlaps another one's turn.
 	dir := filepath.Join(t.TempDir(), "hello-operator")
 	if err := scaffold.Init(scaffold.Options{Dir: dir, APIOptions: scaffold.APIOptions{Chart: filepath.Join("..", "..", "example", "hello")}}); err != nil {
 		t.Fatal(err)
@@ -61,23 +60,7 @@ func TestMetricsAuthOnRealNode(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	clustertest.RequireRealNode(t)
-	var out bytes.Buffer
-	c, err := cluster.New(cluster.Options{StateDir: filepath.Join(t.TempDir(), "cluster"), Node: cluster.NodeReal, WithoutOLM: true, Out: &out, StartTimeout: 3 * time.Minute})
-	if err != nil {
-		t.Fatal(err)
-	}
-	began := time.Now()
-	upErr := c.Up(ctx)
-	t.Cleanup(func() {
-		if err := c.Down(context.Background(), cluster.DownOptions{Wipe: true}); err != nil {
-			t.Errorf("down: %v", err)
-		}
-	})
-	if upErr != nil {
-		t.Fatalf("up: %v\n%s", upErr, out.String())
-	}
-	t.Logf("cluster up with a real node in %s", time.Since(began).Round(time.Second))
+	c := node.Get(t)
 	cfg, err := c.RESTConfig()
 	if err != nil {
 		t.Fatal(err)
@@ -93,10 +76,16 @@ func TestMetricsAuthOnRealNode(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// make undeploy after the test: the cluster is shared.
+	t.Cleanup(func() {
+		if err := apply.Delete(context.Background(), objs, apply.Options{Config: cfg, Wait: true}); err != nil {
+			t.Errorf("make undeploy: %v", err)
+		}
+	})
 	if err := apply.Apply(ctx, objs, apply.Options{Config: cfg}); err != nil {
 		t.Fatal(err)
 	}
-	began = time.Now()
+	began := time.Now()
 	waitAvailable(t, ctx, cs, operatorNamespace, operatorDeploy)
 	t.Logf("the operator's Deployment available %s after make deploy", time.Since(began).Round(100*time.Millisecond))
 
@@ -115,6 +104,9 @@ func TestMetricsAuthOnRealNode(t *testing.T) {
 	if _, err := cs.RbacV1().ClusterRoleBindings().Create(ctx, binding, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
+	t.Cleanup(func() {
+		_ = cs.RbacV1().ClusterRoleBindings().Delete(context.Background(), binding.Name, metav1.DeleteOptions{})
+	})
 	image := scrapeImage(t, ctx, c.RegistryAddr())
 	url := fmt.Sprintf("https://%s.%s.svc:8443/metrics", metricsService, operatorNamespace)
 	for _, tc := range []struct {

@@ -1,7 +1,6 @@
 package realnode
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"os"
@@ -14,6 +13,7 @@ import (
 	"github.com/operator-framework/api/pkg/apis/scorecard/v1alpha3"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	apiextensionsclient "k8s.io/apiextensions-apiserver/pkg/client/clientset/clientset"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -30,7 +30,6 @@ import (
 
 	"github.com/chartpilot/chartpilot/bundle"
 	"github.com/chartpilot/chartpilot/cluster"
-	"github.com/chartpilot/chartpilot/cluster/clustertest"
 	"github.com/chartpilot/chartpilot/cluster/images"
 	"github.com/chartpilot/chartpilot/internal/crdready"
 	"github.com/chartpilot/chartpilot/internal/scorecardtests"
@@ -49,26 +48,10 @@ var helloGVR = schema.GroupVersionResource{Group: "charts.example.com", Version:
 // and the scorecard's chartpilot-autorollback passes for the example
 // project.
 func TestAutoRollbackOnRealNode(t *testing.T) {
-	clustertest.RequireRealNode(t)
 	ctrl.SetLogger(logr.Discard())
 	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Minute)
 	defer cancel()
-	var out bytes.Buffer
-	c, err := cluster.New(cluster.Options{StateDir: filepath.Join(t.TempDir(), "cluster"), Node: cluster.NodeReal, WithoutOLM: true, Out: &out, StartTimeout: 3 * time.Minute})
-	if err != nil {
-		t.Fatal(err)
-	}
-	began := time.Now()
-	upErr := c.Up(ctx)
-	t.Logf("cluster up with a real node in %s", time.Since(began).Round(time.Second))
-	t.Cleanup(func() {
-		if err := c.Down(context.Background(), cluster.DownOptions{Wipe: true}); err != nil {
-			t.Errorf("down: %v", err)
-		}
-	})
-	if upErr != nil {
-		t.Fatalf("up: %v\n%s", upErr, out.String())
-	}
+	c := node.Get(t)
 	cfg, err := c.RESTConfig()
 	if err != nil {
 		t.Fatal(err)
@@ -108,7 +91,8 @@ func imageThatExits(t *testing.T, ctx context.Context, c *cluster.Cluster, cfg *
 	if _, err := ri.Create(ctx, cr, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { _ = ri.Delete(context.Background(), "hello", metav1.DeleteOptions{}) })
+	// While the operator still runs, which uninstalls the release.
+	t.Cleanup(func() { deleteCR(t, ri, "hello") })
 	began := time.Now()
 	waitEvent(t, ctx, cs, reconciler.EventHealthVerified, 3*time.Minute)
 	t.Logf("revision 1 (%s) ready and recorded healthy %s after the CR's creation", operand, time.Since(began).Round(100*time.Millisecond))
@@ -267,11 +251,44 @@ func installCRD(t *testing.T, cfg *rest.Config) {
 			}},
 		},
 	}
-	if _, err := apiextensionsclient.NewForConfigOrDie(cfg).ApiextensionsV1().CustomResourceDefinitions().Create(context.Background(), crd, metav1.CreateOptions{}); err != nil {
+	crds := apiextensionsclient.NewForConfigOrDie(cfg).ApiextensionsV1().CustomResourceDefinitions()
+	if _, err := crds.Create(context.Background(), crd, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
+	// The cluster is shared: the next test may install it again.
+	t.Cleanup(func() {
+		ctx := context.Background()
+		if err := crds.Delete(ctx, crd.Name, metav1.DeleteOptions{}); err != nil {
+			t.Errorf("deleting CRD %s: %v", crd.Name, err)
+			return
+		}
+		err := wait.PollUntilContextTimeout(ctx, 200*time.Millisecond, time.Minute, true, func(ctx context.Context) (bool, error) {
+			_, err := crds.Get(ctx, crd.Name, metav1.GetOptions{})
+			return apierrors.IsNotFound(err), nil
+		})
+		if err != nil {
+			t.Errorf("CRD %s not gone: %v", crd.Name, err)
+		}
+	})
 	if err := crdready.Wait(context.Background(), cfg, []string{crd.Name}, crdready.Options{Timeout: 30 * time.Second}); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// deleteCR deletes a custom resource and waits until the operator has
+// uninstalled its release and removed its finalizer.
+func deleteCR(t *testing.T, ri dynamic.ResourceInterface, name string) {
+	ctx := context.Background()
+	if err := ri.Delete(ctx, name, metav1.DeleteOptions{}); err != nil && !apierrors.IsNotFound(err) {
+		t.Errorf("deleting %s: %v", name, err)
+		return
+	}
+	err := wait.PollUntilContextTimeout(ctx, 200*time.Millisecond, time.Minute, true, func(ctx context.Context) (bool, error) {
+		_, err := ri.Get(ctx, name, metav1.GetOptions{})
+		return apierrors.IsNotFound(err), nil
+	})
+	if err != nil {
+		t.Errorf("%s not uninstalled: %v", name, err)
 	}
 }
 
