@@ -135,17 +135,11 @@ func (r *run) runStage(ctx context.Context, tests []plannedTest, out []v1alpha3.
 		}
 		return
 	}
-	var beside, after []int
+	beside, after := r.split(tests)
 	cluster := 0
-	for i, t := range tests {
-		switch {
-		case t.test.previous && r.opts.FromBundleDir != "":
-			after = append(after, i)
-		default:
-			beside = append(beside, i)
-			if t.test.cluster {
-				cluster++
-			}
+	for _, i := range beside {
+		if tests[i].test.cluster {
+			cluster++
 		}
 	}
 	turns, note := "", ""
@@ -174,6 +168,20 @@ func (r *run) runStage(ctx context.Context, tests []plannedTest, out []v1alpha3.
 	for _, i := range after {
 		out[i] = r.runOne(ctx, tests[i], "ran alone after the stage's other tests: it installs the previous bundle, whose CRDs replace those they share")
 	}
+}
+
+// split parts a parallel stage's tests into those that run side by side
+// and those that run alone after them: the tests that install the
+// previous bundle, when there is one.
+func (r *run) split(tests []plannedTest) (beside, after []int) {
+	for i, t := range tests {
+		if t.test.previous && r.opts.FromBundleDir != "" {
+			after = append(after, i)
+		} else {
+			beside = append(beside, i)
+		}
+	}
+	return beside, after
 }
 
 // runOne runs a test; note, when set, is the result log's first line.
