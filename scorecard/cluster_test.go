@@ -22,6 +22,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
 
 	"github.com/chartpilot/chartpilot/cluster/clustertest"
+	"github.com/chartpilot/chartpilot/internal/logtest"
 	"github.com/chartpilot/chartpilot/internal/scorecardtests"
 	"github.com/chartpilot/chartpilot/operator/autoscale"
 	"github.com/chartpilot/chartpilot/operator/reconciler"
@@ -474,7 +475,13 @@ func TestClusterTestsSideBySide(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			ctx := context.Background()
-			opts := Options{BundleDir: tt.bundle(t), Selector: selector(tt.tests...), Config: cfg, WaitTime: 20 * time.Second}
+			var logs logtest.Lines
+			opts := Options{BundleDir: tt.bundle(t), Selector: selector(tt.tests...), Config: cfg, WaitTime: 20 * time.Second, Log: logs.Logger(1)}
+			t.Cleanup(func() {
+				if t.Failed() {
+					t.Logf("the operators' logs:\n%s", logs.String())
+				}
+			})
 			if tt.from {
 				opts.FromBundleDir = newFixture(t, "0.1.0").inProject(t, "project-v1")
 			}

@@ -36,3 +36,10 @@ func (l *Lines) Find(s string) string {
 	}
 	return ""
 }
+
+// String is every line, one per line.
+func (l *Lines) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return strings.Join(l.lines, "\n")
+}
