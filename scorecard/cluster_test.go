@@ -265,11 +265,18 @@ func TestClusterTests(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
+			var logs logtest.Lines
+			t.Cleanup(func() {
+				if t.Failed() {
+					t.Logf("the operators' logs:\n%s", logs.String())
+				}
+			})
 			opts := Options{
 				BundleDir: tt.bundle(t),
 				Selector:  labels.SelectorFromSet(labels.Set{labelTest: tt.test + "-test"}),
 				Config:    cfg,
 				WaitTime:  cmp.Or(tt.wait, 20*time.Second),
+				Log:       logs.Logger(1),
 			}
 			if tt.from != nil {
 				opts.FromBundleDir = tt.from(t)

@@ -19,7 +19,7 @@ func TestMemoryForget(t *testing.T) {
 		s.first()
 		s.failure.failed(Backoff{}, "x", now, false)
 		s.drift.repaired(limit, "x", now)
-		s.wrote("7")
+		s.wrote("7", "8")
 	}
 	m.with(a, remember)
 	m.with(b, remember)

@@ -255,7 +255,7 @@ func (r *Reconciler) ensureFinalizer(ctx context.Context, obj *unstructured.Unst
 	if err := r.opts.Client.Update(ctx, obj); err != nil {
 		return fmt.Errorf("adding finalizer: %w", err)
 	}
-	r.memory.with(client.ObjectKeyFromObject(obj), func(s *crState) { s.wrote(from) })
+	r.memory.with(client.ObjectKeyFromObject(obj), func(s *crState) { s.wrote(from, obj.GetResourceVersion()) })
 	return nil
 }
 
@@ -492,7 +492,7 @@ func (r *Reconciler) writeStatus(ctx context.Context, obj *unstructured.Unstruct
 		from := cur.GetResourceVersion()
 		err := r.opts.Client.Status().Update(ctx, cur)
 		if err == nil {
-			r.memory.with(client.ObjectKeyFromObject(obj), func(s *crState) { s.wrote(from) })
+			r.memory.with(client.ObjectKeyFromObject(obj), func(s *crState) { s.wrote(from, cur.GetResourceVersion()) })
 		}
 		if !apierrors.IsConflict(err) {
 			return client.IgnoreNotFound(err)

@@ -8,12 +8,18 @@ package reconciler
 // and another write. The events of the objects an install creates queue
 // such a reconcile right after the install, before the cache has its writes.
 
-// wrote records that the CR at resourceVersion was written over.
-func (s *crState) wrote(resourceVersion string) {
+// wrote records that a write of the CR at version from made version to.
+// A write that changed nothing (the API server pruned all it changed, such
+// as a condition's observedGeneration a CRD's status schema lacks) keeps
+// the version: the cache will show no later one, so from is not stale.
+func (s *crState) wrote(from, to string) {
+	if from == to {
+		return
+	}
 	if s.overwritten == nil {
 		s.overwritten = map[string]bool{}
 	}
-	s.overwritten[resourceVersion] = true
+	s.overwritten[from] = true
 }
 
 // stale reports whether the cache's copy of a CR, at resourceVersion, is
