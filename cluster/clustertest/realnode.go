@@ -48,8 +48,8 @@ func requirePossible(t testing.TB) {
 
 // SharedRealNode is one real-node cluster for the tests of a binary that
 // can share it (each in namespaces of its own): started by the first test
-// that asks, holding the machine's real node until Close, which TestMain
-// calls after m.Run. A cluster start costs a real-node test more than
+// that asks, holding the machine's real node until Close, which Main (the
+// package's TestMain) calls after the tests. A cluster start costs a real-node test more than
 // most of what it proves.
 type SharedRealNode struct {
 	// Options are the cluster's; Node, StateDir and Out are set by Get.
@@ -106,6 +106,17 @@ func (s *SharedRealNode) start(t *testing.T) {
 	// Not the test's context: the cluster outlives the test that starts it.
 	s.err = s.c.Up(context.Background())
 	t.Logf("shared cluster with a real node up in %s", time.Since(began).Round(time.Second))
+}
+
+// Main is a TestMain of a package sharing s: it runs the tests, stops
+// the shared cluster, and exits, failing when the stop fails.
+func (s *SharedRealNode) Main(m *testing.M) {
+	code := m.Run()
+	if err := s.Close(); err != nil {
+		fmt.Fprintln(os.Stderr, "stopping the shared cluster:", err)
+		code = 1
+	}
+	os.Exit(code)
 }
 
 // Close stops the cluster, if one started, deletes its state and gives

@@ -1,8 +1,6 @@
 package realnode
 
 import (
-	"fmt"
-	"os"
 	"testing"
 
 	"github.com/chartpilot/chartpilot/cluster"
@@ -14,10 +12,5 @@ import (
 var node = &clustertest.SharedRealNode{Options: cluster.Options{OLM: cluster.OLMBoth}}
 
 func TestMain(m *testing.M) {
-	code := m.Run()
-	if err := node.Close(); err != nil {
-		fmt.Fprintln(os.Stderr, "stopping the shared cluster:", err)
-		code = 1
-	}
-	os.Exit(code)
+	node.Main(m)
 }

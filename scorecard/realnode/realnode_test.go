@@ -2,7 +2,6 @@ package realnode
 
 import (
 	"bytes"
-	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -30,12 +29,7 @@ var node = &clustertest.SharedRealNode{Options: cluster.Options{WithoutOLM: true
 
 func TestMain(m *testing.M) {
 	ctrl.SetLogger(logr.Discard())
-	code := m.Run()
-	if err := node.Close(); err != nil {
-		fmt.Fprintln(os.Stderr, "stopping the shared cluster:", err)
-		code = 1
-	}
-	os.Exit(code)
+	node.Main(m)
 }
 
 // realCluster is the shared cluster with a real node.
