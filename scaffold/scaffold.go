@@ -19,6 +19,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/chartpilot/chartpilot/chart"
+	"github.com/chartpilot/chartpilot/chart/pull"
 	"github.com/chartpilot/chartpilot/crdschema"
 	"github.com/chartpilot/chartpilot/internal/atomicfile"
 	"github.com/chartpilot/chartpilot/operator/backup"
@@ -355,7 +356,7 @@ func (g *generator) addAPI(a APIOptions) error {
 			return err
 		}
 		defer os.RemoveAll(scratch)
-		if path, err = chart.Pull(chart.PullOptions{RepoURL: a.ChartRepo, Name: a.Chart, Version: a.ChartVersion, PlainHTTP: a.PlainHTTP, Dest: scratch}); err != nil {
+		if path, err = pull.Chart(pull.Options{RepoURL: a.ChartRepo, Name: a.Chart, Version: a.ChartVersion, PlainHTTP: a.PlainHTTP, Dest: scratch}); err != nil {
 			return err
 		}
 	}
