@@ -22,6 +22,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/chartpilot/chartpilot/apply"
+	"github.com/chartpilot/chartpilot/apply/kustomize"
 	"github.com/chartpilot/chartpilot/cluster/clustertest"
 	goldenfile "github.com/chartpilot/chartpilot/internal/golden"
 	"github.com/chartpilot/chartpilot/scaffold"
@@ -29,20 +30,24 @@ import (
 
 var update = flag.Bool("update", false, "rewrite the golden files")
 
+// The tests of package apply/kustomize (ParseImage, Build) live here beside
+// those that apply what it builds: a test binary of its own would link
+// kustomize and the Kubernetes clients once more in go test ./....
+
 func TestParseImage(t *testing.T) {
 	tests := []struct {
 		in      string
-		want    apply.Image
+		want    kustomize.Image
 		wantErr bool
 	}{
-		{in: "controller=example.com/op:v1", want: apply.Image{Name: "controller", Ref: "example.com/op:v1"}},
-		{in: "controller=127.0.0.1:5000/op@sha256:0123", want: apply.Image{Name: "controller", Ref: "127.0.0.1:5000/op@sha256:0123"}},
+		{in: "controller=example.com/op:v1", want: kustomize.Image{Name: "controller", Ref: "example.com/op:v1"}},
+		{in: "controller=127.0.0.1:5000/op@sha256:0123", want: kustomize.Image{Name: "controller", Ref: "127.0.0.1:5000/op@sha256:0123"}},
 		{in: "example.com/op:v1", wantErr: true},
 		{in: "controller=", wantErr: true},
 		{in: "=example.com/op", wantErr: true},
 	}
 	for _, tt := range tests {
-		got, err := apply.ParseImage(tt.in)
+		got, err := kustomize.ParseImage(tt.in)
 		if (err != nil) != tt.wantErr || got != tt.want {
 			t.Errorf("ParseImage(%q) = %+v, %v; want %+v, error %v", tt.in, got, err, tt.want, tt.wantErr)
 		}
@@ -79,15 +84,15 @@ func TestBuildGolden(t *testing.T) {
 	tests := []struct {
 		name   string
 		dir    string
-		images []apply.Image
+		images []kustomize.Image
 	}{
-		{name: "default-with-image", dir: filepath.Join(dir, "config", "default"), images: []apply.Image{{Name: "controller", Ref: "127.0.0.1:5000/webapp-operator:v0.1.0"}}},
+		{name: "default-with-image", dir: filepath.Join(dir, "config", "default"), images: []kustomize.Image{{Name: "controller", Ref: "127.0.0.1:5000/webapp-operator:v0.1.0"}}},
 		{name: "crd", dir: filepath.Join(dir, "config", "crd")},
 		{name: "withcr", dir: filepath.Join("testdata", "withcr")},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			objs, err := apply.Build(tt.dir, tt.images)
+			objs, err := kustomize.Build(tt.dir, tt.images)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -122,16 +127,16 @@ func TestBuildImageWinsOverImagesEntry(t *testing.T) {
 	setImage(t, dir, "quay.io/old/op", "v0.0.1")
 	tests := []struct {
 		name   string
-		images []apply.Image
+		images []kustomize.Image
 		want   string
 	}{
 		{name: "no image given", want: "quay.io/old/op:v0.0.1"},
-		{name: "tag", images: []apply.Image{{Name: "controller", Ref: "example.com/op:v1"}}, want: "example.com/op:v1"},
-		{name: "digest", images: []apply.Image{{Name: "controller", Ref: "example.com/op@sha256:" + strings.Repeat("a", 64)}}, want: "example.com/op@sha256:" + strings.Repeat("a", 64)},
+		{name: "tag", images: []kustomize.Image{{Name: "controller", Ref: "example.com/op:v1"}}, want: "example.com/op:v1"},
+		{name: "digest", images: []kustomize.Image{{Name: "controller", Ref: "example.com/op@sha256:" + strings.Repeat("a", 64)}}, want: "example.com/op@sha256:" + strings.Repeat("a", 64)},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			objs, err := apply.Build(filepath.Join(dir, "config", "default"), tt.images)
+			objs, err := kustomize.Build(filepath.Join(dir, "config", "default"), tt.images)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -157,7 +162,7 @@ func TestBuildErrors(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(dir, "kustomization.yaml"), []byte("resources:\n- missing.yaml\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	_, err := apply.Build(dir, nil)
+	_, err := kustomize.Build(dir, nil)
 	if err == nil || !strings.Contains(err.Error(), "kustomize build "+dir) || !strings.Contains(err.Error(), "missing.yaml") {
 		t.Errorf("Build() = %v, want an error naming the directory and the missing file", err)
 	}
@@ -171,11 +176,11 @@ func TestApplyDelete(t *testing.T) {
 	ctx := context.Background()
 	dyn := dynamic.NewForConfigOrDie(cfg)
 	dir := project(t)
-	deployment, err := apply.Build(filepath.Join(dir, "config", "default"), []apply.Image{{Name: "controller", Ref: "127.0.0.1:5000/webapp-operator:v0.1.0"}})
+	deployment, err := kustomize.Build(filepath.Join(dir, "config", "default"), []kustomize.Image{{Name: "controller", Ref: "127.0.0.1:5000/webapp-operator:v0.1.0"}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	withCR, err := apply.Build(filepath.Join("testdata", "withcr"), nil)
+	withCR, err := kustomize.Build(filepath.Join("testdata", "withcr"), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -251,7 +256,7 @@ func TestDeleteWaits(t *testing.T) {
 	cfg := clustertest.StartAPIServer(t, nil)
 	ctx := context.Background()
 	dyn := dynamic.NewForConfigOrDie(cfg)
-	objs, err := apply.Build(filepath.Join("testdata", "withcr"), nil)
+	objs, err := kustomize.Build(filepath.Join("testdata", "withcr"), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -340,7 +345,7 @@ func TestApplyWithoutPrometheusOperator(t *testing.T) {
 					t.Fatal(err)
 				}
 			}
-			objs, err := apply.Build(filepath.Join(dir, "config", "default"), nil)
+			objs, err := kustomize.Build(filepath.Join(dir, "config", "default"), nil)
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -1,7 +1,7 @@
-// Package apply builds a kustomization with kustomize as a library (no
-// kustomize binary) and applies its objects to a cluster with server-side
-// apply, or deletes them: what a project's `make install`, `deploy`,
-// `uninstall` and `undeploy` run through `chartpilot apply|delete --kustomize`.
+// Package apply applies objects to a cluster with server-side apply, or
+// deletes them: what a project's `make install`, `deploy`, `uninstall` and
+// `undeploy` run through `chartpilot apply|delete --kustomize`, on the
+// objects package apply/kustomize builds.
 //
 // Objects are applied in dependency order (CRDs and Namespaces first, then
 // RBAC, configuration, workloads), CRDs are waited for until Established and

@@ -1,8 +1,9 @@
 // Package chart loads a Helm chart from a directory or a packaged .tgz
-// (Pull fetches one from a chart repository or an OCI registry),
-// resolves and vendors its local (file://) dependencies, and renders it
-// client-side with real Helm actions, the way `helm template` does, so that
-// the scaffolder and the RBAC derivation see exactly what an install creates.
+// (package chart/pull fetches one from a chart repository or an OCI
+// registry), resolves and vendors its local (file://) dependencies, and
+// renders it client-side with real Helm actions, the way `helm template`
+// does, so that the scaffolder and the RBAC derivation see exactly what an
+// install creates.
 //
 // Helm's dependency processing prunes disabled subcharts from the chart it is
 // given, so each render works on its own copy of the chart's tree. A Renderer

@@ -1,4 +1,4 @@
-package chart
+package chart_test
 
 import (
 	"io"
@@ -13,6 +13,9 @@ import (
 
 	chartutil "helm.sh/helm/v4/pkg/chart/v2/util"
 	"helm.sh/helm/v4/pkg/registry"
+
+	"github.com/chartpilot/chartpilot/chart"
+	"github.com/chartpilot/chartpilot/chart/pull"
 )
 
 // TestPullOCI pushes packaged charts with Helm's registry client to a real
@@ -31,7 +34,7 @@ func TestPullOCI(t *testing.T) {
 	packaged := t.TempDir()
 	// webapp at its own version and at a later one, to pick between.
 	for _, version := range []string{"", "0.2.0", "1.0.0-rc.1"} {
-		c, err := Load(testChart("webapp"))
+		c, err := chart.Load(testChart("webapp"))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -70,10 +73,10 @@ func TestPullOCI(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			dest := t.TempDir()
-			path, err := Pull(PullOptions{Name: tt.ref, Version: tt.version, PlainHTTP: tt.plainHTTP, Dest: dest})
+			path, err := pull.Chart(pull.Options{Name: tt.ref, Version: tt.version, PlainHTTP: tt.plainHTTP, Dest: dest})
 			if tt.wantErr != "" {
 				if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
-					t.Fatalf("Pull() = %v, want an error containing %q", err, tt.wantErr)
+					t.Fatalf("pull.Chart() = %v, want an error containing %q", err, tt.wantErr)
 				}
 				if entries, _ := os.ReadDir(dest); len(entries) > 0 {
 					t.Errorf("a failed pull left %d files in the destination", len(entries))
@@ -86,7 +89,7 @@ func TestPullOCI(t *testing.T) {
 			if path != filepath.Join(dest, tt.wantFile) {
 				t.Errorf("path = %s, want %s", path, filepath.Join(dest, tt.wantFile))
 			}
-			pulled, err := Load(path)
+			pulled, err := chart.Load(path)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -94,19 +97,5 @@ func TestPullOCI(t *testing.T) {
 				t.Errorf("pulled chart %s with %d templates", pulled.Name(), len(pulled.Helm.Templates))
 			}
 		})
-	}
-}
-
-func TestSplitTag(t *testing.T) {
-	tests := map[string][2]string{
-		"127.0.0.1:5000/charts/webapp":       {"127.0.0.1:5000/charts/webapp", ""},
-		"127.0.0.1:5000/charts/webapp:0.1.0": {"127.0.0.1:5000/charts/webapp", "0.1.0"},
-		"registry.example.com/webapp:1.0.0":  {"registry.example.com/webapp", "1.0.0"},
-		"registry.example.com/webapp":        {"registry.example.com/webapp", ""},
-	}
-	for in, want := range tests {
-		if r, tag := splitTag(in); r != want[0] || tag != want[1] {
-			t.Errorf("splitTag(%q) = %q, %q; want %q, %q", in, r, tag, want[0], want[1])
-		}
 	}
 }

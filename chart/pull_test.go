@@ -1,15 +1,35 @@
-package chart
+package chart_test
 
 import (
 	"net/http"
 	"net/http/httptest"
+	"path/filepath"
 	"reflect"
 	"strings"
 	"testing"
 
 	chartutil "helm.sh/helm/v4/pkg/chart/v2/util"
 	repo "helm.sh/helm/v4/pkg/repo/v1"
+
+	"github.com/chartpilot/chartpilot/chart"
+	"github.com/chartpilot/chartpilot/chart/pull"
 )
+
+// The tests of package chart/pull live here: a test binary of its own would
+// link Helm's clients once more in go test ./..., and chart's links them
+// anyway.
+
+// testChart is the path of a chart under testdata/charts.
+func testChart(name string) string { return filepath.Join("testdata", "charts", name) }
+
+// objectList lists "Source: apiVersion/Kind name" for each rendered object.
+func objectList(r *chart.Rendered) []string {
+	var out []string
+	for _, m := range r.Objects {
+		out = append(out, m.Source+": "+m.Object.GetAPIVersion()+"/"+m.Object.GetKind()+" "+m.Object.GetName())
+	}
+	return out
+}
 
 // TestPull serves a real chart repository (index.yaml and packaged charts)
 // over HTTP and pulls from it.
@@ -18,7 +38,7 @@ func TestPull(t *testing.T) {
 	t.Setenv("HELM_CONFIG_HOME", t.TempDir())
 	served := t.TempDir()
 	for _, name := range []string{"webapp", "umbrella"} {
-		c, err := Load(testChart(name))
+		c, err := chart.Load(testChart(name))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -48,10 +68,10 @@ func TestPull(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			path, err := Pull(PullOptions{RepoURL: srv.URL, Name: tt.chart, Version: tt.version, Dest: t.TempDir()})
+			path, err := pull.Chart(pull.Options{RepoURL: srv.URL, Name: tt.chart, Version: tt.version, Dest: t.TempDir()})
 			if tt.wantErr != "" {
 				if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
-					t.Fatalf("Pull() = %v, want an error containing %q", err, tt.wantErr)
+					t.Fatalf("pull.Chart() = %v, want an error containing %q", err, tt.wantErr)
 				}
 				return
 			}
@@ -61,19 +81,19 @@ func TestPull(t *testing.T) {
 			if !strings.HasSuffix(path, "/"+tt.wantFile) {
 				t.Errorf("path = %s, want .../%s", path, tt.wantFile)
 			}
-			pulled, err := Load(path)
+			pulled, err := chart.Load(path)
 			if err != nil {
 				t.Fatal(err)
 			}
-			local, err := Load(testChart(tt.chart))
+			local, err := chart.Load(testChart(tt.chart))
 			if err != nil {
 				t.Fatal(err)
 			}
-			got, err := pulled.Render(RenderOptions{})
+			got, err := pulled.Render(chart.RenderOptions{})
 			if err != nil {
 				t.Fatal(err)
 			}
-			want, err := local.Render(RenderOptions{})
+			want, err := local.Render(chart.RenderOptions{})
 			if err != nil {
 				t.Fatal(err)
 			}

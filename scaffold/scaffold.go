@@ -19,6 +19,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/chartpilot/chartpilot/chart"
+	"github.com/chartpilot/chartpilot/chart/pull"
 	"github.com/chartpilot/chartpilot/crdschema"
 	"github.com/chartpilot/chartpilot/internal/atomicfile"
 	"github.com/chartpilot/chartpilot/operator/backup"
@@ -183,7 +184,7 @@ func Init(opts Options) error {
 	defer os.RemoveAll(tmp) // no-op once renamed
 
 	proj := newProject(opts.ProjectName, opts.Domain)
-	g := &generator{dir: tmp, opts: opts, project: proj, config: opts.Config}
+	g := &generator{dir: tmp, staging: true, opts: opts, project: proj, config: opts.Config}
 	if err := g.addAPI(opts.APIOptions); err != nil {
 		return fmt.Errorf("init: %w", err)
 	}
@@ -309,7 +310,11 @@ type resourceData struct {
 
 // generator writes a project's files.
 type generator struct {
-	dir     string
+	dir string
+	// staging says dir is Init's own directory, renamed into place whole
+	// once written: no reader sees its files before, so they are written
+	// directly, without a temporary file and an fsync each.
+	staging bool
 	opts    Options
 	project *Project
 	watches []watches.Watch
@@ -355,7 +360,7 @@ func (g *generator) addAPI(a APIOptions) error {
 			return err
 		}
 		defer os.RemoveAll(scratch)
-		if path, err = chart.Pull(chart.PullOptions{RepoURL: a.ChartRepo, Name: a.Chart, Version: a.ChartVersion, PlainHTTP: a.PlainHTTP, Dest: scratch}); err != nil {
+		if path, err = pull.Chart(pull.Options{RepoURL: a.ChartRepo, Name: a.Chart, Version: a.ChartVersion, PlainHTTP: a.PlainHTTP, Dest: scratch}); err != nil {
 			return err
 		}
 	}
@@ -719,17 +724,34 @@ func render(name string, data any) ([]byte, error) {
 	return b.Bytes(), nil
 }
 
-// writeFiles writes files under g.dir atomically, in a stable order.
+// writeFiles writes files under g.dir in a stable order: atomically into
+// an existing project, directly into Init's staging directory.
 func (g *generator) writeFiles(files map[string][]byte) error {
 	paths := make([]string, 0, len(files))
 	for p := range files {
 		paths = append(paths, p)
 	}
 	sort.Strings(paths)
+	write := atomicfile.WriteFile
+	if g.staging {
+		write = writeStaged
+	}
 	for _, p := range paths {
-		if err := atomicfile.WriteFile(filepath.Join(g.dir, filepath.FromSlash(p)), files[p], 0o644); err != nil {
+		if err := write(filepath.Join(g.dir, filepath.FromSlash(p)), files[p], 0o644); err != nil {
 			return err
 		}
+	}
+	return nil
+}
+
+// writeStaged writes a file of a directory no one reads yet, creating its
+// parent directories.
+func writeStaged(path string, data []byte, perm os.FileMode) error {
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return fmt.Errorf("creating %s: %w", filepath.Dir(path), err)
+	}
+	if err := os.WriteFile(path, data, perm); err != nil {
+		return fmt.Errorf("writing %s: %w", path, err)
 	}
 	return nil
 }

@@ -14,7 +14,7 @@ import (
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
 
-	"github.com/chartpilot/chartpilot/apply"
+	"github.com/chartpilot/chartpilot/apply/kustomize"
 	"github.com/chartpilot/chartpilot/operator"
 )
 
@@ -27,11 +27,11 @@ func TestShardsOverlay(t *testing.T) {
 	if err := Init(Options{APIOptions: APIOptions{Chart: chartDir("webapp")}, Dir: dir}); err != nil {
 		t.Fatal(err)
 	}
-	objs, err := apply.Build(filepath.Join(dir, ShardsDir), []apply.Image{{Name: "controller", Ref: "example.com/op:v1"}})
+	objs, err := kustomize.Build(filepath.Join(dir, ShardsDir), []kustomize.Image{{Name: "controller", Ref: "example.com/op:v1"}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	defaults, err := apply.Build(filepath.Join(dir, "config", "default"), nil)
+	defaults, err := kustomize.Build(filepath.Join(dir, "config", "default"), nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -14,6 +14,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/chartpilot/chartpilot/apply"
+	"github.com/chartpilot/chartpilot/apply/kustomize"
 	"github.com/chartpilot/chartpilot/cmd/runcmd"
 )
 
@@ -39,15 +40,15 @@ func (f *kustomizeFlags) add(cmd *cobra.Command, withImages bool) {
 
 // build runs kustomize and, with --dry-run, prints the objects.
 func (f *kustomizeFlags) build(out io.Writer, reverse bool) ([]*unstructured.Unstructured, error) {
-	var images []apply.Image
+	var images []kustomize.Image
 	for _, s := range f.images {
-		img, err := apply.ParseImage(s)
+		img, err := kustomize.ParseImage(s)
 		if err != nil {
 			return nil, fmt.Errorf("--image: %w", err)
 		}
 		images = append(images, img)
 	}
-	objs, err := apply.Build(f.dir, images)
+	objs, err := kustomize.Build(f.dir, images)
 	if err != nil {
 		return nil, err
 	}

@@ -194,6 +194,53 @@ func TestClosedFolders(t *testing.T) {
 	}
 }
 
+// operatorBinary is the operator image's program, and buildTime what it
+// must not carry: chartpilot's build-time packages and the modules only
+// they need.
+const operatorBinary = module + "/cmd/chartpilot-operator"
+
+var buildTime = []string{
+	module + "/scaffold", module + "/bundle", module + "/catalog", module + "/cluster",
+	module + "/rbac", module + "/chart", module + "/scorecard", module + "/olm",
+	module + "/doctor", module + "/crdschema", module + "/apply",
+	module + "/cmd/cli", module + "/cmd/demo", module + "/internal/ociimage",
+	"github.com/operator-framework", "github.com/google/go-containerregistry",
+}
+
+// The operator binary, built as its image builds it (CGO_ENABLED=0),
+// imports none of the build-time packages: what it imports is what the
+// operator image carries and maps into memory.
+func TestOperatorBinaryCarriesNoBuildTimePackage(t *testing.T) {
+	cmd := exec.Command("go", "list", "-deps", "-f", `{{.ImportPath}} {{join .Imports " "}}`, operatorBinary)
+	cmd.Dir = filepath.Join("..", "..")
+	cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("go list: %v\n%s", err, stderr.String())
+	}
+	importers := map[string][]string{}
+	var pkgs []string
+	for _, line := range strings.Split(strings.TrimSpace(string(out)), "\n") {
+		fields := strings.Fields(line)
+		pkgs = append(pkgs, fields[0])
+		for _, imp := range fields[1:] {
+			importers[imp] = append(importers[imp], fields[0])
+		}
+	}
+	if !slices.Contains(pkgs, module+"/operator") {
+		t.Fatalf("go list found no %s/operator among %d packages: not the runtime's graph", module, len(pkgs))
+	}
+	for _, pkg := range pkgs {
+		for _, bad := range buildTime {
+			if pkg == bad || strings.HasPrefix(pkg, bad+"/") {
+				t.Errorf("%s is in the runtime's graph, imported by %s", pkg, strings.Join(importers[pkg], ", "))
+			}
+		}
+	}
+}
+
 // importerOf names the direct import of p through which it depends on dep.
 func importerOf(p pkg, dep string) string {
 	if slices.Contains(p.Imports, dep) {

@@ -21,6 +21,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	"github.com/chartpilot/chartpilot/apply"
+	"github.com/chartpilot/chartpilot/apply/kustomize"
 	"github.com/chartpilot/chartpilot/bundle"
 	"github.com/chartpilot/chartpilot/cluster/clustertest"
 	"github.com/chartpilot/chartpilot/cluster/images"
@@ -72,7 +73,7 @@ func TestMetricsAuthOnRealNode(t *testing.T) {
 	if _, err := ociimage.Push(ctx, img, ref); err != nil {
 		t.Fatal(err)
 	}
-	objs, err := apply.Build(filepath.Join(dir, "config", "default"), []apply.Image{{Name: "controller", Ref: ref}})
+	objs, err := kustomize.Build(filepath.Join(dir, "config", "default"), []kustomize.Image{{Name: "controller", Ref: ref}})
 	if err != nil {
 		t.Fatal(err)
 	}

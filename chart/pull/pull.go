@@ -1,4 +1,4 @@
-package chart
+package pull
 
 import (
 	"errors"
@@ -9,26 +9,19 @@ import (
 	"strings"
 
 	"github.com/Masterminds/semver/v3"
-
-	"github.com/chartpilot/chartpilot/internal/atomicfile"
-
 	"helm.sh/helm/v4/pkg/cli"
 	"helm.sh/helm/v4/pkg/downloader"
 	"helm.sh/helm/v4/pkg/getter"
 	"helm.sh/helm/v4/pkg/registry"
 	repo "helm.sh/helm/v4/pkg/repo/v1"
+
+	"github.com/chartpilot/chartpilot/chart"
+	"github.com/chartpilot/chartpilot/internal/atomicfile"
 )
 
-// OCIScheme prefixes a chart reference in an OCI registry, as in
-// oci://registry.example.com/charts/webapp.
-const OCIScheme = "oci://"
-
-// IsOCI tells whether name is a chart reference in an OCI registry.
-func IsOCI(name string) bool { return strings.HasPrefix(name, OCIScheme) }
-
-// PullOptions name a chart in a Helm (HTTP) chart repository or an OCI
+// Options name a chart in a Helm (HTTP) chart repository or an OCI
 // registry.
-type PullOptions struct {
+type Options struct {
 	// RepoURL is the repository's URL (the directory holding index.yaml).
 	// Required unless Name is an oci:// reference.
 	RepoURL string
@@ -46,12 +39,12 @@ type PullOptions struct {
 	Dest string
 }
 
-// Pull downloads a chart from a chart repository, the way `helm pull --repo`
+// Chart downloads a chart from a chart repository, the way `helm pull --repo`
 // does, or from an OCI registry, the way `helm pull oci://...` does, and
 // returns the path of the .tgz written into opts.Dest. Credentials are
 // Helm's: `helm registry login` for OCI registries.
-func Pull(opts PullOptions) (string, error) {
-	if IsOCI(opts.Name) {
+func Chart(opts Options) (string, error) {
+	if chart.IsOCI(opts.Name) {
 		if opts.Dest == "" {
 			return "", errors.New("pulling a chart: a destination is required")
 		}
@@ -91,9 +84,8 @@ func Pull(opts PullOptions) (string, error) {
 }
 
 // pullOCI pulls a chart with Helm's registry client.
-func pullOCI(opts PullOptions) (string, error) {
-	ref := strings.TrimPrefix(opts.Name, OCIScheme)
-	repository, tag := splitTag(ref)
+func pullOCI(opts Options) (string, error) {
+	repository, tag := chart.SplitOCIReference(opts.Name)
 	where := "chart " + opts.Name
 	if opts.Version != "" {
 		where += " " + opts.Version
@@ -130,16 +122,6 @@ func pullOCI(opts PullOptions) (string, error) {
 		return "", fmt.Errorf("pulling %s: %w", where, err)
 	}
 	return path, nil
-}
-
-// splitTag splits HOST/PATH:TAG; the tag is empty when there is none (a
-// colon before the last slash belongs to the host's port).
-func splitTag(ref string) (repository, tag string) {
-	i := strings.LastIndex(ref, ":")
-	if i < 0 || i < strings.LastIndex(ref, "/") {
-		return ref, ""
-	}
-	return ref[:i], ref[i+1:]
 }
 
 // pickTag is version itself when it is a version, else the highest tag
