@@ -9,8 +9,6 @@ import (
 
 	"github.com/google/go-containerregistry/pkg/name"
 	"github.com/google/go-containerregistry/pkg/v1/remote"
-
-	"github.com/chartpilot/chartpilot/scaffold"
 )
 
 // The webapp CRD's config.greeting field, as bundle generate writes it.
@@ -21,8 +19,7 @@ const greetingField = "                  greeting:\n                    nullable
 // naming the CRD file, the version and field, why and what to do; a
 // warning with AllowUnsafeAPIChanges; nothing when the CRDs are the same.
 func TestValidatePrevious(t *testing.T) {
-	dir := newProject(t, "webapp", scaffold.Options{})
-	mustGenerate(t, dir, GenerateOptions{})
+	dir := generatedProject(t)
 	prevDir := filepath.Join(t.TempDir(), "previous")
 	if err := os.CopyFS(prevDir, os.DirFS(filepath.Join(dir, "bundle"))); err != nil {
 		t.Fatal(err)
@@ -100,8 +97,7 @@ func removeGreeting(t *testing.T, d string) {
 }
 
 func TestValidatePreviousNotABundle(t *testing.T) {
-	dir := newProject(t, "webapp", scaffold.Options{})
-	mustGenerate(t, dir, GenerateOptions{})
+	dir := generatedProject(t)
 	_, err := Validate(ValidateOptions{Dir: filepath.Join(dir, "bundle"), Previous: t.TempDir()})
 	if err == nil || !strings.Contains(err.Error(), "--previous") || !strings.Contains(err.Error(), "no manifests directory") {
 		t.Errorf("error %v, want one naming --previous and the missing manifests", err)

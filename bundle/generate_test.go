@@ -12,6 +12,7 @@ import (
 	"reflect"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -35,18 +36,26 @@ var fixedTime = time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
 func newProject(t testing.TB, chartName string, opts scaffold.Options) string {
 	t.Helper()
 	dir := filepath.Join(t.TempDir(), chartName+"-operator")
-	opts.Dir = dir
-	opts.Chart = filepath.Join("..", "chart", "testdata", "charts", chartName)
-	if err := scaffold.Init(opts); err != nil {
+	if err := initProject(dir, chartName, opts); err != nil {
 		t.Fatal(err)
 	}
 	return dir
+}
+
+func initProject(dir, chartName string, opts scaffold.Options) error {
+	opts.Dir = dir
+	opts.Chart = filepath.Join("..", "chart", "testdata", "charts", chartName)
+	return scaffold.Init(opts)
 }
 
 // generate runs Generate with the test defaults: a fixed builder and the
 // controller image set.
 func generate(t testing.TB, dir string, opts GenerateOptions) (*GenerateResult, error) {
 	t.Helper()
+	return Generate(context.Background(), withTestDefaults(dir, opts))
+}
+
+func withTestDefaults(dir string, opts GenerateOptions) GenerateOptions {
 	opts.Dir = dir
 	if opts.Version == "" {
 		opts.Version = "0.1.0"
@@ -57,7 +66,53 @@ func generate(t testing.TB, dir string, opts GenerateOptions) (*GenerateResult, 
 	if opts.Images == nil {
 		opts.Images = map[string]string{"controller": "registry.example.com/op:v" + opts.Version}
 	}
-	return Generate(context.Background(), opts)
+	return opts
+}
+
+// generatedWebapp is the webapp project as newProject and mustGenerate
+// with the test defaults leave it, made once per test binary (a scaffold
+// and a generate) for generatedProject to copy; TestMain removes it.
+var (
+	generatedWebapp = sync.OnceValues(makeGeneratedWebapp)
+	fixtureRoot     string
+)
+
+func makeGeneratedWebapp() (string, error) {
+	root, err := os.MkdirTemp("", "bundle-test-")
+	if err != nil {
+		return "", err
+	}
+	fixtureRoot = root
+	dir := filepath.Join(root, "webapp-operator")
+	if err := initProject(dir, "webapp", scaffold.Options{}); err != nil {
+		return "", err
+	}
+	if _, err := Generate(context.Background(), withTestDefaults(dir, GenerateOptions{})); err != nil {
+		return "", err
+	}
+	return dir, nil
+}
+
+// generatedProject is a copy of generatedWebapp of t's own, to change.
+func generatedProject(t testing.TB) string {
+	t.Helper()
+	src, err := generatedWebapp()
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := filepath.Join(t.TempDir(), filepath.Base(src))
+	if err := os.CopyFS(dir, os.DirFS(src)); err != nil {
+		t.Fatal(err)
+	}
+	return dir
+}
+
+func TestMain(m *testing.M) {
+	code := m.Run()
+	if fixtureRoot != "" {
+		os.RemoveAll(fixtureRoot)
+	}
+	os.Exit(code)
 }
 
 func mustGenerate(t testing.TB, dir string, opts GenerateOptions) *GenerateResult {
@@ -379,8 +434,7 @@ func TestGenerateFromCatalog(t *testing.T) {
 // The generated bundle is what OLM installs from an inline catalog: it
 // loads as an olm.bundle with its objects, and the catalog validates.
 func TestGeneratedBundleInInlineCatalog(t *testing.T) {
-	dir := newProject(t, "webapp", scaffold.Options{})
-	mustGenerate(t, dir, GenerateOptions{})
+	dir := generatedProject(t)
 	b, err := catalog.LoadBundleDir(os.DirFS(filepath.Join(dir, "bundle")), catalog.BundleOptions{})
 	if err != nil {
 		t.Fatal(err)
@@ -495,8 +549,7 @@ func TestGenerateErrors(t *testing.T) {
 	}}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			dir := newProject(t, "webapp", scaffold.Options{})
-			mustGenerate(t, dir, GenerateOptions{})
+			dir := generatedProject(t)
 			before := bundleOutput(t, dir)
 			if tt.edit != nil {
 				tt.edit(t, dir)

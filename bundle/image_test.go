@@ -101,8 +101,7 @@ func TestBuildImage(t *testing.T) {
 }
 
 func TestBuildImageRefusesAnInvalidBundle(t *testing.T) {
-	dir := newProject(t, "webapp", scaffold.Options{})
-	mustGenerate(t, dir, GenerateOptions{})
+	dir := generatedProject(t)
 	replaceInFile(t, filepath.Join(dir, "bundle", registryv1.AnnotationsFile), "registry+v1", "helm")
 	_, err := BuildImage(filepath.Join(dir, "bundle"))
 	if !errors.Is(err, ErrInvalid) || !strings.Contains(err.Error(), registryv1.AnnotationsFile) {
@@ -114,8 +113,7 @@ func TestBuildImageRefusesAnInvalidBundle(t *testing.T) {
 // content round-trips, and the catalog publishes the pulled image.
 func TestBundleImageRegistryRoundTrip(t *testing.T) {
 	host := startRegistry(t)
-	dir := newProject(t, "webapp", scaffold.Options{})
-	mustGenerate(t, dir, GenerateOptions{})
+	dir := generatedProject(t)
 	bundleDir := filepath.Join(dir, "bundle")
 	img, err := BuildImage(bundleDir)
 	if err != nil {

@@ -168,8 +168,7 @@ func TestPermissionsInEveryInstallMode(t *testing.T) {
 // namespaced resource, and none but the metrics endpoint's reviews (which
 // are cluster-scoped) without backup APIs.
 func TestNamespacedChartHasNoClusterWideRules(t *testing.T) {
-	dir := newProject(t, "webapp", scaffold.Options{})
-	mustGenerate(t, dir, GenerateOptions{})
+	dir := generatedProject(t)
 	spec := readCSV(t, dir).Spec.InstallStrategy.StrategySpec
 	for _, p := range spec.ClusterPermissions {
 		for _, r := range p.Rules {

@@ -5,8 +5,6 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
-
-	"github.com/chartpilot/chartpilot/scaffold"
 )
 
 // Validate says whether OLM v1 installs the bundle: each reason
@@ -50,8 +48,7 @@ func TestValidateOLMv1(t *testing.T) {
 	}}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			dir := newProject(t, "webapp", scaffold.Options{})
-			mustGenerate(t, dir, GenerateOptions{})
+			dir := generatedProject(t)
 			bundleDir := filepath.Join(dir, "bundle")
 			if tt.edit != nil {
 				tt.edit(t, bundleDir)

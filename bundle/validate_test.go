@@ -8,7 +8,6 @@ import (
 	"testing"
 
 	"github.com/chartpilot/chartpilot/internal/registryv1"
-	"github.com/chartpilot/chartpilot/scaffold"
 )
 
 // Each broken bundle fails validation with a finding that names the file
@@ -90,8 +89,7 @@ func TestValidateFindings(t *testing.T) {
 	}}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			dir := newProject(t, "webapp", scaffold.Options{})
-			mustGenerate(t, dir, GenerateOptions{})
+			dir := generatedProject(t)
 			bundleDir := filepath.Join(dir, "bundle")
 			tt.edit(t, bundleDir)
 			tt.opts.Dir = bundleDir
@@ -122,8 +120,7 @@ func TestValidateNotABundle(t *testing.T) {
 		t.Errorf("error = %v", err)
 	}
 	// Text output ends with the summary line.
-	dir := newProject(t, "webapp", scaffold.Options{})
-	mustGenerate(t, dir, GenerateOptions{})
+	dir := generatedProject(t)
 	rep, err := Validate(ValidateOptions{Dir: filepath.Join(dir, "bundle")})
 	if err != nil {
 		t.Fatal(err)

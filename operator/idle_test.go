@@ -25,7 +25,7 @@ import (
 // server nothing but its informers' watches: no read, no write. The
 // operator's own count (RequestsMetric) says so, and a count of the
 // requests at the transport agrees; a missing or silent metric fails the
-// test rather than passing it. This is the benchmark's idle check (operator/bench)
+// test rather than passing it. This is the benchmark's idle check (operator/e2e)
 // at the suite's scale.
 func TestIdleFleetSendsNoRequests(t *testing.T) {
 	clustertest.SkipIfShort(t)

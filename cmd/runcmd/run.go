@@ -29,7 +29,7 @@ import (
 // collection, so that resident memory is about twice the caches; 50 keeps
 // that headroom to half of them, for more frequent collections while
 // releases are installed (a reconcile of a release in sync allocates
-// little). Measured with operator/bench: see docs/runtime.md.
+// little). Measured with the benchmarks of operator/e2e: see docs/runtime.md.
 const GCPercent = 50
 
 // runOptions are run's flags.

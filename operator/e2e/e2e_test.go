@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"context"
+	"flag"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -46,8 +47,20 @@ var (
 
 func TestMain(m *testing.M) {
 	ctrl.SetLogger(logr.Discard())
+	flag.Parse()
+	if benchmarksOnly() {
+		// Each measure starts a cluster of its own: the tests' shared
+		// cluster and operator would only add load to what they measure.
+		os.Exit(m.Run())
+	}
 	var env *clustertest.Env
 	os.Exit(clustertest.MainWith(m, &env, clustertest.Options{WithoutOLM: true, Setup: setup}))
+}
+
+// benchmarksOnly says no test runs: -run '^$', as the benchmarks are run.
+func benchmarksOnly() bool {
+	run := flag.Lookup("test.run")
+	return run != nil && run.Value.String() == "^$"
 }
 
 // setup installs the CRD and starts the operator the tests share.
@@ -99,7 +112,7 @@ var (
 
 // startOperator runs one operator for the package's tests.
 func startOperator() (stop func(), err error) {
-	ch, err := loader.Load(filepath.Join("..", "bench", "testdata", "chart"))
+	ch, err := loader.Load(filepath.Join("testdata", "chart"))
 	if err != nil {
 		return nil, err
 	}

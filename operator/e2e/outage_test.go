@@ -206,7 +206,7 @@ var (
 // CRs without leader election; it logs at V(1) into the returned log.
 func startShardOperator(t *testing.T, shard string) *lineLog {
 	t.Helper()
-	ch, err := loader.Load(filepath.Join("..", "bench", "testdata", "chart"))
+	ch, err := loader.Load(filepath.Join("testdata", "chart"))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -16,32 +16,48 @@ import (
 // token and returns its URL and the channel of ServeOnce's outcome.
 func startServer(t *testing.T, token string, timeout time.Duration, marker string) (url string, archiveSize int64, done chan error) {
 	t.Helper()
+	archive, size := writeArchive(t, marker)
+	url, done = serveArchive(t, archive, size, token, timeout)
+	return url, size, done
+}
+
+// writeArchive archives a folder holding one file, marker, and returns the
+// archive's path and size.
+func writeArchive(t *testing.T, marker string) (archive string, size int64) {
+	t.Helper()
 	src := t.TempDir()
 	if err := os.WriteFile(filepath.Join(src, "marker"), []byte(marker), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	archive := filepath.Join(t.TempDir(), "v.tar.gz")
+	archive = filepath.Join(t.TempDir(), "v.tar.gz")
 	res, err := ArchiveFile(src, archive)
 	if err != nil {
 		t.Fatal(err)
 	}
+	return archive, res.Size
+}
+
+// serveArchive serves archive (of size bytes) once with ServeOnce on a free
+// port of loopback; done receives ServeOnce's error.
+func serveArchive(t *testing.T, archive string, size int64, token string, timeout time.Duration) (url string, done chan error) {
+	t.Helper()
 	addr := make(chan net.Addr, 1)
 	done = make(chan error, 1)
 	go func() {
 		got, err := ServeOnce(t.Context(), ServeOptions{File: archive, Addr: "127.0.0.1:0", Token: token, Timeout: timeout,
 			listening: func(a net.Addr) { addr <- a }})
-		if err == nil && got.Size != res.Size {
+		if err == nil && got.Size != size {
 			err = errors.New("ServeOnce reports a size other than the archive's")
 		}
 		done <- err
 	}()
 	select {
 	case a := <-addr:
-		return "http://" + a.String() + "/", res.Size, done
+		return "http://" + a.String() + "/", done
 	case err := <-done:
 		t.Fatal(err)
 	}
-	return "", 0, nil
+	return "", nil
 }
 
 // The archive goes to the fetcher with the token, after requests without
@@ -127,8 +143,9 @@ func TestFetchWaitsForTheServer(t *testing.T) {
 // (which the response's buffer holds whole) reaches the fetcher every
 // time rather than being cut off by the server's own close.
 func TestServeOnceSendsTheWholeArchive(t *testing.T) {
+	archive, size := writeArchive(t, "small")
 	for i := range 300 {
-		url, size, done := startServer(t, "t0ken", 10*time.Second, "small")
+		url, done := serveArchive(t, archive, size, "t0ken", 10*time.Second)
 		res, err := ExtractHTTP(t.Context(), url, "t0ken", t.TempDir())
 		if err != nil || res.Size != size {
 			t.Fatalf("fetch %d: %+v, %v; want %d bytes", i, res, err, size)

@@ -1,4 +1,4 @@
-package bench
+package e2e
 
 import (
 	"fmt"
@@ -16,7 +16,7 @@ func shardName(i int) string { return fmt.Sprintf("s%d", i) }
 // operators of different shards (run --shard) that split them by label:
 // the time to all Deployed and the memory of each process.
 func BenchmarkShards(b *testing.B) {
-	env := setup(b)
+	env := setupBench(b)
 	for _, crs := range sizes(b) {
 		for _, shards := range []int{1, 2} {
 			b.Run(fmt.Sprintf("%dshards/%dCRs", shards, crs), func(b *testing.B) {

@@ -1,4 +1,4 @@
-package bench
+package e2e
 
 import (
 	"context"

@@ -1,4 +1,4 @@
-package bench
+package e2e
 
 import (
 	"bufio"
@@ -106,7 +106,7 @@ type benchEnv struct {
 	watches    string
 }
 
-func setup(b *testing.B) *benchEnv {
+func setupBench(b *testing.B) *benchEnv {
 	clustertest.SkipIfShort(b)
 	ctx := context.Background()
 	dir := b.TempDir()
@@ -146,7 +146,7 @@ func setup(b *testing.B) *benchEnv {
 }
 
 func BenchmarkRuntime(b *testing.B) {
-	env := setup(b)
+	env := setupBench(b)
 	c, cfg, dyn, chartpilot, watches := env.cluster, env.cfg, env.dyn, env.chartpilot, env.watches
 	chartpilotArgs := func(secureFlag bool) func(w string, m, p int) []string {
 		return func(w string, m, p int) []string {
