@@ -398,7 +398,8 @@ func gone(t *testing.T, get func() error) {
 }
 
 // rssWatch samples this process's resident memory (the operator runs in
-// it, with the test) every 100 ms.
+// it, with the test and any test beside it: -run one test for the docs'
+// numbers) every 100 ms.
 type rssWatch struct {
 	base   int64
 	peak   atomic.Int64

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -11,6 +12,7 @@ import (
 	"github.com/go-logr/logr"
 	"github.com/operator-framework/api/pkg/apis/scorecard/v1alpha3"
 	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/client-go/rest"
 	ctrl "sigs.k8s.io/controller-runtime"
 
 	"github.com/chartpilot/chartpilot/bundle"
@@ -38,8 +40,20 @@ func realCluster(t *testing.T) *cluster.Cluster {
 	return node.Get(t)
 }
 
+// sideBySide installs the project's CRDs and lets the rest of t run beside
+// the package's other such tests. Go resumes them only after the
+// sequential tests, which check the whole cluster (no volume or snapshot
+// content left). The CRDs come first, while t still runs alone, so that
+// no scorecard run beside it creates them and deletes them when it ends.
+func sideBySide(t *testing.T, projectDir string, cfg *rest.Config) {
+	t.Helper()
+	installCRDs(t, projectDir, cfg)
+	t.Parallel()
+}
+
 // project scaffolds the vault chart's operator, builds its image into the
-// cluster's registry and writes its bundle, whose CSV runs that image.
+// cluster's registry (tagged for t, so that no other test's push replaces
+// it) and writes its bundle, whose CSV runs that image.
 func project(t *testing.T, c *cluster.Cluster) (bundleDir, image string) {
 	t.Helper()
 	dir := filepath.Join(t.TempDir(), "vault-operator")
@@ -54,7 +68,7 @@ func project(t *testing.T, c *cluster.Cluster) (bundleDir, image string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ref := c.RegistryAddr() + "/vault-operator:v0.1.0"
+	ref := c.RegistryAddr() + "/vault-operator:v0.1.0-" + nonTag.ReplaceAllString(strings.ToLower(t.Name()), "-")
 	if _, err := ociimage.Push(t.Context(), img, ref); err != nil {
 		t.Fatal(err)
 	}
@@ -64,6 +78,9 @@ func project(t *testing.T, c *cluster.Cluster) (bundleDir, image string) {
 	}
 	return filepath.Join(dir, "bundle"), ref
 }
+
+// nonTag matches what an image tag cannot hold.
+var nonTag = regexp.MustCompile(`[^a-z0-9_.-]+`)
 
 // The chartpilot-backup-restore test passes on a real node: the marker
 // written into the sample's volume is found after a backup, the loss of
@@ -75,6 +92,7 @@ func TestBackupRestoreOnRealNode(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	sideBySide(t, filepath.Dir(bundleDir), cfg)
 	sel := labels.SelectorFromSet(labels.Set{"test": scorecardtests.ChartpilotBackupRestore + "-test"})
 	began := time.Now()
 	list, err := scorecard.Run(t.Context(), scorecard.Options{BundleDir: bundleDir, Config: cfg, Selector: sel, WaitTime: 2 * time.Minute, Log: logr.Discard()})
@@ -129,6 +147,7 @@ func TestOperatorFromImageOnRealNode(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	sideBySide(t, filepath.Dir(bundleDir), cfg)
 	want := []string{scorecardtests.ChartpilotInstall + "-test", scorecardtests.ChartpilotUpgrade + "-test", scorecardtests.ChartpilotUninstall + "-test", scorecardtests.ChartpilotRBAC + "-test"}
 	sel, err := labels.Parse("test in (" + strings.Join(want, ",") + ")")
 	if err != nil {
