@@ -1,8 +1,10 @@
 package logtest
 
 import (
+	"fmt"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/go-logr/logr"
 	"github.com/go-logr/logr/funcr"
@@ -11,18 +13,25 @@ import (
 // Lines are the lines a Logger wrote, safe for concurrent use.
 type Lines struct {
 	mu    sync.Mutex
-	lines []string
+	lines []line
+}
+
+type line struct {
+	at   time.Time
+	text string
 }
 
 // Logger writes to l at verbosity v and below.
 func (l *Lines) Logger(v int) logr.Logger {
-	return funcr.New(l.add, funcr.Options{Verbosity: v})
+	return funcr.New(l.Write, funcr.Options{Verbosity: v})
 }
 
-func (l *Lines) add(prefix, args string) {
+// Write adds a line, as funcr's output function: for a Logger that does
+// more with its lines than keep them.
+func (l *Lines) Write(prefix, args string) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	l.lines = append(l.lines, prefix+" "+args)
+	l.lines = append(l.lines, line{at: time.Now(), text: prefix + " " + args})
 }
 
 // Find returns the first line that holds s, or "".
@@ -30,8 +39,8 @@ func (l *Lines) Find(s string) string {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	for _, line := range l.lines {
-		if strings.Contains(line, s) {
-			return line
+		if strings.Contains(line.text, s) {
+			return line.text
 		}
 	}
 	return ""
@@ -39,7 +48,24 @@ func (l *Lines) Find(s string) string {
 
 // String is every line, one per line.
 func (l *Lines) String() string {
+	return l.Since(time.Time{})
+}
+
+// Since is every line written at t or later, one per line, each after its
+// time since t when t is set: what a test that failed on a fault at t
+// shows of how the code met it.
+func (l *Lines) Since(t time.Time) string {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	return strings.Join(l.lines, "\n")
+	var b strings.Builder
+	for _, line := range l.lines {
+		switch {
+		case line.at.Before(t):
+			continue
+		case !t.IsZero():
+			fmt.Fprintf(&b, "+%-8s ", line.at.Sub(t).Round(time.Millisecond))
+		}
+		b.WriteString(line.text + "\n")
+	}
+	return strings.TrimSuffix(b.String(), "\n")
 }
