@@ -2,6 +2,7 @@ package realnode
 
 import (
 	"bytes"
+	"flag"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -31,6 +32,16 @@ var node = &clustertest.SharedRealNode{Options: cluster.Options{WithoutOLM: true
 
 func TestMain(m *testing.M) {
 	ctrl.SetLogger(logr.Discard())
+	flag.Parse()
+	// The tests side by side wait on pods and schedules, not on the CPU:
+	// all of them at once, not GOMAXPROCS, unless -parallel says so.
+	set := false
+	flag.Visit(func(f *flag.Flag) { set = set || f.Name == "test.parallel" })
+	if !set {
+		if err := flag.Set("test.parallel", "8"); err != nil {
+			panic(err)
+		}
+	}
 	node.Main(m)
 }
 
