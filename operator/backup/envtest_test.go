@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -245,22 +246,26 @@ func failedWith(reason string) func(api.Phase, string) bool {
 	return func(p api.Phase, r string) bool { return p == api.PhaseFailed && r == reason }
 }
 
-// kubelet ends a mover pod as the kubelet would: Succeeded with the
-// mover's result, or Failed with its error, as termination message.
+// kubelet ends the mover pods of selector still to run as the kubelet
+// would: Succeeded with the mover's result, or Failed with its error, as
+// termination message.
 func (w *world) kubelet(selector string, res mover.Result) []corev1.Pod {
 	w.t.Helper()
-	var pods *corev1.PodList
+	var pods []corev1.Pod
 	err := wait.PollUntilContextTimeout(w.ctx, 100*time.Millisecond, 30*time.Second, true, func(ctx context.Context) (bool, error) {
-		var err error
-		pods, err = w.cs.CoreV1().Pods(w.ns).List(ctx, metav1.ListOptions{LabelSelector: selector})
-		return err == nil && len(pods.Items) > 0, nil
+		list, err := w.cs.CoreV1().Pods(w.ns).List(ctx, metav1.ListOptions{LabelSelector: selector})
+		if err != nil {
+			return false, nil
+		}
+		pods = slices.DeleteFunc(list.Items, func(p corev1.Pod) bool { return !toRun(p) })
+		return len(pods) > 0, nil
 	})
 	if err != nil {
-		w.t.Fatalf("no mover pod %s", selector)
+		w.t.Fatalf("no mover pod %s to run", selector)
 	}
 	msg, _ := json.Marshal(res)
-	for i := range pods.Items {
-		p := &pods.Items[i]
+	for i := range pods {
+		p := &pods[i]
 		p.Status.Phase = corev1.PodSucceeded
 		code := int32(0)
 		if res.Error != "" {
@@ -273,7 +278,15 @@ func (w *world) kubelet(selector string, res mover.Result) []corev1.Pod {
 			w.t.Fatal(err)
 		}
 	}
-	return pods.Items
+	return pods
+}
+
+// toRun tells a pod the kubelet would still run: one that has not ended
+// and is not being deleted, unlike an earlier mover of the same CR that
+// the operator may delete at any moment.
+func toRun(p corev1.Pod) bool {
+	ended := p.Status.Phase == corev1.PodSucceeded || p.Status.Phase == corev1.PodFailed
+	return !ended && p.DeletionTimestamp == nil
 }
 
 func (w *world) exists(obj string, get func() error) bool {
