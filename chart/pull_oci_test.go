@@ -34,7 +34,7 @@ func TestPullOCI(t *testing.T) {
 	packaged := t.TempDir()
 	// webapp at its own version and at a later one, to pick between.
 	for _, version := range []string{"", "0.2.0", "1.0.0-rc.1"} {
-		c, err := chart.Load(testChart("webapp"))
+		c, err := chart.Load(chart.TestChart("webapp"))
 		if err != nil {
 			t.Fatal(err)
 		}

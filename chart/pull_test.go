@@ -3,7 +3,6 @@ package chart_test
 import (
 	"net/http"
 	"net/http/httptest"
-	"path/filepath"
 	"reflect"
 	"strings"
 	"testing"
@@ -19,18 +18,6 @@ import (
 // link Helm's clients once more in go test ./..., and chart's links them
 // anyway.
 
-// testChart is the path of a chart under testdata/charts.
-func testChart(name string) string { return filepath.Join("testdata", "charts", name) }
-
-// objectList lists "Source: apiVersion/Kind name" for each rendered object.
-func objectList(r *chart.Rendered) []string {
-	var out []string
-	for _, m := range r.Objects {
-		out = append(out, m.Source+": "+m.Object.GetAPIVersion()+"/"+m.Object.GetKind()+" "+m.Object.GetName())
-	}
-	return out
-}
-
 // TestPull serves a real chart repository (index.yaml and packaged charts)
 // over HTTP and pulls from it.
 func TestPull(t *testing.T) {
@@ -38,7 +25,7 @@ func TestPull(t *testing.T) {
 	t.Setenv("HELM_CONFIG_HOME", t.TempDir())
 	served := t.TempDir()
 	for _, name := range []string{"webapp", "umbrella"} {
-		c, err := chart.Load(testChart(name))
+		c, err := chart.Load(chart.TestChart(name))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -85,7 +72,7 @@ func TestPull(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			local, err := chart.Load(testChart(tt.chart))
+			local, err := chart.Load(chart.TestChart(tt.chart))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -97,8 +84,8 @@ func TestPull(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if !reflect.DeepEqual(objectList(got), objectList(want)) {
-				t.Errorf("pulled chart renders %q, want %q", objectList(got), objectList(want))
+			if !reflect.DeepEqual(chart.ObjectList(got), chart.ObjectList(want)) {
+				t.Errorf("pulled chart renders %q, want %q", chart.ObjectList(got), chart.ObjectList(want))
 			}
 		})
 	}

@@ -15,7 +15,6 @@ import (
 
 	"github.com/go-logr/logr"
 	"github.com/go-logr/logr/funcr"
-	coordinationv1 "k8s.io/api/coordination/v1"
 	corev1 "k8s.io/api/core/v1"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	apiextensionsclient "k8s.io/apiextensions-apiserver/pkg/client/clientset/clientset"
@@ -286,7 +285,7 @@ func TestEtcdRestart(t *testing.T) {
 	if err := local.Up(context.Background()); err != nil {
 		t.Fatal(err)
 	}
-	writable(t, cs, ns)
+	writable(t, dyn, ns)
 	changeApplied(t, cs, dyn, ns, "etcd", stopped)
 	running(t)
 }
@@ -333,32 +332,25 @@ func changeApplied(t *testing.T, cs kubernetes.Interface, dyn dynamic.Interface,
 // client of its own per resource, each reconnecting on its own backoff:
 // after a restart of etcd some kinds are writable seconds after others,
 // and no operator can apply a change before then.
-func writable(t *testing.T, cs kubernetes.Interface, ns string) {
+func writable(t *testing.T, dyn dynamic.Interface, ns string) {
 	t.Helper()
-	meta := metav1.ObjectMeta{Name: "probe", Namespace: ns}
-	writes := []func(context.Context) error{
-		func(ctx context.Context) error {
-			_, err := cs.CoreV1().ConfigMaps(ns).Create(ctx, &corev1.ConfigMap{ObjectMeta: meta}, metav1.CreateOptions{})
-			return errors.Join(err, cs.CoreV1().ConfigMaps(ns).Delete(ctx, meta.Name, metav1.DeleteOptions{}))
-		},
-		func(ctx context.Context) error {
-			_, err := cs.CoreV1().Secrets(ns).Create(ctx, &corev1.Secret{ObjectMeta: meta}, metav1.CreateOptions{})
-			return errors.Join(err, cs.CoreV1().Secrets(ns).Delete(ctx, meta.Name, metav1.DeleteOptions{}))
-		},
-		func(ctx context.Context) error {
-			_, err := cs.CoordinationV1().Leases(ns).Create(ctx, &coordinationv1.Lease{ObjectMeta: meta}, metav1.CreateOptions{})
-			return errors.Join(err, cs.CoordinationV1().Leases(ns).Delete(ctx, meta.Name, metav1.DeleteOptions{}))
-		},
-	}
 	began := time.Now()
-	for _, write := range writes {
+	for gvr, kind := range map[schema.GroupVersionResource]string{
+		{Version: "v1", Resource: "configmaps"}: "ConfigMap", {Version: "v1", Resource: "secrets"}: "Secret",
+		{Group: "coordination.k8s.io", Version: "v1", Resource: "leases"}: "Lease",
+	} {
+		ri := dyn.Resource(gvr).Namespace(ns)
+		probe := &unstructured.Unstructured{}
+		probe.SetGroupVersionKind(gvr.GroupVersion().WithKind(kind))
+		probe.SetName("probe")
 		var last error
 		err := wait.PollUntilContextTimeout(context.Background(), 200*time.Millisecond, time.Minute, true, func(ctx context.Context) (bool, error) {
-			last = write(ctx)
+			_, err := ri.Create(ctx, probe, metav1.CreateOptions{})
+			last = errors.Join(err, ri.Delete(ctx, "probe", metav1.DeleteOptions{}))
 			return last == nil, nil
 		})
 		if err != nil {
-			t.Fatalf("the API server took no write in %s: %v", ns, last)
+			t.Fatalf("the API server took no write of a %s in %s: %v", kind, ns, last)
 		}
 	}
 	t.Logf("the API server wrote each kind a reconcile writes %s after /readyz answered", time.Since(began).Round(10*time.Millisecond))
