@@ -48,16 +48,21 @@ cluster-build: build ## Build the local cluster's components (cached; cold build
 	$(CHARTPILOT) cluster build
 
 .PHONY: test
-test: cluster-build ## Unit, integration (envtest) and end-to-end (local cluster) tests
+test: build cluster-build ## Unit, integration (envtest) and end-to-end (local cluster) tests
+	@# Compile first, then run: test-checks' go vet compiles every package
+	@# the tests import, no more jobs at once than cores, before any test
+	@# starts a clock. The tests take chartpilot and chartpilot-operator
+	@# from bin/ (internal/testbin), built once by make build.
+	@$(MAKE) --no-print-directory test-checks
 	@# The packages named realnode take the machine's one real node in turn
 	@# (internal/layers keeps every such test there): they are the longest
 	@# path, so they start first, in a stream of their own, two at a time (one
-	@# builds and prepares while the other holds the node); the checks and
-	@# the rest run beside them, so that no slot there waits for the node.
-	@realnode=$$($(GO) list ./... | grep '/realnode$$'); rest=$$($(GO) list ./... | grep -v '/realnode$$'); \
+	@# prepares while the other holds the node); the rest run beside them,
+	@# so that no slot there waits for the node.
+	@export CHARTPILOT_TEST_BIN=$(BIN); \
+	realnode=$$($(GO) list ./... | grep '/realnode$$'); rest=$$($(GO) list ./... | grep -v '/realnode$$'); \
 	$(GO) test -count=1 -p 2 -timeout $(TEST_TIMEOUT) $$realnode & stream=$$!; \
 	rc=0; \
-	$(MAKE) --no-print-directory test-checks || rc=1; \
 	$(GO) test -count=1 -p $(TEST_P) -timeout $(TEST_TIMEOUT) $$rest || rc=1; \
 	$(MAKE) --no-print-directory test-tools || rc=1; \
 	wait $$stream || rc=1; \

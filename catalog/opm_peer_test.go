@@ -12,15 +12,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/chartpilot/chartpilot/internal/peerbuild"
+	"github.com/chartpilot/chartpilot/cluster/toolchain"
 )
-
-// peerModule is the tools module that pins the peer binaries (opm here)
-// the catalog tests and benchmarks compare against.
-var peerModule = filepath.Join("..", "tools", "peers", "opm")
-
-// opmPackage is opm's main package in operator-registry's module.
-const opmPackage = "github.com/operator-framework/operator-registry/cmd/opm"
 
 var (
 	opmOnce sync.Once
@@ -28,19 +21,20 @@ var (
 	opmErr  error
 )
 
-// opmBinary returns opm built from the peers module (operator-registry as
-// it pins it), built once into the user's cache directory keyed by the
-// module's go.mod and the Go version, so that later runs reuse it. A cold
-// build takes minutes. CHARTPILOT_OPM names a prebuilt opm instead.
+// opmBinary returns opm (operator-registry v1.73.0) as the local cluster
+// builds it, one of its components (make test builds them before the
+// tests); CHARTPILOT_OPM names another opm instead.
 func opmBinary(t testing.TB) string {
 	t.Helper()
 	if p := os.Getenv("CHARTPILOT_OPM"); p != "" {
 		return p
 	}
 	opmOnce.Do(func() {
-		// The tags avoid the gpgme C library containers/image wants otherwise.
-		opmPath, opmErr = peerbuild.Build(context.Background(), peerbuild.Options{
-			Name: "opm", Module: peerModule, Package: opmPackage, Tags: []string{"json1", "containers_image_openpgp"}, Keys: []string{"go.mod"}})
+		var inst *toolchain.Installation
+		inst, opmErr = toolchain.Ensure(context.Background(), toolchain.Options{Out: os.Stderr, Only: []string{"opm"}})
+		if opmErr == nil {
+			opmPath = inst.Binary("opm")
+		}
 	})
 	if opmErr != nil {
 		t.Fatalf("building opm: %v", opmErr)

@@ -18,22 +18,9 @@ import (
 	"google.golang.org/grpc/backoff"
 	"google.golang.org/grpc/credentials/insecure"
 	health "google.golang.org/grpc/health/grpc_health_v1"
-)
 
-// chartpilotBinary builds cmd/chartpilot once per benchmark run, or takes
-// CHARTPILOT_BIN.
-func chartpilotBinary(b *testing.B) string {
-	b.Helper()
-	if p := os.Getenv("CHARTPILOT_BIN"); p != "" {
-		return p
-	}
-	bin := filepath.Join(b.TempDir(), "chartpilot")
-	cmd := exec.Command("go", "build", "-o", bin, "../cmd/chartpilot")
-	if out, err := cmd.CombinedOutput(); err != nil {
-		b.Fatalf("building chartpilot: %v\n%s", err, out)
-	}
-	return bin
-}
+	"github.com/chartpilot/chartpilot/internal/testbin"
+)
 
 // copyBinary copies bin into a new file, with plain reads and writes, and
 // returns its path. Each tool's binary runs from such a copy so that both
@@ -82,7 +69,7 @@ func BenchmarkSideBySide(b *testing.B) {
 	dir := generateBenchCatalog(b)
 	tools := []peerTool{{
 		name:     "chartpilot",
-		bin:      copyBinary(b, chartpilotBinary(b)),
+		bin:      copyBinary(b, testbin.Chartpilot(b)),
 		render:   func(dir string) []string { return []string{"catalog", "render", "--dir", dir, "-o", "yaml"} },
 		validate: func(dir string) []string { return []string{"catalog", "validate", "--dir", dir} },
 		serve:    func(dir, port string) []string { return []string{"catalog", "serve", dir, "--port", port} },

@@ -17,6 +17,8 @@ import (
 	"github.com/operator-framework/operator-registry/pkg/api"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/credentials/insecure"
+
+	"github.com/chartpilot/chartpilot/internal/testbin"
 )
 
 // The load's shape, as issue 17 item 6 asks; CHARTPILOT_LOAD_DURATION (a
@@ -99,7 +101,7 @@ func BenchmarkServeUnderLoad(b *testing.B) {
 		bin   string
 		serve func(dir, port string) []string
 	}{
-		{"chartpilot", copyBinary(b, chartpilotBinary(b)), func(dir, port string) []string { return []string{"catalog", "serve", dir, "--port", port} }},
+		{"chartpilot", copyBinary(b, testbin.Chartpilot(b)), func(dir, port string) []string { return []string{"catalog", "serve", dir, "--port", port} }},
 		{"opm", copyBinary(b, opmBinary(b)), func(dir, port string) []string {
 			return []string{"serve", dir, "--port", port, "--pprof-addr", "127.0.0.1:0", "--termination-log", os.DevNull}
 		}},

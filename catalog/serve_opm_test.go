@@ -155,7 +155,7 @@ func registryCalls(bundles []*api.Bundle) []rpc {
 }
 
 // TestServeAnswersEqualOpmServe serves catalogs with chartpilot and with
-// `opm serve` of operator-registry v1.73.0, built from tools/peers/opm, and
+// `opm serve` of operator-registry v1.73.0, the local cluster's opm, and
 // requires the same answers (messages, or gRPC code and message) to every
 // api.Registry method, to the experimental custom schema call and to grpc
 // health. "added" is what `catalog add` makes (inline and image-based

@@ -8,7 +8,6 @@ import (
 	"sort"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/go-logr/logr"
 	corev1 "k8s.io/api/core/v1"
@@ -99,7 +98,7 @@ func TestCRDAcceptsWhatTheChartAccepts(t *testing.T) {
 		t.Skip("starts an API server")
 	}
 	logf.SetLogger(logr.Discard())
-	cfg := clustertest.StartAPIServer(t, &envtest.Environment{ControlPlaneStartTimeout: 3 * time.Minute})
+	cfg := clustertest.StartAPIServer(t, nil)
 	cs := kubernetes.NewForConfigOrDie(cfg)
 	s := &server{cfg: cfg, dyn: dynamic.NewForConfigOrDie(cfg), cs: cs,
 		mapper: restmapper.NewDeferredDiscoveryRESTMapper(memory.NewMemCacheClient(discovery.NewDiscoveryClientForConfigOrDie(cfg)))}

@@ -19,6 +19,7 @@ import (
 	"github.com/chartpilot/chartpilot/cmd/version"
 	"github.com/chartpilot/chartpilot/internal/golden"
 	"github.com/chartpilot/chartpilot/internal/ociimage"
+	"github.com/chartpilot/chartpilot/internal/testbin"
 	"github.com/chartpilot/chartpilot/scaffold"
 )
 
@@ -217,11 +218,7 @@ func TestMakeTargets(t *testing.T) {
 		t.Skip("no make")
 	}
 	tmp := t.TempDir()
-	bin := filepath.Join(tmp, "chartpilot")
-	build := exec.Command("go", "build", "-o", bin, "github.com/chartpilot/chartpilot/cmd/chartpilot")
-	if out, err := build.CombinedOutput(); err != nil {
-		t.Fatalf("building chartpilot: %v\n%s", err, out)
-	}
+	bin := testbin.Chartpilot(t)
 	dir := filepath.Join(tmp, "project")
 	committed := map[string][]byte{}
 	for _, name := range append(append(slices.Clone(initTrees), initFiles...), "Makefile", bundle.DockerfileName, catalogDockerfile, dockerignore) {

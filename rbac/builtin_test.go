@@ -9,7 +9,6 @@ import (
 	"sort"
 	"strings"
 	"testing"
-	"time"
 
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/discovery"
@@ -27,8 +26,7 @@ func TestBuiltinTable(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts an API server")
 	}
-	// Every API version enabled makes a slower start, slower still on a busy machine.
-	env := &envtest.Environment{ControlPlaneStartTimeout: 3 * time.Minute, ControlPlaneStopTimeout: time.Minute}
+	env := &envtest.Environment{}
 	env.ControlPlane.GetAPIServer().Configure().Set("runtime-config", "api/all=true")
 	cfg := clustertest.StartAPIServer(t, env)
 	dc, err := discovery.NewDiscoveryClientForConfig(cfg)

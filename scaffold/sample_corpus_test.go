@@ -8,7 +8,6 @@ import (
 	"regexp"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/go-logr/logr"
 	corev1 "k8s.io/api/core/v1"
@@ -37,7 +36,7 @@ import (
 func TestCorpusSamplesAccepted(t *testing.T) {
 	charts := corpus.Charts(t)
 	logf.SetLogger(logr.Discard())
-	cfg := clustertest.StartAPIServer(t, &envtest.Environment{ControlPlaneStartTimeout: 3 * time.Minute})
+	cfg := clustertest.StartAPIServer(t, nil)
 	ns := "samples"
 	if _, err := kubernetes.NewForConfigOrDie(cfg).CoreV1().Namespaces().Create(context.Background(),
 		&corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}, metav1.CreateOptions{}); err != nil {

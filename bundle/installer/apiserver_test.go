@@ -42,7 +42,7 @@ type apiServer struct {
 
 func startAPIServer(t *testing.T) *apiServer {
 	t.Helper()
-	env := &envtest.Environment{ControlPlaneStartTimeout: 3 * time.Minute, CRDDirectoryPaths: []string{"testdata/clusterextension-crd.yaml"}}
+	env := &envtest.Environment{CRDDirectoryPaths: []string{"testdata/clusterextension-crd.yaml"}}
 	env.ControlPlane.GetAPIServer().Configure().Set("enable-admission-plugins", "OwnerReferencesPermissionEnforcement")
 	admin := clustertest.StartAPIServer(t, env)
 	s := &apiServer{admin: admin, cs: kubernetes.NewForConfigOrDie(admin), dyn: dynamic.NewForConfigOrDie(admin)}

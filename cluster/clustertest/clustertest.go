@@ -164,6 +164,14 @@ func startEnvtest(env *envtest.Environment) (*rest.Config, func() error, error) 
 	// A CRD path that does not exist is a broken test, not a cluster
 	// without that kind: envtest would skip it silently.
 	env.ErrorIfCRDPathMissing = true
+	if env.ControlPlaneStartTimeout == 0 {
+		// envtest's default (20 s) is for its processes and the default
+		// namespace to come up; a cold 2-core machine compiling beside the
+		// tests took longer ("default namespace didn't register within
+		// deadline"). A deadline to fail a start that is stuck, not one
+		// a slow start should meet.
+		env.ControlPlaneStartTimeout = StartTimeout
+	}
 	if env.ControlPlaneStopTimeout == 0 {
 		// envtest leaves etcd and kube-apiserver running when they outlast
 		// its stop timeout (20 s), which a loaded machine can exceed.
@@ -268,6 +276,9 @@ func SnapshotCRDs(ctx context.Context) (string, error) {
 	}
 	return inst.SnapshotCRDs, nil
 }
+
+// StartTimeout is how long envtest's processes get to start.
+const StartTimeout = 3 * time.Minute
 
 // StopTimeout is how long envtest's processes get to stop, for tests that
 // start envtest themselves (in TestMain).

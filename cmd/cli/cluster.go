@@ -414,6 +414,9 @@ func newClusterBuildCommand(streams genericiooptions.IOStreams, f *clusterFlags)
 		names = append(names, b.Name)
 	}
 	names = append(names, toolchain.NodeBinaryNames()...)
+	for _, b := range toolchain.OLMv1Binaries() {
+		names = append(names, b.Name)
+	}
 	cmd.Flags().StringSliceVar(&o.only, "only", nil, "build only these components: "+strings.Join(names, ", "))
 	cmd.Flags().StringVar(&o.nodeKind, "node", o.nodeKind, "also build the real node's components: real, kwok (no) or auto (when this host can run a real node)")
 	return cmd
@@ -429,7 +432,9 @@ func (o *clusterBuildOptions) run(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	inst, err := toolchain.Ensure(ctx, toolchain.Options{CacheDir: o.f.cacheDir, Out: o.streams.Out, Only: o.only, Node: withNode})
+	// OLM v1's too: cluster up and the demo run both OLMs by default, and
+	// what is left unbuilt here is built later, by whatever first needs it.
+	inst, err := toolchain.Ensure(ctx, toolchain.Options{CacheDir: o.f.cacheDir, Out: o.streams.Out, Only: o.only, Node: withNode, OLMv1: true})
 	if err != nil {
 		return err
 	}

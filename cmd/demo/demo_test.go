@@ -4,7 +4,6 @@ import (
 	"context"
 	"maps"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -13,6 +12,7 @@ import (
 
 	"github.com/chartpilot/chartpilot/cluster"
 	"github.com/chartpilot/chartpilot/cluster/clustertest"
+	"github.com/chartpilot/chartpilot/internal/testbin"
 )
 
 var env *clustertest.Env
@@ -25,11 +25,7 @@ func TestMain(m *testing.M) {
 // binary's cluster: through OLM v0, then through OLM v1.
 func TestJourney(t *testing.T) {
 	clustertest.SkipIfShort(t)
-	bin := filepath.Join(t.TempDir(), "chartpilot")
-	build := exec.Command("go", "build", "-o", bin, "github.com/chartpilot/chartpilot/cmd/chartpilot")
-	if out, err := build.CombinedOutput(); err != nil {
-		t.Fatalf("building chartpilot: %v\n%s", err, out)
-	}
+	bin := testbin.Chartpilot(t)
 	var out strings.Builder
 	dir := t.TempDir()
 	sum, err := Run(context.Background(), Options{

@@ -31,6 +31,7 @@ import (
 	"github.com/chartpilot/chartpilot/internal/corpus"
 	"github.com/chartpilot/chartpilot/internal/crdready"
 	"github.com/chartpilot/chartpilot/internal/monitoringcrd"
+	"github.com/chartpilot/chartpilot/internal/testbin"
 	"github.com/chartpilot/chartpilot/olm"
 	"github.com/chartpilot/chartpilot/operator/watches"
 )
@@ -51,7 +52,7 @@ const valuesSetGoal = 0.95
 func TestCorpus(t *testing.T) {
 	clustertest.SkipIfShort(t)
 	dirs := corpus.Charts(t)
-	bin := buildChartpilot(t)
+	bin := testbin.Chartpilot(t)
 	env := newAPIServer(t)
 	var rows []*result
 	for _, dir := range dirs {
@@ -104,16 +105,6 @@ type valuesResult struct {
 }
 
 func (v valuesResult) passed() bool { return v.cr == "" && len(v.refused) == 0 }
-
-func buildChartpilot(t *testing.T) string {
-	t.Helper()
-	bin := filepath.Join(t.TempDir(), "chartpilot")
-	out, err := exec.Command("go", "build", "-o", bin, "github.com/chartpilot/chartpilot/cmd/chartpilot").CombinedOutput()
-	if err != nil {
-		t.Fatalf("building chartpilot: %v\n%s", err, out)
-	}
-	return bin
-}
 
 // apiServer is the real API server the charts are checked against.
 type apiServer struct {

@@ -37,6 +37,7 @@ import (
 	"github.com/chartpilot/chartpilot/cluster/process"
 	"github.com/chartpilot/chartpilot/cluster/toolchain"
 	"github.com/chartpilot/chartpilot/internal/crdready"
+	"github.com/chartpilot/chartpilot/internal/testbin"
 	"github.com/chartpilot/chartpilot/operator"
 	"github.com/chartpilot/chartpilot/operator/release"
 	"github.com/chartpilot/chartpilot/operator/watches"
@@ -130,13 +131,8 @@ func setupBench(b *testing.B) *benchEnv {
 		b.Fatal(err)
 	}
 
-	// The binary the operator image runs, built as the image builds it.
-	chartpilot := filepath.Join(dir, "chartpilot-operator")
-	build := exec.Command("go", "build", "-trimpath", "-o", chartpilot, "github.com/chartpilot/chartpilot/cmd/chartpilot-operator")
-	build.Env = append(os.Environ(), "CGO_ENABLED=0")
-	if out, err := build.CombinedOutput(); err != nil {
-		b.Fatalf("building chartpilot-operator: %v\n%s", err, out)
-	}
+	// The binary the operator image runs.
+	chartpilot := testbin.Operator(b)
 	chart, err := filepath.Abs("testdata/chart")
 	if err != nil {
 		b.Fatal(err)

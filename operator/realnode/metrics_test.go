@@ -26,6 +26,7 @@ import (
 	"github.com/chartpilot/chartpilot/cluster/clustertest"
 	"github.com/chartpilot/chartpilot/cluster/images"
 	"github.com/chartpilot/chartpilot/internal/ociimage"
+	"github.com/chartpilot/chartpilot/internal/testbin"
 	"github.com/chartpilot/chartpilot/scaffold"
 )
 
@@ -57,7 +58,7 @@ func TestMetricsAuthOnRealNode(t *testing.T) {
 	if err := scaffold.Init(scaffold.Options{Dir: dir, APIOptions: scaffold.APIOptions{Chart: filepath.Join("..", "..", "example", "hello")}}); err != nil {
 		t.Fatal(err)
 	}
-	img, err := bundle.BuildOperatorImage(ctx, bundle.OperatorImageOptions{Dir: dir, Source: moduleRoot(t)})
+	img, err := bundle.BuildOperatorImage(ctx, bundle.OperatorImageOptions{Dir: dir, Self: testbin.Chartpilot(t)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -234,13 +235,4 @@ func scrapeImage(t *testing.T, ctx context.Context, registry string) string {
 		t.Fatal(err)
 	}
 	return repo + "@" + digest.String()
-}
-
-func moduleRoot(t *testing.T) string {
-	t.Helper()
-	root, err := filepath.Abs(filepath.Join("..", ".."))
-	if err != nil {
-		t.Fatal(err)
-	}
-	return root
 }

@@ -42,8 +42,7 @@ func Start(t *testing.T) *APIServer {
 		t.Skip("starts an API server")
 	}
 	logf.SetLogger(logr.Discard())
-	// Generous timeouts: a loaded machine starts the API server slowly.
-	env := &envtest.Environment{ControlPlaneStartTimeout: 3 * time.Minute, ControlPlaneStopTimeout: time.Minute}
+	env := &envtest.Environment{}
 	admin := clustertest.StartAPIServer(t, env)
 	kubeconfig := filepath.Join(t.TempDir(), "kubeconfig")
 	if err := os.WriteFile(kubeconfig, env.KubeConfig, 0o600); err != nil {

@@ -22,6 +22,7 @@ import (
 	"github.com/chartpilot/chartpilot/cluster/images"
 	"github.com/chartpilot/chartpilot/internal/ociimage"
 	"github.com/chartpilot/chartpilot/internal/scorecardtests"
+	"github.com/chartpilot/chartpilot/internal/testbin"
 	"github.com/chartpilot/chartpilot/scaffold"
 	"github.com/chartpilot/chartpilot/scorecard"
 )
@@ -75,7 +76,7 @@ func project(t *testing.T, c *cluster.Cluster) (bundleDir, image string) {
 	operand := images.Repository(c.RegistryAddr(), images.HelloServer)
 	replace(t, sample, "repository: hello-server", "repository: "+operand)
 	began := time.Now()
-	img, err := bundle.BuildOperatorImage(t.Context(), bundle.OperatorImageOptions{Dir: dir, Source: moduleRoot(t)})
+	img, err := bundle.BuildOperatorImage(t.Context(), bundle.OperatorImageOptions{Dir: dir, Self: testbin.Chartpilot(t)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -121,15 +122,6 @@ func TestBackupRestoreOnRealNode(t *testing.T) {
 	t.Run("a volume through a claim, then S3 into another namespace", func(t *testing.T) {
 		measure(t, c, filepath.Dir(bundleDir), image)
 	})
-}
-
-func moduleRoot(t *testing.T) string {
-	t.Helper()
-	root, err := filepath.Abs(filepath.Join("..", ".."))
-	if err != nil {
-		t.Fatal(err)
-	}
-	return root
 }
 
 func replace(t *testing.T, path, old, new string) {

@@ -115,7 +115,7 @@ func TestScheduleOnRealNode(t *testing.T) {
 			defer func() {
 				_ = schedules.Delete(context.Background(), "to-"+tc.name, metav1.DeleteOptions{})
 			}()
-			first, second := seen.next(t), seen.next(t)
+			first, second := seen.next(t, schedules), seen.next(t, schedules)
 			// No third run: its retention would take the second's
 			// archives if it ended before they are counted, as it can
 			// on a loaded machine.
@@ -183,14 +183,43 @@ func watchCreated(t *testing.T, ri dynamic.ResourceInterface, schedule string) *
 	return cw
 }
 
-// next waits for the next Backup of the schedule.
-func (cw *createdWatch) next(t *testing.T) created {
+// next waits for the next Backup of the schedule. It waits on the
+// schedule's progress, not on a guess of how long the operator takes: until
+// a period after the tick the operator last reported as next
+// (status.nextScheduleTime), or, while it has reported none, for the
+// operator to take the schedule up at all.
+func (cw *createdWatch) next(t *testing.T, schedules dynamic.ResourceInterface) created {
 	t.Helper()
-	select {
-	case c := <-cw.ch:
-		return c
-	case <-time.After(3 * scheduleEvery):
-		t.Fatalf("no backup of schedule %s within %s", cw.schedule, 3*scheduleEvery)
-		return created{}
+	const takeUp = 5 * time.Minute
+	deadline := time.Now().Add(takeUp)
+	poll := time.NewTicker(time.Second)
+	defer poll.Stop()
+	for {
+		select {
+		case c := <-cw.ch:
+			return c
+		case <-poll.C:
+		}
+		if next, ok := nextTick(t, schedules, cw.schedule); ok {
+			deadline = next.Add(scheduleEvery)
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("no backup of schedule %s by %s (a period after its next tick, or %s for the operator to take it up)",
+				cw.schedule, deadline.Format(time.TimeOnly), takeUp)
+			return created{}
+		}
 	}
+}
+
+// nextTick is the schedule's status.nextScheduleTime, if the operator has
+// reported one.
+func nextTick(t *testing.T, schedules dynamic.ResourceInterface, name string) (time.Time, bool) {
+	t.Helper()
+	u, err := schedules.Get(t.Context(), name, metav1.GetOptions{})
+	if err != nil {
+		t.Fatalf("reading schedule %s: %v", name, err)
+	}
+	s, _, _ := unstructured.NestedString(u.Object, "status", "nextScheduleTime")
+	next, err := time.Parse(time.RFC3339, s)
+	return next, err == nil
 }

@@ -4,7 +4,6 @@ import (
 	"context"
 	"maps"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -14,6 +13,7 @@ import (
 	"github.com/chartpilot/chartpilot/cluster"
 	"github.com/chartpilot/chartpilot/cluster/clustertest"
 	"github.com/chartpilot/chartpilot/cmd/demo"
+	"github.com/chartpilot/chartpilot/internal/testbin"
 )
 
 // The journey through images on a real node: the operator, bundle and
@@ -25,19 +25,10 @@ import (
 // leaving nothing.
 func TestJourneyThroughImages(t *testing.T) {
 	clustertest.SkipIfShort(t)
-	// Built before the real node is taken: make test runs the realnode
-	// packages two at a time, so this overlaps another one's turn.
-	binDir := t.TempDir()
-	bin := filepath.Join(binDir, "chartpilot")
 	// Both, static, as make build makes them: image build packs the
 	// chartpilot-operator next to chartpilot.
-	for _, name := range []string{"chartpilot", "chartpilot-operator"} {
-		build := exec.Command("go", "build", "-o", filepath.Join(binDir, name), "github.com/chartpilot/chartpilot/cmd/"+name)
-		build.Env = append(os.Environ(), "CGO_ENABLED=0")
-		if out, err := build.CombinedOutput(); err != nil {
-			t.Fatalf("building %s: %v\n%s", name, err, out)
-		}
-	}
+	bin := testbin.Chartpilot(t)
+	testbin.Operator(t)
 	clustertest.RequireRealNode(t)
 	var out strings.Builder
 	dir := t.TempDir()
