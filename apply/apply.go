@@ -2,7 +2,6 @@ package apply
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -14,13 +13,13 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
-	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/discovery"
 	"k8s.io/client-go/discovery/cached/memory"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/restmapper"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/chartpilot/chartpilot/internal/crdready"
 	"github.com/chartpilot/chartpilot/internal/monitoringcrd"
@@ -69,14 +68,16 @@ func (o Options) withDefaults() Options {
 	return o
 }
 
-// client holds what Apply and Delete use to reach the cluster.
-type client struct {
+// session holds what Apply and Delete use to reach the cluster.
+type session struct {
 	opts    Options
 	dynamic dynamic.Interface
-	mapper  *restmapper.DeferredDiscoveryRESTMapper
+	// client applies through Object, on the same discovery.
+	client client.Client
+	mapper *restmapper.DeferredDiscoveryRESTMapper
 }
 
-func newClient(opts Options) (*client, error) {
+func newSession(opts Options) (*session, error) {
 	if opts.Config == nil {
 		return nil, errors.New("no cluster configuration")
 	}
@@ -89,11 +90,16 @@ func newClient(opts Options) (*client, error) {
 	if err != nil {
 		return nil, fmt.Errorf("reaching the cluster: %w", err)
 	}
-	return &client{opts: opts, dynamic: dyn, mapper: restmapper.NewDeferredDiscoveryRESTMapper(memory.NewMemCacheClient(dc))}, nil
+	mapper := restmapper.NewDeferredDiscoveryRESTMapper(memory.NewMemCacheClient(dc))
+	c, err := client.New(opts.Config, client.Options{Mapper: mapper})
+	if err != nil {
+		return nil, fmt.Errorf("reaching the cluster: %w", err)
+	}
+	return &session{opts: opts, dynamic: dyn, client: c, mapper: mapper}, nil
 }
 
 // resource is the API endpoint of obj, with its namespace defaulted.
-func (c *client) resource(obj *unstructured.Unstructured) (dynamic.ResourceInterface, *meta.RESTMapping, error) {
+func (c *session) resource(obj *unstructured.Unstructured) (dynamic.ResourceInterface, *meta.RESTMapping, error) {
 	gvk := obj.GroupVersionKind()
 	m, err := c.mapper.RESTMapping(gvk.GroupKind(), gvk.Version)
 	if err != nil {
@@ -128,7 +134,7 @@ var crdGK = schema.GroupKind{Group: "apiextensions.k8s.io", Kind: "CustomResourc
 // --force-conflicts` does, and waits for the CRDs among them to be
 // Established and their kinds served by discovery before applying the rest.
 func Apply(ctx context.Context, objs []*unstructured.Unstructured, opts Options) error {
-	c, err := newClient(opts)
+	c, err := newSession(opts)
 	if err != nil {
 		return err
 	}
@@ -156,31 +162,31 @@ func Apply(ctx context.Context, objs []*unstructured.Unstructured, opts Options)
 	return nil
 }
 
-func (c *client) apply(ctx context.Context, obj *unstructured.Unstructured) error {
-	ri, m, err := c.resource(obj)
+func (c *session) apply(ctx context.Context, obj *unstructured.Unstructured) error {
+	gvk := obj.GroupVersionKind()
+	m, err := c.mapper.RESTMapping(gvk.GroupKind(), gvk.Version)
 	if err != nil {
-		if meta.IsNoMatchError(err) && obj.GroupVersionKind().Group == monitoringcrd.Group {
+		if meta.IsNoMatchError(err) && gvk.Group == monitoringcrd.Group {
 			// config/default ships them when ../prometheus is enabled there.
 			return fmt.Errorf("applying %s: %w: the cluster has no prometheus-operator CRDs; install them, or remove ../prometheus from config/default/kustomization.yaml", describe(obj, nil), err)
 		}
 		return fmt.Errorf("applying %s: %w", describe(obj, nil), err)
 	}
-	data, err := json.Marshal(obj.Object)
+	if m.Scope.Name() == meta.RESTScopeNameNamespace && obj.GetNamespace() == "" {
+		obj = obj.DeepCopy()
+		obj.SetNamespace(c.opts.Namespace)
+	}
+	outcome, err := Object(ctx, c.client, obj, c.opts.FieldManager)
 	if err != nil {
 		return fmt.Errorf("applying %s: %w", describe(obj, m), err)
 	}
-	force := true
-	_, err = ri.Patch(ctx, obj.GetName(), types.ApplyPatchType, data, metav1.PatchOptions{FieldManager: c.opts.FieldManager, Force: &force})
-	if err != nil {
-		return fmt.Errorf("applying %s: %w", describe(obj, m), err)
-	}
-	fmt.Fprintf(c.opts.Out, "%s serverside-applied\n", describe(obj, m))
+	fmt.Fprintf(c.opts.Out, "%s %s\n", describe(obj, m), outcome)
 	return nil
 }
 
 // waitServed waits until each CRD is Established and discovery
 // serves its kinds, then forgets the cached discovery so that they resolve.
-func (c *client) waitServed(ctx context.Context, names []string) error {
+func (c *session) waitServed(ctx context.Context, names []string) error {
 	if err := crdready.Wait(ctx, c.opts.Config, names, crdready.Options{Timeout: c.opts.Timeout}); err != nil {
 		return fmt.Errorf("waiting for CRDs before applying their custom resources: %w", err)
 	}
@@ -197,7 +203,7 @@ func (c *client) waitServed(ctx context.Context, names []string) error {
 // already gone, or whose kind the cluster no longer serves, count as
 // deleted.
 func Delete(ctx context.Context, objs []*unstructured.Unstructured, opts Options) error {
-	c, err := newClient(opts)
+	c, err := newSession(opts)
 	if err != nil {
 		return err
 	}
@@ -251,7 +257,7 @@ type deletedObject struct {
 	desc string
 }
 
-func (c *client) deleteAll(ctx context.Context, objs []*unstructured.Unstructured) ([]deletedObject, error) {
+func (c *session) deleteAll(ctx context.Context, objs []*unstructured.Unstructured) ([]deletedObject, error) {
 	var errs []error
 	var deleted []deletedObject
 	background := metav1.DeletePropagationBackground
@@ -281,7 +287,7 @@ func (c *client) deleteAll(ctx context.Context, objs []*unstructured.Unstructure
 
 // waitGone waits until each object is gone; an error names what is left
 // and the finalizers holding it.
-func (c *client) waitGone(ctx context.Context, objs []deletedObject) error {
+func (c *session) waitGone(ctx context.Context, objs []deletedObject) error {
 	ctx, cancel := context.WithTimeout(ctx, c.opts.Timeout)
 	defer cancel()
 	for _, o := range objs {

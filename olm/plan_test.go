@@ -10,7 +10,6 @@ import (
 	operatorsv1 "github.com/operator-framework/api/pkg/operators/v1"
 	"github.com/operator-framework/api/pkg/operators/v1alpha1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/yaml"
 
 	goldenfile "github.com/chartpilot/chartpilot/internal/golden"
@@ -147,25 +146,5 @@ func TestPruneEmpty(t *testing.T) {
 	want := "e: x\nf:\n- g: \"y\"\ni: 0\nj: false\nk:\n- \"\"\n"
 	if string(got) != want {
 		t.Errorf("pruneEmpty = %s, want %s", got, want)
-	}
-}
-
-// A label someone else adds between Subscribe's two reads (OLM labels each
-// Subscription with its package) is not a change Subscribe made.
-func TestHasLabels(t *testing.T) {
-	obj := &unstructured.Unstructured{}
-	obj.SetLabels(map[string]string{"app": "a", "operators.coreos.com/journey.ns": ""})
-	for _, tc := range []struct {
-		want map[string]string
-		has  bool
-	}{
-		{nil, true},
-		{map[string]string{"app": "a"}, true},
-		{map[string]string{"app": "b"}, false},
-		{map[string]string{"team": "x"}, false},
-	} {
-		if got := hasLabels(obj, tc.want); got != tc.has {
-			t.Errorf("hasLabels(%v) = %v, want %v", tc.want, got, tc.has)
-		}
 	}
 }

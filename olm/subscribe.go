@@ -11,12 +11,13 @@ import (
 	operatorsv1 "github.com/operator-framework/api/pkg/operators/v1"
 	"github.com/operator-framework/api/pkg/operators/v1alpha1"
 	corev1 "k8s.io/api/core/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/validation"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/chartpilot/chartpilot/apply"
 )
 
 // ErrTooManyOperatorGroups means a namespace has more than one
@@ -324,9 +325,9 @@ func (p *Plan) Objects() ([]*unstructured.Unstructured, error) {
 type Action string
 
 const (
-	ActionCreated    Action = "created"
-	ActionConfigured Action = "configured"
-	ActionUnchanged  Action = "unchanged"
+	ActionCreated           = Action(apply.Created)
+	ActionConfigured        = Action(apply.Configured)
+	ActionUnchanged         = Action(apply.Unchanged)
 	ActionReused     Action = "reused"
 	ActionDeleted    Action = "deleted"
 )
@@ -392,7 +393,7 @@ func Subscribe(ctx context.Context, c client.Client, opts SubscribeOptions) (*Su
 				res.Objects = append(res.Objects, ObjectResult{Kind: "OperatorGroup", Name: plan.OperatorGroup.Name, Namespace: plan.OperatorGroup.Namespace, Action: ActionReused})
 			}
 		}
-		action, err := apply(ctx, c, u)
+		action, err := Apply(ctx, c, u)
 		if err != nil {
 			return res, err
 		}
@@ -401,44 +402,10 @@ func Subscribe(ctx context.Context, c client.Client, opts SubscribeOptions) (*Su
 	return res, nil
 }
 
-// apply server-side applies u and says whether it created or changed it.
-func apply(ctx context.Context, c client.Client, u *unstructured.Unstructured) (Action, error) {
-	before := &unstructured.Unstructured{}
-	before.SetGroupVersionKind(u.GroupVersionKind())
-	err := c.Get(ctx, client.ObjectKeyFromObject(u), before)
-	if err != nil && !apierrors.IsNotFound(err) {
-		return "", fmt.Errorf("reading %s %s: %w", u.GetKind(), u.GetName(), err)
-	}
-	existed := err == nil
-	if err := c.Apply(ctx, client.ApplyConfigurationFromUnstructured(u.DeepCopy()), client.FieldOwner(FieldManager), client.ForceOwnership); err != nil {
-		return "", fmt.Errorf("applying %s %s/%s: %w", u.GetKind(), u.GetNamespace(), u.GetName(), err)
-	}
-	after := &unstructured.Unstructured{}
-	after.SetGroupVersionKind(u.GroupVersionKind())
-	if err := c.Get(ctx, client.ObjectKeyFromObject(u), after); err != nil {
-		return "", fmt.Errorf("reading %s %s: %w", u.GetKind(), u.GetName(), err)
-	}
-	switch {
-	case !existed:
-		return ActionCreated, nil
-	// The generation moves with the spec only: OLM's status writes, which
-	// change the resourceVersion all the time, do not count; nor do the
-	// labels OLM adds to a Subscription between our two reads.
-	case before.GetGeneration() != after.GetGeneration() || !hasLabels(before, u.GetLabels()):
-		return ActionConfigured, nil
-	}
-	return ActionUnchanged, nil
-}
-
-// hasLabels says whether obj already carried every label in want.
-func hasLabels(obj *unstructured.Unstructured, want map[string]string) bool {
-	have := obj.GetLabels()
-	for k, v := range want {
-		if got, ok := have[k]; !ok || got != v {
-			return false
-		}
-	}
-	return true
+// Apply server-side applies u as FieldManager and says what that did.
+func Apply(ctx context.Context, c client.Client, u *unstructured.Unstructured) (Action, error) {
+	outcome, err := apply.Object(ctx, c, u, FieldManager)
+	return Action(outcome), err
 }
 
 // CatalogSourceName is the name Subscribe gives the CatalogSource it makes

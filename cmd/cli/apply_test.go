@@ -43,9 +43,9 @@ func TestApplyDeleteCommands(t *testing.T) {
 		{name: "a bad image", args: []string{"apply", "-k", def, "--image", "op:v1"}, wantErr: "--image: image \"op:v1\": want NAME=REF"},
 		{name: "a bad output", args: []string{"apply", "-k", def, "--dry-run", "-o", "wide"}, wantErr: "must be one of yaml, json, name"},
 		{name: "make install", args: []string{"apply", "--kubeconfig", kubeconfig, "-k", crd},
-			wantOut: []string{"customresourcedefinitions.apiextensions.k8s.io/webapps.charts.example.com serverside-applied"}},
+			wantOut: []string{"customresourcedefinitions.apiextensions.k8s.io/webapps.charts.example.com created"}},
 		{name: "make deploy", args: []string{"apply", "--kubeconfig", kubeconfig, "-k", def, "--image", "controller=127.0.0.1:5000/op:v1"},
-			wantOut: []string{"namespaces/webapp-operator-system serverside-applied", "deployments.apps/webapp-operator-controller-manager serverside-applied"}},
+			wantOut: []string{"namespaces/webapp-operator-system created", "deployments.apps/webapp-operator-controller-manager created"}},
 		// envtest runs no namespace controller: the Namespace would stay
 		// Terminating, so this run does not wait (apply's tests cover --wait).
 		{name: "make undeploy", args: []string{"delete", "--kubeconfig", kubeconfig, "-k", def, "--wait=false"},

@@ -175,43 +175,13 @@ func Install(ctx context.Context, c client.Client, opts InstallOptions) (*Instal
 	}
 	res := &InstallResult{Bundle: plan.Bundle}
 	for _, u := range objs {
-		action, err := apply(ctx, c, u)
+		action, err := olm.Apply(ctx, c, u)
 		if err != nil {
 			return res, fmt.Errorf("install: %w", err)
 		}
 		res.Objects = append(res.Objects, olm.ObjectResult{Kind: u.GetKind(), Name: u.GetName(), Namespace: u.GetNamespace(), Action: action})
 	}
 	return res, nil
-}
-
-// apply server-side applies u and says whether it created or changed it.
-func apply(ctx context.Context, c client.Client, u *unstructured.Unstructured) (olm.Action, error) {
-	before := &unstructured.Unstructured{}
-	before.SetGroupVersionKind(u.GroupVersionKind())
-	err := c.Get(ctx, client.ObjectKeyFromObject(u), before)
-	if err != nil && !apierrors.IsNotFound(err) {
-		return "", fmt.Errorf("reading %s %s: %w", u.GetKind(), u.GetName(), err)
-	}
-	existed := err == nil
-	if err := c.Apply(ctx, client.ApplyConfigurationFromUnstructured(u.DeepCopy()), client.FieldOwner(olm.FieldManager), client.ForceOwnership); err != nil {
-		return "", fmt.Errorf("applying %s %s: %w", u.GetKind(), objectName(u), err)
-	}
-	after := &unstructured.Unstructured{}
-	after.SetGroupVersionKind(u.GroupVersionKind())
-	if err := c.Get(ctx, client.ObjectKeyFromObject(u), after); err != nil {
-		return "", fmt.Errorf("reading %s %s: %w", u.GetKind(), objectName(u), err)
-	}
-	switch {
-	case !existed:
-		return olm.ActionCreated, nil
-	// Objects with a spec count its changes only (generation), not the
-	// status writes of controllers; RBAC and ServiceAccounts have none.
-	case before.GetGeneration() != 0 && before.GetGeneration() != after.GetGeneration():
-		return olm.ActionConfigured, nil
-	case before.GetGeneration() == 0 && before.GetResourceVersion() != after.GetResourceVersion():
-		return olm.ActionConfigured, nil
-	}
-	return olm.ActionUnchanged, nil
 }
 
 func objectName(o metav1.Object) string {

@@ -236,7 +236,7 @@ func (res *UpgradeResult) updateInstaller(ctx context.Context, c client.Client, 
 		if u.GroupVersionKind().Group != rbacv1.GroupName {
 			continue
 		}
-		action, err := apply(ctx, c, u)
+		action, err := olm.Apply(ctx, c, u)
 		if err != nil {
 			return fmt.Errorf("upgrade: %w", err)
 		}
@@ -270,7 +270,7 @@ func (res *UpgradeResult) apply(ctx context.Context, c client.Client, o any) err
 	if err != nil {
 		return err
 	}
-	action, err := apply(ctx, c, u)
+	action, err := olm.Apply(ctx, c, u)
 	if err != nil {
 		return fmt.Errorf("upgrade: %w", err)
 	}
