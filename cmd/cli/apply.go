@@ -165,10 +165,6 @@ deleted, so delete can be repeated.`,
 	return cmd
 }
 
-func (o *applyCmdOptions) complete(*cobra.Command, []string) error { return nil }
-
-func (o *applyCmdOptions) validate() error { return nil }
-
 // run builds the kustomization, then (unless --dry-run printed it)
 // applies or deletes its objects.
 func (o *applyCmdOptions) run(ctx context.Context) error {

@@ -140,8 +140,6 @@ func (o *bundleGenerateOptions) complete(_ *cobra.Command, args []string) (err e
 	return nil
 }
 
-func (o *bundleGenerateOptions) validate() error { return nil }
-
 func (o *bundleGenerateOptions) run(ctx context.Context) error {
 	res, err := bundle.Generate(ctx, o.GenerateOptions)
 	if err != nil {
@@ -242,8 +240,6 @@ func (o *bundleValidateOptions) complete(cmd *cobra.Command, args []string) erro
 	return nil
 }
 
-func (o *bundleValidateOptions) validate() error { return nil }
-
 func (o *bundleValidateOptions) run(context.Context) error {
 	rep, err := bundle.Validate(o.ValidateOptions)
 	if rep == nil {
@@ -295,8 +291,6 @@ func (o *bundleCapabilitiesOptions) complete(_ *cobra.Command, args []string) er
 	}
 	return nil
 }
-
-func (o *bundleCapabilitiesOptions) validate() error { return nil }
 
 func (o *bundleCapabilitiesOptions) run(context.Context) error {
 	a, err := bundle.AssessProject(o.CapabilitiesOptions)

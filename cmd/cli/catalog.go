@@ -100,8 +100,6 @@ func (o *catalogInitOptions) complete(_ *cobra.Command, args []string) error {
 	return nil
 }
 
-func (o *catalogInitOptions) validate() error { return nil }
-
 func (o *catalogInitOptions) run(context.Context) error {
 	if err := catalog.Init(o.InitOptions); err != nil {
 		return err
@@ -297,8 +295,6 @@ func (o *catalogDeprecateOptions) complete(_ *cobra.Command, args []string) erro
 	return nil
 }
 
-func (o *catalogDeprecateOptions) validate() error { return nil }
-
 func (o *catalogDeprecateOptions) run(context.Context) error {
 	if err := catalog.Deprecate(o.DeprecateOptions); err != nil {
 		return err
@@ -340,8 +336,6 @@ func (o *catalogRenderOptions) complete(_ *cobra.Command, args []string) error {
 	return nil
 }
 
-func (o *catalogRenderOptions) validate() error { return nil }
-
 func (o *catalogRenderOptions) run(ctx context.Context) error {
 	return catalog.Render(ctx, o.streams.Out, o.RenderOptions)
 }
@@ -372,8 +366,6 @@ func (o *catalogValidateOptions) complete(*cobra.Command, []string) error {
 	o.Dir = o.f.dir
 	return nil
 }
-
-func (o *catalogValidateOptions) validate() error { return nil }
 
 func (o *catalogValidateOptions) run(ctx context.Context) error {
 	if err := catalog.Validate(ctx, o.ValidateOptions); err != nil {
@@ -408,8 +400,6 @@ func (o *catalogGraphOptions) complete(_ *cobra.Command, args []string) error {
 	o.Dir, o.Packages, o.Format = o.f.dir, args, o.format.String()
 	return nil
 }
-
-func (o *catalogGraphOptions) validate() error { return nil }
 
 func (o *catalogGraphOptions) run(ctx context.Context) error {
 	return catalog.Graph(ctx, o.streams.Out, o.GraphOptions)
@@ -664,8 +654,6 @@ func (o *catalogPushOptions) complete(_ *cobra.Command, args []string) error {
 	return nil
 }
 
-func (o *catalogPushOptions) validate() error { return nil }
-
 func (o *catalogPushOptions) run(ctx context.Context) error {
 	res, err := catalog.Build(ctx, catalog.BuildOptions{ImageOptions: o.ImageOptions})
 	if err != nil {
@@ -706,8 +694,6 @@ func (o *catalogDockerfileOptions) complete(*cobra.Command, []string) error {
 	o.CatalogDir = o.f.dir
 	return nil
 }
-
-func (o *catalogDockerfileOptions) validate() error { return nil }
 
 func (o *catalogDockerfileOptions) run(context.Context) error {
 	var buf bytes.Buffer

@@ -115,10 +115,6 @@ func newClusterUpCommand(streams genericiooptions.IOStreams, f *clusterFlags) *c
 	return cmd
 }
 
-func (o *clusterUpOptions) complete(*cobra.Command, []string) error { return nil }
-
-func (o *clusterUpOptions) validate() error { return nil }
-
 func (o *clusterUpOptions) run(ctx context.Context) error {
 	opts := o.f.options(o.streams.Out)
 	opts.Ports = o.ports
@@ -199,8 +195,6 @@ func (o *clusterPrepareHostOptions) complete(*cobra.Command, []string) error {
 	return nil
 }
 
-func (o *clusterPrepareHostOptions) validate() error { return nil }
-
 func (o *clusterPrepareHostOptions) run(ctx context.Context) error {
 	return node.ProvideHost(ctx, o.ProvideOptions)
 }
@@ -219,10 +213,6 @@ func newClusterDownCommand(streams genericiooptions.IOStreams, f *clusterFlags) 
 	cmd.Flags().BoolVar(&o.ignoreNotRunning, "ignore-not-running", false, "succeed when no cluster is running")
 	return cmd
 }
-
-func (o *clusterDownOptions) complete(*cobra.Command, []string) error { return nil }
-
-func (o *clusterDownOptions) validate() error { return nil }
 
 func (o *clusterDownOptions) run(ctx context.Context) error {
 	c, err := o.f.cluster(o.streams.Out)
@@ -257,10 +247,6 @@ func newClusterStatusCommand(streams genericiooptions.IOStreams, f *clusterFlags
 	cmd.Flags().VarP(o.output, "output", "o", "output format: text, json or yaml")
 	return cmd
 }
-
-func (o *clusterStatusOptions) complete(*cobra.Command, []string) error { return nil }
-
-func (o *clusterStatusOptions) validate() error { return nil }
 
 func (o *clusterStatusOptions) run(ctx context.Context) error {
 	c, err := o.f.cluster(o.streams.Out)
@@ -335,10 +321,6 @@ func newClusterKubeconfigCommand(streams genericiooptions.IOStreams, f *clusterF
 	return cmd
 }
 
-func (o *clusterKubeconfigOptions) complete(*cobra.Command, []string) error { return nil }
-
-func (o *clusterKubeconfigOptions) validate() error { return nil }
-
 func (o *clusterKubeconfigOptions) run(context.Context) error {
 	c, err := o.f.running(o.streams.Out)
 	if err != nil {
@@ -371,10 +353,6 @@ func newClusterEnvCommand(streams genericiooptions.IOStreams, f *clusterFlags) *
 		RunE:    runOptions(&clusterEnvOptions{f: f, streams: streams}),
 	}
 }
-
-func (o *clusterEnvOptions) complete(*cobra.Command, []string) error { return nil }
-
-func (o *clusterEnvOptions) validate() error { return nil }
 
 func (o *clusterEnvOptions) run(ctx context.Context) error {
 	c, err := o.f.running(o.streams.Out)
@@ -421,10 +399,6 @@ func newClusterBuildCommand(streams genericiooptions.IOStreams, f *clusterFlags)
 	cmd.Flags().StringVar(&o.nodeKind, "node", o.nodeKind, "also build the real node's components: real, kwok (no) or auto (when this host can run a real node)")
 	return cmd
 }
-
-func (o *clusterBuildOptions) complete(*cobra.Command, []string) error { return nil }
-
-func (o *clusterBuildOptions) validate() error { return nil }
 
 func (o *clusterBuildOptions) run(ctx context.Context) error {
 	began := time.Now()
@@ -474,10 +448,6 @@ func newClusterCheckCommand(streams genericiooptions.IOStreams, f *clusterFlags)
 		RunE:    runOptions(&clusterCheckOptions{f: f, streams: streams}),
 	}
 }
-
-func (o *clusterCheckOptions) complete(*cobra.Command, []string) error { return nil }
-
-func (o *clusterCheckOptions) validate() error { return nil }
 
 func (o *clusterCheckOptions) run(ctx context.Context) error {
 	c, err := o.f.cluster(o.streams.Out)
@@ -533,10 +503,6 @@ func newClusterObjectStoreCommand(streams genericiooptions.IOStreams, f *cluster
 	cmd.Flags().VarP(o.output, "output", "o", "output format: text, json or yaml")
 	return cmd
 }
-
-func (o *clusterObjectStoreOptions) complete(*cobra.Command, []string) error { return nil }
-
-func (o *clusterObjectStoreOptions) validate() error { return nil }
 
 func (o *clusterObjectStoreOptions) run(context.Context) error {
 	c, err := o.f.running(o.streams.Out)

@@ -80,8 +80,6 @@ func defaultDemoDir() string {
 	return filepath.Join(os.TempDir(), "chartpilot-demo")
 }
 
-func (o *demoOptions) validate() error { return nil }
-
 func (o *demoOptions) run(ctx context.Context) error {
 	_, err := demo.Run(ctx, o.Options)
 	return err

@@ -82,8 +82,6 @@ func (o *doctorOptions) complete(*cobra.Command, []string) error {
 	return nil
 }
 
-func (o *doctorOptions) validate() error { return nil }
-
 func (o *doctorOptions) run(ctx context.Context) error {
 	rep, err := doctor.Run(ctx, o.Options)
 	if err != nil {

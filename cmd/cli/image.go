@@ -111,8 +111,6 @@ func (o *bundleBuildOptions) complete(_ *cobra.Command, args []string) error {
 	return nil
 }
 
-func (o *bundleBuildOptions) validate() error { return nil }
-
 func (o *bundleBuildOptions) run(context.Context) error {
 	img, err := bundle.BuildImage(o.dir)
 	if err != nil {
@@ -150,8 +148,6 @@ func (o *pushOptions) complete(_ *cobra.Command, args []string) error {
 	o.ref = args[0]
 	return nil
 }
-
-func (o *pushOptions) validate() error { return nil }
 
 func (o *pushOptions) run(ctx context.Context) error {
 	st, err := o.store.store()
@@ -239,8 +235,6 @@ func (o *imageBuildOptions) complete(_ *cobra.Command, args []string) (err error
 	}
 	return nil
 }
-
-func (o *imageBuildOptions) validate() error { return nil }
 
 func (o *imageBuildOptions) run(ctx context.Context) error {
 	t, err := bundle.BuildOperatorImage(ctx, o.OperatorImageOptions)

@@ -94,8 +94,6 @@ func (o *initOptions) complete(_ *cobra.Command, args []string) (err error) {
 	return err
 }
 
-func (o *initOptions) validate() error { return nil }
-
 func (o *initOptions) run(context.Context) error {
 	if err := scaffold.Init(o.Options); err != nil {
 		return valuesHint(err)
@@ -259,8 +257,6 @@ func (o *generateOptions) complete(*cobra.Command, []string) (err error) {
 	return err
 }
 
-func (o *generateOptions) validate() error { return nil }
-
 func (o *generateOptions) run(context.Context) error {
 	if err := scaffold.Generate(o.GenerateOptions); err != nil {
 		return valuesHint(err)
@@ -316,8 +312,6 @@ func (o *adoptOptions) complete(_ *cobra.Command, args []string) (err error) {
 	o.Config, err = o.discovery.config()
 	return err
 }
-
-func (o *adoptOptions) validate() error { return nil }
 
 func (o *adoptOptions) run(context.Context) error {
 	res, err := scaffold.Adopt(o.AdoptOptions)

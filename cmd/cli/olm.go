@@ -283,8 +283,6 @@ func (o *olmStatusOptions) complete(_ *cobra.Command, args []string) error {
 	return nil
 }
 
-func (o *olmStatusOptions) validate() error { return nil }
-
 func (o *olmStatusOptions) run(ctx context.Context) error {
 	c, ns, err := clusterClient(o.configFlags)
 	if err != nil {
@@ -448,8 +446,6 @@ func (o *olmPreflightOptions) complete(_ *cobra.Command, args []string) error {
 	return nil
 }
 
-func (o *olmPreflightOptions) validate() error { return nil }
-
 func (o *olmPreflightOptions) run(ctx context.Context) error {
 	crds, err := preflight.LoadCRDs(ctx, o.src)
 	if err != nil {
@@ -512,8 +508,6 @@ func (o *olmMigrateOptions) complete(_ *cobra.Command, args []string) error {
 	o.CRDs = args
 	return nil
 }
-
-func (o *olmMigrateOptions) validate() error { return nil }
 
 func (o *olmMigrateOptions) run(ctx context.Context) error {
 	cfg, err := runcmd.KubeConfig(o.configFlags)

@@ -235,8 +235,6 @@ func (o *statusV1Options) complete(_ *cobra.Command, args []string) error {
 	return nil
 }
 
-func (o *statusV1Options) validate() error { return nil }
-
 func (o *statusV1Options) run(ctx context.Context) error {
 	c, err := olmv1Client(o.configFlags)
 	if err != nil {
@@ -396,8 +394,6 @@ func (o *uninstallV1Options) complete(_ *cobra.Command, args []string) error {
 	}
 	return nil
 }
-
-func (o *uninstallV1Options) validate() error { return nil }
 
 func (o *uninstallV1Options) run(ctx context.Context) error {
 	c, err := olm.NewClient(o.Config)

@@ -50,3 +50,18 @@ func TestRunOptions(t *testing.T) {
 		}
 	}
 }
+
+// runOnly has nothing to complete or validate.
+type runOnly struct{ ran bool }
+
+func (r *runOnly) run(context.Context) error { r.ran = true; return nil }
+
+// Options without complete and validate just run.
+func TestRunOptionsRunOnly(t *testing.T) {
+	r := &runOnly{}
+	cmd := &cobra.Command{}
+	cmd.SetContext(context.Background())
+	if err := runOptions(r)(cmd, nil); err != nil || !r.ran {
+		t.Errorf("ran %v, error %v", r.ran, err)
+	}
+}

@@ -16,7 +16,7 @@ import (
 // checked without being named here):
 //   - its help has an example that runs it (the example names its path);
 //   - a command that runs is in the options shape (runcmd.RunE's RunE:
-//     complete, validate, run);
+//     complete and validate where there is something to do, then run);
 //   - it has the kubeconfig flags exactly when its options hold the
 //     kubectl flags (*genericclioptions.ConfigFlags), the only way a
 //     command reaches a cluster: no flags that do nothing, and none missing.

@@ -29,10 +29,6 @@ func newVersionCommand(streams genericiooptions.IOStreams) *cobra.Command {
 	return cmd
 }
 
-func (o *versionOptions) complete(*cobra.Command, []string) error { return nil }
-
-func (o *versionOptions) validate() error { return nil }
-
 func (o *versionOptions) run(context.Context) error {
 	info, err := version.Get()
 	if err != nil {
