@@ -412,7 +412,7 @@ func TestGenerateFromCatalog(t *testing.T) {
 				t.Fatal(err)
 			}
 		}
-		if _, err := catalog.Add(catalog.AddOptions{Dir: cat, BundleDir: filepath.Join(dir, "bundle")}); err != nil {
+		if _, err := catalog.Add(t.Context(), catalog.AddOptions{Dir: cat, BundleDir: filepath.Join(dir, "bundle")}); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -455,7 +455,7 @@ func TestGeneratedBundleInInlineCatalog(t *testing.T) {
 	if err := catalog.Init(catalog.InitOptions{Dir: cat, FromBundle: filepath.Join(dir, "bundle")}); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := catalog.Add(catalog.AddOptions{Dir: cat, BundleDir: filepath.Join(dir, "bundle")}); err != nil {
+	if _, err := catalog.Add(t.Context(), catalog.AddOptions{Dir: cat, BundleDir: filepath.Join(dir, "bundle")}); err != nil {
 		t.Fatal(err)
 	}
 	if err := catalog.Validate(context.Background(), catalog.ValidateOptions{Dir: cat}); err != nil {

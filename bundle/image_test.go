@@ -154,7 +154,7 @@ func TestBundleImageRegistryRoundTrip(t *testing.T) {
 	if err := catalog.Init(catalog.InitOptions{Dir: cat, FromBundle: bundleDir}); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := catalog.AddContext(t.Context(), catalog.AddOptions{Dir: cat, BundleImage: ref}); err != nil {
+	if _, err := catalog.Add(t.Context(), catalog.AddOptions{Dir: cat, BundleImage: ref}); err != nil {
 		t.Fatal(err)
 	}
 	if err := catalog.Validate(t.Context(), catalog.ValidateOptions{Dir: cat}); err != nil {

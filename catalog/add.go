@@ -110,12 +110,9 @@ type AddResult struct {
 // unsafe change is refused unless AllowUnsafeAPIChanges is set. The package
 // is validated before anything is written; a failure leaves the catalog
 // directory as it was.
-func Add(opts AddOptions) (*AddResult, error) {
-	return AddContext(context.Background(), opts)
-}
-
-// AddContext is Add with a context for pulling a bundle image.
-func AddContext(ctx context.Context, opts AddOptions) (*AddResult, error) {
+//
+// ctx bounds the pull of a bundle image.
+func Add(ctx context.Context, opts AddOptions) (*AddResult, error) {
 	if (opts.BundleDir == "") == (opts.BundleImage == "") {
 		return nil, errors.New("set either a bundle directory or a bundle image")
 	}

@@ -112,7 +112,7 @@ func TestAddResultAndPackageDefaults(t *testing.T) {
 		t.Fatal(err)
 	}
 	addVersions(t, dir, "w", "alpha,stable", "1.0.0")
-	res, err := Add(AddOptions{Dir: dir, BundleDir: writeBundle(t, bundleSpec{pkg: "w", version: "1.1.0", channels: "alpha,stable", defaultChannel: "stable"})})
+	res, err := Add(t.Context(), AddOptions{Dir: dir, BundleDir: writeBundle(t, bundleSpec{pkg: "w", version: "1.1.0", channels: "alpha,stable", defaultChannel: "stable"})})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -149,7 +149,7 @@ func TestAddChannelOverridesAndScope(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			dir := initPackage(t, "w")
-			if _, err := Add(AddOptions{Dir: dir, BundleDir: writeBundle(t, bundleSpec{pkg: "w", version: tt.version, channels: "stable"}), Channels: tt.channels, Scope: tt.scope}); err != nil {
+			if _, err := Add(t.Context(), AddOptions{Dir: dir, BundleDir: writeBundle(t, bundleSpec{pkg: "w", version: tt.version, channels: "stable"}), Channels: tt.channels, Scope: tt.scope}); err != nil {
 				t.Fatal(err)
 			}
 			pf, err := loadPackage(dir, "w")
@@ -209,7 +209,7 @@ func TestAddExistingVersion(t *testing.T) {
 			dir := initPackage(t, "w")
 			addVersions(t, dir, "w", "stable", "1.0.0", "1.1.0", "2.0.0")
 			before := snapshot(t, dir)
-			res, err := Add(AddOptions{Dir: dir, BundleDir: writeBundle(t, tt.spec), Replace: tt.replace, Image: tt.image})
+			res, err := Add(t.Context(), AddOptions{Dir: dir, BundleDir: writeBundle(t, tt.spec), Replace: tt.replace, Image: tt.image})
 			if tt.wantErr != nil {
 				if !errors.Is(err, tt.wantErr) {
 					t.Fatalf("error = %v, want %v", err, tt.wantErr)
@@ -387,7 +387,7 @@ func TestFailedAddLeavesCatalogUntouched(t *testing.T) {
 			opts := tt.setup(t, dir)
 			dir = opts.Dir
 			before := snapshot(t, dir)
-			_, err := Add(opts)
+			_, err := Add(t.Context(), opts)
 			staging, _ := stagingPath(dir)
 			tt.wantErr = strings.NewReplacer("%DIR%", dir, "%PARENT%", filepath.Dir(dir), "%STAGING%", staging).Replace(tt.wantErr)
 			if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
@@ -666,11 +666,11 @@ func TestWritersRefuseACatalogThatDoesNotLoad(t *testing.T) {
 			return Init(InitOptions{Dir: dir, Package: "v"})
 		}},
 		{"add", func(t *testing.T, dir string) error {
-			_, err := Add(AddOptions{Dir: dir, BundleDir: writeBundle(t, bundleSpec{pkg: "w", version: "2.0.0", channels: "stable"})})
+			_, err := Add(t.Context(), AddOptions{Dir: dir, BundleDir: writeBundle(t, bundleSpec{pkg: "w", version: "2.0.0", channels: "stable"})})
 			return err
 		}},
 		{"add, initializing the package", func(t *testing.T, dir string) error {
-			_, err := Add(AddOptions{Dir: dir, BundleDir: writeBundle(t, bundleSpec{pkg: "v", version: "1.0.0", channels: "stable"}), InitPackage: true})
+			_, err := Add(t.Context(), AddOptions{Dir: dir, BundleDir: writeBundle(t, bundleSpec{pkg: "v", version: "1.0.0", channels: "stable"}), InitPackage: true})
 			return err
 		}},
 		{"remove", func(t *testing.T, dir string) error {
@@ -707,7 +707,7 @@ func TestWritersRefuseAMissingCatalogDir(t *testing.T) {
 		write func(t *testing.T, dir string) error
 	}{
 		{"add", func(t *testing.T, dir string) error {
-			_, err := Add(AddOptions{Dir: dir, BundleDir: writeBundle(t, bundleSpec{pkg: "w", version: "2.0.0", channels: "stable"})})
+			_, err := Add(t.Context(), AddOptions{Dir: dir, BundleDir: writeBundle(t, bundleSpec{pkg: "w", version: "2.0.0", channels: "stable"})})
 			return err
 		}},
 		{"remove", func(t *testing.T, dir string) error {

@@ -108,7 +108,7 @@ func TestAddRefusesUnsafeAPIChanges(t *testing.T) {
 			dir := initPackage(t, "w")
 			for _, s := range tt.steps {
 				before := snapshot(t, dir)
-				res, err := Add(AddOptions{Dir: dir, AllowUnsafeAPIChanges: s.allow,
+				res, err := Add(t.Context(), AddOptions{Dir: dir, AllowUnsafeAPIChanges: s.allow,
 					BundleDir: writeBundle(t, bundleSpec{pkg: "w", version: s.version, channels: s.channels, crd: widgetCRD(s.props)})})
 				if s.wantErr == nil {
 					if err != nil {
@@ -142,10 +142,10 @@ func TestAddComparesWithImageBundles(t *testing.T) {
 	host := strings.TrimPrefix(reg.URL, "http://")
 	dir := initPackage(t, "w")
 	v1 := pushBundleImage(t, host, bundleSpec{pkg: "w", version: "0.1.0", channels: "stable", crd: widgetCRD(sizeAndColor)})
-	if _, err := AddContext(t.Context(), AddOptions{Dir: dir, BundleImage: v1}); err != nil {
+	if _, err := Add(t.Context(), AddOptions{Dir: dir, BundleImage: v1}); err != nil {
 		t.Fatal(err)
 	}
-	_, err := AddContext(t.Context(), AddOptions{Dir: dir, BundleDir: writeBundle(t, bundleSpec{pkg: "w", version: "0.2.0", channels: "stable", crd: widgetCRD(colorOnly)})})
+	_, err := Add(t.Context(), AddOptions{Dir: dir, BundleDir: writeBundle(t, bundleSpec{pkg: "w", version: "0.2.0", channels: "stable", crd: widgetCRD(colorOnly)})})
 	if !errors.Is(err, crddiff.ErrUnsafe) || !strings.Contains(err.Error(), "spec.size") {
 		t.Errorf("error %v, want the removal of spec.size refused", err)
 	}
@@ -155,11 +155,11 @@ func TestAddComparesWithImageBundles(t *testing.T) {
 // before the push) is not compared: a warning, not a refusal.
 func TestAddWarnsWhenAPreviousImageCannotBePulled(t *testing.T) {
 	dir := initPackage(t, "w")
-	if _, err := Add(AddOptions{Dir: dir, Image: "127.0.0.1:1/w-bundle:v0.1.0",
+	if _, err := Add(t.Context(), AddOptions{Dir: dir, Image: "127.0.0.1:1/w-bundle:v0.1.0",
 		BundleDir: writeBundle(t, bundleSpec{pkg: "w", version: "0.1.0", channels: "stable", crd: widgetCRD(sizeAndColor)})}); err != nil {
 		t.Fatal(err)
 	}
-	res, err := Add(AddOptions{Dir: dir, BundleDir: writeBundle(t, bundleSpec{pkg: "w", version: "0.2.0", channels: "stable", crd: widgetCRD(colorOnly)})})
+	res, err := Add(t.Context(), AddOptions{Dir: dir, BundleDir: writeBundle(t, bundleSpec{pkg: "w", version: "0.2.0", channels: "stable", crd: widgetCRD(colorOnly)})})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -234,7 +234,7 @@ func TestAddKeepsClustersOffDroppedStoredVersions(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			dir := initPackage(t, "w")
 			for _, s := range tt.steps {
-				res, err := Add(AddOptions{Dir: dir, BundleDir: writeBundle(t, bundleSpec{pkg: "w", version: s.version, channels: "stable", crd: widgetCRDVersions(s.versions...)})})
+				res, err := Add(t.Context(), AddOptions{Dir: dir, BundleDir: writeBundle(t, bundleSpec{pkg: "w", version: s.version, channels: "stable", crd: widgetCRDVersions(s.versions...)})})
 				if s.wantErr != "" {
 					if !errors.Is(err, crddiff.ErrUnsafe) || !strings.Contains(err.Error(), s.wantErr) {
 						t.Fatalf("adding %s: %v, want a refusal with %q", s.version, err, s.wantErr)

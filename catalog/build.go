@@ -37,7 +37,7 @@ type BuildResult struct {
 func Build(ctx context.Context, opts BuildOptions) (*BuildResult, error) {
 	res := &BuildResult{}
 	for _, ref := range opts.Bundles {
-		added, err := AddContext(ctx, AddOptions{Dir: opts.Dir, BundleImage: ref, Replace: true, InitPackage: true, AllowUnsafeAPIChanges: opts.AllowUnsafeAPIChanges})
+		added, err := Add(ctx, AddOptions{Dir: opts.Dir, BundleImage: ref, Replace: true, InitPackage: true, AllowUnsafeAPIChanges: opts.AllowUnsafeAPIChanges})
 		if err != nil {
 			return nil, fmt.Errorf("publishing %s: %w", ref, err)
 		}

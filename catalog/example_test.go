@@ -47,7 +47,7 @@ func Example() {
 		return
 	}
 	for _, v := range []string{"0.1.0", "0.2.0", "0.1.1"} {
-		res, err := catalog.Add(catalog.AddOptions{Dir: dir, BundleDir: exampleBundle(root, v)})
+		res, err := catalog.Add(context.Background(), catalog.AddOptions{Dir: dir, BundleDir: exampleBundle(root, v)})
 		if err != nil {
 			fmt.Println(err)
 			return

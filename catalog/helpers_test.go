@@ -145,7 +145,7 @@ func initPackage(t testing.TB, pkg string) string {
 func addVersions(t testing.TB, dir, pkg, channels string, versions ...string) {
 	t.Helper()
 	for _, v := range versions {
-		if _, err := Add(AddOptions{Dir: dir, BundleDir: writeBundle(t, bundleSpec{pkg: pkg, version: v, channels: channels})}); err != nil {
+		if _, err := Add(t.Context(), AddOptions{Dir: dir, BundleDir: writeBundle(t, bundleSpec{pkg: pkg, version: v, channels: channels})}); err != nil {
 			t.Fatalf("adding %s %s: %v", pkg, v, err)
 		}
 	}

@@ -309,7 +309,7 @@ func TestAddBundleImage(t *testing.T) {
 	}
 
 	dir := initPackage(t, "w")
-	res, err := AddContext(t.Context(), AddOptions{Dir: dir, BundleImage: ref})
+	res, err := Add(t.Context(), AddOptions{Dir: dir, BundleImage: ref})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -325,7 +325,7 @@ func TestAddBundleImage(t *testing.T) {
 	}
 
 	before := snapshot(t, dir)
-	if _, err := AddContext(t.Context(), AddOptions{Dir: dir, BundleImage: host + "/missing:v1"}); err == nil || !strings.Contains(err.Error(), "NAME_UNKNOWN") {
+	if _, err := Add(t.Context(), AddOptions{Dir: dir, BundleImage: host + "/missing:v1"}); err == nil || !strings.Contains(err.Error(), "NAME_UNKNOWN") {
 		t.Errorf("adding a missing image: %v", err)
 	}
 	if snapshot(t, dir) != before {

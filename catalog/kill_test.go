@@ -44,7 +44,7 @@ func TestAddProcess(t *testing.T) {
 		t.Skip("the helper process of TestKillAdd")
 	}
 	opts := AddOptions{Dir: dir, BundleDir: os.Getenv(addProcessBundleEnv), InitPackage: os.Getenv(addProcessInitEnv) != ""}
-	if _, err := AddContext(context.Background(), opts); err != nil {
+	if _, err := Add(context.Background(), opts); err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
 	}
@@ -166,7 +166,7 @@ func TestKillAdd(t *testing.T) {
 			outcome = "old"
 			// The lock is free: the add goes through at once.
 			ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
-			_, err := AddContext(ctx, opts)
+			_, err := Add(ctx, opts)
 			cancel()
 			if err != nil {
 				t.Fatalf("trial %d: the add after the kill: %v", i, err)
@@ -200,7 +200,7 @@ func TestKillAdd(t *testing.T) {
 
 	// A completed write leaves nothing beside the catalog but its lock,
 	// whatever the killed writers left.
-	if _, err := Add(AddOptions{Dir: dir, BundleDir: writeBundle(t, bundleSpec{pkg: "operator-000", version: "200.0.0", channels: "stable"})}); err != nil {
+	if _, err := Add(t.Context(), AddOptions{Dir: dir, BundleDir: writeBundle(t, bundleSpec{pkg: "operator-000", version: "200.0.0", channels: "stable"})}); err != nil {
 		t.Fatal(err)
 	}
 	lock, _ := LockPath(dir)
@@ -354,7 +354,7 @@ func TestAddInitializesThePackageInOneWrite(t *testing.T) {
 		return atomicfile.WriteFile(path, data, perm)
 	}
 	bundle := writeBundle(t, bundleSpec{pkg: "v", version: "1.0.0", channels: "stable"})
-	if _, err := Add(AddOptions{Dir: dir, BundleDir: bundle, InitPackage: true, writeFile: firstOnly}); err != nil {
+	if _, err := Add(t.Context(), AddOptions{Dir: dir, BundleDir: bundle, InitPackage: true, writeFile: firstOnly}); err != nil {
 		t.Fatalf("Add() = %v after %d writes (%v)", err, len(writes), writes)
 	}
 	if len(writes) != 1 {

@@ -31,7 +31,7 @@ func testConcurrentAdds(t *testing.T, dir string, initPackage bool) {
 	var wg sync.WaitGroup
 	errs := make([]error, n)
 	for i := range n {
-		wg.Go(func() { _, errs[i] = Add(AddOptions{Dir: dir, BundleDir: bundles[i], InitPackage: initPackage}) })
+		wg.Go(func() { _, errs[i] = Add(t.Context(), AddOptions{Dir: dir, BundleDir: bundles[i], InitPackage: initPackage}) })
 	}
 	wg.Wait()
 	for i, err := range errs {
@@ -67,7 +67,7 @@ func testConcurrentAdds(t *testing.T, dir string, initPackage bool) {
 // waits until the lock is released.
 func TestAddWaitsForAnotherProcess(t *testing.T) {
 	if dir := os.Getenv("CHARTPILOT_TEST_ADD_DIR"); dir != "" {
-		if _, err := Add(AddOptions{Dir: dir, BundleDir: os.Getenv("CHARTPILOT_TEST_ADD_BUNDLE")}); err != nil {
+		if _, err := Add(t.Context(), AddOptions{Dir: dir, BundleDir: os.Getenv("CHARTPILOT_TEST_ADD_BUNDLE")}); err != nil {
 			fmt.Fprintln(os.Stderr, err)
 			os.Exit(1)
 		}
@@ -107,7 +107,7 @@ func TestLockWaitEndsWithContext(t *testing.T) {
 	defer unlock()
 	ctx, cancel := context.WithTimeout(t.Context(), 100*time.Millisecond)
 	defer cancel()
-	_, err = AddContext(ctx, AddOptions{Dir: dir, BundleDir: writeBundle(t, bundleSpec{pkg: "w", version: "1.0.0", channels: "stable"})})
+	_, err = Add(ctx, AddOptions{Dir: dir, BundleDir: writeBundle(t, bundleSpec{pkg: "w", version: "1.0.0", channels: "stable"})})
 	if !errors.Is(err, context.DeadlineExceeded) || !strings.Contains(err.Error(), "waiting for another writer of catalog "+dir) {
 		t.Errorf("AddContext while locked = %v, want the wait to end with the context", err)
 	}

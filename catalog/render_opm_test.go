@@ -15,7 +15,7 @@ func TestRenderEqualsOpmRender(t *testing.T) {
 	opm := opmBinary(t)
 	inline := filepath.Join(t.TempDir(), "inline")
 	for _, v := range []string{"0.1.0", "0.3.0", "0.2.0"} {
-		if _, err := Add(AddOptions{Dir: inline, BundleDir: writeBundle(t, bundleSpec{pkg: "inline", version: v, channels: "stable,fast"}), InitPackage: true}); err != nil {
+		if _, err := Add(t.Context(), AddOptions{Dir: inline, BundleDir: writeBundle(t, bundleSpec{pkg: "inline", version: v, channels: "stable,fast"}), InitPackage: true}); err != nil {
 			t.Fatal(err)
 		}
 	}

@@ -41,7 +41,7 @@ func goldenCatalog(t *testing.T) string {
 		{"alpha", "1.1.0", "stable,fast"},
 		{"alpha", "1.0.1", "stable"},
 	} {
-		_, err := Add(AddOptions{
+		_, err := Add(t.Context(), AddOptions{
 			Dir:       dir,
 			BundleDir: writeBundle(t, bundleSpec{pkg: v.pkg, version: v.version, channels: v.channels}),
 			Image:     "registry.example.com/" + v.pkg + "-bundle:v" + v.version,

@@ -172,7 +172,7 @@ func TestServeAnswersEqualOpmServe(t *testing.T) {
 		name: "added",
 		dir: func(t *testing.T) string {
 			dir := serveTestCatalog(t)
-			if _, err := Add(AddOptions{Dir: dir, BundleDir: writeBundle(t, bundleSpec{pkg: "w", version: "2.0.1", channels: "stable,fast"})}); err != nil {
+			if _, err := Add(t.Context(), AddOptions{Dir: dir, BundleDir: writeBundle(t, bundleSpec{pkg: "w", version: "2.0.1", channels: "stable,fast"})}); err != nil {
 				t.Fatal(err)
 			}
 			return dir

@@ -75,7 +75,7 @@ func serveTestCatalog(t *testing.T) string {
 	if err := Init(InitOptions{Dir: dir, Package: "img"}); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := Add(AddOptions{Dir: dir, BundleDir: writeBundle(t, bundleSpec{pkg: "img", version: "1.0.0", channels: "stable"}), Image: "registry.example.com/img-bundle:v1.0.0"}); err != nil {
+	if _, err := Add(t.Context(), AddOptions{Dir: dir, BundleDir: writeBundle(t, bundleSpec{pkg: "img", version: "1.0.0", channels: "stable"}), Image: "registry.example.com/img-bundle:v1.0.0"}); err != nil {
 		t.Fatal(err)
 	}
 	return dir

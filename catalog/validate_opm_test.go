@@ -17,7 +17,7 @@ func TestValidateAgreesWithOpm(t *testing.T) {
 	opm := opmBinary(t)
 	inline := filepath.Join(t.TempDir(), "inline")
 	for _, v := range []string{"0.1.0", "0.2.0"} {
-		if _, err := Add(AddOptions{Dir: inline, BundleDir: writeBundle(t, bundleSpec{pkg: "inline", version: v, channels: "stable"}), InitPackage: true}); err != nil {
+		if _, err := Add(t.Context(), AddOptions{Dir: inline, BundleDir: writeBundle(t, bundleSpec{pkg: "inline", version: v, channels: "stable"}), InitPackage: true}); err != nil {
 			t.Fatal(err)
 		}
 	}

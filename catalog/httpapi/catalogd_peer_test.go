@@ -91,7 +91,7 @@ func startCatalogd(t *testing.T, dir, name string, metas bool) string {
 // olm.bundle.object), then deprecated.
 func inlineCatalog(t *testing.T) string {
 	dir := filepath.Join(t.TempDir(), "catalog")
-	if _, err := catalog.Add(catalog.AddOptions{Dir: dir, BundleDir: filepath.Join("..", "..", "bundle", "testdata", "golden", "webapp", "bundle"), InitPackage: true}); err != nil {
+	if _, err := catalog.Add(t.Context(), catalog.AddOptions{Dir: dir, BundleDir: filepath.Join("..", "..", "bundle", "testdata", "golden", "webapp", "bundle"), InitPackage: true}); err != nil {
 		t.Fatal(err)
 	}
 	if err := catalog.Deprecate(catalog.DeprecateOptions{Dir: dir, Package: "webapp-operator", Message: "a test"}); err != nil {

@@ -170,7 +170,7 @@ func (o *catalogAddOptions) validate() error {
 }
 
 func (o *catalogAddOptions) run(ctx context.Context) error {
-	res, err := catalog.AddContext(ctx, o.AddOptions)
+	res, err := catalog.Add(ctx, o.AddOptions)
 	if err != nil {
 		return err
 	}

@@ -67,7 +67,7 @@ func PushCatalog(t testing.TB, ref string, allowUnsafe bool, bundles ...ImageBun
 		t.Fatal(err)
 	}
 	for _, b := range bundles {
-		if _, err := catalog.Add(catalog.AddOptions{Dir: dir, BundleDir: b.Dir, Image: b.Ref, AllowUnsafeAPIChanges: allowUnsafe}); err != nil {
+		if _, err := catalog.Add(t.Context(), catalog.AddOptions{Dir: dir, BundleDir: b.Dir, Image: b.Ref, AllowUnsafeAPIChanges: allowUnsafe}); err != nil {
 			t.Fatalf("adding %s to the catalog: %v", b.Ref, err)
 		}
 	}

@@ -170,7 +170,7 @@ func Catalog(t testing.TB, bundles ...Bundle) string {
 		t.Fatal(err)
 	}
 	for _, b := range bundles {
-		if _, err := catalog.Add(catalog.AddOptions{Dir: dir, BundleDir: b.Write(t)}); err != nil {
+		if _, err := catalog.Add(t.Context(), catalog.AddOptions{Dir: dir, BundleDir: b.Write(t)}); err != nil {
 			t.Fatalf("adding %s to the catalog: %v", b.CSVName(), err)
 		}
 	}

@@ -63,7 +63,7 @@ spec:
 func TestLoadCRDs(t *testing.T) {
 	cat := filepath.Join(t.TempDir(), "catalog")
 	for _, b := range []struct{ v, prop string }{{"0.1.0", "size"}, {"0.2.0", "color"}} {
-		if _, err := catalog.Add(catalog.AddOptions{Dir: cat, InitPackage: true, AllowUnsafeAPIChanges: true, BundleDir: writeBundle(t, b.v, b.prop)}); err != nil {
+		if _, err := catalog.Add(t.Context(), catalog.AddOptions{Dir: cat, InitPackage: true, AllowUnsafeAPIChanges: true, BundleDir: writeBundle(t, b.v, b.prop)}); err != nil {
 			t.Fatal(err)
 		}
 	}
