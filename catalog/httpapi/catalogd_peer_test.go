@@ -104,6 +104,9 @@ func inlineCatalog(t *testing.T) string {
 // catalog, chartpilot's server and catalogd's own serving code answer
 // every standard query alike, byte for byte.
 func TestCatalogdAgrees(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds catalogd's serving code from its module: minutes on a cold machine")
+	}
 	large := t.TempDir()
 	httpapi.WriteLargeCatalog(t, large, 30, 10)
 	for _, tc := range []struct {
