@@ -65,6 +65,11 @@ func (c *Cluster) Down(ctx context.Context, opts DownOptions) error {
 	began := time.Now()
 	if opts.Wipe {
 		if err := checkStateDir(c.opts.StateDir); err != nil {
+			if !c.holdsStateEntries() {
+				// Nothing of a cluster's there (a new or missing
+				// directory): nothing to stop, nothing to wipe.
+				return fmt.Errorf("%w in %s", ErrNotRunning, c.opts.StateDir)
+			}
 			return err
 		}
 	}
@@ -128,6 +133,17 @@ func (c *Cluster) Down(ctx context.Context, opts DownOptions) error {
 	}
 	fmt.Fprintln(c.opts.Out)
 	return nil
+}
+
+// holdsStateEntries says whether the state directory holds any name a
+// cluster writes there.
+func (c *Cluster) holdsStateEntries() bool {
+	for _, e := range stateEntries {
+		if _, err := os.Lstat(c.path(e)); err == nil {
+			return true
+		}
+	}
+	return false
 }
 
 // wipe removes the state entries, within the state directory only: a

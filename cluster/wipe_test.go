@@ -102,6 +102,26 @@ func TestWipeOnlyClusterState(t *testing.T) {
 	}
 }
 
+// A directory with nothing of a cluster's, or none at all, has nothing
+// running and nothing to wipe (what --ignore-not-running ignores), and is
+// left as it was.
+func TestWipeNothing(t *testing.T) {
+	for name, dir := range map[string]string{"empty": t.TempDir(), "missing": filepath.Join(t.TempDir(), "missing")} {
+		t.Run(name, func(t *testing.T) {
+			c, err := New(Options{StateDir: dir})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := c.Down(context.Background(), DownOptions{Wipe: true}); !errors.Is(err, ErrNotRunning) {
+				t.Fatalf("Down = %v, want ErrNotRunning", err)
+			}
+			if _, err := os.Lstat(filepath.Join(dir, "lock")); err == nil {
+				t.Error("Down left a lock file")
+			}
+		})
+	}
+}
+
 func write(t *testing.T, path, data string) {
 	t.Helper()
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
