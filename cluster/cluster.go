@@ -154,11 +154,11 @@ func New(opts Options) (*Cluster, error) {
 		opts.StopTimeout = 10 * time.Second
 	}
 	c := &Cluster{opts: opts}
-	data, err := os.ReadFile(c.path("cluster.json"))
+	data, err := os.ReadFile(c.path(stateFile))
 	switch {
 	case err == nil:
 		if err := json.Unmarshal(data, &c.state); err != nil {
-			return nil, fmt.Errorf("reading %s: %w (remove the state with `chartpilot cluster down --wipe`)", c.path("cluster.json"), err)
+			return nil, fmt.Errorf("reading %s: %w (remove the state with `chartpilot cluster down --wipe`)", c.path(stateFile), err)
 		}
 	case !errors.Is(err, os.ErrNotExist):
 		return nil, fmt.Errorf("reading cluster state: %w", err)
@@ -252,11 +252,20 @@ func (c *Cluster) resolvePorts(picker *portPicker) error {
 	c.state.WithoutOLM = c.opts.WithoutOLM
 	c.state.OLM = c.opts.OLM
 	c.state.Node = c.opts.Node
+	return c.saveState()
+}
+
+// stateFile holds the state; it also marks the directory as a cluster's,
+// for Down's wipe (checkStateDir).
+const stateFile = "cluster.json"
+
+// saveState writes the state file.
+func (c *Cluster) saveState() error {
 	data, err := json.MarshalIndent(c.state, "", "  ")
 	if err != nil {
 		return err
 	}
-	return atomicfile.WriteFile(c.path("cluster.json"), append(data, '\n'), 0o644)
+	return atomicfile.WriteFile(c.path(stateFile), append(data, '\n'), 0o644)
 }
 
 // lock takes the state directory's lock, so that two commands never start or

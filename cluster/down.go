@@ -4,8 +4,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
+	"path/filepath"
 	"slices"
+	"syscall"
 	"time"
 
 	"github.com/chartpilot/chartpilot/cluster/process"
@@ -21,13 +24,55 @@ type DownOptions struct {
 
 // stateEntries are what a cluster writes in its state directory; Wipe removes
 // these and nothing else, so a state directory pointed at the wrong place
-// never takes other files with it.
-var stateEntries = []string{"etcd", "pki", "logs", "run", "kubeconfigs", "kubeconfig", "node", "registry", ObjectStoreName, volumesRecord, csiStateDir, "olmv1", "cluster.json", "lock"}
+// never takes other files with it. The state file comes last: a wipe that
+// stops half way can be run again.
+var stateEntries = []string{"etcd", "pki", "logs", "run", "kubeconfigs", "kubeconfig", "node", "registry", ObjectStoreName, volumesRecord, csiStateDir, "olmv1", stateFile, "lock"}
+
+// NotStateDirError means Down was asked to wipe a directory that is no
+// cluster's state directory: Up never wrote its state file there, or not
+// as this user. Nothing in it is touched.
+type NotStateDirError struct {
+	// Dir is the directory, Reason why it is not a cluster's.
+	Dir, Reason string
+}
+
+func (e *NotStateDirError) Error() string {
+	return fmt.Sprintf("not wiping %s: it is not a local cluster's state directory (%s)", e.Dir, e.Reason)
+}
+
+// checkStateDir says whether dir is a cluster's state directory, as its
+// state file, which Up writes before anything else there, shows: a regular
+// file (not a symlink) of this user's. Generic names (run, logs, pki) are
+// wiped only there: --state-dir / would otherwise take /run with it, and
+// --state-dir /tmp what another user left under those names.
+func checkStateDir(dir string) error {
+	fi, err := os.Lstat(filepath.Join(dir, stateFile))
+	switch {
+	case err != nil:
+		return &NotStateDirError{Dir: dir, Reason: fmt.Sprintf("`cluster up` wrote no %s there", stateFile)}
+	case !fi.Mode().IsRegular():
+		return &NotStateDirError{Dir: dir, Reason: fmt.Sprintf("its %s is not a regular file", stateFile)}
+	}
+	if st, ok := fi.Sys().(*syscall.Stat_t); ok && int(st.Uid) != os.Geteuid() {
+		return &NotStateDirError{Dir: dir, Reason: fmt.Sprintf("its %s belongs to uid %d, not to this user", stateFile, st.Uid)}
+	}
+	return nil
+}
 
 // Down stops every component, in reverse start order, with its process group.
 // It returns ErrNotRunning when nothing was running (and nothing was wiped).
 func (c *Cluster) Down(ctx context.Context, opts DownOptions) error {
 	began := time.Now()
+	if opts.Wipe {
+		if err := checkStateDir(c.opts.StateDir); err != nil {
+			if !c.holdsStateEntries() {
+				// Nothing of a cluster's there (a new or missing
+				// directory): nothing to stop, nothing to wipe.
+				return fmt.Errorf("%w in %s", ErrNotRunning, c.opts.StateDir)
+			}
+			return err
+		}
+	}
 	unlock, err := c.lock()
 	if err != nil {
 		return err
@@ -90,16 +135,36 @@ func (c *Cluster) Down(ctx context.Context, opts DownOptions) error {
 	return nil
 }
 
+// holdsStateEntries says whether the state directory holds any name a
+// cluster writes there.
+func (c *Cluster) holdsStateEntries() bool {
+	for _, e := range stateEntries {
+		if _, err := os.Lstat(c.path(e)); err == nil {
+			return true
+		}
+	}
+	return false
+}
+
+// wipe removes the state entries, within the state directory only: a
+// symlink among them is removed, never followed.
 func (c *Cluster) wipe() (bool, error) {
+	root, err := os.OpenRoot(c.opts.StateDir)
+	if errors.Is(err, fs.ErrNotExist) {
+		return false, nil
+	}
+	if err != nil {
+		return false, err
+	}
+	defer root.Close()
 	found := false
 	for _, e := range stateEntries {
-		p := c.path(e)
-		if _, err := os.Lstat(p); err != nil {
+		if _, err := root.Lstat(e); err != nil {
 			continue
 		}
 		found = true
-		if err := os.RemoveAll(p); err != nil {
-			return found, fmt.Errorf("removing %s: %w", p, err)
+		if err := root.RemoveAll(e); err != nil {
+			return found, fmt.Errorf("removing %s: %w", c.path(e), err)
 		}
 	}
 	_ = os.Remove(c.opts.StateDir) // only if now empty

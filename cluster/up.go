@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
+	"os"
 	"slices"
 	"strings"
 	"time"
@@ -29,6 +31,13 @@ func (c *Cluster) Up(ctx context.Context) error {
 		return err
 	}
 	defer unlock()
+	// The state file first, before anything else lands in the directory:
+	// it is what lets Down wipe it, also after an Up that failed early.
+	if _, err := os.Lstat(c.path(stateFile)); errors.Is(err, fs.ErrNotExist) {
+		if err := c.saveState(); err != nil {
+			return err
+		}
+	}
 
 	if err := c.checkNodeKind(); err != nil {
 		return err

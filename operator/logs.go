@@ -8,9 +8,13 @@ import "github.com/go-logr/logr"
 // must never reach a log, whatever verbosity the user asks for.
 const maxLogLevel = 6
 
-// capVerbosity returns log without the levels above maxLogLevel; a logger
-// capped already is returned as it is.
-func capVerbosity(log logr.Logger) logr.Logger {
+// CapVerbosity returns log without the levels above maxLogLevel; a logger
+// capped already is returned as it is. Run caps Options.Log itself; a
+// command that runs the operator also sets it as controller-runtime's
+// global logger (ctrl.SetLogger), which controller-runtime's own packages
+// and every context without a logger log through, so that nothing escapes
+// the cap.
+func CapVerbosity(log logr.Logger) logr.Logger {
 	inner := log.GetSink()
 	if _, capped := inner.(cappedSink); inner == nil || capped {
 		return log

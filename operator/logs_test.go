@@ -9,7 +9,7 @@ import (
 
 func TestCapVerbosity(t *testing.T) {
 	var out strings.Builder
-	log := capVerbosity(funcr.New(func(_, args string) { out.WriteString(args + "\n") }, funcr.Options{Verbosity: 10}))
+	log := CapVerbosity(funcr.New(func(_, args string) { out.WriteString(args + "\n") }, funcr.Options{Verbosity: 10}))
 	log.V(maxLogLevel).Info("kept")
 	log.V(maxLogLevel + 1).Info("dropped")
 	log.WithName("sub").WithValues("k", "v").V(8).Info("response body")
@@ -25,7 +25,7 @@ func TestCapVerbosity(t *testing.T) {
 			t.Errorf("%q logged above V(%d): %q", unwanted, maxLogLevel, got)
 		}
 	}
-	if again := capVerbosity(log); again.GetSink() != log.GetSink() {
+	if again := CapVerbosity(log); again.GetSink() != log.GetSink() {
 		t.Error("capping a capped logger wraps it again (and shifts its call sites)")
 	}
 	if log.V(maxLogLevel + 1).Enabled() {

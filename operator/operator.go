@@ -94,7 +94,8 @@ type Options struct {
 	// caches only its own shard's (pods but for their label: relabelling a
 	// pod template would roll the pods).
 	Shard string
-	// Log is the logger; defaults to controller-runtime's.
+	// Log is the logger; defaults to controller-runtime's. Either is
+	// capped (CapVerbosity).
 	Log logr.Logger
 	// ServedTimeout bounds how long Run waits at start for discovery to
 	// serve the watched kinds (their CRDs are applied just before the
@@ -148,7 +149,7 @@ func (o *Options) defaults() {
 	if o.Log.GetSink() == nil {
 		o.Log = ctrl.Log.WithName("chartpilot")
 	}
-	o.Log = capVerbosity(o.Log)
+	o.Log = CapVerbosity(o.Log)
 	if o.ServedTimeout == 0 {
 		o.ServedTimeout = DefaultServedTimeout
 	}

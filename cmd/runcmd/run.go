@@ -4,12 +4,14 @@ import (
 	"context"
 	"flag"
 	"fmt"
+	"io"
 	"os"
 	"os/signal"
 	"runtime/debug"
 	"syscall"
 	"time"
 
+	"github.com/go-logr/logr"
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 	"k8s.io/cli-runtime/pkg/genericclioptions"
@@ -92,8 +94,7 @@ it) limits the namespaces; empty means all.`,
 
 // Complete loads watches.yaml and reaches the cluster.
 func (o *runOptions) Complete(cmd *cobra.Command, _ []string) error {
-	log := zap.New(zap.UseFlagOptions(&o.zapOpts), zap.WriteTo(o.streams.ErrOut))
-	ctrl.SetLogger(log)
+	log := setLogger(&o.zapOpts, o.streams.ErrOut)
 	ws, err := watches.Load(o.watchesFile, watches.Options{})
 	if err != nil {
 		return err
@@ -108,6 +109,17 @@ func (o *runOptions) Complete(cmd *cobra.Command, _ []string) error {
 	o.Namespaces = operator.ParseNamespaces(os.Getenv("WATCH_NAMESPACE"))
 	o.Log = log.WithName("chartpilot")
 	return nil
+}
+
+// setLogger returns the operator's logger, writing to w, capped at the
+// operator's most verbose level, and makes it controller-runtime's global
+// logger too: what logs through that (controller-runtime's own packages, a
+// context that carries no logger) would otherwise escape the cap, and from
+// V(7) on client-go writes request bodies, release Secrets included.
+func setLogger(zapOpts *zap.Options, w io.Writer) logr.Logger {
+	log := operator.CapVerbosity(zap.New(zap.UseFlagOptions(zapOpts), zap.WriteTo(w)))
+	ctrl.SetLogger(log)
+	return log
 }
 
 // Validate leaves the flags to operator.Run, which checks them together.

@@ -6,7 +6,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"io"
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
@@ -16,6 +15,7 @@ import (
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/chartpilot/chartpilot/internal/gunzip"
 	"github.com/chartpilot/chartpilot/operator/backup/api"
 
 	helmrelease "helm.sh/helm/v4/pkg/release/v1"
@@ -185,11 +185,23 @@ func manifestObjects(manifest string) []*unstructured.Unstructured {
 	return out
 }
 
-// encodeContents gzips the contents' JSON.
+// maxContentsSize is the most a backup's contents may expand to when read:
+// their Secret holds at most 1 MiB, which gzip could inflate to 1 GiB in
+// the operator, and whoever may edit that Secret could make it so.
+const maxContentsSize = 64 << 20
+
+// encodeContents gzips the contents' JSON, if a restore can read it back.
 func encodeContents(c *Contents) ([]byte, error) {
+	js, err := json.Marshal(c)
+	if err != nil {
+		return nil, err
+	}
+	if len(js) > maxContentsSize {
+		return nil, fmt.Errorf("the contents are %d bytes of JSON, more than the %d a restore reads", len(js), maxContentsSize)
+	}
 	var buf bytes.Buffer
 	zw := gzip.NewWriter(&buf)
-	if err := json.NewEncoder(zw).Encode(c); err != nil {
+	if _, err := zw.Write(js); err != nil {
 		return nil, err
 	}
 	if err := zw.Close(); err != nil {
@@ -198,12 +210,10 @@ func encodeContents(c *Contents) ([]byte, error) {
 	return buf.Bytes(), nil
 }
 
-func decodeContents(data []byte) (*Contents, error) {
-	zr, err := gzip.NewReader(bytes.NewReader(data))
-	if err != nil {
-		return nil, err
-	}
-	raw, err := io.ReadAll(zr)
+// decodeContents reads the contents source names (a Secret); contents
+// that expand past maxContentsSize are a *gunzip.TooLargeError.
+func decodeContents(data []byte, source string) (*Contents, error) {
+	raw, err := gunzip.Bytes(data, gunzip.Options{Limit: maxContentsSize, Source: source})
 	if err != nil {
 		return nil, err
 	}
@@ -221,7 +231,7 @@ func loadContents(ctx context.Context, r client.Reader, namespace, backup string
 	if err := r.Get(ctx, key, &s); err != nil {
 		return nil, fmt.Errorf("reading the contents of backup %s (Secret %s): %w", backup, key.Name, err)
 	}
-	c, err := decodeContents(s.Data[contentsKey])
+	c, err := decodeContents(s.Data[contentsKey], "Secret "+key.String())
 	if err != nil {
 		return nil, fmt.Errorf("decoding the contents of backup %s (Secret %s): %w", backup, key.Name, err)
 	}

@@ -8,7 +8,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"maps"
 	"strconv"
 	"sync"
@@ -19,6 +18,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	typedcorev1 "k8s.io/client-go/kubernetes/typed/core/v1"
+
+	"github.com/chartpilot/chartpilot/internal/gunzip"
 
 	chart "helm.sh/helm/v4/pkg/chart/v2"
 	"helm.sh/helm/v4/pkg/release"
@@ -66,6 +67,32 @@ const absentFor = 5 * time.Second
 
 // defaultPartSize leaves room under the 1 MiB limit for the Secret's metadata.
 const defaultPartSize = 1000 * 1024
+
+// maxRecordSize is the most a release record's JSON may expand to when
+// read: above Helm's own limit on a chart (100 MiB), far below what a
+// Secret of 1 MiB can inflate to (1 GiB), which anyone who may write
+// Secrets in a watched namespace could otherwise make the operator hold.
+const maxRecordSize = 128 << 20
+
+// TooManyPartsError means a release Secret's label counts more parts than
+// a record of maxRecordSize needs: none of them is read.
+type TooManyPartsError struct {
+	// Secret is the release Secret, as namespace/name.
+	Secret string
+	// Parts is the count on its label, Limit the most taken.
+	Parts, Limit int
+}
+
+func (e *TooManyPartsError) Error() string {
+	return fmt.Sprintf("Secret %s counts %d parts, more than the %d of the largest release record read", e.Secret, e.Parts, e.Limit)
+}
+
+// maxRecordParts is the most Secrets a record may span: those of a record
+// that expands to maxRecordSize stored uncompressed. A count past it on
+// a label is refused before any part is read.
+func (d *secretsDriver) maxRecordParts() int {
+	return base64.StdEncoding.EncodedLen(maxRecordSize+maxRecordSize/1024+1024)/d.partSize + 1
+}
 
 const (
 	// bodyPartsLabel on a release Secret holding a summary counts the parts
@@ -414,19 +441,23 @@ func (d *secretsDriver) deleteParts(key string, from int) error {
 
 // decode reads the release of a Secret, fetching its parts if any.
 func (d *secretsDriver) decode(s *corev1.Secret) (*helmrelease.Release, error) {
+	secret := s.Namespace + "/" + s.Name
 	data := s.Data["release"]
-	if n, _ := strconv.Atoi(s.Labels[bodyPartsLabel]); n > 0 {
-		var err error
-		if data, err = d.readParts(s.Name, 1, n, nil); err != nil {
-			return nil, err
-		}
-	} else if n, _ := strconv.Atoi(s.Labels[partsLabel]); n > 1 {
-		var err error
-		if data, err = d.readParts(s.Name, 2, n, data); err != nil {
-			return nil, err
-		}
+	body, _ := strconv.Atoi(s.Labels[bodyPartsLabel])
+	earlier, _ := strconv.Atoi(s.Labels[partsLabel])
+	if n := max(body, earlier); n > d.maxRecordParts() {
+		return nil, &TooManyPartsError{Secret: secret, Parts: n, Limit: d.maxRecordParts()}
 	}
-	rls, err := decode(data)
+	var err error
+	if body > 0 {
+		data, err = d.readParts(s.Name, 1, body, nil)
+	} else if earlier > 1 {
+		data, err = d.readParts(s.Name, 2, earlier, data)
+	}
+	if err != nil {
+		return nil, err
+	}
+	rls, err := decode(data, "Secret "+secret)
 	if err != nil {
 		return nil, fmt.Errorf("decoding release %q: %w", s.Name, err)
 	}
@@ -467,6 +498,10 @@ func (e *encoder) encode(rls *helmrelease.Release) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
+	// What could not be read back is not written.
+	if len(js) > maxRecordSize {
+		return nil, fmt.Errorf("the release is %d bytes of JSON, more than the %d a record may expand to", len(js), maxRecordSize)
+	}
 	var buf bytes.Buffer
 	w, _ := e.gzips.Get().(*gzip.Writer)
 	if w == nil {
@@ -491,8 +526,9 @@ func (e *encoder) encode(rls *helmrelease.Release) ([]byte, error) {
 var gzipMagic = []byte{0x1f, 0x8b, 0x08}
 
 // decode reads Helm's encoding, including releases stored uncompressed by
-// old Helm versions.
-func decode(data []byte) (*helmrelease.Release, error) {
+// old Helm versions, of the record source names; a record that expands
+// past maxRecordSize is a *gunzip.TooLargeError.
+func decode(data []byte, source string) (*helmrelease.Release, error) {
 	raw := make([]byte, base64.StdEncoding.DecodedLen(len(data)))
 	n, err := base64.StdEncoding.Decode(raw, data)
 	if err != nil {
@@ -500,12 +536,7 @@ func decode(data []byte) (*helmrelease.Release, error) {
 	}
 	raw = raw[:n]
 	if bytes.HasPrefix(raw, gzipMagic) {
-		r, err := gzip.NewReader(bytes.NewReader(raw))
-		if err != nil {
-			return nil, err
-		}
-		defer r.Close()
-		if raw, err = io.ReadAll(r); err != nil {
+		if raw, err = gunzip.Bytes(raw, gunzip.Options{Limit: maxRecordSize, Source: source}); err != nil {
 			return nil, err
 		}
 	}

@@ -242,7 +242,7 @@ func TestEncoderReusesWriters(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		rls, err := decode(data)
+		rls, err := decode(data, "test")
 		if err != nil {
 			t.Fatalf("decoding %s: %v", name, err)
 		}

@@ -67,14 +67,17 @@ func Compose(ch *chart.Chart, spec any, overrides map[string]string) (map[string
 }
 
 // Validate checks vals, coalesced with the chart's defaults, against the
-// chart's values.schema.json (and its subcharts').
+// chart's values.schema.json (and its subcharts'). Its error names the
+// fields and the rules they break, never a value.
 func Validate(ch *chart.Chart, vals map[string]any) error {
 	full, err := valuesutil.CoalesceValues(ch, vals)
 	if err != nil {
 		return fmt.Errorf("%w: %v", ErrInvalid, err)
 	}
+	// Helm's report quotes the values that fail a pattern or a format:
+	// only its verdict is kept.
 	if err := valuesutil.ValidateAgainstSchema(ch, full); err != nil {
-		return fmt.Errorf("%w: values.schema.json: %s", ErrInvalid, oneLine(err.Error()))
+		return fmt.Errorf("%w: values.schema.json: %s", ErrInvalid, schemaReport(ch, full))
 	}
 	return nil
 }
