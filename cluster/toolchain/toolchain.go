@@ -1,7 +1,6 @@
 package toolchain
 
 import (
-	"bufio"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
@@ -13,7 +12,6 @@ import (
 	"path/filepath"
 	"runtime"
 	"strings"
-	"sync/atomic"
 	"time"
 )
 
@@ -146,20 +144,14 @@ func Ensure(ctx context.Context, opts Options) (*Installation, error) {
 			return nil, err
 		}
 	}
-	b := builder{goPath: goPath, src: src, out: opts.Out, heartbeat: opts.Heartbeat}
-	if len(missing) > 0 {
-		fmt.Fprintf(opts.Out, "building %d local cluster component(s) from their Go modules into %s (a cold build takes 10-20 minutes)\n", len(missing), inst.BinDir)
-	}
-	for i, bin := range missing {
-		start := time.Now()
-		fmt.Fprintf(opts.Out, "[%d/%d] building %s (%s %s)\n", i+1, len(missing), bin.Name, bin.Module, mods.version(bin))
-		if err := b.build(ctx, bin, mods.version(bin), stored(bin)); err != nil {
-			return nil, err
-		}
-		if err := link(stored(bin), inst.Binary(bin.Name)); err != nil {
-			return nil, err
-		}
-		fmt.Fprintf(opts.Out, "[%d/%d] built %s in %s\n", i+1, len(missing), bin.Name, time.Since(start).Round(time.Second))
+	b := builder{goPath: goPath, src: src, out: &syncWriter{w: opts.Out}, heartbeat: opts.Heartbeat}
+	if err := b.buildAll(ctx, missing, buildPlan{
+		version: mods.version,
+		dest:    stored,
+		binDir:  inst.BinDir,
+		tmpRoot: filepath.Join(opts.CacheDir, "bins"),
+	}); err != nil {
+		return nil, err
 	}
 	if assetsMissing {
 		if err := b.copyAssets(ctx, inst); err != nil {
@@ -192,78 +184,6 @@ func (b builder) env() []string {
 	// The module's go.sum is complete: never let the go command edit it, and
 	// never let a go.work around the cache directory take over.
 	return append(os.Environ(), "GOFLAGS="+strings.TrimSpace(os.Getenv("GOFLAGS")+" -mod=readonly"), "GOWORK=off")
-}
-
-// buildEnv is env with cgo on only for the binaries that need it.
-func (b builder) buildEnv(bin Binary) []string {
-	cgo := "CGO_ENABLED=0"
-	if bin.CGO {
-		cgo = "CGO_ENABLED=1"
-	}
-	return append(b.env(), cgo)
-}
-
-func (b builder) build(ctx context.Context, bin Binary, version, dest string) error {
-	if err := os.MkdirAll(filepath.Dir(dest), 0o755); err != nil {
-		return fmt.Errorf("creating %s: %w", filepath.Dir(dest), err)
-	}
-	// Build next to the destination and rename, so an interrupted build never
-	// leaves a truncated binary that a later run would trust.
-	tmp := dest + ".tmp-" + fmt.Sprint(os.Getpid())
-	defer os.Remove(tmp)
-	ldflags := append([]string{"-s", "-w"}, versionLDFlags(bin.Module, version)...)
-	args := []string{"build", "-v", "-ldflags=" + strings.Join(ldflags, " ")}
-	if len(bin.Tags) > 0 {
-		args = append(args, "-tags="+strings.Join(bin.Tags, ","))
-	}
-	cmd := exec.CommandContext(ctx, b.goPath, append(args, "-o", tmp, bin.Package)...)
-	cmd.Dir = filepath.Join(b.src, bin.source())
-	cmd.Env = b.buildEnv(bin)
-	stderr, err := cmd.StderrPipe()
-	if err != nil {
-		return err
-	}
-	if err := cmd.Start(); err != nil {
-		return fmt.Errorf("building %s: %w", bin.Name, err)
-	}
-
-	// go build -v names each package it compiles: count them for progress and
-	// keep the last lines for the error message.
-	var compiled atomic.Int64
-	tail := newTail(20)
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		sc := bufio.NewScanner(stderr)
-		for sc.Scan() {
-			line := sc.Text()
-			if !strings.Contains(line, " ") && !strings.HasPrefix(line, "#") {
-				compiled.Add(1)
-			}
-			tail.add(line)
-		}
-	}()
-	start := time.Now()
-	ticker := time.NewTicker(b.heartbeat)
-	defer ticker.Stop()
-	for waiting := true; waiting; {
-		select {
-		case <-done:
-			waiting = false
-		case <-ticker.C:
-			fmt.Fprintf(b.out, "      still building %s: %s, %d packages compiled\n", bin.Name, time.Since(start).Round(time.Second), compiled.Load())
-		}
-	}
-	if err := cmd.Wait(); err != nil {
-		if ctx.Err() != nil {
-			return fmt.Errorf("building %s: %w", bin.Name, ctx.Err())
-		}
-		return fmt.Errorf("building %s (%s): %w\n%s", bin.Name, bin.Package, err, tail.String())
-	}
-	if err := os.Rename(tmp, dest); err != nil {
-		return fmt.Errorf("installing %s: %w", dest, err)
-	}
-	return nil
 }
 
 // moduleDir asks the go command where a module of the tools module tools lives.
