@@ -61,7 +61,7 @@ const (
 	storageToolsModule = "github.com/chartpilot/chartpilot/tools/storage"
 	// csiToolsModule holds the CSI driver and pins the sidecars (see tools/csi).
 	csiToolsModule    = "github.com/chartpilot/chartpilot/tools/csi"
-	provisionerModule = "github.com/kubernetes-csi/external-provisioner/v5"
+	provisionerModule = "github.com/kubernetes-csi/external-provisioner/v6"
 	snapshotterModule = "github.com/kubernetes-csi/external-snapshotter/v8"
 	snapshotClientMod = "github.com/kubernetes-csi/external-snapshotter/client/v8"
 	// operatorControllerModule is OLM v1: catalogd and operator-controller.

@@ -96,7 +96,7 @@ func TestExecName(t *testing.T) {
 		{"k8s.io/kubernetes/cmd/kube-apiserver", "kube-apiserver"},
 		{"go.etcd.io/etcd/server/v3", "server"},
 		{"github.com/containerd/containerd/v2/cmd/containerd", "containerd"},
-		{"github.com/kubernetes-csi/external-provisioner/v5/cmd/csi-provisioner", "csi-provisioner"},
+		{"github.com/kubernetes-csi/external-provisioner/v6/cmd/csi-provisioner", "csi-provisioner"},
 		{"github.com/opencontainers/runc", "runc"},
 		{"example.com/tool/v1", "v1"},
 		{"example.com/tool/v10", "tool"},

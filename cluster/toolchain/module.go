@@ -37,8 +37,9 @@ const (
 	// dependencies never move the container runtime's.
 	storageModule = "storage"
 	// csiModule builds the real node's CSI storage: our driver, the
-	// external sidecars and the snapshot controller. A module of its own:
-	// the sidecars pin an older Kubernetes line than the cluster's.
+	// external sidecars and the snapshot controller. A module of its own,
+	// pinned to the cluster module's Kubernetes line and versions (see
+	// TestCSIModuleOnTheClusterLine), so the packages they share compile once.
 	csiModule = "csi"
 	// olmv1Module builds OLM v1 (catalogd, operator-controller). A module
 	// of its own: operator-controller pins an older Kubernetes line and

@@ -314,3 +314,47 @@ func TestBinKeyFollowsOwnSources(t *testing.T) {
 		})
 	}
 }
+
+// The CSI module builds on the cluster module's line: every module both
+// require is at the same version, so that each package they share compiles
+// once (the go command's cache keys a package by its dependencies' builds
+// too: one differing module below client-go recompiles all of it). The CSI
+// spec is the exception: the sidecars need a newer one than the kubelet's,
+// and only CSI packages import it.
+func TestCSIModuleOnTheClusterLine(t *testing.T) {
+	ms, err := loadModules()
+	if err != nil {
+		t.Fatal(err)
+	}
+	exceptions := []string{"github.com/container-storage-interface/spec"}
+	cluster, csi := selectedVersions(ms[clusterModule]), selectedVersions(ms[csiModule])
+	shared := 0
+	for path, v := range csi {
+		cv, ok := cluster[path]
+		if !ok || slices.Contains(exceptions, path) {
+			continue
+		}
+		shared++
+		if v != cv {
+			t.Errorf("%s: %s in the csi module, %s in the cluster module (tools/go.mod): require or replace it at the cluster's", path, v, cv)
+		}
+	}
+	if shared < 100 {
+		t.Errorf("the csi and cluster modules share %d modules: want them on one Kubernetes line", shared)
+	}
+}
+
+// selectedVersions are the versions a tools module's go.mod selects: the
+// required ones, or their replacements.
+func selectedVersions(m module) map[string]string {
+	out := map[string]string{}
+	for _, r := range m.file.Require {
+		out[r.Mod.Path] = r.Mod.Version
+	}
+	for _, r := range m.file.Replace {
+		if r.New.Version != "" {
+			out[r.Old.Path] = r.New.Version
+		}
+	}
+	return out
+}

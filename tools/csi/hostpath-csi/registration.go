@@ -12,6 +12,10 @@ import (
 // with the driver (the CSINode object). That is node-driver-registrar's
 // whole job; the driver does it itself.
 type registration struct {
+	// The generated service (kubelet 1.36 on) wants its Unimplemented
+	// server embedded, so that a method added to the API answers
+	// Unimplemented instead of breaking the build.
+	registerapi.UnimplementedRegistrationServer
 	name, endpoint string
 	logf           func(string, ...any)
 }
