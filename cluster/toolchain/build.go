@@ -51,29 +51,36 @@ func (b builder) buildAll(ctx context.Context, bins []Binary, plan buildPlan) er
 	fmt.Fprintf(b.out, "building %d local cluster components from their Go modules into %s, in %d go builds (a cold build takes 10-20 minutes)\n",
 		len(bins), plan.binDir, len(groups))
 	start := time.Now()
+	var cpu atomic.Int64
 	eg, ctx := errgroup.WithContext(ctx)
 	eg.SetLimit(plan.groupsAtOnce)
 	for i, g := range groups {
 		label := fmt.Sprintf("[%d/%d]", i+1, len(groups))
-		eg.Go(func() error { return b.buildGroup(ctx, label, g, plan) })
+		eg.Go(func() error {
+			used, err := b.buildGroup(ctx, label, g, plan)
+			cpu.Add(int64(used))
+			return err
+		})
 	}
 	if err := eg.Wait(); err != nil {
 		return err
 	}
-	fmt.Fprintf(b.out, "built %d components in %s\n", len(bins), time.Since(start).Round(time.Second))
+	fmt.Fprintf(b.out, "built %d components in %s (%s of CPU)\n", len(bins), time.Since(start).Round(time.Second),
+		time.Duration(cpu.Load()).Round(time.Second))
 	return nil
 }
 
 // buildGroup builds a group's binaries with one go build into a directory of
 // its own, then moves each into its cache entry: an interrupted build never
-// leaves a truncated binary where a later run would trust it.
-func (b builder) buildGroup(ctx context.Context, label string, g *group, plan buildPlan) error {
+// leaves a truncated binary where a later run would trust it. It returns
+// the CPU time the build took.
+func (b builder) buildGroup(ctx context.Context, label string, g *group, plan buildPlan) (time.Duration, error) {
 	if err := os.MkdirAll(plan.tmpRoot, 0o755); err != nil {
-		return fmt.Errorf("creating %s: %w", plan.tmpRoot, err)
+		return 0, fmt.Errorf("creating %s: %w", plan.tmpRoot, err)
 	}
 	dir, err := os.MkdirTemp(plan.tmpRoot, ".build-")
 	if err != nil {
-		return fmt.Errorf("creating a build directory: %w", err)
+		return 0, fmt.Errorf("creating a build directory: %w", err)
 	}
 	defer os.RemoveAll(dir)
 
@@ -87,19 +94,19 @@ func (b builder) buildGroup(ctx context.Context, label string, g *group, plan bu
 	start := time.Now()
 	cpu, err := b.runGo(ctx, label+" "+g.tools, g, args)
 	if err != nil {
-		return b.groupError(ctx, g, dir, err)
+		return cpu, b.groupError(ctx, g, dir, err)
 	}
 	for _, bin := range g.bins {
 		if err := install(filepath.Join(dir, execName(bin.Package)), plan.dest(bin)); err != nil {
-			return err
+			return cpu, err
 		}
 		if err := link(plan.dest(bin), filepath.Join(plan.binDir, bin.Name)); err != nil {
-			return err
+			return cpu, err
 		}
 	}
 	fmt.Fprintf(b.out, "%s built %d components of %s in %s (%s of CPU)\n", label, len(g.bins), g,
 		time.Since(start).Round(time.Second), cpu.Round(time.Second))
-	return nil
+	return cpu, nil
 }
 
 // groupError says which group failed and which of its binaries were not
@@ -113,6 +120,9 @@ func (b builder) groupError(ctx context.Context, g *group, dir string, err error
 		if !exists(filepath.Join(dir, execName(bin.Package))) {
 			missing = append(missing, fmt.Sprintf("%s (%s)", bin.Name, bin.Package))
 		}
+	}
+	if len(missing) == 0 {
+		return fmt.Errorf("building %s (%s): %w", g, strings.Join(g.names(), ", "), err)
 	}
 	return fmt.Errorf("building %s, not built: %s: %w", g, strings.Join(missing, ", "), err)
 }

@@ -130,7 +130,9 @@ func (g *group) packages() []string {
 // pattern=flags one for each binary with flags of its own overrides it for
 // that binary alone (the go command takes the last match), so the
 // Kubernetes version stamped into kube-apiserver never reaches kwok or olm,
-// which link the same version packages.
+// which link the same version packages. (go version -m shows the last
+// -ldflags given for every binary of the build: the flags in effect are
+// these.)
 func (g *group) ldflagArgs(version func(Binary) string) []string {
 	base := []string{"-s", "-w"}
 	args := []string{"-ldflags=" + strings.Join(base, " ")}

@@ -208,3 +208,57 @@ func sortedCopy(s []string) []string {
 	slices.Sort(out)
 	return out
 }
+
+// buildAll installs every binary of a group in its cache entry and links it
+// into the bin directory; a group that fails names the binaries it did not
+// build and shows the compiler's error.
+func TestBuildAll(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs the go command")
+	}
+	goPath, err := exec.LookPath("go")
+	if err != nil {
+		t.Skip("no go command")
+	}
+	src := t.TempDir()
+	write := func(rel, content string) { writeFile(t, filepath.Join(src, "m", rel), content) }
+	write("go.mod", "module example.com/m\n\ngo 1.22\n")
+	write("good/main.go", "package main\n\nfunc main() {}\n")
+	write("other/main.go", "package main\n\nfunc main() {}\n")
+	write("broken/main.go", "package main\n\nfunc main() { undefinedCall() }\n")
+	bin := func(name string) Binary {
+		return Binary{Name: name, Package: "example.com/m/" + name, Module: "example.com/m", Tools: "m"}
+	}
+	cache := t.TempDir()
+	plan := buildPlan{
+		version: func(Binary) string { return "local" },
+		dest:    func(b Binary) string { return filepath.Join(cache, "bins", b.Name, "key") },
+		binDir:  filepath.Join(cache, "bin"),
+		tmpRoot: filepath.Join(cache, "bins"),
+	}
+	var out strings.Builder
+	b := builder{goPath: goPath, src: src, out: &syncWriter{w: &out}, heartbeat: 1 << 40}
+
+	if err := b.buildAll(t.Context(), []Binary{bin("good"), bin("other")}, plan); err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range []string{"good", "other"} {
+		if target, err := os.Readlink(filepath.Join(plan.binDir, name)); err != nil || target != plan.dest(bin(name)) {
+			t.Errorf("%s links to %q, %v; want %s", name, target, err, plan.dest(bin(name)))
+		}
+	}
+	if !strings.Contains(out.String(), "building 2 components of the m module: good, other") {
+		t.Errorf("progress lacks the group's start line:\n%s", out.String())
+	}
+	if left, _ := filepath.Glob(filepath.Join(plan.tmpRoot, ".build-*")); len(left) > 0 {
+		t.Errorf("build directories left behind: %v", left)
+	}
+
+	err = b.buildAll(t.Context(), []Binary{bin("broken"), bin("good")}, plan)
+	if err == nil || !strings.Contains(err.Error(), "not built: broken (example.com/m/broken)") || !strings.Contains(err.Error(), "undefinedCall") {
+		t.Errorf("buildAll with a broken binary = %v, want it named with the compiler's error", err)
+	}
+	if exists(plan.dest(bin("broken"))) {
+		t.Error("the broken binary has a cache entry")
+	}
+}
