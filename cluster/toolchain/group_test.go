@@ -147,7 +147,7 @@ func TestGoBuildWritesEveryBinary(t *testing.T) {
 	out := t.TempDir()
 	// A stand-in for the Kubernetes version flags, on a package of this module.
 	args := []string{"build", "-ldflags=-s -w", "-ldflags=example.com/m/b/v2=-s -w -X example.com/m/v.Version=stamped", "-o", out + "/"}
-	b := builder{goPath: goPath, src: src, out: &syncWriter{w: os.Stderr}, heartbeat: 1 << 40}
+	b := builder{goPath: goPath, src: src, out: os.Stderr, heartbeat: 1 << 40}
 	if _, err := b.runGo(t.Context(), "test", g, append(args, g.packages()...)); err != nil {
 		t.Fatal(err)
 	}
@@ -237,7 +237,7 @@ func TestBuildAll(t *testing.T) {
 		tmpRoot: filepath.Join(cache, "bins"),
 	}
 	var out strings.Builder
-	b := builder{goPath: goPath, src: src, out: &syncWriter{w: &out}, heartbeat: 1 << 40}
+	b := builder{goPath: goPath, src: src, out: &out, heartbeat: 1 << 40}
 
 	if err := b.buildAll(t.Context(), []Binary{bin("good"), bin("other")}, plan); err != nil {
 		t.Fatal(err)

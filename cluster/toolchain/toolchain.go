@@ -144,7 +144,7 @@ func Ensure(ctx context.Context, opts Options) (*Installation, error) {
 			return nil, err
 		}
 	}
-	b := builder{goPath: goPath, src: src, out: &syncWriter{w: opts.Out}, heartbeat: opts.Heartbeat}
+	b := builder{goPath: goPath, src: src, out: opts.Out, heartbeat: opts.Heartbeat}
 	if err := b.buildAll(ctx, missing, buildPlan{
 		version: mods.version,
 		dest:    stored,
