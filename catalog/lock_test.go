@@ -31,7 +31,9 @@ func testConcurrentAdds(t *testing.T, dir string, initPackage bool) {
 	var wg sync.WaitGroup
 	errs := make([]error, n)
 	for i := range n {
-		wg.Go(func() { _, errs[i] = Add(t.Context(), AddOptions{Dir: dir, BundleDir: bundles[i], InitPackage: initPackage}) })
+		wg.Go(func() {
+			_, errs[i] = Add(t.Context(), AddOptions{Dir: dir, BundleDir: bundles[i], InitPackage: initPackage})
+		})
 	}
 	wg.Wait()
 	for i, err := range errs {
