@@ -381,7 +381,11 @@ func (d *demo) stopCluster(errp *error) {
 }
 
 func (d *demo) startCluster(ctx context.Context) (string, error) {
-	tools, err := toolchain.Ensure(ctx, toolchain.Options{Out: indent(d.opts.Out)})
+	// Everything the cluster it starts will run, at once: one go build per
+	// tools module, rather than a second round when the cluster starts.
+	own := d.opts.Kubeconfig == ""
+	tools, err := toolchain.Ensure(ctx, toolchain.Options{Out: indent(d.opts.Out),
+		Node: own && d.throughImages(), OLMv1: own && d.opts.OLM != cluster.OLMv0})
 	if err != nil {
 		return "", err
 	}
