@@ -173,7 +173,11 @@ func (c *session) apply(ctx context.Context, obj *unstructured.Unstructured) err
 		return fmt.Errorf("applying %s: %w", describe(obj, nil), err)
 	}
 	if m.Scope.Name() == meta.RESTScopeNameNamespace && obj.GetNamespace() == "" {
-		obj = obj.DeepCopy()
+		copied, err := jsonCopy(obj)
+		if err != nil {
+			return fmt.Errorf("applying %s: %w", describe(obj, m), err)
+		}
+		obj = copied
 		obj.SetNamespace(c.opts.Namespace)
 	}
 	outcome, err := Object(ctx, c.client, obj, c.opts.FieldManager)

@@ -2,7 +2,9 @@ package apply
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
+	"reflect"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -28,7 +30,11 @@ func Object(ctx context.Context, c client.Client, u *unstructured.Unstructured, 
 	if err != nil {
 		return "", err
 	}
-	if err = c.Apply(ctx, client.ApplyConfigurationFromUnstructured(u.DeepCopy()), client.FieldOwner(manager), client.ForceOwnership); err != nil {
+	applied, err := jsonCopy(u)
+	if err != nil {
+		return "", err
+	}
+	if err := c.Apply(ctx, client.ApplyConfigurationFromUnstructured(applied), client.FieldOwner(manager), client.ForceOwnership); err != nil {
 		return "", fmt.Errorf("applying %s %s: %w", u.GetKind(), objectName(u), err)
 	}
 	after := &unstructured.Unstructured{}
@@ -46,9 +52,11 @@ func outcome(before, after, want *unstructured.Unstructured) Outcome {
 		return Created
 	}
 	if before.GetGeneration() == 0 {
-		// No spec generation (RBAC, ServiceAccounts, ConfigMaps): any
-		// write counts.
-		if before.GetResourceVersion() != after.GetResourceVersion() {
+		// No spec generation (RBAC, ServiceAccounts, ConfigMaps,
+		// Namespaces): what the object holds counts, not its
+		// resourceVersion or managed fields, which an apply that changes
+		// nothing may still move, nor its status, which is not ours.
+		if !reflect.DeepEqual(content(before), content(after)) {
 			return Configured
 		}
 		return Unchanged
@@ -65,6 +73,15 @@ func outcome(before, after, want *unstructured.Unstructured) Outcome {
 	return Unchanged
 }
 
+// content is u without what the API server keeps of its own.
+func content(u *unstructured.Unstructured) map[string]any {
+	c := u.DeepCopy()
+	for _, f := range [][]string{{"metadata", "resourceVersion"}, {"metadata", "managedFields"}, {"status"}} {
+		unstructured.RemoveNestedField(c.Object, f...)
+	}
+	return c.Object
+}
+
 // hasAll says whether have holds every entry of want.
 func hasAll(have, want map[string]string) bool {
 	for k, v := range want {
@@ -73,6 +90,20 @@ func hasAll(have, want map[string]string) bool {
 		}
 	}
 	return true
+}
+
+// jsonCopy copies u through JSON: what a renderer built (kustomize's
+// objects hold Go ints) has no DeepCopy, which knows JSON's types only.
+func jsonCopy(u *unstructured.Unstructured) (*unstructured.Unstructured, error) {
+	data, err := json.Marshal(u.Object)
+	if err != nil {
+		return nil, fmt.Errorf("encoding %s %s: %w", u.GetKind(), objectName(u), err)
+	}
+	out := &unstructured.Unstructured{}
+	if err := out.UnmarshalJSON(data); err != nil {
+		return nil, fmt.Errorf("decoding %s %s: %w", u.GetKind(), objectName(u), err)
+	}
+	return out, nil
 }
 
 // read gets the object u names; nil when it does not exist.
