@@ -80,3 +80,39 @@ func (c *ttlCache[V]) remove(el *list.Element) {
 	c.order.Remove(el)
 	delete(c.items, el.Value.(*entry[V]).key)
 }
+
+// verdicts holds answers in two caches: those that let a request on, and
+// refusals. Anyone who reaches the endpoint can cause refusals at will
+// (made-up tokens, made-up methods); kept apart, they only push out each
+// other, never the answer a scraper depends on.
+type verdicts[V any] struct {
+	allowed, denied *ttlCache[V]
+	allowTTL        time.Duration
+	denyTTL         time.Duration
+}
+
+func newVerdicts[V any](o Options) *verdicts[V] {
+	return &verdicts[V]{
+		allowed:  newTTLCache[V](o.CacheSize, o.now),
+		denied:   newTTLCache[V](o.DenyCacheSize, o.now),
+		allowTTL: o.AllowTTL,
+		denyTTL:  o.DenyTTL,
+	}
+}
+
+// get returns the answer under k from either cache.
+func (v *verdicts[V]) get(k key) (V, bool) {
+	if x, ok := v.allowed.get(k); ok {
+		return x, true
+	}
+	return v.denied.get(k)
+}
+
+// put holds x under k in the cache its verdict belongs to.
+func (v *verdicts[V]) put(k key, x V, allowed bool) {
+	if allowed {
+		v.allowed.put(k, x, v.allowTTL)
+		return
+	}
+	v.denied.put(k, x, v.denyTTL)
+}

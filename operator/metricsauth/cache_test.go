@@ -3,6 +3,9 @@ package metricsauth
 import (
 	"crypto/sha256"
 	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"strings"
 	"testing"
 	"time"
 
@@ -126,6 +129,47 @@ func TestBearerToken(t *testing.T) {
 			}
 		})
 	}
+}
+
+// On any Authorization header: a token bearerToken returns is one word of
+// the header, after the Bearer scheme, and parses back to itself; through
+// the filter, a header it refuses is a 401 that costs no review, and only
+// the reader's token gets through.
+func FuzzBearerToken(f *testing.F) {
+	for _, h := range []string{"Bearer abc.def", "bearer abc", "BEARER  abc ", "", "Bearer", "Bearer ",
+		"Basic dXNlcjpwYXNz", "Bearer abc def", "Bearerabc", "abc", "Bearer\tabc", "Bearer a\tb",
+		"Bearer " + readerToken, " bearer  " + readerToken + "\t", "Bearer " + strangerToken} {
+		f.Add(h)
+	}
+	f.Fuzz(func(t *testing.T, header string) {
+		token, ok := bearerToken(header)
+		trimmed := strings.TrimSpace(header)
+		switch {
+		case !ok && token != "":
+			t.Errorf("bearerToken(%q) refused the header but returned %q", header, token)
+		case ok && (token == "" || strings.ContainsAny(token, " \t") || !strings.Contains(header, token)):
+			t.Errorf("bearerToken(%q) = %q: not one word of the header", header, token)
+		case ok && (len(trimmed) < 7 || !strings.EqualFold(trimmed[:7], "Bearer ")):
+			t.Errorf("bearerToken(%q) = %q without the Bearer scheme", header, token)
+		}
+		if again, okAgain := bearerToken("Bearer " + token); ok && (!okAgain || again != token) {
+			t.Errorf("bearerToken(%q) = %q, which parses back as %q, %t", header, token, again, okAgain)
+		}
+
+		api := newFakeAPI()
+		_, h := fakeFilter(t, api, unbounded(Options{}))
+		r := httptest.NewRequest(http.MethodGet, Path, nil)
+		r.Header.Set("Authorization", header)
+		w := httptest.NewRecorder()
+		h.ServeHTTP(w, r)
+		tokens, access := api.take()
+		switch {
+		case (w.Code == http.StatusOK) != (ok && token == readerToken):
+			t.Errorf("%q: %d", header, w.Code)
+		case !ok && (w.Code != http.StatusUnauthorized || tokens+access != 0):
+			t.Errorf("%q, refused by the parser: %d after %d reviews, want 401 after none", header, w.Code, tokens+access)
+		}
+	})
 }
 
 // The decision cache tells apart every part of the question: a user in

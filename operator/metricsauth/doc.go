@@ -1,6 +1,7 @@
 // Package metricsauth serves the operator's metrics to Prometheus alone:
 // Filter checks a scraper's token and permission with the API server (a
-// TokenReview and a SubjectAccessReview, cached), and the package defines
+// TokenReview and a SubjectAccessReview, cached, shared by concurrent
+// requests and bounded in rate), and the package defines
 // what that takes in RBAC: the rules the operator needs for the reviews,
 // and the rule a scraper needs. The runtime (package operator), the
 // derived RBAC (package rbac) and the scaffolded config/rbac import them
