@@ -54,6 +54,11 @@ measure() {
 		cd "$dir/src"
 		export GOCACHE=$dir/cache/go-build GOPATH=$dir/gopath GOMODCACHE=$dir/gopath/pkg/mod
 		export XDG_CACHE_HOME=$dir/cache/xdg GOFLAGS=-modcacherw
+		# The chart corpus the tests take sits beside the repository, not
+		# beside the clone.
+		if [ -z "${CHARTPILOT_CORPUS:-}" ] && [ -d "$repo/../shared/charts" ]; then
+			export CHARTPILOT_CORPUS=$repo/../shared/charts
+		fi
 		/usr/bin/time -f '%e %U %S' -o "$work/$label.time" "$@"
 	) >"$log" 2>&1 || rc=$?
 	end=$(date +%s)
