@@ -62,7 +62,8 @@ measure() {
 		/usr/bin/time -f '%e %U %S' -o "$work/$label.time" "$@"
 	) >"$log" 2>&1 || rc=$?
 	end=$(date +%s)
-	read -r wall user sys <"$work/$label.time" || true
+	# The last line: time writes "Command exited with non-zero status N" first on a failure.
+	read -r wall user sys < <(tail -1 "$work/$label.time") || true
 	local result=passed
 	[ "$rc" = 0 ] || result="failed (exit $rc; last lines: $(tail -3 "$log" | tr '\n' ' ' | cut -c1-200))"
 	local row
