@@ -231,7 +231,14 @@ func lockRealNode(ctx context.Context, logf func(string, ...any)) (unlock func()
 		logf("waiting for another test's real node (lock %s)", path)
 		unlock, err = flock.Lock(ctx, path)
 	}
-	return unlock, err
+	if err != nil {
+		return nil, err
+	}
+	if err := reapOrphan(logf); err != nil {
+		unlock()
+		return nil, err
+	}
+	return unlock, nil
 }
 
 func start(ctx context.Context, stateDir string, opts Options) (*Env, error) {

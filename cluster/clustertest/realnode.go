@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/chartpilot/chartpilot/cluster"
+	"github.com/chartpilot/chartpilot/cluster/node"
 )
 
 // RequireRealNode takes the machine's real node for the rest of t (see
@@ -91,7 +92,7 @@ func (s *SharedRealNode) start(t *testing.T) {
 		requirePossible(t)
 	}
 	s.unlock = unlock
-	if s.dir, s.err = os.MkdirTemp("", "chartpilot-realnode-"); s.err != nil {
+	if s.dir, s.err = os.MkdirTemp("", sharedPrefix); s.err != nil {
 		return
 	}
 	opts := s.Options
@@ -106,6 +107,41 @@ func (s *SharedRealNode) start(t *testing.T) {
 	// Not the test's context: the cluster outlives the test that starts it.
 	s.err = s.c.Up(context.Background())
 	t.Logf("shared cluster with a real node up in %s", time.Since(began).Round(time.Second))
+}
+
+// sharedPrefix names the directories SharedRealNode starts clusters in.
+const sharedPrefix = "chartpilot-realnode-"
+
+// reapOrphan stops the shared cluster of a test binary that died without
+// stopping it: a test that panics ends its binary before TestMain's Close.
+// Its caller holds the machine's real-node lock, which that binary held
+// while it lived, so the cluster is no one's now; left running, it would
+// fail every later real-node test. Only a cluster in a directory of
+// SharedRealNode's own is touched, never one a user started.
+func reapOrphan(logf func(string, ...any)) error {
+	stateDir, ok := sharedStateDir(node.Claimant(), os.TempDir())
+	if !ok {
+		return nil
+	}
+	logf("stopping the cluster in %s, which a test binary that died left running", stateDir)
+	c, err := cluster.New(cluster.Options{StateDir: stateDir})
+	if err != nil {
+		return fmt.Errorf("stopping the cluster a dead test binary left: %w", err)
+	}
+	if err := c.Down(context.Background(), cluster.DownOptions{Wipe: true}); err != nil && !errors.Is(err, cluster.ErrNotRunning) {
+		return fmt.Errorf("stopping the cluster a dead test binary left: %w", err)
+	}
+	return os.RemoveAll(filepath.Dir(stateDir))
+}
+
+// sharedStateDir is the state directory of the cluster whose node
+// directory claimant is, when SharedRealNode made it (under tmp).
+func sharedStateDir(claimant, tmp string) (string, bool) {
+	stateDir := filepath.Dir(claimant) // <tmp>/chartpilot-realnode-*/cluster/node
+	dir := filepath.Dir(stateDir)
+	ok := filepath.Base(claimant) == "node" && filepath.Base(stateDir) == "cluster" &&
+		filepath.Dir(dir) == filepath.Clean(tmp) && strings.HasPrefix(filepath.Base(dir), sharedPrefix)
+	return stateDir, ok
 }
 
 // Main is a TestMain of a package sharing s: it runs the tests, stops

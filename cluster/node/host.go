@@ -314,6 +314,13 @@ func claim(file, dir string, runs func(owner string) bool) (stale string, err er
 	return stale, atomicfile.WriteFile(file, []byte(dir), 0o644)
 }
 
+// Claimant is the node directory holding the machine's claim; "" when
+// none does.
+func Claimant() string {
+	data, _ := os.ReadFile(claimFile)
+	return string(data)
+}
+
 // ClaimedByOther reports whether another node directory holds the
 // machine's claim: dir's node was taken over, and what is on the host now
 // is that node's.
