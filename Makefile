@@ -44,7 +44,7 @@ prepare-host: build ## As root with apt-get: install the packages and load the k
 	$(CHARTPILOT) cluster prepare-host
 
 .PHONY: cluster-build
-cluster-build: build ## Build the local cluster's components (cached; cold build 10-20 min)
+cluster-build: build ## Build the local cluster's components (cached; cold build about 8 min on 2 cores)
 	$(CHARTPILOT) cluster build
 
 .PHONY: test
