@@ -113,9 +113,20 @@ func (r *RestoreReconciler) step(ctx context.Context, run *restoreRun) (reconcil
 	}
 }
 
-// load reads the Backup and its contents; failed says the restore failed.
+// load checks that the namespace restored into lets this one in, then
+// reads the Backup and its contents; failed says the restore failed. The
+// grant is checked at every step, before anything else: a grant deleted
+// mid-restore stops it.
 func (r *RestoreReconciler) load(ctx context.Context, run *restoreRun) (failed bool, err error) {
 	ns := run.obj.GetNamespace()
+	why, err := r.checkGrant(ctx, ns, run.spec.TargetNamespace)
+	if err != nil {
+		return false, err
+	}
+	if why != "" {
+		r.fail(run, ReasonTargetNotGranted, why)
+		return true, nil
+	}
 	b := &unstructured.Unstructured{}
 	b.SetGroupVersionKind(api.BackupKind(r.opts.Watched))
 	if err := r.opts.Reader.Get(ctx, client.ObjectKey{Namespace: ns, Name: run.spec.BackupName}, b); err != nil {
