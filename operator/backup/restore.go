@@ -28,6 +28,10 @@ const (
 	ReasonAlreadyExists      = "AlreadyExists"
 	ReasonRestoringVolumes   = "RestoringVolumes"
 	ReasonReleaseFailed      = "ReleaseFailed"
+	// ReasonContentsTampered: the contents Secret differs from the digest
+	// its Backup recorded, or has none to check against a restore into
+	// another namespace.
+	ReasonContentsTampered = "ContentsTampered"
 )
 
 // DefaultReleaseTimeout bounds how long a restore waits for the restored
@@ -148,7 +152,15 @@ func (r *RestoreReconciler) load(ctx context.Context, run *restoreRun) (failed b
 		r.fail(run, ReasonBackupNotCompleted, fmt.Sprintf("backup %s is %q, not Completed", run.spec.BackupName, bst.Phase))
 		return true, nil
 	}
-	if run.contents, err = loadContents(ctx, r.opts.Reader, ns, run.spec.BackupName); err != nil {
+	elsewhere := run.spec.TargetNamespace != "" && run.spec.TargetNamespace != ns
+	run.contents, err = loadCheckedContents(ctx, r.opts.Reader, ns, run.spec.BackupName, func(data []byte) error {
+		return checkDigest(data, bst.ContentsDigest, elsewhere)
+	})
+	switch {
+	case errors.Is(err, ErrContentsTampered), errors.Is(err, ErrContentsUnverified):
+		r.fail(run, ReasonContentsTampered, err.Error())
+		return true, nil
+	case err != nil:
 		r.fail(run, ReasonContentsLost, err.Error())
 		return true, nil
 	}
