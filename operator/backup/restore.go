@@ -452,6 +452,10 @@ func (r *RestoreReconciler) volumes(ctx context.Context, run *restoreRun) (recon
 // the spec, labels and annotations of the one there).
 func (r *RestoreReconciler) createCR(ctx context.Context, run *restoreRun) error {
 	cr := &unstructured.Unstructured{Object: runtime.DeepCopyJSON(run.contents.CR)}
+	// The watched kind whatever the contents say: a backup made before
+	// digests is not checked, and its author must not pick what the
+	// operator creates with its own rights.
+	cr.SetGroupVersionKind(r.opts.Watched)
 	cr.SetName(run.name)
 	cr.SetNamespace(run.ns)
 	labels := cr.GetLabels()
