@@ -366,6 +366,21 @@ type RestoreGrantFrom struct {
 	Namespace string `json:"namespace"`
 }
 
+// SampleGrantedNamespace is the namespace the sample grant lets in: a
+// placeholder to replace with the namespace restored from.
+const SampleGrantedNamespace = "source-namespace"
+
+// RestoreGrantSample lets the Restores of SampleGrantedNamespace restore
+// into the grant's namespace, as config/samples holds it.
+func RestoreGrantSample(watched schema.GroupVersionKind) map[string]any {
+	gvk := RestoreGrantKind(watched)
+	return map[string]any{
+		"apiVersion": gvk.GroupVersion().String(), "kind": gvk.Kind,
+		"metadata": map[string]any{"name": "restores-from-" + SampleGrantedNamespace},
+		"spec":     map[string]any{"from": []any{map[string]any{"namespace": SampleGrantedNamespace}}},
+	}
+}
+
 // RestoreGrantCreates are the kinds a restore grant creates: none (the
 // CSV lists them as the grant CRD's resources).
 func RestoreGrantCreates() []schema.GroupVersionKind { return nil }
