@@ -651,7 +651,7 @@ func (g *generation) chartResources(samples []*unstructured.Unstructured, crds [
 			backupapi.BackupKind(watched).Kind:       backupapi.BackupCreates(),
 			backupapi.RestoreKind(watched).Kind:      backupapi.RestoreCreates(watched),
 			backupapi.ScheduleKind(watched).Kind:     backupapi.ScheduleCreates(watched),
-			backupapi.RestoreGrantKind(watched).Kind: backupapi.RestoreGrantCreates(),
+			backupapi.RestoreGrantKind(watched).Kind: backupapi.RestoreGrantCreates(watched),
 		} {
 			var refs []v1alpha1.APIResourceReference
 			for _, k := range creates {

@@ -381,6 +381,10 @@ func RestoreGrantSample(watched schema.GroupVersionKind) map[string]any {
 	}
 }
 
-// RestoreGrantCreates are the kinds a restore grant creates: none (the
-// CSV lists them as the grant CRD's resources).
-func RestoreGrantCreates() []schema.GroupVersionKind { return nil }
+// RestoreGrantCreates are the kinds a grant lets restores of other
+// namespaces create in its own: those of RestoreCreates (the CSV lists
+// them as the grant CRD's resources, which OLM and the scorecard require
+// of every owned CRD).
+func RestoreGrantCreates(watched schema.GroupVersionKind) []schema.GroupVersionKind {
+	return RestoreCreates(watched)
+}
