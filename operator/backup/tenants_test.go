@@ -3,10 +3,12 @@ package backup_test
 import (
 	"bytes"
 	"compress/gzip"
+	"context"
 	"encoding/json"
 	"io"
 	"strings"
 	"testing"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
@@ -14,6 +16,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
@@ -52,6 +55,15 @@ func TestTenantCannotRestoreAcross(t *testing.T) {
 		t.Errorf("a namespace admin updating a Backup's status: %v, want Forbidden", err)
 	}
 
+	// Secrets of the other namespace that share the names a restore would
+	// use there: the Restore's author picks its name.
+	theirs := []string{"into-" + other + "-token", "into-" + other + "-s3"}
+	for _, name := range theirs {
+		s := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: name}, StringData: map[string]string{"k": "theirs"}}
+		if _, err := w.cs.CoreV1().Secrets(other).Create(w.ctx, s, metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
 	for _, into := range []string{other, "kube-system"} {
 		name := "into-" + into
 		alice.create(restoreGVK, w.ns, name, map[string]any{"backupName": "nightly", "targetNamespace": into, "targetName": "copy"})
@@ -68,6 +80,19 @@ func TestTenantCannotRestoreAcross(t *testing.T) {
 	}
 	if n := w.leftIn(w.ns, api.RestoreLabel+"=into-"+other); n != 0 {
 		t.Errorf("a restore refused left %d pod(s) or Secret(s) in its own namespace", n)
+	}
+	// Its cleanup, right after its status, deleted none of them.
+	err = wait.PollUntilContextTimeout(w.ctx, 100*time.Millisecond, 3*time.Second, true, func(ctx context.Context) (bool, error) {
+		for _, name := range theirs {
+			if _, err := w.cs.CoreV1().Secrets(other).Get(ctx, name, metav1.GetOptions{}); apierrors.IsNotFound(err) {
+				t.Errorf("a restore refused deleted Secret %s/%s", other, name)
+				return true, nil
+			}
+		}
+		return false, nil
+	})
+	if err != nil && !wait.Interrupted(err) {
+		t.Fatal(err)
 	}
 
 	grant := map[string]any{"from": []any{map[string]any{"namespace": w.ns}}}
