@@ -648,9 +648,10 @@ func (g *generation) chartResources(samples []*unstructured.Unstructured, crds [
 		out[w.Group+"/"+w.Kind] = refs
 		watched := w.GroupVersionKind()
 		for kind, creates := range map[string][]schema.GroupVersionKind{
-			backupapi.BackupKind(watched).Kind:   backupapi.BackupCreates(),
-			backupapi.RestoreKind(watched).Kind:  backupapi.RestoreCreates(watched),
-			backupapi.ScheduleKind(watched).Kind: backupapi.ScheduleCreates(watched),
+			backupapi.BackupKind(watched).Kind:       backupapi.BackupCreates(),
+			backupapi.RestoreKind(watched).Kind:      backupapi.RestoreCreates(watched),
+			backupapi.ScheduleKind(watched).Kind:     backupapi.ScheduleCreates(watched),
+			backupapi.RestoreGrantKind(watched).Kind: backupapi.RestoreGrantCreates(watched),
 		} {
 			var refs []v1alpha1.APIResourceReference
 			for _, k := range creates {

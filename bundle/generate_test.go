@@ -298,10 +298,16 @@ func TestGenerateCSV(t *testing.T) {
 			t.Errorf("permissions lack %s: %q", want, resources(spec.Permissions[0].Rules))
 		}
 	}
-	// The API's CRD, then its backups', restores' and backup schedules' (operator/backup/api).
-	owned := csv.Spec.CustomResourceDefinitions.Owned
+	// The API's CRD, then its backups', restores', backup schedules' and restore grants' (operator/backup/api).
+	// Each lists resources: OLM's olm-crds-have-resources test fails any that lists none.
+	for _, d := range csv.Spec.CustomResourceDefinitions.Owned {
+		if len(d.Resources) == 0 {
+			t.Errorf("owned CRD %s lists no resources", d.Name)
+		}
+	}
+	owned := slices.Clone(csv.Spec.CustomResourceDefinitions.Owned)
 	owned = slices.DeleteFunc(owned, func(d v1alpha1.CRDDescription) bool { return d.Kind != "Webapp" })
-	if len(csv.Spec.CustomResourceDefinitions.Owned) != 4 || len(owned) != 1 || owned[0].DisplayName != "Web Application" || len(owned[0].Resources) == 0 {
+	if len(csv.Spec.CustomResourceDefinitions.Owned) != 5 || len(owned) != 1 || owned[0].DisplayName != "Web Application" || len(owned[0].Resources) == 0 {
 		t.Fatalf("owned: %+v", csv.Spec.CustomResourceDefinitions.Owned)
 	}
 	var pods, ratio bool
@@ -397,7 +403,7 @@ func TestGenerateCreatesBase(t *testing.T) {
 		t.Fatal(err)
 	}
 	csv := readCSV(t, dir)
-	if csv.Spec.Description == "" || len(csv.Spec.InstallModes) != 4 || len(csv.Spec.CustomResourceDefinitions.Owned) != 4 {
+	if csv.Spec.Description == "" || len(csv.Spec.InstallModes) != 4 || len(csv.Spec.CustomResourceDefinitions.Owned) != 5 {
 		t.Errorf("CSV from a new base: %+v", csv.Spec)
 	}
 }

@@ -181,7 +181,7 @@ func TestNamespacedChartHasNoClusterWideRules(t *testing.T) {
 	}
 	// Without the backup APIs (as adopt leaves a project): nothing
 	// cluster-wide but the reviews of the metrics' scrapers.
-	for _, plural := range []string{"webappbackups", "webapprestores", "webappbackupschedules"} {
+	for _, plural := range []string{"webappbackups", "webapprestores", "webappbackupschedules", "webapprestoregrants"} {
 		removeBackupAPI(t, dir, plural)
 	}
 	if err := scaffold.Generate(scaffold.GenerateOptions{Dir: dir}); err != nil {

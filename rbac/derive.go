@@ -678,6 +678,10 @@ func (d *derivation) grantBackup() {
 		d.rules.add(true, o.Group, r, nil, []string{"get", "list", "watch", "patch", "update"}, r+"."+o.Group+": backups, restores and backup schedules of the custom resource")
 		d.rules.add(true, o.Group, r+"/status", nil, []string{"get", "patch", "update"}, r+"."+o.Group+": their status")
 	}
+	// Read only: a grant is the target namespace's consent, which the
+	// operator (and so no chart it renders, no restore it runs) may write.
+	grants := backupapi.RestoreGrantResource(watched).Resource
+	d.rules.add(true, o.Group, grants, nil, []string{"get", "list"}, grants+"."+o.Group+": a restore into another namespace checks that a grant there lets the restore's namespace in")
 	backups := backupapi.BackupResource(watched).Resource
 	d.rules.add(true, o.Group, backups, nil, []string{"create", "delete"}, backups+"."+o.Group+": a schedule creates backups and deletes those beyond its retention")
 	d.rules.add(true, o.Group, o.Resource, nil, []string{"create"}, o.Resource+"."+o.Group+": a restore creates the custom resource")

@@ -592,3 +592,29 @@ func TestDeriveMigrateStorage(t *testing.T) {
 		}
 	}
 }
+
+// With the backup API the operator reads restore grants and may write
+// none: a grant is the consent of the namespace restored into, and what
+// the operator may write, a chart it renders or a restore it runs could.
+func TestDeriveBackupReadsRestoreGrantsOnly(t *testing.T) {
+	c, err := chart.Load(chartDir("clusterwide"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := Derive(Options{Chart: c, Owner: Owner{Group: "charts.example.com", Resource: "things", Kind: "Thing"}, Backup: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, r := range res.Rules {
+		for _, resource := range r.Resources {
+			if resource == "thingrestoregrants" || strings.HasPrefix(resource, "thingrestoregrants/") || resource == "*" {
+				got = append(got, ruleStrings([]Rule{r})...)
+			}
+		}
+	}
+	want := []string{"ns charts.example.com/thingrestoregrants: get,list"}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("rules on restore grants: %q, want %q", got, want)
+	}
+}

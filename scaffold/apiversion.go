@@ -181,8 +181,13 @@ func (g *generator) migratedCRDs(w watches.Watch, pending map[string][]byte) []s
 	}
 	out := []string{crdschema.Plural(w.Kind) + "." + w.Group}
 	if g.hasBackupAPI(w, pending) {
+		grants := backupapi.RestoreGrantResource(w.GroupVersionKind())
 		for _, crd := range backupapi.CRDs(w.GroupVersionKind()) {
-			out = append(out, crd.Name)
+			// Migrating rewrites every object of the CRD, and the operator
+			// must never write a grant: the grant CRD is left as it is.
+			if crd.Name != grants.Resource+"."+grants.Group {
+				out = append(out, crd.Name)
+			}
 		}
 	}
 	return out

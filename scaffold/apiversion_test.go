@@ -186,12 +186,16 @@ func checkTwoVersions(t *testing.T, dir, release string, recorded bool) {
 	if names, conv := versions(backup); !slices.Equal(names, []string{"v1alpha1", "v1beta1*"}) || conv != "None" {
 		t.Errorf("backup CRD versions %v, conversion %q", names, conv)
 	}
-	// The operator may migrate the storage of exactly these CRDs.
+	// The operator may migrate the storage of exactly these CRDs: not the
+	// restore grants', which it must never write.
 	role, _ := os.ReadFile(filepath.Join(dir, RoleFile))
 	for _, want := range []string{"customresourcedefinitions/status", "- shops.charts.example.com", "- shopbackups.charts.example.com", "- shoprestores.charts.example.com", "- shopbackupschedules.charts.example.com"} {
 		if !bytes.Contains(role, []byte(want)) {
 			t.Errorf("role.yaml lacks %q", want)
 		}
+	}
+	if bytes.Contains(role, []byte("- shoprestoregrants.charts.example.com")) {
+		t.Error("role.yaml lets the operator migrate (rewrite) the restore grants")
 	}
 }
 

@@ -293,7 +293,7 @@ func TestGenerateMigratesSingleClusterRole(t *testing.T) {
 // Backup rules (mover pods, pods/exec, claims, snapshots) are granted only
 // when the project has the kind's backup API: adopted projects do not.
 func TestGenerateGrantsBackupRulesWithBackupAPIs(t *testing.T) {
-	backupOnly := []string{"      - pods/exec\n", "      - volumesnapshots\n", "      - persistentvolumeclaims\n", "      - webappbackups\n"}
+	backupOnly := []string{"      - pods/exec\n", "      - volumesnapshots\n", "      - persistentvolumeclaims\n", "      - webappbackups\n", "      - webapprestoregrants\n"}
 	for _, withBackup := range []bool{true, false} {
 		t.Run(fmt.Sprintf("backup APIs %v", withBackup), func(t *testing.T) {
 			dir := filepath.Join(t.TempDir(), "op")
@@ -301,7 +301,7 @@ func TestGenerateGrantsBackupRulesWithBackupAPIs(t *testing.T) {
 				t.Fatal(err)
 			}
 			if !withBackup {
-				for _, plural := range []string{"webappbackups", "webapprestores", "webappbackupschedules"} {
+				for _, plural := range []string{"webappbackups", "webapprestores", "webappbackupschedules", "webapprestoregrants"} {
 					if err := os.Remove(filepath.Join(dir, "config", "crd", "bases", "charts.example.com_"+plural+".yaml")); err != nil {
 						t.Fatal(err)
 					}

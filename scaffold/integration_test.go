@@ -98,13 +98,13 @@ func TestScaffoldedProjectOnAPIServer(t *testing.T) {
 			if err != nil {
 				t.Fatalf("the API server refused the CRD: %v", err)
 			}
-			// The API's CRD, and its backups', restores' and backup schedules'.
+			// The API's CRD, and its backups', restores', backup schedules' and restore grants'.
 			var names []string
 			for _, crd := range crds {
 				names = append(names, crd.Spec.Names.Plural)
 			}
 			slices.Sort(names)
-			if want := []string{strings.ToLower(r.Kind) + "backups", strings.ToLower(r.Kind) + "restores", strings.ToLower(r.Kind) + "backupschedules", plural}; !slices.Equal(names, slices.Sorted(slices.Values(want))) {
+			if want := []string{strings.ToLower(r.Kind) + "backups", strings.ToLower(r.Kind) + "restores", strings.ToLower(r.Kind) + "backupschedules", strings.ToLower(r.Kind) + "restoregrants", plural}; !slices.Equal(names, slices.Sorted(slices.Values(want))) {
 				t.Fatalf("CRDs installed: %v, want %v", names, want)
 			}
 			var sample unstructured.Unstructured

@@ -305,7 +305,7 @@ type resourceData struct {
 	Group, Version, Kind, Plural, Lower, Chart string
 	ProjectName                                string
 	// The resources of the kind's backups, restores and backup schedules.
-	BackupPlural, RestorePlural, SchedulePlural string
+	BackupPlural, RestorePlural, SchedulePlural, RestoreGrantPlural string
 }
 
 // generator writes a project's files.
@@ -345,7 +345,7 @@ func (g *generator) resources() []resourceData {
 		out = append(out, resourceData{Group: w.Group, Version: w.Version, Kind: w.Kind, Plural: crdschema.Plural(w.Kind),
 			Lower: strings.ToLower(w.Kind), Chart: filepath.Base(w.Chart), ProjectName: g.project.ProjectName,
 			BackupPlural: backupapi.BackupResource(gvk).Resource, RestorePlural: backupapi.RestoreResource(gvk).Resource,
-			SchedulePlural: backupapi.ScheduleResource(gvk).Resource})
+			SchedulePlural: backupapi.ScheduleResource(gvk).Resource, RestoreGrantPlural: backupapi.RestoreGrantResource(gvk).Resource})
 	}
 	return out
 }
@@ -605,6 +605,7 @@ func (g *generator) backupCRDs() (map[string][]byte, error) {
 			"backup":         backupapi.BackupSample(w.GroupVersionKind(), source),
 			"restore":        backupapi.RestoreSample(w.GroupVersionKind(), source),
 			"backupschedule": backupapi.ScheduleSample(w.GroupVersionKind(), source),
+			"restoregrant":   backupapi.RestoreGrantSample(w.GroupVersionKind()),
 		} {
 			path := "config/samples/" + w.Group + "_" + w.Version + "_" + lower + suffix + ".yaml"
 			if _, err := os.Stat(filepath.Join(g.dir, filepath.FromSlash(path))); err == nil {

@@ -175,6 +175,9 @@ func (c *clusterRun) copyNamespace(ctx context.Context) error {
 // restored CR is deleted while the operator runs.
 func (c *clusterRun) restoreElsewhere(ctx context.Context, cr *unstructured.Unstructured, backupName, marker string) error {
 	ns, name := c.watchAlso[0], cr.GetName()+"-copy"
+	if err := c.grantRestores(ctx, cr.GroupVersionKind(), ns); err != nil {
+		return err
+	}
 	began := time.Now()
 	restore := cr.GetName() + "-restore-copy"
 	if err := c.createObject(ctx, backupapi.RestoreKind(cr.GroupVersionKind()), restore, map[string]any{
@@ -208,6 +211,25 @@ func (c *clusterRun) restoreElsewhere(ctx context.Context, cr *unstructured.Unst
 		}
 	}
 	c.res.logf("marker found in the %d claim(s) restored into namespace %s as %s", len(vols), ns, name)
+	return nil
+}
+
+// grantRestores lets the Restores of the test namespace restore into
+// namespace ns, as that namespace's admin would: the operator restores
+// into another namespace only where a grant there names the restore's.
+// The grant goes with the namespace.
+func (c *clusterRun) grantRestores(ctx context.Context, watched schema.GroupVersionKind, ns string) error {
+	gvk := backupapi.RestoreGrantKind(watched)
+	ri, err := c.resource(gvk, ns)
+	if err != nil {
+		return err
+	}
+	u := &unstructured.Unstructured{Object: map[string]any{"spec": map[string]any{"from": []any{map[string]any{"namespace": c.ns}}}}}
+	u.SetGroupVersionKind(gvk)
+	u.SetName("from-" + c.ns)
+	if _, err := ri.Create(ctx, u, metav1.CreateOptions{}); err != nil {
+		return fmt.Errorf("creating %s %s/%s: %w", gvk.Kind, ns, u.GetName(), err)
+	}
 	return nil
 }
 

@@ -185,9 +185,11 @@ func (r *BackupReconciler) start(ctx context.Context, obj *unstructured.Unstruct
 			contents.Snapshots[c.Name] = SnapshotRef{Name: snapshotName(obj.GetName(), c.Name), Class: class}
 		}
 	}
-	if err := r.writeContents(ctx, obj, contents); err != nil {
+	digest, err := r.writeContents(ctx, obj, contents)
+	if err != nil {
 		return reconcile.Result{}, err
 	}
+	st.ContentsDigest = digest
 	copies := len(contents.Claims) - len(contents.Snapshots)
 	st.Phase, st.Reason = api.PhaseRunning, ReasonCopying
 	if copies == 0 && len(contents.Snapshots) > 0 {
@@ -271,11 +273,13 @@ func hookTimeout(spec api.BackupSpec) time.Duration {
 }
 
 // writeContents creates the Backup's contents Secret, owned by it, or
-// replaces one a previous attempt left.
-func (r *BackupReconciler) writeContents(ctx context.Context, obj *unstructured.Unstructured, c *Contents) error {
+// replaces one a previous attempt left, and returns the digest of what it
+// wrote: computed from the bytes sent, never read back, so that an edit of
+// the Secret cannot become the recorded truth.
+func (r *BackupReconciler) writeContents(ctx context.Context, obj *unstructured.Unstructured, c *Contents) (string, error) {
 	data, err := encodeContents(c)
 	if err != nil {
-		return fmt.Errorf("encoding the contents of backup %s: %w", obj.GetName(), err)
+		return "", fmt.Errorf("encoding the contents of backup %s: %w", obj.GetName(), err)
 	}
 	s := &corev1.Secret{
 		ObjectMeta: metav1.ObjectMeta{
@@ -291,9 +295,9 @@ func (r *BackupReconciler) writeContents(ctx context.Context, obj *unstructured.
 		err = r.opts.Client.Update(ctx, s)
 	}
 	if err != nil {
-		return fmt.Errorf("writing Secret %s with the contents of backup %s: %w", s.Name, obj.GetName(), err)
+		return "", fmt.Errorf("writing Secret %s with the contents of backup %s: %w", s.Name, obj.GetName(), err)
 	}
-	return nil
+	return contentsDigest(data), nil
 }
 
 // ContentsSecretType is the type of the Secrets holding backups' contents.

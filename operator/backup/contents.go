@@ -4,7 +4,10 @@ import (
 	"bytes"
 	"compress/gzip"
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"strings"
 
@@ -226,16 +229,62 @@ func decodeContents(data []byte, source string) (*Contents, error) {
 
 // loadContents reads a Backup's contents from its Secret.
 func loadContents(ctx context.Context, r client.Reader, namespace, backup string) (*Contents, error) {
+	return loadCheckedContents(ctx, r, namespace, backup, nil)
+}
+
+// loadCheckedContents reads a Backup's contents from its Secret, after
+// check (when not nil) accepted the Secret's data.
+func loadCheckedContents(ctx context.Context, r client.Reader, namespace, backup string, check func([]byte) error) (*Contents, error) {
 	var s corev1.Secret
 	key := client.ObjectKey{Namespace: namespace, Name: contentsSecretName(backup)}
 	if err := r.Get(ctx, key, &s); err != nil {
 		return nil, fmt.Errorf("reading the contents of backup %s (Secret %s): %w", backup, key.Name, err)
+	}
+	if check != nil {
+		if err := check(s.Data[contentsKey]); err != nil {
+			return nil, fmt.Errorf("the contents of backup %s (Secret %s): %w", backup, key.Name, err)
+		}
 	}
 	c, err := decodeContents(s.Data[contentsKey], "Secret "+key.String())
 	if err != nil {
 		return nil, fmt.Errorf("decoding the contents of backup %s (Secret %s): %w", backup, key.Name, err)
 	}
 	return c, nil
+}
+
+// contentsDigest is the digest a Backup records of its contents Secret's
+// data.
+func contentsDigest(data []byte) string {
+	sum := sha256.Sum256(data)
+	return "sha256:" + hex.EncodeToString(sum[:])
+}
+
+// Errors of checkDigest.
+var (
+	// ErrContentsTampered means the contents differ from the digest their
+	// Backup recorded: someone edited the Secret since the backup.
+	ErrContentsTampered = errors.New("the contents differ from the digest the backup recorded")
+	// ErrContentsUnverified means the Backup recorded no digest (an
+	// operator before digests made it) and the restore goes to another
+	// namespace, where unchecked contents would write what a namespace
+	// editor wrote.
+	ErrContentsUnverified = errors.New("the backup recorded no digest of its contents, which a restore into another namespace requires: back up again")
+)
+
+// checkDigest says whether contents data may be restored, given the
+// digest their Backup recorded (want) and whether the restore writes into
+// another namespace. Contents without a digest are restored into their
+// own namespace only, where whoever could edit them may write as much.
+func checkDigest(data []byte, want string, elsewhere bool) error {
+	switch {
+	case want == "" && elsewhere:
+		return ErrContentsUnverified
+	case want == "":
+		return nil
+	case contentsDigest(data) != want:
+		return ErrContentsTampered
+	}
+	return nil
 }
 
 func toAny(m map[string]string) map[string]any {

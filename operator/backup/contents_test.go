@@ -89,3 +89,64 @@ func (r secretReader) Get(_ context.Context, key client.ObjectKey, obj client.Ob
 func (secretReader) List(context.Context, client.ObjectList, ...client.ListOption) error {
 	return errors.New("not listed")
 }
+
+// A restore takes contents that match the digest their Backup recorded;
+// edited ones are refused (ErrContentsTampered), and contents without a
+// digest go into their own namespace only (ErrContentsUnverified).
+func TestCheckDigest(t *testing.T) {
+	data, err := encodeContents(&Contents{Release: "r"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	edited, err := encodeContents(&Contents{Release: "r", Values: map[string]any{"rbac": "cluster-admin"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		name      string
+		data      []byte
+		want      string
+		elsewhere bool
+		err       error
+	}{
+		{name: "as written", data: data, want: contentsDigest(data)},
+		{name: "as written, into another namespace", data: data, want: contentsDigest(data), elsewhere: true},
+		{name: "edited", data: edited, want: contentsDigest(data), err: ErrContentsTampered},
+		{name: "edited, into another namespace", data: edited, want: contentsDigest(data), elsewhere: true, err: ErrContentsTampered},
+		{name: "emptied", data: nil, want: contentsDigest(data), err: ErrContentsTampered},
+		{name: "a digest of another algorithm", data: data, want: "sha1:" + contentsDigest(data)[len("sha256:"):], err: ErrContentsTampered},
+		{name: "no digest, own namespace", data: edited},
+		{name: "no digest, into another namespace", data: data, elsewhere: true, err: ErrContentsUnverified},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if err := checkDigest(tt.data, tt.want, tt.elsewhere); !errors.Is(err, tt.err) || (err == nil) != (tt.err == nil) {
+				t.Errorf("checkDigest = %v, want %v", err, tt.err)
+			}
+		})
+	}
+}
+
+// The check sees the Secret's data before anything is decoded, and its
+// error, wrapped with the backup and the Secret named, is still told
+// apart by errors.Is.
+func TestLoadCheckedContents(t *testing.T) {
+	const ns, backup = "tenant", "nightly"
+	data, err := encodeContents(&Contents{Release: "r"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: contentsSecretName(backup)}, Data: map[string][]byte{contentsKey: data}}
+	_, err = loadCheckedContents(context.Background(), secretReader{s}, ns, backup, func(got []byte) error {
+		return checkDigest(got, "sha256:0000", false)
+	})
+	if !errors.Is(err, ErrContentsTampered) || !strings.Contains(err.Error(), contentsSecretName(backup)) {
+		t.Errorf("got %v, want ErrContentsTampered naming Secret %s", err, contentsSecretName(backup))
+	}
+	c, err := loadCheckedContents(context.Background(), secretReader{s}, ns, backup, func(got []byte) error {
+		return checkDigest(got, contentsDigest(data), true)
+	})
+	if err != nil || c.Release != "r" {
+		t.Errorf("contents as written: %+v, %v", c, err)
+	}
+}

@@ -167,7 +167,8 @@ func (r *RestoreReconciler) serverFailed(ctx context.Context, run *restoreRun) (
 // move data: the serving pods, the token Secrets, the copy of S3
 // credentials and the movers of another namespace (which no owner
 // collects); of a completed one, its movers too (a failed one's stay to
-// be read). A failure is logged: the owned ones go with the Restore.
+// be read). In another namespace, only when the restore was let in there
+// at least once. A failure is logged: the owned ones go with the Restore.
 func (r *RestoreReconciler) cleanup(ctx context.Context, run *restoreRun) {
 	home, name := run.obj.GetNamespace(), run.obj.GetName()
 	away := run.spec.TargetNamespace
@@ -183,6 +184,11 @@ func (r *RestoreReconciler) cleanup(ctx context.Context, run *restoreRun) {
 	token := run.tokenSecret()
 	log(r.opts.Client.Delete(ctx, &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: home, Name: token}}), "Secret "+token)
 	if away == "" || away == home {
+		return
+	}
+	// A restore refused before it started wrote nothing there, and deleting
+	// by names its author chose would be a write without the grant.
+	if run.st.Reason == ReasonTargetNotGranted && run.st.StartTime == nil {
 		return
 	}
 	log(r.opts.Client.Delete(ctx, &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: away, Name: token}}), "Secret "+away+"/"+token)

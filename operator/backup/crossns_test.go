@@ -115,6 +115,7 @@ func TestRestoreFromClaimIntoAnotherNamespace(t *testing.T) {
 	w := newWorldIn(t, 1)
 	other := w.others[0]
 	w.completedBackup()
+	w.grant(other)
 	w.create(restoreGVK, "away", map[string]any{"backupName": "nightly", "targetNamespace": other, "targetName": "copy"})
 
 	serve := w.podIn(w.ns, api.RestoreLabel+"=away,backup.chartpilot.io/mover=serve")

@@ -28,6 +28,10 @@ const (
 	ReasonAlreadyExists      = "AlreadyExists"
 	ReasonRestoringVolumes   = "RestoringVolumes"
 	ReasonReleaseFailed      = "ReleaseFailed"
+	// ReasonContentsTampered: the contents Secret differs from the digest
+	// its Backup recorded, or has none to check against a restore into
+	// another namespace.
+	ReasonContentsTampered = "ContentsTampered"
 )
 
 // DefaultReleaseTimeout bounds how long a restore waits for the restored
@@ -113,9 +117,20 @@ func (r *RestoreReconciler) step(ctx context.Context, run *restoreRun) (reconcil
 	}
 }
 
-// load reads the Backup and its contents; failed says the restore failed.
+// load checks that the namespace restored into lets this one in, then
+// reads the Backup and its contents; failed says the restore failed. The
+// grant is checked at every step, before anything else: a grant deleted
+// mid-restore stops it.
 func (r *RestoreReconciler) load(ctx context.Context, run *restoreRun) (failed bool, err error) {
 	ns := run.obj.GetNamespace()
+	why, err := r.checkGrant(ctx, ns, run.spec.TargetNamespace)
+	if err != nil {
+		return false, err
+	}
+	if why != "" {
+		r.fail(run, ReasonTargetNotGranted, why)
+		return true, nil
+	}
 	b := &unstructured.Unstructured{}
 	b.SetGroupVersionKind(api.BackupKind(r.opts.Watched))
 	if err := r.opts.Reader.Get(ctx, client.ObjectKey{Namespace: ns, Name: run.spec.BackupName}, b); err != nil {
@@ -137,7 +152,15 @@ func (r *RestoreReconciler) load(ctx context.Context, run *restoreRun) (failed b
 		r.fail(run, ReasonBackupNotCompleted, fmt.Sprintf("backup %s is %q, not Completed", run.spec.BackupName, bst.Phase))
 		return true, nil
 	}
-	if run.contents, err = loadContents(ctx, r.opts.Reader, ns, run.spec.BackupName); err != nil {
+	elsewhere := run.spec.TargetNamespace != "" && run.spec.TargetNamespace != ns
+	run.contents, err = loadCheckedContents(ctx, r.opts.Reader, ns, run.spec.BackupName, func(data []byte) error {
+		return checkDigest(data, bst.ContentsDigest, elsewhere)
+	})
+	switch {
+	case errors.Is(err, ErrContentsTampered), errors.Is(err, ErrContentsUnverified):
+		r.fail(run, ReasonContentsTampered, err.Error())
+		return true, nil
+	case err != nil:
 		r.fail(run, ReasonContentsLost, err.Error())
 		return true, nil
 	}
@@ -429,6 +452,10 @@ func (r *RestoreReconciler) volumes(ctx context.Context, run *restoreRun) (recon
 // the spec, labels and annotations of the one there).
 func (r *RestoreReconciler) createCR(ctx context.Context, run *restoreRun) error {
 	cr := &unstructured.Unstructured{Object: runtime.DeepCopyJSON(run.contents.CR)}
+	// The watched kind whatever the contents say: a backup made before
+	// digests is not checked, and its author must not pick what the
+	// operator creates with its own rights.
+	cr.SetGroupVersionKind(r.opts.Watched)
 	cr.SetName(run.name)
 	cr.SetNamespace(run.ns)
 	labels := cr.GetLabels()

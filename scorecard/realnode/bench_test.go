@@ -108,7 +108,9 @@ func measure(t *testing.T, c *cluster.Cluster, projectDir, image string) {
 	check(t, cs, "bench", "big-data", want)
 
 	// From the claim into another namespace under another name: a serving
-	// pod of bench hands the archive to the restoring mover of bench-copy.
+	// pod of bench hands the archive to the restoring mover of bench-copy,
+	// which lets the Restores of bench in.
+	create(api.RestoreGrantKind(vaultGVK), "bench-copy", "from-bench", map[string]any{"from": []any{map[string]any{"namespace": "bench"}}})
 	began = time.Now()
 	create(api.RestoreKind(vaultGVK), "bench", "from-claim-away", map[string]any{"backupName": "to-claim", "targetNamespace": "bench-copy", "targetName": "fromclaim"})
 	st = waitDone(t, res(api.RestoreKind(vaultGVK), "bench"), "from-claim-away")

@@ -102,6 +102,7 @@ func TestSnapshotsOnRealNode(t *testing.T) {
 	timed("restore of "+volume()+" from the copy, the release Deployed and Ready", restores, "from-copy")
 	checkDir(t, boundDir(t, c, cl, ns, "big-data"), ns+"/big-data", want)
 
+	create(api.RestoreGrantKind(vaultGVK), other, "from-"+ns, map[string]any{"from": []any{map[string]any{"namespace": ns}}})
 	create(api.RestoreKind(vaultGVK), ns, "elsewhere", map[string]any{"backupName": "by-snapshot", "targetNamespace": other, "targetName": "copy"})
 	timed("restore of "+volume()+" from the VolumeSnapshot into namespace "+other+" as copy", restores, "elsewhere")
 	checkDir(t, boundDir(t, c, cl, other, "copy-data"), other+"/copy-data", want)

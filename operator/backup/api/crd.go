@@ -6,8 +6,9 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 )
 
-// CRDs are the backup and restore CRDs of a watched kind, as the scaffold
-// writes them to config/crd and the bundle ships them.
+// CRDs are the backup, restore, schedule and restore grant CRDs of a
+// watched kind, as the scaffold writes them to config/crd and the bundle
+// ships them.
 func CRDs(watched schema.GroupVersionKind) []*apiextensionsv1.CustomResourceDefinition {
 	return []*apiextensionsv1.CustomResourceDefinition{
 		crd(BackupKind(watched), backupSpecSchema(), backupStatusSchema(), []apiextensionsv1.CustomResourceColumnDefinition{
@@ -18,7 +19,7 @@ func CRDs(watched schema.GroupVersionKind) []*apiextensionsv1.CustomResourceDefi
 			{Name: "Duration", Type: "string", JSONPath: ".status.duration"},
 			{Name: "Age", Type: "date", JSONPath: ".metadata.creationTimestamp"},
 		}),
-		crd(RestoreKind(watched), restoreSpecSchema(), restoreStatusSchema(), []apiextensionsv1.CustomResourceColumnDefinition{
+		crd(RestoreKind(watched), restoreSpecSchema(watched), restoreStatusSchema(), []apiextensionsv1.CustomResourceColumnDefinition{
 			{Name: "Backup", Type: "string", JSONPath: ".spec.backupName"},
 			{Name: "Restored", Type: "string", JSONPath: ".status.restored"},
 			{Name: "Phase", Type: "string", JSONPath: ".status.phase"},
@@ -33,7 +34,21 @@ func CRDs(watched schema.GroupVersionKind) []*apiextensionsv1.CustomResourceDefi
 			{Name: "Reason", Type: "string", JSONPath: ".status.reason"},
 			{Name: "Age", Type: "date", JSONPath: ".metadata.creationTimestamp"},
 		}),
+		grantCRD(watched),
 	}
+}
+
+// grantCRD is the restore grant's CRD: a spec only, since nothing reports
+// on a grant.
+func grantCRD(watched schema.GroupVersionKind) *apiextensionsv1.CustomResourceDefinition {
+	c := crd(RestoreGrantKind(watched), restoreGrantSpecSchema(watched), apiextensionsv1.JSONSchemaProps{}, []apiextensionsv1.CustomResourceColumnDefinition{
+		{Name: "From", Type: "string", JSONPath: ".spec.from[*].namespace"},
+		{Name: "Age", Type: "date", JSONPath: ".metadata.creationTimestamp"},
+	})
+	v := &c.Spec.Versions[0]
+	v.Subresources = nil
+	delete(v.Schema.OpenAPIV3Schema.Properties, "status")
+	return c
 }
 
 func crd(gvk schema.GroupVersionKind, spec, status apiextensionsv1.JSONSchemaProps, columns []apiextensionsv1.CustomResourceColumnDefinition) *apiextensionsv1.CustomResourceDefinition {
@@ -176,13 +191,14 @@ func backupStatusSchema() apiextensionsv1.JSONSchemaProps {
 		"duration":       str("How long the backup took."),
 		"objects":        {Type: "integer", Description: "Objects held besides the volumes' data."},
 		"volumes":        volumesSchema(),
+		"contentsDigest": str("sha256 of the contents Secret's data as the operator wrote it; a restore refuses contents that differ."),
 	})
 }
 
-func restoreSpecSchema() apiextensionsv1.JSONSchemaProps {
+func restoreSpecSchema(watched schema.GroupVersionKind) apiextensionsv1.JSONSchemaProps {
 	return obj("What to restore and where.", []string{"backupName"}, map[string]apiextensionsv1.JSONSchemaProps{
 		"backupName":      name("A Completed backup of this namespace."),
-		"targetNamespace": str("Namespace to restore into; default this one."),
+		"targetNamespace": str("Namespace to restore into; default this one. Another namespace must let this one in with a " + RestoreGrantKind(watched).Kind + " there."),
 		"targetName":      str("Name of the restored custom resource; default the backed-up one's."),
 		"overwrite":       boolean("Replace an existing custom resource, claim, Secret or ConfigMap of the same name."),
 	})
@@ -198,6 +214,18 @@ func restoreStatusSchema() apiextensionsv1.JSONSchemaProps {
 		"duration":       str("How long the restore took."),
 		"restored":       str("The custom resource created, namespace/name."),
 		"volumes":        volumesSchema(),
+	})
+}
+
+func restoreGrantSpecSchema(watched schema.GroupVersionKind) apiextensionsv1.JSONSchemaProps {
+	ns := name("A namespace whose " + RestoreKind(watched).Kind + "s may restore into this one.")
+	ns.MaxLength = ptrInt(63)
+	from := apiextensionsv1.JSONSchemaProps{Type: "array", Description: "The namespaces let in, each named (no wildcard).", MinItems: ptrInt(1),
+		Items: &apiextensionsv1.JSONSchemaPropsOrArray{Schema: &apiextensionsv1.JSONSchemaProps{
+			Type: "object", Required: []string{"namespace"}, Properties: map[string]apiextensionsv1.JSONSchemaProps{"namespace": ns},
+		}}}
+	return obj("Which namespaces' "+RestoreKind(watched).Kind+"s may restore into this namespace.", []string{"from"}, map[string]apiextensionsv1.JSONSchemaProps{
+		"from": from,
 	})
 }
 

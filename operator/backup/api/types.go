@@ -152,6 +152,11 @@ type BackupStatus struct {
 	// Objects counts what the backup holds besides volumes (the CR, its
 	// rendered Secrets and ConfigMaps, its PVCs' specs).
 	Objects int `json:"objects,omitempty"`
+	// ContentsDigest is "sha256:<hex>" of the contents Secret's data as the
+	// operator wrote it. It lives in the status because only the operator
+	// writes the status subresource: whoever may edit the Secret (the
+	// namespace's admins and editors) cannot make an edit match it.
+	ContentsDigest string `json:"contentsDigest,omitempty"`
 }
 
 // VolumeResult is the copy of one PVC.
@@ -197,10 +202,10 @@ type RestoreStatus struct {
 	Restored string `json:"restored,omitempty"`
 }
 
-// Watched is the watched kind of a backup or restore kind, false for
-// another kind.
+// Watched is the watched kind of a backup, restore, schedule or restore
+// grant kind, false for another kind.
 func Watched(gvk schema.GroupVersionKind) (schema.GroupVersionKind, bool) {
-	for _, suffix := range []string{ScheduleSuffix, BackupSuffix, RestoreSuffix} {
+	for _, suffix := range []string{ScheduleSuffix, BackupSuffix, RestoreSuffix, RestoreGrantSuffix} {
 		if k, ok := strings.CutSuffix(gvk.Kind, suffix); ok && k != "" {
 			return schema.GroupVersionKind{Group: gvk.Group, Version: gvk.Version, Kind: k}, true
 		}
@@ -327,4 +332,59 @@ func ScheduleSample(watched schema.GroupVersionKind, source string) map[string]a
 // ScheduleCreates are the kinds a schedule creates: the Backups.
 func ScheduleCreates(watched schema.GroupVersionKind) []schema.GroupVersionKind {
 	return []schema.GroupVersionKind{BackupKind(watched)}
+}
+
+// RestoreGrantSuffix is the suffix of the restore grant kind of a watched
+// Kind.
+const RestoreGrantSuffix = "RestoreGrant"
+
+// RestoreGrantKind is the restore grant kind of a watched kind: same group
+// and version.
+func RestoreGrantKind(watched schema.GroupVersionKind) schema.GroupVersionKind {
+	return schema.GroupVersionKind{Group: watched.Group, Version: watched.Version, Kind: watched.Kind + RestoreGrantSuffix}
+}
+
+// RestoreGrantResource is the resource of the restore grant kind of a
+// watched kind.
+func RestoreGrantResource(watched schema.GroupVersionKind) schema.GroupVersionResource {
+	return watched.GroupVersion().WithResource(Plural(RestoreGrantKind(watched).Kind))
+}
+
+// RestoreGrantSpec is what a <Kind>RestoreGrant allows: <Kind>Restores of
+// the namespaces it names may restore into the grant's own namespace. A
+// restore into another namespace needs one there: the namespace written
+// into consents, as a Gateway API ReferenceGrant does for references. The
+// grant's kind names the kind of Restores it lets in, so it has no kind
+// field to get wrong; and it has no wildcard: each namespace is named.
+type RestoreGrantSpec struct {
+	// From are the namespaces whose <Kind>Restores may restore here.
+	From []RestoreGrantFrom `json:"from"`
+}
+
+// RestoreGrantFrom names a namespace a grant lets restore in.
+type RestoreGrantFrom struct {
+	Namespace string `json:"namespace"`
+}
+
+// SampleGrantedNamespace is the namespace the sample grant lets in: a
+// placeholder to replace with the namespace restored from.
+const SampleGrantedNamespace = "source-namespace"
+
+// RestoreGrantSample lets the Restores of SampleGrantedNamespace restore
+// into the grant's namespace, as config/samples holds it.
+func RestoreGrantSample(watched schema.GroupVersionKind) map[string]any {
+	gvk := RestoreGrantKind(watched)
+	return map[string]any{
+		"apiVersion": gvk.GroupVersion().String(), "kind": gvk.Kind,
+		"metadata": map[string]any{"name": "restores-from-" + SampleGrantedNamespace},
+		"spec":     map[string]any{"from": []any{map[string]any{"namespace": SampleGrantedNamespace}}},
+	}
+}
+
+// RestoreGrantCreates are the kinds a grant lets restores of other
+// namespaces create in its own: those of RestoreCreates (the CSV lists
+// them as the grant CRD's resources, which OLM and the scorecard require
+// of every owned CRD).
+func RestoreGrantCreates(watched schema.GroupVersionKind) []schema.GroupVersionKind {
+	return RestoreCreates(watched)
 }
