@@ -1,6 +1,7 @@
 package metricsauth
 
 import (
+	"cmp"
 	"context"
 	"crypto/sha256"
 	"encoding/json"
@@ -82,30 +83,14 @@ type Options struct {
 }
 
 func (o Options) withDefaults() Options {
-	if o.AllowTTL == 0 {
-		o.AllowTTL = DefaultAllowTTL
-	}
-	if o.DenyTTL == 0 {
-		o.DenyTTL = DefaultDenyTTL
-	}
-	if o.CacheSize == 0 {
-		o.CacheSize = DefaultCacheSize
-	}
-	if o.DenyCacheSize == 0 {
-		o.DenyCacheSize = DefaultDenyCacheSize
-	}
-	if o.Timeout == 0 {
-		o.Timeout = DefaultTimeout
-	}
-	if o.ReviewsPerSecond == 0 {
-		o.ReviewsPerSecond = DefaultReviewsPerSecond
-	}
-	if o.ReviewBurst == 0 {
-		o.ReviewBurst = DefaultReviewBurst
-	}
-	if o.MaxReviewsInFlight == 0 {
-		o.MaxReviewsInFlight = DefaultMaxReviewsInFlight
-	}
+	o.AllowTTL = cmp.Or(o.AllowTTL, DefaultAllowTTL)
+	o.DenyTTL = cmp.Or(o.DenyTTL, DefaultDenyTTL)
+	o.CacheSize = cmp.Or(o.CacheSize, DefaultCacheSize)
+	o.DenyCacheSize = cmp.Or(o.DenyCacheSize, DefaultDenyCacheSize)
+	o.Timeout = cmp.Or(o.Timeout, DefaultTimeout)
+	o.ReviewsPerSecond = cmp.Or(o.ReviewsPerSecond, DefaultReviewsPerSecond)
+	o.ReviewBurst = cmp.Or(o.ReviewBurst, DefaultReviewBurst)
+	o.MaxReviewsInFlight = cmp.Or(o.MaxReviewsInFlight, DefaultMaxReviewsInFlight)
 	if o.now == nil {
 		o.now = time.Now
 	}
