@@ -95,7 +95,7 @@ func hasProblem(ps []extension.Problem, kinds ...extension.ProblemKind) bool {
 // missing: the refusal it reports may be older than a fix (it retries
 // with backoff).
 func (d *doctor) confirmMissing(ctx context.Context, ext *extension.Extension, m *extension.MissingRules, c *Check) error {
-	ns, sa := ext.Spec.Namespace, ext.Spec.ServiceAccount.Name
+	ns, sa := ext.Spec.Namespace, ext.Spec.InstallerServiceAccount()
 	user := "system:serviceaccount:" + ns + ":" + sa
 	groups := []string{"system:serviceaccounts", "system:serviceaccounts:" + ns, "system:authenticated"}
 	var refused []string

@@ -102,7 +102,7 @@ func LookupBundle(ctx context.Context, address, pkg, channel, startingCSV string
 	for _, p := range b.GetProperties() {
 		props = append(props, property.Property{Type: p.GetType(), Value: json.RawMessage(p.GetValue())})
 	}
-	modes, err := bundleInstallModes(b.GetCsvJson(), props)
+	modes, err := BundleInstallModes(b.GetCsvJson(), props)
 	if err != nil {
 		return nil, fmt.Errorf("catalog at %s: bundle %s: %w", address, b.GetCsvName(), err)
 	}
@@ -137,17 +137,17 @@ func LookupBundleInConfig(cfg *declcfg.DeclarativeConfig, pkg, channel, starting
 	} else if b, err = ch.Head(); err != nil {
 		return nil, fmt.Errorf("channel %s of package %s: %w", ch.Name, pkg, err)
 	}
-	modes, err := bundleInstallModes(b.CsvJSON, b.Properties)
+	modes, err := BundleInstallModes(b.CsvJSON, b.Properties)
 	if err != nil {
 		return nil, fmt.Errorf("bundle %s: %w", b.Name, err)
 	}
 	return &BundleInfo{CSV: b.Name, Channel: ch.Name, InstallModes: modes}, nil
 }
 
-// bundleInstallModes reads the install modes from the bundle's CSV: its
+// BundleInstallModes reads the install modes from the bundle's CSV: its
 // JSON, else an olm.bundle.object property holding it (inline bundles), else
 // the olm.csv.metadata property (image bundles).
-func bundleInstallModes(csvJSON string, props []property.Property) (v1alpha1.InstallModeSet, error) {
+func BundleInstallModes(csvJSON string, props []property.Property) (v1alpha1.InstallModeSet, error) {
 	var modes []v1alpha1.InstallMode
 	csvs := []string{csvJSON}
 	for _, p := range props {

@@ -39,11 +39,12 @@ const (
 	// csiModule builds the real node's CSI storage: our driver, the
 	// external sidecars and the snapshot controller. A module of its own,
 	// pinned to the cluster module's Kubernetes line and versions (see
-	// TestCSIModuleOnTheClusterLine), so the packages they share compile once.
+	// TestToolsModulesOnTheClusterLine), so the packages they share compile once.
 	csiModule = "csi"
 	// olmv1Module builds OLM v1 (catalogd, operator-controller). A module
-	// of its own: operator-controller pins an older Kubernetes line and
-	// controller-runtime than the cluster's.
+	// of its own, pinned to the cluster module's Kubernetes line and
+	// versions like csiModule, with its own boxcutter (tools/olmv1/boxcutter:
+	// the module proxy serves none).
 	olmv1Module = "olmv1"
 )
 

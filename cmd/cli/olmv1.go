@@ -29,12 +29,15 @@ func newOLMv1Command(streams genericiooptions.IOStreams, configFlags *genericcli
 		Aliases: []string{"olmv1"},
 		Short:   "Install an operator through OLM v1 (ClusterCatalog, ClusterExtension), see where it stands, upgrade it, remove it",
 		Long: `OLM v1 (catalogd and operator-controller, olm.operatorframework.io/v1) installs
-a package of a ClusterCatalog as a ClusterExtension, acting as an installer
-ServiceAccount that must hold the RBAC to create every object of the bundle.
+a package of a ClusterCatalog as a ClusterExtension. Before v1.11 it acts as an
+installer ServiceAccount that must hold the RBAC to create every object of the
+bundle; from v1.11 it installs as its own cluster-admin ServiceAccount and
+ignores spec.serviceAccount. Each command reads which from the cluster's
+ClusterExtension CRD.
 
 install creates the ClusterCatalog of a catalog image, the namespace, the
-installer ServiceAccount with its RBAC and the ClusterExtension (server-side
-apply: running it again changes nothing); status explains each condition and
+installer ServiceAccount with its RBAC where the cluster uses one, and the
+ClusterExtension (server-side apply: running it again changes nothing); status explains each condition and
 names what keeps it from being installed, with the fix; upgrade changes the
 version range, the channels or the catalog image; uninstall removes the
 ClusterExtension and waits until nothing of it is left, then removes what
@@ -89,11 +92,21 @@ matching --catalog-selector), the namespace -n when missing, the installer
 ServiceAccount with the least-privilege rules derived from the bundle it will
 install (what chartpilot bundle rbac --olm-v1 prints; --installer-cluster-role
 binds an existing ClusterRole instead; --use-existing-service-account creates
-no ServiceAccount and no RBAC), and the ClusterExtension.
+no ServiceAccount and no RBAC), and the ClusterExtension. A cluster whose
+OLM v1 ignores spec.serviceAccount (v1.11 and later) gets no ServiceAccount
+and no RBAC, and install says so.
+
+--watch-namespace sets the ClusterExtension's config.inline.watchNamespace: the
+operator watches that namespace alone (SingleNamespace; OwnNamespace when it
+is -n). The bundle's CSV decides what is offered: one without AllNamespaces
+watches its own namespace unless told. The cluster's OLM v1 must take
+spec.config (v1.4 and later, experimental CRDs, operator-controller with
+--feature-gates=SingleOwnNamespaceInstallSupport=true).
 
 --version takes a version or a range ("0.2.x", ">=0.1.0 <0.3.0"); with
 --channels, only bundles of those channels count. --dry-run prints the objects
-for kubectl create -f without reaching the cluster.`,
+for kubectl create -f without reaching the cluster, for an OLM v1 that installs as
+an installer ServiceAccount.`,
 		Example: `  chartpilot olm v1 install demo-operator -n demo --catalog-image 127.0.0.1:5000/demo-catalog:v1 --wait
   chartpilot olm v1 install demo-operator -n demo --catalog-image 127.0.0.1:5000/demo-catalog:v1 --version '>=0.1.0 <0.3.0' --dry-run > demo.yaml
   chartpilot olm v1 install demo-operator -n demo --catalog-image 127.0.0.1:5000/demo-catalog:v1 --installer-cluster-role cluster-admin`,
@@ -113,6 +126,7 @@ for kubectl create -f without reaching the cluster.`,
 	fl.StringVarP(&o.ServiceAccount, "service-account", "s", "", "the installer ServiceAccount (default NAME-installer)")
 	fl.BoolVar(&o.ExistingServiceAccount, "use-existing-service-account", false, "the installer ServiceAccount exists with its RBAC: create neither")
 	fl.StringVar(&o.InstallerClusterRole, "installer-cluster-role", "", "bind this existing ClusterRole (e.g. cluster-admin) to the installer ServiceAccount")
+	fl.StringVar(&o.WatchNamespace, "watch-namespace", "", "the one namespace the operator watches (config.inline.watchNamespace); default all, or -n when the CSV supports no AllNamespaces")
 	fl.BoolVar(&o.dryRun, "dry-run", false, "print the objects instead of creating them (the cluster is not contacted)")
 	fl.BoolVar(&o.wait, "wait", false, "wait until the ClusterExtension is installed, printing progress")
 	fl.DurationVar(&o.timeout, "timeout", 5*time.Minute, "how long --wait waits")
@@ -165,7 +179,10 @@ func (o *installV1Options) run(ctx context.Context) error {
 			fmt.Fprintln(w, obj)
 		}
 		if res.Bundle != nil {
-			fmt.Fprintf(w, "installer rules derived for %s\n", res.Bundle.Name)
+			fmt.Fprintf(w, "resolved bundle %s\n", res.Bundle.Name)
+		}
+		for _, n := range res.Notes {
+			fmt.Fprintln(w, "note:", n)
 		}
 		return nil
 	}); err != nil {

@@ -10,7 +10,7 @@ import (
 )
 
 // The OLM v1 API (olm.operatorframework.io/v1), as operator-controller
-// v1.2.0 serves it. Only the fields this package reads and writes are
+// v1.2.0 to v1.11.0 serve it (see Features for what differs). Only the fields this package reads and writes are
 // declared; objects travel as unstructured.
 const (
 	Group         = "olm.operatorframework.io"
@@ -109,10 +109,45 @@ type Extension struct {
 
 // ExtensionSpec is what to install, where and as whom.
 type ExtensionSpec struct {
-	Namespace      string          `json:"namespace"`
-	ServiceAccount ServiceAccount  `json:"serviceAccount"`
-	Source         ExtensionSource `json:"source"`
-	Install        *InstallConfig  `json:"install,omitempty"`
+	Namespace string `json:"namespace"`
+	// ServiceAccount is nil where OLM v1 ignores it (see Features).
+	ServiceAccount *ServiceAccount  `json:"serviceAccount,omitempty"`
+	Source         ExtensionSource  `json:"source"`
+	Install        *InstallConfig   `json:"install,omitempty"`
+	Config         *ExtensionConfig `json:"config,omitempty"`
+}
+
+// ExtensionConfig is the bundle's configuration, inline: for a registry+v1
+// bundle, watchNamespace.
+type ExtensionConfig struct {
+	ConfigType string         `json:"configType"`
+	Inline     map[string]any `json:"inline,omitempty"`
+}
+
+// ConfigTypeInline is the only config type; WatchNamespaceKey is the
+// inline key of the namespace a registry+v1 bundle's operator watches.
+const (
+	ConfigTypeInline  = "Inline"
+	WatchNamespaceKey = "watchNamespace"
+)
+
+// WatchNamespace is the namespace the extension's operator watches; ""
+// for all of them.
+func (s ExtensionSpec) WatchNamespace() string {
+	if s.Config == nil {
+		return ""
+	}
+	ns, _ := s.Config.Inline[WatchNamespaceKey].(string)
+	return ns
+}
+
+// InstallerServiceAccount is the installer ServiceAccount's name; "" where
+// the spec names none.
+func (s ExtensionSpec) InstallerServiceAccount() string {
+	if s.ServiceAccount == nil {
+		return ""
+	}
+	return s.ServiceAccount.Name
 }
 
 // ServiceAccount names the installer ServiceAccount in the install namespace.

@@ -20,42 +20,56 @@ import (
 // InstallResult reports what Install did.
 type InstallResult struct {
 	Objects []olm.ObjectResult `json:"objects"`
-	// Bundle is the bundle the installer's rules were derived for, when
-	// they were: the one OLM v1 is expected to install.
+	// Bundle is the bundle OLM v1 is expected to install, when it was
+	// resolved (see Prepare).
 	Bundle *Bundle `json:"bundle,omitempty"`
+	// Notes say what the install left out or chose, and why.
+	Notes []string `json:"notes,omitempty"`
 }
 
-// Prepare builds the plan of opts. When the installer's rules come from
-// opts.InstallerRules, it resolves the bundle OLM v1 will install in the
-// catalog (opts.CatalogImage, else the images of the cluster's catalogs
-// that c finds), unpacks it and derives them. c may be nil (a dry run
-// without a cluster): the namespace is then taken as missing.
+// Prepare builds the plan of opts. It reads what the cluster's OLM v1
+// takes (Features) unless opts says; resolves the bundle OLM v1 will
+// install in the catalog (opts.CatalogImage, else the images of the
+// cluster's catalogs that c finds) where its install modes or the
+// installer's rules depend on it; and derives those rules where the
+// cluster installs as an installer ServiceAccount. c may be nil (a dry run
+// without a cluster): the namespace is then taken as missing, the features
+// as LegacyFeatures.
 func Prepare(ctx context.Context, c client.Client, opts InstallOptions) (*Plan, error) {
 	opts, err := opts.withDefaults()
 	if err != nil {
 		return nil, err
 	}
-	nsExists := false
-	if c != nil {
-		var ns corev1.Namespace
-		switch err := c.Get(ctx, client.ObjectKey{Name: opts.Namespace}, &ns); {
-		case err == nil:
-			nsExists = true
-		case !apierrors.IsNotFound(err):
-			return nil, fmt.Errorf("install: namespace %s: %w", opts.Namespace, err)
+	nsExists, err := namespaceExists(ctx, c, opts.Namespace)
+	if err != nil {
+		return nil, err
+	}
+	if opts.Features == nil {
+		f := LegacyFeatures
+		if c != nil {
+			if f, err = ReadFeatures(ctx, c); err != nil {
+				return nil, fmt.Errorf("install: %w", err)
+			}
+		}
+		opts.Features = &f
+	}
+	var bundle *Bundle
+	var notes []string
+	if opts.derivesRules() || opts.Features.Config || opts.WatchNamespace != "" {
+		if bundle, err = resolveInstall(ctx, c, opts); err != nil {
+			return nil, err
+		}
+		watch, note, err := chooseWatchNamespace(opts, *opts.Features, bundle)
+		if err != nil {
+			return nil, err
+		}
+		opts.WatchNamespace = watch
+		if note != "" {
+			notes = append(notes, note)
 		}
 	}
 	var rules *InstallerRules
-	var bundle *Bundle
-	if !opts.ExistingServiceAccount && opts.InstallerClusterRole == "" {
-		cfg, err := catalogContent(ctx, c, opts.CatalogImage, opts.CatalogSelector)
-		if err != nil {
-			return nil, fmt.Errorf("install: reading the catalog to derive the installer's rules: %w", err)
-		}
-		sel := Selection{Package: opts.Package, Version: opts.Version, Channels: opts.Channels}
-		if bundle, err = Resolve(cfg, sel); err != nil {
-			return nil, fmt.Errorf("install: %w", err)
-		}
+	if opts.derivesRules() {
 		r, err := deriveRules(ctx, opts.InstallerRules, InstallerRequest{Extension: opts.Name, Namespace: opts.Namespace, Bundle: *bundle})
 		if err != nil {
 			return nil, fmt.Errorf("install: %w", err)
@@ -67,7 +81,38 @@ func Prepare(ctx context.Context, c client.Client, opts InstallOptions) (*Plan, 
 		return nil, err
 	}
 	plan.Bundle = bundle
+	plan.Notes = append(plan.Notes, notes...)
 	return plan, nil
+}
+
+// namespaceExists says whether the install namespace exists; false
+// without a cluster.
+func namespaceExists(ctx context.Context, c client.Client, namespace string) (bool, error) {
+	if c == nil {
+		return false, nil
+	}
+	var ns corev1.Namespace
+	switch err := c.Get(ctx, client.ObjectKey{Name: namespace}, &ns); {
+	case err == nil:
+		return true, nil
+	case apierrors.IsNotFound(err):
+		return false, nil
+	default:
+		return false, fmt.Errorf("install: namespace %s: %w", namespace, err)
+	}
+}
+
+// resolveInstall resolves the bundle OLM v1 will install for opts.
+func resolveInstall(ctx context.Context, c client.Client, opts InstallOptions) (*Bundle, error) {
+	cfg, err := catalogContent(ctx, c, opts.CatalogImage, opts.CatalogSelector)
+	if err != nil {
+		return nil, fmt.Errorf("install: reading the catalog to resolve the bundle: %w", err)
+	}
+	bundle, err := Resolve(cfg, Selection{Package: opts.Package, Version: opts.Version, Channels: opts.Channels})
+	if err != nil {
+		return nil, fmt.Errorf("install: %w", err)
+	}
+	return bundle, nil
 }
 
 // deriveRules unpacks the request's bundles into a temporary directory
@@ -173,7 +218,7 @@ func Install(ctx context.Context, c client.Client, opts InstallOptions) (*Instal
 	if err != nil {
 		return nil, err
 	}
-	res := &InstallResult{Bundle: plan.Bundle}
+	res := &InstallResult{Bundle: plan.Bundle, Notes: plan.Notes}
 	for _, u := range objs {
 		action, err := olm.Apply(ctx, c, u)
 		if err != nil {

@@ -92,6 +92,24 @@ type InstallOptions struct {
 	// from the catalog; used unless ExistingServiceAccount or
 	// InstallerClusterRole.
 	InstallerRules InstallerRulesFunc
+	// WatchNamespace is the one namespace the operator watches (the
+	// install namespace for OwnNamespace); empty: all of them, or its own
+	// when the bundle's CSV supports no AllNamespaces.
+	WatchNamespace string
+	// Features are the cluster's OLM v1's; nil: read from the cluster
+	// (LegacyFeatures without one).
+	Features *Features
+}
+
+// installer says whether the cluster's OLM v1 installs as an installer
+// ServiceAccount.
+func (o InstallOptions) installer() bool {
+	return o.Features == nil || o.Features.InstallerServiceAccount
+}
+
+// derivesRules says whether the installer's rules come from InstallerRules.
+func (o InstallOptions) derivesRules() bool {
+	return o.installer() && !o.ExistingServiceAccount && o.InstallerClusterRole == ""
 }
 
 func (o InstallOptions) withDefaults() (InstallOptions, error) {
@@ -119,12 +137,12 @@ func (o InstallOptions) withDefaults() (InstallOptions, error) {
 	if o.ExistingServiceAccount && o.InstallerClusterRole != "" {
 		return o, errors.New("install: an existing ServiceAccount keeps its own RBAC: it does not go with an installer ClusterRole")
 	}
-	if !o.ExistingServiceAccount && o.InstallerClusterRole == "" && o.InstallerRules == nil {
+	if o.derivesRules() && o.InstallerRules == nil {
 		return o, errors.New("install: the installer ServiceAccount needs RBAC: give installer rules, a ClusterRole to bind, or use an existing ServiceAccount")
 	}
 	for _, f := range []struct{ field, value string }{
 		{"package", o.Package}, {"extension name", o.Name}, {"namespace", o.Namespace},
-		{"catalog name", o.CatalogName}, {"service account", o.ServiceAccount},
+		{"catalog name", o.CatalogName}, {"service account", o.ServiceAccount}, {"watch namespace", o.WatchNamespace},
 	} {
 		if f.value == "" {
 			continue
@@ -185,10 +203,15 @@ type Plan struct {
 	Role               *rbacv1.Role
 	RoleBinding        *rbacv1.RoleBinding
 	Extension          *Extension
-	// Bundle is the bundle the installer's rules were derived for, when
-	// they were.
+	// Bundle is the bundle resolved from the catalog (for the installer's
+	// rules or the install modes), when it was.
 	Bundle *Bundle `json:"bundle,omitempty"`
+	// Notes say what the plan left out or chose, and why.
+	Notes []string `json:"notes,omitempty"`
 }
+
+// NoInstallerNote says why an install makes no installer ServiceAccount.
+const NoInstallerNote = "no installer ServiceAccount: this cluster's OLM v1 ignores a ClusterExtension's spec.serviceAccount (operator-controller v1.11 and later installs as its own cluster-admin ServiceAccount: write access to ClusterExtensions is cluster-admin trust)"
 
 // NewPlan builds the objects for opts: rules are the installer's (nil
 // with ExistingServiceAccount or InstallerClusterRole); namespaceExists
@@ -210,7 +233,10 @@ func NewPlan(opts InstallOptions, rules *InstallerRules, namespaceExists bool) (
 	if opts.CatalogImage != "" {
 		p.Catalog = newCatalog(meta(opts.CatalogName, ""), opts.CatalogImage, opts.PollIntervalMinutes)
 	}
-	if !opts.ExistingServiceAccount {
+	switch {
+	case !opts.installer():
+		p.Notes = append(p.Notes, NoInstallerNote)
+	case !opts.ExistingServiceAccount:
 		p.ServiceAccount = &corev1.ServiceAccount{TypeMeta: typeMeta("v1", "ServiceAccount"), ObjectMeta: meta(opts.ServiceAccount, opts.Namespace)}
 		p.addRBAC(opts, rules, meta)
 	}
@@ -288,10 +314,18 @@ func newExtension(opts InstallOptions) (*Extension, error) {
 	ext := &Extension{
 		TypeMeta: typeMeta(GroupVersion.String(), ExtensionKind),
 		Spec: ExtensionSpec{
-			Namespace:      opts.Namespace,
-			ServiceAccount: ServiceAccount{Name: opts.ServiceAccount},
-			Source:         ExtensionSource{SourceType: SourceTypeCatalog, Catalog: filter},
+			Namespace: opts.Namespace,
+			Source:    ExtensionSource{SourceType: SourceTypeCatalog, Catalog: filter},
 		},
+	}
+	if opts.installer() {
+		ext.Spec.ServiceAccount = &ServiceAccount{Name: opts.ServiceAccount}
+	}
+	if opts.WatchNamespace != "" {
+		if opts.Features == nil || !opts.Features.Config {
+			return nil, fmt.Errorf("install: watch namespace %s: %w", opts.WatchNamespace, ErrNoWatchNamespace)
+		}
+		ext.Spec.Config = &ExtensionConfig{ConfigType: ConfigTypeInline, Inline: map[string]any{WatchNamespaceKey: opts.WatchNamespace}}
 	}
 	if opts.CRDUpgradeSafety != "" {
 		ext.Spec.Install = &InstallConfig{Preflight: &PreflightConfig{CRDUpgradeSafety: &CRDUpgradeSafety{Enforcement: opts.CRDUpgradeSafety}}}

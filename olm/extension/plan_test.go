@@ -69,6 +69,18 @@ func TestNewPlan(t *testing.T) {
 		{name: "a bad namespace", opts: with(func(o *InstallOptions) { o.Namespace = "Team" }), wantErr: `namespace "Team"`},
 		{name: "a bad catalog image", opts: with(func(o *InstallOptions) { o.CatalogImage = "UPPER/case:x" }), wantErr: `catalog image "UPPER/case:x"`},
 		{name: "no namespace", opts: with(func(o *InstallOptions) { o.Namespace = "" }), wantErr: "no namespace"},
+		{name: "OLM v1 that ignores spec.serviceAccount: no installer, no RBAC, no serviceAccount",
+			opts: with(func(o *InstallOptions) { o.Features, o.InstallerRules = &Features{}, nil }), nsExists: true,
+			kinds: []string{"ClusterCatalog/demo-catalog", "ClusterExtension/demo"}, notYAML: []string{"serviceAccount", "config:"}},
+		{name: "a watch namespace where the cluster takes spec.config",
+			opts:  with(func(o *InstallOptions) { o.Features, o.WatchNamespace = &Features{Config: true}, "apps" }), nsExists: true,
+			kinds: []string{"ClusterCatalog/demo-catalog", "ClusterExtension/demo"},
+			yaml:  []string{"config:\n    configType: Inline\n    inline:\n      watchNamespace: apps"}},
+		{name: "a watch namespace where the cluster has no spec.config",
+			opts:    with(func(o *InstallOptions) { o.Features, o.WatchNamespace = &Features{InstallerServiceAccount: true}, "apps" }), rules: rules,
+			wantErr: "--feature-gates=SingleOwnNamespaceInstallSupport=true"},
+		{name: "a bad watch namespace", opts: with(func(o *InstallOptions) { o.Features, o.WatchNamespace = &Features{Config: true}, "Apps" }),
+			wantErr: `watch namespace "Apps"`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

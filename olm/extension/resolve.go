@@ -12,11 +12,14 @@ import (
 
 	mmsemver "github.com/Masterminds/semver/v3"
 	bsemver "github.com/blang/semver/v4"
+	"github.com/operator-framework/api/pkg/operators/v1alpha1"
 	"github.com/operator-framework/operator-registry/alpha/declcfg"
 	"github.com/operator-framework/operator-registry/alpha/property"
 
 	"github.com/chartpilot/chartpilot/catalog"
 	"github.com/chartpilot/chartpilot/internal/ociimage"
+
+	"github.com/chartpilot/chartpilot/olm"
 )
 
 // Bundle is one bundle of a package in a catalog.
@@ -28,6 +31,9 @@ type Bundle struct {
 	Image string `json:"image,omitempty"`
 	// Channels are the channels of the package that hold it.
 	Channels []string `json:"channels,omitempty"`
+	// InstallModes are its CSV's install modes, as the catalog lists them
+	// (nil where it does not).
+	InstallModes v1alpha1.InstallModeSet `json:"installModes,omitempty"`
 	// Dir, once the bundle image is unpacked (see UnpackBundle), holds its
 	// manifests/ and metadata/.
 	Dir string `json:"-"`
@@ -158,7 +164,10 @@ func PackageBundles(cfg *declcfg.DeclarativeConfig, pkg string) ([]Bundle, error
 		}
 		chs := inChannel[b.Name]
 		slices.Sort(chs)
-		out = append(out, Bundle{Name: b.Name, Version: v, Image: b.Image, Channels: chs})
+		// A bundle whose install modes the catalog does not say is
+		// checked by operator-controller instead.
+		modes, _ := olm.BundleInstallModes(b.CsvJSON, b.Properties)
+		out = append(out, Bundle{Name: b.Name, Version: v, Image: b.Image, Channels: chs, InstallModes: modes})
 	}
 	return out, nil
 }

@@ -54,10 +54,13 @@ func Observe(ctx context.Context, c client.Client, name string) (*Observation, e
 	if o.NamespaceFound, err = found(c.Get(ctx, client.ObjectKey{Name: ext.Spec.Namespace}, &ns)); err != nil {
 		return nil, err
 	}
-	var sa corev1.ServiceAccount
-	key := client.ObjectKey{Namespace: ext.Spec.Namespace, Name: ext.Spec.ServiceAccount.Name}
-	if o.ServiceAccountFound, err = found(c.Get(ctx, key, &sa)); err != nil {
-		return nil, err
+	o.ServiceAccountFound = true // none to find where the spec names none
+	if name := ext.Spec.InstallerServiceAccount(); name != "" {
+		var sa corev1.ServiceAccount
+		key := client.ObjectKey{Namespace: ext.Spec.Namespace, Name: name}
+		if o.ServiceAccountFound, err = found(c.Get(ctx, key, &sa)); err != nil {
+			return nil, err
+		}
 	}
 	return o, nil
 }
@@ -164,7 +167,7 @@ func (o *Observation) Report() *Report {
 	if f := ext.Spec.Source.Catalog; f != nil {
 		r.Package = f.PackageName
 	}
-	r.Namespace, r.ServiceAccount = ext.Spec.Namespace, ext.Spec.ServiceAccount.Name
+	r.Namespace, r.ServiceAccount = ext.Spec.Namespace, ext.Spec.InstallerServiceAccount()
 	r.Bundle = ext.InstalledBundle()
 	for _, c := range ext.Status.Conditions {
 		r.Conditions = append(r.Conditions, Condition{Type: c.Type, Status: string(c.Status), Reason: c.Reason, Message: c.Message,
@@ -247,9 +250,9 @@ func Diagnose(o *Observation) []Problem {
 	}
 	if !o.ServiceAccountFound {
 		out = append(out, Problem{Kind: ProblemServiceAccountMissing,
-			Message: fmt.Sprintf("the installer ServiceAccount %s/%s does not exist: operator-controller installs as it and refuses to go on", ext.Spec.Namespace, ext.Spec.ServiceAccount.Name),
+			Message: fmt.Sprintf("the installer ServiceAccount %s/%s does not exist: operator-controller installs as it and refuses to go on", ext.Spec.Namespace, ext.Spec.InstallerServiceAccount()),
 			Fix: fmt.Sprintf("create it and bind it the rules the bundle needs (chartpilot olm v1 install creates both), or point spec.serviceAccount.name at one that exists: kubectl -n %s create serviceaccount %s",
-				ext.Spec.Namespace, ext.Spec.ServiceAccount.Name)})
+				ext.Spec.Namespace, ext.Spec.InstallerServiceAccount())})
 	}
 	out = append(out, catalogProblems(o)...)
 	prog := apimeta.FindStatusCondition(ext.Status.Conditions, TypeProgressing)
@@ -354,7 +357,7 @@ func classify(msg string, ext *Extension) Problem {
 	switch {
 	case strings.Contains(msg, "missing ServiceAccount") || strings.Contains(msg, "service account \"") && strings.Contains(msg, "not found"):
 		return Problem{Kind: ProblemServiceAccountMissing, Message: msg,
-			Fix: fmt.Sprintf("create the ServiceAccount %s in %s with the bundle's rules (chartpilot olm v1 install does)", ext.Spec.ServiceAccount.Name, ext.Spec.Namespace)}
+			Fix: fmt.Sprintf("create the ServiceAccount %s in %s with the bundle's rules (chartpilot olm v1 install does)", ext.Spec.InstallerServiceAccount(), ext.Spec.Namespace)}
 	case strings.Contains(msg, "is not being served") || strings.Contains(msg, "cache for catalog"):
 		return Problem{Kind: ProblemCatalogNotServing, Message: msg,
 			Fix: "wait for catalogd to unpack the catalog; if it stays so, kubectl get clustercatalogs shows why (chartpilot olm v1 status names it)"}
@@ -373,10 +376,10 @@ func classify(msg string, ext *Extension) Problem {
 			Fix: "two catalogs of the same priority offer the package: select one (--catalog-selector, or the ClusterCatalog created from --catalog-image), or raise one's spec.priority"}
 	case strings.Contains(msg, "do not support targeting all namespaces") || strings.Contains(msg, "do not support target namespaces"):
 		return Problem{Kind: ProblemBundleUnsupported, Message: msg,
-			Fix: "OLM v1 installs a bundle for all namespaces: add {type: AllNamespaces, supported: true} to the CSV's spec.installModes (the operator then watches every namespace), or install it with OLM v0"}
+			Fix: "give the namespace the operator watches (chartpilot olm v1 install --watch-namespace NS sets config.inline.watchNamespace, where OLM v1 runs with --feature-gates=" + SingleOwnNamespaceGate + "=true), or add {type: AllNamespaces, supported: true} to the CSV's spec.installModes, or install it with OLM v0"}
 	case strings.Contains(msg, "webhookDefinitions are not supported"):
 		return Problem{Kind: ProblemBundleUnsupported, Message: msg,
-			Fix: "OLM v1 (v1.2) installs no bundle with webhooks: drop spec.webhookdefinitions from the CSV, or install it with OLM v0"}
+			Fix: "this cluster's OLM v1 installs no bundle with webhooks: v1.3 and later do when the cluster has cert-manager or OpenShift's service-ca to issue their certificates; else drop spec.webhookdefinitions from the CSV, or install it with OLM v0"}
 	case strings.Contains(msg, "apiServiceDefintions are not supported") || strings.Contains(msg, "apiServiceDefinitions are not supported"):
 		return Problem{Kind: ProblemBundleUnsupported, Message: msg,
 			Fix: "OLM v1 installs no bundle that owns APIServices: drop spec.apiservicedefinitions from the CSV, or install it with OLM v0"}
@@ -393,7 +396,7 @@ func classify(msg string, ext *Extension) Problem {
 		return Problem{Kind: ProblemBundleUnpullable, Message: msg,
 			Fix: "operator-controller cannot pull the bundle image the catalog names: push it (chartpilot bundle build --tag REF, then chartpilot bundle push REF) to a registry operator-controller reaches, or fix the image in the catalog"}
 	}
-	if m, ok := installer.Explain(msg); ok {
+	if m, ok := installer.Explain(msg); ok && ext.Spec.InstallerServiceAccount() != "" {
 		return permissionProblem(msg, m, ext)
 	}
 	return Problem{Kind: ProblemRetrying, Message: msg, Fix: "see the message; operator-controller's log has the details (chartpilot cluster status names it)"}
@@ -406,7 +409,7 @@ func permissionProblem(msg string, m *installer.Missing, ext *Extension) Problem
 	return Problem{Kind: ProblemPermissionDenied, Message: msg,
 		Missing: &MissingRules{Rules: m.Rules, Namespace: m.Namespace, Escalation: m.Escalation},
 		Fix: fmt.Sprintf("%s (installer ServiceAccount %s/%s); or install again with chartpilot olm v1 install, which derives the installer's rules from the bundle and binds them",
-			m.String(), ext.Spec.Namespace, ext.Spec.ServiceAccount.Name)}
+			m.String(), ext.Spec.Namespace, ext.Spec.InstallerServiceAccount())}
 }
 
 func describeFilter(version string, channels []string) string {

@@ -12,7 +12,7 @@ import (
 func observed(reason, msg string, catalogs ...Catalog) *Observation {
 	ext := &Extension{
 		ObjectMeta: metav1.ObjectMeta{Name: "demo", Generation: 2},
-		Spec: ExtensionSpec{Namespace: "team", ServiceAccount: ServiceAccount{Name: "demo-installer"},
+		Spec: ExtensionSpec{Namespace: "team", ServiceAccount: &ServiceAccount{Name: "demo-installer"},
 			Source: ExtensionSource{SourceType: SourceTypeCatalog, Catalog: &CatalogFilter{PackageName: "demo", Version: ">=2.0.0",
 				Selector: &metav1.LabelSelector{MatchLabels: map[string]string{MetadataNameLabel: "demo-catalog"}}}}},
 	}

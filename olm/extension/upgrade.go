@@ -84,8 +84,9 @@ func Upgrade(ctx context.Context, c client.Client, opts UpgradeOptions) (*Upgrad
 		return nil, fmt.Errorf("upgrade: %w", err)
 	}
 	// The installer's rules first: it must be able to upgrade before
-	// operator-controller sees the new catalog or spec.
-	if opts.InstallerRules != nil {
+	// operator-controller sees the new catalog or spec. An extension that
+	// names no installer (OLM v1 v1.11 and later) has none to update.
+	if opts.InstallerRules != nil && ext.Spec.InstallerServiceAccount() != "" {
 		if err := res.updateInstaller(ctx, c, ext, cfg, opts.InstallerRules); err != nil {
 			return res, err
 		}
@@ -206,7 +207,7 @@ func (res *UpgradeResult) updateInstaller(ctx context.Context, c client.Client, 
 	sa := &unstructured.Unstructured{}
 	sa.SetAPIVersion("v1")
 	sa.SetKind("ServiceAccount")
-	if err := c.Get(ctx, client.ObjectKey{Namespace: ext.Spec.Namespace, Name: ext.Spec.ServiceAccount.Name}, sa); err != nil {
+	if err := c.Get(ctx, client.ObjectKey{Namespace: ext.Spec.Namespace, Name: ext.Spec.InstallerServiceAccount()}, sa); err != nil {
 		return fmt.Errorf("upgrade: the installer ServiceAccount: %w", err)
 	}
 	if sa.GetLabels()[ExtensionLabel] != ext.Name {
@@ -223,7 +224,7 @@ func (res *UpgradeResult) updateInstaller(ctx context.Context, c client.Client, 
 		return fmt.Errorf("upgrade: %w", err)
 	}
 	opts := InstallOptions{Package: ext.Spec.Source.Catalog.PackageName, Name: ext.Name, Namespace: ext.Spec.Namespace,
-		ServiceAccount: ext.Spec.ServiceAccount.Name, InstallerRules: derive}
+		ServiceAccount: ext.Spec.InstallerServiceAccount(), InstallerRules: derive}
 	plan, err := NewPlan(opts, &rules, true)
 	if err != nil {
 		return err
