@@ -73,11 +73,13 @@ func TestNewPlan(t *testing.T) {
 			opts: with(func(o *InstallOptions) { o.Features, o.InstallerRules = &Features{}, nil }), nsExists: true,
 			kinds: []string{"ClusterCatalog/demo-catalog", "ClusterExtension/demo"}, notYAML: []string{"serviceAccount", "config:"}},
 		{name: "a watch namespace where the cluster takes spec.config",
-			opts:  with(func(o *InstallOptions) { o.Features, o.WatchNamespace = &Features{Config: true}, "apps" }), nsExists: true,
+			opts: with(func(o *InstallOptions) { o.Features, o.WatchNamespace = &Features{Config: true}, "apps" }), nsExists: true,
 			kinds: []string{"ClusterCatalog/demo-catalog", "ClusterExtension/demo"},
 			yaml:  []string{"config:\n    configType: Inline\n    inline:\n      watchNamespace: apps"}},
 		{name: "a watch namespace where the cluster has no spec.config",
-			opts:    with(func(o *InstallOptions) { o.Features, o.WatchNamespace = &Features{InstallerServiceAccount: true}, "apps" }), rules: rules,
+			opts: with(func(o *InstallOptions) {
+				o.Features, o.WatchNamespace = &Features{InstallerServiceAccount: true}, "apps"
+			}), rules: rules,
 			wantErr: "--feature-gates=SingleOwnNamespaceInstallSupport=true"},
 		{name: "a bad watch namespace", opts: with(func(o *InstallOptions) { o.Features, o.WatchNamespace = &Features{Config: true}, "Apps" }),
 			wantErr: `watch namespace "Apps"`},
