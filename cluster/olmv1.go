@@ -78,12 +78,6 @@ const (
 	metadataNameLabel   = "olm.operatorframework.io/metadata.name"
 )
 
-// operatorControllerGates turns on operator-controller's SingleOwnNamespace
-// support (spec.config.inline.watchNamespace), for operators whose CSV
-// offers SingleNamespace or OwnNamespace: operator authors test those
-// install modes here before a cluster admin turns the gate on.
-const operatorControllerGates = "--feature-gates=SingleOwnNamespaceInstallSupport=true"
-
 // OLMv1Ports are OLM v1's ports on 127.0.0.1 when it runs on the host.
 type OLMv1Ports struct {
 	// Catalogs is where catalogd serves the catalogs' content over HTTPS.
@@ -146,7 +140,6 @@ func (c *Cluster) olmv1Components() []component {
 				"--pull-cas-dir=" + c.olmv1CADir(),
 				"--cache-path=" + c.path("olmv1", OperatorController),
 				"--health-probe-bind-address=" + loopback(p.ControllerHealth),
-				operatorControllerGates,
 			},
 			env: append(env, "KUBECONFIG="+c.componentKubeconfig(OperatorController)),
 			health: func(ctx context.Context) error {
@@ -179,8 +172,8 @@ func (c *Cluster) olmv1Env() []string {
 
 // loopbackRegistries are the registry hosts containers/image may speak
 // plain HTTP to, as docker does for loopback: a registry at
-// 127.0.0.1:PORT matches "127.0.0.1" (go.podman.io/image v5.40, which
-// operator-controller v1.11.0 pins, matches a host entry for any port).
+// 127.0.0.1:PORT matches "127.0.0.1" (containers/image v5.33, which
+// operator-controller v1.2.0 pins, matches a host entry for any port).
 var loopbackRegistries = []string{"127.0.0.1", "localhost"}
 
 // registriesConf is containers/image's registries.conf for the registries

@@ -321,12 +321,10 @@ func (b builder) copySnapshotCRDs(ctx context.Context, inst *Installation) error
 }
 
 // olmv1CRDFiles are OLM v1's CRDs in operator-controller's module, as its
-// Helm chart holds them: the experimental ones, whose ClusterExtension has
-// spec.config (watchNamespace, behind SingleOwnNamespaceInstallSupport,
-// which the cluster turns on).
+// kustomize bases hold them.
 var olmv1CRDFiles = []string{
-	"helm/olmv1/base/catalogd/crd/experimental/olm.operatorframework.io_clustercatalogs.yaml",
-	"helm/olmv1/base/operator-controller/crd/experimental/olm.operatorframework.io_clusterextensions.yaml",
+	"config/base/catalogd/crd/bases/olm.operatorframework.io_clustercatalogs.yaml",
+	"config/base/operator-controller/crd/bases/olm.operatorframework.io_clusterextensions.yaml",
 }
 
 // copyOLMv1CRDs copies OLM v1's CRDs out of the module cache.

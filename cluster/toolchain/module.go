@@ -39,12 +39,11 @@ const (
 	// csiModule builds the real node's CSI storage: our driver, the
 	// external sidecars and the snapshot controller. A module of its own,
 	// pinned to the cluster module's Kubernetes line and versions (see
-	// TestToolsModulesOnTheClusterLine), so the packages they share compile once.
+	// TestCSIModuleOnTheClusterLine), so the packages they share compile once.
 	csiModule = "csi"
 	// olmv1Module builds OLM v1 (catalogd, operator-controller). A module
-	// of its own, pinned to the cluster module's Kubernetes line and
-	// versions like csiModule, with its own boxcutter (tools/olmv1/boxcutter:
-	// the module proxy serves none).
+	// of its own: operator-controller pins an older Kubernetes line and
+	// controller-runtime than the cluster's.
 	olmv1Module = "olmv1"
 )
 

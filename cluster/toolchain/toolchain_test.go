@@ -321,38 +321,26 @@ func TestBinKeyFollowsOwnSources(t *testing.T) {
 // too: one differing module below client-go recompiles all of it). The CSI
 // spec is the exception: the sidecars need a newer one than the kubelet's,
 // and only CSI packages import it.
-// TestToolsModulesOnTheClusterLine keeps the modules built beside the
-// cluster module on its Kubernetes line and versions: the packages they
-// share compile once.
-func TestToolsModulesOnTheClusterLine(t *testing.T) {
+func TestCSIModuleOnTheClusterLine(t *testing.T) {
 	ms, err := loadModules()
 	if err != nil {
 		t.Fatal(err)
 	}
-	cluster := selectedVersions(ms[clusterModule])
-	for _, tc := range []struct {
-		module     string
-		exceptions []string
-	}{
-		{module: csiModule, exceptions: []string{"github.com/container-storage-interface/spec"}},
-		{module: olmv1Module},
-	} {
-		t.Run(tc.module, func(t *testing.T) {
-			shared := 0
-			for path, v := range selectedVersions(ms[tc.module]) {
-				cv, ok := cluster[path]
-				if !ok || slices.Contains(tc.exceptions, path) {
-					continue
-				}
-				shared++
-				if v != cv {
-					t.Errorf("%s: %s in the %s module, %s in the cluster module (tools/go.mod): require or replace it at the cluster's", path, v, tc.module, cv)
-				}
-			}
-			if shared < 100 {
-				t.Errorf("the %s and cluster modules share %d modules: want them on one Kubernetes line", tc.module, shared)
-			}
-		})
+	exceptions := []string{"github.com/container-storage-interface/spec"}
+	cluster, csi := selectedVersions(ms[clusterModule]), selectedVersions(ms[csiModule])
+	shared := 0
+	for path, v := range csi {
+		cv, ok := cluster[path]
+		if !ok || slices.Contains(exceptions, path) {
+			continue
+		}
+		shared++
+		if v != cv {
+			t.Errorf("%s: %s in the csi module, %s in the cluster module (tools/go.mod): require or replace it at the cluster's", path, v, cv)
+		}
+	}
+	if shared < 100 {
+		t.Errorf("the csi and cluster modules share %d modules: want them on one Kubernetes line", shared)
 	}
 }
 
