@@ -94,6 +94,11 @@ func TestInstallUpgradeUninstall(t *testing.T) {
 	cat2 := olmtest.PushCatalog(t, reg+"/"+pkg+"-catalog:2", false, olmtest.ImageBundle{Dir: d1, Ref: r1}, olmtest.ImageBundle{Dir: d2, Ref: r2})
 	cat3 := olmtest.PushCatalog(t, reg+"/"+pkg+"-catalog:3", true, olmtest.ImageBundle{Dir: d1, Ref: r1}, olmtest.ImageBundle{Dir: d2, Ref: r2}, olmtest.ImageBundle{Dir: d3, Ref: r3})
 
+	// The cluster's OLM v1 (v1.2.0) installs as an installer ServiceAccount
+	// and takes no spec.config: read from its CRD.
+	if f, err := extension.ReadFeatures(ctx, c); err != nil || f != extension.LegacyFeatures {
+		t.Fatalf("ReadFeatures = %+v, %v; want %+v", f, err, extension.LegacyFeatures)
+	}
 	ns := fmt.Sprintf("v1widget-%d", time.Now().UnixNano()%100000)
 	var requests []extension.InstallerRequest
 	began := time.Now()
