@@ -78,6 +78,16 @@ const (
 	metadataNameLabel   = "olm.operatorframework.io/metadata.name"
 )
 
+// operatorControllerGates turns on operator-controller's SingleOwnNamespace
+// support (spec.config.inline.watchNamespace), for operators whose CSV
+// offers SingleNamespace or OwnNamespace: operator authors test those
+// install modes here before a cluster admin turns the gate on. It turns
+// off the webhook certificate providers: the local cluster runs neither
+// cert-manager nor OpenShift's service-ca, and a bundle with webhooks is
+// then refused up front ("certificate provider is nil") rather than half
+// installed without its certificates.
+const operatorControllerGates = "--feature-gates=SingleOwnNamespaceInstallSupport=true,WebhookProviderCertManager=false,WebhookProviderOpenshiftServiceCA=false"
+
 // OLMv1Ports are OLM v1's ports on 127.0.0.1 when it runs on the host.
 type OLMv1Ports struct {
 	// Catalogs is where catalogd serves the catalogs' content over HTTPS.
@@ -116,7 +126,7 @@ func (c *Cluster) olmv1Components() []component {
 				// The metas endpoint (/api/v1/metas), beside /api/v1/all.
 				"--feature-gates=APIV1MetasHandler=true",
 			},
-			env:    append(env, "KUBECONFIG="+c.componentKubeconfig(Catalogd)),
+			env:    append(env, "KUBECONFIG="+c.componentKubeconfig(Catalogd), serviceAccountEnv(Catalogd)),
 			before: func(context.Context) error { return c.writeOLMv1Files() },
 			// Ready, and its webhook and catalog server listen: a
 			// ClusterCatalog written before the webhook answers is refused.
@@ -140,13 +150,22 @@ func (c *Cluster) olmv1Components() []component {
 				"--pull-cas-dir=" + c.olmv1CADir(),
 				"--cache-path=" + c.path("olmv1", OperatorController),
 				"--health-probe-bind-address=" + loopback(p.ControllerHealth),
+				operatorControllerGates,
 			},
-			env: append(env, "KUBECONFIG="+c.componentKubeconfig(OperatorController)),
+			env: append(env, "KUBECONFIG="+c.componentKubeconfig(OperatorController), serviceAccountEnv(OperatorController)),
 			health: func(ctx context.Context) error {
 				return c.probe(ctx, plainHTTP, "http://"+loopback(p.ControllerHealth)+"/readyz", "")
 			},
 		},
 	}
+}
+
+// serviceAccountEnv tells an OLM v1 process on the host which
+// ServiceAccount it stands for: it has no pod token to read it from (see
+// tools/olmv1/overlay/sa). Its pull secrets are looked up in that
+// ServiceAccount's namespace, OLM v1's.
+func serviceAccountEnv(component string) string {
+	return "OLMV1_SERVICE_ACCOUNT=" + OLMv1Namespace + "/" + component
 }
 
 // olmv1CADir holds the cluster's CA alone: catalogd serves the catalogs
@@ -172,8 +191,8 @@ func (c *Cluster) olmv1Env() []string {
 
 // loopbackRegistries are the registry hosts containers/image may speak
 // plain HTTP to, as docker does for loopback: a registry at
-// 127.0.0.1:PORT matches "127.0.0.1" (containers/image v5.33, which
-// operator-controller v1.2.0 pins, matches a host entry for any port).
+// 127.0.0.1:PORT matches "127.0.0.1" (go.podman.io/image v5.40, which
+// operator-controller v1.11.0 pins, matches a host entry for any port).
 var loopbackRegistries = []string{"127.0.0.1", "localhost"}
 
 // registriesConf is containers/image's registries.conf for the registries

@@ -193,7 +193,7 @@ func (c *Cluster) olmv1PodObjects(refs images.Refs) ([]*unstructured.Unstructure
 			{Deployment: controllerDeployment, Binary: OperatorController, Args: []string{
 				"--leader-elect=false", "--system-namespace=" + OLMv1Namespace,
 				"--catalogd-cas-dir=/var/ca-certs", "--pull-cas-dir=/var/ca-certs",
-				"--cache-path=/var/cache", "--health-probe-bind-address=:8081",
+				"--cache-path=/var/cache", "--health-probe-bind-address=:8081", operatorControllerGates,
 			}},
 		},
 	}

@@ -49,7 +49,11 @@ func (d *doctor) extensionChecks(ctx context.Context, name string) ([]string, er
 			d.add(Check{Check: CheckClusterCatalog, Severity: Pass, Object: "clustercatalog/" + cat.Name, Message: "serving " + cat.Image})
 		}
 	}
-	if o.ServiceAccountFound && !hasProblem(r.Problems, extension.ProblemPermissionDenied) {
+	switch {
+	case !o.Features.InstallerServiceAccount:
+		d.add(Check{Check: CheckInstaller, Severity: Pass, Object: obj,
+			Message: "none used: this cluster's OLM v1 installs as operator-controller's own ServiceAccount (spec.serviceAccount is ignored)"})
+	case o.ServiceAccountFound && !hasProblem(r.Problems, extension.ProblemPermissionDenied):
 		d.add(Check{Check: CheckInstaller, Severity: Pass, Object: "serviceaccount/" + r.ServiceAccount, Message: "exists in " + r.Namespace})
 	}
 	for _, p := range r.Problems {

@@ -71,6 +71,9 @@ func (b builder) buildGroup(ctx context.Context, label string, g *group, plan bu
 	if tags := g.buildTags(); len(tags) > 0 {
 		args = append(args, "-tags="+strings.Join(tags, ","))
 	}
+	if err := b.overlay(ctx, g); err != nil {
+		return 0, err
+	}
 	args = append(args, "-o", dir+string(filepath.Separator))
 	args = append(args, g.packages()...)
 	start := time.Now()

@@ -33,6 +33,9 @@ type Binary struct {
 	// CGO builds with cgo (runc needs it); every other binary is static, so
 	// that the same file runs on the host and in an image without a libc.
 	CGO bool
+	// Overlay replaces files of Module (paths in it) with files of the
+	// tools module (paths in it), as go build -overlay does.
+	Overlay map[string]string
 }
 
 // source is the tools module the binary is built from.
@@ -122,6 +125,11 @@ func NodeBinaries() []Binary {
 	}
 }
 
+// olmv1Overlay lets OLM v1's processes run on the host: upstream learns
+// its ServiceAccount only from the token mounted into a pod (see
+// tools/olmv1/overlay/sa).
+var olmv1Overlay = map[string]string{"internal/shared/util/sa/serviceaccount.go": "overlay/sa/serviceaccount.go"}
+
 // OLMv1Binaries are OLM v1's components: catalogd, which unpacks and
 // serves ClusterCatalogs, and operator-controller, which installs
 // ClusterExtensions. Built as upstream builds them: static, with the
@@ -129,7 +137,7 @@ func NodeBinaries() []Binary {
 func OLMv1Binaries() []Binary {
 	olmv1 := func(name string) Binary {
 		return Binary{Name: name, Package: operatorControllerModule + "/cmd/" + name, Module: operatorControllerModule,
-			Tools: olmv1Module, Tags: []string{"containers_image_openpgp"}}
+			Tools: olmv1Module, Tags: []string{"containers_image_openpgp"}, Overlay: olmv1Overlay}
 	}
 	return []Binary{olmv1("catalogd"), olmv1("operator-controller")}
 }
@@ -321,10 +329,12 @@ func (b builder) copySnapshotCRDs(ctx context.Context, inst *Installation) error
 }
 
 // olmv1CRDFiles are OLM v1's CRDs in operator-controller's module, as its
-// kustomize bases hold them.
+// Helm chart holds them: the experimental ones, whose ClusterExtension has
+// spec.config (watchNamespace, behind SingleOwnNamespaceInstallSupport,
+// which the cluster turns on).
 var olmv1CRDFiles = []string{
-	"config/base/catalogd/crd/bases/olm.operatorframework.io_clustercatalogs.yaml",
-	"config/base/operator-controller/crd/bases/olm.operatorframework.io_clusterextensions.yaml",
+	"helm/olmv1/base/catalogd/crd/experimental/olm.operatorframework.io_clustercatalogs.yaml",
+	"helm/olmv1/base/operator-controller/crd/experimental/olm.operatorframework.io_clusterextensions.yaml",
 }
 
 // copyOLMv1CRDs copies OLM v1's CRDs out of the module cache.

@@ -16,4 +16,4 @@ copy ../../tools modules/cluster go.mod go.sum tools.go
 copy ../../tools/node modules/node go.mod go.sum $(cd ../../tools/node && find . -name '*.go' | sed 's|^\./||' | sort)
 copy ../../tools/storage modules/storage go.mod go.sum $(cd ../../tools/storage && find . -name '*.go' | sed 's|^\./||' | sort)
 copy ../../tools/csi modules/csi go.mod go.sum $(cd ../../tools/csi && find . -name '*.go' | sed 's|^\./||' | sort)
-copy ../../tools/olmv1 modules/olmv1 go.mod go.sum tools.go
+copy ../../tools/olmv1 modules/olmv1 go.mod go.sum $(cd ../../tools/olmv1 && find . -name '*.go' -o -name go.mod | grep -v '^./go.mod$' | sed 's|^\./||' | sort)

@@ -1,6 +1,7 @@
 package toolchain
 
 import (
+	"maps"
 	"path"
 	"regexp"
 	"slices"
@@ -19,6 +20,10 @@ type group struct {
 	cgo bool
 	// tags are the build tags that set the group apart (see neutralTags).
 	tags []string
+	// module and overlay are the overlay of the group's binaries, files
+	// of module replaced (see Binary.Overlay).
+	module  string
+	overlay map[string]string
 	// bins are the binaries, in build order.
 	bins []Binary
 }
@@ -35,7 +40,8 @@ var neutralTags = []string{"json1", "containers_image_openpgp"}
 
 // sameSettings says whether b builds with the group's settings.
 func (g *group) sameSettings(b Binary) bool {
-	return g.tools == b.source() && g.cgo == b.CGO && slices.Equal(g.tags, significantTags(b.Tags))
+	return g.tools == b.source() && g.cgo == b.CGO && slices.Equal(g.tags, significantTags(b.Tags)) &&
+		maps.Equal(g.overlay, b.Overlay) && (len(b.Overlay) == 0 || g.module == b.Module)
 }
 
 // significantTags are the sorted tags that are not neutral.
@@ -82,7 +88,7 @@ func groupBinaries(bins []Binary) []*group {
 			return g.sameSettings(b) && !g.hasOutput(execName(b.Package))
 		})
 		if i < 0 {
-			groups = append(groups, &group{tools: b.source(), cgo: b.CGO, tags: significantTags(b.Tags)})
+			groups = append(groups, &group{tools: b.source(), cgo: b.CGO, tags: significantTags(b.Tags), module: b.Module, overlay: b.Overlay})
 			i = len(groups) - 1
 		}
 		groups[i].bins = append(groups[i].bins, b)

@@ -5,7 +5,9 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
+	"path"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 
@@ -39,11 +41,12 @@ const (
 	// csiModule builds the real node's CSI storage: our driver, the
 	// external sidecars and the snapshot controller. A module of its own,
 	// pinned to the cluster module's Kubernetes line and versions (see
-	// TestCSIModuleOnTheClusterLine), so the packages they share compile once.
+	// TestToolsModulesOnTheClusterLine), so the packages they share compile once.
 	csiModule = "csi"
 	// olmv1Module builds OLM v1 (catalogd, operator-controller). A module
-	// of its own: operator-controller pins an older Kubernetes line and
-	// controller-runtime than the cluster's.
+	// of its own, pinned to the cluster module's Kubernetes line and
+	// versions like csiModule, with its own boxcutter (tools/olmv1/boxcutter:
+	// the module proxy serves none).
 	olmv1Module = "olmv1"
 )
 
@@ -122,25 +125,43 @@ func (ms modules) binKey(goVersion string, b Binary) string {
 
 func (ms modules) binKeyOf(goVersion string, b Binary, files []string, read func(string) []byte) string {
 	root := "modules/" + b.source() + "/"
-	own := ""
-	if m := ms[b.source()].file.Module; m != nil {
-		if rel, ok := strings.CutPrefix(b.Package, m.Mod.Path+"/"); ok {
-			own = rel + "/"
-		}
-	}
+	uses := ms.sourcesOf(b)
 	var parts [][]byte
 	for _, f := range files {
 		rel, ok := strings.CutPrefix(f, root)
 		if !ok {
 			continue
 		}
-		if strings.Contains(rel, "/") && (own == "" || !strings.HasPrefix(rel, own)) {
+		if strings.Contains(rel, "/") && !slices.ContainsFunc(uses, func(p string) bool { return strings.HasPrefix(rel, p) }) {
 			continue // another program's source
 		}
 		parts = append(parts, []byte(f), read(f))
 	}
-	recipe := fmt.Sprintf("%s %s tags=%v cgo=%v %v", b.Package, b.Module, b.Tags, b.CGO, versionLDFlags(b.Module, ms.version(b)))
+	recipe := fmt.Sprintf("%s %s tags=%v cgo=%v %v overlay=%v", b.Package, b.Module, b.Tags, b.CGO, versionLDFlags(b.Module, ms.version(b)), b.Overlay)
 	return goVersion + "-" + hashOf(append(parts, []byte(recipe))...)
+}
+
+// sourcesOf are the paths under b's tools module, other than its go.mod and
+// go.sum, that b is built from: its own program's directory, the modules
+// the tools module replaces with a directory of its own, and b's overlay
+// files (each path ends in "/" when a directory).
+func (ms modules) sourcesOf(b Binary) []string {
+	var out []string
+	m := ms[b.source()].file
+	if m.Module != nil {
+		if rel, ok := strings.CutPrefix(b.Package, m.Module.Mod.Path+"/"); ok {
+			out = append(out, rel+"/")
+		}
+	}
+	for _, r := range m.Replace {
+		if dir, ok := strings.CutPrefix(r.New.Path, "./"); ok && r.New.Version == "" {
+			out = append(out, path.Clean(dir)+"/")
+		}
+	}
+	for _, src := range b.Overlay {
+		out = append(out, src+embedSuffix)
+	}
+	return out
 }
 
 // embeddedFiles lists the embedded files in a stable order.

@@ -262,12 +262,14 @@ func TestBinKeyFollowsOwnSources(t *testing.T) {
 		byName[b.Name] = b
 	}
 	base := map[string]string{
-		"modules/node/go.mod.embed":                  "module",
-		"modules/node/tools.go.embed":                "tools",
-		"modules/node/hello-server/main.go.embed":    "hello",
-		"modules/node/cp/main.go.embed":              "cp",
-		"modules/cluster/go.mod.embed":               "cluster",
-		"modules/storage/object-store/main.go.embed": "store",
+		"modules/node/go.mod.embed":                           "module",
+		"modules/node/tools.go.embed":                         "tools",
+		"modules/node/hello-server/main.go.embed":             "hello",
+		"modules/node/cp/main.go.embed":                       "cp",
+		"modules/cluster/go.mod.embed":                        "cluster",
+		"modules/storage/object-store/main.go.embed":          "store",
+		"modules/olmv1/boxcutter/managedcache/cache.go.embed": "cache",
+		"modules/olmv1/overlay/sa/serviceaccount.go.embed":    "sa",
 	}
 	keys := func(change map[string]string) map[string]string {
 		files := map[string]string{}
@@ -283,7 +285,7 @@ func TestBinKeyFollowsOwnSources(t *testing.T) {
 		}
 		slices.Sort(names)
 		out := map[string]string{}
-		for _, name := range []string{"hello-server", "cp", "containerd", "kube-apiserver", "object-store"} {
+		for _, name := range []string{"hello-server", "cp", "containerd", "kube-apiserver", "object-store", "catalogd"} {
 			out[name] = ms.binKeyOf("go1", byName[name], names, func(f string) []byte { return []byte(files[f]) })
 		}
 		return out
@@ -298,12 +300,17 @@ func TestBinKeyFollowsOwnSources(t *testing.T) {
 		{"a new program of ours", map[string]string{"modules/node/new/main.go.embed": "new"}, nil},
 		{"the module's requirements", map[string]string{"modules/node/go.mod.embed": "module v2"}, []string{"hello-server", "cp", "containerd"}},
 		{"the other module's program", map[string]string{"modules/storage/object-store/main.go.embed": "store v2"}, []string{"object-store"}},
+		// OLM v1 builds from the module its go.mod replaces with a directory
+		// of its own, and from its overlay.
+		{"a module replaced by a directory", map[string]string{"modules/olmv1/boxcutter/managedcache/cache.go.embed": "cache v2"}, []string{"catalogd"}},
+		{"an overlay file", map[string]string{"modules/olmv1/overlay/sa/serviceaccount.go.embed": "sa v2"}, []string{"catalogd"}},
+		{"a test beside an overlay file", map[string]string{"modules/olmv1/overlay/sa/serviceaccount_test.go.embed": "test"}, nil},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			after := keys(tt.change)
 			var rebuilt []string
-			for _, name := range []string{"hello-server", "cp", "containerd", "kube-apiserver", "object-store"} {
+			for _, name := range []string{"hello-server", "cp", "containerd", "kube-apiserver", "object-store", "catalogd"} {
 				if after[name] != before[name] {
 					rebuilt = append(rebuilt, name)
 				}
@@ -321,26 +328,38 @@ func TestBinKeyFollowsOwnSources(t *testing.T) {
 // too: one differing module below client-go recompiles all of it). The CSI
 // spec is the exception: the sidecars need a newer one than the kubelet's,
 // and only CSI packages import it.
-func TestCSIModuleOnTheClusterLine(t *testing.T) {
+// TestToolsModulesOnTheClusterLine keeps the modules built beside the
+// cluster module on its Kubernetes line and versions: the packages they
+// share compile once.
+func TestToolsModulesOnTheClusterLine(t *testing.T) {
 	ms, err := loadModules()
 	if err != nil {
 		t.Fatal(err)
 	}
-	exceptions := []string{"github.com/container-storage-interface/spec"}
-	cluster, csi := selectedVersions(ms[clusterModule]), selectedVersions(ms[csiModule])
-	shared := 0
-	for path, v := range csi {
-		cv, ok := cluster[path]
-		if !ok || slices.Contains(exceptions, path) {
-			continue
-		}
-		shared++
-		if v != cv {
-			t.Errorf("%s: %s in the csi module, %s in the cluster module (tools/go.mod): require or replace it at the cluster's", path, v, cv)
-		}
-	}
-	if shared < 100 {
-		t.Errorf("the csi and cluster modules share %d modules: want them on one Kubernetes line", shared)
+	cluster := selectedVersions(ms[clusterModule])
+	for _, tc := range []struct {
+		module     string
+		exceptions []string
+	}{
+		{module: csiModule, exceptions: []string{"github.com/container-storage-interface/spec"}},
+		{module: olmv1Module},
+	} {
+		t.Run(tc.module, func(t *testing.T) {
+			shared := 0
+			for path, v := range selectedVersions(ms[tc.module]) {
+				cv, ok := cluster[path]
+				if !ok || slices.Contains(tc.exceptions, path) {
+					continue
+				}
+				shared++
+				if v != cv {
+					t.Errorf("%s: %s in the %s module, %s in the cluster module (tools/go.mod): require or replace it at the cluster's", path, v, tc.module, cv)
+				}
+			}
+			if shared < 100 {
+				t.Errorf("the %s and cluster modules share %d modules: want them on one Kubernetes line", tc.module, shared)
+			}
+		})
 	}
 }
 

@@ -36,6 +36,17 @@ type InstallResult struct {
 // without a cluster): the namespace is then taken as missing, the features
 // as LegacyFeatures.
 func Prepare(ctx context.Context, c client.Client, opts InstallOptions) (*Plan, error) {
+	// The features first: whether opts needs installer rules depends on them.
+	if opts.Features == nil {
+		f := LegacyFeatures
+		if c != nil {
+			var err error
+			if f, err = ReadFeatures(ctx, c); err != nil {
+				return nil, fmt.Errorf("install: %w", err)
+			}
+		}
+		opts.Features = &f
+	}
 	opts, err := opts.withDefaults()
 	if err != nil {
 		return nil, err
@@ -43,15 +54,6 @@ func Prepare(ctx context.Context, c client.Client, opts InstallOptions) (*Plan, 
 	nsExists, err := namespaceExists(ctx, c, opts.Namespace)
 	if err != nil {
 		return nil, err
-	}
-	if opts.Features == nil {
-		f := LegacyFeatures
-		if c != nil {
-			if f, err = ReadFeatures(ctx, c); err != nil {
-				return nil, fmt.Errorf("install: %w", err)
-			}
-		}
-		opts.Features = &f
 	}
 	var bundle *Bundle
 	var notes []string

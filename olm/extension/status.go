@@ -25,9 +25,12 @@ type Observation struct {
 	// Catalogs are the ClusterCatalogs its selector matches.
 	Catalogs []Catalog
 	// NamespaceFound and ServiceAccountFound say whether its install
-	// namespace and installer ServiceAccount exist.
+	// namespace and installer ServiceAccount exist; ServiceAccountFound is
+	// true where the cluster's OLM v1 uses none (Features).
 	NamespaceFound      bool
 	ServiceAccountFound bool
+	// Features are the cluster's OLM v1's.
+	Features Features
 }
 
 // Observe reads the ClusterExtension name, the catalogs it selects, its
@@ -54,8 +57,11 @@ func Observe(ctx context.Context, c client.Client, name string) (*Observation, e
 	if o.NamespaceFound, err = found(c.Get(ctx, client.ObjectKey{Name: ext.Spec.Namespace}, &ns)); err != nil {
 		return nil, err
 	}
-	o.ServiceAccountFound = true // none to find where the spec names none
-	if name := ext.Spec.InstallerServiceAccount(); name != "" {
+	if o.Features, err = ReadFeatures(ctx, c); err != nil {
+		return nil, err
+	}
+	o.ServiceAccountFound = true // none to find where OLM v1 uses none
+	if name := ext.Spec.InstallerServiceAccount(); name != "" && o.Features.InstallerServiceAccount {
 		var sa corev1.ServiceAccount
 		key := client.ObjectKey{Namespace: ext.Spec.Namespace, Name: name}
 		if o.ServiceAccountFound, err = found(c.Get(ctx, key, &sa)); err != nil {
