@@ -27,15 +27,15 @@
 //     has Last-Modified and evaluates If-Match, If-Unmodified-Since,
 //     If-None-Match and If-Modified-Since as catalogd does (an
 //     If-Modified-Since that is no HTTP date gives a 500 followed by the
-//     body). catalogd v1.2.0 serves it only with its APIV1MetasHandler
+//     body). catalogd (v1.11.0) serves it only with its APIV1MetasHandler
 //     feature gate (alpha, off by default); DisableMetas answers as it does
 //     without (404).
 //   - A catalog the server does not have is "404 Not Found"; any other path
-//     is the ServeMux's "404 page not found"; a method other than GET and
-//     HEAD is 405, before anything else.
-//   - Responses of 1 KiB or more are gzip-compressed for a client that
-//     accepts it (klauspost/compress gzhttp, as catalogd, without zstd,
-//     which catalogd's version did not have); every response says
+//     is the ServeMux's "404 page not found", whatever the method; a method
+//     other than GET and HEAD on all or metas is 405.
+//   - Responses of 1 KiB or more are compressed for a client that accepts
+//     it (klauspost/compress gzhttp with its defaults, as catalogd): zstd
+//     where the client takes it, else gzip; every response says
 //     Vary: Accept-Encoding.
 //
 // NewServer listens on loopback unless told otherwise, over HTTPS as

@@ -52,17 +52,13 @@ type HandlerOptions struct {
 func NewHandler(opts HandlerOptions) http.Handler {
 	h := &handler{catalogs: maps.Clone(opts.Catalogs)}
 	mux := http.NewServeMux()
-	mux.HandleFunc(PathPrefix+"{catalog}/"+AllPath, h.all)
+	mux.HandleFunc(PathPrefix+"{catalog}/"+AllPath, getOrHead(h.all))
 	if !opts.DisableMetas {
-		mux.HandleFunc(PathPrefix+"{catalog}/"+MetasPath, h.metas)
+		mux.HandleFunc(PathPrefix+"{catalog}/"+MetasPath, getOrHead(h.metas))
 	}
-	// catalogd's gzip middleware, from the same library; its newer versions
-	// also offer zstd, which catalogd's did not.
-	compress, err := gzhttp.NewWrapper(gzhttp.EnableZstd(false))
-	if err != nil {
-		panic(fmt.Sprintf("gzhttp options: %v", err)) // constant options: a bug
-	}
-	next := http.Handler(compress(getOrHead(mux)))
+	// catalogd's compression middleware, from the same library and with
+	// its defaults: zstd where the client takes it, else gzip.
+	var next http.Handler = gzhttp.GzipHandler(mux)
 	if opts.Log != nil {
 		next = logRequests(next, opts.Log)
 	}
@@ -73,16 +69,16 @@ type handler struct {
 	catalogs map[string]*Content
 }
 
-// getOrHead refuses other methods before routing, as catalogd does: a POST
-// to a path that does not exist is 405, not 404.
-func getOrHead(next http.Handler) http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+// getOrHead refuses other methods on a route, as catalogd v1.11 does: a
+// POST to a catalog's content is 405, to a path that does not exist 404.
+func getOrHead(next http.HandlerFunc) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
 		if r.Method != http.MethodGet && r.Method != http.MethodHead {
 			http.Error(w, http.StatusText(http.StatusMethodNotAllowed), http.StatusMethodNotAllowed)
 			return
 		}
-		next.ServeHTTP(w, r)
-	})
+		next(w, r)
+	}
 }
 
 // httpError answers code with catalogd's body: "404 Not Found".

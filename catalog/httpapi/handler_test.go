@@ -12,6 +12,8 @@ import (
 	"testing"
 	"testing/fstest"
 	"time"
+
+	"github.com/klauspost/compress/zstd"
 )
 
 // anyLength is the length of an answer whose compressed size is not the test's.
@@ -58,11 +60,21 @@ func (e exchange) do(t *testing.T, url string) (*http.Response, []byte) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if resp.Header.Get("Content-Encoding") == "gzip" {
+	switch resp.Header.Get("Content-Encoding") {
+	case "gzip":
 		zr, err := gzip.NewReader(bytes.NewReader(body))
 		if err != nil {
 			t.Fatal(err)
 		}
+		if body, err = io.ReadAll(zr); err != nil {
+			t.Fatal(err)
+		}
+	case "zstd":
+		zr, err := zstd.NewReader(bytes.NewReader(body))
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer zr.Close()
 		if body, err = io.ReadAll(zr); err != nil {
 			t.Fatal(err)
 		}
@@ -136,6 +148,7 @@ var (
 	}
 	// gzipped is a compressed answer: no length, no ranges.
 	gzipped = map[string]string{"Content-Encoding": "gzip", "Accept-Ranges": absent}
+	zstded  = map[string]string{"Content-Encoding": "zstd", "Accept-Ranges": absent}
 	// bare is a 304 or 412: only what guides a cache.
 	bare = map[string]string{"Last-Modified": lastModified, "Content-Type": absent, "Vary": "Accept-Encoding"}
 )
@@ -192,8 +205,10 @@ func TestHandler(t *testing.T) {
 			status: 200, body: all, length: anyLength, want: merge(whole, gzipped)},
 		{name: "all, gzip small: not compressed", target: "/catalogs/empty/api/v1/all", header: map[string]string{"Accept-Encoding": "gzip"},
 			status: 200, length: 0, want: whole},
-		{name: "all, zstd: not offered", target: "/catalogs/test/api/v1/all", header: map[string]string{"Accept-Encoding": "zstd"},
-			status: 200, body: all, length: n, want: whole},
+		{name: "all, zstd", target: "/catalogs/test/api/v1/all", header: map[string]string{"Accept-Encoding": "zstd"},
+			status: 200, body: all, length: anyLength, want: merge(whole, zstded)},
+		{name: "all, zstd before gzip", target: "/catalogs/test/api/v1/all", header: map[string]string{"Accept-Encoding": "gzip, deflate, br, zstd"},
+			status: 200, body: all, length: anyLength, want: merge(whole, zstded)},
 		{name: "all, gzip HEAD: not compressed", method: "HEAD", target: "/catalogs/test/api/v1/all", header: map[string]string{"Accept-Encoding": "gzip"},
 			status: 200, length: n, want: whole},
 		{name: "all, gzip with a range: not compressed", target: "/catalogs/test/api/v1/all", header: map[string]string{"Accept-Encoding": "gzip", "Range": "bytes=0-1199"},
@@ -255,7 +270,7 @@ func TestHandler(t *testing.T) {
 		{name: "all with a trailing slash", target: "/catalogs/test/api/v1/all/", status: 404, body: "404 page not found\n", length: 19, want: plainError},
 		{name: "api/v2", target: "/catalogs/test/api/v2/all", status: 404, body: "404 page not found\n", length: 19, want: plainError},
 		{name: "POST all", method: "POST", target: "/catalogs/test/api/v1/all", status: 405, body: "Method Not Allowed\n", length: 19, want: plainError},
-		{name: "DELETE of an unknown path: 405 before 404", method: "DELETE", target: "/nope", status: 405, body: "Method Not Allowed\n", length: 19, want: plainError},
+		{name: "DELETE of an unknown path: 404", method: "DELETE", target: "/nope", status: 404, body: "404 page not found\n", length: 19, want: plainError},
 		{name: "OPTIONS metas", method: "OPTIONS", target: "/catalogs/test/api/v1/metas", status: 405, body: "Method Not Allowed\n", length: 19, want: plainError},
 	} {
 		t.Run(tc.name, func(t *testing.T) { tc.check(t, url) })
@@ -324,9 +339,9 @@ func TestHandlerLog(t *testing.T) {
 	var log strings.Builder
 	url := testServer(t, HandlerOptions{Log: &log})
 	exchange{target: "/catalogs/test/api/v1/metas?schema=olm.package", status: 200, body: wantLines(t, 0, 4), length: int64(len(wantLines(t, 0, 4))), want: metas}.check(t, url)
-	exchange{method: "POST", target: "/x", status: 405, body: "Method Not Allowed\n", length: 19}.check(t, url)
+	exchange{method: "POST", target: "/x", status: 404, body: "404 page not found\n", length: 19}.check(t, url)
 	want := "GET /catalogs/test/api/v1/metas?schema=olm.package HTTP/1.1 200 " + strconv.Itoa(len(wantLines(t, 0, 4))) + "\n" +
-		"POST /x HTTP/1.1 405 19\n"
+		"POST /x HTTP/1.1 404 19\n"
 	if log.String() != want {
 		t.Errorf("log:\n%s\nwant:\n%s", log.String(), want)
 	}
