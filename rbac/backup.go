@@ -1,6 +1,7 @@
 package rbac
 
 import (
+	"fmt"
 	"slices"
 	"sort"
 	"strings"
@@ -20,14 +21,14 @@ import (
 // validate`'s output.
 type Extra struct {
 	// Name names the permission, e.g. "backup-hooks".
-	Name string
+	Name string `json:"name"`
 	// Rule is what is granted.
-	Rule rbacv1.PolicyRule
+	Rule rbacv1.PolicyRule `json:"rule"`
 	// Namespaced rules go to the Role when the operator watches one
 	// namespace; the others hold cluster-wide.
-	Namespaced bool
+	Namespaced bool `json:"namespaced"`
 	// Why says what needs each verb, and when chartpilot grants it.
-	Why string
+	Why string `json:"why"`
 }
 
 // The backup API's extra permissions.
@@ -54,6 +55,21 @@ var (
 
 // Extras are the backup API's extra permissions, in a stable order.
 var Extras = []Extra{HooksExtra, SnapshotCopiesExtra}
+
+// String names the extra, its rule and why, on one line: "backup-hooks
+// (pods/exec: create, in the watched namespaces): runs ...".
+func (e Extra) String() string {
+	r := e.Rule
+	res := r.Resources[0]
+	if g := r.APIGroups[0]; g != "" {
+		res += "." + g
+	}
+	scope := "cluster-wide"
+	if e.Namespaced {
+		scope = "in the watched namespaces"
+	}
+	return fmt.Sprintf("%s (%s: %s, %s): %s", e.Name, res, strings.Join(r.Verbs, ", "), scope, e.Why)
+}
 
 // reason is the role.yaml comment of the extra, with what made the
 // derivation grant it.
