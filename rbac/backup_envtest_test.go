@@ -67,7 +67,9 @@ func TestBackupExtrasOnAPIServer(t *testing.T) {
 			}{
 				{"pods/exec in " + ns, tt.exec, func() error { return execIn(t.Context(), op.Config, ns) }},
 				{"pods/exec in default", false, func() error { return execIn(t.Context(), op.Config, "default") }},
-				{"delete a VolumeSnapshotContent", tt.deleteContent, func() error { return contents(op.Config).Delete(t.Context(), "no-such-content", metav1.DeleteOptions{}) }},
+				{"delete a VolumeSnapshotContent", tt.deleteContent, func() error {
+					return contents(op.Config).Delete(t.Context(), "no-such-content", metav1.DeleteOptions{})
+				}},
 				{"list VolumeSnapshotContents", tt.listContent, func() error { _, err := contents(op.Config).List(t.Context(), metav1.ListOptions{}); return err }},
 			}
 			for _, c := range checks {
