@@ -41,7 +41,7 @@ func TestExtrasNamedInCSVAndValidate(t *testing.T) {
 	if err := rep.WriteText(&out); err != nil {
 		t.Fatal(err)
 	}
-	if want := "extra permission backup-hooks (pods/exec: create, in the watched namespaces): runs the commands of the Velero hook annotations"; !strings.Contains(out.String(), want) {
+	if want := "extra permission backup-hooks (pods/exec: get, create, in the watched namespaces): runs the commands of the Velero hook annotations"; !strings.Contains(out.String(), want) {
 		t.Errorf("bundle validate's output lacks %q:\n%s", want, out.String())
 	}
 	if strings.Contains(out.String(), rbac.SnapshotCopiesExtra.Name) {

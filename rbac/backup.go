@@ -37,10 +37,10 @@ var (
 	// the watched namespaces.
 	HooksExtra = Extra{
 		Name:       "backup-hooks",
-		Rule:       rbacv1.PolicyRule{APIGroups: []string{""}, Resources: []string{"pods/exec"}, Verbs: []string{"create"}},
+		Rule:       rbacv1.PolicyRule{APIGroups: []string{""}, Resources: []string{"pods/exec"}, Verbs: backupapi.HookExecVerbs},
 		Namespaced: true,
 		Why: "runs the commands of the Velero hook annotations (" + strings.Join(backupapi.HookAnnotations(), ", ") +
-			") of the release's pods before and after a backup and after a restore; granted only when the chart's templates or values carry one, or watches.yaml sets backupHooks",
+			") of the release's pods before and after a backup and after a restore (get and create: an exec over a WebSocket is authorized as both); granted only when the chart's templates or values carry one, or watches.yaml sets backupHooks",
 	}
 	// SnapshotCopiesExtra restores a CSI snapshot into another namespace:
 	// VolumeSnapshotContents are cluster-scoped.

@@ -2,14 +2,19 @@ package rbac
 
 import (
 	"context"
+	"io"
+	"strings"
 	"testing"
 
+	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/remotecommand"
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
 
 	"github.com/chartpilot/chartpilot/chart"
@@ -66,6 +71,7 @@ func TestBackupExtrasOnAPIServer(t *testing.T) {
 				do      func() error
 			}{
 				{"pods/exec in " + ns, tt.exec, func() error { return execIn(t.Context(), op.Config, ns) }},
+				{"pods/exec over a WebSocket in " + ns, tt.exec, func() error { return webSocketExecIn(t.Context(), op.Config, ns) }},
 				{"pods/exec in default", false, func() error { return execIn(t.Context(), op.Config, "default") }},
 				{"delete a VolumeSnapshotContent", tt.deleteContent, func() error {
 					return contents(op.Config).Delete(t.Context(), "no-such-content", metav1.DeleteOptions{})
@@ -75,9 +81,9 @@ func TestBackupExtrasOnAPIServer(t *testing.T) {
 			for _, c := range checks {
 				err := c.do()
 				switch {
-				case c.allowed && !apierrors.IsNotFound(err):
+				case c.allowed && !letThrough(err):
 					t.Errorf("%s as %s: %v, want NotFound (allowed)", c.what, op.User, err)
-				case !c.allowed && !apierrors.IsForbidden(err):
+				case !c.allowed && !refused(err):
 					t.Errorf("%s as %s: %v, want Forbidden", c.what, op.User, err)
 				}
 			}
@@ -97,4 +103,30 @@ func execIn(ctx context.Context, cfg *rest.Config, ns string) error {
 
 func contents(cfg *rest.Config) dynamic.NamespaceableResourceInterface {
 	return dynamic.NewForConfigOrDie(cfg).Resource(schema.GroupVersionResource{Group: "snapshot.storage.k8s.io", Version: "v1", Resource: "volumesnapshotcontents"})
+}
+
+// webSocketExecIn runs a command in a pod of ns that does not exist as
+// client-go (and the operator's hooks) do: over a WebSocket, a GET.
+func webSocketExecIn(ctx context.Context, cfg *rest.Config, ns string) error {
+	cs, err := kubernetes.NewForConfig(cfg)
+	if err != nil {
+		return err
+	}
+	req := cs.CoreV1().RESTClient().Post().Namespace(ns).Resource("pods").Name("no-such-pod").SubResource("exec").
+		VersionedParams(&corev1.PodExecOptions{Command: []string{"true"}, Stdout: true}, scheme.ParameterCodec)
+	exec, err := remotecommand.NewWebSocketExecutor(cfg, "GET", req.URL().String())
+	if err != nil {
+		return err
+	}
+	return exec.StreamWithContext(ctx, remotecommand.StreamOptions{Stdout: io.Discard})
+}
+
+// letThrough and refused tell what the API server did with a request for
+// an object that does not exist; a WebSocket's error is text only.
+func letThrough(err error) bool {
+	return apierrors.IsNotFound(err) || err != nil && strings.Contains(err.Error(), "not found")
+}
+
+func refused(err error) bool {
+	return apierrors.IsForbidden(err) || err != nil && strings.Contains(err.Error(), "is forbidden")
 }

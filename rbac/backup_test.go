@@ -71,7 +71,7 @@ const (
 // derivation grant it.
 func TestDeriveBackupExtras(t *testing.T) {
 	const (
-		exec     = "ns /pods/exec: create"
+		exec     = "ns /pods/exec: get,create"
 		contents = "cluster snapshot.storage.k8s.io/volumesnapshotcontents: get,create,delete"
 	)
 	// snapshotAPI are every rule of the CSI snapshot path.
@@ -223,7 +223,8 @@ func TestFindExtras(t *testing.T) {
 	}{
 		{name: "none"},
 		{name: "pods/exec create", rules: []rbacv1.PolicyRule{{APIGroups: []string{""}, Resources: []string{"pods", "pods/exec"}, Verbs: []string{"create"}}}, want: []string{"backup-hooks"}},
-		{name: "pods/exec get only", rules: []rbacv1.PolicyRule{{APIGroups: []string{""}, Resources: []string{"pods/exec"}, Verbs: []string{"get"}}}},
+		{name: "pods/exec get only", rules: []rbacv1.PolicyRule{{APIGroups: []string{""}, Resources: []string{"pods/exec"}, Verbs: []string{"get"}}}, want: []string{"backup-hooks"}},
+		{name: "pods get", rules: []rbacv1.PolicyRule{{APIGroups: []string{""}, Resources: []string{"pods"}, Verbs: []string{"get", "create"}}}},
 		{name: "contents delete", rules: []rbacv1.PolicyRule{{APIGroups: []string{"snapshot.storage.k8s.io"}, Resources: []string{"volumesnapshotcontents"}, Verbs: []string{"delete"}}}, want: []string{"snapshot-copies"}},
 		{name: "contents list", rules: []rbacv1.PolicyRule{{APIGroups: []string{"snapshot.storage.k8s.io"}, Resources: []string{"volumesnapshotcontents"}, Verbs: []string{"list"}}}},
 		{name: "contents of another group", rules: []rbacv1.PolicyRule{{APIGroups: []string{"example.com"}, Resources: []string{"volumesnapshotcontents"}, Verbs: []string{"*"}}}},

@@ -150,23 +150,25 @@ func parseHooks(pods []corev1.Pod, phase api.HookPhase, defTimeout time.Duration
 	return out, nil
 }
 
-// mayExec asks the API server whether the operator may run h (pods/exec in
-// its namespace); the error of a refusal wraps ErrHookNotPermitted and says
-// how to grant it.
+// mayExec asks the API server whether the operator may run h (each of
+// api.HookExecVerbs on pods/exec in its namespace); the error of a refusal
+// wraps ErrHookNotPermitted and says how to grant it.
 func (o *Options) mayExec(ctx context.Context, h *hook, phase api.HookPhase) error {
 	cs, err := o.clientset()
 	if err != nil {
 		return err
 	}
-	review := &authorizationv1.SelfSubjectAccessReview{Spec: authorizationv1.SelfSubjectAccessReviewSpec{
-		ResourceAttributes: &authorizationv1.ResourceAttributes{Namespace: h.namespace, Verb: "create", Resource: "pods", Subresource: "exec"}}}
-	got, err := cs.AuthorizationV1().SelfSubjectAccessReviews().Create(ctx, review, metav1.CreateOptions{})
-	if err != nil {
-		return fmt.Errorf("checking that the operator may run hooks (pods/exec) in namespace %s: %w", h.namespace, err)
-	}
-	if !got.Status.Allowed {
-		return fmt.Errorf("pod %s carries %s: %w in namespace %s; chartpilot grants it only when the chart's templates or values show a hook annotation: for hooks set through a custom resource's values, set backupHooks: true on the kind's entry in watches.yaml, run chartpilot generate and redeploy the operator",
-			h.pod, phase.CommandAnnotation(), ErrHookNotPermitted, h.namespace)
+	for _, verb := range api.HookExecVerbs {
+		review := &authorizationv1.SelfSubjectAccessReview{Spec: authorizationv1.SelfSubjectAccessReviewSpec{
+			ResourceAttributes: &authorizationv1.ResourceAttributes{Namespace: h.namespace, Verb: verb, Resource: "pods", Subresource: "exec"}}}
+		got, err := cs.AuthorizationV1().SelfSubjectAccessReviews().Create(ctx, review, metav1.CreateOptions{})
+		if err != nil {
+			return fmt.Errorf("checking that the operator may run hooks (pods/exec %s) in namespace %s: %w", verb, h.namespace, err)
+		}
+		if !got.Status.Allowed {
+			return fmt.Errorf("pod %s carries %s: %w (%s) in namespace %s; chartpilot grants it only when the chart's templates or values show a hook annotation: for hooks set through a custom resource's values, set backupHooks: true on the kind's entry in watches.yaml, run chartpilot generate and redeploy the operator",
+				h.pod, phase.CommandAnnotation(), ErrHookNotPermitted, verb, h.namespace)
+		}
 	}
 	return nil
 }

@@ -17,6 +17,13 @@ const (
 // HookPhases are every phase the operator runs hooks in.
 var HookPhases = []HookPhase{PreBackup, PostBackup, PostRestore}
 
+// HookExecVerbs are the verbs on pods/exec that running a hook takes:
+// client-go execs over a WebSocket, a GET the API server authorizes as get
+// and, since Kubernetes 1.31, as create too
+// (AuthorizePodWebsocketUpgradeCreatePermission); its SPDY fallback is a
+// POST, create.
+var HookExecVerbs = []string{"get", "create"}
+
 // Keys after a phase's prefix, as Velero names them.
 const (
 	HookCommandKey = "/command"
