@@ -357,6 +357,7 @@ func (g *generation) fillCSV(ctx context.Context, csv *v1alpha1.ClusterServiceVe
 	csv.Name = pkg + ".v" + g.opts.Version
 	csv.Spec.Version = version.OperatorVersion{Version: v}
 	csv.Spec.InstallStrategy = v1alpha1.NamedInstallStrategy{StrategyName: v1alpha1.InstallStrategyNameDeployment, StrategySpec: strategy}
+	csv.Spec.Description = describeExtras(csv.Spec.Description, strategyExtras(strategy))
 	csv.Spec.CustomResourceDefinitions.Owned = ownedCRDs(crds, csv.Spec.CustomResourceDefinitions.Owned, resources)
 	csv.Spec.RelatedImages = relatedImages(strategy, csv.Spec.RelatedImages)
 	if len(csv.Spec.InstallModes) == 0 {

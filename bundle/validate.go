@@ -98,6 +98,9 @@ type Report struct {
 	Findings []Finding `json:"findings"`
 	// OLMv1 says whether OLM v1 installs the bundle.
 	OLMv1 *OLMv1Verdict `json:"olmV1,omitempty"`
+	// Extras are the backup API's extra permissions the CSV grants, each
+	// named with why.
+	Extras []rbac.Extra `json:"extraPermissions,omitempty"`
 }
 
 // Errors counts the error findings.
@@ -115,6 +118,11 @@ func (r *Report) Errors() int {
 func (r *Report) WriteText(w io.Writer) error {
 	for _, f := range r.Findings {
 		if _, err := fmt.Fprintln(w, f); err != nil {
+			return err
+		}
+	}
+	for _, e := range r.Extras {
+		if _, err := fmt.Fprintf(w, "extra permission %s\n", e); err != nil {
 			return err
 		}
 	}
@@ -199,6 +207,9 @@ func Validate(opts ValidateOptions) (*Report, error) {
 		rep.Findings = append(rep.Findings, found...)
 	}
 	rep.Findings = append(rep.Findings, checkPrometheusRules(b.Objects, files)...)
+	if b.CSV != nil {
+		rep.Extras = strategyExtras(b.CSV.Spec.InstallStrategy.StrategySpec)
+	}
 	verdict, found := checkOLMv1(opts.Dir, opts.OLMv1)
 	rep.OLMv1 = verdict
 	rep.Findings = append(rep.Findings, found...)

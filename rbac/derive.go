@@ -8,7 +8,6 @@ import (
 	"sort"
 	"strings"
 
-	snapv1 "github.com/kubernetes-csi/external-snapshotter/client/v8/apis/volumesnapshot/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -17,7 +16,6 @@ import (
 
 	"github.com/chartpilot/chartpilot/chart"
 	"github.com/chartpilot/chartpilot/operator/autoscale"
-	backupapi "github.com/chartpilot/chartpilot/operator/backup/api"
 	"github.com/chartpilot/chartpilot/operator/metricsauth"
 	"github.com/chartpilot/chartpilot/operator/storageversion"
 
@@ -70,6 +68,12 @@ type Options struct {
 	// operator/backup): their kinds, mover pods, hooks through pods/exec,
 	// claims, Secrets and ConfigMaps restored, the owner created.
 	Backup bool
+	// BackupHooks grants pods/exec for backup hooks (HooksExtra) although
+	// the chart shows none: the custom resources add Velero's hook
+	// annotations through values the chart passes on to its pods
+	// (podAnnotations). Without it pods/exec is granted only when the
+	// chart's renders, templates or values carry a hook annotation.
+	BackupHooks bool
 	// MigrateStorage names the CRDs (plural.group) whose CRs the operator
 	// migrates to their storage version at start-up (package
 	// operator/storageversion): it may read each and update its status, by
@@ -668,32 +672,6 @@ func (d *derivation) scalable() []string {
 	}
 	sort.Strings(out)
 	return out
-}
-
-// grantBackup adds what the operator's backups and restores need.
-func (d *derivation) grantBackup() {
-	o := d.opts.Owner
-	watched := schema.GroupVersionKind{Group: o.Group, Kind: o.Kind}
-	for _, r := range []string{backupapi.BackupResource(watched).Resource, backupapi.RestoreResource(watched).Resource, backupapi.ScheduleResource(watched).Resource} {
-		d.rules.add(true, o.Group, r, nil, []string{"get", "list", "watch", "patch", "update"}, r+"."+o.Group+": backups, restores and backup schedules of the custom resource")
-		d.rules.add(true, o.Group, r+"/status", nil, []string{"get", "patch", "update"}, r+"."+o.Group+": their status")
-	}
-	// Read only: a grant is the target namespace's consent, which the
-	// operator (and so no chart it renders, no restore it runs) may write.
-	grants := backupapi.RestoreGrantResource(watched).Resource
-	d.rules.add(true, o.Group, grants, nil, []string{"get", "list"}, grants+"."+o.Group+": a restore into another namespace checks that a grant there lets the restore's namespace in")
-	backups := backupapi.BackupResource(watched).Resource
-	d.rules.add(true, o.Group, backups, nil, []string{"create", "delete"}, backups+"."+o.Group+": a schedule creates backups and deletes those beyond its retention")
-	d.rules.add(true, o.Group, o.Resource, nil, []string{"create"}, o.Resource+"."+o.Group+": a restore creates the custom resource")
-	d.rules.add(true, "", "pods", nil, []string{"get", "list", "watch", "create", "delete", "deletecollection"}, "backup and restore: the mover pods that copy volumes, the hooks' pods")
-	d.rules.add(true, "", "pods/exec", nil, []string{"create"}, "backup and restore: Velero's hook annotations run commands in pods")
-	d.rules.add(true, "", "persistentvolumeclaims", nil, []string{"get", "list", "watch", "create", "update"}, "backup and restore: the volumes copied and recreated")
-	d.rules.add(false, "storage.k8s.io", "storageclasses", nil, []string{"get"}, "backup: the CSI driver of a claim's StorageClass, whose VolumeSnapshotClass snapshots it")
-	d.rules.add(false, snapv1.GroupName, "volumesnapshotclasses", nil, []string{"list"}, "backup: the VolumeSnapshotClass of a claim's CSI driver")
-	d.rules.add(true, snapv1.GroupName, "volumesnapshots", nil, []string{"get", "create", "delete", "deletecollection"}, "backup and restore: a backup's VolumeSnapshots, the sources of restored claims")
-	d.rules.add(false, snapv1.GroupName, "volumesnapshotcontents", nil, []string{"get", "create", "delete"}, "restore into another namespace: a content bound to the backup's snapshot handle")
-	d.rules.add(true, "", "configmaps", nil, []string{"get", "list", "watch", "create", "update"}, "backup and restore: the ConfigMaps a release renders")
-	d.rules.add(true, "", "secrets", nil, manageVerbs, "backup and restore: the contents of a backup, the Secrets a release renders")
 }
 
 // makesPods says whether the chart creates workloads whose pods the

@@ -290,10 +290,11 @@ func TestGenerateMigratesSingleClusterRole(t *testing.T) {
 	}
 }
 
-// Backup rules (mover pods, pods/exec, claims, snapshots) are granted only
+// Backup rules (mover pods, claims, the backup kinds) are granted only
 // when the project has the kind's backup API: adopted projects do not.
+// pods/exec and the snapshot API need more (TestGenerateBackupHooksOptIn).
 func TestGenerateGrantsBackupRulesWithBackupAPIs(t *testing.T) {
-	backupOnly := []string{"      - pods/exec\n", "      - volumesnapshots\n", "      - persistentvolumeclaims\n", "      - webappbackups\n", "      - webapprestoregrants\n"}
+	backupOnly := []string{"      - persistentvolumeclaims\n", "      - webappbackups\n", "      - webapprestoregrants\n"}
 	for _, withBackup := range []bool{true, false} {
 		t.Run(fmt.Sprintf("backup APIs %v", withBackup), func(t *testing.T) {
 			dir := filepath.Join(t.TempDir(), "op")
@@ -320,5 +321,42 @@ func TestGenerateGrantsBackupRulesWithBackupAPIs(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// webapp's pods carry no backup hook and it makes no claim: its operator
+// gets neither pods/exec nor the snapshot API, until watches.yaml's
+// backupHooks opts in to hooks the custom resources add (pods/exec only).
+func TestGenerateBackupHooksOptIn(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "op")
+	if err := Init(Options{APIOptions: APIOptions{Chart: chartDir("webapp")}, Dir: dir}); err != nil {
+		t.Fatal(err)
+	}
+	role := func() string {
+		t.Helper()
+		data, err := os.ReadFile(filepath.Join(dir, filepath.FromSlash(RoleFile)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return string(data)
+	}
+	const exec, snapshots = "      - pods/exec\n", "      - volumesnapshots\n"
+	if r := role(); strings.Contains(r, exec) || strings.Contains(r, snapshots) {
+		t.Fatalf("init granted pods/exec or snapshots to a chart without hooks or claims:\n%s", r)
+	}
+	watchesFile := filepath.Join(dir, "watches.yaml")
+	data, err := os.ReadFile(watchesFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(watchesFile, append(data, "  backupHooks: true\n"...), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := Generate(GenerateOptions{Dir: dir}); err != nil {
+		t.Fatal(err)
+	}
+	r := role()
+	if !strings.Contains(r, exec) || !strings.Contains(r, "backup-hooks: ") || strings.Contains(r, snapshots) {
+		t.Errorf("with backupHooks, role.yaml should grant pods/exec (named backup-hooks) and still no snapshots:\n%s", r)
 	}
 }

@@ -666,7 +666,7 @@ func (g *generator) deriveRBAC(pending map[string][]byte) (*rbac.Result, error) 
 			samples = append(samples, obj.Spec)
 		}
 		res, err := rbac.Derive(rbac.Options{Chart: c, Owner: rbac.Owner{Group: w.Group, Resource: crdschema.Plural(w.Kind), Kind: w.Kind},
-			Backup: g.hasBackupAPI(w, pending), MigrateStorage: g.migratedCRDs(w, pending), WatchNamespace: rbacNamespace, Name: managerRole,
+			Backup: g.hasBackupAPI(w, pending), BackupHooks: w.BackupHooks, MigrateStorage: g.migratedCRDs(w, pending), WatchNamespace: rbacNamespace, Name: managerRole,
 			SampleValues: samples, KubeVersion: g.opts.KubeVersion, Config: g.config})
 		if err != nil {
 			return nil, err
@@ -712,6 +712,7 @@ func marshalWatches(ws []watches.Watch) ([]byte, error) {
 #   selector: {matchLabels: {...}}   only CRs with these labels
 #   dryRunOption: server             how a change is tried first: none, client (default) or server
 #   healthDeadline: 5m               a new revision not healthy by then is rolled back (0s: never)
+#   backupHooks: true                grant pods/exec for Velero hooks the CRs add through values
 `
 	return append([]byte(head), out...), nil
 }

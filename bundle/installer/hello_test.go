@@ -148,7 +148,7 @@ func TestHelloRuleCounts(t *testing.T) {
 	t.Logf("hello-operator.v0.1.0: derived %d rules (%d the installer's own, %d the operator's held to grant them); "+
 		"documented procedure %d (ClusterRole %d, Role %d); cluster-admin 1; the upgrade to 0.2.0 %d",
 		r.Count(), own, r.Count()-own, len(cluster)+len(role), len(cluster), len(role), upgrade.Count())
-	if r.Count() != 36 || own != 9 || len(cluster)+len(role) != 39 {
+	if r.Count() != 35 || own != 9 || len(cluster)+len(role) != 38 {
 		t.Errorf("counts changed: derived %d (own %d), documented %d", r.Count(), own, len(cluster)+len(role))
 	}
 }

@@ -35,9 +35,12 @@ const (
 	ReasonCopying           = "Copying"
 	ReasonMoverFailed       = "MoverFailed"
 	ReasonHookFailed        = "HookFailed"
-	ReasonCompleted         = "Completed"
-	ReasonInvalidSpec       = "InvalidSpec"
-	ReasonContentsLost      = "ContentsLost"
+	// ReasonHookNotPermitted: a pod carries a hook the operator may not
+	// run (it holds no pods/exec there); no hook of the phase ran.
+	ReasonHookNotPermitted = "HookNotPermitted"
+	ReasonCompleted        = "Completed"
+	ReasonInvalidSpec      = "InvalidSpec"
+	ReasonContentsLost     = "ContentsLost"
 )
 
 // Defaults of the spec's durations.
@@ -170,7 +173,7 @@ func (r *BackupReconciler) start(ctx context.Context, obj *unstructured.Unstruct
 		return reconcile.Result{}, err
 	}
 	if err := r.opts.runHooks(ctx, hooks, preBackup, hookTimeout(spec)); err != nil {
-		r.fail(obj, st, ReasonHookFailed, err.Error())
+		r.fail(obj, st, hookReason(err), err.Error())
 		return reconcile.Result{}, nil
 	}
 	contents.Security = map[string]*corev1.PodSecurityContext{}
@@ -386,7 +389,7 @@ func (r *BackupReconciler) running(ctx context.Context, obj *unstructured.Unstru
 		return reconcile.Result{}, err
 	}
 	if err := r.opts.runHooks(ctx, hooks, postBackup, hookTimeout(spec)); err != nil {
-		r.fail(obj, st, ReasonHookFailed, err.Error())
+		r.fail(obj, st, hookReason(err), err.Error())
 		return reconcile.Result{}, nil
 	}
 	st.Size = 0

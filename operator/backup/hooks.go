@@ -4,58 +4,52 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"strings"
 	"sync"
 	"time"
 
+	authorizationv1 "k8s.io/api/authorization/v1"
 	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/httpstream"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/tools/remotecommand"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/chartpilot/chartpilot/operator/backup/api"
 )
 
-// hookPhase is the prefix of Velero's hook annotations for one moment.
-type hookPhase string
-
+// Velero's phases, from the contract in package api (package rbac reads
+// the same to grant pods/exec only to charts whose pods carry hooks).
 const (
-	preBackup   hookPhase = "pre.hook.backup.velero.io"
-	postBackup  hookPhase = "post.hook.backup.velero.io"
-	postRestore hookPhase = "post.hook.restore.velero.io"
-)
-
-// Keys after the phase prefix, as Velero names them.
-const (
-	hookCommand    = "/command"
-	hookContainer  = "/container"
-	hookTimeoutKey = "/timeout"
-	hookOnError    = "/on-error"
-	// post-restore hooks name their timeout exec-timeout.
-	hookExecTimeout = "/exec-timeout"
+	preBackup   = api.PreBackup
+	postBackup  = api.PostBackup
+	postRestore = api.PostRestore
 )
 
 // hook is one pod's command for one phase.
 type hook struct {
-	pod, container string
-	command        []string
-	timeout        time.Duration
+	namespace, pod, container string
+	command                   []string
+	timeout                   time.Duration
 	// continueOnError lets the backup go on when the hook fails.
 	continueOnError bool
 }
 
 // parseHook reads a pod's annotations for phase; nil when it has no hook.
-func parseHook(pod *corev1.Pod, phase hookPhase, defTimeout time.Duration) (*hook, error) {
+func parseHook(pod *corev1.Pod, phase api.HookPhase, defTimeout time.Duration) (*hook, error) {
 	ann := pod.Annotations
-	raw := ann[string(phase)+hookCommand]
+	raw := ann[phase.CommandAnnotation()]
 	if raw == "" {
 		return nil, nil
 	}
-	h := &hook{pod: pod.Name, container: ann[string(phase)+hookContainer], timeout: defTimeout}
+	h := &hook{namespace: pod.Namespace, pod: pod.Name, container: ann[phase.Key(api.HookContainer)], timeout: defTimeout}
 	if strings.HasPrefix(strings.TrimSpace(raw), "[") {
 		if err := json.Unmarshal([]byte(raw), &h.command); err != nil {
-			return nil, fmt.Errorf("pod %s: annotation %s%s is not a JSON list of strings: %w", pod.Name, phase, hookCommand, err)
+			return nil, fmt.Errorf("pod %s: annotation %s is not a JSON list of strings: %w", pod.Name, phase.CommandAnnotation(), err)
 		}
 	} else {
 		h.command = []string{raw}
@@ -63,21 +57,21 @@ func parseHook(pod *corev1.Pod, phase hookPhase, defTimeout time.Duration) (*hoo
 	if h.container == "" && len(pod.Spec.Containers) > 0 {
 		h.container = pod.Spec.Containers[0].Name
 	}
-	for _, key := range []string{hookTimeoutKey, hookExecTimeout} {
-		if v := ann[string(phase)+key]; v != "" {
+	for _, key := range []string{api.HookTimeout, api.HookExecTimeout} {
+		if v := ann[phase.Key(key)]; v != "" {
 			d, err := time.ParseDuration(v)
 			if err != nil {
-				return nil, fmt.Errorf("pod %s: annotation %s%s: %w", pod.Name, phase, key, err)
+				return nil, fmt.Errorf("pod %s: annotation %s: %w", pod.Name, phase.Key(key), err)
 			}
 			h.timeout = d
 		}
 	}
-	switch v := ann[string(phase)+hookOnError]; v {
+	switch v := ann[phase.Key(api.HookOnError)]; v {
 	case "", "Fail":
 	case "Continue":
 		h.continueOnError = true
 	default:
-		return nil, fmt.Errorf("pod %s: annotation %s%s is %q, want Fail or Continue", pod.Name, phase, hookOnError, v)
+		return nil, fmt.Errorf("pod %s: annotation %s is %q, want Fail or Continue", pod.Name, phase.Key(api.HookOnError), v)
 	}
 	return h, nil
 }
@@ -98,19 +92,36 @@ func (o *Options) hookPods(ctx context.Context, namespace, release string) ([]co
 	return out, nil
 }
 
-// runHooks runs the hooks of phase in pods one after another. A hook that
+// ErrHookNotPermitted is wrapped by the error of hooks the operator may
+// not run: it holds no pods/exec in their namespace. chartpilot grants
+// pods/exec only when a chart's templates or values show a hook annotation,
+// or its watches.yaml entry sets backupHooks (hooks that come from a
+// custom resource's values).
+var ErrHookNotPermitted = errors.New("the operator may not run commands in pods (pods/exec)")
+
+// hookReason is the status reason of a failure of runHooks.
+func hookReason(err error) string {
+	if errors.Is(err, ErrHookNotPermitted) {
+		return ReasonHookNotPermitted
+	}
+	return ReasonHookFailed
+}
+
+// runHooks runs the hooks of phase in pods one after another. Before any
+// runs, every hook is read and the operator's right to run them checked: a
+// malformed annotation or a missing pods/exec runs none. A hook that
 // fails, or outlasts its timeout, fails them unless its on-error says
 // Continue; the error names the pod, the container and the output.
-func (o *Options) runHooks(ctx context.Context, pods []corev1.Pod, phase hookPhase, defTimeout time.Duration) error {
-	for i := range pods {
-		h, err := parseHook(&pods[i], phase, defTimeout)
-		if err != nil {
-			return err
-		}
-		if h == nil {
-			continue
-		}
-		out, err := o.exec(ctx, pods[i].Namespace, h)
+func (o *Options) runHooks(ctx context.Context, pods []corev1.Pod, phase api.HookPhase, defTimeout time.Duration) error {
+	hooks, err := parseHooks(pods, phase, defTimeout)
+	if err != nil || len(hooks) == 0 {
+		return err
+	}
+	if err := o.mayExec(ctx, hooks[0], phase); err != nil {
+		return err
+	}
+	for _, h := range hooks {
+		out, err := o.exec(ctx, h)
 		if err == nil {
 			o.Log.V(1).Info("hook ran", "phase", phase, "pod", h.pod, "container", h.container)
 			continue
@@ -124,16 +135,59 @@ func (o *Options) runHooks(ctx context.Context, pods []corev1.Pod, phase hookPha
 	return nil
 }
 
-// exec runs a hook through pods/exec within its timeout.
-func (o *Options) exec(ctx context.Context, namespace string, h *hook) (string, error) {
-	if o.Config == nil {
-		return "", fmt.Errorf("no client configuration for pods/exec")
+// parseHooks reads the hooks of phase that pods carry.
+func parseHooks(pods []corev1.Pod, phase api.HookPhase, defTimeout time.Duration) ([]*hook, error) {
+	var out []*hook
+	for i := range pods {
+		h, err := parseHook(&pods[i], phase, defTimeout)
+		if err != nil {
+			return nil, err
+		}
+		if h != nil {
+			out = append(out, h)
+		}
 	}
-	cs, err := kubernetes.NewForConfig(o.Config)
+	return out, nil
+}
+
+// mayExec asks the API server whether the operator may run h (each of
+// api.HookExecVerbs on pods/exec in its namespace); the error of a refusal
+// wraps ErrHookNotPermitted and says how to grant it.
+func (o *Options) mayExec(ctx context.Context, h *hook, phase api.HookPhase) error {
+	cs, err := o.clientset()
+	if err != nil {
+		return err
+	}
+	for _, verb := range api.HookExecVerbs {
+		review := &authorizationv1.SelfSubjectAccessReview{Spec: authorizationv1.SelfSubjectAccessReviewSpec{
+			ResourceAttributes: &authorizationv1.ResourceAttributes{Namespace: h.namespace, Verb: verb, Resource: "pods", Subresource: "exec"}}}
+		got, err := cs.AuthorizationV1().SelfSubjectAccessReviews().Create(ctx, review, metav1.CreateOptions{})
+		if err != nil {
+			return fmt.Errorf("checking that the operator may run hooks (pods/exec %s) in namespace %s: %w", verb, h.namespace, err)
+		}
+		if !got.Status.Allowed {
+			return fmt.Errorf("pod %s carries %s: %w (%s) in namespace %s; chartpilot grants it only when the chart's templates or values show a hook annotation: for hooks set through a custom resource's values, set backupHooks: true on the kind's entry in watches.yaml, run chartpilot generate and redeploy the operator",
+				h.pod, phase.CommandAnnotation(), ErrHookNotPermitted, verb, h.namespace)
+		}
+	}
+	return nil
+}
+
+// clientset reaches the API server with the operator's configuration.
+func (o *Options) clientset() (kubernetes.Interface, error) {
+	if o.Config == nil {
+		return nil, fmt.Errorf("no client configuration for pods/exec")
+	}
+	return kubernetes.NewForConfig(o.Config)
+}
+
+// exec runs a hook through pods/exec within its timeout.
+func (o *Options) exec(ctx context.Context, h *hook) (string, error) {
+	cs, err := o.clientset()
 	if err != nil {
 		return "", err
 	}
-	req := cs.CoreV1().RESTClient().Post().Resource("pods").Namespace(namespace).Name(h.pod).SubResource("exec").
+	req := cs.CoreV1().RESTClient().Post().Resource("pods").Namespace(h.namespace).Name(h.pod).SubResource("exec").
 		VersionedParams(&corev1.PodExecOptions{Container: h.container, Command: h.command, Stdout: true, Stderr: true}, scheme.ParameterCodec)
 	ws, err := remotecommand.NewWebSocketExecutor(o.Config, "GET", req.URL().String())
 	if err != nil {

@@ -504,7 +504,7 @@ func (r *RestoreReconciler) release(ctx context.Context, run *restoreRun) (recon
 		return reconcile.Result{}, err
 	}
 	if err := r.opts.runHooks(ctx, pods, postRestore, DefaultHookTimeout); err != nil {
-		r.fail(run, ReasonHookFailed, err.Error())
+		r.fail(run, hookReason(err), err.Error())
 		return reconcile.Result{}, nil
 	}
 	run.st.Phase, run.st.Reason = api.PhaseCompleted, ReasonCompleted

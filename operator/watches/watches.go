@@ -67,6 +67,12 @@ type Watch struct {
 	// the last revision recorded healthy. Default DefaultHealthDeadline;
 	// 0s turns the health gate off.
 	HealthDeadline *metav1.Duration `json:"healthDeadline,omitempty"`
+	// BackupHooks grants the operator pods/exec to run Velero's backup
+	// hook annotations that custom resources add through values the
+	// chart passes on to its pods (podAnnotations): chartpilot grants it
+	// without this only when the chart's templates or values carry a hook
+	// annotation. Read by `chartpilot generate`, not the runtime.
+	BackupHooks bool `json:"backupHooks,omitempty"`
 
 	// LoadedChart is the chart, loaded by Load.
 	LoadedChart *chart.Chart `json:"-"`

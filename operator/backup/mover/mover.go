@@ -157,7 +157,7 @@ func Extract(r io.Reader, dir string) (Result, error) {
 	var res Result
 	root, err := os.OpenRoot(dir)
 	if err != nil {
-		return res, err
+		return res, fmt.Errorf("extracting the archive: %w", err)
 	}
 	defer root.Close()
 	// Directories get their modes and times last: a read-only one would
@@ -193,7 +193,7 @@ func Extract(r io.Reader, dir string) (Result, error) {
 	}
 	// The rest of the stream (tar's padding) counts toward the size read.
 	if _, err := io.Copy(io.Discard, cr); err != nil {
-		return res, err
+		return res, fmt.Errorf("reading the archive: %w", err)
 	}
 	res.Size = cr.n
 	return res, nil
