@@ -10,6 +10,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/klauspost/compress/zstd"
 )
 
 // okStatuses are every status the handler may answer: catalogd's, and
@@ -20,7 +22,8 @@ var okStatuses = []int{http.StatusOK, http.StatusPartialContent, http.StatusMove
 
 // FuzzHandler sends arbitrary requests (method, path and query, and the
 // headers that change an answer) to the handler serving the test catalog:
-// it never panics; methods but GET and HEAD get 405; the status is one
+// it never panics; methods but GET and HEAD get no content (405 on all
+// and metas, 404 or a redirect elsewhere, as catalogd); the status is one
 // catalogd answers; a HEAD answered 2xx has no body; an answer is never larger than the
 // catalog plus a bound linear in the request; and what it serves is the
 // catalog's: /all whole, the metas endpoint whole lines in stream order, a
@@ -32,6 +35,8 @@ func FuzzHandler(f *testing.F) {
 		{method: "GET", target: all, encoding: "gzip"},
 		{method: "HEAD", target: all},
 		{method: "POST", target: all},
+		{method: "DELETE", target: "/nothing"},
+		{method: "GET", target: all, encoding: "gzip, deflate, br, zstd"},
 		{method: "GET", target: all, rng: "bytes=0-9,20-29"},
 		{method: "GET", target: all, rng: "bytes=5-"},
 		{method: "GET", target: all, rng: "bytes=999999-"},
@@ -67,8 +72,11 @@ func FuzzHandler(f *testing.F) {
 		body := decoded(t, resp)
 		what := fmt.Sprintf("%s %s (Range %q): %d", method, req.URL.RequestURI(), rng, resp.StatusCode)
 		switch {
-		case method != http.MethodGet && method != http.MethodHead && resp.StatusCode != http.StatusMethodNotAllowed:
+		case method != http.MethodGet && method != http.MethodHead && (req.URL.Path == all || req.URL.Path == metas) && resp.StatusCode != http.StatusMethodNotAllowed:
 			t.Errorf("%s, want 405", what)
+		case method != http.MethodGet && method != http.MethodHead && resp.StatusCode != http.StatusMethodNotAllowed &&
+			resp.StatusCode != http.StatusNotFound && resp.StatusCode/100 != 3:
+			t.Errorf("%s, want 405, 404 or a redirect", what)
 		case !slices.Contains(okStatuses, resp.StatusCode):
 			t.Errorf("%s: a status catalogd never answers", what)
 		case method == http.MethodHead && resp.StatusCode/100 == 2 && len(body) > 0:
@@ -90,16 +98,29 @@ func decoded(t *testing.T, resp *http.Response) []byte {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if resp.Header.Get("Content-Encoding") != "gzip" || len(body) == 0 {
+	enc := resp.Header.Get("Content-Encoding")
+	if len(body) == 0 || enc == "" {
 		return body
 	}
-	zr, err := gzip.NewReader(bytes.NewReader(body))
+	var zr io.Reader
+	switch enc {
+	case "gzip":
+		zr, err = gzip.NewReader(bytes.NewReader(body))
+	case "zstd":
+		var d *zstd.Decoder
+		if d, err = zstd.NewReader(bytes.NewReader(body)); err == nil {
+			defer d.Close()
+			zr = d
+		}
+	default:
+		t.Fatalf("an answer in %q, which catalogd never sends", enc)
+	}
 	if err != nil {
-		t.Fatalf("a gzip answer that is no gzip: %v", err)
+		t.Fatalf("a %s answer that is no %s: %v", enc, enc, err)
 	}
 	out, err := io.ReadAll(zr)
 	if err != nil {
-		t.Fatalf("a gzip answer that is no gzip: %v", err)
+		t.Fatalf("a %s answer that is no %s: %v", enc, enc, err)
 	}
 	return out
 }
