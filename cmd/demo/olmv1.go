@@ -24,8 +24,8 @@ import (
 )
 
 // The journey through OLM v1: the catalog image of v0.1.0 served by a
-// ClusterCatalog, a ClusterExtension installing it as an installer
-// ServiceAccount whose RBAC is derived from the bundle, the v0.2.0 catalog
+// ClusterCatalog, a ClusterExtension installing it (before OLM v1.11, as an
+// installer ServiceAccount whose RBAC is derived from the bundle), the v0.2.0 catalog
 // image upgrading it, and uninstall leaving nothing. It takes the images
 // the journey through images builds: after OLM v0's journey, the same.
 
@@ -33,7 +33,7 @@ import (
 // (by OLM v0's journey in the same cluster).
 func (d *demo) v1Steps() []step {
 	return []step{
-		{"OLM v1: chartpilot olm v1 install with the catalog image v0.1.0 (ClusterCatalog, installer ServiceAccount with RBAC derived from the bundle, ClusterExtension)", d.installV1},
+		{"OLM v1: chartpilot olm v1 install with the catalog image v0.1.0 (ClusterCatalog, ClusterExtension; an installer ServiceAccount with RBAC derived from the bundle where OLM v1 uses one)", d.installV1},
 		{"OLM v1: the operator runs in its pod, from the image built", d.operatorPod("0.1.0")},
 		{"OLM v1: create a Hello; wait for Deployed and Ready, its pods answering their readiness probe", d.createCRInPods},
 		{"OLM v1 upgrades to v0.2.0: chartpilot olm v1 upgrade --catalog-image (the catalog image v0.2.0)", d.upgradeV1},
@@ -114,8 +114,8 @@ func (d *demo) installV1(ctx context.Context) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	return fmt.Sprintf("ClusterExtension %s Installed %s %s after its creation; installer %s: %s",
-		pkg, pkg+".v0.1.0", d.v1.ExtensionToInstalled, extension.InstallerName(pkg), rules), nil
+	return fmt.Sprintf("ClusterExtension %s Installed %s %s after its creation; %s",
+		pkg, pkg+".v0.1.0", d.v1.ExtensionToInstalled, rules), nil
 }
 
 // waitExtension waits for the ClusterExtension to be Installed at version.
@@ -129,8 +129,16 @@ func (d *demo) waitExtension(ctx context.Context, version string) error {
 	return err
 }
 
-// installerRules counts the rules of the installer's ClusterRole and Role.
+// installerRules counts the rules of the installer's ClusterRole and Role,
+// where the cluster's OLM v1 installs as an installer.
 func (d *demo) installerRules(ctx context.Context) (string, error) {
+	f, err := extension.ReadFeatures(ctx, d.olm)
+	if err != nil {
+		return "", err
+	}
+	if !f.InstallerServiceAccount {
+		return "installer none: " + extension.NoInstallerNote, nil
+	}
 	name := extension.InstallerName(pkg)
 	var cr rbacv1.ClusterRole
 	if err := d.olm.Get(ctx, client.ObjectKey{Name: name}, &cr); err != nil {
@@ -141,7 +149,7 @@ func (d *demo) installerRules(ctx context.Context) (string, error) {
 	if err := d.olm.Get(ctx, client.ObjectKey{Namespace: d.opts.Namespace, Name: name}, &role); err != nil && !isNotFound(err) {
 		return "", fmt.Errorf("the installer's Role: %w", err)
 	}
-	return fmt.Sprintf("%d cluster rules, %d in %s, derived from the bundle", len(cr.Rules), len(role.Rules), d.opts.Namespace), nil
+	return fmt.Sprintf("installer %s: %d cluster rules, %d in %s, derived from the bundle", name, len(cr.Rules), len(role.Rules), d.opts.Namespace), nil
 }
 
 // upgradeV1 points the extension's ClusterCatalog at the catalog image of
@@ -162,7 +170,7 @@ func (d *demo) upgradeV1(ctx context.Context) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	return fmt.Sprintf("%s.v0.2.0 Installed %s after the catalog image; installer rules derived again: %s",
+	return fmt.Sprintf("%s.v0.2.0 Installed %s after the catalog image; %s",
 		pkg, time.Since(d.published).Round(10*time.Millisecond), rules), nil
 }
 
