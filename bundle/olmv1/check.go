@@ -83,8 +83,9 @@ func refuseInstallMode(b *Bundle, opts InstallOptions) *Refusal {
 			Fix: "support AllNamespaces: set `supported: true` on the AllNamespaces install mode in the CSV base " +
 				"(config/manifests/bases) and have the operator watch every namespace when its target namespaces are \"\" (WATCH_NAMESPACE empty)"}
 		if b.supports(v1alpha1.InstallModeTypeOwnNamespace) || b.supports(v1alpha1.InstallModeTypeSingleNamespace) {
-			r.Fix += "; or run operator-controller with --feature-gates=SingleOwnNamespaceInstallSupport=true (alpha) and annotate the ClusterExtension " +
-				WatchNamespaceAnnotation + "=NAMESPACE"
+			r.Fix += "; or, where operator-controller runs with --feature-gates=SingleOwnNamespaceInstallSupport=true (v1.4 and later: " +
+				"chartpilot's local cluster does), install it watching one namespace: chartpilot olm v1 install --watch-namespace NAMESPACE " +
+				"(config.inline.watchNamespace; v1.2 took the ClusterExtension annotation " + WatchNamespaceAnnotation + ")"
 		}
 		return r
 	case b.supports(v1alpha1.InstallModeTypeSingleNamespace),
@@ -119,8 +120,8 @@ func refuseWebhooks(b *Bundle, _ InstallOptions) *Refusal {
 		names = append(names, fmt.Sprintf("%s %s", h.Type, h.GenerateName))
 	}
 	return &Refusal{File: b.CSVFile, Field: "spec.webhookdefinitions",
-		Reason: fmt.Sprintf("webhooks are not supported, and no feature gate of this version enables them (the CSV defines %s)", strings.Join(names, ", ")),
-		Fix: "drop the webhooks: validate with the CRD's OpenAPI schema and x-kubernetes-validations (CEL) rules, " +
+		Reason: fmt.Sprintf("webhooks are not supported by operator-controller v1.2 (the CSV defines %s)", strings.Join(names, ", ")),
+		Fix: "on OLM v1 v1.3 and later, run cert-manager or OpenShift's service-ca on the cluster: they issue the webhooks' certificates; for v1.2, drop the webhooks: validate with the CRD's OpenAPI schema and x-kubernetes-validations (CEL) rules, " +
 			"default in the schema, serve one version instead of converting; or install the operator with OLM v0"}
 }
 

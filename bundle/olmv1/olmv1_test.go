@@ -82,7 +82,7 @@ func TestCheck(t *testing.T) {
 		{name: "webhooks", fsys: tiny(csv(allNamespaces, `  webhookdefinitions:
   - {type: ValidatingAdmissionWebhook, generateName: vtiny.example.com, deploymentName: tiny, admissionReviewVersions: [v1], sideEffects: None}
 `), nil),
-			want: []string{"error manifests/tiny.clusterserviceversion.yaml: webhooks are not supported, and no feature gate of this version enables them (the CSV defines ValidatingAdmissionWebhook vtiny.example.com)"},
+			want: []string{"error manifests/tiny.clusterserviceversion.yaml: webhooks are not supported by operator-controller v1.2 (the CSV defines ValidatingAdmissionWebhook vtiny.example.com)"},
 			fix:  "x-kubernetes-validations"},
 		{name: "api services", fsys: tiny(csv(allNamespaces, `  apiservicedefinitions:
     owned:
