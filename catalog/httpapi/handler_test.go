@@ -38,6 +38,36 @@ type exchange struct {
 	want map[string]string
 }
 
+// decoded undoes the Content-Encoding of an answer (the package's tests
+// cannot import httpapitest.Decode, which imports the package).
+func decoded(t *testing.T, encoding string, body []byte) []byte {
+	t.Helper()
+	var r io.Reader
+	var err error
+	switch encoding {
+	case "":
+		return body
+	case "gzip":
+		r, err = gzip.NewReader(bytes.NewReader(body))
+	case "zstd":
+		var d *zstd.Decoder
+		if d, err = zstd.NewReader(bytes.NewReader(body)); err == nil {
+			defer d.Close()
+			r = d
+		}
+	default:
+		t.Fatalf("an answer in %q, which catalogd never sends", encoding)
+	}
+	if err != nil {
+		t.Fatalf("a %s answer that is no %s: %v", encoding, encoding, err)
+	}
+	out, err := io.ReadAll(r)
+	if err != nil {
+		t.Fatalf("a %s answer that is no %s: %v", encoding, encoding, err)
+	}
+	return out
+}
+
 // do sends e to the server at url.
 func (e exchange) do(t *testing.T, url string) (*http.Response, []byte) {
 	t.Helper()
@@ -60,26 +90,7 @@ func (e exchange) do(t *testing.T, url string) (*http.Response, []byte) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	switch resp.Header.Get("Content-Encoding") {
-	case "gzip":
-		zr, err := gzip.NewReader(bytes.NewReader(body))
-		if err != nil {
-			t.Fatal(err)
-		}
-		if body, err = io.ReadAll(zr); err != nil {
-			t.Fatal(err)
-		}
-	case "zstd":
-		zr, err := zstd.NewReader(bytes.NewReader(body))
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer zr.Close()
-		if body, err = io.ReadAll(zr); err != nil {
-			t.Fatal(err)
-		}
-	}
-	return resp, body
+	return resp, decoded(t, resp.Header.Get("Content-Encoding"), body)
 }
 
 // check compares the answer with e.

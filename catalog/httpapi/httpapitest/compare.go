@@ -12,6 +12,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/klauspost/compress/zstd"
+
 	"github.com/chartpilot/chartpilot/catalog/httpapi"
 )
 
@@ -154,14 +156,8 @@ func fetch(ctx context.Context, c *http.Client, root, catalog string, q Query) (
 	if err != nil {
 		return answer{}, err
 	}
-	if resp.Header.Get("Content-Encoding") == "gzip" {
-		zr, err := gzip.NewReader(bytes.NewReader(body))
-		if err != nil {
-			return answer{}, fmt.Errorf("gzip body: %w", err)
-		}
-		if body, err = io.ReadAll(zr); err != nil {
-			return answer{}, fmt.Errorf("gzip body: %w", err)
-		}
+	if body, err = Decode(resp.Header.Get("Content-Encoding"), body); err != nil {
+		return answer{}, err
 	}
 	a := answer{status: resp.StatusCode, header: resp.Header, chunked: resp.ContentLength == -1, body: body}
 	a.fixBoundary()
@@ -321,4 +317,34 @@ func cmpOr(a, b string) string {
 		return a
 	}
 	return b
+}
+
+// Decode undoes a Content-Encoding catalogd sends (gzip, zstd): answers
+// compare by what they say, whatever the compressor's version wrote.
+func Decode(encoding string, body []byte) ([]byte, error) {
+	var r io.Reader
+	switch encoding {
+	case "", "identity":
+		return body, nil
+	case "gzip":
+		zr, err := gzip.NewReader(bytes.NewReader(body))
+		if err != nil {
+			return nil, fmt.Errorf("gzip body: %w", err)
+		}
+		r = zr
+	case "zstd":
+		zr, err := zstd.NewReader(bytes.NewReader(body))
+		if err != nil {
+			return nil, fmt.Errorf("zstd body: %w", err)
+		}
+		defer zr.Close()
+		r = zr
+	default:
+		return nil, fmt.Errorf("a body in %q, which catalogd never sends", encoding)
+	}
+	out, err := io.ReadAll(r)
+	if err != nil {
+		return nil, fmt.Errorf("%s body: %w", encoding, err)
+	}
+	return out, nil
 }

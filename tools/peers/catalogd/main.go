@@ -1,5 +1,5 @@
 // Command catalogd-storage serves a catalog directory with catalogd's own
-// serving code, operator-controller v1.2.0's: the catalog stored by its
+// serving code, operator-controller v1.11.0's: the catalog stored by its
 // storage.LocalDirV1 (the metas index with --metas, as its
 // APIV1MetasHandler feature gate does), answered by its
 // StorageServerHandler behind the gzip and metrics middleware its
@@ -61,7 +61,11 @@ func run() error {
 		return err
 	}
 	defer os.RemoveAll(store)
-	s := &storage.LocalDirV1{RootDir: store, RootURL: root, EnableMetasHandler: *metas}
+	mode := storage.MetasHandlerDisabled
+	if *metas {
+		mode = storage.MetasHandlerEnabled
+	}
+	s := storage.NewLocalDirV1(store, root, mode, storage.GraphQLQueriesDisabled)
 	if err := s.Store(context.Background(), *name, os.DirFS(*dir)); err != nil {
 		return err
 	}
