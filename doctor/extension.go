@@ -56,6 +56,10 @@ func (d *doctor) extensionChecks(ctx context.Context, name string) ([]string, er
 	case o.ServiceAccountFound && !hasProblem(r.Problems, extension.ProblemPermissionDenied):
 		d.add(Check{Check: CheckInstaller, Severity: Pass, Object: "serviceaccount/" + r.ServiceAccount, Message: "exists in " + r.Namespace})
 	}
+	for _, dep := range r.Deprecations() {
+		d.add(Check{Check: CheckClusterExtension, Severity: Warn, Object: obj,
+			Message: fmt.Sprintf("%s: %s", dep.Type, dep.Message), Fix: dep.Meaning})
+	}
 	for _, p := range r.Problems {
 		c := problemCheck(p, obj)
 		if p.Missing != nil && o.ServiceAccountFound {

@@ -242,12 +242,7 @@ func driftRepaired(t *testing.T, c client.Client, dep *appsv1.Deployment) {
 // Deployment.
 func doctorFindsOperator(t *testing.T, name string, b olmtest.Bundle) {
 	t.Helper()
-	out, errOut, err := chartpilot(t, "doctor", "--extension", name, "-o", "json")
-	var rep doctor.Report
-	if jerr := json.Unmarshal([]byte(out), &rep); jerr != nil {
-		t.Fatalf("doctor --extension %s: %v (err %v):\n%s%s", name, jerr, err, out, errOut)
-	}
-	t.Logf("doctor --extension %s (err %v): %+v", name, err, rep.Checks)
+	rep := doctorReport(t, "--extension", name)
 	for _, want := range []doctor.Check{
 		{Check: doctor.CheckClusterExtension, Severity: doctor.Pass, Object: "clusterextension/" + name},
 		{Check: doctor.CheckInstaller, Severity: doctor.Pass},
@@ -526,6 +521,18 @@ func chartpilot(t *testing.T, args ...string) (stdout, stderr string, err error)
 
 // doctorNames runs chartpilot doctor with args until it fails a check
 // whose message names the problem kind, and returns that check.
+// doctorReport runs doctor -o json with args and returns its report.
+func doctorReport(t *testing.T, args ...string) doctor.Report {
+	t.Helper()
+	out, errOut, err := chartpilot(t, append([]string{"doctor", "-o", "json"}, args...)...)
+	var rep doctor.Report
+	if jerr := json.Unmarshal([]byte(out), &rep); jerr != nil {
+		t.Fatalf("doctor %s: %v (err %v):\n%s%s", strings.Join(args, " "), jerr, err, out, errOut)
+	}
+	t.Logf("doctor %s (err %v): %+v", strings.Join(args, " "), err, rep.Checks)
+	return rep
+}
+
 func doctorNames(t *testing.T, kind extension.ProblemKind, args ...string) doctor.Check {
 	t.Helper()
 	deadline := time.Now().Add(time.Minute)

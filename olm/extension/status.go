@@ -177,7 +177,7 @@ func (o *Observation) Report() *Report {
 	r.Bundle = ext.InstalledBundle()
 	for _, c := range ext.Status.Conditions {
 		r.Conditions = append(r.Conditions, Condition{Type: c.Type, Status: string(c.Status), Reason: c.Reason, Message: c.Message,
-			Stale: c.ObservedGeneration != ext.Generation, Meaning: conditionMeaning(c)})
+			Stale: c.ObservedGeneration != ext.Generation, Meaning: conditionMeaning(c, ext)})
 	}
 	for i := range o.Catalogs {
 		r.Catalogs = append(r.Catalogs, catalogReport(&o.Catalogs[i]))
@@ -215,8 +215,8 @@ func catalogReport(cat *Catalog) CatalogReport {
 	return cr
 }
 
-// conditionMeaning says in a line what a condition tells.
-func conditionMeaning(c metav1.Condition) string {
+// conditionMeaning says in a line what a condition of ext tells.
+func conditionMeaning(c metav1.Condition, ext *Extension) string {
 	switch c.Type {
 	case TypeInstalled:
 		switch c.Status {
@@ -236,11 +236,38 @@ func conditionMeaning(c metav1.Condition) string {
 		return "operator-controller keeps retrying, with backoff: the message is the last error"
 	case TypeDeprecated, TypePackageDeprecated, TypeChannelDeprecated, TypeBundleDeprecated:
 		if c.Status == metav1.ConditionTrue {
-			return "the catalog deprecates it: plan a move to what the message recommends"
+			return wayOff(c.Type, ext)
 		}
 		return "not deprecated"
 	}
 	return ""
+}
+
+// wayOff says what a deprecation condition of ext deprecates and how to
+// move off it.
+func wayOff(conditionType string, ext *Extension) string {
+	list := "chartpilot catalog render IMAGE lists what the catalog offers"
+	switch conditionType {
+	case TypeBundleDeprecated:
+		return fmt.Sprintf("the catalog deprecates the installed bundle: move to a version it does not deprecate (%s): chartpilot olm v1 upgrade %s --version VERSION", list, ext.Name)
+	case TypeChannelDeprecated:
+		return fmt.Sprintf("the catalog deprecates a channel the extension follows: follow another (%s): chartpilot olm v1 upgrade %s --channels CHANNEL", list, ext.Name)
+	case TypePackageDeprecated:
+		return fmt.Sprintf("the catalog deprecates the whole package: install what the message recommends instead, then chartpilot olm v1 uninstall %s", ext.Name)
+	}
+	return "the catalog deprecates the package, a channel or the bundle: see the condition of each"
+}
+
+// Deprecations are the extension's deprecation conditions that are True,
+// but the roll-up: each with its way off in Meaning.
+func (r *Report) Deprecations() []Condition {
+	var out []Condition
+	for _, c := range r.Conditions {
+		if deprecation(c.Type) && c.Type != TypeDeprecated && c.Status == string(metav1.ConditionTrue) {
+			out = append(out, c)
+		}
+	}
+	return out
 }
 
 // Diagnose names what keeps the observed extension from being installed,
@@ -460,8 +487,11 @@ func firstLine(s string) string {
 func (r *Report) WriteText(w io.Writer) error {
 	var b strings.Builder
 	fmt.Fprintf(&b, "ClusterExtension %s", r.Extension)
-	if r.Package != "" {
+	switch {
+	case r.Package != "" && r.ServiceAccount != "":
 		fmt.Fprintf(&b, " (package %s, namespace %s, installer %s)", r.Package, r.Namespace, r.ServiceAccount)
+	case r.Package != "":
+		fmt.Fprintf(&b, " (package %s, namespace %s)", r.Package, r.Namespace)
 	}
 	b.WriteString("\n")
 	if r.Bundle != nil {

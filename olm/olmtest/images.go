@@ -62,6 +62,14 @@ type ImageBundle struct {
 // previous ones'.
 func PushCatalog(t testing.TB, ref string, allowUnsafe bool, bundles ...ImageBundle) string {
 	t.Helper()
+	return PushCatalogDir(t, ref, WriteCatalog(t, allowUnsafe, bundles...))
+}
+
+// WriteCatalog writes a file-based catalog of the bundles (the first
+// starts it) into a temporary directory, for a test to change before
+// PushCatalogDir.
+func WriteCatalog(t testing.TB, allowUnsafe bool, bundles ...ImageBundle) string {
+	t.Helper()
 	dir := filepath.Join(t.TempDir(), "catalog")
 	if err := catalog.Init(catalog.InitOptions{Dir: dir, FromBundle: bundles[0].Dir}); err != nil {
 		t.Fatal(err)
@@ -71,6 +79,13 @@ func PushCatalog(t testing.TB, ref string, allowUnsafe bool, bundles ...ImageBun
 			t.Fatalf("adding %s to the catalog: %v", b.Ref, err)
 		}
 	}
+	return dir
+}
+
+// PushCatalogDir builds the catalog image of a catalog directory and
+// pushes it as ref.
+func PushCatalogDir(t testing.TB, ref, dir string) string {
+	t.Helper()
 	img, err := catalog.BuildImage(context.Background(), catalog.ImageOptions{Dir: dir, NoCache: true})
 	if err != nil {
 		t.Fatalf("building the catalog image: %v", err)
