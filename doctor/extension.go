@@ -53,6 +53,9 @@ func (d *doctor) extensionChecks(ctx context.Context, name string) ([]string, er
 	case !o.Features.InstallerServiceAccount:
 		d.add(Check{Check: CheckInstaller, Severity: Pass, Object: obj,
 			Message: "none used: this cluster's OLM v1 installs as operator-controller's own ServiceAccount (spec.serviceAccount is ignored)"})
+		if err := d.extensionWriterChecks(ctx); err != nil {
+			return nil, err
+		}
 	case o.ServiceAccountFound && !hasProblem(r.Problems, extension.ProblemPermissionDenied):
 		d.add(Check{Check: CheckInstaller, Severity: Pass, Object: "serviceaccount/" + r.ServiceAccount, Message: "exists in " + r.Namespace})
 	}
