@@ -2,7 +2,10 @@ module github.com/chartpilot/chartpilot/tools/olmv1
 
 go 1.26.3
 
-require github.com/operator-framework/operator-controller v1.11.0
+require (
+	github.com/operator-framework/operator-controller v1.11.0
+	k8s.io/apimachinery v0.36.3
+)
 
 require (
 	cel.dev/expr v0.25.2 // indirect
@@ -209,7 +212,6 @@ require (
 	helm.sh/helm/v3 v3.21.2 // indirect
 	k8s.io/api v0.36.3 // indirect
 	k8s.io/apiextensions-apiserver v0.36.2 // indirect
-	k8s.io/apimachinery v0.36.3 // indirect
 	k8s.io/apiserver v0.36.3 // indirect
 	k8s.io/cli-runtime v0.36.3 // indirect
 	k8s.io/client-go v0.36.3 // indirect
