@@ -81,6 +81,12 @@ func Compare(t testing.TB, ours, theirs Endpoint, catalog string, queries []Quer
 		t.Errorf("%s", d)
 	}
 	t.Logf("%d queries of catalog %q compared: %d differences", len(queries), catalog, len(diffs))
+	// Two servers that both answer nothing agree on everything: the whole
+	// catalog must have been served.
+	all := Query{Path: httpapi.AllPath}
+	if a, err := fetch(t.Context(), ours.client(), ours.URL, catalog, all); err != nil || a.status != http.StatusOK || len(a.body) == 0 {
+		t.Errorf("%s of catalog %q: status %d, %d bytes (err %v): the comparison saw no content", all, catalog, a.status, len(a.body), err)
+	}
 }
 
 // Diff sends each query to both servers for catalog and returns the

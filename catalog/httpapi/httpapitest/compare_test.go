@@ -328,3 +328,15 @@ func (d *dropLastModified) Write(b []byte) (int, error) {
 	d.Header().Del("Last-Modified")
 	return d.ResponseWriter.Write(b)
 }
+
+// TestCompareRefusesTwoEmptyAnswers: two servers that serve no such
+// catalog agree on every query, and prove nothing: Compare says so.
+func TestCompareRefusesTwoEmptyAnswers(t *testing.T) {
+	c := load(t, os.DirFS(testCatalog))
+	queries := standardQueries(t, c)
+	rec := &recorder{TB: t}
+	Compare(rec, serve(t, handler(httpapi.HandlerOptions{}, c)), serve(t, handler(httpapi.HandlerOptions{}, c)), "nothing", queries)
+	if len(rec.errors) != 1 || !strings.Contains(rec.errors[0], "the comparison saw no content") {
+		t.Errorf("Compare of two servers without the catalog reported %q", rec.errors)
+	}
+}
