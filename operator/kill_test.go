@@ -83,7 +83,11 @@ func TestKillTrials(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			s := tt.suite
-			if v, err := strconv.Atoi(os.Getenv(killTrialsEnv)); err == nil {
+			if env := os.Getenv(killTrialsEnv); env != "" {
+				v, err := strconv.Atoi(env)
+				if err != nil || v < 1 {
+					t.Fatalf("%s=%q: want a number of trials, at least 1", killTrialsEnv, env)
+				}
 				s.trials = v
 			}
 			t.Logf("%d trials, seed %d (%s=%d repeats them)", s.trials, seed, killSeedEnv, seed)
