@@ -153,6 +153,11 @@ func TestAPIServerOutageLoggedOnce(t *testing.T) {
 	if min := crs * int(retryFor/(2*time.Second)); len(retries) < min {
 		t.Errorf("%d retries during the outage, want at least %d (%d CRs, at most 2 s apart over %s)", len(retries), min, crs, retryFor)
 	}
+	// And at most a few a second per CR: a loop without delay would be
+	// thousands.
+	if away := time.Since(stopped); len(retries) > crs*3*(int(away/time.Second)+1) {
+		t.Errorf("%d retries over %s of %d CRs: more than 3 a second each, want about 1", len(retries), away.Round(time.Second), crs)
+	}
 	if len(ends) == 1 {
 		m := endFields.FindStringSubmatch(ends[0].text)
 		if m == nil {
