@@ -6,11 +6,18 @@
 // This gives every new volume the mode the kubelet gives an emptyDir
 // (0777) as soon as it appears, watching the directory with inotify, and
 // listens on a unix socket once it watches, for its health check.
+//
+// It runs as root, and the directory is in /tmp: it changes modes only
+// under a directory that is its own (created by it, or owned by its user,
+// no symlink, writable by no one else), and only through a handle on that
+// directory (os.Root), so that a local user who made the path first, or
+// swapped in a symlink, gets nothing made 0777.
 package main
 
 import (
 	"context"
 	"encoding/binary"
+	"errors"
 	"flag"
 	"fmt"
 	"io/fs"
@@ -19,6 +26,7 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"sync"
 	"syscall"
 	"time"
 
@@ -41,16 +49,18 @@ func main() {
 
 // run watches dir until ctx ends, fixing the mode of each volume.
 func run(ctx context.Context, dir, socket string, logf func(string, ...any)) error {
-	if err := os.MkdirAll(dir, 0o755); err != nil {
+	v, err := openVolumes(dir)
+	if err != nil {
 		return err
 	}
+	defer v.close()
 	w, err := watch(dir)
 	if err != nil {
 		return err
 	}
 	defer w.close()
 	// Volumes created before the watch began.
-	if err := fixAll(dir, logf); err != nil {
+	if err := v.fixAll(logf); err != nil {
 		return err
 	}
 	if socket != "" {
@@ -76,8 +86,11 @@ func run(ctx context.Context, dir, socket string, logf func(string, ...any)) err
 			case <-ctx.Done():
 				return
 			case <-t.C:
-				_ = os.MkdirAll(dir, 0o755)
-				_ = fixAll(dir, logf)
+				if err := v.reopen(); err != nil {
+					logf("%v", err)
+					continue
+				}
+				_ = v.fixAll(logf)
 			}
 		}
 	}()
@@ -90,32 +103,126 @@ func run(ctx context.Context, dir, socket string, logf func(string, ...any)) err
 			return err
 		}
 		for _, name := range names {
-			fix(filepath.Join(dir, name), logf)
+			v.fix(name, logf)
 		}
 	}
 }
 
-// fixAll fixes every volume in dir.
-func fixAll(dir string, logf func(string, ...any)) error {
-	entries, err := os.ReadDir(dir)
+// volumes is the volumes' directory, held open once known to be ours.
+type volumes struct {
+	dir string
+	mu  sync.Mutex
+	// root is the directory as opened, ino its inode: when another
+	// cluster removes and recreates the path, it is opened again.
+	root *os.Root
+	ino  uint64
+}
+
+// openVolumes creates dir if it is missing and opens it, refusing one that
+// is not this process's own.
+func openVolumes(dir string) (*volumes, error) {
+	v := &volumes{dir: dir}
+	return v, v.reopen()
+}
+
+// reopen opens the directory at the path again if it is another than the
+// one held: created when missing, and checked to be ours.
+func (v *volumes) reopen() error {
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	if err := os.Mkdir(v.dir, 0o755); err != nil && !errors.Is(err, fs.ErrExist) {
+		return err
+	}
+	st, err := os.Lstat(v.dir)
+	if err != nil {
+		return err
+	}
+	if ino := st.Sys().(*syscall.Stat_t).Ino; v.root != nil && ino == v.ino {
+		return nil
+	}
+	root, err := os.OpenRoot(v.dir)
+	if err != nil {
+		return err
+	}
+	// The directory as opened, not the path: a swap after the Lstat is
+	// seen here.
+	held, err := root.Stat(".")
+	if err == nil {
+		err = ownDirectory(st, held)
+	}
+	if err != nil {
+		root.Close()
+		return fmt.Errorf("volumes' directory %s: %w: remove it, or give volumes another directory", v.dir, err)
+	}
+	if v.root != nil {
+		v.root.Close()
+	}
+	v.root, v.ino = root, held.Sys().(*syscall.Stat_t).Ino
+	return nil
+}
+
+// ownDirectory checks that the path (at, from Lstat) and what was opened
+// (held) are one directory, no symlink, owned by this process's user and
+// writable by no one else.
+func ownDirectory(at, held fs.FileInfo) error {
+	a, h := at.Sys().(*syscall.Stat_t), held.Sys().(*syscall.Stat_t)
+	switch {
+	case at.Mode()&fs.ModeSymlink != 0:
+		return errors.New("it is a symlink")
+	case !held.IsDir():
+		return errors.New("it is not a directory")
+	case a.Dev != h.Dev || a.Ino != h.Ino:
+		return errors.New("it changed while it was opened")
+	case h.Uid != uint32(os.Geteuid()):
+		return fmt.Errorf("it is owned by uid %d, not this process's %d", h.Uid, os.Geteuid())
+	case held.Mode().Perm()&0o022 != 0:
+		return fmt.Errorf("its mode %v lets others write to it", held.Mode().Perm())
+	}
+	return nil
+}
+
+func (v *volumes) close() {
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	if v.root != nil {
+		v.root.Close()
+	}
+}
+
+// fixAll fixes every volume in the directory.
+func (v *volumes) fixAll(logf func(string, ...any)) error {
+	v.mu.Lock()
+	root := v.root
+	v.mu.Unlock()
+	f, err := root.Open(".")
+	if err != nil {
+		return err
+	}
+	entries, err := f.ReadDir(-1)
+	f.Close()
 	if err != nil {
 		return err
 	}
 	for _, e := range entries {
 		if e.IsDir() {
-			fix(filepath.Join(dir, e.Name()), logf)
+			v.fix(e.Name(), logf)
 		}
 	}
 	return nil
 }
 
-// fix gives one volume the mode of an emptyDir, unless it has it.
-func fix(path string, logf func(string, ...any)) {
-	st, err := os.Lstat(path)
+// fix gives one volume (a name in the directory) the mode of an emptyDir,
+// unless it has it. Through the Root, nothing outside the directory is
+// reached, whatever the name has become.
+func (v *volumes) fix(name string, logf func(string, ...any)) {
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	st, err := v.root.Lstat(name)
 	if err != nil || !st.IsDir() || st.Mode().Perm() == volumeMode {
 		return
 	}
-	if err := os.Chmod(path, volumeMode); err != nil {
+	path := filepath.Join(v.dir, name)
+	if err := v.root.Chmod(name, volumeMode); err != nil {
 		logf("volume %s: %v", path, err)
 		return
 	}

@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -104,5 +105,69 @@ func waitFor(t *testing.T, cond func() bool, what string) {
 			t.Fatalf("timed out waiting for %s", what)
 		}
 		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// A directory at the path that is not this process's own is refused, and
+// a symlink in it changes nothing outside it: a local user who made
+// /tmp/hostpath_pv first, or planted a link, gets nothing made 0777.
+func TestDecoys(t *testing.T) {
+	outside := filepath.Join(t.TempDir(), "outside")
+	if err := os.Mkdir(outside, 0o750); err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		name  string
+		setup func(t *testing.T, dir string)
+		want  string
+	}{
+		{name: "a symlink", setup: func(t *testing.T, dir string) { mustDo(t, os.Symlink(outside, dir)) }, want: "symlink"},
+		{name: "writable by others", setup: func(t *testing.T, dir string) {
+			mustDo(t, os.Mkdir(dir, 0o755))
+			mustDo(t, os.Chmod(dir, 0o777))
+		}, want: "lets others write"},
+		{name: "another user's", setup: func(t *testing.T, dir string) {
+			if os.Geteuid() != 0 {
+				t.Skip("making a directory another user's takes root")
+			}
+			mustDo(t, os.Mkdir(dir, 0o755))
+			mustDo(t, os.Chown(dir, 65534, 65534))
+		}, want: "owned by uid 65534"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			dir := filepath.Join(t.TempDir(), "hostpath_pv")
+			tt.setup(t, dir)
+			v, err := openVolumes(dir)
+			if err == nil || !strings.Contains(err.Error(), tt.want) {
+				t.Fatalf("openVolumes = %v, want an error saying %q", err, tt.want)
+			}
+			v.close()
+			if st, _ := os.Stat(outside); st.Mode().Perm() != 0o750 {
+				t.Errorf("the directory outside became %v", st.Mode().Perm())
+			}
+		})
+	}
+	t.Run("a symlink inside", func(t *testing.T) {
+		dir := filepath.Join(t.TempDir(), "hostpath_pv")
+		v, err := openVolumes(dir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer v.close()
+		mustDo(t, os.Symlink(outside, filepath.Join(dir, "link")))
+		mustDo(t, v.fixAll(t.Logf))
+		v.fix("link", t.Logf)
+		v.fix("../outside", t.Logf)
+		if st, _ := os.Stat(outside); st.Mode().Perm() != 0o750 {
+			t.Errorf("the directory outside became %v", st.Mode().Perm())
+		}
+	})
+}
+
+func mustDo(t *testing.T, err error) {
+	t.Helper()
+	if err != nil {
+		t.Fatal(err)
 	}
 }
