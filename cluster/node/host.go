@@ -240,6 +240,9 @@ func ensureLink() error {
 			return err
 		}
 	}
+	if err := checkPodRoutes(); err != nil {
+		return err
+	}
 	steps := [][]string{
 		{"addr", "replace", HostIP + linkPrefix, "dev", HostLink},
 		{"link", "set", HostLink, "up"},
@@ -273,7 +276,11 @@ func ensureBridge() error {
 }
 
 func ip(args ...string) error {
-	if out, err := exec.Command("ip", args...).CombinedOutput(); err != nil {
+	cmd, err := systemCommand(context.Background(), "ip", args)
+	if err != nil {
+		return err
+	}
+	if out, err := cmd.CombinedOutput(); err != nil {
 		return fmt.Errorf("ip %s: %w: %s", strings.Join(args, " "), err, strings.TrimSpace(string(out)))
 	}
 	return nil

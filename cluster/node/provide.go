@@ -5,8 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
-	"os/exec"
 	"strings"
 )
 
@@ -101,8 +99,10 @@ func provide(ctx context.Context, h Host, opts ProvideOptions) error {
 
 // run runs a command non-interactively; its output goes into the error.
 func run(ctx context.Context, name string, args ...string) error {
-	cmd := exec.CommandContext(ctx, name, args...)
-	cmd.Env = append(os.Environ(), "DEBIAN_FRONTEND=noninteractive")
+	cmd, err := systemCommand(ctx, name, args, "DEBIAN_FRONTEND=noninteractive")
+	if err != nil {
+		return err
+	}
 	if out, err := cmd.CombinedOutput(); err != nil {
 		return fmt.Errorf("%s %s: %w: %s", name, strings.Join(args, " "), err, tail(string(out), 10))
 	}
