@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync/atomic"
+	"syscall"
 	"time"
 )
 
@@ -41,7 +42,10 @@ func (b builder) buildAll(ctx context.Context, bins []Binary, plan buildPlan) er
 		len(bins), plan.binDir, len(groups))
 	start := time.Now()
 	var cpu time.Duration
+	left := len(bins)
 	for i, g := range groups {
+		left -= len(g.bins)
+		b.progress(Progress{Build: i + 1, Builds: len(groups), Group: g.String(), Building: g.names(), Left: left, Elapsed: time.Since(start)})
 		used, err := b.buildGroup(ctx, fmt.Sprintf("[%d/%d]", i+1, len(groups)), g, plan)
 		cpu += used
 		if err != nil {
@@ -128,6 +132,10 @@ func (b builder) runGo(ctx context.Context, label string, g *group, args []strin
 	cmd := exec.CommandContext(ctx, b.goPath, args...)
 	cmd.Dir = filepath.Join(b.src, g.tools)
 	cmd.Env = append(b.env(), "CGO_ENABLED="+map[bool]string{false: "0", true: "1"}[g.cgo])
+	// Its own process group: a cancelled build stops the compilers and
+	// linkers the go command started too, not the go command alone.
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
 	stderr, err := cmd.StderrPipe()
 	if err != nil {
 		return 0, err
@@ -150,6 +158,7 @@ func (b builder) runGo(ctx context.Context, label string, g *group, args []strin
 				compiled.Add(1)
 			}
 			tail.add(line)
+			fmt.Fprintln(b.log, line)
 		}
 	}()
 	start := time.Now()

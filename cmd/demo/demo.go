@@ -21,7 +21,10 @@ import (
 	"k8s.io/client-go/tools/clientcmd"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"golang.org/x/sync/errgroup"
+
 	"github.com/chartpilot/chartpilot/cluster"
+	"github.com/chartpilot/chartpilot/cluster/images"
 	"github.com/chartpilot/chartpilot/cluster/toolchain"
 	"github.com/chartpilot/chartpilot/example"
 	"github.com/chartpilot/chartpilot/olm"
@@ -188,7 +191,14 @@ type demo struct {
 	node *realNode
 	// registry holds the images: the real node's, or on a kwok node the
 	// one OLM v1's journey starts on loopback.
-	registry    string
+	registry string
+	// registryPort is the real node's registry's, picked before the
+	// cluster starts.
+	registryPort int
+	// tools are the cluster's components once built; built says what
+	// their build did, for the cluster's start.
+	tools       *toolchain.Installation
+	built       string
 	registrySrv *http.Server // the kwok node's registry
 	cs          kubernetes.Interface
 	digests     map[string]string // the operator image's digest by version
@@ -205,6 +215,8 @@ func Run(ctx context.Context, opts Options) (*Summary, error) {
 	if err := opts.defaults(); err != nil {
 		return nil, err
 	}
+	// Both streams of the journey's start write to it.
+	opts.Out = &syncWriter{w: opts.Out}
 	d := &demo{
 		opts:       opts,
 		sum:        &Summary{},
@@ -243,43 +255,116 @@ type step struct {
 	fn    func(context.Context) (string, error)
 }
 
+// journeyPlan is the journey's steps in the order they run: first those
+// that need no cluster, while its components build; then its start, which
+// waits for the build; then the rest.
+type journeyPlan struct {
+	offline []step
+	start   step
+	online  []step
+}
+
 func (d *demo) journey(ctx context.Context) (err error) {
 	defer d.stopCluster(&err)
-	title, steps := d.plan()
-	steps = append([]step{{title, d.startCluster}}, steps...)
-	d.r.total = len(steps)
+	p, err := d.plan()
+	if err != nil {
+		return err
+	}
+	d.r.total = len(p.offline) + 1 + len(p.online)
+	if err := d.whileBuilding(ctx, d.buildComponents, p.offline, p.start); err != nil {
+		return err
+	}
+	return d.runSteps(ctx, p.online)
+}
+
+// whileBuilding runs two streams: build, and the steps that need no
+// cluster followed by start, which waits for build to end. The first error
+// of either stream cancels the other; both have ended when it returns.
+func (d *demo) whileBuilding(ctx context.Context, build func(context.Context) error, offline []step, start step) error {
+	g, gctx := errgroup.WithContext(ctx)
+	built := make(chan struct{})
+	var buildErr error
+	g.Go(func() error {
+		defer close(built)
+		buildErr = build(gctx)
+		return buildErr
+	})
+	g.Go(func() error {
+		if err := d.runSteps(gctx, offline); err != nil {
+			return err
+		}
+		// The start's time includes the wait for what the build had left.
+		// The build ends when ctx does.
+		waitBuilt := func(ctx context.Context) (string, error) {
+			<-built
+			if buildErr != nil {
+				return "", buildErr
+			}
+			return start.fn(ctx)
+		}
+		return d.runSteps(gctx, []step{{start.title, waitBuilt}})
+	})
+	return g.Wait()
+}
+
+// runSteps runs steps in order until one fails. A step cut short because
+// ctx ended says why it ended (the other stream's error, or an interrupt)
+// rather than how its command died.
+func (d *demo) runSteps(ctx context.Context, steps []step) error {
 	for _, s := range steps {
-		if err := d.r.step(s.title, func() (string, error) { return s.fn(ctx) }); err != nil {
+		err := d.r.step(s.title, func() (string, error) {
+			detail, err := s.fn(ctx)
+			if cause := context.Cause(ctx); err != nil && cause != nil && !errors.Is(err, cause) {
+				err = fmt.Errorf("stopped: %w", cause)
+			}
+			return detail, err
+		})
+		if err != nil {
 			return err
 		}
 	}
 	return nil
 }
 
-// plan gives the title of the cluster's start and the steps after it. The
-// cluster's node decides the path: the images' on a real node; the OLM
-// decides which journeys.
-func (d *demo) plan() (string, []step) {
+// plan orders the journey's steps. The cluster's node decides the path:
+// the images' on a real node; the OLM decides which journeys.
+func (d *demo) plan() (journeyPlan, error) {
 	if !d.throughImages() {
-		title := fmt.Sprintf("Start the local cluster (Kubernetes 1.36, a kwok node, %s)", olmTitle(d.opts.OLM))
+		start := step{fmt.Sprintf("Start the local cluster (Kubernetes 1.36, a kwok node, %s)", olmTitle(d.opts.OLM)), d.startCluster}
+		all := d.kwokSteps()
 		switch d.opts.OLM {
 		case cluster.OLMv1:
-			return title, d.kwokV1AloneSteps()
+			all = d.kwokV1AloneSteps()
 		case cluster.OLMBoth:
-			return title, append(d.kwokSteps(), d.kwokV1Steps()...)
+			all = append(all, d.kwokV1Steps()...)
 		}
-		return title, d.kwokSteps()
+		return split(all, len(d.kwokOfflineSteps()), start), nil
 	}
+	// The registry's address goes into what is made while the components
+	// build (the operator image's name, the bundle, the sample): known now,
+	// the cluster listens on it.
+	port, err := cluster.FreePort()
+	if err != nil {
+		return journeyPlan{}, fmt.Errorf("picking the registry's port: %w", err)
+	}
+	d.registryPort, d.registry = port, cluster.RegistryAddr(port)
+	d.node = &realNode{registry: d.registry}
 	// The project's Makefile builds the catalog in the project.
 	d.catalogDir = filepath.Join(d.projectDir, "catalog")
-	title := fmt.Sprintf("Start the local cluster (Kubernetes 1.36, a real node, %s in pods)", olmTitle(d.opts.OLM))
+	start := step{fmt.Sprintf("Start the local cluster (Kubernetes 1.36, a real node, %s in pods)", olmTitle(d.opts.OLM)), d.startCluster}
+	all := d.imageSteps()
 	switch d.opts.OLM {
 	case cluster.OLMv1:
-		return title, d.v1BuildSteps()
+		all = d.v1BuildSteps()
 	case cluster.OLMBoth:
-		return title, append(d.imageSteps(), d.v1Steps()...)
+		all = append(all, d.v1Steps()...)
 	}
-	return title, d.imageSteps()
+	return split(all, len(d.imageOfflineSteps()), start), nil
+}
+
+// split plans all, whose first n steps need no cluster, around start.
+func split(all []step, n int, start step) journeyPlan {
+	return journeyPlan{offline: all[:n], start: start, online: all[n:]}
 }
 
 // olmTitle names the OLM the cluster runs.
@@ -338,9 +423,7 @@ func (d *demo) throughImages() bool {
 // catalog served from the host, the operator run on the host as its
 // ServiceAccount (pods are simulated).
 func (d *demo) kwokSteps() []step {
-	return []step{
-		{"Scaffold the operator from the hello chart: chartpilot init", d.scaffold},
-		{"Generate bundle v0.1.0: make bundle", d.bundle("0.1.0")},
+	return append(d.kwokOfflineSteps(), []step{
 		{"Scorecard v0.1.0 (static and in-cluster tests); bundle again with the evidence", d.scorecard("0.1.0")},
 		{"Publish v0.1.0 in a file-based catalog (inline bundle)", d.publish("0.1.0")},
 		{"Serve the catalog over OLM's registry API: chartpilot catalog serve", d.serveCatalog},
@@ -351,6 +434,14 @@ func (d *demo) kwokSteps() []step {
 		{"OLM upgrades the CSV to v0.2.0", d.waitCSVUpgrade},
 		{"The operator v0.2.0 upgrades the release; nothing is lost", d.upgradeOperator},
 		{"Unsubscribe and clean up", d.cleanup},
+	}...)
+}
+
+// kwokOfflineSteps begin the journey on a kwok node; they need no cluster.
+func (d *demo) kwokOfflineSteps() []step {
+	return []step{
+		{"Scaffold the operator from the hello chart: chartpilot init", d.scaffold},
+		{"Generate bundle v0.1.0: make bundle", d.bundle("0.1.0")},
 	}
 }
 
@@ -380,20 +471,44 @@ func (d *demo) stopCluster(errp *error) {
 	}
 }
 
-func (d *demo) startCluster(ctx context.Context) (string, error) {
-	// Everything the cluster it starts will run, at once: one go build per
-	// tools module, rather than a second round when the cluster starts.
-	own := d.opts.Kubeconfig == ""
-	tools, err := toolchain.Ensure(ctx, toolchain.Options{Out: indent(d.opts.Out),
-		Node: own && d.throughImages(), OLMv1: own && d.opts.OLM != cluster.OLMv0})
+// buildComponents builds what the cluster will run, all at once (one go
+// build per tools module rather than a second round when the cluster
+// starts; nothing when cached): the go command's output goes to a log
+// file, a line per go build to the screen.
+func (d *demo) buildComponents(ctx context.Context) error {
+	log, err := d.r.logFile("components")
 	if err != nil {
-		return "", err
+		return err
 	}
-	d.r.env = append(d.r.env, "PATH="+tools.BinDir+string(os.PathListSeparator)+os.Getenv("PATH"))
-	detail := "using " + d.opts.Kubeconfig
+	defer log.Close()
+	fmt.Fprintf(d.opts.Out, "[build] the local cluster's components, beside the steps that need no cluster (log: %s)\n", log.Name())
+	own := d.opts.Kubeconfig == ""
+	began, built := time.Now(), 0
+	tools, err := toolchain.Ensure(ctx, toolchain.Options{Out: log, Log: log,
+		Node: own && d.node != nil, OLMv1: own && d.opts.OLM != cluster.OLMv0,
+		Progress: func(p toolchain.Progress) {
+			built += len(p.Building)
+			fmt.Fprintf(d.opts.Out, "[build] go build %d of %d at %s, %s: %s; %d components left after it\n",
+				p.Build, p.Builds, p.Elapsed.Round(time.Second), p.Group, strings.Join(p.Building, ", "), p.Left)
+		}})
+	if err != nil {
+		return fmt.Errorf("building the local cluster's components (log: %s): %w", log.Name(), err)
+	}
+	d.tools, d.built = tools, "components cached"
+	if built > 0 {
+		d.built = fmt.Sprintf("%d components built in %s", built, time.Since(began).Round(time.Second))
+	}
+	fmt.Fprintf(d.opts.Out, "[build] done: %s\n", d.built)
+	return nil
+}
+
+func (d *demo) startCluster(ctx context.Context) (string, error) {
+	d.r.env = append(d.r.env, "PATH="+d.tools.BinDir+string(os.PathListSeparator)+os.Getenv("PATH"))
+	detail := d.built + "; using " + d.opts.Kubeconfig
 	d.kubeconfig, d.clusterLog = d.opts.Kubeconfig, d.opts.ClusterLogDir
 	if d.kubeconfig == "" {
-		c, err := cluster.New(cluster.Options{StateDir: filepath.Join(d.opts.Dir, "cluster"), Out: indent(d.opts.Out), Node: d.opts.Node, OLM: d.opts.OLM})
+		c, err := cluster.New(cluster.Options{StateDir: filepath.Join(d.opts.Dir, "cluster"), Out: indent(d.opts.Out), Node: d.opts.Node, OLM: d.opts.OLM,
+			Ports: cluster.Ports{Registry: d.registryPort}})
 		if err != nil {
 			return "", err
 		}
@@ -407,12 +522,14 @@ func (d *demo) startCluster(ctx context.Context) (string, error) {
 		if err := c.Up(ctx); err != nil {
 			return "", err
 		}
-		detail = fmt.Sprintf("a %s node, kubeconfig %s", c.NodeKind(), d.kubeconfig)
-		if c.NodeKind() == cluster.NodeReal {
-			d.node = nodeImages(c.RegistryAddr(), c.Image)
-			d.registry = d.node.registry
+		detail = fmt.Sprintf("%s; a %s node, kubeconfig %s", d.built, c.NodeKind(), d.kubeconfig)
+		switch {
+		case d.node != nil && c.NodeKind() != cluster.NodeReal:
+			return "", fmt.Errorf("the cluster started with a %s node, the journey through images needs a real one", c.NodeKind())
+		case d.node != nil:
+			d.node.opm = c.Image(images.OPM)
 			detail += ", registry " + d.registry + ": the journey goes through images"
-		} else {
+		default:
 			detail += ": pods are simulated, bundles are published inline"
 		}
 	}
