@@ -149,7 +149,7 @@ func TestGoBuildWritesEveryBinary(t *testing.T) {
 	// A stand-in for the Kubernetes version flags, on a package of this module.
 	args := []string{"build", "-ldflags=-s -w", "-ldflags=example.com/m/b/v2=-s -w -X example.com/m/v.Version=stamped", "-o", out + "/"}
 	b := builder{goPath: goPath, src: src, out: os.Stderr, log: io.Discard, heartbeat: 1 << 40}
-	if _, err := b.runGo(t.Context(), "test", g, append(args, g.packages()...)); err != nil {
+	if _, err := b.runGo(t.Context(), "test", g, append(args, g.packages()...), Progress{}); err != nil {
 		t.Fatal(err)
 	}
 	for _, tt := range []struct{ bin, want string }{{"a", "none"}, {"b", "stamped"}} {

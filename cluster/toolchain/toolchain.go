@@ -28,9 +28,9 @@ type Options struct {
 	// Log receives the go command's own output, every line (the packages
 	// it compiles, its errors); nil keeps only the end of it, for errors.
 	Log io.Writer
-	// Progress, when set, is called as each go build starts, from the
-	// goroutine that called Ensure: a caller that shows its own progress
-	// needs neither Out's lines nor their wording.
+	// Progress, when set, is called as each go build starts and at each
+	// heartbeat, from the goroutine that called Ensure: a caller that
+	// shows its own progress needs neither Out's lines nor their wording.
 	Progress func(Progress)
 	// Go is the go command to build with. Defaults to "go" from PATH.
 	Go string
@@ -75,8 +75,8 @@ func (o *Options) defaults() error {
 	return nil
 }
 
-// Progress is where a build of the components stands, as one go build
-// starts.
+// Progress is where a build of the components stands: as one go build
+// starts (Elapsed zero), then at each heartbeat.
 type Progress struct {
 	// Build counts the go builds: this one, from 1, of Builds.
 	Build, Builds int
@@ -86,8 +86,10 @@ type Progress struct {
 	Building []string
 	// Left is how many components the go builds after this one build.
 	Left int
-	// Elapsed is the time since the first go build started.
-	Elapsed time.Duration
+	// Elapsed is the time since this go build started, Compiled the
+	// packages it compiled since.
+	Elapsed  time.Duration
+	Compiled int
 }
 
 // Installation says where the built components are.

@@ -483,12 +483,17 @@ func (d *demo) buildComponents(ctx context.Context) error {
 	fmt.Fprintf(d.opts.Out, "[build] the local cluster's components, beside the steps that need no cluster (log: %s)\n", log.Name())
 	own := d.opts.Kubeconfig == ""
 	began, built := time.Now(), 0
-	tools, err := toolchain.Ensure(ctx, toolchain.Options{Out: log, Log: log,
+	tools, err := toolchain.Ensure(ctx, toolchain.Options{Out: log, Log: log, Heartbeat: time.Minute,
 		Node: own && d.node != nil, OLMv1: own && d.opts.OLM != cluster.OLMv0,
 		Progress: func(p toolchain.Progress) {
-			built += len(p.Building)
-			fmt.Fprintf(d.opts.Out, "[build] go build %d of %d at %s, %s: %s; %d components left after it\n",
-				p.Build, p.Builds, p.Elapsed.Round(time.Second), p.Group, strings.Join(p.Building, ", "), p.Left)
+			if p.Elapsed == 0 {
+				built += len(p.Building)
+				fmt.Fprintf(d.opts.Out, "[build] go build %d of %d, %s: %s; %d components left after it\n",
+					p.Build, p.Builds, p.Group, strings.Join(p.Building, ", "), p.Left)
+				return
+			}
+			fmt.Fprintf(d.opts.Out, "[build] go build %d of %d, %s: %s, %d packages compiled\n",
+				p.Build, p.Builds, p.Group, p.Elapsed.Round(time.Second), p.Compiled)
 		}})
 	if err != nil {
 		return fmt.Errorf("building the local cluster's components (log: %s): %w", log.Name(), err)
