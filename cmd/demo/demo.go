@@ -194,13 +194,16 @@ type demo struct {
 	// registryPort is the real node's registry's, picked before the
 	// cluster starts.
 	registryPort int
-	// tools are the cluster's components once built; built says what
-	// their build did, for the cluster's start.
-	tools       *toolchain.Installation
-	built       string
-	registrySrv *http.Server // the kwok node's registry
-	cs          kubernetes.Interface
-	digests     map[string]string // the operator image's digest by version
+	// clusterOLM is the OLM the cluster this run starts runs: OLM v0 until
+	// OLM v1 joins it, when the journey goes through both.
+	clusterOLM cluster.OLMVersions
+	// tools are the cluster's components once built; built and builtV1
+	// say what the build of the core and of OLM v1's did.
+	tools          *toolchain.Installation
+	built, builtV1 string
+	registrySrv    *http.Server // the kwok node's registry
+	cs             kubernetes.Interface
+	digests        map[string]string // the operator image's digest by version
 	// previous is the copy of the v0.1.0 project once v0.2.0 is made.
 	previous string
 	// v1 is set while the journey goes through OLM v1: what waitRelease
@@ -254,56 +257,62 @@ type step struct {
 	fn    func(context.Context) (string, error)
 }
 
-// journeyPlan is the journey's steps in the order they run: first those
-// that need no cluster, while its components build; then its start, which
-// waits for the build; then the rest.
-type journeyPlan struct {
-	offline []step
-	start   step
-	online  []step
-}
-
 func (d *demo) journey(ctx context.Context) (err error) {
 	defer d.stopCluster(&err)
-	p, err := d.plan()
+	steps, stages, err := d.plan()
 	if err != nil {
 		return err
 	}
-	d.r.total = len(p.offline) + 1 + len(p.online)
-	if err := d.whileBuilding(ctx, d.buildComponents, p.offline, p.start); err != nil {
-		return err
-	}
-	return d.runSteps(ctx, p.online)
+	d.r.total = len(steps)
+	return d.twoStreams(ctx, stages, steps)
 }
 
-// whileBuilding runs two streams: build, and the steps that need no
-// cluster followed by start, which waits for build to end. The first error
-// of either stream cancels the other; both have ended when it returns.
-func (d *demo) whileBuilding(ctx context.Context, build func(context.Context) error, offline []step, start step) error {
+// twoStreams runs the build of the cluster's components beside the steps,
+// which wait for the stages of the build they need. The first error of
+// either stream cancels the other; both have ended when it returns.
+func (d *demo) twoStreams(ctx context.Context, stages []*stage, steps []step) error {
 	g, gctx := errgroup.WithContext(ctx)
-	built := make(chan struct{})
-	var buildErr error
-	g.Go(func() error {
-		defer close(built)
-		buildErr = build(gctx)
-		return buildErr
-	})
-	g.Go(func() error {
-		if err := d.runSteps(gctx, offline); err != nil {
-			return err
-		}
-		// The start's time includes the wait for what the build had left.
-		// The build ends when ctx does.
-		waitBuilt := func(ctx context.Context) (string, error) {
-			<-built
-			if buildErr != nil {
-				return "", buildErr
-			}
-			return start.fn(ctx)
-		}
-		return d.runSteps(gctx, []step{{start.title, waitBuilt}})
-	})
+	g.Go(func() error { return buildStages(gctx, stages) })
+	g.Go(func() error { return d.runSteps(gctx, steps) })
 	return g.Wait()
+}
+
+// stage is a part of the components' build; the steps that need what it
+// builds wait for it.
+type stage struct {
+	build func(context.Context) error
+	done  chan struct{} // closed once it ended, err set
+	err   error
+}
+
+func newStage(build func(context.Context) error) *stage {
+	return &stage{build: build, done: make(chan struct{})}
+}
+
+// then makes fn wait for the stage first: the step's time includes the
+// wait.
+func (s *stage) then(fn func(context.Context) (string, error)) func(context.Context) (string, error) {
+	return func(ctx context.Context) (string, error) {
+		<-s.done
+		if s.err != nil {
+			return "", s.err
+		}
+		return fn(ctx)
+	}
+}
+
+// buildStages builds the stages in order. Every stage ends, so that no
+// step waits for ever: after a failure (or a cancel), with its error.
+func buildStages(ctx context.Context, stages []*stage) error {
+	var err error
+	for _, s := range stages {
+		if err == nil {
+			err = s.build(ctx)
+		}
+		s.err = err
+		close(s.done)
+	}
+	return err
 }
 
 // runSteps runs steps in order until one fails. A step cut short because
@@ -325,45 +334,79 @@ func (d *demo) runSteps(ctx context.Context, steps []step) error {
 	return nil
 }
 
-// plan orders the journey's steps. The cluster's node decides the path:
-// the images' on a real node; the OLM decides which journeys.
-func (d *demo) plan() (journeyPlan, error) {
-	if !d.throughImages() {
-		start := step{fmt.Sprintf("Start the local cluster (Kubernetes 1.36, a kwok node, %s)", olmTitle(d.opts.OLM)), d.startCluster}
-		all := d.kwokSteps()
+// plan orders the journey's steps and the stages of the components' build
+// they wait for. The steps that need no cluster come first, while the
+// cluster's core builds; its start waits for that. When the journey goes
+// through OLM v1 after OLM v0 on a cluster of its own, OLM v1's components
+// build during OLM v0's journey and join the cluster after it. The node
+// decides the path (the images' on a real node), the OLM which journeys.
+func (d *demo) plan() ([]step, []*stage, error) {
+	images := d.throughImages()
+	if images {
+		if err := d.pickRegistry(); err != nil {
+			return nil, nil, err
+		}
+	}
+	own := d.opts.Kubeconfig == ""
+	d.clusterOLM = d.opts.OLM
+	if own && d.opts.OLM == cluster.OLMBoth {
+		d.clusterOLM = cluster.OLMv0
+	}
+	var all, v1 []step
+	var offline int
+	if images {
+		offline = len(d.imageOfflineSteps())
+		switch d.opts.OLM {
+		case cluster.OLMv1:
+			all = d.v1BuildSteps()
+		case cluster.OLMBoth:
+			all, v1 = d.imageSteps(), d.v1Steps()
+		default:
+			all = d.imageSteps()
+		}
+	} else {
+		offline = len(d.kwokOfflineSteps())
 		switch d.opts.OLM {
 		case cluster.OLMv1:
 			all = d.kwokV1AloneSteps()
 		case cluster.OLMBoth:
-			all = append(all, d.kwokV1Steps()...)
+			all, v1 = d.kwokSteps(), d.kwokV1Steps()
+		default:
+			all = d.kwokSteps()
 		}
-		return split(all, len(d.kwokOfflineSteps()), start), nil
 	}
-	// The registry's address goes into what is made while the components
-	// build (the operator image's name, the bundle, the sample): known now,
-	// the cluster listens on it.
+	core := newStage(d.buildCore)
+	stages := []*stage{core}
+	steps := slices.Concat(all[:offline], []step{{d.startTitle(images), core.then(d.startCluster)}}, all[offline:])
+	if d.clusterOLM != d.opts.OLM {
+		later := newStage(d.buildOLMv1)
+		stages = append(stages, later)
+		steps = append(steps, step{"Add OLM v1 to the cluster: its components built during OLM v0's journey", later.then(d.addOLMv1)})
+	}
+	return append(steps, v1...), stages, nil
+}
+
+// pickRegistry picks the real node's registry's address: it goes into what
+// is made while the components build (the operator image's name, the
+// bundle, the sample), and the cluster listens on it.
+func (d *demo) pickRegistry() error {
 	port, err := cluster.FreePort()
 	if err != nil {
-		return journeyPlan{}, fmt.Errorf("picking the registry's port: %w", err)
+		return fmt.Errorf("picking the registry's port: %w", err)
 	}
 	d.registryPort, d.registry = port, cluster.RegistryAddr(port)
 	d.node = &realNode{registry: d.registry}
 	// The project's Makefile builds the catalog in the project.
 	d.catalogDir = filepath.Join(d.projectDir, "catalog")
-	start := step{fmt.Sprintf("Start the local cluster (Kubernetes 1.36, a real node, %s in pods)", olmTitle(d.opts.OLM)), d.startCluster}
-	all := d.imageSteps()
-	switch d.opts.OLM {
-	case cluster.OLMv1:
-		all = d.v1BuildSteps()
-	case cluster.OLMBoth:
-		all = append(all, d.v1Steps()...)
-	}
-	return split(all, len(d.imageOfflineSteps()), start), nil
+	return nil
 }
 
-// split plans all, whose first n steps need no cluster, around start.
-func split(all []step, n int, start step) journeyPlan {
-	return journeyPlan{offline: all[:n], start: start, online: all[n:]}
+// startTitle is the title of the cluster's start.
+func (d *demo) startTitle(images bool) string {
+	if images {
+		return fmt.Sprintf("Start the local cluster (Kubernetes 1.36, a real node, %s in pods)", olmTitle(d.clusterOLM))
+	}
+	return fmt.Sprintf("Start the local cluster (Kubernetes 1.36, a kwok node, %s)", olmTitle(d.clusterOLM))
 }
 
 // olmTitle names the OLM the cluster runs.
@@ -470,21 +513,34 @@ func (d *demo) stopCluster(errp *error) {
 	}
 }
 
-// buildComponents builds what the cluster will run, all at once (one go
-// build per tools module rather than a second round when the cluster
-// starts; nothing when cached): the go command's output goes to a log
-// file, a line per go build to the screen.
-func (d *demo) buildComponents(ctx context.Context) error {
-	log, err := d.r.logFile("components")
+// buildCore builds what the cluster starts with, all at once (one go build
+// per tools module rather than a second round when the cluster starts;
+// nothing when cached).
+func (d *demo) buildCore(ctx context.Context) (err error) {
+	own := d.opts.Kubeconfig == ""
+	d.tools, d.built, err = d.buildComponents(ctx, "the local cluster's components", "components", own && d.node != nil, own && d.clusterOLM != cluster.OLMv0)
+	return err
+}
+
+// buildOLMv1 builds OLM v1's components, after the core's.
+func (d *demo) buildOLMv1(ctx context.Context) (err error) {
+	_, d.builtV1, err = d.buildComponents(ctx, "OLM v1's components", "components-olmv1", d.node != nil, true)
+	return err
+}
+
+// buildComponents builds the cluster's components (the real node's with
+// node, OLM v1's with olmv1) and says what it did: the go command's output
+// goes to the log file logName, the start of each go build and a line a
+// minute to the screen.
+func (d *demo) buildComponents(ctx context.Context, what, logName string, node, olmv1 bool) (*toolchain.Installation, string, error) {
+	log, err := d.r.logFile(logName)
 	if err != nil {
-		return err
+		return nil, "", err
 	}
 	defer log.Close()
-	fmt.Fprintf(d.opts.Out, "[build] the local cluster's components, beside the steps that need no cluster (log: %s)\n", log.Name())
-	own := d.opts.Kubeconfig == ""
+	fmt.Fprintf(d.opts.Out, "[build] %s, beside the steps (log: %s)\n", what, log.Name())
 	began, built := time.Now(), 0
-	tools, err := toolchain.Ensure(ctx, toolchain.Options{Out: log, Log: log, Heartbeat: time.Minute,
-		Node: own && d.node != nil, OLMv1: own && d.opts.OLM != cluster.OLMv0,
+	tools, err := toolchain.Ensure(ctx, toolchain.Options{Out: log, Log: log, Heartbeat: time.Minute, Node: node, OLMv1: olmv1,
 		Progress: func(p toolchain.Progress) {
 			if p.Elapsed == 0 {
 				built += len(p.Building)
@@ -496,14 +552,34 @@ func (d *demo) buildComponents(ctx context.Context) error {
 				p.Build, p.Builds, p.Group, p.Elapsed.Round(time.Second), p.Compiled)
 		}})
 	if err != nil {
-		return fmt.Errorf("building the local cluster's components (log: %s): %w", log.Name(), err)
+		return nil, "", fmt.Errorf("building the local cluster's components (log: %s): %w", log.Name(), err)
 	}
-	d.tools, d.built = tools, "components cached"
+	detail := "components cached"
 	if built > 0 {
-		d.built = fmt.Sprintf("%d components built in %s", built, time.Since(began).Round(time.Second))
+		detail = fmt.Sprintf("%d components built in %s", built, time.Since(began).Round(time.Second))
 	}
-	fmt.Fprintf(d.opts.Out, "[build] done: %s\n", d.built)
-	return nil
+	fmt.Fprintf(d.opts.Out, "[build] done: %s\n", detail)
+	return tools, detail, nil
+}
+
+// ownCluster is the cluster the demo starts, with the OLM it runs.
+func (d *demo) ownCluster() (*cluster.Cluster, error) {
+	return cluster.New(cluster.Options{StateDir: filepath.Join(d.opts.Dir, "cluster"), Out: indent(d.opts.Out),
+		Node: d.opts.Node, OLM: d.clusterOLM, Ports: cluster.Ports{Registry: d.registryPort}})
+}
+
+// addOLMv1 starts OLM v1 in the running cluster: Up starts what it lacks
+// and leaves the rest running.
+func (d *demo) addOLMv1(ctx context.Context) (string, error) {
+	d.clusterOLM = cluster.OLMBoth
+	c, err := d.ownCluster()
+	if err != nil {
+		return "", err
+	}
+	if err := c.Up(ctx); err != nil {
+		return "", fmt.Errorf("adding OLM v1 to the cluster: %w", err)
+	}
+	return d.builtV1 + "; catalogd and operator-controller running", nil
 }
 
 func (d *demo) startCluster(ctx context.Context) (string, error) {
@@ -511,8 +587,7 @@ func (d *demo) startCluster(ctx context.Context) (string, error) {
 	detail := d.built + "; using " + d.opts.Kubeconfig
 	d.kubeconfig, d.clusterLog = d.opts.Kubeconfig, d.opts.ClusterLogDir
 	if d.kubeconfig == "" {
-		c, err := cluster.New(cluster.Options{StateDir: filepath.Join(d.opts.Dir, "cluster"), Out: indent(d.opts.Out), Node: d.opts.Node, OLM: d.opts.OLM,
-			Ports: cluster.Ports{Registry: d.registryPort}})
+		c, err := d.ownCluster()
 		if err != nil {
 			return "", err
 		}
