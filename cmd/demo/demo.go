@@ -417,7 +417,7 @@ func olmTitle(v cluster.OLMVersions) string {
 	case cluster.OLMBoth:
 		return "OLM v0 and OLM v1"
 	}
-	return "OLM"
+	return "OLM v0"
 }
 
 // resolveOLM settles which OLM the journey goes through: by default both
