@@ -352,29 +352,7 @@ func (d *demo) plan() ([]step, []*stage, error) {
 	if own && d.opts.OLM == cluster.OLMBoth {
 		d.clusterOLM = cluster.OLMv0
 	}
-	var all, v1 []step
-	var offline int
-	if images {
-		offline = len(d.imageOfflineSteps())
-		switch d.opts.OLM {
-		case cluster.OLMv1:
-			all = d.v1BuildSteps()
-		case cluster.OLMBoth:
-			all, v1 = d.imageSteps(), d.v1Steps()
-		default:
-			all = d.imageSteps()
-		}
-	} else {
-		offline = len(d.kwokOfflineSteps())
-		switch d.opts.OLM {
-		case cluster.OLMv1:
-			all = d.kwokV1AloneSteps()
-		case cluster.OLMBoth:
-			all, v1 = d.kwokSteps(), d.kwokV1Steps()
-		default:
-			all = d.kwokSteps()
-		}
-	}
+	all, v1, offline := d.journeySteps(images)
 	core := newStage(d.buildCore)
 	stages := []*stage{core}
 	steps := slices.Concat(all[:offline], []step{{d.startTitle(images), core.then(d.startCluster)}}, all[offline:])
@@ -384,6 +362,32 @@ func (d *demo) plan() ([]step, []*stage, error) {
 		steps = append(steps, step{"Add OLM v1 to the cluster: its components built during OLM v0's journey", later.then(d.addOLMv1)})
 	}
 	return append(steps, v1...), stages, nil
+}
+
+// journeySteps are the steps of the path (through images or not) and the
+// OLM: all but OLM v1's after OLM v0's, those (v1), and how many of all's
+// first need no cluster.
+func (d *demo) journeySteps(images bool) (all, v1 []step, offline int) {
+	if !images {
+		switch d.opts.OLM {
+		case cluster.OLMv1:
+			all = d.kwokV1AloneSteps()
+		case cluster.OLMBoth:
+			all, v1 = d.kwokSteps(), d.kwokV1Steps()
+		default:
+			all = d.kwokSteps()
+		}
+		return all, v1, len(d.kwokOfflineSteps())
+	}
+	switch d.opts.OLM {
+	case cluster.OLMv1:
+		all = d.v1BuildSteps()
+	case cluster.OLMBoth:
+		all, v1 = d.imageSteps(), d.v1Steps()
+	default:
+		all = d.imageSteps()
+	}
+	return all, v1, len(d.imageOfflineSteps())
 }
 
 // pickRegistry picks the real node's registry's address: it goes into what
