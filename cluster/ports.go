@@ -81,6 +81,17 @@ func (p *portPicker) reserve(port int) (unlock func(), ok bool) {
 	return unlock, true
 }
 
+// FreePort picks a port as Up picks its components' ports: free now and
+// outside the kernel's ephemeral range. It is for a port a caller must know
+// before Up (Options.Ports), as the demo knows the registry's address while
+// the components build. Nothing holds it until Up, which fails naming the
+// port if another process took it meanwhile.
+func FreePort() (int, error) {
+	p := newPortPicker()
+	defer p.release()
+	return p.pick()
+}
+
 // release lets other pickers have the ports; call it once the components
 // listen on them.
 func (p *portPicker) release() {

@@ -36,9 +36,11 @@ const registryVersion = "local"
 // RegistryAddr is the local registry's host:port (real node only): on the
 // host's address on the node's link, where the node's containerd pulls
 // from, in its network namespace, and this host pushes to.
-func (c *Cluster) RegistryAddr() string {
-	return net.JoinHostPort(node.HostIP, strconv.Itoa(c.state.Ports.Registry))
-}
+func (c *Cluster) RegistryAddr() string { return RegistryAddr(c.state.Ports.Registry) }
+
+// RegistryAddr is the address of a real node's registry listening on port
+// (Ports.Registry).
+func RegistryAddr(port int) string { return net.JoinHostPort(node.HostIP, strconv.Itoa(port)) }
 
 // nodeConfig is the real node's layout in the state directory.
 func (c *Cluster) nodeConfig(inst *toolchain.Installation) node.Config {

@@ -11,6 +11,8 @@
 #   scripts/first-run.sh both    # demo, then the tests on fresh caches again
 #
 # KEEP=1 keeps the work directory (the clone, the caches, the logs).
+# REF=<commit or branch> measures that commit instead of HEAD (of this
+# checkout, a worktree's branch included; uncommitted changes are not cloned).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 repo=$PWD
@@ -28,7 +30,7 @@ cleanup() {
 }
 trap cleanup EXIT
 
-commit=$(git rev-parse --short HEAD)
+commit=$(git rev-parse --short "${REF:-HEAD}")
 cpu=$(sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo | head -1)
 mem=$(awk '/MemTotal/ {printf "%.0f GiB", $2/1048576}' /proc/meminfo)
 machine="$(hostname), $(nproc) cores ($cpu), $mem"

@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync/atomic"
+	"syscall"
 	"time"
 )
 
@@ -41,8 +42,12 @@ func (b builder) buildAll(ctx context.Context, bins []Binary, plan buildPlan) er
 		len(bins), plan.binDir, len(groups))
 	start := time.Now()
 	var cpu time.Duration
+	left := len(bins)
 	for i, g := range groups {
-		used, err := b.buildGroup(ctx, fmt.Sprintf("[%d/%d]", i+1, len(groups)), g, plan)
+		left -= len(g.bins)
+		p := Progress{Build: i + 1, Builds: len(groups), Group: g.String(), Building: g.names(), Left: left}
+		b.progress(p)
+		used, err := b.buildGroup(ctx, p, g, plan)
 		cpu += used
 		if err != nil {
 			return err
@@ -56,7 +61,8 @@ func (b builder) buildAll(ctx context.Context, bins []Binary, plan buildPlan) er
 // its own, then moves each into its cache entry: an interrupted build never
 // leaves a truncated binary where a later run would trust it. It returns
 // the CPU time the build took.
-func (b builder) buildGroup(ctx context.Context, label string, g *group, plan buildPlan) (time.Duration, error) {
+func (b builder) buildGroup(ctx context.Context, p Progress, g *group, plan buildPlan) (time.Duration, error) {
+	label := fmt.Sprintf("[%d/%d]", p.Build, p.Builds)
 	if err := os.MkdirAll(plan.tmpRoot, 0o755); err != nil {
 		return 0, fmt.Errorf("creating %s: %w", plan.tmpRoot, err)
 	}
@@ -77,7 +83,7 @@ func (b builder) buildGroup(ctx context.Context, label string, g *group, plan bu
 	args = append(args, "-o", dir+string(filepath.Separator))
 	args = append(args, g.packages()...)
 	start := time.Now()
-	cpu, err := b.runGo(ctx, label+" "+g.tools, g, args)
+	cpu, err := b.runGo(ctx, label+" "+g.tools, g, args, p)
 	if err != nil {
 		return cpu, b.groupError(ctx, g, dir, err)
 	}
@@ -124,13 +130,17 @@ func install(built, dest string) error {
 }
 
 // runGo runs the go command for a group in its tools module, reporting every
-// heartbeat how many packages it compiled, and returns the CPU time it and
-// the compilers and linkers it ran took. An error carries the last lines of
-// the go command's output.
-func (b builder) runGo(ctx context.Context, label string, g *group, args []string) (time.Duration, error) {
+// heartbeat how many packages it compiled (to Out, and as p to progress),
+// and returns the CPU time it and the compilers and linkers it ran took. An
+// error carries the last lines of the go command's output.
+func (b builder) runGo(ctx context.Context, label string, g *group, args []string, p Progress) (time.Duration, error) {
 	cmd := exec.CommandContext(ctx, b.goPath, args...)
 	cmd.Dir = filepath.Join(b.src, g.tools)
 	cmd.Env = append(b.env(), "CGO_ENABLED="+map[bool]string{false: "0", true: "1"}[g.cgo])
+	// Its own process group: a cancelled build stops the compilers and
+	// linkers the go command started too, not the go command alone.
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
 	stderr, err := cmd.StderrPipe()
 	if err != nil {
 		return 0, err
@@ -153,6 +163,7 @@ func (b builder) runGo(ctx context.Context, label string, g *group, args []strin
 				compiled.Add(1)
 			}
 			tail.add(line)
+			fmt.Fprintln(b.log, line)
 		}
 	}()
 	start := time.Now()
@@ -163,7 +174,9 @@ func (b builder) runGo(ctx context.Context, label string, g *group, args []strin
 		case <-done:
 			waiting = false
 		case <-ticker.C:
-			fmt.Fprintf(b.out, "%s still building: %s, %d packages compiled\n", label, time.Since(start).Round(time.Second), compiled.Load())
+			p.Elapsed, p.Compiled = time.Since(start), int(compiled.Load())
+			fmt.Fprintf(b.out, "%s still building: %s, %d packages compiled\n", label, p.Elapsed.Round(time.Second), p.Compiled)
+			b.progress(p)
 		}
 	}
 	err = cmd.Wait()

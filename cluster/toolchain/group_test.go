@@ -2,6 +2,7 @@ package toolchain
 
 import (
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -147,8 +148,8 @@ func TestGoBuildWritesEveryBinary(t *testing.T) {
 	out := t.TempDir()
 	// A stand-in for the Kubernetes version flags, on a package of this module.
 	args := []string{"build", "-ldflags=-s -w", "-ldflags=example.com/m/b/v2=-s -w -X example.com/m/v.Version=stamped", "-o", out + "/"}
-	b := builder{goPath: goPath, src: src, out: os.Stderr, heartbeat: 1 << 40}
-	if _, err := b.runGo(t.Context(), "test", g, append(args, g.packages()...)); err != nil {
+	b := builder{goPath: goPath, src: src, out: os.Stderr, log: io.Discard, heartbeat: 1 << 40}
+	if _, err := b.runGo(t.Context(), "test", g, append(args, g.packages()...), Progress{}); err != nil {
 		t.Fatal(err)
 	}
 	for _, tt := range []struct{ bin, want string }{{"a", "none"}, {"b", "stamped"}} {
@@ -236,11 +237,21 @@ func TestBuildAll(t *testing.T) {
 		binDir:  filepath.Join(cache, "bin"),
 		tmpRoot: filepath.Join(cache, "bins"),
 	}
-	var out strings.Builder
-	b := builder{goPath: goPath, src: src, out: &out, heartbeat: 1 << 40}
+	var out, log strings.Builder
+	var progress []Progress
+	b := builder{goPath: goPath, src: src, out: &out, log: &log, heartbeat: 1 << 40,
+		progress: func(p Progress) { progress = append(progress, p) }}
 
 	if err := b.buildAll(t.Context(), []Binary{bin("good"), bin("other")}, plan); err != nil {
 		t.Fatal(err)
+	}
+	// One go build of the module's two binaries, reported as it starts.
+	if len(progress) != 1 || progress[0].Build != 1 || progress[0].Builds != 1 || !slices.Equal(progress[0].Building, []string{"good", "other"}) || progress[0].Left != 0 {
+		t.Errorf("progress %+v, want the one go build of good and other, nothing left after it", progress)
+	}
+	// The go command's own output: -v names each package it builds.
+	if !strings.Contains(log.String(), "example.com/m/good") {
+		t.Errorf("the log lacks the go command's output:\n%s", log.String())
 	}
 	for _, name := range []string{"good", "other"} {
 		if target, err := os.Readlink(filepath.Join(plan.binDir, name)); err != nil || target != plan.dest(bin(name)) {

@@ -25,6 +25,13 @@ type Options struct {
 	CacheDir string
 	// Out receives progress lines; nil discards them.
 	Out io.Writer
+	// Log receives the go command's own output, every line (the packages
+	// it compiles, its errors); nil keeps only the end of it, for errors.
+	Log io.Writer
+	// Progress, when set, is called as each go build starts and at each
+	// heartbeat, from the goroutine that called Ensure: a caller that
+	// shows its own progress needs neither Out's lines nor their wording.
+	Progress func(Progress)
 	// Go is the go command to build with. Defaults to "go" from PATH.
 	Go string
 	// Heartbeat is how often a long build reports that it is still going.
@@ -53,6 +60,12 @@ func (o *Options) defaults() error {
 	if o.Out == nil {
 		o.Out = io.Discard
 	}
+	if o.Log == nil {
+		o.Log = io.Discard
+	}
+	if o.Progress == nil {
+		o.Progress = func(Progress) {}
+	}
 	if o.Go == "" {
 		o.Go = "go"
 	}
@@ -60,6 +73,23 @@ func (o *Options) defaults() error {
 		o.Heartbeat = 30 * time.Second
 	}
 	return nil
+}
+
+// Progress is where a build of the components stands: as one go build
+// starts (Elapsed zero), then at each heartbeat.
+type Progress struct {
+	// Build counts the go builds: this one, from 1, of Builds.
+	Build, Builds int
+	// Group names what this go build builds from (its tools module).
+	Group string
+	// Building are the components this go build builds.
+	Building []string
+	// Left is how many components the go builds after this one build.
+	Left int
+	// Elapsed is the time since this go build started, Compiled the
+	// packages it compiled since.
+	Elapsed  time.Duration
+	Compiled int
 }
 
 // Installation says where the built components are.
@@ -144,7 +174,7 @@ func Ensure(ctx context.Context, opts Options) (*Installation, error) {
 			return nil, err
 		}
 	}
-	b := builder{goPath: goPath, src: src, out: opts.Out, heartbeat: opts.Heartbeat}
+	b := builder{goPath: goPath, src: src, out: opts.Out, log: opts.Log, progress: opts.Progress, heartbeat: opts.Heartbeat}
 	if err := b.buildAll(ctx, missing, buildPlan{
 		version: mods.version,
 		dest:    stored,
@@ -177,6 +207,8 @@ type builder struct {
 	// src holds one directory per tools module.
 	src       string
 	out       io.Writer
+	log       io.Writer // the go command's output
+	progress  func(Progress)
 	heartbeat time.Duration
 }
 

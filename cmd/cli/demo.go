@@ -5,8 +5,10 @@ import (
 	"os"
 	"path/filepath"
 
+	"github.com/go-logr/logr"
 	"github.com/spf13/cobra"
 	"k8s.io/cli-runtime/pkg/genericiooptions"
+	ctrl "sigs.k8s.io/controller-runtime"
 
 	"github.com/chartpilot/chartpilot/cluster"
 	"github.com/chartpilot/chartpilot/cmd/demo"
@@ -63,6 +65,10 @@ each step's time. It is idempotent and leaves nothing running.`,
 }
 
 func (o *demoOptions) complete(*cobra.Command, []string) error {
+	// The demo's clients log through controller-runtime's logger, with
+	// nothing the screen needs; unset, it prints a stack trace once the
+	// demo has run 30 s, which the cluster's start may take.
+	ctrl.SetLogger(logr.Discard())
 	if o.Dir == "" {
 		o.Dir = defaultDemoDir()
 	}

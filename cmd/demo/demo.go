@@ -14,6 +14,7 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"golang.org/x/sync/errgroup"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/dynamic"
@@ -22,6 +23,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/chartpilot/chartpilot/cluster"
+	"github.com/chartpilot/chartpilot/cluster/images"
 	"github.com/chartpilot/chartpilot/cluster/toolchain"
 	"github.com/chartpilot/chartpilot/example"
 	"github.com/chartpilot/chartpilot/olm"
@@ -188,10 +190,20 @@ type demo struct {
 	node *realNode
 	// registry holds the images: the real node's, or on a kwok node the
 	// one OLM v1's journey starts on loopback.
-	registry    string
-	registrySrv *http.Server // the kwok node's registry
-	cs          kubernetes.Interface
-	digests     map[string]string // the operator image's digest by version
+	registry string
+	// registryPort is the real node's registry's, picked before the
+	// cluster starts.
+	registryPort int
+	// clusterOLM is the OLM the cluster this run starts runs: OLM v0 until
+	// OLM v1 joins it, when the journey goes through both.
+	clusterOLM cluster.OLMVersions
+	// tools are the cluster's components once built; built and builtV1
+	// say what the build of the core and of OLM v1's did.
+	tools          *toolchain.Installation
+	built, builtV1 string
+	registrySrv    *http.Server // the kwok node's registry
+	cs             kubernetes.Interface
+	digests        map[string]string // the operator image's digest by version
 	// previous is the copy of the v0.1.0 project once v0.2.0 is made.
 	previous string
 	// v1 is set while the journey goes through OLM v1: what waitRelease
@@ -205,6 +217,8 @@ func Run(ctx context.Context, opts Options) (*Summary, error) {
 	if err := opts.defaults(); err != nil {
 		return nil, err
 	}
+	// Both streams of the journey's start write to it.
+	opts.Out = &syncWriter{w: opts.Out}
 	d := &demo{
 		opts:       opts,
 		sum:        &Summary{},
@@ -245,41 +259,158 @@ type step struct {
 
 func (d *demo) journey(ctx context.Context) (err error) {
 	defer d.stopCluster(&err)
-	title, steps := d.plan()
-	steps = append([]step{{title, d.startCluster}}, steps...)
+	steps, stages, err := d.plan()
+	if err != nil {
+		return err
+	}
 	d.r.total = len(steps)
+	return d.twoStreams(ctx, stages, steps)
+}
+
+// twoStreams runs the build of the cluster's components beside the steps,
+// which wait for the stages of the build they need. The first error of
+// either stream cancels the other; both have ended when it returns.
+func (d *demo) twoStreams(ctx context.Context, stages []*stage, steps []step) error {
+	g, gctx := errgroup.WithContext(ctx)
+	g.Go(func() error { return buildStages(gctx, stages) })
+	g.Go(func() error { return d.runSteps(gctx, steps) })
+	return g.Wait()
+}
+
+// stage is a part of the components' build; the steps that need what it
+// builds wait for it.
+type stage struct {
+	build func(context.Context) error
+	done  chan struct{} // closed once it ended, err set
+	err   error
+}
+
+func newStage(build func(context.Context) error) *stage {
+	return &stage{build: build, done: make(chan struct{})}
+}
+
+// then makes fn wait for the stage first: the step's time includes the
+// wait.
+func (s *stage) then(fn func(context.Context) (string, error)) func(context.Context) (string, error) {
+	return func(ctx context.Context) (string, error) {
+		<-s.done
+		if s.err != nil {
+			return "", s.err
+		}
+		return fn(ctx)
+	}
+}
+
+// buildStages builds the stages in order. Every stage ends, so that no
+// step waits for ever: after a failure (or a cancel), with its error.
+func buildStages(ctx context.Context, stages []*stage) error {
+	var err error
+	for _, s := range stages {
+		if err == nil {
+			err = s.build(ctx)
+		}
+		s.err = err
+		close(s.done)
+	}
+	return err
+}
+
+// runSteps runs steps in order until one fails. A step cut short because
+// ctx ended says why it ended (the other stream's error, or an interrupt)
+// rather than how its command died.
+func (d *demo) runSteps(ctx context.Context, steps []step) error {
 	for _, s := range steps {
-		if err := d.r.step(s.title, func() (string, error) { return s.fn(ctx) }); err != nil {
+		err := d.r.step(s.title, func() (string, error) {
+			detail, err := s.fn(ctx)
+			if cause := context.Cause(ctx); err != nil && cause != nil && !errors.Is(err, cause) {
+				err = fmt.Errorf("stopped: %w", cause)
+			}
+			return detail, err
+		})
+		if err != nil {
 			return err
 		}
 	}
 	return nil
 }
 
-// plan gives the title of the cluster's start and the steps after it. The
-// cluster's node decides the path: the images' on a real node; the OLM
-// decides which journeys.
-func (d *demo) plan() (string, []step) {
-	if !d.throughImages() {
-		title := fmt.Sprintf("Start the local cluster (Kubernetes 1.36, a kwok node, %s)", olmTitle(d.opts.OLM))
+// plan orders the journey's steps and the stages of the components' build
+// they wait for. The steps that need no cluster come first, while the
+// cluster's core builds; its start waits for that. When the journey goes
+// through OLM v1 after OLM v0 on a cluster of its own, OLM v1's components
+// build during OLM v0's journey and join the cluster after it. The node
+// decides the path (the images' on a real node), the OLM which journeys.
+func (d *demo) plan() ([]step, []*stage, error) {
+	images := d.throughImages()
+	if images {
+		if err := d.pickRegistry(); err != nil {
+			return nil, nil, err
+		}
+	}
+	own := d.opts.Kubeconfig == ""
+	d.clusterOLM = d.opts.OLM
+	if own && d.opts.OLM == cluster.OLMBoth {
+		d.clusterOLM = cluster.OLMv0
+	}
+	all, v1, offline := d.journeySteps(images)
+	core := newStage(d.buildCore)
+	stages := []*stage{core}
+	steps := slices.Concat(all[:offline], []step{{d.startTitle(images), core.then(d.startCluster)}}, all[offline:])
+	if d.clusterOLM != d.opts.OLM {
+		later := newStage(d.buildOLMv1)
+		stages = append(stages, later)
+		steps = append(steps, step{"Add OLM v1 to the cluster: its components built during OLM v0's journey", later.then(d.addOLMv1)})
+	}
+	return append(steps, v1...), stages, nil
+}
+
+// journeySteps are the steps of the path (through images or not) and the
+// OLM: all but OLM v1's after OLM v0's, those (v1), and how many of all's
+// first need no cluster.
+func (d *demo) journeySteps(images bool) (all, v1 []step, offline int) {
+	if !images {
 		switch d.opts.OLM {
 		case cluster.OLMv1:
-			return title, d.kwokV1AloneSteps()
+			all = d.kwokV1AloneSteps()
 		case cluster.OLMBoth:
-			return title, append(d.kwokSteps(), d.kwokV1Steps()...)
+			all, v1 = d.kwokSteps(), d.kwokV1Steps()
+		default:
+			all = d.kwokSteps()
 		}
-		return title, d.kwokSteps()
+		return all, v1, len(d.kwokOfflineSteps())
 	}
-	// The project's Makefile builds the catalog in the project.
-	d.catalogDir = filepath.Join(d.projectDir, "catalog")
-	title := fmt.Sprintf("Start the local cluster (Kubernetes 1.36, a real node, %s in pods)", olmTitle(d.opts.OLM))
 	switch d.opts.OLM {
 	case cluster.OLMv1:
-		return title, d.v1BuildSteps()
+		all = d.v1BuildSteps()
 	case cluster.OLMBoth:
-		return title, append(d.imageSteps(), d.v1Steps()...)
+		all, v1 = d.imageSteps(), d.v1Steps()
+	default:
+		all = d.imageSteps()
 	}
-	return title, d.imageSteps()
+	return all, v1, len(d.imageOfflineSteps())
+}
+
+// pickRegistry picks the real node's registry's address: it goes into what
+// is made while the components build (the operator image's name, the
+// bundle, the sample), and the cluster listens on it.
+func (d *demo) pickRegistry() error {
+	port, err := cluster.FreePort()
+	if err != nil {
+		return fmt.Errorf("picking the registry's port: %w", err)
+	}
+	d.registryPort, d.registry = port, cluster.RegistryAddr(port)
+	d.node = &realNode{registry: d.registry}
+	// The project's Makefile builds the catalog in the project.
+	d.catalogDir = filepath.Join(d.projectDir, "catalog")
+	return nil
+}
+
+// startTitle is the title of the cluster's start.
+func (d *demo) startTitle(images bool) string {
+	if images {
+		return fmt.Sprintf("Start the local cluster (Kubernetes 1.36, a real node, %s in pods)", olmTitle(d.clusterOLM))
+	}
+	return fmt.Sprintf("Start the local cluster (Kubernetes 1.36, a kwok node, %s)", olmTitle(d.clusterOLM))
 }
 
 // olmTitle names the OLM the cluster runs.
@@ -290,7 +421,7 @@ func olmTitle(v cluster.OLMVersions) string {
 	case cluster.OLMBoth:
 		return "OLM v0 and OLM v1"
 	}
-	return "OLM"
+	return "OLM v0"
 }
 
 // resolveOLM settles which OLM the journey goes through: by default both
@@ -338,9 +469,7 @@ func (d *demo) throughImages() bool {
 // catalog served from the host, the operator run on the host as its
 // ServiceAccount (pods are simulated).
 func (d *demo) kwokSteps() []step {
-	return []step{
-		{"Scaffold the operator from the hello chart: chartpilot init", d.scaffold},
-		{"Generate bundle v0.1.0: make bundle", d.bundle("0.1.0")},
+	return append(d.kwokOfflineSteps(), []step{
 		{"Scorecard v0.1.0 (static and in-cluster tests); bundle again with the evidence", d.scorecard("0.1.0")},
 		{"Publish v0.1.0 in a file-based catalog (inline bundle)", d.publish("0.1.0")},
 		{"Serve the catalog over OLM's registry API: chartpilot catalog serve", d.serveCatalog},
@@ -351,6 +480,14 @@ func (d *demo) kwokSteps() []step {
 		{"OLM upgrades the CSV to v0.2.0", d.waitCSVUpgrade},
 		{"The operator v0.2.0 upgrades the release; nothing is lost", d.upgradeOperator},
 		{"Unsubscribe and clean up", d.cleanup},
+	}...)
+}
+
+// kwokOfflineSteps begin the journey on a kwok node; they need no cluster.
+func (d *demo) kwokOfflineSteps() []step {
+	return []step{
+		{"Scaffold the operator from the hello chart: chartpilot init", d.scaffold},
+		{"Generate bundle v0.1.0: make bundle", d.bundle("0.1.0")},
 	}
 }
 
@@ -380,20 +517,81 @@ func (d *demo) stopCluster(errp *error) {
 	}
 }
 
-func (d *demo) startCluster(ctx context.Context) (string, error) {
-	// Everything the cluster it starts will run, at once: one go build per
-	// tools module, rather than a second round when the cluster starts.
+// buildCore builds what the cluster starts with, all at once (one go build
+// per tools module rather than a second round when the cluster starts;
+// nothing when cached).
+func (d *demo) buildCore(ctx context.Context) (err error) {
 	own := d.opts.Kubeconfig == ""
-	tools, err := toolchain.Ensure(ctx, toolchain.Options{Out: indent(d.opts.Out),
-		Node: own && d.throughImages(), OLMv1: own && d.opts.OLM != cluster.OLMv0})
+	d.tools, d.built, err = d.buildComponents(ctx, "the local cluster's components", "components", own && d.node != nil, own && d.clusterOLM != cluster.OLMv0)
+	return err
+}
+
+// buildOLMv1 builds OLM v1's components, after the core's.
+func (d *demo) buildOLMv1(ctx context.Context) (err error) {
+	_, d.builtV1, err = d.buildComponents(ctx, "OLM v1's components", "components-olmv1", d.node != nil, true)
+	return err
+}
+
+// buildComponents builds the cluster's components (the real node's with
+// node, OLM v1's with olmv1) and says what it did: the go command's output
+// goes to the log file logName, the start of each go build and a line a
+// minute to the screen.
+func (d *demo) buildComponents(ctx context.Context, what, logName string, node, olmv1 bool) (*toolchain.Installation, string, error) {
+	log, err := d.r.logFile(logName)
+	if err != nil {
+		return nil, "", err
+	}
+	defer log.Close()
+	fmt.Fprintf(d.opts.Out, "[build] %s, beside the steps (log: %s)\n", what, log.Name())
+	began, built := time.Now(), 0
+	tools, err := toolchain.Ensure(ctx, toolchain.Options{Out: log, Log: log, Heartbeat: time.Minute, Node: node, OLMv1: olmv1,
+		Progress: func(p toolchain.Progress) {
+			if p.Elapsed == 0 {
+				built += len(p.Building)
+				fmt.Fprintf(d.opts.Out, "[build] go build %d of %d, %s: %s; %d components left after it\n",
+					p.Build, p.Builds, p.Group, strings.Join(p.Building, ", "), p.Left)
+				return
+			}
+			fmt.Fprintf(d.opts.Out, "[build] go build %d of %d, %s: %s, %d packages compiled\n",
+				p.Build, p.Builds, p.Group, p.Elapsed.Round(time.Second), p.Compiled)
+		}})
+	if err != nil {
+		return nil, "", fmt.Errorf("building the local cluster's components (log: %s): %w", log.Name(), err)
+	}
+	detail := "components cached"
+	if built > 0 {
+		detail = fmt.Sprintf("%d components built in %s", built, time.Since(began).Round(time.Second))
+	}
+	fmt.Fprintf(d.opts.Out, "[build] done: %s\n", detail)
+	return tools, detail, nil
+}
+
+// ownCluster is the cluster the demo starts, with the OLM it runs.
+func (d *demo) ownCluster() (*cluster.Cluster, error) {
+	return cluster.New(cluster.Options{StateDir: filepath.Join(d.opts.Dir, "cluster"), Out: indent(d.opts.Out),
+		Node: d.opts.Node, OLM: d.clusterOLM, Ports: cluster.Ports{Registry: d.registryPort}})
+}
+
+// addOLMv1 starts OLM v1 in the running cluster: Up starts what it lacks
+// and leaves the rest running.
+func (d *demo) addOLMv1(ctx context.Context) (string, error) {
+	d.clusterOLM = cluster.OLMBoth
+	c, err := d.ownCluster()
 	if err != nil {
 		return "", err
 	}
-	d.r.env = append(d.r.env, "PATH="+tools.BinDir+string(os.PathListSeparator)+os.Getenv("PATH"))
-	detail := "using " + d.opts.Kubeconfig
+	if err := c.Up(ctx); err != nil {
+		return "", fmt.Errorf("adding OLM v1 to the cluster: %w", err)
+	}
+	return d.builtV1 + "; catalogd and operator-controller running", nil
+}
+
+func (d *demo) startCluster(ctx context.Context) (string, error) {
+	d.r.env = append(d.r.env, "PATH="+d.tools.BinDir+string(os.PathListSeparator)+os.Getenv("PATH"))
+	detail := d.built + "; using " + d.opts.Kubeconfig
 	d.kubeconfig, d.clusterLog = d.opts.Kubeconfig, d.opts.ClusterLogDir
 	if d.kubeconfig == "" {
-		c, err := cluster.New(cluster.Options{StateDir: filepath.Join(d.opts.Dir, "cluster"), Out: indent(d.opts.Out), Node: d.opts.Node, OLM: d.opts.OLM})
+		c, err := d.ownCluster()
 		if err != nil {
 			return "", err
 		}
@@ -407,12 +605,14 @@ func (d *demo) startCluster(ctx context.Context) (string, error) {
 		if err := c.Up(ctx); err != nil {
 			return "", err
 		}
-		detail = fmt.Sprintf("a %s node, kubeconfig %s", c.NodeKind(), d.kubeconfig)
-		if c.NodeKind() == cluster.NodeReal {
-			d.node = nodeImages(c.RegistryAddr(), c.Image)
-			d.registry = d.node.registry
+		detail = fmt.Sprintf("%s; a %s node, kubeconfig %s", d.built, c.NodeKind(), d.kubeconfig)
+		switch {
+		case d.node != nil && c.NodeKind() != cluster.NodeReal:
+			return "", fmt.Errorf("the cluster started with a %s node, the journey through images needs a real one", c.NodeKind())
+		case d.node != nil:
+			d.node.opm = c.Image(images.OPM)
 			detail += ", registry " + d.registry + ": the journey goes through images"
-		} else {
+		default:
 			detail += ": pods are simulated, bundles are published inline"
 		}
 	}

@@ -23,11 +23,10 @@ import (
 // on any cluster.
 
 // realNode is what the image path needs of the cluster: its registry and
-// the images it built (opm for the catalog image, the operand).
+// the opm image it built, for the catalog image (once it started).
 type realNode struct {
 	registry string
 	opm      string
-	operand  string
 }
 
 func (d *demo) img(version string) string { return d.registry + "/" + project + ":v" + version }
@@ -52,12 +51,34 @@ func (d *demo) make(ctx context.Context, version string, targets ...string) erro
 // dockerBuild builds and pushes the operator image.
 func (d *demo) dockerBuild(version string) func(context.Context) (string, error) {
 	return func(ctx context.Context) (string, error) {
-		if err := d.make(ctx, version, "docker-build", "docker-push"); err != nil {
+		if _, err := d.buildImage(version)(ctx); err != nil {
+			return "", err
+		}
+		return d.pushImage(version)(ctx)
+	}
+}
+
+// buildImage builds the operator image into the image store: no registry
+// needed until it is pushed.
+func (d *demo) buildImage(version string) func(context.Context) (string, error) {
+	return func(ctx context.Context) (string, error) {
+		if err := d.make(ctx, version, "docker-build"); err != nil {
+			return "", err
+		}
+		return "built as " + d.img(version), nil
+	}
+}
+
+// pushImage pushes the operator image and notes its digest, which the
+// operator's pod must run.
+func (d *demo) pushImage(version string) func(context.Context) (string, error) {
+	return func(ctx context.Context) (string, error) {
+		if err := d.make(ctx, version, "docker-push"); err != nil {
 			return "", err
 		}
 		digest, err := ociimage.Resolve(ctx, d.img(version))
 		if err != nil {
-			return "", err
+			return "", fmt.Errorf("resolving %s: %w", d.img(version), err)
 		}
 		d.digests[version] = digest.String()
 		return d.img(version) + "@" + digest.String(), nil
@@ -154,7 +175,8 @@ func (d *demo) operandSample() (string, error) {
 		spec = map[string]any{}
 		cr["spec"] = spec
 	}
-	repo, _, _ := strings.Cut(d.node.operand, "@")
+	// The cluster publishes its images under these names when it starts.
+	repo := images.Repository(d.registry, images.HelloServer)
 	spec["image"] = map[string]any{"repository": repo, "tag": "local"}
 	out, err := yaml.Marshal(cr)
 	if err != nil {
@@ -221,20 +243,23 @@ func (d *demo) nothingLeft(ctx context.Context) error {
 	})
 }
 
-// nodeImages reads what the image path needs from the cluster's images.
-func nodeImages(registry string, image func(string) string) *realNode {
-	return &realNode{registry: registry, opm: image(images.OPM), operand: image(images.HelloServer)}
-}
-
 // buildSteps make v0.1.0's images: the operator's, its bundle's and its
 // catalog's, each journey through images starts with them.
 func (d *demo) buildSteps() []step {
-	return []step{
-		{"Scaffold the operator from the hello chart: chartpilot init; the sample uses the registry's operand image", d.scaffoldForRegistry},
-		{"Build and push the operator image v0.1.0: make docker-build docker-push", d.dockerBuild("0.1.0")},
-		{"Generate bundle v0.1.0: make bundle", d.bundle("0.1.0")},
+	return append(d.imageOfflineSteps(), []step{
+		{"Push the operator image v0.1.0: make docker-push", d.pushImage("0.1.0")},
 		{"Scorecard v0.1.0 (static and in-cluster tests); bundle again with the evidence", d.scorecard("0.1.0")},
 		{"Bundle and catalog images v0.1.0: make bundle-build bundle-push catalog-build catalog-push", d.publishImages("0.1.0")},
+	}...)
+}
+
+// imageOfflineSteps begin the journey through images; they need no
+// cluster, only the registry's address.
+func (d *demo) imageOfflineSteps() []step {
+	return []step{
+		{"Scaffold the operator from the hello chart: chartpilot init; the sample uses the registry's operand image", d.scaffoldForRegistry},
+		{"Build the operator image v0.1.0: make docker-build", d.buildImage("0.1.0")},
+		{"Generate bundle v0.1.0: make bundle", d.bundle("0.1.0")},
 	}
 }
 

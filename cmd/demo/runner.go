@@ -10,6 +10,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"syscall"
 	"time"
 )
@@ -31,10 +32,13 @@ type runner struct {
 	steps  []Step
 	procs  []*process
 	total  int
+	// logs guards the numbering of log files, which the component build
+	// opens beside the steps.
+	logs sync.Mutex
 }
 
 // step runs fn as the next step and records how long it took. fn returns a
-// short detail for the summary.
+// short detail for the summary. One goroutine runs the steps.
 func (r *runner) step(title string, fn func() (string, error)) error {
 	n := len(r.steps) + 1
 	fmt.Fprintf(r.out, "[%d/%d] %s\n", n, r.total, title)
@@ -57,6 +61,8 @@ func (r *runner) step(title string, fn func() (string, error)) error {
 
 // logFile opens a new log file for a command, numbered in run order.
 func (r *runner) logFile(name string) (*os.File, error) {
+	r.logs.Lock()
+	defer r.logs.Unlock()
 	if err := os.MkdirAll(r.logDir, 0o755); err != nil {
 		return nil, err
 	}
@@ -181,6 +187,18 @@ func (r *runner) stopAll() {
 		r.procs[i].stop()
 	}
 	r.procs = nil
+}
+
+// syncWriter serializes writes to w: each Write (a line of progress) whole.
+type syncWriter struct {
+	mu sync.Mutex
+	w  io.Writer
+}
+
+func (s *syncWriter) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.w.Write(p)
 }
 
 // freePort returns a port free on 127.0.0.1 now.

@@ -43,7 +43,7 @@ func TestJourneyThroughImages(t *testing.T) {
 		}
 		t.Fatal(err)
 	}
-	for _, want := range []string{"the journey goes through images", "make docker-build docker-push", "The operator runs in its pod, from the image built", "operand pods Ready"} {
+	for _, want := range []string{"the journey goes through images", "make docker-build", "make docker-push", "The operator runs in its pod, from the image built", "operand pods Ready"} {
 		if !strings.Contains(out.String(), want) {
 			t.Errorf("the journey does not say %q", want)
 		}
