@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 )
 
@@ -25,8 +26,18 @@ func systemCommand(ctx context.Context, name string, args []string, extra ...str
 	}
 	cmd := exec.CommandContext(ctx, path, args...)
 	cmd.Env = append([]string{"PATH=" + strings.Join(systemPath, ":"), "LANG=C", "LC_ALL=C"}, extra...)
+	// A proxy apt-get may need to reach Debian's packages: where to
+	// connect, never which program runs.
+	for _, kv := range os.Environ() {
+		if k, _, _ := strings.Cut(kv, "="); slices.Contains(proxyVars, strings.ToLower(k)) {
+			cmd.Env = append(cmd.Env, kv)
+		}
+	}
 	return cmd, nil
 }
+
+// proxyVars are the proxy settings passed on to the host's tools.
+var proxyVars = []string{"http_proxy", "https_proxy", "no_proxy"}
 
 // systemTool is the absolute path of a tool in the system directories.
 func systemTool(name string) (string, error) {

@@ -22,6 +22,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/yaml"
 
+	"github.com/chartpilot/chartpilot/cluster"
 	"github.com/chartpilot/chartpilot/example"
 	"github.com/chartpilot/chartpilot/internal/scorecardtests"
 	"github.com/chartpilot/chartpilot/olm"
@@ -215,7 +216,7 @@ func (d *demo) publish(version string) func(context.Context) (string, error) {
 
 func (d *demo) serveCatalog(ctx context.Context) (string, error) {
 	if d.servePort == 0 {
-		port, err := freePort()
+		port, err := cluster.FreePort()
 		if err != nil {
 			return "", err
 		}
@@ -330,11 +331,11 @@ func (d *demo) startOperator(ctx context.Context, version, dir, sa string) (stri
 	if d.operator != nil {
 		d.operator.stop()
 	}
-	metrics, err := freePort()
+	metrics, err := cluster.FreePort()
 	if err != nil {
 		return "", err
 	}
-	probes, err := freePort()
+	probes, err := cluster.FreePort()
 	if err != nil {
 		return "", err
 	}

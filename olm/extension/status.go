@@ -36,7 +36,16 @@ type Observation struct {
 // Observe reads the ClusterExtension name, the catalogs it selects, its
 // namespace and its installer ServiceAccount.
 func Observe(ctx context.Context, c client.Client, name string) (*Observation, error) {
-	o := &Observation{Name: name}
+	f, err := ReadFeatures(ctx, c)
+	if err != nil {
+		return nil, err
+	}
+	return observe(ctx, c, name, f)
+}
+
+// observe is Observe on a cluster whose OLM v1 has the features f.
+func observe(ctx context.Context, c client.Client, name string, f Features) (*Observation, error) {
+	o := &Observation{Name: name, Features: f}
 	ext, err := getExtension(ctx, c, name)
 	if err != nil || ext == nil {
 		return o, err
@@ -55,9 +64,6 @@ func Observe(ctx context.Context, c client.Client, name string) (*Observation, e
 	}
 	var ns corev1.Namespace
 	if o.NamespaceFound, err = found(c.Get(ctx, client.ObjectKey{Name: ext.Spec.Namespace}, &ns)); err != nil {
-		return nil, err
-	}
-	if o.Features, err = ReadFeatures(ctx, c); err != nil {
 		return nil, err
 	}
 	o.ServiceAccountFound = true // none to find where OLM v1 uses none

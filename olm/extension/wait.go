@@ -41,10 +41,16 @@ func Wait(ctx context.Context, c client.Client, name string, opts WaitOptions) (
 	}
 	ctx, cancel := context.WithTimeout(ctx, opts.Timeout)
 	defer cancel()
+	// Once: the CRD is the largest object polled, and it does not change
+	// while an extension installs.
+	f, err := ReadFeatures(ctx, c)
+	if err != nil {
+		return nil, err
+	}
 	last := ""
 	var r *Report
 	for {
-		o, err := Observe(ctx, c, name)
+		o, err := observe(ctx, c, name, f)
 		if err != nil && ctx.Err() == nil {
 			return nil, err
 		}

@@ -74,13 +74,20 @@ type tracker struct {
 	// Reader is the cache's own.
 	client.Reader
 
-	mu      sync.Mutex
+	mu sync.Mutex
+	// run is Start's context, which events are handled in.
+	run     context.Context
 	sinks   []sink
 	users   map[types.UID]sets.Set[schema.GroupVersionKind]
 	watched map[schema.GroupVersionKind]bool
 }
 
-func (t *tracker) Start(ctx context.Context) error { return t.cache.Start(ctx) }
+func (t *tracker) Start(ctx context.Context) error {
+	t.mu.Lock()
+	t.run = ctx
+	t.mu.Unlock()
+	return t.cache.Start(ctx)
+}
 
 func (t *tracker) Source(h handler.EventHandler, preds ...predicate.Predicate) source.Source {
 	return source.Func(func(_ context.Context, q workqueue.TypedRateLimitingInterface[reconcile.Request]) error {
@@ -123,9 +130,9 @@ func (t *tracker) watch(ctx context.Context, gvk schema.GroupVersionKind) error 
 		return fmt.Errorf("watching %s: %w", gvk, err)
 	}
 	if _, err := inf.AddEventHandler(toolscache.ResourceEventHandlerFuncs{
-		AddFunc:    func(o any) { t.emit(ctx, func(s sink) { t.create(ctx, s, o) }) },
-		UpdateFunc: func(old, o any) { t.emit(ctx, func(s sink) { t.update(ctx, s, old, o) }) },
-		DeleteFunc: func(o any) { t.emit(ctx, func(s sink) { t.delete(ctx, s, o) }) },
+		AddFunc:    func(o any) { t.emit(func(ctx context.Context, s sink) { t.create(ctx, s, o) }) },
+		UpdateFunc: func(old, o any) { t.emit(func(ctx context.Context, s sink) { t.update(ctx, s, old, o) }) },
+		DeleteFunc: func(o any) { t.emit(func(ctx context.Context, s sink) { t.delete(ctx, s, o) }) },
 	}); err != nil {
 		return fmt.Errorf("watching %s: %w", gvk, err)
 	}
@@ -155,14 +162,18 @@ func (t *tracker) release(ctx context.Context) error {
 	return errors.Join(errs...)
 }
 
-// emit hands an event to every sink, outside the lock: handlers may block
-// on their queue.
-func (t *tracker) emit(_ context.Context, fn func(sink)) {
+// emit hands an event to every sink, in Start's context (not the one of
+// the Watch that began the informer, which a reconcile ends), outside the
+// lock: handlers may block on their queue.
+func (t *tracker) emit(fn func(context.Context, sink)) {
 	t.mu.Lock()
-	sinks := append([]sink(nil), t.sinks...)
+	ctx, sinks := t.run, append([]sink(nil), t.sinks...)
 	t.mu.Unlock()
+	if ctx == nil {
+		ctx = context.Background() // the cache runs only once started
+	}
 	for _, s := range sinks {
-		fn(s)
+		fn(ctx, s)
 	}
 }
 
