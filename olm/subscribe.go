@@ -213,7 +213,7 @@ func NewPlan(opts SubscribeOptions, existing []operatorsv1.OperatorGroup) (*Plan
 func objectMeta(name string, opts SubscribeOptions) metav1.ObjectMeta {
 	return metav1.ObjectMeta{
 		Name: name, Namespace: opts.Namespace,
-		Labels: map[string]string{ManagedByLabel: FieldManager, PackageLabel: opts.Package},
+		Labels: map[string]string{ManagedByLabel: apply.FieldManager, PackageLabel: opts.Package},
 	}
 }
 
@@ -402,9 +402,9 @@ func Subscribe(ctx context.Context, c client.Client, opts SubscribeOptions) (*Su
 	return res, nil
 }
 
-// Apply server-side applies u as FieldManager and says what that did.
+// Apply server-side applies u as apply.FieldManager and says what that did.
 func Apply(ctx context.Context, c client.Client, u *unstructured.Unstructured) (Action, error) {
-	outcome, err := apply.Object(ctx, c, u, FieldManager)
+	outcome, err := apply.Object(ctx, c, u, apply.FieldManager)
 	return Action(outcome), err
 }
 
