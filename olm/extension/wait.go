@@ -88,5 +88,5 @@ func blocked(o *Observation) bool {
 		return false
 	}
 	p := apimeta.FindStatusCondition(o.Extension.Status.Conditions, TypeProgressing)
-	return p != nil && p.Reason == ReasonBlocked && p.ObservedGeneration == o.Extension.Generation
+	return p != nil && terminal(p) && p.ObservedGeneration == o.Extension.Generation
 }
