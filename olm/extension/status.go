@@ -310,13 +310,14 @@ func Diagnose(o *Observation) []Problem {
 	}
 	// A catalog that serves nothing explains "no bundles found" already.
 	if (p.Kind == ProblemPackageNotFound || p.Kind == ProblemNoVersionMatches || p.Kind == ProblemCatalogNotServing) &&
-		hasKind(out, ProblemNoCatalog, ProblemCatalogNotServing, ProblemCatalogUnpullable) {
+		HasProblem(out, ProblemNoCatalog, ProblemCatalogNotServing, ProblemCatalogUnpullable) {
 		return out
 	}
 	return append(out, p)
 }
 
-func hasKind(ps []Problem, kinds ...ProblemKind) bool {
+// HasProblem says whether ps holds a problem of one of the kinds.
+func HasProblem(ps []Problem, kinds ...ProblemKind) bool {
 	return slices.ContainsFunc(ps, func(p Problem) bool { return slices.Contains(kinds, p.Kind) })
 }
 
