@@ -389,7 +389,9 @@ type messageProblem struct {
 	kind ProblemKind
 	// words match a message that holds every word of one of the groups.
 	words [][]string
-	fix   func(ext *Extension) string
+	// fix may name the extension's {name}, {namespace}, {installer},
+	// {package} and {filter} (its version range and channels).
+	fix string
 }
 
 func (m *messageProblem) matches(msg string) bool {
@@ -417,54 +419,48 @@ func each(words []string, all ...string) [][]string {
 	return out
 }
 
-// fixed is a fix that names nothing of the extension.
-func fixed(fix string) func(*Extension) string { return func(*Extension) string { return fix } }
-
 const noBundles = "no bundles found for package"
 
 // messageProblems are matched in order: the first that matches names the
 // problem.
 var messageProblems = []messageProblem{
-	{ProblemServiceAccountMissing, [][]string{{"missing ServiceAccount"}, {`service account "`, "not found"}}, func(ext *Extension) string {
-		return fmt.Sprintf("create the ServiceAccount %s in %s with the bundle's rules (chartpilot olm v1 install does)", ext.Spec.InstallerServiceAccount(), ext.Spec.Namespace)
-	}},
+	{ProblemServiceAccountMissing, [][]string{{"missing ServiceAccount"}, {`service account "`, "not found"}},
+		"create the ServiceAccount {installer} in {namespace} with the bundle's rules (chartpilot olm v1 install does)"},
 	{ProblemCatalogNotServing, [][]string{{"is not being served"}, {"cache for catalog"}},
-		fixed("wait for catalogd to unpack the catalog; if it stays so, kubectl get clustercatalogs shows why (chartpilot olm v1 status names it)")},
+		"wait for catalogd to unpack the catalog; if it stays so, kubectl get clustercatalogs shows why (chartpilot olm v1 status names it)"},
 	{ProblemNoUpgradePath, [][]string{{"error upgrading from currently installed version"}},
-		fixed("no bundle in range upgrades from the installed one along the catalog's edges: publish one whose channel entry replaces or skips it (chartpilot catalog add), widen --version, or allow any version with --upgrade-constraint-policy SelfCertified")},
-	{ProblemNoVersionMatches, [][]string{{noBundles, "matching version"}, {noBundles, "in channels"}}, func(ext *Extension) string {
-		f := ext.catalogFilter()
-		return fmt.Sprintf("no bundle of %s fits %s: list its versions with chartpilot catalog render IMAGE, then chartpilot olm v1 upgrade %s --version RANGE (or --channels) with one that exists",
-			f.PackageName, describeFilter(f.Version, f.Channels), ext.Name)
-	}},
-	{ProblemPackageNotFound, [][]string{{noBundles}}, func(ext *Extension) string {
-		return fmt.Sprintf("no catalog the extension searches has a package %s: check the name (chartpilot catalog render IMAGE lists the packages) or add the catalog that has it", ext.catalogFilter().PackageName)
-	}},
+		"no bundle in range upgrades from the installed one along the catalog's edges: publish one whose channel entry replaces or skips it (chartpilot catalog add), widen --version, or allow any version with --upgrade-constraint-policy SelfCertified"},
+	{ProblemNoVersionMatches, [][]string{{noBundles, "matching version"}, {noBundles, "in channels"}},
+		"no bundle of {package} fits {filter}: list its versions with chartpilot catalog render IMAGE, then chartpilot olm v1 upgrade {name} --version RANGE (or --channels) with one that exists"},
+	{ProblemPackageNotFound, [][]string{{noBundles}},
+		"no catalog the extension searches has a package {package}: check the name (chartpilot catalog render IMAGE lists the packages) or add the catalog that has it"},
 	{ProblemRetrying, [][]string{{"found bundles for package"}},
-		fixed("two catalogs of the same priority offer the package: select one (--catalog-selector, or the ClusterCatalog created from --catalog-image), or raise one's spec.priority")},
+		"two catalogs of the same priority offer the package: select one (--catalog-selector, or the ClusterCatalog created from --catalog-image), or raise one's spec.priority"},
 	{ProblemBundleUnsupported, [][]string{{"do not support targeting all namespaces"}, {"do not support target namespaces"}},
-		fixed("give the namespace the operator watches (chartpilot olm v1 install --watch-namespace NS sets config.inline.watchNamespace, where OLM v1 runs with --feature-gates=" + SingleOwnNamespaceGate + "=true), or add {type: AllNamespaces, supported: true} to the CSV's spec.installModes, or install it with OLM v0")},
+		"give the namespace the operator watches (chartpilot olm v1 install --watch-namespace NS sets config.inline.watchNamespace, where OLM v1 runs with --feature-gates=" + SingleOwnNamespaceGate + "=true), or add {type: AllNamespaces, supported: true} to the CSV's spec.installModes, or install it with OLM v0"},
 	{ProblemBundleUnsupported, [][]string{{"webhookDefinitions are not supported"}},
-		fixed("this cluster's OLM v1 installs no bundle with webhooks: v1.3 and later do when the cluster has cert-manager or OpenShift's service-ca to issue their certificates; else drop spec.webhookdefinitions from the CSV, or install it with OLM v0")},
+		"this cluster's OLM v1 installs no bundle with webhooks: v1.3 and later do when the cluster has cert-manager or OpenShift's service-ca to issue their certificates; else drop spec.webhookdefinitions from the CSV, or install it with OLM v0"},
 	// OLM v1 misspelled it before it fixed it.
 	{ProblemBundleUnsupported, [][]string{{"apiServiceDefintions are not supported"}, {"apiServiceDefinitions are not supported"}},
-		fixed("OLM v1 installs no bundle that owns APIServices: drop spec.apiservicedefinitions from the CSV, or install it with OLM v0")},
+		"OLM v1 installs no bundle that owns APIServices: drop spec.apiservicedefinitions from the CSV, or install it with OLM v0"},
 	{ProblemBundleUnsupported, [][]string{{"has a dependency declared via property"}},
-		fixed("OLM v1 resolves no dependencies: drop the bundle's olm.package.required / olm.gvk.required / olm.constraint properties (dependencies.yaml) and install what it needs first")},
+		"OLM v1 resolves no dependencies: drop the bundle's olm.package.required / olm.gvk.required / olm.constraint properties (dependencies.yaml) and install what it needs first"},
 	{ProblemBundleUnsupported, [][]string{{"bundle contains unsupported resource"}},
-		fixed("OLM v1 installs only the kinds registry+v1 allows in manifests/: remove the kind the message names from the bundle")},
+		"OLM v1 installs only the kinds registry+v1 allows in manifests/: remove the kind the message names from the bundle"},
 	{ProblemUpgradeUnsafe, [][]string{{"validating upgrade for CRD"}},
-		fixed("the new CRD would break existing custom resources (OLM v1's CRD upgrade safety check): make the change compatible (chartpilot catalog add refuses it unless --allow-unsafe-api-changes), or, once every CR is known to fit, upgrade with --crd-upgrade-safety-enforcement None")},
+		"the new CRD would break existing custom resources (OLM v1's CRD upgrade safety check): make the change compatible (chartpilot catalog add refuses it unless --allow-unsafe-api-changes), or, once every CR is known to fit, upgrade with --crd-upgrade-safety-enforcement None"},
 	{ProblemBundleUnpullable, each(pullWords, "for resolved bundle"),
-		fixed("operator-controller cannot pull the bundle image the catalog names: push it (chartpilot bundle build --tag REF, then chartpilot bundle push REF) to a registry operator-controller reaches, or fix the image in the catalog")},
+		"operator-controller cannot pull the bundle image the catalog names: push it (chartpilot bundle build --tag REF, then chartpilot bundle push REF) to a registry operator-controller reaches, or fix the image in the catalog"},
 }
 
-// catalogFilter is the extension's catalog source, empty if it has none.
-func (ext *Extension) catalogFilter() CatalogFilter {
-	if f := ext.Spec.Source.Catalog; f != nil {
-		return *f
+// fillIn writes the names of ext into a fix.
+func fillIn(fix string, ext *Extension) string {
+	var f CatalogFilter
+	if ext.Spec.Source.Catalog != nil {
+		f = *ext.Spec.Source.Catalog
 	}
-	return CatalogFilter{}
+	return strings.NewReplacer("{name}", ext.Name, "{namespace}", ext.Spec.Namespace, "{installer}", ext.Spec.InstallerServiceAccount(),
+		"{package}", f.PackageName, "{filter}", describeFilter(f.Version, f.Channels)).Replace(fix)
 }
 
 // classify turns operator-controller's Progressing condition into a
@@ -474,7 +470,7 @@ func classify(prog *metav1.Condition, ext *Extension) Problem {
 	msg := prog.Message
 	for i := range messageProblems {
 		if m := &messageProblems[i]; m.matches(msg) {
-			return Problem{Kind: m.kind, Message: msg, Fix: m.fix(ext)}
+			return Problem{Kind: m.kind, Message: msg, Fix: fillIn(m.fix, ext)}
 		}
 	}
 	if m, ok := installer.Explain(msg); ok && ext.Spec.InstallerServiceAccount() != "" {
@@ -483,7 +479,7 @@ func classify(prog *metav1.Condition, ext *Extension) Problem {
 	switch {
 	case prog.Reason == ReasonInvalidConfiguration:
 		return Problem{Kind: ProblemInvalidConfiguration, Message: msg,
-			Fix: fmt.Sprintf("fix what the message names in the ClusterExtension's spec.config (kubectl edit clusterextension %s); operator-controller tries again once the spec changes", ext.Name)}
+			Fix: fillIn("fix what the message names in the ClusterExtension's spec.config (kubectl edit clusterextension {name}); operator-controller tries again once the spec changes", ext)}
 	case terminal(prog):
 		return Problem{Kind: ProblemBlocked, Message: msg, Fix: "see the message; operator-controller does not retry until the spec changes (chartpilot olm v1 upgrade changes it)"}
 	}

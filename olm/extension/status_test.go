@@ -1,6 +1,7 @@
 package extension
 
 import (
+	"regexp"
 	"slices"
 	"strings"
 	"testing"
@@ -157,10 +158,13 @@ func TestClassifyByReason(t *testing.T) {
 	}
 }
 
+var placeholder = regexp.MustCompile(`\{[a-z]+\}`)
+
 // Each group of words of each message problem is matched by it: none is
 // hidden by one before it.
 func TestMessageProblemsReachable(t *testing.T) {
 	ext := observed("", "").Extension
+	ext.Spec.Source.Catalog.Channels = []string{"beta"}
 	for i, m := range messageProblems {
 		for _, words := range m.words {
 			msg := strings.Join(words, " ... ")
@@ -169,8 +173,8 @@ func TestMessageProblemsReachable(t *testing.T) {
 				t.Errorf("%q is matched by problem %d (%s), want %d (%s)", msg, j, messageProblems[j].kind, i, m.kind)
 			}
 		}
-		if m.fix(ext) == "" {
-			t.Errorf("problem %d (%s) has no fix", i, m.kind)
+		if fix := fillIn(m.fix, ext); fix == "" || placeholder.MatchString(fix) {
+			t.Errorf("problem %d (%s): fix %q, want one with no placeholder left", i, m.kind, fix)
 		}
 	}
 }
