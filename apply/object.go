@@ -43,13 +43,13 @@ func Object(ctx context.Context, c client.Client, u *unstructured.Unstructured, 
 }
 
 // outcome says what an apply of want did, from the object before it (nil:
-// it did not exist) and after. The API server writes nothing, and keeps the
-// resourceVersion, when an apply changes nothing. When it moved, the write
-// counts if the object's content changed: not what the API server keeps
-// of its own (resourceVersion, managedFields, which the first apply to an
-// object that owns no field yet adds), nor status, nor the labels and
-// annotations others added in between (OLM labels a Subscription as soon
-// as it exists). Any other write of someone else's in between counts.
+// it did not exist) and after. The resourceVersion tells first: the API
+// server writes nothing, and keeps it, when an apply changes nothing. A
+// write with nothing to show is not a change: one of managedFields only
+// (the apply after one that owned no field yet records the fields' first
+// owner), of status, or of labels and annotations that others added in
+// between (OLM labels a Subscription as soon as it exists). Any other
+// write of someone else's in between counts as the apply's.
 func outcome(before, after, want *unstructured.Unstructured) Outcome {
 	switch {
 	case before == nil:
