@@ -11,7 +11,8 @@ import (
 )
 
 // ErrBlocked means operator-controller gave up on the spec (Progressing
-// reason Blocked): it retries only once the spec changes.
+// False, reason Blocked or InvalidConfiguration): it retries only once the
+// spec changes.
 var ErrBlocked = errors.New("operator-controller gave up on the ClusterExtension")
 
 // ErrTimeout means Wait's timeout passed first.
