@@ -393,19 +393,19 @@ func Subscribe(ctx context.Context, c client.Client, opts SubscribeOptions) (*Su
 				res.Objects = append(res.Objects, ObjectResult{Kind: "OperatorGroup", Name: plan.OperatorGroup.Name, Namespace: plan.OperatorGroup.Namespace, Action: ActionReused})
 			}
 		}
-		action, err := Apply(ctx, c, u)
+		done, err := Apply(ctx, c, u)
 		if err != nil {
 			return res, err
 		}
-		res.Objects = append(res.Objects, ObjectResult{Kind: u.GetKind(), Name: u.GetName(), Namespace: u.GetNamespace(), Action: action})
+		res.Objects = append(res.Objects, done)
 	}
 	return res, nil
 }
 
 // Apply server-side applies u as apply.FieldManager and says what that did.
-func Apply(ctx context.Context, c client.Client, u *unstructured.Unstructured) (Action, error) {
+func Apply(ctx context.Context, c client.Client, u *unstructured.Unstructured) (ObjectResult, error) {
 	outcome, err := apply.Object(ctx, c, u, apply.FieldManager)
-	return Action(outcome), err
+	return ObjectResult{Kind: u.GetKind(), Name: u.GetName(), Namespace: u.GetNamespace(), Action: Action(outcome)}, err
 }
 
 // CatalogSourceName is the name Subscribe gives the CatalogSource it makes
