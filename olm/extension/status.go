@@ -394,10 +394,10 @@ type messageProblem struct {
 	fix string
 }
 
+// matches says whether msg lacks no word of one of m's groups.
 func (m *messageProblem) matches(msg string) bool {
-	return slices.ContainsFunc(m.words, func(all []string) bool {
-		return !slices.ContainsFunc(all, func(w string) bool { return !strings.Contains(msg, w) })
-	})
+	lacks := func(w string) bool { return !strings.Contains(msg, w) }
+	return slices.ContainsFunc(m.words, func(group []string) bool { return !slices.ContainsFunc(group, lacks) })
 }
 
 // pullWords tell that pulling an image failed.
