@@ -25,8 +25,9 @@ import (
 	"github.com/chartpilot/chartpilot/internal/monitoringcrd"
 )
 
-// DefaultFieldManager is the server-side apply field manager.
-const DefaultFieldManager = "chartpilot"
+// FieldManager is the server-side apply field manager of chartpilot's
+// writes, and the value of the managed-by label on what it creates.
+const FieldManager = "chartpilot"
 
 // DefaultTimeout bounds the wait for CRDs to become Established and served.
 const DefaultTimeout = time.Minute
@@ -38,7 +39,7 @@ type Options struct {
 	// Namespace is where namespaced objects without a namespace go
 	// (default "default", as kubectl).
 	Namespace string
-	// FieldManager owns the applied fields (default DefaultFieldManager).
+	// FieldManager owns the applied fields (default FieldManager).
 	FieldManager string
 	// Timeout bounds each wait: for CRDs to become Established and served
 	// by discovery on apply,
@@ -57,7 +58,7 @@ func (o Options) withDefaults() Options {
 		o.Namespace = metav1.NamespaceDefault
 	}
 	if o.FieldManager == "" {
-		o.FieldManager = DefaultFieldManager
+		o.FieldManager = FieldManager
 	}
 	if o.Timeout == 0 {
 		o.Timeout = DefaultTimeout

@@ -9,6 +9,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -196,6 +197,20 @@ func TestApplyDelete(t *testing.T) {
 		if n := strings.Count(out.String(), " "+string(want)+"\n"); n != len(objs) {
 			t.Errorf("%d of %d objects reported %s:\n%s", n, len(objs), want, out.String())
 		}
+	}
+	// A label taken out is a change, and the only one.
+	i := slices.IndexFunc(withCR, func(u *unstructured.Unstructured) bool { return u.GetKind() == "Namespace" })
+	ns := withCR[i].DeepCopy()
+	ns.SetLabels(map[string]string{"team": "a"})
+	for _, want := range []apply.Outcome{apply.Configured, apply.Configured, apply.Unchanged} {
+		out.Reset()
+		if err := apply.Apply(ctx, []*unstructured.Unstructured{ns}, apply.Options{Config: cfg, Out: &out}); err != nil {
+			t.Fatal(err)
+		}
+		if !strings.HasSuffix(out.String(), " "+string(want)+"\n") {
+			t.Errorf("%s labels %v: %s, want %s", ns.GetName(), ns.GetLabels(), out.String(), want)
+		}
+		ns.SetLabels(nil)
 	}
 
 	deployments := dyn.Resource(schema.GroupVersionResource{Group: "apps", Version: "v1", Resource: "deployments"})

@@ -22,9 +22,10 @@ const (
 
 // Object applies u through c with server-side apply as manager, forcing
 // ownership of conflicting fields as `kubectl apply --server-side
-// --force-conflicts` does, and says what that did. The object is read
-// before and after: an apply answers alike whether it changed anything or
-// not. u's namespace must be set for a namespaced kind.
+// --force-conflicts` does, and says what that did. An apply answers alike
+// whether it changed anything or not, so the object is read just before it
+// and compared with the apply's answer (see outcome). u's namespace must
+// be set for a namespaced kind.
 func Object(ctx context.Context, c client.Client, u *unstructured.Unstructured, manager string) (Outcome, error) {
 	before, err := read(ctx, c, u)
 	if err != nil {
@@ -34,62 +35,57 @@ func Object(ctx context.Context, c client.Client, u *unstructured.Unstructured, 
 	if err != nil {
 		return "", err
 	}
+	// The answer, the object as stored, is decoded into applied.
 	if err := c.Apply(ctx, client.ApplyConfigurationFromUnstructured(applied), client.FieldOwner(manager), client.ForceOwnership); err != nil {
 		return "", fmt.Errorf("applying %s %s: %w", u.GetKind(), objectName(u), err)
 	}
-	after := &unstructured.Unstructured{}
-	after.SetGroupVersionKind(u.GroupVersionKind())
-	if err := c.Get(ctx, client.ObjectKeyFromObject(u), after); err != nil {
-		return "", fmt.Errorf("reading %s %s: %w", u.GetKind(), objectName(u), err)
-	}
-	return outcome(before, after, u), nil
+	return outcome(before, applied, u), nil
 }
 
-// outcome compares an object before (nil: it did not exist) and after an
-// apply of want.
+// outcome says what an apply of want did, from the object before it (nil:
+// it did not exist) and after. The resourceVersion tells first: the API
+// server writes nothing, and keeps it, when an apply changes nothing. A
+// write with nothing to show is not a change: one of managedFields only
+// (the apply after one that owned no field yet records the fields' first
+// owner), of status, or of labels and annotations that others added in
+// between (OLM labels a Subscription as soon as it exists). Any other
+// write of someone else's in between counts as the apply's.
 func outcome(before, after, want *unstructured.Unstructured) Outcome {
-	if before == nil {
+	switch {
+	case before == nil:
 		return Created
-	}
-	if before.GetGeneration() == 0 {
-		// No spec generation (RBAC, ServiceAccounts, ConfigMaps,
-		// Namespaces): what the object holds counts, not its
-		// resourceVersion or managed fields, which an apply that changes
-		// nothing may still move, nor its status, which is not ours.
-		if !reflect.DeepEqual(content(before), content(after)) {
-			return Configured
-		}
+	case before.GetResourceVersion() == after.GetResourceVersion(),
+		reflect.DeepEqual(content(before, before, want), content(after, before, want)):
 		return Unchanged
 	}
-	// The generation moves with the spec only: a controller's status
-	// writes, which move the resourceVersion all the time, do not count;
-	// labels and annotations move no generation, so the ones applied
-	// count when they were not all there before (OLM adds labels of its
-	// own to a Subscription, which a resourceVersion would count).
-	if before.GetGeneration() != after.GetGeneration() ||
-		!hasAll(before.GetLabels(), want.GetLabels()) || !hasAll(before.GetAnnotations(), want.GetAnnotations()) {
-		return Configured
-	}
-	return Unchanged
+	return Configured
 }
 
-// content is u without what the API server keeps of its own.
-func content(u *unstructured.Unstructured) map[string]any {
+// content is u without what the API server keeps of its own, its status,
+// and the labels and annotations that were not on before nor in want.
+func content(u, before, want *unstructured.Unstructured) map[string]any {
 	c := u.DeepCopy()
 	for _, f := range [][]string{{"metadata", "resourceVersion"}, {"metadata", "managedFields"}, {"status"}} {
 		unstructured.RemoveNestedField(c.Object, f...)
 	}
+	c.SetLabels(without(c.GetLabels(), before.GetLabels(), want.GetLabels()))
+	c.SetAnnotations(without(c.GetAnnotations(), before.GetAnnotations(), want.GetAnnotations()))
 	return c.Object
 }
 
-// hasAll says whether have holds every entry of want.
-func hasAll(have, want map[string]string) bool {
-	for k, v := range want {
-		if got, ok := have[k]; !ok || got != v {
-			return false
+// without is m without the keys in neither had nor ours; nil when empty.
+func without(m, had, ours map[string]string) map[string]string {
+	for k := range m {
+		_, inHad := had[k]
+		_, inOurs := ours[k]
+		if !inHad && !inOurs {
+			delete(m, k)
 		}
 	}
-	return true
+	if len(m) == 0 {
+		return nil
+	}
+	return m
 }
 
 // jsonCopy copies u through JSON: what a renderer built (kustomize's

@@ -3,31 +3,45 @@ package apply
 import (
 	"testing"
 
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 )
 
 func TestOutcome(t *testing.T) {
-	obj := func(generation int64, resourceVersion string, labels map[string]string) *unstructured.Unstructured {
-		u := &unstructured.Unstructured{Object: map[string]any{}}
-		u.SetGeneration(generation)
+	obj := func(resourceVersion string, labels map[string]string, set ...string) *unstructured.Unstructured {
+		u := &unstructured.Unstructured{Object: map[string]any{"spec": map[string]any{"size": int64(1)}}}
 		u.SetResourceVersion(resourceVersion)
 		u.SetLabels(labels)
+		for _, f := range set {
+			switch f {
+			case "spec":
+				u.Object["spec"] = map[string]any{"size": int64(2)}
+			case "status":
+				u.Object["status"] = map[string]any{"phase": "Ready"}
+			case "managedFields":
+				u.SetManagedFields([]metav1.ManagedFieldsEntry{{Manager: "before-first-apply"}})
+			}
+		}
 		return u
 	}
-	want := obj(0, "", map[string]string{"app": "x"})
+	ours := map[string]string{"app": "x"}
+	both := map[string]string{"app": "x", "olm": "y"}
+	want := obj("", ours)
 	for _, tc := range []struct {
 		name          string
 		before, after *unstructured.Unstructured
 		want          Outcome
 	}{
-		{"new", nil, obj(1, "1", nil), Created},
-		{"spec changed", obj(1, "1", map[string]string{"app": "x"}), obj(2, "2", map[string]string{"app": "x"}), Configured},
-		{"only status written since", obj(1, "1", map[string]string{"app": "x"}), obj(1, "5", map[string]string{"app": "x"}), Unchanged},
-		{"a label applied that was missing", obj(1, "1", nil), obj(1, "2", map[string]string{"app": "x"}), Configured},
-		{"a label of another owner beside ours", obj(1, "1", map[string]string{"app": "x", "olm": "y"}), obj(1, "3", map[string]string{"app": "x", "olm": "y"}), Unchanged},
-		{"no generation, a label changed", obj(0, "1", nil), obj(0, "2", map[string]string{"app": "x"}), Configured},
-		{"no generation, only its resourceVersion moved", obj(0, "1", map[string]string{"app": "x"}), obj(0, "2", map[string]string{"app": "x"}), Unchanged},
-		{"no generation, untouched", obj(0, "1", map[string]string{"app": "x"}), obj(0, "1", map[string]string{"app": "x"}), Unchanged},
+		{"new", nil, obj("1", ours), Created},
+		{"untouched", obj("1", ours), obj("1", ours), Unchanged},
+		{"spec changed", obj("1", ours), obj("2", ours, "spec"), Configured},
+		{"only status written since", obj("1", ours), obj("5", ours, "status"), Unchanged},
+		{"only managed fields written", obj("1", ours), obj("2", ours, "managedFields"), Unchanged},
+		{"a label applied that was missing", obj("1", nil), obj("2", ours), Configured},
+		{"a label of ours removed", obj("1", both), obj("2", map[string]string{"olm": "y"}), Configured},
+		{"a label of another owner beside ours", obj("1", both), obj("3", both), Unchanged},
+		{"a label another owner added in between", obj("1", ours), obj("3", both), Unchanged},
+		{"another owner's label added to none", obj("1", nil), obj("3", map[string]string{"olm": "y"}), Unchanged},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			if got := outcome(tc.before, tc.after, want); got != tc.want {

@@ -1,11 +1,8 @@
 package cluster
 
 import (
-	"bytes"
 	"context"
-	"errors"
 	"fmt"
-	"io"
 	"os"
 	"path/filepath"
 	"sort"
@@ -18,15 +15,11 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/apimachinery/pkg/runtime/schema"
-	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/wait"
-	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
-	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/kubernetes"
 
+	"github.com/chartpilot/chartpilot/apply"
 	"github.com/chartpilot/chartpilot/cluster/toolchain"
-	"github.com/chartpilot/chartpilot/internal/crdready"
 )
 
 // NodeName is the kwok node every pod of the local cluster lands on.
@@ -34,13 +27,11 @@ const NodeName = "chartpilot-node"
 
 const fieldManager = "chartpilot-cluster"
 
-var crdResource = schema.GroupVersionResource{Group: "apiextensions.k8s.io", Version: "v1", Resource: "customresourcedefinitions"}
-
 // bootstrap prepares the fresh API server for OLM and kwok: OLM's namespaces
 // and CRDs, and the node kwok will manage.
 func (c *Cluster) bootstrap(ctx context.Context, inst *toolchain.Installation) error {
 	began := time.Now()
-	cs, dyn, err := c.clients()
+	cs, _, err := c.clients()
 	if err != nil {
 		return err
 	}
@@ -60,7 +51,7 @@ func (c *Cluster) bootstrap(ctx context.Context, inst *toolchain.Installation) e
 		return nil
 	}
 	v0, v1 := c.olmVersions()
-	var names []string
+	var crds []*unstructured.Unstructured
 	if v0 {
 		for _, ns := range []string{OLMNamespace, OperatorsNamespace} {
 			_, err := cs.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}, metav1.CreateOptions{})
@@ -68,77 +59,69 @@ func (c *Cluster) bootstrap(ctx context.Context, inst *toolchain.Installation) e
 				return fmt.Errorf("creating namespace %s: %w", ns, err)
 			}
 		}
-		if names, err = applyCRDs(ctx, dyn, inst.OLMCRDs); err != nil {
+		if crds, err = crdsIn(inst.OLMCRDs); err != nil {
 			return err
 		}
 	}
 	if v1 {
-		crds, err := c.bootstrapOLMv1(ctx, inst.OLMv1CRDs)
+		v1CRDs, err := c.bootstrapOLMv1(ctx, inst.OLMv1CRDs)
 		if err != nil {
 			return err
 		}
-		names = append(names, crds...)
+		crds = append(crds, v1CRDs...)
 	}
-	monitoring, err := applyMonitoringCRDs(ctx, dyn)
+	monitoring, err := monitoringCRDs()
 	if err != nil {
 		return err
 	}
-	names = append(names, monitoring...)
-	cfg, err := c.RESTConfig()
-	if err != nil {
-		return err
-	}
+	crds = append(crds, monitoring...)
 	// OLM's operators start next and map its kinds through discovery.
-	if err := crdready.Wait(ctx, cfg, names, crdready.Options{Timeout: c.opts.StartTimeout}); err != nil {
-		return fmt.Errorf("waiting for OLM's CRDs: %w", err)
+	if err := c.applyCRDs(ctx, crds); err != nil {
+		return fmt.Errorf("OLM's CRDs: %w", err)
 	}
 	fmt.Fprintf(c.opts.Out, "  %-24s %d CRDs (OLM's, ServiceMonitor, PrometheusRule) established and served, namespaces %s in %s\n",
-		"bootstrap", len(names), strings.Join(c.olmNamespaces(), ", "), time.Since(began).Round(10*time.Millisecond))
+		"bootstrap", len(crds), strings.Join(c.olmNamespaces(), ", "), time.Since(began).Round(10*time.Millisecond))
 	return nil
 }
 
-// applyCRDs server-side applies every CRD in dir (OLM's CSV CRD is too large
-// for a client-side apply annotation) and returns their names.
-func applyCRDs(ctx context.Context, dyn dynamic.Interface, dir string) ([]string, error) {
+// crdsIn reads the CRDs of dir's YAML files.
+func crdsIn(dir string) ([]*unstructured.Unstructured, error) {
 	files, err := filepath.Glob(filepath.Join(dir, "*.yaml"))
 	if err != nil {
 		return nil, err
 	}
 	sort.Strings(files)
-	var names []string
+	var crds []*unstructured.Unstructured
 	for _, f := range files {
 		data, err := os.ReadFile(f)
 		if err != nil {
 			return nil, fmt.Errorf("reading %s: %w", f, err)
 		}
-		dec := utilyaml.NewYAMLOrJSONDecoder(bytes.NewReader(data), 4096)
-		for {
-			var obj unstructured.Unstructured
-			if err := dec.Decode(&obj.Object); err != nil {
-				if errors.Is(err, io.EOF) {
-					break
-				}
-				return nil, fmt.Errorf("decoding %s: %w", f, err)
+		objs, err := decodeObjects(data, f)
+		if err != nil {
+			return nil, err
+		}
+		for _, obj := range objs {
+			if obj.GetKind() == "CustomResourceDefinition" {
+				crds = append(crds, obj)
 			}
-			if obj.GetKind() != "CustomResourceDefinition" {
-				continue
-			}
-			body, err := obj.MarshalJSON()
-			if err != nil {
-				return nil, err
-			}
-			force := true
-			if _, err := dyn.Resource(crdResource).Patch(ctx, obj.GetName(), types.ApplyPatchType, body,
-				metav1.PatchOptions{FieldManager: fieldManager, Force: &force}); err != nil {
-				return nil, fmt.Errorf("applying CRD %s from %s: %w", obj.GetName(), f, err)
-			}
-			names = append(names, obj.GetName())
 		}
 	}
-	if len(names) == 0 {
+	if len(crds) == 0 {
 		return nil, fmt.Errorf("no CRDs found in %s", dir)
 	}
-	return names, nil
+	return crds, nil
+}
+
+// applyCRDs server-side applies crds (OLM's CSV CRD is too large for a
+// client-side apply annotation) and waits until they are established and
+// their kinds served.
+func (c *Cluster) applyCRDs(ctx context.Context, crds []*unstructured.Unstructured) error {
+	cfg, err := c.RESTConfig()
+	if err != nil {
+		return err
+	}
+	return apply.Apply(ctx, crds, apply.Options{Config: cfg, FieldManager: fieldManager, Timeout: c.opts.StartTimeout})
 }
 
 // registerNode creates the fake node kwok manages, with room for many pods:

@@ -19,7 +19,6 @@ import (
 	"k8s.io/utils/ptr"
 
 	"github.com/chartpilot/chartpilot/cluster/toolchain"
-	"github.com/chartpilot/chartpilot/internal/crdready"
 	"github.com/chartpilot/chartpilot/internal/volumesnapshot"
 )
 
@@ -180,20 +179,12 @@ func installCSIRole(ctx context.Context, cs kubernetes.Interface) error {
 // installSnapshotCRDs applies the VolumeSnapshot CRDs and waits until they
 // are served: the snapshot controller and the snapshotter need them.
 func (c *Cluster) installSnapshotCRDs(ctx context.Context, dir string) error {
-	_, dyn, err := c.clients()
+	crds, err := crdsIn(dir)
 	if err != nil {
 		return err
 	}
-	names, err := applyCRDs(ctx, dyn, dir)
-	if err != nil {
-		return err
-	}
-	cfg, err := c.RESTConfig()
-	if err != nil {
-		return err
-	}
-	if err := crdready.Wait(ctx, cfg, names, crdready.Options{Timeout: c.opts.StartTimeout}); err != nil {
-		return fmt.Errorf("waiting for the VolumeSnapshot CRDs: %w", err)
+	if err := c.applyCRDs(ctx, crds); err != nil {
+		return fmt.Errorf("the VolumeSnapshot CRDs: %w", err)
 	}
 	return nil
 }

@@ -299,10 +299,9 @@ func applyWebhook(ctx context.Context, cs kubernetes.Interface, want *admissionr
 	return nil
 }
 
-// bootstrapOLMv1 creates OLM v1's namespace and CRDs and waits until they
-// are served; it returns the CRDs' names.
-func (c *Cluster) bootstrapOLMv1(ctx context.Context, crdDir string) ([]string, error) {
-	cs, dyn, err := c.clients()
+// bootstrapOLMv1 creates OLM v1's namespace and returns its CRDs.
+func (c *Cluster) bootstrapOLMv1(ctx context.Context, crdDir string) ([]*unstructured.Unstructured, error) {
+	cs, _, err := c.clients()
 	if err != nil {
 		return nil, err
 	}
@@ -310,7 +309,7 @@ func (c *Cluster) bootstrapOLMv1(ctx context.Context, crdDir string) ([]string, 
 	if err != nil && !apierrors.IsAlreadyExists(err) {
 		return nil, fmt.Errorf("creating namespace %s: %w", OLMv1Namespace, err)
 	}
-	return applyCRDs(ctx, dyn, crdDir)
+	return crdsIn(crdDir)
 }
 
 // olmNamespaces are the namespaces of the OLM the cluster runs.

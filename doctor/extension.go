@@ -45,7 +45,7 @@ func (d *doctor) extensionChecks(ctx context.Context, name string) ([]string, er
 			Message: fmt.Sprintf("installed %s %s (package %s)", r.Bundle.Name, r.Bundle.Version, r.Package)})
 	}
 	for _, cat := range r.Catalogs {
-		if cat.Serving && !hasProblem(r.Problems, extension.ProblemCatalogNotServing, extension.ProblemCatalogUnpullable) {
+		if cat.Serving && !extension.HasProblem(r.Problems, extension.ProblemCatalogNotServing, extension.ProblemCatalogUnpullable) {
 			d.add(Check{Check: CheckClusterCatalog, Severity: Pass, Object: "clustercatalog/" + cat.Name, Message: "serving " + cat.Image})
 		}
 	}
@@ -56,7 +56,7 @@ func (d *doctor) extensionChecks(ctx context.Context, name string) ([]string, er
 		if err := d.extensionWriterChecks(ctx); err != nil {
 			return nil, err
 		}
-	case o.ServiceAccountFound && !hasProblem(r.Problems, extension.ProblemPermissionDenied):
+	case o.ServiceAccountFound && !extension.HasProblem(r.Problems, extension.ProblemPermissionDenied):
 		d.add(Check{Check: CheckInstaller, Severity: Pass, Object: "serviceaccount/" + r.ServiceAccount, Message: "exists in " + r.Namespace})
 	}
 	for _, dep := range r.Deprecations() {
@@ -88,17 +88,6 @@ func problemCheck(p extension.Problem, obj string) Check {
 		c.Severity = Warn
 	}
 	return c
-}
-
-func hasProblem(ps []extension.Problem, kinds ...extension.ProblemKind) bool {
-	for _, p := range ps {
-		for _, k := range kinds {
-			if p.Kind == k {
-				return true
-			}
-		}
-	}
-	return false
 }
 
 // confirmMissing asks the API server, with SubjectAccessReviews as the

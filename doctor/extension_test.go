@@ -25,6 +25,7 @@ func TestProblemCheck(t *testing.T) {
 		{extension.ProblemPackageNotFound, CheckClusterExtension, "fail"},
 		{extension.ProblemUpgradeUnsafe, CheckClusterExtension, "fail"},
 		{extension.ProblemBlocked, CheckClusterExtension, "fail"},
+		{extension.ProblemInvalidConfiguration, CheckClusterExtension, "fail"},
 		{extension.ProblemRetrying, CheckClusterExtension, "warn"},
 	}
 	for _, tt := range tests {

@@ -16,13 +16,10 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 )
 
-// FieldManager is the server-side apply field manager of chartpilot's writes.
-const FieldManager = "chartpilot"
-
 // Labels put on the objects Subscribe creates, so that Unsubscribe removes
 // only what chartpilot made.
 const (
-	// ManagedByLabel is app.kubernetes.io/managed-by: chartpilot.
+	// ManagedByLabel is app.kubernetes.io/managed-by: apply.FieldManager.
 	ManagedByLabel = "app.kubernetes.io/managed-by"
 	// PackageLabel names the package an object was created for.
 	PackageLabel = "olm.chartpilot.io/package"

@@ -213,7 +213,7 @@ func NewPlan(opts SubscribeOptions, existing []operatorsv1.OperatorGroup) (*Plan
 func objectMeta(name string, opts SubscribeOptions) metav1.ObjectMeta {
 	return metav1.ObjectMeta{
 		Name: name, Namespace: opts.Namespace,
-		Labels: map[string]string{ManagedByLabel: FieldManager, PackageLabel: opts.Package},
+		Labels: map[string]string{ManagedByLabel: apply.FieldManager, PackageLabel: opts.Package},
 	}
 }
 
@@ -393,19 +393,19 @@ func Subscribe(ctx context.Context, c client.Client, opts SubscribeOptions) (*Su
 				res.Objects = append(res.Objects, ObjectResult{Kind: "OperatorGroup", Name: plan.OperatorGroup.Name, Namespace: plan.OperatorGroup.Namespace, Action: ActionReused})
 			}
 		}
-		action, err := Apply(ctx, c, u)
+		done, err := Apply(ctx, c, u)
 		if err != nil {
 			return res, err
 		}
-		res.Objects = append(res.Objects, ObjectResult{Kind: u.GetKind(), Name: u.GetName(), Namespace: u.GetNamespace(), Action: action})
+		res.Objects = append(res.Objects, done)
 	}
 	return res, nil
 }
 
-// Apply server-side applies u as FieldManager and says what that did.
-func Apply(ctx context.Context, c client.Client, u *unstructured.Unstructured) (Action, error) {
-	outcome, err := apply.Object(ctx, c, u, FieldManager)
-	return Action(outcome), err
+// Apply server-side applies u as apply.FieldManager and says what that did.
+func Apply(ctx context.Context, c client.Client, u *unstructured.Unstructured) (ObjectResult, error) {
+	outcome, err := apply.Object(ctx, c, u, apply.FieldManager)
+	return ObjectResult{Kind: u.GetKind(), Name: u.GetName(), Namespace: u.GetNamespace(), Action: Action(outcome)}, err
 }
 
 // CatalogSourceName is the name Subscribe gives the CatalogSource it makes

@@ -18,6 +18,8 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/chartpilot/chartpilot/apply"
 )
 
 // ErrFinalizersPending means custom resources stayed after deletion because
@@ -234,7 +236,7 @@ func (u *unsubscriber) deleteOwnedSetup(ctx context.Context, sub *v1alpha1.Subsc
 	others := slices.DeleteFunc(subs.Items, func(s v1alpha1.Subscription) bool {
 		return (sub != nil && s.Name == sub.Name) || (s.Spec != nil && s.Spec.Package == u.opts.Package)
 	})
-	ours := client.MatchingLabels{ManagedByLabel: FieldManager, PackageLabel: u.opts.Package}
+	ours := client.MatchingLabels{ManagedByLabel: apply.FieldManager, PackageLabel: u.opts.Package}
 
 	var sources v1alpha1.CatalogSourceList
 	if err := u.c.List(ctx, &sources, client.InNamespace(ns), ours); err != nil {

@@ -44,8 +44,11 @@ const (
 	ReasonSucceeded = "Succeeded"
 	ReasonRetrying  = "Retrying"
 	ReasonBlocked   = "Blocked"
-	ReasonFailed    = "Failed"
-	ReasonAvailable = "Available"
+	// ReasonInvalidConfiguration is Progressing's reason (False) when the
+	// spec's config does not fit the bundle (OLM v1 v1.11).
+	ReasonInvalidConfiguration = "InvalidConfiguration"
+	ReasonFailed               = "Failed"
+	ReasonAvailable            = "Available"
 )
 
 // Upgrade constraint policies and CRD upgrade safety enforcements.

@@ -222,11 +222,11 @@ func Install(ctx context.Context, c client.Client, opts InstallOptions) (*Instal
 	}
 	res := &InstallResult{Bundle: plan.Bundle, Notes: plan.Notes}
 	for _, u := range objs {
-		action, err := olm.Apply(ctx, c, u)
+		done, err := olm.Apply(ctx, c, u)
 		if err != nil {
 			return res, fmt.Errorf("install: %w", err)
 		}
-		res.Objects = append(res.Objects, olm.ObjectResult{Kind: u.GetKind(), Name: u.GetName(), Namespace: u.GetNamespace(), Action: action})
+		res.Objects = append(res.Objects, done)
 	}
 	return res, nil
 }

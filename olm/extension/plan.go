@@ -14,6 +14,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/util/validation"
 
+	"github.com/chartpilot/chartpilot/apply"
 	"github.com/chartpilot/chartpilot/olm"
 )
 
@@ -223,7 +224,7 @@ func NewPlan(opts InstallOptions, rules *InstallerRules, namespaceExists bool) (
 	}
 	meta := func(name, namespace string) metav1.ObjectMeta {
 		return metav1.ObjectMeta{Name: name, Namespace: namespace, Labels: map[string]string{
-			olm.ManagedByLabel: olm.FieldManager, ExtensionLabel: opts.Name,
+			olm.ManagedByLabel: apply.FieldManager, ExtensionLabel: opts.Name,
 		}}
 	}
 	p := &Plan{}

@@ -145,6 +145,7 @@ const (
 	ProblemPermissionDenied      ProblemKind = "InstallerPermissionDenied"
 	ProblemRetrying              ProblemKind = "Retrying"
 	ProblemBlocked               ProblemKind = "Blocked"
+	ProblemInvalidConfiguration  ProblemKind = "InvalidConfiguration"
 )
 
 // Problem is one reason the extension is not installed, with the fix.
@@ -236,7 +237,7 @@ func conditionMeaning(c metav1.Condition, ext *Extension) string {
 		switch {
 		case c.Reason == ReasonSucceeded:
 			return "operator-controller reached the state the spec asks for"
-		case c.Reason == ReasonBlocked || c.Status == metav1.ConditionFalse:
+		case terminal(&c):
 			return "a terminal error: operator-controller does not retry until the spec changes"
 		}
 		return "operator-controller keeps retrying, with backoff: the message is the last error"
@@ -302,23 +303,21 @@ func Diagnose(o *Observation) []Problem {
 		}
 		return out
 	}
-	p := classify(prog.Message, ext)
-	if prog.Reason == ReasonBlocked && p.Kind == ProblemRetrying {
-		p.Kind = ProblemBlocked
-	}
+	p := classify(prog, ext)
 	// A missing ServiceAccount is said once, from what the cluster holds.
 	if p.Kind == ProblemServiceAccountMissing && !o.ServiceAccountFound {
 		return out
 	}
 	// A catalog that serves nothing explains "no bundles found" already.
 	if (p.Kind == ProblemPackageNotFound || p.Kind == ProblemNoVersionMatches || p.Kind == ProblemCatalogNotServing) &&
-		hasKind(out, ProblemNoCatalog, ProblemCatalogNotServing, ProblemCatalogUnpullable) {
+		HasProblem(out, ProblemNoCatalog, ProblemCatalogNotServing, ProblemCatalogUnpullable) {
 		return out
 	}
 	return append(out, p)
 }
 
-func hasKind(ps []Problem, kinds ...ProblemKind) bool {
+// HasProblem says whether ps holds a problem of one of the kinds.
+func HasProblem(ps []Problem, kinds ...ProblemKind) bool {
 	return slices.ContainsFunc(ps, func(p Problem) bool { return slices.Contains(kinds, p.Kind) })
 }
 
@@ -373,70 +372,116 @@ func catalogNames(cats []Catalog) string {
 	return strings.Join(names, ", ")
 }
 
-// pullError says whether an unpack message is about pulling the image.
-func pullError(msg string) bool {
-	for _, s := range []string{"pinging container registry", "manifest unknown", "error creating image source", "error getting manifest",
-		"reading manifest", "connection refused", "no such host", "unauthorized", "requested access to the resource is denied",
-		"error parsing image reference", "name unknown", "http: server gave HTTP response to HTTPS client"} {
-		if strings.Contains(msg, s) {
-			return true
-		}
-	}
-	return false
+// terminal says whether a Progressing condition reports an error that
+// operator-controller does not retry until the spec changes: it sets such
+// a condition False, with reason Blocked or one that names the error
+// (InvalidConfiguration), and a retried one True, with reason Retrying.
+func terminal(c *metav1.Condition) bool {
+	return c.Status == metav1.ConditionFalse || c.Reason == ReasonBlocked
 }
 
-// classify turns operator-controller's Progressing message into a problem.
-func classify(msg string, ext *Extension) Problem {
-	pkg := ""
-	var version string
-	var channels []string
-	if f := ext.Spec.Source.Catalog; f != nil {
-		pkg, version, channels = f.PackageName, f.Version, f.Channels
+// A message problem is a problem that OLM v1 tells in a message only:
+// operator-controller's reasons say whether it retries (Retrying, Blocked),
+// and catalogd's whether a catalog serves, not what failed. The words
+// matched are the narrowest of operator-controller's and catalogd's
+// messages (v1.2 to v1.11) that tell, each written here only.
+type messageProblem struct {
+	kind ProblemKind
+	// words match a message that holds every word of one of the groups.
+	words [][]string
+	// fix may name the extension's {name}, {namespace}, {installer},
+	// {package} and {filter} (its version range and channels).
+	fix string
+}
+
+// matches says whether msg lacks no word of one of m's groups.
+func (m *messageProblem) matches(msg string) bool {
+	lacks := func(w string) bool { return !strings.Contains(msg, w) }
+	return slices.ContainsFunc(m.words, func(group []string) bool { return !slices.ContainsFunc(group, lacks) })
+}
+
+// pullWords tell that pulling an image failed.
+var pullWords = []string{"pinging container registry", "manifest unknown", "error creating image source", "error getting manifest",
+	"reading manifest", "connection refused", "no such host", "unauthorized", "requested access to the resource is denied",
+	"error parsing image reference", "name unknown", "http: server gave HTTP response to HTTPS client"}
+
+// pullError says whether an unpack message is about pulling the image.
+func pullError(msg string) bool {
+	return slices.ContainsFunc(pullWords, func(w string) bool { return strings.Contains(msg, w) })
+}
+
+// each is one group per word, each of them with all.
+func each(words []string, all ...string) [][]string {
+	out := make([][]string, 0, len(words))
+	for _, w := range words {
+		out = append(out, append([]string{w}, all...))
 	}
-	switch {
-	case strings.Contains(msg, "missing ServiceAccount") || strings.Contains(msg, "service account \"") && strings.Contains(msg, "not found"):
-		return Problem{Kind: ProblemServiceAccountMissing, Message: msg,
-			Fix: fmt.Sprintf("create the ServiceAccount %s in %s with the bundle's rules (chartpilot olm v1 install does)", ext.Spec.InstallerServiceAccount(), ext.Spec.Namespace)}
-	case strings.Contains(msg, "is not being served") || strings.Contains(msg, "cache for catalog"):
-		return Problem{Kind: ProblemCatalogNotServing, Message: msg,
-			Fix: "wait for catalogd to unpack the catalog; if it stays so, kubectl get clustercatalogs shows why (chartpilot olm v1 status names it)"}
-	case strings.Contains(msg, "error upgrading from currently installed version"):
-		return Problem{Kind: ProblemNoUpgradePath, Message: msg,
-			Fix: "no bundle in range upgrades from the installed one along the catalog's edges: publish one whose channel entry replaces or skips it (chartpilot catalog add), widen --version, or allow any version with --upgrade-constraint-policy SelfCertified"}
-	case strings.Contains(msg, "no bundles found for package") && (strings.Contains(msg, "matching version") || strings.Contains(msg, "in channels")):
-		return Problem{Kind: ProblemNoVersionMatches, Message: msg,
-			Fix: fmt.Sprintf("no bundle of %s fits %s: list its versions with chartpilot catalog render IMAGE, then chartpilot olm v1 upgrade %s --version RANGE (or --channels) with one that exists",
-				pkg, describeFilter(version, channels), ext.Name)}
-	case strings.Contains(msg, "no bundles found for package"):
-		return Problem{Kind: ProblemPackageNotFound, Message: msg,
-			Fix: fmt.Sprintf("no catalog the extension searches has a package %s: check the name (chartpilot catalog render IMAGE lists the packages) or add the catalog that has it", pkg)}
-	case strings.Contains(msg, "found bundles for package"):
-		return Problem{Kind: ProblemRetrying, Message: msg,
-			Fix: "two catalogs of the same priority offer the package: select one (--catalog-selector, or the ClusterCatalog created from --catalog-image), or raise one's spec.priority"}
-	case strings.Contains(msg, "do not support targeting all namespaces") || strings.Contains(msg, "do not support target namespaces"):
-		return Problem{Kind: ProblemBundleUnsupported, Message: msg,
-			Fix: "give the namespace the operator watches (chartpilot olm v1 install --watch-namespace NS sets config.inline.watchNamespace, where OLM v1 runs with --feature-gates=" + SingleOwnNamespaceGate + "=true), or add {type: AllNamespaces, supported: true} to the CSV's spec.installModes, or install it with OLM v0"}
-	case strings.Contains(msg, "webhookDefinitions are not supported"):
-		return Problem{Kind: ProblemBundleUnsupported, Message: msg,
-			Fix: "this cluster's OLM v1 installs no bundle with webhooks: v1.3 and later do when the cluster has cert-manager or OpenShift's service-ca to issue their certificates; else drop spec.webhookdefinitions from the CSV, or install it with OLM v0"}
-	case strings.Contains(msg, "apiServiceDefintions are not supported") || strings.Contains(msg, "apiServiceDefinitions are not supported"):
-		return Problem{Kind: ProblemBundleUnsupported, Message: msg,
-			Fix: "OLM v1 installs no bundle that owns APIServices: drop spec.apiservicedefinitions from the CSV, or install it with OLM v0"}
-	case strings.Contains(msg, "has a dependency declared via property"):
-		return Problem{Kind: ProblemBundleUnsupported, Message: msg,
-			Fix: "OLM v1 resolves no dependencies: drop the bundle's olm.package.required / olm.gvk.required / olm.constraint properties (dependencies.yaml) and install what it needs first"}
-	case strings.Contains(msg, "bundle contains unsupported resource"):
-		return Problem{Kind: ProblemBundleUnsupported, Message: msg,
-			Fix: "OLM v1 installs only the kinds registry+v1 allows in manifests/: remove the kind the message names from the bundle"}
-	case strings.Contains(msg, "validating upgrade for CRD"):
-		return Problem{Kind: ProblemUpgradeUnsafe, Message: msg,
-			Fix: "the new CRD would break existing custom resources (OLM v1's CRD upgrade safety check): make the change compatible (chartpilot catalog add refuses it unless --allow-unsafe-api-changes), or, once every CR is known to fit, upgrade with --crd-upgrade-safety-enforcement None"}
-	case strings.Contains(msg, "for resolved bundle") && pullError(msg):
-		return Problem{Kind: ProblemBundleUnpullable, Message: msg,
-			Fix: "operator-controller cannot pull the bundle image the catalog names: push it (chartpilot bundle build --tag REF, then chartpilot bundle push REF) to a registry operator-controller reaches, or fix the image in the catalog"}
+	return out
+}
+
+const noBundles = "no bundles found for package"
+
+// messageProblems are matched in order: the first that matches names the
+// problem.
+var messageProblems = []messageProblem{
+	{ProblemServiceAccountMissing, [][]string{{"missing ServiceAccount"}, {`service account "`, "not found"}},
+		"create the ServiceAccount {installer} in {namespace} with the bundle's rules (chartpilot olm v1 install does)"},
+	{ProblemCatalogNotServing, [][]string{{"is not being served"}, {"cache for catalog"}},
+		"wait for catalogd to unpack the catalog; if it stays so, kubectl get clustercatalogs shows why (chartpilot olm v1 status names it)"},
+	{ProblemNoUpgradePath, [][]string{{"error upgrading from currently installed version"}},
+		"no bundle in range upgrades from the installed one along the catalog's edges: publish one whose channel entry replaces or skips it (chartpilot catalog add), widen --version, or allow any version with --upgrade-constraint-policy SelfCertified"},
+	{ProblemNoVersionMatches, [][]string{{noBundles, "matching version"}, {noBundles, "in channels"}},
+		"no bundle of {package} fits {filter}: list its versions with chartpilot catalog render IMAGE, then chartpilot olm v1 upgrade {name} --version RANGE (or --channels) with one that exists"},
+	{ProblemPackageNotFound, [][]string{{noBundles}},
+		"no catalog the extension searches has a package {package}: check the name (chartpilot catalog render IMAGE lists the packages) or add the catalog that has it"},
+	{ProblemRetrying, [][]string{{"found bundles for package"}},
+		"two catalogs of the same priority offer the package: select one (--catalog-selector, or the ClusterCatalog created from --catalog-image), or raise one's spec.priority"},
+	{ProblemBundleUnsupported, [][]string{{"do not support targeting all namespaces"}, {"do not support target namespaces"}},
+		"give the namespace the operator watches (chartpilot olm v1 install --watch-namespace NS sets config.inline.watchNamespace, where OLM v1 runs with --feature-gates=" + SingleOwnNamespaceGate + "=true), or add {type: AllNamespaces, supported: true} to the CSV's spec.installModes, or install it with OLM v0"},
+	{ProblemBundleUnsupported, [][]string{{"webhookDefinitions are not supported"}},
+		"this cluster's OLM v1 installs no bundle with webhooks: v1.3 and later do when the cluster has cert-manager or OpenShift's service-ca to issue their certificates; else drop spec.webhookdefinitions from the CSV, or install it with OLM v0"},
+	// OLM v1 misspelled it before it fixed it.
+	{ProblemBundleUnsupported, [][]string{{"apiServiceDefintions are not supported"}, {"apiServiceDefinitions are not supported"}},
+		"OLM v1 installs no bundle that owns APIServices: drop spec.apiservicedefinitions from the CSV, or install it with OLM v0"},
+	{ProblemBundleUnsupported, [][]string{{"has a dependency declared via property"}},
+		"OLM v1 resolves no dependencies: drop the bundle's olm.package.required / olm.gvk.required / olm.constraint properties (dependencies.yaml) and install what it needs first"},
+	{ProblemBundleUnsupported, [][]string{{"bundle contains unsupported resource"}},
+		"OLM v1 installs only the kinds registry+v1 allows in manifests/: remove the kind the message names from the bundle"},
+	{ProblemUpgradeUnsafe, [][]string{{"validating upgrade for CRD"}},
+		"the new CRD would break existing custom resources (OLM v1's CRD upgrade safety check): make the change compatible (chartpilot catalog add refuses it unless --allow-unsafe-api-changes), or, once every CR is known to fit, upgrade with --crd-upgrade-safety-enforcement None"},
+	{ProblemBundleUnpullable, each(pullWords, "for resolved bundle"),
+		"operator-controller cannot pull the bundle image the catalog names: push it (chartpilot bundle build --tag REF, then chartpilot bundle push REF) to a registry operator-controller reaches, or fix the image in the catalog"},
+}
+
+// fillIn writes the names of ext into a fix.
+func fillIn(fix string, ext *Extension) string {
+	var f CatalogFilter
+	if ext.Spec.Source.Catalog != nil {
+		f = *ext.Spec.Source.Catalog
+	}
+	return strings.NewReplacer("{name}", ext.Name, "{namespace}", ext.Spec.Namespace, "{installer}", ext.Spec.InstallerServiceAccount(),
+		"{package}", f.PackageName, "{filter}", describeFilter(f.Version, f.Channels)).Replace(fix)
+}
+
+// classify turns operator-controller's Progressing condition into a
+// problem: by its message where that tells (messageProblems, the rule the
+// installer lacks), else by its reason.
+func classify(prog *metav1.Condition, ext *Extension) Problem {
+	msg := prog.Message
+	for i := range messageProblems {
+		if m := &messageProblems[i]; m.matches(msg) {
+			return Problem{Kind: m.kind, Message: msg, Fix: fillIn(m.fix, ext)}
+		}
 	}
 	if m, ok := installer.Explain(msg); ok && ext.Spec.InstallerServiceAccount() != "" {
 		return permissionProblem(msg, m, ext)
+	}
+	switch {
+	case prog.Reason == ReasonInvalidConfiguration:
+		return Problem{Kind: ProblemInvalidConfiguration, Message: msg,
+			Fix: fillIn("fix what the message names in the ClusterExtension's spec.config (kubectl edit clusterextension {name}); operator-controller tries again once the spec changes", ext)}
+	case terminal(prog):
+		return Problem{Kind: ProblemBlocked, Message: msg, Fix: "see the message; operator-controller does not retry until the spec changes (chartpilot olm v1 upgrade changes it)"}
 	}
 	return Problem{Kind: ProblemRetrying, Message: msg, Fix: "see the message; operator-controller's log has the details (chartpilot cluster status names it)"}
 }

@@ -1,6 +1,8 @@
 package extension
 
 import (
+	"regexp"
+	"slices"
 	"strings"
 	"testing"
 
@@ -18,7 +20,7 @@ func observed(reason, msg string, catalogs ...Catalog) *Observation {
 	}
 	if reason != "" {
 		status := metav1.ConditionTrue
-		if reason == ReasonBlocked {
+		if reason == ReasonBlocked || reason == ReasonInvalidConfiguration {
 			status = metav1.ConditionFalse
 		}
 		ext.Status.Conditions = []metav1.Condition{{Type: TypeProgressing, Status: status, Reason: reason, Message: msg, ObservedGeneration: 2}}
@@ -122,6 +124,58 @@ func TestDiagnose(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// Where the message tells nothing known, the reason decides: a terminal
+// error (Progressing False) is one operator-controller does not retry.
+func TestClassifyByReason(t *testing.T) {
+	for _, tt := range []struct {
+		reason  string
+		msg     string
+		want    ProblemKind
+		meaning string
+	}{
+		{ReasonRetrying, "something new", ProblemRetrying, "keeps retrying"},
+		{ReasonBlocked, "something final", ProblemBlocked, "a terminal error"},
+		{ReasonInvalidConfiguration, "invalid ClusterExtension configuration: watchNamespace", ProblemInvalidConfiguration, "a terminal error"},
+		{ReasonBlocked, `webhookDefinitions are not supported for resolved bundle "demo.v0.1.0"`, ProblemBundleUnsupported, "a terminal error"},
+		{ReasonInvalidConfiguration, noBundles + ` "demo"`, ProblemPackageNotFound, "a terminal error"},
+	} {
+		t.Run(tt.reason+" "+tt.msg, func(t *testing.T) {
+			o := observed(tt.reason, tt.msg)
+			prog := &o.Extension.Status.Conditions[0]
+			if got := classify(prog, o.Extension); got.Kind != tt.want {
+				t.Errorf("classify = %s, want %s", got.Kind, tt.want)
+			}
+			if got := conditionMeaning(*prog, o.Extension); !strings.Contains(got, tt.meaning) {
+				t.Errorf("meaning %q, want %q in it", got, tt.meaning)
+			}
+			if got := blocked(o); got != (prog.Status == metav1.ConditionFalse) {
+				t.Errorf("blocked = %v for Progressing %s %s", got, prog.Status, prog.Reason)
+			}
+		})
+	}
+}
+
+var placeholder = regexp.MustCompile(`\{[a-z]+\}`)
+
+// Each group of words of each message problem is matched by it: none is
+// hidden by one before it.
+func TestMessageProblemsReachable(t *testing.T) {
+	ext := observed("", "").Extension
+	ext.Spec.Source.Catalog.Channels = []string{"beta"}
+	for i, m := range messageProblems {
+		for _, words := range m.words {
+			msg := strings.Join(words, " ... ")
+			j := slices.IndexFunc(messageProblems, func(m messageProblem) bool { return m.matches(msg) })
+			if j != i {
+				t.Errorf("%q is matched by problem %d (%s), want %d (%s)", msg, j, messageProblems[j].kind, i, m.kind)
+			}
+		}
+		if fix := fillIn(m.fix, ext); fix == "" || placeholder.MatchString(fix) {
+			t.Errorf("problem %d (%s): fix %q, want one with no placeholder left", i, m.kind, fix)
+		}
 	}
 }
 

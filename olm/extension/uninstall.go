@@ -19,6 +19,7 @@ import (
 	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/chartpilot/chartpilot/apply"
 	"github.com/chartpilot/chartpilot/olm"
 )
 
@@ -135,7 +136,7 @@ var createdKinds = []schema.GroupVersionKind{
 
 // createdFor lists what Install created for the extension, by its labels.
 func createdFor(ctx context.Context, c client.Client, name string) ([]*unstructured.Unstructured, error) {
-	sel := client.MatchingLabels{olm.ManagedByLabel: olm.FieldManager, ExtensionLabel: name}
+	sel := client.MatchingLabels{olm.ManagedByLabel: apply.FieldManager, ExtensionLabel: name}
 	var out []*unstructured.Unstructured
 	for _, gvk := range createdKinds {
 		list := &unstructured.UnstructuredList{}

@@ -237,11 +237,9 @@ func (res *UpgradeResult) updateInstaller(ctx context.Context, c client.Client, 
 		if u.GroupVersionKind().Group != rbacv1.GroupName {
 			continue
 		}
-		action, err := olm.Apply(ctx, c, u)
-		if err != nil {
-			return fmt.Errorf("upgrade: %w", err)
+		if err := res.apply(ctx, c, u); err != nil {
+			return err
 		}
-		res.Objects = append(res.Objects, olm.ObjectResult{Kind: u.GetKind(), Name: u.GetName(), Namespace: u.GetNamespace(), Action: action})
 	}
 	return nil
 }
@@ -265,16 +263,16 @@ func findBundle(cfg *declcfg.DeclarativeConfig, bundleName string) *Bundle {
 	return nil
 }
 
-// apply server-side applies o and records it.
+// apply server-side applies o (typed, or a manifest already) and records it.
 func (res *UpgradeResult) apply(ctx context.Context, c client.Client, o any) error {
 	u, err := olm.Manifest(o)
 	if err != nil {
 		return err
 	}
-	action, err := olm.Apply(ctx, c, u)
+	done, err := olm.Apply(ctx, c, u)
 	if err != nil {
 		return fmt.Errorf("upgrade: %w", err)
 	}
-	res.Objects = append(res.Objects, olm.ObjectResult{Kind: u.GetKind(), Name: u.GetName(), Namespace: u.GetNamespace(), Action: action})
+	res.Objects = append(res.Objects, done)
 	return nil
 }

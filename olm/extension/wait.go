@@ -11,7 +11,8 @@ import (
 )
 
 // ErrBlocked means operator-controller gave up on the spec (Progressing
-// reason Blocked): it retries only once the spec changes.
+// False, reason Blocked or InvalidConfiguration): it retries only once the
+// spec changes.
 var ErrBlocked = errors.New("operator-controller gave up on the ClusterExtension")
 
 // ErrTimeout means Wait's timeout passed first.
@@ -88,5 +89,5 @@ func blocked(o *Observation) bool {
 		return false
 	}
 	p := apimeta.FindStatusCondition(o.Extension.Status.Conditions, TypeProgressing)
-	return p != nil && p.Reason == ReasonBlocked && p.ObservedGeneration == o.Extension.Generation
+	return p != nil && terminal(p) && p.ObservedGeneration == o.Extension.Generation
 }
