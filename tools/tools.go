@@ -1,9 +1,11 @@
 //go:build tools
 
-// Package tools pins the local cluster's components. Each is built from its Go
-// module by `chartpilot cluster up` (see cluster/toolchain); nothing is
-// downloaded as a binary. The real node's container runtime, networking and
-// DNS have a module of their own in node/.
+// Package tools pins the local cluster's components: tools/ holds only what
+// runs in the local cluster (test peers are in peers/). Each is built from
+// its Go module by `chartpilot cluster up` (see cluster/toolchain); nothing
+// is downloaded as a binary. The real node's container runtime, networking
+// and DNS have a module of their own in node/, the storage in storage/ and
+// csi/, OLM v1 in olmv1/.
 package tools
 
 import (

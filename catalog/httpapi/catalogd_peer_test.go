@@ -23,7 +23,7 @@ import (
 
 // peerModule holds the peer that serves a catalog with catalogd v1.2.0's
 // own storage and handler code (see its main.go).
-var peerModule = filepath.Join("..", "..", "tools", "peers", "catalogd")
+var peerModule = filepath.Join("..", "..", "peers", "catalogd")
 
 var (
 	peerOnce sync.Once

@@ -1,6 +1,7 @@
 #!/bin/sh
 # Copies the tools modules under modules/, each file with a .embed suffix: a
 # directory holding a go.mod is a module of its own and cannot be embedded.
+# Their tests stay in tools/: the toolchain builds programs, not tests.
 # Run by `go generate` (make generate); a test keeps the copies equal.
 set -eu
 copy() { # copy SRC DST FILE...
@@ -13,7 +14,9 @@ copy() { # copy SRC DST FILE...
 	done
 }
 copy ../../tools modules/cluster go.mod go.sum tools.go
-copy ../../tools/node modules/node go.mod go.sum $(cd ../../tools/node && find . -name '*.go' | sed 's|^\./||' | sort)
-copy ../../tools/storage modules/storage go.mod go.sum $(cd ../../tools/storage && find . -name '*.go' | sed 's|^\./||' | sort)
-copy ../../tools/csi modules/csi go.mod go.sum $(cd ../../tools/csi && find . -name '*.go' | sed 's|^\./||' | sort)
-copy ../../tools/olmv1 modules/olmv1 go.mod go.sum $(cd ../../tools/olmv1 && find . -name '*.go' -o -name go.mod | grep -v '^./go.mod$' | sed 's|^\./||' | sort)
+sources() { # sources DIR: its Go files but tests, and nested go.mod files
+	(cd "$1" && find . \( -name '*.go' ! -name '*_test.go' \) -o -name go.mod | grep -v '^\./go\.mod$' | sed 's|^\./||' | sort)
+}
+for m in node storage csi olmv1; do
+	copy ../../tools/$m modules/$m go.mod go.sum $(sources ../../tools/$m)
+done

@@ -15,7 +15,7 @@
 //	go test -run '^$' -bench . -benchtime 1x -timeout 60m ./operator/e2e/
 //
 // and set CHARTPILOT_PEER_HELM_OPERATOR to a helm-operator binary (built from
-// tools/peers) to measure the peer in the same run; CHARTPILOT_BENCH_CRS
+// peers/) to measure the peer in the same run; CHARTPILOT_BENCH_CRS
 // chooses the CR counts (default 200,1000). chartpilot runs as the operator
 // image runs it: cmd/chartpilot-operator, built with CGO_ENABLED=0.
 // CHARTPILOT_BENCH_SSA measures chartpilot a second time with server-side

@@ -1,4 +1,4 @@
-module github.com/chartpilot/chartpilot/tools/helmcompat
+module github.com/chartpilot/chartpilot/peers/helmcompat
 
 go 1.26.3
 

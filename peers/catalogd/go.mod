@@ -87,4 +87,4 @@ require (
 )
 
 // The module proxy serves no boxcutter: the OLM v1 tools module has our own (see it).
-replace pkg.package-operator.run/boxcutter => ../../olmv1/boxcutter
+replace pkg.package-operator.run/boxcutter => ../../tools/olmv1/boxcutter

@@ -1,4 +1,4 @@
-module github.com/chartpilot/chartpilot/tools/peers
+module github.com/chartpilot/chartpilot/peers
 
 go 1.23.0
 
