@@ -203,6 +203,19 @@ func useName(u Use) string {
 	return "map"
 }
 
+// keepUnknownKeys makes every map of s, s included, keep the fields it does
+// not declare; types stay as they are.
+func keepUnknownKeys(s *apiextensionsv1.JSONSchemaProps) {
+	if s.Type != "object" {
+		return
+	}
+	s.XPreserveUnknownFields = ptr.To(true)
+	for k, p := range s.Properties {
+		keepUnknownKeys(&p)
+		s.Properties[k] = p
+	}
+}
+
 // openBelow makes what a free-form value holds accept anything, keeping
 // the structure values.yaml shows as documentation: maps keep unknown
 // fields, list items and scalars below the top are any value. A scalar at
