@@ -177,6 +177,10 @@ func widenScalar(s *apiextensionsv1.JSONSchemaProps, use Use) {
 			return
 		}
 		intOrString(s)
+	case s.Type == "string" && use&UseRead != 0 && use&^(UseRead|UseStringDefault) == 0:
+		// Only ever printed as text (in a longer string, or formatted): an
+		// integer a user writes prints as well, and Helm renders it.
+		intOrString(s)
 	}
 }
 
