@@ -12,7 +12,7 @@ import (
 )
 
 // The webapp CRD's config.greeting field, as bundle generate writes it.
-const greetingField = "                  greeting:\n                    nullable: true\n                    type: string\n"
+const greetingField = "                  greeting:\n                    nullable: true\n                    x-kubernetes-int-or-string: true\n"
 
 // validate --previous compares the bundle's CRDs with the previous
 // bundle's, from a directory or an image: a removed field is an error

@@ -434,3 +434,26 @@ func (a *Assessment) WriteText(w io.Writer) error {
 	}
 	return nil
 }
+
+// capabilities computes the capability level from the evidence; a higher
+// level the base CSV declares is refused unless forced.
+func (g *generation) capabilities(csv *v1alpha1.ClusterServiceVersion, mon monitoring) error {
+	ev, err := g.evidence(csv, mon.metricsService, mon.serviceMonitor, mon.prometheusRule)
+	if err != nil {
+		return err
+	}
+	a := Assess(ev)
+	g.res.Assessment = a
+	level := a.Level
+	if declared, ok := ParseLevel(csv.Annotations[AnnotationCapabilities]); ok && declared > a.Level {
+		if !g.opts.ForceCapabilities {
+			return fmt.Errorf("%w: the base CSV declares %q, the evidence proves %q (%s); run `chartpilot bundle capabilities` for what is missing, or pass --force-capabilities",
+				ErrCapabilityNotProven, declared, a.Proven(), a.unmetSummary(a.nextUnmet()))
+		}
+		g.warn("capabilities forced to %q; the evidence proves %q", declared, a.Proven())
+		level = declared
+	}
+	csv.Annotations[AnnotationCapabilities] = level.String()
+	g.res.Capabilities = level.String()
+	return nil
+}

@@ -77,7 +77,9 @@ func xDescriptor(name string, p apiextensionsv1.JSONSchemaProps) string {
 		return xdBoolean
 	case p.Type == "integer" || p.Type == "number":
 		return xdNumber
-	case p.Type == "string":
+	case p.Type == "string", p.XIntOrString:
+		// An int-or-string is typed in as text: the console's text field
+		// sends a number's digits as a string, which the CRD accepts.
 		return xdText
 	}
 	return ""

@@ -150,7 +150,7 @@ metadata: {name: metrics, namespace: system}
 		if checkSamples(m.samples, crds) != nil {
 			return
 		}
-		strategy, consumed, err := installStrategy(m, map[string]string{"controller": "example.com/op:v1"})
+		strategy, consumed, err := deploymentStrategy(m, map[string]string{"controller": "example.com/op:v1"})
 		if err != nil {
 			return
 		}

@@ -3,11 +3,15 @@ package bundle
 import (
 	"errors"
 	"fmt"
+	"path/filepath"
 	"regexp"
 	"sort"
 
 	msemver "github.com/Masterminds/semver/v3"
 	"github.com/blang/semver/v4"
+
+	"github.com/chartpilot/chartpilot/chart"
+	"github.com/chartpilot/chartpilot/scaffold"
 )
 
 // versionLiteral finds the versions a constraint names (prerelease and
@@ -62,4 +66,44 @@ func lowestKubeVersionFrom(constraint string, from semver.Version) (v semver.Ver
 		return v, false, errors.New("it allows no version")
 	}
 	return v, false, fmt.Errorf("it allows no version from %s", from)
+}
+
+// minKubeVersion is the lowest Kubernetes version, from
+// DefaultMinKubeVersion (what the runtime needs) up, that every chart's
+// kubeVersion constraint allows. A constraint it cannot read, or that
+// allows no such version, is warned about and left out.
+func (g *generation) minKubeVersion() string {
+	best := semver.MustParse(DefaultMinKubeVersion)
+	watches, err := scaffold.LoadWatches(g.opts.Dir)
+	if err != nil {
+		return best.String()
+	}
+	constraints := map[string]string{}
+	for _, w := range watches {
+		c, err := chart.Load(filepath.Join(g.opts.Dir, w.Chart))
+		if err == nil && c.Helm.Metadata.KubeVersion != "" {
+			constraints[c.Name()] = c.Helm.Metadata.KubeVersion
+		}
+	}
+	// Raising the version for one chart may leave a range another allows:
+	// go on until all allow it (each round raises it, or ends).
+	for round := 0; round <= len(constraints); round++ {
+		raised := false
+		for _, name := range sortedKeys(constraints) {
+			kv := constraints[name]
+			v, bounded, err := lowestKubeVersionFrom(kv, best)
+			if err != nil {
+				g.warn("chart %s: Chart.yaml kubeVersion %q: %v; minKubeVersion is not derived from it", name, kv, err)
+				delete(constraints, name)
+				continue
+			}
+			if bounded {
+				best, raised = v, true
+			}
+		}
+		if !raised {
+			break
+		}
+	}
+	return best.String()
 }

@@ -87,16 +87,6 @@ type projectManifests struct {
 	others []*unstructured.Unstructured
 }
 
-// objectID identifies an object across two kustomize builds.
-func objectID(o *unstructured.Unstructured) string {
-	return o.GetAPIVersion() + "/" + o.GetKind() + "/" + o.GetName()
-}
-
-// describe names an object in messages.
-func describe(o *unstructured.Unstructured) string {
-	return fmt.Sprintf("%s %s (%s)", o.GetKind(), o.GetName(), o.GetAPIVersion())
-}
-
 // loadManifests builds config/manifests, and config/samples and
 // config/scorecard apart to tell samples and the scorecard configuration
 // from the rest.
@@ -195,25 +185,8 @@ func sortManifests(objs, samples []*unstructured.Unstructured, manifestsDir stri
 	return m, nil
 }
 
-func exists(path string) bool {
-	_, err := os.Stat(path)
-	return err == nil
-}
-
 // ErrNoManifests means the project has no config/manifests to build.
 var ErrNoManifests = errors.New("no config/manifests")
 
 // ErrNoDeployment means the manifests have no operator Deployment.
 var ErrNoDeployment = errors.New("no operator deployment")
-
-// manifestFileName is operator-sdk's file name for an extra bundle object:
-// name_group_version_kind.yaml (without group for the core API).
-func manifestFileName(o *unstructured.Unstructured) string {
-	gvk := o.GroupVersionKind()
-	parts := []string{o.GetName()}
-	if gvk.Group != "" {
-		parts = append(parts, gvk.Group)
-	}
-	parts = append(parts, gvk.Version, strings.ToLower(gvk.Kind))
-	return strings.Join(parts, "_") + ".yaml"
-}

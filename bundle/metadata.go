@@ -5,6 +5,7 @@ import (
 	"os"
 	"path"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -120,3 +121,60 @@ func ReadAnnotations(bundleDir string) (map[string]string, error) {
 }
 
 func yamlMarshal(v any) ([]byte, error) { return yaml.Marshal(v) }
+
+// metadataFiles adds metadata/annotations.yaml (and keeps other metadata
+// files the bundle had) and returns bundle.Dockerfile's content.
+func (g *generation) metadataFiles(files map[string][]byte, pkg string, scorecard bool) ([]byte, error) {
+	channels, defaultChannel := g.channels()
+	g.res.Channels, g.res.DefaultChannel = channels, defaultChannel
+	labels := metadataLabels(pkg, channels, defaultChannel, g.opts.Builder, scorecard)
+	files[registryv1.AnnotationsFile] = annotationsYAML(labels)
+	if err := keepMetadataExtras(g.opts.OutputDir, files); err != nil {
+		return nil, err
+	}
+	relBundle, err := filepath.Rel(g.opts.Dir, g.opts.OutputDir)
+	if err != nil || !filepath.IsLocal(relBundle) {
+		relBundle = g.opts.OutputDir
+	}
+	return dockerfile(labels, relBundle, scorecard), nil
+}
+
+// channels are the flags', else the existing bundle's, else "alpha".
+func (g *generation) channels() ([]string, string) {
+	prev, _ := ReadAnnotations(g.opts.OutputDir)
+	channels := g.opts.Channels
+	if len(channels) == 0 && prev[registryv1.AnnotationChannels] != "" {
+		channels = strings.Split(prev[registryv1.AnnotationChannels], ",")
+	}
+	if len(channels) == 0 {
+		channels = []string{DefaultChannel}
+	}
+	def := g.opts.DefaultChannel
+	if def == "" && slices.Contains(channels, prev[registryv1.AnnotationDefaultChannel]) {
+		def = prev[registryv1.AnnotationDefaultChannel]
+	}
+	if def == "" && len(channels) == 1 {
+		def = channels[0]
+	}
+	return channels, def
+}
+
+// keepMetadataExtras adds the existing bundle's other metadata files.
+func keepMetadataExtras(bundleDir string, files map[string][]byte) error {
+	entries, err := os.ReadDir(filepath.Join(bundleDir, registryv1.MetadataDir))
+	if err != nil {
+		return nil // no previous bundle
+	}
+	for _, e := range entries {
+		name := registryv1.MetadataDir + "/" + e.Name()
+		if e.IsDir() || files[name] != nil {
+			continue
+		}
+		data, err := os.ReadFile(filepath.Join(bundleDir, name))
+		if err != nil {
+			return err
+		}
+		files[name] = data
+	}
+	return nil
+}

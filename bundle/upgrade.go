@@ -7,17 +7,34 @@ import (
 	"slices"
 
 	"github.com/blang/semver/v4"
+	"github.com/operator-framework/api/pkg/operators/v1alpha1"
 	"github.com/operator-framework/operator-registry/alpha/declcfg"
 	"github.com/operator-framework/operator-registry/alpha/property"
 
 	"github.com/chartpilot/chartpilot/internal/registryv1"
 )
 
-// upgradePath is the CSV's replaces and olm.skipRange: Replaces when given;
+// upgradePath sets the CSV's replaces and olm.skipRange annotation.
+func (g *generation) upgradePath(ctx context.Context, csv *v1alpha1.ClusterServiceVersion, pkg string, v semver.Version) error {
+	replaces, skipRange, err := g.findUpgradePath(ctx, pkg, v)
+	if err != nil {
+		return err
+	}
+	csv.Spec.Replaces = replaces
+	g.res.Replaces, g.res.SkipRange = replaces, skipRange
+	if skipRange != "" {
+		csv.Annotations[AnnotationSkipRange] = skipRange
+	} else {
+		delete(csv.Annotations, AnnotationSkipRange)
+	}
+	return nil
+}
+
+// findUpgradePath is the CSV's replaces and olm.skipRange: Replaces when given;
 // else, from FromCatalog, the newest version of the package older than v in
 // the bundle's channels (in any channel when none of them exists yet), and
 // a skipRange from the oldest such version up to v.
-func (g *generation) upgradePath(ctx context.Context, pkg string, v semver.Version) (replaces, skipRange string, err error) {
+func (g *generation) findUpgradePath(ctx context.Context, pkg string, v semver.Version) (replaces, skipRange string, err error) {
 	if g.opts.Replaces != "" {
 		return g.opts.Replaces, "", nil
 	}

@@ -48,6 +48,11 @@ type RenderOptions struct {
 	APIVersions []string
 	// IsUpgrade renders as an upgrade (.Release.IsUpgrade) instead of an install.
 	IsUpgrade bool
+	// ReuseKeys makes the templates' keys and certificates (genPrivateKey,
+	// genCA, genSelfSignedCert, genSignedCert) from one key of each type
+	// the Renderer made once: for renders whose objects are read, never
+	// applied, where a new RSA key per certificate is most of the time.
+	ReuseKeys bool
 }
 
 func (o RenderOptions) withDefaults() RenderOptions {
@@ -118,6 +123,8 @@ type Renderer struct {
 	loaded *helmchart.Chart
 	// parsed holds the documents of each template output seen, by file and text.
 	parsed map[renderedFile]*parsedFile
+	// keys are the keys of renders with ReuseKeys.
+	keys keyPool
 }
 
 type renderedFile struct{ name, text string }
@@ -175,6 +182,9 @@ func (r *Renderer) Render(opts RenderOptions) (*Rendered, error) {
 		return nil, fmt.Errorf("rendering chart %s: %w", name, err)
 	}
 	var e engine.Engine
+	if opts.ReuseKeys {
+		e.CustomTemplateFuncs = r.keys.funcs()
+	}
 	files, err := e.Render(ch, top)
 	if err != nil {
 		if ve := valueError(ch, err); ve != nil {

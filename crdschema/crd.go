@@ -124,13 +124,17 @@ func specOf(ch *helmchart.Chart, where string) (*apiextensionsv1.JSONSchemaProps
 		}
 		usage.addUnder(subUsage, key, "charts/"+subchart.Key+"/")
 	}
-	if len(ch.Metadata.Dependencies) > 0 {
-		if _, ok := s.Properties["global"]; !ok && s.Properties != nil {
-			g := anyValue()
-			g.Type = "object"
-			g.Description = "Values shared with every subchart."
-			s.Properties["global"] = *g
-		}
+	if g, ok := s.Properties["global"]; ok {
+		// Helm hands global to every subchart, and charts put anything
+		// there (a key a template in the values reads through tpl, say):
+		// the keys values.yaml shows are examples, not the list.
+		keepUnknownKeys(&g)
+		s.Properties["global"] = g
+	} else if len(ch.Metadata.Dependencies) > 0 && s.Properties != nil {
+		g := anyValue()
+		g.Type = "object"
+		g.Description = "Values shared with every subchart."
+		s.Properties["global"] = *g
 	}
 	warnings = append(warnings, addConditions(s, ch, where)...)
 	return s, usage, warnings, nil

@@ -157,15 +157,17 @@ func TestInferredSchema(t *testing.T) {
 		return s.XPreserveUnknownFields != nil && *s.XPreserveUnknownFields
 	}
 	tests := []struct {
-		name       string
-		schema     apiextensionsv1.JSONSchemaProps
-		typ, desc  string
-		freeForm   bool
-		properties []string
+		name        string
+		schema      apiextensionsv1.JSONSchemaProps
+		typ, desc   string
+		freeForm    bool
+		intOrString bool
+		properties  []string
 	}{
 		{name: "whole number is integer", schema: prop(spec(webapp), "replicaCount"), typ: "integer", desc: "Number of pods when autoscaling is off."},
 		{name: "float is number", schema: prop(spec(webapp), "ratio"), typ: "number", desc: "A ratio used by the application."},
-		{name: "nested description", schema: prop(spec(webapp), "image", "repository"), typ: "string", desc: "Container image repository."},
+		// Printed within the image's text: an integer prints as well.
+		{name: "nested description", schema: prop(spec(webapp), "image", "repository"), intOrString: true, desc: "Container image repository."},
 		{name: "empty string is anything", schema: prop(spec(webapp), "image", "tag"), freeForm: true, desc: "Image tag; the chart's appVersion when empty."},
 		{name: "nested object is structured", schema: prop(spec(webapp), "config"), typ: "object", desc: "Settings written to the application's ConfigMap.", properties: []string{"greeting", "logLevel"}},
 		{name: "empty map is anything", schema: prop(spec(webapp), "podLabels"), desc: "Extra labels on every pod (free-form).", freeForm: true},
@@ -180,8 +182,9 @@ func TestInferredSchema(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			s := tt.schema
-			if s.Type != tt.typ || s.Description != tt.desc || preserve(s) != tt.freeForm {
-				t.Errorf("got type %q, description %q, free-form %t; want %q, %q, %t", s.Type, s.Description, preserve(s), tt.typ, tt.desc, tt.freeForm)
+			if s.Type != tt.typ || s.Description != tt.desc || preserve(s) != tt.freeForm || s.XIntOrString != tt.intOrString {
+				t.Errorf("got type %q, description %q, free-form %t, int-or-string %t; want %q, %q, %t, %t",
+					s.Type, s.Description, preserve(s), s.XIntOrString, tt.typ, tt.desc, tt.freeForm, tt.intOrString)
 			}
 			if tt.properties != nil {
 				var got []string

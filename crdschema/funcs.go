@@ -37,6 +37,12 @@ func kindOfFunc(name string) funcKind {
 	return freeFunc
 }
 
+// anyTypeFuncs read arguments of any type without failing: they print
+// them, or test their kind or emptiness.
+var anyTypeFuncs = map[string]bool{"quote": true, "squote": true, "print": true, "printf": true, "println": true,
+	"toString": true, "toStrings": true, "cat": true, "join": true, "empty": true, "not": true, "kindIs": true,
+	"kindOf": true, "typeOf": true, "typeIs": true, "fail": true}
+
 // formatFuncs print their one argument as text: where the text lands,
 // the value does.
 var formatFuncs = map[string]bool{"quote": true, "squote": true, "toString": true, "print": true}
@@ -73,6 +79,9 @@ func (w *walker) call(name string, args []ref) ref {
 		use = UseRead
 		if numberFuncs[name] {
 			use |= UseNumber
+		}
+		if !anyTypeFuncs[name] {
+			use |= UseTyped
 		}
 	case keysFunc:
 		use = UseRange

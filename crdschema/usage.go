@@ -45,6 +45,12 @@ const (
 	UseNumberDefault
 	// UseStringDefault: a template defaults it to a (non-empty) string.
 	UseStringDefault
+	// UseTyped: a template hands it to a function or comparison that takes
+	// one type (upper, trim, b64enc, eq...), which fails on another.
+	UseTyped
+	// UseBare: an action prints it, unformatted, as the whole value of a
+	// YAML field, whose type it then is in the object.
+	UseBare
 )
 
 // Elem is the path segment of an element of a ranged (or indexed) list or

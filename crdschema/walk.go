@@ -105,8 +105,12 @@ func (w *walker) node(n parse.Node, s *scope) {
 		r := w.pipe(n.Pipe, s, true)
 		w.mark(r, UseRead)
 		if len(n.Pipe.Decl) == 0 {
-			if use := landingUse(w.out.field()); use != 0 {
+			key, parent := w.out.field()
+			if use := landingUse(key, parent); use != 0 {
 				w.mark(r.landing(), use)
+			}
+			if key != "" {
+				w.mark(ref{root: r.root, paths: r.paths}, UseBare)
 			}
 			w.out.write("X")
 		}

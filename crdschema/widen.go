@@ -177,6 +177,10 @@ func widenScalar(s *apiextensionsv1.JSONSchemaProps, use Use) {
 			return
 		}
 		intOrString(s)
+	case s.Type == "string" && use&UseRead != 0 && use&^(UseRead|UseStringDefault) == 0:
+		// Only ever printed as text (in a longer string, or formatted): an
+		// integer a user writes prints as well, and Helm renders it.
+		intOrString(s)
 	}
 }
 
@@ -201,6 +205,19 @@ func useName(u Use) string {
 		return "list or map (range)"
 	}
 	return "map"
+}
+
+// keepUnknownKeys makes every map of s, s included, keep the fields it does
+// not declare; types stay as they are.
+func keepUnknownKeys(s *apiextensionsv1.JSONSchemaProps) {
+	if s.Type != "object" {
+		return
+	}
+	s.XPreserveUnknownFields = ptr.To(true)
+	for k, p := range s.Properties {
+		keepUnknownKeys(&p)
+		s.Properties[k] = p
+	}
 }
 
 // openBelow makes what a free-form value holds accept anything, keeping

@@ -23,9 +23,34 @@ func TestWiden(t *testing.T) {
 	}, {
 		name:     "undeclared below a declared map",
 		values:   "image:\n  repository: x",
-		template: `{{ .Values.image.repository }}:{{ .Values.image.tag | default "latest" }}`,
+		template: "repository: {{ .Values.image.repository }}\ntag: {{ .Values.image.tag | default \"latest\" }}",
 		want:     `{"type":"object","properties":{"image":{"type":"object","properties":{"repository":{"type":"string"},"tag":{"x-kubernetes-preserve-unknown-fields":true}}}}}`,
 		warnings: []string{"chart t: templates/x.yaml reads .Values.image.tag, which"},
+	}, {
+		// A string only printed as text takes the integers YAML users
+		// write (tag: 15) too: Helm prints them the same.
+		name:     "a string printed within text",
+		values:   "tag: \"1.0\"",
+		template: `image: "repo:{{ .Values.tag }}"`,
+		want:     `{"type":"object","properties":{"tag":{"x-kubernetes-int-or-string":true}}}`,
+	}, {
+		name:     "a string printed formatted",
+		values:   "version: \"1.0\"\nname: app",
+		template: "version: {{ .Values.version | quote }}\nname: {{ printf \"%s-x\" .Values.name }}",
+		want:     `{"type":"object","properties":{"name":{"x-kubernetes-int-or-string":true},"version":{"x-kubernetes-int-or-string":true}}}`,
+	}, {
+		// The whole value of a field: an integer would make the field an
+		// integer, which a string field of the object refuses.
+		name:     "a string printed bare as a field's value",
+		values:   "policy: Always",
+		template: `imagePullPolicy: {{ .Values.policy }}`,
+		want:     `{"type":"object","properties":{"policy":{"type":"string"}}}`,
+	}, {
+		// upper, eq and the like fail on an integer.
+		name:     "a string a function takes as a string",
+		values:   "name: app\nmode: fast",
+		template: "x: \"{{ .Values.name | upper }}\"\n{{ if eq .Values.mode \"fast\" }}y: 1{{ end }}",
+		want:     `{"type":"object","properties":{"mode":{"type":"string"},"name":{"type":"string"}}}`,
 	}, {
 		name:     "undeclared nesting warns once",
 		values:   "a: 1",

@@ -379,7 +379,7 @@ func (d *derivation) releaseNamespace() string { return cmp.Or(d.opts.WatchNames
 func (d *derivation) render(vals map[string]any, what string, apis []string) (*chart.Rendered, error) {
 	ns := d.releaseNamespace()
 	r, err := d.renderer.Render(chart.RenderOptions{Namespace: ns, Values: mergeValues(d.opts.Values, vals),
-		KubeVersion: renderKubeVersion(d.minor), ServedAPIVersions: d.served, APIVersions: apis})
+		KubeVersion: renderKubeVersion(d.minor), ServedAPIVersions: d.served, APIVersions: apis, ReuseKeys: true})
 	if err != nil {
 		return nil, fmt.Errorf("rendering with %s: %w", what, err)
 	}

@@ -321,10 +321,13 @@ func checkInstall(t *testing.T, env *apiServer, c *chart.Chart, csv *v1alpha1.Cl
 	// CRDs stay: each create and delete of one makes the API server rebuild
 	// its OpenAPI (minutes of its CPU for a chart with large CRDs over all
 	// its cases), and a create of one that exists is still authorized first
-	// (AlreadyExists comes only after the permission check).
+	// (AlreadyExists comes only after the permission check). Namespaces a
+	// chart creates stay too: without a namespace controller a deleted one
+	// is terminating for ever, and the next install mode's objects in it
+	// would be refused.
 	defer func() {
 		for _, o := range append(created, grants...) {
-			if o.GetObjectKind().GroupVersionKind().Kind == "CustomResourceDefinition" {
+			if kind := o.GetObjectKind().GroupVersionKind().Kind; kind == "CustomResourceDefinition" || kind == "Namespace" {
 				continue
 			}
 			if err := env.c.Delete(context.Background(), o); err != nil && !apierrors.IsNotFound(err) {
