@@ -1,8 +1,9 @@
-package catalog
+package bundledir
 
 import (
 	"bytes"
 	"cmp"
+	"context"
 	"encoding/base64"
 	"encoding/json"
 	"errors"
@@ -11,6 +12,7 @@ import (
 	"io/fs"
 	"os"
 	"path"
+	"path/filepath"
 	"slices"
 	"strings"
 
@@ -22,14 +24,8 @@ import (
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
 	"sigs.k8s.io/yaml"
 
+	"github.com/chartpilot/chartpilot/internal/ociimage"
 	"github.com/chartpilot/chartpilot/internal/registryv1"
-)
-
-// The annotations of a registry+v1 bundle's metadata/annotations.yaml (and
-// the labels of its image) that the catalog reads.
-const (
-
-// registryv1.MediaTypeRegistryV1 is the only bundle format the catalog reads.
 )
 
 // ErrInvalidBundle is wrapped by every error about the content of a bundle
@@ -54,13 +50,13 @@ type Bundle struct {
 	// Declcfg is the olm.bundle blob: properties, related images and image.
 	Declcfg declcfg.Bundle
 
-	// crds are the bundle's CustomResourceDefinitions, for the comparison
+	// CRDs are the bundle's CustomResourceDefinitions, for the comparison
 	// with the bundles it upgrades.
-	crds []*unstructured.Unstructured
+	CRDs []*unstructured.Unstructured
 }
 
-// BundleOptions says how a bundle directory becomes an olm.bundle.
-type BundleOptions struct {
+// Options says how a bundle directory becomes an olm.bundle.
+type Options struct {
 	// Image is the bundle image's pull spec. Set, the bundle is published
 	// image-based: OLM unpacks that image and the blob carries the CSV's
 	// metadata only. Empty, the bundle is inline: every manifest is stored in
@@ -72,9 +68,9 @@ type BundleOptions struct {
 // not a directory.
 var ErrNoBundleDir = errors.New("no bundle directory")
 
-// readBundleDir is LoadBundleDir of the directory dir, which must exist:
-// a mistyped path is named as such, not as a bundle without annotations.
-func readBundleDir(dir string, opts BundleOptions) (*Bundle, error) {
+// Read is Load of the directory dir, which must exist: a mistyped path is
+// named as such, not as a bundle without annotations.
+func Read(dir string, opts Options) (*Bundle, error) {
 	fi, err := os.Stat(dir)
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
@@ -84,16 +80,16 @@ func readBundleDir(dir string, opts BundleOptions) (*Bundle, error) {
 	case !fi.IsDir():
 		return nil, fmt.Errorf("%w: %s is not a directory", ErrNoBundleDir, dir)
 	}
-	b, err := LoadBundleDir(os.DirFS(dir), opts)
+	b, err := Load(os.DirFS(dir), opts)
 	if err != nil {
 		return nil, fmt.Errorf("reading bundle %s: %w", dir, err)
 	}
 	return b, nil
 }
 
-// LoadBundleDir reads a registry+v1 bundle (manifests/ and
+// Load reads a registry+v1 bundle (manifests/ and
 // metadata/annotations.yaml) from fsys.
-func LoadBundleDir(fsys fs.FS, opts BundleOptions) (*Bundle, error) {
+func Load(fsys fs.FS, opts Options) (*Bundle, error) {
 	ann, err := readAnnotations(fsys)
 	if err != nil {
 		return nil, err
@@ -153,7 +149,7 @@ func LoadBundleDir(fsys fs.FS, opts BundleOptions) (*Bundle, error) {
 	}
 	b.Version = version
 	b.Description = csv.Spec.Description
-	b.crds = crds
+	b.CRDs = crds
 	if len(csv.Spec.Icon) > 0 && csv.Spec.Icon[0].Data != "" {
 		data, err := base64.StdEncoding.DecodeString(csv.Spec.Icon[0].Data)
 		if err != nil {
@@ -191,9 +187,36 @@ func LoadBundleDir(fsys fs.FS, opts BundleOptions) (*Bundle, error) {
 	return b, nil
 }
 
+// ErrPull marks a bundle image that could not be pulled.
+var ErrPull = errors.New("cannot pull the bundle image")
+
+// Pull pulls a registry+v1 bundle image (with the docker credentials) and
+// reads it, to be published image-based under ref. A failed pull wraps
+// ErrPull.
+func Pull(ctx context.Context, ref string) (*Bundle, error) {
+	tmp, err := os.MkdirTemp("", "chartpilot-bundle-*")
+	if err != nil {
+		return nil, err
+	}
+	defer os.RemoveAll(tmp)
+	dir := filepath.Join(tmp, "bundle")
+	img, err := ociimage.Pull(ctx, ref)
+	if err != nil {
+		return nil, fmt.Errorf("%w: bundle: %w", ErrPull, err)
+	}
+	if err := ociimage.ExtractDir(img, "", dir); err != nil {
+		return nil, fmt.Errorf("%w: bundle %s: %w", ErrPull, ref, err)
+	}
+	b, err := Read(dir, Options{Image: ref})
+	if err != nil {
+		return nil, fmt.Errorf("bundle image %s: %w", ref, err)
+	}
+	return b, nil
+}
+
 // bundleProperties builds the bundle's properties in a stable order: by
 // type, then value, with the large olm.bundle.object ones last.
-func bundleProperties(b *Bundle, csv *v1alpha1.ClusterServiceVersion, crds, objs []*unstructured.Unstructured, fsys fs.FS, metadataDir string, opts BundleOptions) ([]property.Property, error) {
+func bundleProperties(b *Bundle, csv *v1alpha1.ClusterServiceVersion, crds, objs []*unstructured.Unstructured, fsys fs.FS, metadataDir string, opts Options) ([]property.Property, error) {
 	props := []property.Property{property.MustBuildPackage(b.Package, b.Version.String())}
 
 	provided := map[property.GVK]bool{}

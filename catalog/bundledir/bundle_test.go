@@ -1,4 +1,4 @@
-package catalog
+package bundledir_test
 
 import (
 	"encoding/json"
@@ -7,6 +7,8 @@ import (
 	"slices"
 	"testing"
 
+	"github.com/chartpilot/chartpilot/catalog/bundledir"
+	"github.com/chartpilot/chartpilot/catalog/internal/catalogtest"
 	"github.com/operator-framework/operator-registry/alpha/declcfg"
 	"github.com/operator-framework/operator-registry/alpha/property"
 )
@@ -14,8 +16,8 @@ import (
 func TestLoadBundleDir(t *testing.T) {
 	tests := []struct {
 		name string
-		spec bundleSpec
-		opts BundleOptions
+		spec catalogtest.BundleSpec
+		opts bundledir.Options
 		// wantTypes are the property types, in order.
 		wantTypes []string
 		// wantObjects is the number of olm.bundle.object properties.
@@ -27,7 +29,7 @@ func TestLoadBundleDir(t *testing.T) {
 	}{
 		{
 			name:          "inline bundle carries every manifest",
-			spec:          bundleSpec{pkg: "widgets", version: "1.2.3", channels: "alpha, stable", defaultChannel: "stable"},
+			spec:          catalogtest.BundleSpec{Pkg: "widgets", Version: "1.2.3", Channels: "alpha, stable", DefaultChannel: "stable"},
 			wantTypes:     []string{"olm.csv.metadata", "olm.gvk", "olm.gvk", "olm.package", "olm.bundle.object", "olm.bundle.object"},
 			wantObjects:   2,
 			wantRelated:   []string{"example.com/widgets:v1.2.3"},
@@ -36,8 +38,8 @@ func TestLoadBundleDir(t *testing.T) {
 		},
 		{
 			name:         "image-based bundle carries the CSV metadata only",
-			spec:         bundleSpec{pkg: "widgets", version: "1.2.3", channels: "stable"},
-			opts:         BundleOptions{Image: "registry.example.com/widgets-bundle:v1.2.3"},
+			spec:         catalogtest.BundleSpec{Pkg: "widgets", Version: "1.2.3", Channels: "stable"},
+			opts:         bundledir.Options{Image: "registry.example.com/widgets-bundle:v1.2.3"},
 			wantTypes:    []string{"olm.csv.metadata", "olm.gvk", "olm.gvk", "olm.package"},
 			wantImage:    "registry.example.com/widgets-bundle:v1.2.3",
 			wantRelated:  []string{"registry.example.com/widgets-bundle:v1.2.3", "example.com/widgets:v1.2.3"},
@@ -46,8 +48,8 @@ func TestLoadBundleDir(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			dir := writeBundle(t, tt.spec)
-			b, err := LoadBundleDir(os.DirFS(dir), tt.opts)
+			dir := catalogtest.WriteBundle(t, tt.spec)
+			b, err := bundledir.Load(os.DirFS(dir), tt.opts)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -105,7 +107,7 @@ func TestLoadBundleDir(t *testing.T) {
 }
 
 func TestLoadBundleDirDependencies(t *testing.T) {
-	dir := writeBundle(t, bundleSpec{pkg: "widgets", version: "1.0.0", channels: "stable"})
+	dir := catalogtest.WriteBundle(t, catalogtest.BundleSpec{Pkg: "widgets", Version: "1.0.0", Channels: "stable"})
 	deps := `dependencies:
 - type: olm.package
   value: {packageName: gadgets, version: ">=1.0.0"}
@@ -115,7 +117,7 @@ func TestLoadBundleDirDependencies(t *testing.T) {
 	if err := os.WriteFile(dir+"/metadata/dependencies.yaml", []byte(deps), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	b, err := LoadBundleDir(os.DirFS(dir), BundleOptions{})
+	b, err := bundledir.Load(os.DirFS(dir), bundledir.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -134,18 +136,18 @@ func TestLoadBundleDirDependencies(t *testing.T) {
 func TestLoadBundleDirErrors(t *testing.T) {
 	tests := []struct {
 		name   string
-		spec   bundleSpec
+		spec   catalogtest.BundleSpec
 		mutate func(t *testing.T, dir string)
 		want   string
 	}{
 		{
 			name: "no CSV",
-			spec: bundleSpec{pkg: "widgets", version: "1.0.0", channels: "stable", noCSV: true},
+			spec: catalogtest.BundleSpec{Pkg: "widgets", Version: "1.0.0", Channels: "stable", NoCSV: true},
 			want: "invalid bundle: manifests holds no ClusterServiceVersion",
 		},
 		{
 			name: "no annotations",
-			spec: bundleSpec{pkg: "widgets", version: "1.0.0", channels: "stable"},
+			spec: catalogtest.BundleSpec{Pkg: "widgets", Version: "1.0.0", Channels: "stable"},
 			mutate: func(t *testing.T, dir string) {
 				if err := os.Remove(dir + "/metadata/annotations.yaml"); err != nil {
 					t.Fatal(err)
@@ -155,32 +157,32 @@ func TestLoadBundleDirErrors(t *testing.T) {
 		},
 		{
 			name: "no package annotation",
-			spec: bundleSpec{pkg: "", version: "1.0.0", channels: "stable", name: "x.v1.0.0"},
+			spec: catalogtest.BundleSpec{Pkg: "", Version: "1.0.0", Channels: "stable", Name: "x.v1.0.0"},
 			want: "invalid bundle: metadata/annotations.yaml has no operators.operatorframework.io.bundle.package.v1",
 		},
 		{
 			name: "manifest without kind",
-			spec: bundleSpec{pkg: "widgets", version: "1.0.0", channels: "stable", extraManifest: "metadata: {name: x}\n"},
+			spec: catalogtest.BundleSpec{Pkg: "widgets", Version: "1.0.0", Channels: "stable", ExtraManifest: "metadata: {Name: x}\n"},
 			want: "invalid bundle: manifests/extra.yaml: a document without apiVersion and kind",
 		},
 		{
 			name: "version missing",
-			spec: bundleSpec{pkg: "widgets", version: "", channels: "stable", name: "widgets.v0"},
+			spec: catalogtest.BundleSpec{Pkg: "widgets", Version: "", Channels: "stable", Name: "widgets.v0"},
 			want: "invalid bundle: ClusterServiceVersion widgets.v0 has no spec.version",
 		},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			dir := writeBundle(t, tt.spec)
+			dir := catalogtest.WriteBundle(t, tt.spec)
 			if tt.mutate != nil {
 				tt.mutate(t, dir)
 			}
-			_, err := LoadBundleDir(os.DirFS(dir), BundleOptions{})
+			_, err := bundledir.Load(os.DirFS(dir), bundledir.Options{})
 			if err == nil {
 				t.Fatal("no error")
 			}
-			if !errors.Is(err, ErrInvalidBundle) {
-				t.Errorf("error %v does not wrap ErrInvalidBundle", err)
+			if !errors.Is(err, bundledir.ErrInvalidBundle) {
+				t.Errorf("error %v does not wrap bundledir.ErrInvalidBundle", err)
 			}
 			if err.Error() != tt.want {
 				t.Errorf("error = %q, want %q", err, tt.want)
@@ -191,8 +193,8 @@ func TestLoadBundleDirErrors(t *testing.T) {
 
 // The CSV round-trips through the inline bundle object unchanged.
 func TestInlineBundleObjectIsTheManifest(t *testing.T) {
-	dir := writeBundle(t, bundleSpec{pkg: "widgets", version: "2.0.0", channels: "stable"})
-	b, err := LoadBundleDir(os.DirFS(dir), BundleOptions{})
+	dir := catalogtest.WriteBundle(t, catalogtest.BundleSpec{Pkg: "widgets", Version: "2.0.0", Channels: "stable"})
+	b, err := bundledir.Load(os.DirFS(dir), bundledir.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}

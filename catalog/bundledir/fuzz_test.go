@@ -1,4 +1,4 @@
-package catalog
+package bundledir_test
 
 import (
 	"bytes"
@@ -8,6 +8,8 @@ import (
 	"testing"
 	"testing/fstest"
 
+	"github.com/chartpilot/chartpilot/catalog/bundledir"
+	"github.com/chartpilot/chartpilot/catalog/internal/catalogtest"
 	"github.com/operator-framework/operator-registry/alpha/declcfg"
 	"github.com/operator-framework/operator-registry/alpha/property"
 )
@@ -33,11 +35,11 @@ func sameProperties(t *testing.T, a, b []property.Property) bool {
 
 // FuzzLoadBundleDir reads a bundle directory whose annotations, CSV, CRD
 // and metadata properties are fuzzed. Every error it returns is
-// ErrInvalidBundle; a bundle it reads has a package and a name, and its
+// bundledir.ErrInvalidBundle; a bundle it reads has a package and a name, and its
 // olm.bundle blob reads back through declcfg's loader unchanged (so the
 // catalog it goes into loads and serves).
 func FuzzLoadBundleDir(f *testing.F) {
-	files := bundleFiles(bundleSpec{pkg: "widget", version: "1.0.0", channels: "stable,fast", defaultChannel: "stable"})
+	files := catalogtest.BundleFiles(catalogtest.BundleSpec{Pkg: "widget", Version: "1.0.0", Channels: "stable,fast", DefaultChannel: "stable"})
 	csv := files["manifests/widget.clusterserviceversion.yaml"]
 	ann, crd := files["metadata/annotations.yaml"], files["manifests/crd.yaml"]
 	f.Add([]byte(ann), []byte(csv), []byte(crd), []byte(nil), []byte(nil))
@@ -65,10 +67,10 @@ func FuzzLoadBundleDir(f *testing.F) {
 			fsys[dir+"/a.yaml"] = &fstest.MapFile{Data: csv}
 		}
 		for _, image := range []string{"", "example.com/widget-bundle:v1"} {
-			b, err := LoadBundleDir(fsys, BundleOptions{Image: image})
+			b, err := bundledir.Load(fsys, bundledir.Options{Image: image})
 			if err != nil {
-				if !errors.Is(err, ErrInvalidBundle) {
-					t.Fatalf("an error that is not ErrInvalidBundle: %v", err)
+				if !errors.Is(err, bundledir.ErrInvalidBundle) {
+					t.Fatalf("an error that is not bundledir.ErrInvalidBundle: %v", err)
 				}
 				return
 			}

@@ -1,4 +1,4 @@
-package catalog
+package edit
 
 import (
 	"cmp"
@@ -13,6 +13,8 @@ import (
 	"github.com/blang/semver/v4"
 	"github.com/operator-framework/operator-registry/alpha/declcfg"
 
+	"github.com/chartpilot/chartpilot/catalog/bundledir"
+	"github.com/chartpilot/chartpilot/catalog/fbc"
 	"github.com/chartpilot/chartpilot/internal/registryv1"
 )
 
@@ -116,23 +118,15 @@ func Add(ctx context.Context, opts AddOptions) (*AddResult, error) {
 	if (opts.BundleDir == "") == (opts.BundleImage == "") {
 		return nil, errors.New("set either a bundle directory or a bundle image")
 	}
-	source := opts.BundleDir
+	var b *bundledir.Bundle
+	var err error
 	if opts.BundleImage != "" {
-		tmp, err := os.MkdirTemp("", "chartpilot-bundle-*")
-		if err != nil {
-			return nil, err
-		}
-		defer os.RemoveAll(tmp)
-		opts.BundleDir, opts.Image, source = filepath.Join(tmp, "bundle"), opts.BundleImage, opts.BundleImage
-		if err := pullBundleImage(ctx, opts.BundleImage, opts.BundleDir); err != nil {
-			return nil, err
-		}
+		opts.Image = opts.BundleImage
+		b, err = bundledir.Pull(ctx, opts.BundleImage)
+	} else {
+		b, err = bundledir.Read(opts.BundleDir, bundledir.Options{Image: opts.Image})
 	}
-	b, err := readBundleDir(opts.BundleDir, BundleOptions{Image: opts.Image})
 	if err != nil {
-		if opts.BundleImage != "" {
-			return nil, fmt.Errorf("bundle image %s: %w", source, err)
-		}
 		return nil, err
 	}
 	created := false
@@ -157,7 +151,7 @@ func Add(ctx context.Context, opts AddOptions) (*AddResult, error) {
 // package in the same write when opts.InitPackage asks for it: a kill
 // between an Init and an Add would leave a package without bundles, which
 // does not validate.
-func addLocked(ctx context.Context, opts AddOptions, b *Bundle) (*AddResult, error) {
+func addLocked(ctx context.Context, opts AddOptions, b *bundledir.Bundle) (*AddResult, error) {
 	pf, err := loadPackage(opts.Dir, b.Package)
 	if errors.Is(err, ErrPackageNotFound) && opts.InitPackage {
 		pf, err = newPackageFile(opts.Dir, b.Package), nil
@@ -175,7 +169,7 @@ func addLocked(ctx context.Context, opts AddOptions, b *Bundle) (*AddResult, err
 		return nil, err
 	}
 	res.APIChanges, res.Warnings = changes, append(res.Warnings, warnings...)
-	if err := validatePackageFile(pf); err != nil {
+	if err := pf.validate(); err != nil {
 		return nil, err
 	}
 	if err := pf.save(); err != nil {
@@ -190,21 +184,21 @@ func addLocked(ctx context.Context, opts AddOptions, b *Bundle) (*AddResult, err
 func newPackageFile(dir, pkg string) *packageFile {
 	return &packageFile{
 		dir:    dir,
-		path:   filepath.Join(dir, pkg, packageFileBase+"."+string(FormatYAML)),
-		format: FormatYAML,
+		path:   filepath.Join(dir, pkg, packageFileBase+"."+string(fbc.FormatYAML)),
+		format: fbc.FormatYAML,
 		isNew:  true,
 		cfg:    declcfg.DeclarativeConfig{Packages: []declcfg.Package{{Schema: declcfg.SchemaPackage, Name: pkg}}},
 	}
 }
 
 // addBundle changes the package in memory.
-func addBundle(pf *packageFile, b *Bundle, opts AddOptions) (*AddResult, error) {
+func addBundle(pf *packageFile, b *bundledir.Bundle, opts AddOptions) (*AddResult, error) {
 	channels, source := opts.Channels, "--channels"
 	if len(channels) == 0 {
 		channels, source = b.Channels, "bundle "+b.Name+"'s "+registryv1.AnnotationChannels
 	}
 	if len(channels) == 0 {
-		return nil, fmt.Errorf("%w: bundle %s names no channel (set %s or pass channels)", ErrInvalidBundle, b.Name, registryv1.AnnotationChannels)
+		return nil, fmt.Errorf("%w: bundle %s names no channel (set %s or pass channels)", bundledir.ErrInvalidBundle, b.Name, registryv1.AnnotationChannels)
 	}
 	var scoped []string
 	for _, ch := range channels {
@@ -220,7 +214,7 @@ func addBundle(pf *packageFile, b *Bundle, opts AddOptions) (*AddResult, error) 
 	res := &AddResult{Package: b.Package, Bundle: b.Name, Version: b.Version.String(), Inline: opts.Image == ""}
 	touched := map[string]bool{}
 	for _, existing := range slices.Clone(pf.cfg.Bundles) {
-		v, err := bundleVersion(&existing)
+		v, err := fbc.BundleVersion(&existing)
 		if err != nil {
 			return nil, err
 		}
@@ -289,7 +283,7 @@ func placeChannels(cfg *declcfg.DeclarativeConfig, names map[string]bool) (*stor
 	guard := newStorageGuard(cfg)
 	versions := map[string]semver.Version{}
 	for i := range cfg.Bundles {
-		v, err := bundleVersion(&cfg.Bundles[i])
+		v, err := fbc.BundleVersion(&cfg.Bundles[i])
 		if err != nil {
 			return nil, err
 		}
@@ -401,8 +395,8 @@ type RemoveOptions struct {
 // Remove takes a bundle out of its package and re-places the channels it
 // was in, so their replaces chains close over the gap. Channels left empty
 // are dropped. The package is validated before anything is written.
-func Remove(opts RemoveOptions) (removed string, err error) {
-	unlock, err := lockCatalog(context.Background(), opts.Dir)
+func Remove(ctx context.Context, opts RemoveOptions) (removed string, err error) {
+	unlock, err := lockCatalog(ctx, opts.Dir)
 	if err != nil {
 		return "", err
 	}
@@ -424,7 +418,7 @@ func Remove(opts RemoveOptions) (removed string, err error) {
 	}
 	dropEmptyChannels(&pf.cfg)
 	if len(pf.cfg.Bundles) > 0 {
-		if err := validatePackageFile(pf); err != nil {
+		if err := pf.validate(); err != nil {
 			return "", err
 		}
 	}
@@ -439,7 +433,7 @@ func resolveBundle(pf *packageFile, nameOrVersion string) (string, error) {
 		if b.Name == nameOrVersion {
 			return b.Name, nil
 		}
-		if v, err := bundleVersion(b); verr == nil && err == nil && v.Equals(want) {
+		if v, err := fbc.BundleVersion(b); verr == nil && err == nil && v.Equals(want) {
 			return b.Name, nil
 		}
 	}
@@ -463,14 +457,14 @@ type DeprecateOptions struct {
 
 // Deprecate records an olm.deprecations entry for a bundle, a channel or
 // the package, replacing an earlier message for the same reference.
-func Deprecate(opts DeprecateOptions) error {
+func Deprecate(ctx context.Context, opts DeprecateOptions) error {
 	if opts.Message == "" {
 		return errors.New("a deprecation message is required")
 	}
 	if opts.Bundle != "" && opts.Channel != "" {
 		return errors.New("deprecate a bundle or a channel, not both")
 	}
-	unlock, err := lockCatalog(context.Background(), opts.Dir)
+	unlock, err := lockCatalog(ctx, opts.Dir)
 	if err != nil {
 		return err
 	}
@@ -500,7 +494,7 @@ func Deprecate(opts DeprecateOptions) error {
 	d.Entries = slices.DeleteFunc(d.Entries, func(e declcfg.DeprecationEntry) bool { return e.Reference == ref })
 	d.Entries = append(d.Entries, declcfg.DeprecationEntry{Reference: ref, Message: opts.Message})
 	if len(pf.cfg.Bundles) > 0 {
-		if err := validatePackageFile(pf); err != nil {
+		if err := pf.validate(); err != nil {
 			return err
 		}
 	}

@@ -1,4 +1,4 @@
-package catalog
+package edit
 
 import (
 	"errors"
@@ -11,6 +11,9 @@ import (
 
 	"github.com/operator-framework/operator-registry/alpha/declcfg"
 
+	"github.com/chartpilot/chartpilot/catalog/fbc"
+	"github.com/chartpilot/chartpilot/catalog/internal/catalogtest"
+	"github.com/chartpilot/chartpilot/catalog/validate"
 	"github.com/chartpilot/chartpilot/internal/atomicfile"
 	"github.com/chartpilot/chartpilot/internal/registryv1"
 )
@@ -99,7 +102,7 @@ func TestAddPlacesBySemver(t *testing.T) {
 			if got := entriesOf(t, dir, "w", "stable"); !slices.Equal(got, tt.want) {
 				t.Errorf("entries:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(tt.want, "\n"))
 			}
-			if err := Validate(t.Context(), ValidateOptions{Dir: dir}); err != nil {
+			if err := validate.FS(t.Context(), dir, os.DirFS(dir)); err != nil {
 				t.Errorf("placed catalog does not validate: %v", err)
 			}
 		})
@@ -108,11 +111,11 @@ func TestAddPlacesBySemver(t *testing.T) {
 
 func TestAddResultAndPackageDefaults(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "catalog")
-	if err := Init(InitOptions{Dir: dir, Package: "w"}); err != nil {
+	if err := Init(t.Context(), InitOptions{Dir: dir, Package: "w"}); err != nil {
 		t.Fatal(err)
 	}
 	addVersions(t, dir, "w", "alpha,stable", "1.0.0")
-	res, err := Add(t.Context(), AddOptions{Dir: dir, BundleDir: writeBundle(t, bundleSpec{pkg: "w", version: "1.1.0", channels: "alpha,stable", defaultChannel: "stable"})})
+	res, err := Add(t.Context(), AddOptions{Dir: dir, BundleDir: catalogtest.WriteBundle(t, catalogtest.BundleSpec{Pkg: "w", Version: "1.1.0", Channels: "alpha,stable", DefaultChannel: "stable"})})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -149,7 +152,7 @@ func TestAddChannelOverridesAndScope(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			dir := initPackage(t, "w")
-			if _, err := Add(t.Context(), AddOptions{Dir: dir, BundleDir: writeBundle(t, bundleSpec{pkg: "w", version: tt.version, channels: "stable"}), Channels: tt.channels, Scope: tt.scope}); err != nil {
+			if _, err := Add(t.Context(), AddOptions{Dir: dir, BundleDir: catalogtest.WriteBundle(t, catalogtest.BundleSpec{Pkg: "w", Version: tt.version, Channels: "stable"}), Channels: tt.channels, Scope: tt.scope}); err != nil {
 				t.Fatal(err)
 			}
 			pf, err := loadPackage(dir, "w")
@@ -170,7 +173,7 @@ func TestAddChannelOverridesAndScope(t *testing.T) {
 func TestAddExistingVersion(t *testing.T) {
 	tests := []struct {
 		name    string
-		spec    bundleSpec
+		spec    catalogtest.BundleSpec
 		replace bool
 		image   string
 		wantErr error
@@ -179,22 +182,22 @@ func TestAddExistingVersion(t *testing.T) {
 	}{
 		{
 			name:    "same version refused",
-			spec:    bundleSpec{pkg: "w", version: "1.1.0", channels: "stable"},
+			spec:    catalogtest.BundleSpec{Pkg: "w", Version: "1.1.0", Channels: "stable"},
 			wantErr: ErrBundleExists,
 		},
 		{
 			name:    "same version under another name refused",
-			spec:    bundleSpec{pkg: "w", version: "1.1.0", channels: "stable", name: "w.v1.1.0-rebuilt"},
+			spec:    catalogtest.BundleSpec{Pkg: "w", Version: "1.1.0", Channels: "stable", Name: "w.v1.1.0-rebuilt"},
 			wantErr: ErrBundleExists,
 		},
 		{
 			name:    "same name with another version refused",
-			spec:    bundleSpec{pkg: "w", version: "1.1.1", channels: "stable", name: "w.v1.1.0"},
+			spec:    catalogtest.BundleSpec{Pkg: "w", Version: "1.1.1", Channels: "stable", Name: "w.v1.1.0"},
 			wantErr: ErrBundleExists,
 		},
 		{
 			name:    "replace swaps the bundle in place",
-			spec:    bundleSpec{pkg: "w", version: "1.1.0", channels: "stable"},
+			spec:    catalogtest.BundleSpec{Pkg: "w", Version: "1.1.0", Channels: "stable"},
 			replace: true,
 			image:   "registry.example.com/w-bundle:v1.1.0",
 			want: []string{
@@ -208,13 +211,13 @@ func TestAddExistingVersion(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			dir := initPackage(t, "w")
 			addVersions(t, dir, "w", "stable", "1.0.0", "1.1.0", "2.0.0")
-			before := snapshot(t, dir)
-			res, err := Add(t.Context(), AddOptions{Dir: dir, BundleDir: writeBundle(t, tt.spec), Replace: tt.replace, Image: tt.image})
+			before := catalogtest.Snapshot(t, dir)
+			res, err := Add(t.Context(), AddOptions{Dir: dir, BundleDir: catalogtest.WriteBundle(t, tt.spec), Replace: tt.replace, Image: tt.image})
 			if tt.wantErr != nil {
 				if !errors.Is(err, tt.wantErr) {
 					t.Fatalf("error = %v, want %v", err, tt.wantErr)
 				}
-				if after := snapshot(t, dir); after != before {
+				if after := catalogtest.Snapshot(t, dir); after != before {
 					t.Errorf("a refused add changed the catalog")
 				}
 				return
@@ -250,7 +253,7 @@ func TestFailedAddLeavesCatalogUntouched(t *testing.T) {
 		{
 			name: "invalid bundle",
 			setup: func(t *testing.T, dir string) AddOptions {
-				return AddOptions{Dir: dir, BundleDir: writeBundle(t, bundleSpec{pkg: "w", version: "3.0.0", channels: "stable", noCSV: true})}
+				return AddOptions{Dir: dir, BundleDir: catalogtest.WriteBundle(t, catalogtest.BundleSpec{Pkg: "w", Version: "3.0.0", Channels: "stable", NoCSV: true})}
 			},
 			wantErr: "holds no ClusterServiceVersion",
 		},
@@ -258,14 +261,14 @@ func TestFailedAddLeavesCatalogUntouched(t *testing.T) {
 			name: "another package's file does not load",
 			setup: func(t *testing.T, dir string) AddOptions {
 				writeCatalogFile(t, filepath.Join(dir, "other", "catalog.yaml"), "schema: olm.package\nname: other\n---\nschema: olm.channel\nentries: {\n")
-				return AddOptions{Dir: dir, BundleDir: writeBundle(t, bundleSpec{pkg: "w", version: "3.0.0", channels: "stable"})}
+				return AddOptions{Dir: dir, BundleDir: catalogtest.WriteBundle(t, catalogtest.BundleSpec{Pkg: "w", Version: "3.0.0", Channels: "stable"})}
 			},
 			wantErr: "catalog does not load: " + "%DIR%: other/catalog.yaml: ",
 		},
 		{
 			name: "a CSV version that is not semver",
 			setup: func(t *testing.T, dir string) AddOptions {
-				return AddOptions{Dir: dir, BundleDir: writeBundle(t, bundleSpec{pkg: "w", version: "0.3", channels: "stable"})}
+				return AddOptions{Dir: dir, BundleDir: catalogtest.WriteBundle(t, catalogtest.BundleSpec{Pkg: "w", Version: "0.3", Channels: "stable"})}
 			},
 			wantErr: `ClusterServiceVersion w.v0.3: spec.version: version "0.3" is not semver: it has 2 number(s) where three are wanted; want ` + registryv1.VersionRule,
 		},
@@ -279,42 +282,42 @@ func TestFailedAddLeavesCatalogUntouched(t *testing.T) {
 		{
 			name: "the version is there",
 			setup: func(t *testing.T, dir string) AddOptions {
-				return AddOptions{Dir: dir, BundleDir: writeBundle(t, bundleSpec{pkg: "w", version: "2.0.0", channels: "stable"})}
+				return AddOptions{Dir: dir, BundleDir: catalogtest.WriteBundle(t, catalogtest.BundleSpec{Pkg: "w", Version: "2.0.0", Channels: "stable"})}
 			},
 			wantErr: `package "w" already has w.v2.0.0 (version 2.0.0); pass --replace to overwrite it`,
 		},
 		{
 			name: "a channel name with a space: the rule bundle generate applies",
 			setup: func(t *testing.T, dir string) AddOptions {
-				return AddOptions{Dir: dir, Channels: []string{"Stable Channel"}, BundleDir: writeBundle(t, bundleSpec{pkg: "w", version: "3.0.0", channels: "stable"})}
+				return AddOptions{Dir: dir, Channels: []string{"Stable Channel"}, BundleDir: catalogtest.WriteBundle(t, catalogtest.BundleSpec{Pkg: "w", Version: "3.0.0", Channels: "stable"})}
 			},
 			wantErr: `--channels: invalid channel name "Stable Channel": a lowercase RFC 1123 subdomain`,
 		},
 		{
 			name: "an upper-case channel in the bundle's annotations",
 			setup: func(t *testing.T, dir string) AddOptions {
-				return AddOptions{Dir: dir, BundleDir: writeBundle(t, bundleSpec{pkg: "w", version: "3.0.0", channels: "Stable"})}
+				return AddOptions{Dir: dir, BundleDir: catalogtest.WriteBundle(t, catalogtest.BundleSpec{Pkg: "w", Version: "3.0.0", Channels: "Stable"})}
 			},
 			wantErr: `bundle w.v3.0.0's operators.operatorframework.io.bundle.channels.v1: invalid channel name "Stable"`,
 		},
 		{
 			name: "package not initialized",
 			setup: func(t *testing.T, dir string) AddOptions {
-				return AddOptions{Dir: dir, BundleDir: writeBundle(t, bundleSpec{pkg: "other", version: "1.0.0", channels: "stable"})}
+				return AddOptions{Dir: dir, BundleDir: catalogtest.WriteBundle(t, catalogtest.BundleSpec{Pkg: "other", Version: "1.0.0", Channels: "stable"})}
 			},
 			wantErr: `package not found in catalog: "other"`,
 		},
 		{
 			name: "existing version",
 			setup: func(t *testing.T, dir string) AddOptions {
-				return AddOptions{Dir: dir, BundleDir: writeBundle(t, bundleSpec{pkg: "w", version: "1.0.0", channels: "stable"})}
+				return AddOptions{Dir: dir, BundleDir: catalogtest.WriteBundle(t, catalogtest.BundleSpec{Pkg: "w", Version: "1.0.0", Channels: "stable"})}
 			},
 			wantErr: "bundle already in catalog",
 		},
 		{
 			name: "invalid image reference fails validation",
 			setup: func(t *testing.T, dir string) AddOptions {
-				return AddOptions{Dir: dir, BundleDir: writeBundle(t, bundleSpec{pkg: "w", version: "3.0.0", channels: "stable"}), Image: "Not A Valid/Image:::"}
+				return AddOptions{Dir: dir, BundleDir: catalogtest.WriteBundle(t, catalogtest.BundleSpec{Pkg: "w", Version: "3.0.0", Channels: "stable"}), Image: "Not A Valid/Image:::"}
 			},
 			wantErr: "invalid image pull spec",
 		},
@@ -331,17 +334,17 @@ func TestFailedAddLeavesCatalogUntouched(t *testing.T) {
 				if err := pf.save(); err != nil {
 					t.Fatal(err)
 				}
-				return AddOptions{Dir: dir, BundleDir: writeBundle(t, bundleSpec{pkg: "w", version: "3.0.0", channels: "stable"})}
+				return AddOptions{Dir: dir, BundleDir: catalogtest.WriteBundle(t, catalogtest.BundleSpec{Pkg: "w", Version: "3.0.0", Channels: "stable"})}
 			},
 			wantErr: `bundle "w.v1.1.0" (1.1.0) skips "w.v2.0.0" (2.0.0): upgrade edge to an older version`,
 		},
 		{
 			name: "the default channel would stay empty",
 			setup: func(t *testing.T, dir string) AddOptions {
-				if err := Init(InitOptions{Dir: dir, Package: "v", DefaultChannel: "stable"}); err != nil {
+				if err := Init(t.Context(), InitOptions{Dir: dir, Package: "v", DefaultChannel: "stable"}); err != nil {
 					t.Fatal(err)
 				}
-				return AddOptions{Dir: dir, BundleDir: writeBundle(t, bundleSpec{pkg: "v", version: "1.0.0", channels: "fast"})}
+				return AddOptions{Dir: dir, BundleDir: catalogtest.WriteBundle(t, catalogtest.BundleSpec{Pkg: "v", Version: "1.0.0", Channels: "fast"})}
 			},
 			wantErr: `default channel empty: the package's default channel "stable" would hold no bundle; place v.v1.0.0 in it too (channels) or choose another default channel`,
 		},
@@ -352,7 +355,7 @@ func TestFailedAddLeavesCatalogUntouched(t *testing.T) {
 				writeFile := func(p string, data []byte, perm os.FileMode) error {
 					return atomicfile.WriteFile(filepath.Join(p, "below-a-file"), data, perm)
 				}
-				return AddOptions{Dir: dir, BundleDir: writeBundle(t, bundleSpec{pkg: "w", version: "3.0.0", channels: "stable"}), writeFile: writeFile}
+				return AddOptions{Dir: dir, BundleDir: catalogtest.WriteBundle(t, catalogtest.BundleSpec{Pkg: "w", Version: "3.0.0", Channels: "stable"}), writeFile: writeFile}
 			},
 			wantErr: "not a directory",
 		},
@@ -367,14 +370,14 @@ func TestFailedAddLeavesCatalogUntouched(t *testing.T) {
 				// Written under a shorter name, whose temporary files fit.
 				dir := pathOfLength(t, linuxPathMax-1-len("/w/catalog.yaml"))
 				short := filepath.Join(filepath.Dir(dir), "c")
-				if err := Init(InitOptions{Dir: short, Package: "w"}); err != nil {
+				if err := Init(t.Context(), InitOptions{Dir: short, Package: "w"}); err != nil {
 					t.Fatal(err)
 				}
 				addVersions(t, short, "w", "stable", "1.0.0")
 				if err := os.Rename(short, dir); err != nil {
 					t.Fatal(err)
 				}
-				return AddOptions{Dir: dir, BundleDir: writeBundle(t, bundleSpec{pkg: "w", version: "3.0.0", channels: "stable"})}
+				return AddOptions{Dir: dir, BundleDir: catalogtest.WriteBundle(t, catalogtest.BundleSpec{Pkg: "w", Version: "3.0.0", Channels: "stable"})}
 			},
 			// The temporary file is built beside the catalog (stagingPath).
 			wantErr: "writing %DIR%/w/catalog.yaml: open %STAGING%/.catalog.yaml.tmp-",
@@ -386,14 +389,14 @@ func TestFailedAddLeavesCatalogUntouched(t *testing.T) {
 			addVersions(t, dir, "w", "stable", "1.0.0", "1.1.0", "2.0.0")
 			opts := tt.setup(t, dir)
 			dir = opts.Dir
-			before := snapshot(t, dir)
+			before := catalogtest.Snapshot(t, dir)
 			_, err := Add(t.Context(), opts)
 			staging, _ := stagingPath(dir)
 			tt.wantErr = strings.NewReplacer("%DIR%", dir, "%PARENT%", filepath.Dir(dir), "%STAGING%", staging).Replace(tt.wantErr)
 			if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
 				t.Fatalf("error = %v, want one containing %q", err, tt.wantErr)
 			}
-			if after := snapshot(t, dir); after != before {
+			if after := catalogtest.Snapshot(t, dir); after != before {
 				t.Errorf("the failed add changed the catalog:\nbefore:\n%.2000s\nafter:\n%.2000s", before, after)
 			}
 		})
@@ -420,7 +423,7 @@ func TestInit(t *testing.T) {
 		{
 			name: "from a bundle",
 			opts: func(t *testing.T, dir string) InitOptions {
-				return InitOptions{Dir: dir, FromBundle: writeBundle(t, bundleSpec{pkg: "w", version: "1.0.0", channels: "fast,stable", defaultChannel: "stable"})}
+				return InitOptions{Dir: dir, FromBundle: catalogtest.WriteBundle(t, catalogtest.BundleSpec{Pkg: "w", Version: "1.0.0", Channels: "fast,stable", DefaultChannel: "stable"})}
 			},
 			file: "w/catalog.yaml",
 			want: []string{"name: w", "defaultChannel: stable", "description: The w operator manages widgets.", "mediatype: image/svg+xml"},
@@ -428,7 +431,7 @@ func TestInit(t *testing.T) {
 		{
 			name: "json",
 			opts: func(t *testing.T, dir string) InitOptions {
-				return InitOptions{Dir: dir, Package: "w", Format: FormatJSON}
+				return InitOptions{Dir: dir, Package: "w", Format: fbc.FormatJSON}
 			},
 			file: "w/catalog.json",
 			want: []string{`"schema": "olm.package"`, `"name": "w"`},
@@ -436,7 +439,7 @@ func TestInit(t *testing.T) {
 		{
 			name: "already initialized",
 			opts: func(t *testing.T, dir string) InitOptions {
-				if err := Init(InitOptions{Dir: dir, Package: "w"}); err != nil {
+				if err := Init(t.Context(), InitOptions{Dir: dir, Package: "w"}); err != nil {
 					t.Fatal(err)
 				}
 				return InitOptions{Dir: dir, Package: "w"}
@@ -464,16 +467,16 @@ func TestInit(t *testing.T) {
 			opts := tt.opts(t, dir)
 			before := ""
 			if _, err := os.Stat(dir); err == nil {
-				before = snapshot(t, dir)
+				before = catalogtest.Snapshot(t, dir)
 			}
-			err := Init(opts)
+			err := Init(t.Context(), opts)
 			if tt.wantErr != "" {
 				if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
 					t.Fatalf("error = %v, want %q", err, tt.wantErr)
 				}
 				after := ""
 				if _, err := os.Stat(dir); err == nil {
-					after = snapshot(t, dir)
+					after = catalogtest.Snapshot(t, dir)
 				}
 				if after != before {
 					t.Errorf("failed init changed the directory")
@@ -487,7 +490,7 @@ func TestInit(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			mustContain(t, string(data), tt.want...)
+			catalogtest.MustContain(t, string(data), tt.want...)
 			entries, _ := os.ReadDir(dir)
 			if len(entries) != 1 {
 				t.Errorf("catalog directory holds %d entries, want the package only", len(entries))
@@ -523,16 +526,16 @@ func TestRemove(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			dir := initPackage(t, "w")
 			addVersions(t, dir, "w", "stable", "1.0.0", "1.1.0", "2.0.0")
-			if err := Deprecate(DeprecateOptions{Dir: dir, Package: "w", Bundle: tt.remove, Message: "old"}); err != nil && tt.wantErr == nil {
+			if err := Deprecate(t.Context(), DeprecateOptions{Dir: dir, Package: "w", Bundle: tt.remove, Message: "old"}); err != nil && tt.wantErr == nil {
 				t.Fatal(err)
 			}
-			before := snapshot(t, dir)
-			_, err := Remove(RemoveOptions{Dir: dir, Package: "w", Bundle: tt.remove})
+			before := catalogtest.Snapshot(t, dir)
+			_, err := Remove(t.Context(), RemoveOptions{Dir: dir, Package: "w", Bundle: tt.remove})
 			if tt.wantErr != nil {
 				if !errors.Is(err, tt.wantErr) {
 					t.Fatalf("error = %v, want %v", err, tt.wantErr)
 				}
-				if snapshot(t, dir) != before {
+				if catalogtest.Snapshot(t, dir) != before {
 					t.Error("a failed remove changed the catalog")
 				}
 				return
@@ -547,7 +550,7 @@ func TestRemove(t *testing.T) {
 			if len(pf.cfg.Deprecations) != 0 {
 				t.Errorf("the removed bundle's deprecation stayed: %+v", pf.cfg.Deprecations)
 			}
-			if err := Validate(t.Context(), ValidateOptions{Dir: dir}); err != nil {
+			if err := validate.FS(t.Context(), dir, os.DirFS(dir)); err != nil {
 				t.Error(err)
 			}
 		})
@@ -558,10 +561,10 @@ func TestRemoveLastBundleOfAChannel(t *testing.T) {
 	dir := initPackage(t, "w")
 	addVersions(t, dir, "w", "stable", "1.0.0")
 	addVersions(t, dir, "w", "fast", "2.0.0")
-	if err := Deprecate(DeprecateOptions{Dir: dir, Package: "w", Channel: "fast", Message: "use stable"}); err != nil {
+	if err := Deprecate(t.Context(), DeprecateOptions{Dir: dir, Package: "w", Channel: "fast", Message: "use stable"}); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := Remove(RemoveOptions{Dir: dir, Package: "w", Bundle: "2.0.0"}); err != nil {
+	if _, err := Remove(t.Context(), RemoveOptions{Dir: dir, Package: "w", Bundle: "2.0.0"}); err != nil {
 		t.Fatal(err)
 	}
 	pf, _ := loadPackage(dir, "w")
@@ -569,7 +572,7 @@ func TestRemoveLastBundleOfAChannel(t *testing.T) {
 		t.Errorf("channels %+v deprecations %+v", pf.cfg.Channels, pf.cfg.Deprecations)
 	}
 	// Removing the last bundle leaves the package as Init made it.
-	if _, err := Remove(RemoveOptions{Dir: dir, Package: "w", Bundle: "1.0.0"}); err != nil {
+	if _, err := Remove(t.Context(), RemoveOptions{Dir: dir, Package: "w", Bundle: "1.0.0"}); err != nil {
 		t.Fatalf("removing the package's last bundle: %v", err)
 	}
 	pf, _ = loadPackage(dir, "w")
@@ -610,13 +613,13 @@ func TestDeprecate(t *testing.T) {
 			addVersions(t, dir, "w", "stable", "1.0.0", "1.1.0")
 			opts := tt.opts
 			opts.Dir, opts.Package = dir, "w"
-			before := snapshot(t, dir)
-			err := Deprecate(opts)
+			before := catalogtest.Snapshot(t, dir)
+			err := Deprecate(t.Context(), opts)
 			if tt.wantErr != "" {
 				if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
 					t.Fatalf("error = %v, want %q", err, tt.wantErr)
 				}
-				if snapshot(t, dir) != before {
+				if catalogtest.Snapshot(t, dir) != before {
 					t.Error("a failed deprecate changed the catalog")
 				}
 				return
@@ -626,7 +629,7 @@ func TestDeprecate(t *testing.T) {
 			}
 			// Deprecating again replaces the message.
 			opts.Message += " (updated)"
-			if err := Deprecate(opts); err != nil {
+			if err := Deprecate(t.Context(), opts); err != nil {
 				t.Fatal(err)
 			}
 			pf, _ := loadPackage(dir, "w")
@@ -635,7 +638,7 @@ func TestDeprecate(t *testing.T) {
 			if len(pf.cfg.Deprecations) != 1 || !slices.Equal(pf.cfg.Deprecations[0].Entries, []declcfg.DeprecationEntry{want}) {
 				t.Errorf("deprecations = %+v, want [%+v]", pf.cfg.Deprecations, want)
 			}
-			if err := Validate(t.Context(), ValidateOptions{Dir: dir}); err != nil {
+			if err := validate.FS(t.Context(), dir, os.DirFS(dir)); err != nil {
 				t.Error(err)
 			}
 		})
@@ -663,22 +666,22 @@ func TestWritersRefuseACatalogThatDoesNotLoad(t *testing.T) {
 		write func(t *testing.T, dir string) error
 	}{
 		{"init", func(t *testing.T, dir string) error {
-			return Init(InitOptions{Dir: dir, Package: "v"})
+			return Init(t.Context(), InitOptions{Dir: dir, Package: "v"})
 		}},
 		{"add", func(t *testing.T, dir string) error {
-			_, err := Add(t.Context(), AddOptions{Dir: dir, BundleDir: writeBundle(t, bundleSpec{pkg: "w", version: "2.0.0", channels: "stable"})})
+			_, err := Add(t.Context(), AddOptions{Dir: dir, BundleDir: catalogtest.WriteBundle(t, catalogtest.BundleSpec{Pkg: "w", Version: "2.0.0", Channels: "stable"})})
 			return err
 		}},
 		{"add, initializing the package", func(t *testing.T, dir string) error {
-			_, err := Add(t.Context(), AddOptions{Dir: dir, BundleDir: writeBundle(t, bundleSpec{pkg: "v", version: "1.0.0", channels: "stable"}), InitPackage: true})
+			_, err := Add(t.Context(), AddOptions{Dir: dir, BundleDir: catalogtest.WriteBundle(t, catalogtest.BundleSpec{Pkg: "v", Version: "1.0.0", Channels: "stable"}), InitPackage: true})
 			return err
 		}},
 		{"remove", func(t *testing.T, dir string) error {
-			_, err := Remove(RemoveOptions{Dir: dir, Package: "w", Bundle: "1.0.0"})
+			_, err := Remove(t.Context(), RemoveOptions{Dir: dir, Package: "w", Bundle: "1.0.0"})
 			return err
 		}},
 		{"deprecate", func(t *testing.T, dir string) error {
-			return Deprecate(DeprecateOptions{Dir: dir, Package: "w", Message: "use v"})
+			return Deprecate(t.Context(), DeprecateOptions{Dir: dir, Package: "w", Message: "use v"})
 		}},
 	}
 	for _, tt := range tests {
@@ -687,12 +690,12 @@ func TestWritersRefuseACatalogThatDoesNotLoad(t *testing.T) {
 			addVersions(t, dir, "w", "stable", "1.0.0", "1.1.0")
 			// A truncated JSON file.
 			writeCatalogFile(t, filepath.Join(dir, broken), "{\n  \"schema\": \"olm.package\",\n  \"name\": \"oth")
-			before := snapshot(t, dir)
+			before := catalogtest.Snapshot(t, dir)
 			err := tt.write(t, dir)
 			if !errors.Is(err, ErrCatalogUnreadable) || !strings.Contains(err.Error(), dir+": "+broken+": ") {
 				t.Fatalf("error = %v, want ErrCatalogUnreadable naming %s", err, broken)
 			}
-			if after := snapshot(t, dir); after != before {
+			if after := catalogtest.Snapshot(t, dir); after != before {
 				t.Errorf("a refused %s changed the catalog", tt.name)
 			}
 		})
@@ -707,15 +710,15 @@ func TestWritersRefuseAMissingCatalogDir(t *testing.T) {
 		write func(t *testing.T, dir string) error
 	}{
 		{"add", func(t *testing.T, dir string) error {
-			_, err := Add(t.Context(), AddOptions{Dir: dir, BundleDir: writeBundle(t, bundleSpec{pkg: "w", version: "2.0.0", channels: "stable"})})
+			_, err := Add(t.Context(), AddOptions{Dir: dir, BundleDir: catalogtest.WriteBundle(t, catalogtest.BundleSpec{Pkg: "w", Version: "2.0.0", Channels: "stable"})})
 			return err
 		}},
 		{"remove", func(t *testing.T, dir string) error {
-			_, err := Remove(RemoveOptions{Dir: dir, Package: "w", Bundle: "1.0.0"})
+			_, err := Remove(t.Context(), RemoveOptions{Dir: dir, Package: "w", Bundle: "1.0.0"})
 			return err
 		}},
 		{"deprecate", func(t *testing.T, dir string) error {
-			return Deprecate(DeprecateOptions{Dir: dir, Package: "w", Message: "use v"})
+			return Deprecate(t.Context(), DeprecateOptions{Dir: dir, Package: "w", Message: "use v"})
 		}},
 	}
 	for _, tt := range tests {
@@ -739,7 +742,7 @@ func TestFailedInitLeavesNoCatalogDir(t *testing.T) {
 	parent := t.TempDir()
 	dir := filepath.Join(parent, "catalog")
 	writeFile := func(p string, data []byte, perm os.FileMode) error { return errors.New("disk full") }
-	if err := Init(InitOptions{Dir: dir, Package: "w", writeFile: writeFile}); err == nil || !strings.Contains(err.Error(), "disk full") {
+	if err := Init(t.Context(), InitOptions{Dir: dir, Package: "w", writeFile: writeFile}); err == nil || !strings.Contains(err.Error(), "disk full") {
 		t.Fatalf("Init() = %v, want the write's error", err)
 	}
 	if entries, _ := os.ReadDir(parent); len(entries) != 0 {

@@ -1,4 +1,4 @@
-package catalog
+package edit
 
 import (
 	"context"
@@ -6,8 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"maps"
-	"os"
-	"path/filepath"
 	"slices"
 	"strings"
 
@@ -17,6 +15,8 @@ import (
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
+	"github.com/chartpilot/chartpilot/catalog/bundledir"
+	"github.com/chartpilot/chartpilot/catalog/fbc"
 	"github.com/chartpilot/chartpilot/crddiff"
 )
 
@@ -33,8 +33,8 @@ type APIChange struct {
 // changes fail with crddiff.ErrUnsafe unless opts.AllowUnsafeAPIChanges.
 // An image-based bundle whose image cannot be pulled (not pushed yet, no
 // network) is not compared: that is a warning, not a refusal.
-func checkAPIChanges(ctx context.Context, pf *packageFile, b *Bundle, opts AddOptions) (changes []APIChange, warnings []string, err error) {
-	crds, err := crddiff.FromObjects(b.crds)
+func checkAPIChanges(ctx context.Context, pf *packageFile, b *bundledir.Bundle, opts AddOptions) (changes []APIChange, warnings []string, err error) {
+	crds, err := crddiff.FromObjects(b.CRDs)
 	if err != nil {
 		return nil, nil, fmt.Errorf("bundle %s: %w", b.Name, err)
 	}
@@ -44,8 +44,8 @@ func checkAPIChanges(ctx context.Context, pf *packageFile, b *Bundle, opts AddOp
 	}
 	var out []APIChange
 	for _, prev := range prevs {
-		old, err := declcfgCRDs(ctx, prev)
-		if errors.Is(err, errPull) {
+		old, err := BundleCRDs(ctx, prev)
+		if errors.Is(err, bundledir.ErrPull) {
 			warnings = append(warnings, fmt.Sprintf("the CRDs of %s were not compared with those of %s, which it upgrades: %v", b.Name, prev.Name, err))
 			continue
 		}
@@ -65,9 +65,6 @@ func checkAPIChanges(ctx context.Context, pf *packageFile, b *Bundle, opts AddOp
 	}
 	return out, warnings, nil
 }
-
-// errPull marks a bundle image that could not be pulled.
-var errPull = errors.New("cannot pull the bundle image")
 
 // upgradedFrom are the bundles a cluster may upgrade from to the named one,
 // in any channel: its replaces, its skips, and the entries its skipRange
@@ -98,7 +95,7 @@ func upgradedFrom(pf *packageFile, name string) ([]*declcfg.Bundle, error) {
 			}
 			for _, other := range ch.Entries {
 				if b := byName[other.Name]; b != nil && other.Name != name {
-					v, err := bundleVersion(b)
+					v, err := fbc.BundleVersion(b)
 					if err != nil {
 						return nil, err
 					}
@@ -120,32 +117,18 @@ func upgradedFrom(pf *packageFile, name string) ([]*declcfg.Bundle, error) {
 
 // BundleCRDs reads a catalog bundle's CRDs: from its olm.bundle.object
 // properties when it is inline, otherwise from its image, pulled with the
-// docker credentials.
+// docker credentials; a failed pull wraps bundledir.ErrPull.
 func BundleCRDs(ctx context.Context, b *declcfg.Bundle) ([]*apiextensionsv1.CustomResourceDefinition, error) {
-	return declcfgCRDs(ctx, b)
-}
-
-// declcfgCRDs is BundleCRDs; a failed pull wraps errPull.
-func declcfgCRDs(ctx context.Context, b *declcfg.Bundle) ([]*apiextensionsv1.CustomResourceDefinition, error) {
 	props, err := property.Parse(b.Properties)
 	if err != nil {
 		return nil, fmt.Errorf("bundle %s: %w", b.Name, err)
 	}
 	if len(props.BundleObjects) == 0 && b.Image != "" {
-		tmp, err := os.MkdirTemp("", "chartpilot-bundle-*")
+		loaded, err := bundledir.Pull(ctx, b.Image)
 		if err != nil {
 			return nil, err
 		}
-		defer os.RemoveAll(tmp)
-		dir := filepath.Join(tmp, "bundle")
-		if err := pullBundleImage(ctx, b.Image, dir); err != nil {
-			return nil, fmt.Errorf("%w: %w", errPull, err)
-		}
-		loaded, err := readBundleDir(dir, BundleOptions{Image: b.Image})
-		if err != nil {
-			return nil, fmt.Errorf("bundle image %s: %w", b.Image, err)
-		}
-		return crddiff.FromObjects(loaded.crds)
+		return crddiff.FromObjects(loaded.CRDs)
 	}
 	var objs []*unstructured.Unstructured
 	for i, o := range props.BundleObjects {

@@ -1,4 +1,4 @@
-package catalog
+package edit
 
 import (
 	"errors"
@@ -11,6 +11,7 @@ import (
 
 	"github.com/google/go-containerregistry/pkg/registry"
 
+	"github.com/chartpilot/chartpilot/catalog/internal/catalogtest"
 	"github.com/chartpilot/chartpilot/crddiff"
 )
 
@@ -107,9 +108,9 @@ func TestAddRefusesUnsafeAPIChanges(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			dir := initPackage(t, "w")
 			for _, s := range tt.steps {
-				before := snapshot(t, dir)
+				before := catalogtest.Snapshot(t, dir)
 				res, err := Add(t.Context(), AddOptions{Dir: dir, AllowUnsafeAPIChanges: s.allow,
-					BundleDir: writeBundle(t, bundleSpec{pkg: "w", version: s.version, channels: s.channels, crd: widgetCRD(s.props)})})
+					BundleDir: catalogtest.WriteBundle(t, catalogtest.BundleSpec{Pkg: "w", Version: s.version, Channels: s.channels, CRD: widgetCRD(s.props)})})
 				if s.wantErr == nil {
 					if err != nil {
 						t.Fatalf("adding %s: %v", s.version, err)
@@ -127,7 +128,7 @@ func TestAddRefusesUnsafeAPIChanges(t *testing.T) {
 						t.Errorf("adding %s: error %q lacks %q", s.version, err, want)
 					}
 				}
-				if after := snapshot(t, dir); after != before {
+				if after := catalogtest.Snapshot(t, dir); after != before {
 					t.Errorf("a refused add changed the catalog:\n%s\n---\n%s", before, after)
 				}
 			}
@@ -141,11 +142,11 @@ func TestAddComparesWithImageBundles(t *testing.T) {
 	t.Cleanup(reg.Close)
 	host := strings.TrimPrefix(reg.URL, "http://")
 	dir := initPackage(t, "w")
-	v1 := pushBundleImage(t, host, bundleSpec{pkg: "w", version: "0.1.0", channels: "stable", crd: widgetCRD(sizeAndColor)})
+	v1 := catalogtest.PushBundleImage(t, host, catalogtest.BundleSpec{Pkg: "w", Version: "0.1.0", Channels: "stable", CRD: widgetCRD(sizeAndColor)})
 	if _, err := Add(t.Context(), AddOptions{Dir: dir, BundleImage: v1}); err != nil {
 		t.Fatal(err)
 	}
-	_, err := Add(t.Context(), AddOptions{Dir: dir, BundleDir: writeBundle(t, bundleSpec{pkg: "w", version: "0.2.0", channels: "stable", crd: widgetCRD(colorOnly)})})
+	_, err := Add(t.Context(), AddOptions{Dir: dir, BundleDir: catalogtest.WriteBundle(t, catalogtest.BundleSpec{Pkg: "w", Version: "0.2.0", Channels: "stable", CRD: widgetCRD(colorOnly)})})
 	if !errors.Is(err, crddiff.ErrUnsafe) || !strings.Contains(err.Error(), "spec.size") {
 		t.Errorf("error %v, want the removal of spec.size refused", err)
 	}
@@ -156,10 +157,10 @@ func TestAddComparesWithImageBundles(t *testing.T) {
 func TestAddWarnsWhenAPreviousImageCannotBePulled(t *testing.T) {
 	dir := initPackage(t, "w")
 	if _, err := Add(t.Context(), AddOptions{Dir: dir, Image: "127.0.0.1:1/w-bundle:v0.1.0",
-		BundleDir: writeBundle(t, bundleSpec{pkg: "w", version: "0.1.0", channels: "stable", crd: widgetCRD(sizeAndColor)})}); err != nil {
+		BundleDir: catalogtest.WriteBundle(t, catalogtest.BundleSpec{Pkg: "w", Version: "0.1.0", Channels: "stable", CRD: widgetCRD(sizeAndColor)})}); err != nil {
 		t.Fatal(err)
 	}
-	res, err := Add(t.Context(), AddOptions{Dir: dir, BundleDir: writeBundle(t, bundleSpec{pkg: "w", version: "0.2.0", channels: "stable", crd: widgetCRD(colorOnly)})})
+	res, err := Add(t.Context(), AddOptions{Dir: dir, BundleDir: catalogtest.WriteBundle(t, catalogtest.BundleSpec{Pkg: "w", Version: "0.2.0", Channels: "stable", CRD: widgetCRD(colorOnly)})})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -234,7 +235,7 @@ func TestAddKeepsClustersOffDroppedStoredVersions(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			dir := initPackage(t, "w")
 			for _, s := range tt.steps {
-				res, err := Add(t.Context(), AddOptions{Dir: dir, BundleDir: writeBundle(t, bundleSpec{pkg: "w", version: s.version, channels: "stable", crd: widgetCRDVersions(s.versions...)})})
+				res, err := Add(t.Context(), AddOptions{Dir: dir, BundleDir: catalogtest.WriteBundle(t, catalogtest.BundleSpec{Pkg: "w", Version: s.version, Channels: "stable", CRD: widgetCRDVersions(s.versions...)})})
 				if s.wantErr != "" {
 					if !errors.Is(err, crddiff.ErrUnsafe) || !strings.Contains(err.Error(), s.wantErr) {
 						t.Fatalf("adding %s: %v, want a refusal with %q", s.version, err, s.wantErr)
@@ -252,7 +253,7 @@ func TestAddKeepsClustersOffDroppedStoredVersions(t *testing.T) {
 				}
 			}
 			if tt.steps[len(tt.steps)-1].version == "0.4.0" {
-				if cat := snapshot(t, dir); !strings.Contains(cat, "name: w.v0.3.0\n  replaces: w.v0.2.0\n  skipRange: '>=0.2.0 <0.3.0'") {
+				if cat := catalogtest.Snapshot(t, dir); !strings.Contains(cat, "name: w.v0.3.0\n  replaces: w.v0.2.0\n  skipRange: '>=0.2.0 <0.3.0'") {
 					t.Errorf("0.3.0's entry after 0.4.0 was added:\n%s", cat)
 				}
 			}

@@ -1,4 +1,4 @@
-package catalog_test
+package edit_test
 
 import (
 	"context"
@@ -6,7 +6,8 @@ import (
 	"os"
 	"path/filepath"
 
-	"github.com/chartpilot/chartpilot/catalog"
+	"github.com/chartpilot/chartpilot/catalog/edit"
+	"github.com/chartpilot/chartpilot/catalog/validate"
 )
 
 // exampleBundle writes a small registry+v1 bundle directory.
@@ -42,12 +43,12 @@ func Example() {
 	defer os.RemoveAll(root)
 	dir := filepath.Join(root, "catalog")
 
-	if err := catalog.Init(catalog.InitOptions{Dir: dir, Package: "memcached-operator", DefaultChannel: "stable"}); err != nil {
+	if err := edit.Init(context.Background(), edit.InitOptions{Dir: dir, Package: "memcached-operator", DefaultChannel: "stable"}); err != nil {
 		fmt.Println(err)
 		return
 	}
 	for _, v := range []string{"0.1.0", "0.2.0", "0.1.1"} {
-		res, err := catalog.Add(context.Background(), catalog.AddOptions{Dir: dir, BundleDir: exampleBundle(root, v)})
+		res, err := edit.Add(context.Background(), edit.AddOptions{Dir: dir, BundleDir: exampleBundle(root, v)})
 		if err != nil {
 			fmt.Println(err)
 			return
@@ -55,7 +56,7 @@ func Example() {
 		p := res.Placements[0]
 		fmt.Printf("%s: head=%v replaces=%q skipRange=%q\n", res.Bundle, p.Head, p.Replaces, p.SkipRange)
 	}
-	if err := catalog.Validate(context.Background(), catalog.ValidateOptions{Dir: dir}); err != nil {
+	if err := validate.FS(context.Background(), dir, os.DirFS(dir)); err != nil {
 		fmt.Println(err)
 		return
 	}

@@ -1,4 +1,4 @@
-package catalog
+package edit
 
 import (
 	"bytes"
@@ -17,6 +17,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/chartpilot/chartpilot/catalog/internal/catalogtest"
+	"github.com/chartpilot/chartpilot/catalog/render"
+	"github.com/chartpilot/chartpilot/catalog/validate"
 	"github.com/chartpilot/chartpilot/internal/atomicfile"
 	"github.com/chartpilot/chartpilot/internal/flock"
 )
@@ -80,8 +83,8 @@ func TestKillAdd(t *testing.T) {
 
 	parent := t.TempDir()
 	dir := filepath.Join(parent, "catalog")
-	generateCatalog(t, dir, 40, 25)
-	generateCatalog(t, dir, 1, 200) // operator-000 again, with 200 bundles
+	catalogtest.GenerateCatalog(t, dir, 40, 25)
+	catalogtest.GenerateCatalog(t, dir, 1, 200) // operator-000 again, with 200 bundles
 	if _, err := LockPath(dir); err != nil {
 		t.Fatal(err)
 	}
@@ -96,12 +99,12 @@ func TestKillAdd(t *testing.T) {
 	aimed, hits := map[string]int{}, map[string]int{}
 	before := catalogState(t, dir)
 	for i := range trials {
-		opts := AddOptions{Dir: dir, BundleDir: writeBundle(t, bundleSpec{pkg: "operator-000", version: fmt.Sprintf("100.%d.0", i), channels: "stable"})}
+		opts := AddOptions{Dir: dir, BundleDir: catalogtest.WriteBundle(t, catalogtest.BundleSpec{Pkg: "operator-000", Version: fmt.Sprintf("100.%d.0", i), Channels: "stable"})}
 		kind := "package's file rewritten"
 		if i%3 == 2 {
 			kind = "new package"
 			pkg := fmt.Sprintf("fresh-%03d", i)
-			opts = AddOptions{Dir: dir, BundleDir: writeBundle(t, bundleSpec{pkg: pkg, version: "1.0.0", channels: "stable"}), InitPackage: true}
+			opts = AddOptions{Dir: dir, BundleDir: catalogtest.WriteBundle(t, catalogtest.BundleSpec{Pkg: pkg, Version: "1.0.0", Channels: "stable"}), InitPackage: true}
 		}
 		// The add, run to its end on a copy: what a complete add leaves,
 		// and how long one takes now (the machine's load varies).
@@ -156,7 +159,7 @@ func TestKillAdd(t *testing.T) {
 		when = fmt.Sprintf("killed %s after %s (an add takes %s; %s; inside the write: %v)", when, delay.Round(time.Microsecond), took.Round(time.Millisecond), kind, inWrite)
 
 		checkLockFree(t, dir)
-		if err := Validate(t.Context(), ValidateOptions{Dir: dir}); err != nil {
+		if err := validate.FS(t.Context(), dir, os.DirFS(dir)); err != nil {
 			t.Fatalf("trial %d, %s: the catalog does not validate: %v", i, when, err)
 		}
 		got := catalogState(t, dir)
@@ -200,7 +203,7 @@ func TestKillAdd(t *testing.T) {
 
 	// A completed write leaves nothing beside the catalog but its lock,
 	// whatever the killed writers left.
-	if _, err := Add(t.Context(), AddOptions{Dir: dir, BundleDir: writeBundle(t, bundleSpec{pkg: "operator-000", version: "200.0.0", channels: "stable"})}); err != nil {
+	if _, err := Add(t.Context(), AddOptions{Dir: dir, BundleDir: catalogtest.WriteBundle(t, catalogtest.BundleSpec{Pkg: "operator-000", Version: "200.0.0", Channels: "stable"})}); err != nil {
 		t.Fatal(err)
 	}
 	lock, _ := LockPath(dir)
@@ -283,7 +286,7 @@ func catalogState(t *testing.T, dir string) catalogSnapshot {
 	t.Helper()
 	var s catalogSnapshot
 	var buf bytes.Buffer
-	if err := Render(t.Context(), &buf, RenderOptions{Dir: dir}); err != nil {
+	if err := render.Render(t.Context(), &buf, os.DirFS(dir), render.Options{}); err != nil {
 		t.Fatalf("rendering the catalog: %v", err)
 	}
 	s.render = buf.Bytes()
@@ -329,7 +332,7 @@ func TestKilledWriterLeftovers(t *testing.T) {
 	}
 	writeCatalogFile(t, filepath.Join(staging, ".catalog.yaml.tmp-1"), "schema: olm.package\nname: w\n---\nschema: olm.bun")
 	writeCatalogFile(t, filepath.Join(staging, "v.tmp-2", "catalog.yaml"), "schema: olm.package\nname: w\n")
-	if err := Validate(t.Context(), ValidateOptions{Dir: dir}); err != nil {
+	if err := validate.FS(t.Context(), dir, os.DirFS(dir)); err != nil {
 		t.Fatalf("the catalog with a killed writer's leftovers: %v", err)
 	}
 	addVersions(t, dir, "w", "stable", "1.1.0")
@@ -353,15 +356,15 @@ func TestAddInitializesThePackageInOneWrite(t *testing.T) {
 		}
 		return atomicfile.WriteFile(path, data, perm)
 	}
-	bundle := writeBundle(t, bundleSpec{pkg: "v", version: "1.0.0", channels: "stable"})
+	bundle := catalogtest.WriteBundle(t, catalogtest.BundleSpec{Pkg: "v", Version: "1.0.0", Channels: "stable"})
 	if _, err := Add(t.Context(), AddOptions{Dir: dir, BundleDir: bundle, InitPackage: true, writeFile: firstOnly}); err != nil {
 		t.Fatalf("Add() = %v after %d writes (%v)", err, len(writes), writes)
 	}
 	if len(writes) != 1 {
 		t.Errorf("%d writes (%v), want 1", len(writes), writes)
 	}
-	mustContain(t, readPackageFile(t, dir, "v"), "name: v.v1.0.0", "defaultChannel: stable", "description: The v operator manages widgets.")
-	if err := Validate(t.Context(), ValidateOptions{Dir: dir}); err != nil {
+	catalogtest.MustContain(t, readPackageFile(t, dir, "v"), "name: v.v1.0.0", "defaultChannel: stable", "description: The v operator manages widgets.")
+	if err := validate.FS(t.Context(), dir, os.DirFS(dir)); err != nil {
 		t.Fatal(err)
 	}
 }

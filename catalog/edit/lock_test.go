@@ -1,4 +1,4 @@
-package catalog
+package edit
 
 import (
 	"context"
@@ -11,6 +11,10 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/chartpilot/chartpilot/catalog/fbc"
+	"github.com/chartpilot/chartpilot/catalog/internal/catalogtest"
+	"github.com/chartpilot/chartpilot/catalog/validate"
 )
 
 // TestConcurrentAdds runs eight adds to one package at once: each reads,
@@ -26,7 +30,7 @@ func testConcurrentAdds(t *testing.T, dir string, initPackage bool) {
 	const n = 8
 	bundles := make([]string, n)
 	for i := range n {
-		bundles[i] = writeBundle(t, bundleSpec{pkg: "w", version: fmt.Sprintf("1.%d.0", i), channels: "stable"})
+		bundles[i] = catalogtest.WriteBundle(t, catalogtest.BundleSpec{Pkg: "w", Version: fmt.Sprintf("1.%d.0", i), Channels: "stable"})
 	}
 	var wg sync.WaitGroup
 	errs := make([]error, n)
@@ -41,14 +45,14 @@ func testConcurrentAdds(t *testing.T, dir string, initPackage bool) {
 			t.Errorf("add 1.%d.0: %v", i, err)
 		}
 	}
-	cfg, err := LoadDir(t.Context(), dir)
+	cfg, err := fbc.LoadDir(t.Context(), dir)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if len(cfg.Bundles) != n {
 		t.Errorf("%d bundles in the catalog after %d concurrent adds", len(cfg.Bundles), n)
 	}
-	if err := Validate(t.Context(), ValidateOptions{Dir: dir}); err != nil {
+	if err := validate.FS(t.Context(), dir, os.DirFS(dir)); err != nil {
 		t.Error(err)
 	}
 	// The lock file is beside the catalog, not in it.
@@ -76,12 +80,12 @@ func TestAddWaitsForAnotherProcess(t *testing.T) {
 		return
 	}
 	dir := initPackage(t, "w")
-	bundle := writeBundle(t, bundleSpec{pkg: "w", version: "1.0.0", channels: "stable"})
+	bundle := catalogtest.WriteBundle(t, catalogtest.BundleSpec{Pkg: "w", Version: "1.0.0", Channels: "stable"})
 	unlock, err := lockDir(t.Context(), dir)
 	if err != nil {
 		t.Fatal(err)
 	}
-	before := snapshot(t, dir)
+	before := catalogtest.Snapshot(t, dir)
 	cmd := exec.Command(os.Args[0], "-test.run=^TestAddWaitsForAnotherProcess$")
 	cmd.Env = append(os.Environ(), "CHARTPILOT_TEST_ADD_DIR="+dir, "CHARTPILOT_TEST_ADD_BUNDLE="+bundle)
 	var out strings.Builder
@@ -90,14 +94,14 @@ func TestAddWaitsForAnotherProcess(t *testing.T) {
 		t.Fatal(err)
 	}
 	time.Sleep(time.Second)
-	if snapshot(t, dir) != before {
+	if catalogtest.Snapshot(t, dir) != before {
 		t.Error("the other process changed the catalog while this one held the lock")
 	}
 	unlock()
 	if err := cmd.Wait(); err != nil {
 		t.Fatalf("the other process's add: %v\n%s", err, out.String())
 	}
-	mustContain(t, readPackageFile(t, dir, "w"), "name: w.v1.0.0")
+	catalogtest.MustContain(t, readPackageFile(t, dir, "w"), "name: w.v1.0.0")
 }
 
 func TestLockWaitEndsWithContext(t *testing.T) {
@@ -109,7 +113,7 @@ func TestLockWaitEndsWithContext(t *testing.T) {
 	defer unlock()
 	ctx, cancel := context.WithTimeout(t.Context(), 100*time.Millisecond)
 	defer cancel()
-	_, err = Add(ctx, AddOptions{Dir: dir, BundleDir: writeBundle(t, bundleSpec{pkg: "w", version: "1.0.0", channels: "stable"})})
+	_, err = Add(ctx, AddOptions{Dir: dir, BundleDir: catalogtest.WriteBundle(t, catalogtest.BundleSpec{Pkg: "w", Version: "1.0.0", Channels: "stable"})})
 	if !errors.Is(err, context.DeadlineExceeded) || !strings.Contains(err.Error(), "waiting for another writer of catalog "+dir) {
 		t.Errorf("AddContext while locked = %v, want the wait to end with the context", err)
 	}

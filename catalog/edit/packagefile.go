@@ -1,57 +1,23 @@
-package catalog
+package edit
 
 import (
 	"bytes"
 	"cmp"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
-	"slices"
-	"strings"
 
-	"github.com/blang/semver/v4"
 	"github.com/operator-framework/operator-registry/alpha/declcfg"
-	"github.com/operator-framework/operator-registry/alpha/property"
 
+	"github.com/chartpilot/chartpilot/catalog/bundledir"
 	"github.com/chartpilot/chartpilot/catalog/fbc"
+	"github.com/chartpilot/chartpilot/catalog/validate"
 	"github.com/chartpilot/chartpilot/internal/atomicfile"
 	"github.com/chartpilot/chartpilot/internal/registryv1"
 )
-
-// Format is the encoding of a catalog file or of rendered output.
-type Format string
-
-const (
-	// FormatYAML is a stream of YAML documents, the default.
-	FormatYAML Format = "yaml"
-	// FormatJSON is a stream of indented JSON objects.
-	FormatJSON Format = "json"
-)
-
-// Formats lists the supported formats, for flags.
-var Formats = []string{string(FormatYAML), string(FormatJSON)}
-
-func (f Format) check() error {
-	switch f {
-	case FormatYAML, FormatJSON:
-		return nil
-	}
-	return fmt.Errorf("unknown format %q (want one of %s)", f, strings.Join(Formats, ", "))
-}
-
-// write encodes cfg with the bytes of the declcfg writer of the format
-// (fbc's writers, which are faster).
-func (f Format) write(cfg declcfg.DeclarativeConfig, w io.Writer) error {
-	if f == FormatJSON {
-		return fbc.WriteJSON(cfg, w)
-	}
-	return fbc.WriteYAML(cfg, w)
-}
 
 var (
 	// ErrPackageNotFound means the catalog holds no such package (run Init first).
@@ -89,7 +55,7 @@ type InitOptions struct {
 	// annotations fill the fields left empty.
 	FromBundle string
 	// Format of the package file: yaml (default) or json.
-	Format Format
+	Format fbc.Format
 
 	// writeFile writes the package file; nil writes through the staging directory (writeFunc.orDefault).
 	writeFile writeFunc
@@ -98,16 +64,16 @@ type InitOptions struct {
 // Init adds a package (an olm.package with no bundles yet) to the catalog
 // directory, as <Dir>/<Package>/catalog.yaml. The package directory appears
 // complete or not at all.
-func Init(opts InitOptions) error {
-	opts.Format = cmp.Or(opts.Format, FormatYAML)
-	if err := opts.Format.check(); err != nil {
+func Init(ctx context.Context, opts InitOptions) error {
+	opts.Format = cmp.Or(opts.Format, fbc.FormatYAML)
+	if err := opts.Format.Check(); err != nil {
 		return err
 	}
 	if opts.Dir == "" {
 		return errors.New("catalog directory must be set")
 	}
 	if opts.FromBundle != "" {
-		b, err := readBundleDir(opts.FromBundle, BundleOptions{})
+		b, err := bundledir.Read(opts.FromBundle, bundledir.Options{})
 		if err != nil {
 			return err
 		}
@@ -144,7 +110,7 @@ func Init(opts InitOptions) error {
 	if err != nil {
 		return fmt.Errorf("creating catalog directory: %w", err)
 	}
-	unlock, err := lockCatalog(context.Background(), opts.Dir)
+	unlock, err := lockCatalog(ctx, opts.Dir)
 	if err != nil {
 		return err
 	}
@@ -174,7 +140,7 @@ func mkdirIfMissing(dir string) (created bool, err error) {
 // its package file: built in the staging directory, then renamed into
 // place, so it appears complete or not at all. The caller holds the
 // catalog's lock.
-func writeNewPackage(dir, pkg string, format Format, data []byte, writeFile writeFunc) error {
+func writeNewPackage(dir, pkg string, format fbc.Format, data []byte, writeFile writeFunc) error {
 	if _, _, err := findPackageFile(dir, pkg); err == nil {
 		return fmt.Errorf("%w: %q in %s", ErrPackageExists, pkg, dir)
 	} else if !errors.Is(err, ErrPackageNotFound) {
@@ -204,8 +170,8 @@ func writeNewPackage(dir, pkg string, format Format, data []byte, writeFile writ
 }
 
 // findPackageFile returns the path and format of a package's file.
-func findPackageFile(dir, pkg string) (string, Format, error) {
-	for _, f := range []Format{FormatYAML, FormatJSON} {
+func findPackageFile(dir, pkg string) (string, fbc.Format, error) {
+	for _, f := range []fbc.Format{fbc.FormatYAML, fbc.FormatJSON} {
 		p := filepath.Join(dir, pkg, packageFileBase+"."+string(f))
 		if _, err := os.Stat(p); err == nil {
 			return p, f, nil
@@ -222,7 +188,7 @@ type packageFile struct {
 	// dir is the catalog directory.
 	dir    string
 	path   string
-	format Format
+	format fbc.Format
 	// isNew means the package is not in the catalog yet: save creates
 	// its directory (writeNewPackage).
 	isNew bool
@@ -317,71 +283,16 @@ func (p *packageFile) pkg() *declcfg.Package { return &p.cfg.Packages[0] }
 
 // encodePackage renders a package in a stable order: channels and bundles
 // by name (the declcfg writer), entries as placed, deprecations sorted.
-func encodePackage(cfg declcfg.DeclarativeConfig, f Format) ([]byte, error) {
-	sortDeprecations(cfg.Deprecations)
+func encodePackage(cfg declcfg.DeclarativeConfig, f fbc.Format) ([]byte, error) {
+	fbc.SortDeprecations(cfg.Deprecations)
 	var buf bytes.Buffer
-	if err := f.write(cfg, &buf); err != nil {
+	if err := f.Write(cfg, &buf); err != nil {
 		return nil, err
 	}
 	return buf.Bytes(), nil
 }
 
-func sortDeprecations(ds []declcfg.Deprecation) {
-	for i := range ds {
-		slices.SortFunc(ds[i].Entries, func(a, b declcfg.DeprecationEntry) int {
-			return cmp.Or(cmp.Compare(schemaRank(a.Reference.Schema), schemaRank(b.Reference.Schema)), strings.Compare(a.Reference.Name, b.Reference.Name))
-		})
-	}
-}
-
-func schemaRank(s string) int {
-	switch s {
-	case declcfg.SchemaPackage:
-		return 0
-	case declcfg.SchemaChannel:
-		return 1
-	}
-	return 2
-}
-
-// bundleVersion is the version in a bundle's olm.package property.
-// Only that property is decoded: the others hold the bundle's manifests.
-func bundleVersion(b *declcfg.Bundle) (semver.Version, error) {
-	var pkgs []property.Package
-	for i, p := range b.Properties {
-		if p.Type != property.TypePackage {
-			continue
-		}
-		var pkg property.Package
-		if err := json.Unmarshal(p.Value, &pkg); err != nil {
-			return semver.Version{}, fmt.Errorf("bundle %q: %w", b.Name, property.ParseError{Idx: i, Typ: p.Type, Err: err})
-		}
-		pkgs = append(pkgs, pkg)
-	}
-	if len(pkgs) != 1 {
-		return semver.Version{}, fmt.Errorf("bundle %q: want exactly one %s property, found %d", b.Name, property.TypePackage, len(pkgs))
-	}
-	v, err := registryv1.ParseVersion(pkgs[0].Version)
-	if err != nil {
-		return semver.Version{}, fmt.Errorf("bundle %q: %s: %w", b.Name, property.TypePackage, err)
-	}
-	return v, nil
-}
-
-// LoadDir reads every file-based catalog file under dir (honoring
-// .indexignore files, as opm does).
-func LoadDir(ctx context.Context, dir string) (*declcfg.DeclarativeConfig, error) {
-	return loadDirWith(ctx, dir, fbc.Load)
-}
-
-// loadDirWith is LoadDir with another of fbc's loaders.
-func loadDirWith(ctx context.Context, dir string, load func(context.Context, fs.FS) (*declcfg.DeclarativeConfig, error)) (*declcfg.DeclarativeConfig, error) {
-	if _, err := os.Stat(dir); err != nil {
-		return nil, fmt.Errorf("reading catalog: %w", err)
-	}
-	cfg, err := load(ctx, os.DirFS(dir))
-	if err != nil {
-		return nil, fmt.Errorf("reading catalog %s: %w", dir, err)
-	}
-	return cfg, nil
+// validate checks the package as it would be written.
+func (p *packageFile) validate() error {
+	return validate.PackageFile(p.path, p.pkg().Name, p.cfg)
 }

@@ -1,9 +1,10 @@
-package catalog
+package oci
 
 import (
 	"context"
 	"fmt"
 
+	"github.com/chartpilot/chartpilot/catalog/edit"
 	v1 "github.com/google/go-containerregistry/pkg/v1"
 )
 
@@ -17,14 +18,14 @@ type BuildOptions struct {
 	// first bundle.
 	Bundles []string
 	// AllowUnsafeAPIChanges publishes bundles whose CRDs break the CRs of
-	// the bundles they upgrade (see AddOptions).
+	// the bundles they upgrade (see edit.AddOptions).
 	AllowUnsafeAPIChanges bool
 }
 
 // BuildResult is what Build published and built.
 type BuildResult struct {
 	// Published are the bundles published, in the order of Bundles.
-	Published []*AddResult `json:"published,omitempty"`
+	Published []*edit.AddResult `json:"published,omitempty"`
 	// Image is the catalog image.
 	Image v1.Image `json:"-"`
 	// Digest is the image's digest.
@@ -37,7 +38,7 @@ type BuildResult struct {
 func Build(ctx context.Context, opts BuildOptions) (*BuildResult, error) {
 	res := &BuildResult{}
 	for _, ref := range opts.Bundles {
-		added, err := Add(ctx, AddOptions{Dir: opts.Dir, BundleImage: ref, Replace: true, InitPackage: true, AllowUnsafeAPIChanges: opts.AllowUnsafeAPIChanges})
+		added, err := edit.Add(ctx, edit.AddOptions{Dir: opts.Dir, BundleImage: ref, Replace: true, InitPackage: true, AllowUnsafeAPIChanges: opts.AllowUnsafeAPIChanges})
 		if err != nil {
 			return nil, fmt.Errorf("publishing %s: %w", ref, err)
 		}

@@ -1,4 +1,4 @@
-package catalog
+package oci
 
 import (
 	"bytes"
@@ -17,29 +17,6 @@ import (
 
 	"github.com/chartpilot/chartpilot/internal/ociimage"
 )
-
-// pushBundleImage pushes a bundle image, as operator-sdk builds it, of s
-// to host and returns its reference.
-func pushBundleImage(t *testing.T, host string, s bundleSpec) string {
-	t.Helper()
-	data, err := ociimage.TarDir(os.DirFS(writeBundle(t, s)), "")
-	if err != nil {
-		t.Fatal(err)
-	}
-	layer, err := tarball.LayerFromOpener(func() (io.ReadCloser, error) { return io.NopCloser(bytes.NewReader(data)), nil })
-	if err != nil {
-		t.Fatal(err)
-	}
-	img, err := mutate.AppendLayers(empty.Image, layer)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ref := host + "/" + s.pkg + "-bundle:v" + s.version
-	if _, err := PushImage(t.Context(), img, ref); err != nil {
-		t.Fatal(err)
-	}
-	return ref
-}
 
 // Build publishes the bundle images in order (a new package initialized
 // from the first, a version already there replaced), then builds the image

@@ -1,4 +1,4 @@
-package catalog
+package oci
 
 import (
 	"cmp"
@@ -21,6 +21,8 @@ import (
 	"github.com/operator-framework/operator-registry/pkg/cache"
 	"github.com/sirupsen/logrus"
 
+	"github.com/chartpilot/chartpilot/catalog/fbc"
+	"github.com/chartpilot/chartpilot/catalog/validate"
 	"github.com/chartpilot/chartpilot/internal/ociimage"
 )
 
@@ -61,7 +63,11 @@ type ImageOptions struct {
 // its database seeds its hash index at random: NoCache gives the same
 // digest for the same catalog.
 func BuildImage(ctx context.Context, opts ImageOptions) (v1.Image, error) {
-	if err := Validate(ctx, ValidateOptions{Dir: opts.Dir}); err != nil {
+	cfg, err := fbc.LoadDir(ctx, opts.Dir)
+	if err != nil {
+		return nil, err
+	}
+	if err := validate.Config(opts.Dir, cfg); err != nil {
 		return nil, err
 	}
 	base := empty.Image
@@ -190,20 +196,6 @@ func imageOwner(img v1.Image) [2]int {
 	return [2]int{uid, gid}
 }
 
-// WriteOCILayout writes img into an OCI image layout directory (created or
-// appended to), tagged with tag through the org.opencontainers.image.ref.name
-// annotation.
-func WriteOCILayout(img v1.Image, dir, tag string) error {
-	return ociimage.WriteOCILayout(img, dir, tag)
-}
-
-// PushImage pushes img to ref with the docker credentials (~/.docker/config.json
-// and its helpers). Registries on loopback and private addresses are spoken
-// to over plain HTTP, as docker does.
-func PushImage(ctx context.Context, img v1.Image, ref string) (v1.Hash, error) {
-	return ociimage.Push(ctx, img, ref)
-}
-
 // ErrNotACatalogImage means an image lacks the configs label.
 var ErrNotACatalogImage = errors.New("not a catalog image")
 
@@ -237,19 +229,6 @@ func ExtractConfigs(img v1.Image, dir string) error {
 			return fmt.Errorf("%w: nothing under /%s", ErrNotACatalogImage, root)
 		}
 		return err
-	}
-	return nil
-}
-
-// pullBundleImage pulls a registry+v1 bundle image and writes its
-// manifests/ and metadata/ into dir.
-func pullBundleImage(ctx context.Context, ref, dir string) error {
-	img, err := ociimage.Pull(ctx, ref)
-	if err != nil {
-		return fmt.Errorf("bundle: %w", err)
-	}
-	if err := ociimage.ExtractDir(img, "", dir); err != nil {
-		return fmt.Errorf("bundle %s: %w", ref, err)
 	}
 	return nil
 }

@@ -1,4 +1,4 @@
-package catalog
+package oci
 
 import (
 	"archive/tar"

@@ -1,4 +1,4 @@
-package catalog
+package render
 
 import (
 	"bytes"
@@ -6,7 +6,7 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"maps"
+	"io/fs"
 	"regexp"
 	"runtime"
 	"slices"
@@ -16,37 +16,33 @@ import (
 	"github.com/blang/semver/v4"
 	"github.com/operator-framework/operator-registry/alpha/declcfg"
 	"github.com/operator-framework/operator-registry/alpha/property"
+	"k8s.io/apimachinery/pkg/util/sets"
 
 	"github.com/chartpilot/chartpilot/catalog/fbc"
+	"github.com/chartpilot/chartpilot/catalog/validate"
 )
 
-// RenderOptions select what to render and how.
-type RenderOptions struct {
-	// Dir is the catalog directory.
-	Dir string
+// Options select what to render and how.
+type Options struct {
 	// Format is yaml (default) or json.
-	Format Format
+	Format fbc.Format
 	// Packages limits the output to these packages; empty means all.
 	Packages []string
 }
 
-// Render writes the catalog as one FBC stream in a deterministic order:
+// Render writes the catalog in fsys as one FBC stream in a deterministic order:
 // packages by name, each with its olm.package, channels and bundles by
 // name, then its other blobs and deprecations.
-func Render(ctx context.Context, w io.Writer, opts RenderOptions) error {
-	f := cmp.Or(opts.Format, FormatYAML)
-	if err := f.check(); err != nil {
+func Render(ctx context.Context, w io.Writer, fsys fs.FS, opts Options) error {
+	f := cmp.Or(opts.Format, fbc.FormatYAML)
+	if err := f.Check(); err != nil {
 		return err
 	}
-	// The bundles' decoded manifests are not written: not kept either.
-	cfg, err := loadDirWith(ctx, opts.Dir, fbc.LoadForWrite)
+	cfg, err := load(ctx, fsys, opts.Packages)
 	if err != nil {
 		return err
 	}
-	if len(opts.Packages) > 0 {
-		cfg = filterPackages(cfg, opts.Packages)
-	}
-	Sort(cfg)
+	fbc.Sort(cfg)
 	normalizeBundles(cfg)
 	return writeConcurrently(ctx, cfg, f, w)
 }
@@ -86,23 +82,12 @@ func normalizeBundles(cfg *declcfg.DeclarativeConfig) {
 // the catalog and its whole rendering are never in memory at once (they
 // were render's peak). cfg is emptied; encoding runs at most
 // renderLookahead packages ahead of the writer.
-func writeConcurrently(ctx context.Context, cfg *declcfg.DeclarativeConfig, f Format, w io.Writer) error {
-	byPkg := splitByPackage(cfg)
-	var rootOthers []declcfg.Meta
-	for _, o := range cfg.Others {
-		if o.Package == "" {
-			rootOthers = append(rootOthers, o)
-			continue
-		}
-		c := byPkg[o.Package]
-		c.Others = append(c.Others, o)
-		byPkg[o.Package] = c
-	}
+func writeConcurrently(ctx context.Context, cfg *declcfg.DeclarativeConfig, f fbc.Format, w io.Writer) error {
+	names, byPkg, rootOthers := fbc.SplitByPackage(*cfg)
 	*cfg = declcfg.DeclarativeConfig{}
-	names := slices.Sorted(maps.Keys(byPkg))
 	parts := make([]encodedPackage, len(names))
-	for i, n := range names {
-		parts[i] = encodedPackage{cfg: byPkg[n], done: make(chan struct{})}
+	for i, n := range sets.List(names) {
+		parts[i] = encodedPackage{cfg: *byPkg[n], done: make(chan struct{})}
 	}
 	clear(byPkg)
 
@@ -137,7 +122,7 @@ func writeConcurrently(ctx context.Context, cfg *declcfg.DeclarativeConfig, f Fo
 	if len(rootOthers) == 0 {
 		return nil
 	}
-	return f.write(declcfg.DeclarativeConfig{Others: rootOthers}, w)
+	return f.Write(declcfg.DeclarativeConfig{Others: rootOthers}, w)
 }
 
 // renderLookahead is how many packages may be encoded and not yet written:
@@ -153,58 +138,14 @@ type encodedPackage struct {
 }
 
 // encode writes the package into out and drops its blobs.
-func (p *encodedPackage) encode(f Format) {
+func (p *encodedPackage) encode(f fbc.Format) {
 	defer close(p.done)
-	p.err = f.write(p.cfg, &p.out)
+	p.err = f.Write(p.cfg, &p.out)
 	p.cfg = declcfg.DeclarativeConfig{}
-}
-
-// Sort puts a catalog in a deterministic order wherever the declcfg writer
-// keeps the order it was given (deprecation entries, other blobs), so that
-// output does not depend on the order files were read in.
-func Sort(cfg *declcfg.DeclarativeConfig) {
-	sortDeprecations(cfg.Deprecations)
-	slices.SortFunc(cfg.Deprecations, func(a, b declcfg.Deprecation) int { return strings.Compare(a.Package, b.Package) })
-	slices.SortStableFunc(cfg.Others, func(a, b declcfg.Meta) int {
-		return cmp.Or(strings.Compare(a.Package, b.Package), strings.Compare(a.Schema, b.Schema), strings.Compare(a.Name, b.Name))
-	})
-}
-
-func filterPackages(cfg *declcfg.DeclarativeConfig, pkgs []string) *declcfg.DeclarativeConfig {
-	keep := func(p string) bool { return slices.Contains(pkgs, p) }
-	out := &declcfg.DeclarativeConfig{}
-	for _, p := range cfg.Packages {
-		if keep(p.Name) {
-			out.Packages = append(out.Packages, p)
-		}
-	}
-	for _, c := range cfg.Channels {
-		if keep(c.Package) {
-			out.Channels = append(out.Channels, c)
-		}
-	}
-	for _, b := range cfg.Bundles {
-		if keep(b.Package) {
-			out.Bundles = append(out.Bundles, b)
-		}
-	}
-	for _, d := range cfg.Deprecations {
-		if keep(d.Package) {
-			out.Deprecations = append(out.Deprecations, d)
-		}
-	}
-	for _, o := range cfg.Others {
-		if keep(o.Package) {
-			out.Others = append(out.Others, o)
-		}
-	}
-	return out
 }
 
 // GraphOptions select the upgrade graphs to draw.
 type GraphOptions struct {
-	// Dir is the catalog directory.
-	Dir string
 	// Packages limits the output to these packages; empty means all.
 	Packages []string
 	// Format is GraphMermaid (the default) or GraphSVG.
@@ -219,24 +160,33 @@ const (
 	GraphSVG = "svg"
 )
 
-// Graph writes the upgrade graph of every channel as a mermaid flowchart
-// or an SVG picture.
-func Graph(ctx context.Context, w io.Writer, opts GraphOptions) error {
+// Graph writes the upgrade graph of every channel of the catalog in fsys
+// as a mermaid flowchart or an SVG picture.
+func Graph(ctx context.Context, w io.Writer, fsys fs.FS, opts GraphOptions) error {
 	if opts.Format != "" && opts.Format != GraphMermaid && opts.Format != GraphSVG {
 		return fmt.Errorf("unknown graph format %q (want %s or %s)", opts.Format, GraphMermaid, GraphSVG)
 	}
-	// The bundles' decoded manifests are not written: not kept either.
-	cfg, err := loadDirWith(ctx, opts.Dir, fbc.LoadForWrite)
+	cfg, err := load(ctx, fsys, opts.Packages)
 	if err != nil {
 		return err
-	}
-	if len(opts.Packages) > 0 {
-		cfg = filterPackages(cfg, opts.Packages)
 	}
 	if opts.Format == GraphSVG {
 		return WriteSVG(w, cfg)
 	}
 	return WriteMermaid(w, cfg)
+}
+
+// load reads the catalog in fsys, limited to pkgs unless empty. The
+// bundles' decoded manifests are not written: not kept either.
+func load(ctx context.Context, fsys fs.FS, pkgs []string) (*declcfg.DeclarativeConfig, error) {
+	cfg, err := fbc.LoadForWrite(ctx, fsys)
+	if err != nil {
+		return nil, fmt.Errorf("reading catalog: %w", err)
+	}
+	if len(pkgs) > 0 {
+		cfg = fbc.FilterPackages(cfg, pkgs)
+	}
+	return cfg, nil
 }
 
 var mermaidUnsafe = regexp.MustCompile(`[^A-Za-z0-9_]`)
@@ -287,7 +237,7 @@ type graphInput struct {
 	versions map[string]map[string]semver.Version
 	// deprecated holds the deprecation messages by package/schema/name.
 	deprecated map[string]string
-	byPkg      map[string]declcfg.DeclarativeConfig
+	byPkg      map[string]*declcfg.DeclarativeConfig
 	// pkgs are the package names, sorted.
 	pkgs []string
 }
@@ -296,7 +246,7 @@ func newGraphInput(cfg *declcfg.DeclarativeConfig) (*graphInput, error) {
 	gi := &graphInput{versions: map[string]map[string]semver.Version{}, deprecated: map[string]string{}}
 	for i := range cfg.Bundles {
 		b := &cfg.Bundles[i]
-		v, err := bundleVersion(b)
+		v, err := fbc.BundleVersion(b)
 		if err != nil {
 			return nil, err
 		}
@@ -310,11 +260,10 @@ func newGraphInput(cfg *declcfg.DeclarativeConfig) (*graphInput, error) {
 			gi.deprecated[d.Package+"/"+e.Reference.Schema+"/"+e.Reference.Name] = e.Message
 		}
 	}
-	gi.byPkg = splitByPackage(cfg)
-	for p := range gi.byPkg {
-		gi.pkgs = append(gi.pkgs, p)
-	}
-	slices.Sort(gi.pkgs)
+	drawn := *cfg
+	drawn.Others = nil // a package is drawn for its own blobs only
+	names, byPkg, _ := fbc.SplitByPackage(drawn)
+	gi.byPkg, gi.pkgs = byPkg, sets.List(names)
 	return gi, nil
 }
 
@@ -363,10 +312,10 @@ func newChannelGraph(ch declcfg.Channel, versions map[string]semver.Version) cha
 	slices.SortFunc(entries, func(x, y declcfg.ChannelEntry) int {
 		return cmp.Or(versions[x.Name].Compare(versions[y.Name]), strings.Compare(x.Name, y.Name))
 	})
-	g := newUpgradeGraph(ch, versions)
+	heads := validate.Heads(ch, versions)
 	cg := channelGraph{entries: entries}
 	for _, e := range entries {
-		if g.incoming[e.Name] == 0 {
+		if slices.Contains(heads, e.Name) {
 			cg.head = e.Name // with several heads, the newest
 		}
 	}

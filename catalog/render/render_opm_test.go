@@ -1,10 +1,15 @@
-package catalog
+package render
 
 import (
 	"bytes"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"testing"
+
+	"github.com/chartpilot/chartpilot/catalog/edit"
+	"github.com/chartpilot/chartpilot/catalog/fbc"
+	"github.com/chartpilot/chartpilot/catalog/internal/catalogtest"
 )
 
 // TestRenderEqualsOpmRender renders catalogs with chartpilot and with
@@ -12,18 +17,18 @@ import (
 // both formats: image bundles with deprecations and several channels, and
 // inline bundles.
 func TestRenderEqualsOpmRender(t *testing.T) {
-	opm := opmBinary(t)
+	opm := catalogtest.OpmBinary(t)
 	inline := filepath.Join(t.TempDir(), "inline")
 	for _, v := range []string{"0.1.0", "0.3.0", "0.2.0"} {
-		if _, err := Add(t.Context(), AddOptions{Dir: inline, BundleDir: writeBundle(t, bundleSpec{pkg: "inline", version: v, channels: "stable,fast"}), InitPackage: true}); err != nil {
+		if _, err := edit.Add(t.Context(), edit.AddOptions{Dir: inline, BundleDir: catalogtest.WriteBundle(t, catalogtest.BundleSpec{Pkg: "inline", Version: v, Channels: "stable,fast"}), InitPackage: true}); err != nil {
 			t.Fatal(err)
 		}
 	}
 	for name, dir := range map[string]string{"images": goldenCatalog(t), "inline": inline} {
-		for _, f := range []Format{FormatYAML, FormatJSON} {
+		for _, f := range []fbc.Format{fbc.FormatYAML, fbc.FormatJSON} {
 			t.Run(name+"/"+string(f), func(t *testing.T) {
 				var got bytes.Buffer
-				if err := Render(t.Context(), &got, RenderOptions{Dir: dir, Format: f}); err != nil {
+				if err := Render(t.Context(), &got, os.DirFS(dir), Options{Format: f}); err != nil {
 					t.Fatal(err)
 				}
 				var stderr bytes.Buffer

@@ -1,4 +1,4 @@
-package catalog
+package render
 
 import (
 	"bytes"
@@ -7,12 +7,17 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/operator-framework/operator-registry/alpha/declcfg"
 
+	"github.com/chartpilot/chartpilot/catalog/edit"
+	"github.com/chartpilot/chartpilot/catalog/fbc"
+	"github.com/chartpilot/chartpilot/catalog/internal/catalogtest"
+	"github.com/chartpilot/chartpilot/catalog/validate"
 	goldenfile "github.com/chartpilot/chartpilot/internal/golden"
 )
 
@@ -30,7 +35,7 @@ func goldenCatalog(t *testing.T) string {
 	t.Helper()
 	dir := filepath.Join(t.TempDir(), "catalog")
 	for _, pkg := range []string{"zeta", "alpha"} {
-		if err := Init(InitOptions{Dir: dir, Package: pkg, DefaultChannel: "stable"}); err != nil {
+		if err := edit.Init(t.Context(), edit.InitOptions{Dir: dir, Package: pkg, DefaultChannel: "stable"}); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -41,19 +46,19 @@ func goldenCatalog(t *testing.T) string {
 		{"alpha", "1.1.0", "stable,fast"},
 		{"alpha", "1.0.1", "stable"},
 	} {
-		_, err := Add(t.Context(), AddOptions{
+		_, err := edit.Add(t.Context(), edit.AddOptions{
 			Dir:       dir,
-			BundleDir: writeBundle(t, bundleSpec{pkg: v.pkg, version: v.version, channels: v.channels}),
+			BundleDir: catalogtest.WriteBundle(t, catalogtest.BundleSpec{Pkg: v.pkg, Version: v.version, Channels: v.channels}),
 			Image:     "registry.example.com/" + v.pkg + "-bundle:v" + v.version,
 		})
 		if err != nil {
 			t.Fatal(err)
 		}
 	}
-	if err := Deprecate(DeprecateOptions{Dir: dir, Package: "alpha", Bundle: "1.0.0", Message: "use 1.0.1"}); err != nil {
+	if err := edit.Deprecate(t.Context(), edit.DeprecateOptions{Dir: dir, Package: "alpha", Bundle: "1.0.0", Message: "use 1.0.1"}); err != nil {
 		t.Fatal(err)
 	}
-	if err := Deprecate(DeprecateOptions{Dir: dir, Package: "alpha", Channel: "fast", Message: "fast is folded into stable"}); err != nil {
+	if err := edit.Deprecate(t.Context(), edit.DeprecateOptions{Dir: dir, Package: "alpha", Channel: "fast", Message: "fast is folded into stable"}); err != nil {
 		t.Fatal(err)
 	}
 	return dir
@@ -63,23 +68,23 @@ func TestRender(t *testing.T) {
 	dir := goldenCatalog(t)
 	tests := []struct {
 		name   string
-		opts   RenderOptions
+		opts   Options
 		golden string
 	}{
-		{name: "yaml", opts: RenderOptions{Dir: dir}, golden: "render.yaml"},
-		{name: "json", opts: RenderOptions{Dir: dir, Format: FormatJSON}, golden: "render.json"},
-		{name: "one package", opts: RenderOptions{Dir: dir, Packages: []string{"zeta"}}, golden: "render-zeta.yaml"},
+		{name: "yaml", opts: Options{}, golden: "render.yaml"},
+		{name: "json", opts: Options{Format: fbc.FormatJSON}, golden: "render.json"},
+		{name: "one package", opts: Options{Packages: []string{"zeta"}}, golden: "render-zeta.yaml"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			var first bytes.Buffer
-			if err := Render(t.Context(), &first, tt.opts); err != nil {
+			if err := Render(t.Context(), &first, os.DirFS(dir), tt.opts); err != nil {
 				t.Fatal(err)
 			}
 			// Rendering is deterministic although files load concurrently.
 			for range 5 {
 				var again bytes.Buffer
-				if err := Render(t.Context(), &again, tt.opts); err != nil {
+				if err := Render(t.Context(), &again, os.DirFS(dir), tt.opts); err != nil {
 					t.Fatal(err)
 				}
 				if !bytes.Equal(first.Bytes(), again.Bytes()) {
@@ -92,7 +97,7 @@ func TestRender(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if err := ValidateConfig("rendered", cfg); err != nil {
+			if err := validate.Config("rendered", cfg); err != nil {
 				t.Error(err)
 			}
 		})
@@ -119,9 +124,9 @@ func (w *failingWriter) Write(p []byte) (int, error) {
 func TestRenderStreams(t *testing.T) {
 	dir := t.TempDir()
 	packages := 3 * renderLookahead()
-	generateCatalog(t, dir, packages, 2)
+	catalogtest.GenerateCatalog(t, dir, packages, 2)
 	var want bytes.Buffer
-	if err := Render(t.Context(), &want, RenderOptions{Dir: dir}); err != nil {
+	if err := Render(t.Context(), &want, os.DirFS(dir), Options{}); err != nil {
 		t.Fatal(err)
 	}
 	tests := []struct {
@@ -137,7 +142,7 @@ func TestRenderStreams(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			w := &failingWriter{n: tt.n}
-			err := Render(t.Context(), w, RenderOptions{Dir: dir})
+			err := Render(t.Context(), w, os.DirFS(dir), Options{})
 			if tt.wantErr == "" {
 				if err != nil || w.writes != packages {
 					t.Fatalf("Render() = %v after %d writes, want %d writes, one per package", err, w.writes, packages)
@@ -158,7 +163,7 @@ func TestRenderStreams(t *testing.T) {
 }
 
 func TestRenderUnknownFormat(t *testing.T) {
-	err := Render(t.Context(), &bytes.Buffer{}, RenderOptions{Dir: t.TempDir(), Format: "toml"})
+	err := Render(t.Context(), &bytes.Buffer{}, os.DirFS(t.TempDir()), Options{Format: "toml"})
 	if err == nil || err.Error() != `unknown format "toml" (want one of yaml, json)` {
 		t.Errorf("error = %v", err)
 	}
@@ -167,11 +172,11 @@ func TestRenderUnknownFormat(t *testing.T) {
 func TestGraph(t *testing.T) {
 	dir := goldenCatalog(t)
 	var out bytes.Buffer
-	if err := Graph(t.Context(), &out, GraphOptions{Dir: dir}); err != nil {
+	if err := Graph(t.Context(), &out, os.DirFS(dir), GraphOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	golden(t, "graph.mmd", out.Bytes())
-	mustContain(t, out.String(),
+	catalogtest.MustContain(t, out.String(),
 		"flowchart LR",
 		`pkg_alpha__stable__alpha_v1_0_0 -- replaces --> pkg_alpha__stable__alpha_v1_0_1`,
 		`pkg_alpha__stable__alpha_v1_0_0 -. "skipRange #gt;=1.0.0 #lt;1.1.0" .-> pkg_alpha__stable__alpha_v1_1_0`,
@@ -187,7 +192,7 @@ func TestGraph(t *testing.T) {
 func TestGraphSVG(t *testing.T) {
 	dir := goldenCatalog(t)
 	var out bytes.Buffer
-	if err := Graph(t.Context(), &out, GraphOptions{Dir: dir, Format: GraphSVG}); err != nil {
+	if err := Graph(t.Context(), &out, os.DirFS(dir), GraphOptions{Format: GraphSVG}); err != nil {
 		t.Fatal(err)
 	}
 	golden(t, "graph.svg", out.Bytes())
@@ -209,7 +214,7 @@ func TestGraphSVG(t *testing.T) {
 	if root != "svg" {
 		t.Errorf("root element %q, want svg", root)
 	}
-	mustContain(t, out.String(),
+	catalogtest.MustContain(t, out.String(),
 		"alpha / fast (deprecated)",
 		`<title>replaces</title>`,
 		`<title>skipRange &gt;=1.0.0 &lt;1.1.0</title>`,
@@ -219,7 +224,7 @@ func TestGraphSVG(t *testing.T) {
 }
 
 func TestGraphUnknownFormat(t *testing.T) {
-	err := Graph(t.Context(), &bytes.Buffer{}, GraphOptions{Dir: t.TempDir(), Format: "dot"})
+	err := Graph(t.Context(), &bytes.Buffer{}, os.DirFS(t.TempDir()), GraphOptions{Format: "dot"})
 	if err == nil || !strings.Contains(err.Error(), `unknown graph format "dot"`) {
 		t.Errorf("error = %v", err)
 	}

@@ -1,4 +1,4 @@
-package catalog
+package serve
 
 import (
 	"cmp"
@@ -15,8 +15,11 @@ import (
 	"strings"
 	"time"
 
+	"github.com/chartpilot/chartpilot/catalog/fbc"
 	"github.com/chartpilot/chartpilot/catalog/httpapi"
 	"github.com/chartpilot/chartpilot/catalog/index"
+	"github.com/chartpilot/chartpilot/catalog/oci"
+	"github.com/chartpilot/chartpilot/catalog/validate"
 
 	"github.com/google/go-containerregistry/pkg/name"
 	"github.com/operator-framework/operator-registry/pkg/api"
@@ -28,22 +31,22 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation"
 )
 
-// DefaultServeAddress is where Serve listens unless told otherwise:
+// DefaultAddress is where Serve listens unless told otherwise:
 // loopback, on the port OLM's registry pods use.
-const DefaultServeAddress = "127.0.0.1:50051"
+const DefaultAddress = "127.0.0.1:50051"
 
 // DefaultShutdownGrace is how long calls in flight may take to finish once
 // a server is told to stop, unless told otherwise.
 const DefaultShutdownGrace = 10 * time.Second
 
-// ServeOptions configure a registry server for a catalog directory.
-type ServeOptions struct {
+// Options configure a registry server for a catalog directory.
+type Options struct {
 	// Dir is the catalog directory to serve.
 	Dir string
 	// Image, instead of Dir, is a catalog image to pull (with the docker
 	// credentials) and serve.
 	Image string
-	// Address is the host:port to listen on; default DefaultServeAddress.
+	// Address is the host:port to listen on; default DefaultAddress.
 	// Port 0 picks a free port (see Server.Addr).
 	Address string
 	// Log receives a line on the catalog's load (sizes and durations); nil
@@ -77,7 +80,7 @@ type ServeOptions struct {
 // the Go runtime has applied it before Serve runs.
 const ProcsEnv = "GOMAXPROCS"
 
-// ResolveProcs returns the ServeOptions.Procs to serve with: procs when the
+// ResolveProcs returns the Options.Procs to serve with: procs when the
 // user gave it (explicit), else 0 (keep the runtime's) when the environment
 // sets ProcsEnv, which is the user's choice too, else procs, the default.
 // getenv is os.Getenv outside tests.
@@ -91,7 +94,7 @@ func ResolveProcs(procs int, explicit bool, getenv func(string) string) int {
 // Server serves OLM's registry gRPC API (api.Registry, the experimental
 // api, grpc health and reflection) for one catalog directory, the way
 // `opm serve` does, so that a CatalogSource with spec.address can use it,
-// and with ServeOptions.HTTP catalogd's HTTP API, as OLM v1 reads it.
+// and with Options.HTTP catalogd's HTTP API, as OLM v1 reads it.
 // The answers come from memory (packages catalog/index and catalog/httpapi)
 // filled at start: nothing is written to disk but a pulled image.
 type Server struct {
@@ -108,7 +111,7 @@ type Server struct {
 
 // NewServer loads and indexes the catalog, then listens. It does not serve
 // until Serve is called; Close releases everything.
-func NewServer(ctx context.Context, opts ServeOptions) (_ *Server, err error) {
+func NewServer(ctx context.Context, opts Options) (_ *Server, err error) {
 	if (opts.Dir == "") == (opts.Image == "") {
 		return nil, errors.New("set either a catalog directory or a catalog image")
 	}
@@ -133,7 +136,7 @@ func NewServer(ctx context.Context, opts ServeOptions) (_ *Server, err error) {
 			return nil, err
 		}
 		opts.Dir = filepath.Join(s.tmpDir, "configs")
-		digest, err := PullImage(ctx, opts.Image, opts.Dir)
+		digest, err := oci.PullImage(ctx, opts.Image, opts.Dir)
 		if err != nil {
 			return nil, err
 		}
@@ -146,7 +149,7 @@ func NewServer(ctx context.Context, opts ServeOptions) (_ *Server, err error) {
 	}
 	log := cmp.Or(opts.Log, io.Discard)
 	if !opts.NoGRPC {
-		if err := s.listenGRPC(ctx, opts.Dir, cmp.Or(opts.Address, DefaultServeAddress), log); err != nil {
+		if err := s.listenGRPC(ctx, opts.Dir, cmp.Or(opts.Address, DefaultAddress), log); err != nil {
 			return nil, err
 		}
 	}
@@ -224,7 +227,7 @@ func DefaultCatalogName(dir, image string) string {
 // so that only the index's answers stay in memory.
 func loadIndex(ctx context.Context, dir string, log io.Writer) (*index.Index, error) {
 	start := time.Now()
-	cfg, err := LoadDir(ctx, dir)
+	cfg, err := fbc.LoadDir(ctx, dir)
 	if err != nil {
 		return nil, err
 	}
@@ -233,7 +236,7 @@ func loadIndex(ctx context.Context, dir string, log io.Writer) (*index.Index, er
 	if packages == 0 {
 		// OLM would show a healthy catalog that resolves nothing: a wrong
 		// directory or image is named here, where it happened.
-		return nil, fmt.Errorf("serving catalog %s: %w: it holds no package", dir, ErrNoBundles)
+		return nil, fmt.Errorf("serving catalog %s: %w: it holds no package", dir, validate.ErrNoBundles)
 	}
 	idx, err := index.New(cfg)
 	if err != nil {
@@ -305,7 +308,7 @@ func (s *Server) Close() error {
 // Serve serves the catalog until ctx is done. ready, if not nil, is called
 // with the server once the catalog is loaded and the ports open:
 // connections made from then on are answered.
-func Serve(ctx context.Context, opts ServeOptions, ready func(*Server)) error {
+func Serve(ctx context.Context, opts Options, ready func(*Server)) error {
 	s, err := NewServer(ctx, opts)
 	if err != nil {
 		return err

@@ -1,10 +1,11 @@
-package catalog
+package validate
 
 import (
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io/fs"
 	"runtime"
 	"slices"
 	"strings"
@@ -13,10 +14,12 @@ import (
 	"github.com/operator-framework/operator-registry/alpha/declcfg"
 	"github.com/operator-framework/operator-registry/alpha/property"
 	"golang.org/x/sync/errgroup"
+
+	"github.com/chartpilot/chartpilot/catalog/fbc"
 )
 
 // The graph checks' errors, each wrapped with the bundle or channel it is
-// about; errors.Is finds them in a ValidationError.
+// about; errors.Is finds them in a Error.
 var (
 	// ErrModel wraps operator-registry's own validation of a package.
 	ErrModel = errors.New("operator-registry validation failed")
@@ -35,26 +38,26 @@ var (
 	ErrDowngrade = errors.New("upgrade edge to an older version")
 )
 
-// ValidationError gathers every problem found, as a tree: the catalog, its
+// Error gathers every problem found, as a tree: the catalog, its
 // packages, their channels; the leaves name the bundle they are about.
-type ValidationError struct {
+type Error struct {
 	// Subject is what the errors are about: `package "foo"`, `channel "stable"`.
 	Subject string
-	// Errs are the problems, leaves or nested *ValidationError.
+	// Errs are the problems, leaves or nested *Error.
 	Errs []error
 }
 
 // Error renders the tree.
-func (e *ValidationError) Error() string {
+func (e *Error) Error() string {
 	var b strings.Builder
 	e.write(&b, "", "")
 	return strings.TrimSuffix(b.String(), "\n")
 }
 
 // Unwrap exposes the children to errors.Is and errors.As.
-func (e *ValidationError) Unwrap() []error { return e.Errs }
+func (e *Error) Unwrap() []error { return e.Errs }
 
-func (e *ValidationError) write(b *strings.Builder, first, rest string) {
+func (e *Error) write(b *strings.Builder, first, rest string) {
 	b.WriteString(first + e.Subject)
 	if len(e.Errs) > 0 {
 		b.WriteString(":")
@@ -65,7 +68,7 @@ func (e *ValidationError) write(b *strings.Builder, first, rest string) {
 		if i == len(e.Errs)-1 {
 			branch, cont = "└── ", "    "
 		}
-		var sub *ValidationError
+		var sub *Error
 		if errors.As(err, &sub) && sub == err {
 			sub.write(b, rest+branch, rest+cont)
 			continue
@@ -78,41 +81,35 @@ func (e *ValidationError) write(b *strings.Builder, first, rest string) {
 	}
 }
 
-func (e *ValidationError) add(err error) {
+func (e *Error) add(err error) {
 	if err != nil {
 		e.Errs = append(e.Errs, err)
 	}
 }
 
-func (e *ValidationError) orNil() error {
+func (e *Error) orNil() error {
 	if len(e.Errs) == 0 {
 		return nil
 	}
 	return e
 }
 
-// ValidateOptions select what to validate.
-type ValidateOptions struct {
-	// Dir is the catalog directory.
-	Dir string
-}
-
-// Validate checks every package of the catalog directory with
+// FS checks every package of the catalog in fsys, named name, with
 // operator-registry's model validation and chartpilot's graph checks (one
 // head per channel, every bundle has an upgrade path to the head so none is
 // stranded, no skip strands users, no edge to an older version). It returns a
-// *ValidationError holding all problems, or nil.
-func Validate(ctx context.Context, opts ValidateOptions) error {
-	cfg, err := LoadDir(ctx, opts.Dir)
+// *Error holding all problems, or nil.
+func FS(ctx context.Context, name string, fsys fs.FS) error {
+	cfg, err := fbc.Load(ctx, fsys)
 	if err != nil {
-		return err
+		return fmt.Errorf("reading catalog %s: %w", name, err)
 	}
-	return ValidateConfig(opts.Dir, cfg)
+	return Config(name, cfg)
 }
 
-// ValidateConfig validates a loaded catalog; name is its subject.
-func ValidateConfig(name string, cfg *declcfg.DeclarativeConfig) error {
-	root := &ValidationError{Subject: fmt.Sprintf("catalog %q", name)}
+// Config validates a loaded catalog; name is its subject.
+func Config(name string, cfg *declcfg.DeclarativeConfig) error {
+	root := &Error{Subject: fmt.Sprintf("catalog %q", name)}
 	byPkg := splitByPackage(cfg)
 	for _, o := range cfg.Others {
 		if o.Package == "" {
@@ -147,9 +144,10 @@ func ValidateConfig(name string, cfg *declcfg.DeclarativeConfig) error {
 	return root.orNil()
 }
 
-func validatePackageFile(pf *packageFile) error {
-	root := &ValidationError{Subject: fmt.Sprintf("catalog package file %q", pf.path)}
-	root.add(validatePackage(pf.pkg().Name, pf.cfg))
+// PackageFile validates the package pkg held alone in the file path.
+func PackageFile(path, pkg string, cfg declcfg.DeclarativeConfig) error {
+	root := &Error{Subject: fmt.Sprintf("catalog package file %q", path)}
+	root.add(validatePackage(pkg, cfg))
 	return root.orNil()
 }
 
@@ -183,7 +181,7 @@ func splitByPackage(cfg *declcfg.DeclarativeConfig) map[string]declcfg.Declarati
 // validatePackage runs operator-registry's conversion and validation, then
 // the graph checks of each channel.
 func validatePackage(name string, cfg declcfg.DeclarativeConfig) error {
-	node := &ValidationError{Subject: fmt.Sprintf("package %q", name)}
+	node := &Error{Subject: fmt.Sprintf("package %q", name)}
 	if len(cfg.Packages) == 0 {
 		node.add(fmt.Errorf("no olm.package blob, but channels or bundles refer to it"))
 		return node
@@ -198,7 +196,7 @@ func validatePackage(name string, cfg declcfg.DeclarativeConfig) error {
 
 	versions := map[string]semver.Version{}
 	for i := range cfg.Bundles {
-		v, err := bundleVersion(&cfg.Bundles[i])
+		v, err := fbc.BundleVersion(&cfg.Bundles[i])
 		if err != nil {
 			node.add(err)
 			continue
@@ -273,9 +271,28 @@ func newUpgradeGraph(ch declcfg.Channel, versions map[string]semver.Version) *up
 	return g
 }
 
+// heads are the bundles no other replaces or skips, the way OLM finds a
+// channel's head, by name.
+func (g *upgradeGraph) heads() []string {
+	var heads []string
+	for _, n := range g.names {
+		if g.incoming[n] == 0 {
+			heads = append(heads, n)
+		}
+	}
+	slices.Sort(heads)
+	return heads
+}
+
+// Heads are the heads of the channel (exactly one in a valid channel), by
+// name; versions are the package's bundles' versions.
+func Heads(ch declcfg.Channel, versions map[string]semver.Version) []string {
+	return newUpgradeGraph(ch, versions).heads()
+}
+
 // checkChannelGraph runs the graph checks on one channel.
 func checkChannelGraph(ch declcfg.Channel, versions map[string]semver.Version) error {
-	node := &ValidationError{Subject: fmt.Sprintf("channel %q", ch.Name)}
+	node := &Error{Subject: fmt.Sprintf("channel %q", ch.Name)}
 	if len(ch.Entries) == 0 {
 		node.add(fmt.Errorf("%w: the channel has no entries", ErrNoBundles))
 		return node
@@ -300,13 +317,7 @@ func checkChannelGraph(ch declcfg.Channel, versions map[string]semver.Version) e
 		}
 	}
 
-	var heads []string
-	for _, n := range g.names {
-		if g.incoming[n] == 0 {
-			heads = append(heads, n)
-		}
-	}
-	slices.Sort(heads)
+	heads := g.heads()
 	switch {
 	case len(heads) == 0:
 		node.add(fmt.Errorf("%w: found none, every bundle is replaced or skipped by another (a cycle)", ErrHeads))

@@ -1,61 +1,17 @@
-package catalog
+package validate
 
 import (
-	"bytes"
 	"errors"
 	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 
+	"github.com/chartpilot/chartpilot/catalog/internal/catalogtest"
 	"github.com/operator-framework/operator-registry/alpha/declcfg"
-	"github.com/operator-framework/operator-registry/alpha/property"
 )
 
-// testPackage builds an image-based package: bundles p.v<version> for each
-// version, and the given channels.
-func testPackage(pkg, defaultChannel string, versions []string, channels ...declcfg.Channel) declcfg.DeclarativeConfig {
-	cfg := declcfg.DeclarativeConfig{Packages: []declcfg.Package{{Schema: declcfg.SchemaPackage, Name: pkg, DefaultChannel: defaultChannel}}}
-	for _, v := range versions {
-		cfg.Bundles = append(cfg.Bundles, declcfg.Bundle{
-			Schema:     declcfg.SchemaBundle,
-			Name:       pkg + ".v" + v,
-			Package:    pkg,
-			Image:      "registry.example.com/" + pkg + "-bundle:v" + v,
-			Properties: []property.Property{property.MustBuildPackage(pkg, v)},
-		})
-	}
-	for _, ch := range channels {
-		ch.Schema, ch.Package = declcfg.SchemaChannel, pkg
-		cfg.Channels = append(cfg.Channels, ch)
-	}
-	return cfg
-}
-
 // e is a channel entry: name, replaces, skipRange, skips.
-func e(name, replaces, skipRange string, skips ...string) declcfg.ChannelEntry {
-	return declcfg.ChannelEntry{Name: name, Replaces: replaces, SkipRange: skipRange, Skips: skips}
-}
-
-// writeCatalog writes each package to <dir>/<package>/catalog.yaml.
-func writeCatalog(t *testing.T, pkgs ...declcfg.DeclarativeConfig) string {
-	t.Helper()
-	dir := t.TempDir()
-	for _, p := range pkgs {
-		var buf bytes.Buffer
-		if err := declcfg.WriteYAML(p, &buf); err != nil {
-			t.Fatal(err)
-		}
-		path := filepath.Join(dir, p.Packages[0].Name, "catalog.yaml")
-		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(path, buf.Bytes(), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	return dir
-}
+var e = catalogtest.Entry
 
 func TestValidate(t *testing.T) {
 	tests := []struct {
@@ -68,7 +24,7 @@ func TestValidate(t *testing.T) {
 	}{
 		{
 			name: "valid: semver chain with skipRanges, two channels",
-			pkgs: []declcfg.DeclarativeConfig{testPackage("a", "stable", []string{"1.0.0", "1.1.0", "2.0.0"},
+			pkgs: []declcfg.DeclarativeConfig{catalogtest.Package("a", "stable", []string{"1.0.0", "1.1.0", "2.0.0"},
 				declcfg.Channel{Name: "stable", Entries: []declcfg.ChannelEntry{
 					e("a.v1.0.0", "", ""),
 					e("a.v1.1.0", "a.v1.0.0", ">=1.0.0 <1.1.0"),
@@ -79,7 +35,7 @@ func TestValidate(t *testing.T) {
 		},
 		{
 			name: "valid: skips that leave no one behind",
-			pkgs: []declcfg.DeclarativeConfig{testPackage("a", "stable", []string{"1.0.0", "1.1.0", "1.2.0"},
+			pkgs: []declcfg.DeclarativeConfig{catalogtest.Package("a", "stable", []string{"1.0.0", "1.1.0", "1.2.0"},
 				declcfg.Channel{Name: "stable", Entries: []declcfg.ChannelEntry{
 					e("a.v1.0.0", "", ""),
 					e("a.v1.1.0", "a.v1.0.0", ""),
@@ -89,7 +45,7 @@ func TestValidate(t *testing.T) {
 		},
 		{
 			name: "two heads",
-			pkgs: []declcfg.DeclarativeConfig{testPackage("a", "stable", []string{"1.0.0", "1.1.0", "1.2.0"},
+			pkgs: []declcfg.DeclarativeConfig{catalogtest.Package("a", "stable", []string{"1.0.0", "1.1.0", "1.2.0"},
 				declcfg.Channel{Name: "stable", Entries: []declcfg.ChannelEntry{
 					e("a.v1.0.0", "", ""),
 					e("a.v1.1.0", "a.v1.0.0", ""),
@@ -108,7 +64,7 @@ func TestValidate(t *testing.T) {
 		{
 			name: "a loop strands its bundles",
 			// 2.0.0 is the only head; 1.1.0 and 1.2.0 replace each other.
-			pkgs: []declcfg.DeclarativeConfig{testPackage("a", "stable", []string{"1.0.0", "1.1.0", "1.2.0", "2.0.0"},
+			pkgs: []declcfg.DeclarativeConfig{catalogtest.Package("a", "stable", []string{"1.0.0", "1.1.0", "1.2.0", "2.0.0"},
 				declcfg.Channel{Name: "stable", Entries: []declcfg.ChannelEntry{
 					e("a.v1.0.0", "", ""),
 					e("a.v1.1.0", "a.v1.2.0", ""),
@@ -129,7 +85,7 @@ func TestValidate(t *testing.T) {
 		},
 		{
 			name: "a bundle replacing itself is stranded",
-			pkgs: []declcfg.DeclarativeConfig{testPackage("a", "stable", []string{"1.0.0", "2.0.0"},
+			pkgs: []declcfg.DeclarativeConfig{catalogtest.Package("a", "stable", []string{"1.0.0", "2.0.0"},
 				declcfg.Channel{Name: "stable", Entries: []declcfg.ChannelEntry{
 					e("a.v1.0.0", "a.v1.0.0", ""),
 					e("a.v2.0.0", "", ""),
@@ -148,7 +104,7 @@ func TestValidate(t *testing.T) {
 			name: "skip strands the users of the bundle before it",
 			// 1.2.0 skips 1.1.0 and replaces it; users of 1.0.0 could only
 			// move to 1.1.0, which OLM no longer offers.
-			pkgs: []declcfg.DeclarativeConfig{testPackage("a", "stable", []string{"1.0.0", "1.1.0", "1.2.0"},
+			pkgs: []declcfg.DeclarativeConfig{catalogtest.Package("a", "stable", []string{"1.0.0", "1.1.0", "1.2.0"},
 				declcfg.Channel{Name: "stable", Entries: []declcfg.ChannelEntry{
 					e("a.v1.0.0", "", ""),
 					e("a.v1.1.0", "a.v1.0.0", ""),
@@ -166,7 +122,7 @@ func TestValidate(t *testing.T) {
 		},
 		{
 			name: "skip of a newer version",
-			pkgs: []declcfg.DeclarativeConfig{testPackage("a", "stable", []string{"1.0.0", "1.1.0", "2.0.0"},
+			pkgs: []declcfg.DeclarativeConfig{catalogtest.Package("a", "stable", []string{"1.0.0", "1.1.0", "2.0.0"},
 				declcfg.Channel{Name: "stable", Entries: []declcfg.ChannelEntry{
 					e("a.v1.0.0", "", ""),
 					e("a.v1.1.0", "a.v1.0.0", "", "a.v2.0.0"),
@@ -185,7 +141,7 @@ func TestValidate(t *testing.T) {
 		},
 		{
 			name: "replaces a newer version and a stranded dead end",
-			pkgs: []declcfg.DeclarativeConfig{testPackage("a", "stable", []string{"1.0.0", "1.1.0", "2.0.0"},
+			pkgs: []declcfg.DeclarativeConfig{catalogtest.Package("a", "stable", []string{"1.0.0", "1.1.0", "2.0.0"},
 				declcfg.Channel{Name: "stable", Entries: []declcfg.ChannelEntry{
 					e("a.v1.0.0", "a.v1.1.0", ""),
 					e("a.v1.1.0", "", ""),
@@ -200,8 +156,8 @@ func TestValidate(t *testing.T) {
 		{
 			name: "errors in several packages and channels are all reported",
 			pkgs: []declcfg.DeclarativeConfig{
-				testPackage("a", "stable", nil),
-				testPackage("b", "stable", []string{"1.0.0", "1.1.0"},
+				catalogtest.Package("a", "stable", nil),
+				catalogtest.Package("b", "stable", []string{"1.0.0", "1.1.0"},
 					declcfg.Channel{Name: "stable", Entries: []declcfg.ChannelEntry{e("b.v1.0.0", "", ""), e("b.v1.1.0", "b.v1.0.0", "")}},
 					declcfg.Channel{Name: "fast", Entries: []declcfg.ChannelEntry{e("b.v1.0.0", "", ""), e("b.v1.1.0", "", "")}},
 				),
@@ -219,7 +175,7 @@ func TestValidate(t *testing.T) {
 		},
 		{
 			name: "operator-registry structural errors",
-			pkgs: []declcfg.DeclarativeConfig{testPackage("a", "beta", []string{"1.0.0"},
+			pkgs: []declcfg.DeclarativeConfig{catalogtest.Package("a", "beta", []string{"1.0.0"},
 				declcfg.Channel{Name: "stable", Entries: []declcfg.ChannelEntry{e("a.v1.0.0", "", "")}},
 			)},
 			want: `└── package "a":
@@ -232,8 +188,8 @@ func TestValidate(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			dir := writeCatalog(t, tt.pkgs...)
-			err := Validate(t.Context(), ValidateOptions{Dir: dir})
+			dir := catalogtest.WriteCatalog(t, tt.pkgs...)
+			err := FS(t.Context(), dir, os.DirFS(dir))
 			if tt.want == "" {
 				if err != nil {
 					t.Fatalf("valid catalog rejected:\n%v", err)
@@ -243,9 +199,9 @@ func TestValidate(t *testing.T) {
 			if err == nil {
 				t.Fatal("invalid catalog accepted")
 			}
-			var verr *ValidationError
+			var verr *Error
 			if !errors.As(err, &verr) {
-				t.Fatalf("error is a %T, not a *ValidationError: %v", err, err)
+				t.Fatalf("error is a %T, not a *Error: %v", err, err)
 			}
 			got := strings.SplitN(err.Error(), "\n", 2)
 			if got[0] != `catalog "`+dir+`":` {
@@ -264,7 +220,8 @@ func TestValidate(t *testing.T) {
 }
 
 func TestValidateEmptyCatalog(t *testing.T) {
-	err := Validate(t.Context(), ValidateOptions{Dir: t.TempDir()})
+	dir := t.TempDir()
+	err := FS(t.Context(), dir, os.DirFS(dir))
 	if !errors.Is(err, ErrNoBundles) {
 		t.Fatalf("error = %v", err)
 	}

@@ -1,4 +1,4 @@
-package catalog
+package catalogtest
 
 import (
 	"bytes"
@@ -21,10 +21,10 @@ var (
 	opmErr  error
 )
 
-// opmBinary returns opm (operator-registry v1.73.0) as the local cluster
+// OpmBinary returns opm (operator-registry v1.73.0) as the local cluster
 // builds it, one of its components (make test builds them before the
 // tests); CHARTPILOT_OPM names another opm instead.
-func opmBinary(t testing.TB) string {
+func OpmBinary(t testing.TB) string {
 	t.Helper()
 	if p := os.Getenv("CHARTPILOT_OPM"); p != "" {
 		return p
@@ -42,14 +42,14 @@ func opmBinary(t testing.TB) string {
 	return opmPath
 }
 
-// startOpmServe runs `opm serve dir` until the test ends and returns its
+// StartOpmServe runs `opm serve dir` until the test ends and returns its
 // gRPC address on loopback. opm listens on every interface (":PORT", not
 // configurable): acceptable for a test, and the reason chartpilot's own
 // server binds 127.0.0.1.
-func startOpmServe(t testing.TB, dir string) string {
+func StartOpmServe(t testing.TB, dir string) string {
 	t.Helper()
-	bin := opmBinary(t)
-	port := freePort(t)
+	bin := OpmBinary(t)
+	port := FreePort(t)
 	work := t.TempDir()
 	var log bytes.Buffer
 	ctx, cancel := context.WithCancel(context.Background())
@@ -60,7 +60,7 @@ func startOpmServe(t testing.TB, dir string) string {
 		"--pprof-addr", "127.0.0.1:0",
 		"--termination-log", filepath.Join(work, "termination.log"))
 	cmd.Stdout, cmd.Stderr = &log, &log
-	cmd.SysProcAttr = serverProcAttr()
+	cmd.SysProcAttr = ServerProcAttr()
 	if err := cmd.Start(); err != nil {
 		cancel()
 		t.Fatalf("starting opm serve: %v", err)
@@ -93,8 +93,8 @@ func startOpmServe(t testing.TB, dir string) string {
 	}
 }
 
-// freePort is a loopback port free a moment ago.
-func freePort(t testing.TB) string {
+// FreePort is a loopback port free a moment ago.
+func FreePort(t testing.TB) string {
 	t.Helper()
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
