@@ -260,7 +260,7 @@ func TestFailedAddLeavesCatalogUntouched(t *testing.T) {
 		{
 			name: "another package's file does not load",
 			setup: func(t *testing.T, dir string) AddOptions {
-				writeCatalogFile(t, filepath.Join(dir, "other", "catalog.yaml"), "schema: olm.package\nname: other\n---\nschema: olm.channel\nentries: {\n")
+				catalogtest.WriteFile(t, filepath.Join(dir, "other", "catalog.yaml"), "schema: olm.package\nname: other\n---\nschema: olm.channel\nentries: {\n")
 				return AddOptions{Dir: dir, BundleDir: catalogtest.WriteBundle(t, catalogtest.BundleSpec{Pkg: "w", Version: "3.0.0", Channels: "stable"})}
 			},
 			wantErr: "catalog does not load: " + "%DIR%: other/catalog.yaml: ",
@@ -646,16 +646,6 @@ func TestDeprecate(t *testing.T) {
 }
 
 // writeCatalogFile writes a file into a catalog, creating its directory.
-func writeCatalogFile(t *testing.T, path, content string) {
-	t.Helper()
-	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(path, []byte(content), 0o644); err != nil {
-		t.Fatal(err)
-	}
-}
-
 // Every writer refuses a catalog with a file that does not load, names
 // the file, and writes nothing: what it wrote would sit in a catalog that
 // catalog validate rejects.
@@ -689,7 +679,7 @@ func TestWritersRefuseACatalogThatDoesNotLoad(t *testing.T) {
 			dir := initPackage(t, "w")
 			addVersions(t, dir, "w", "stable", "1.0.0", "1.1.0")
 			// A truncated JSON file.
-			writeCatalogFile(t, filepath.Join(dir, broken), "{\n  \"schema\": \"olm.package\",\n  \"name\": \"oth")
+			catalogtest.WriteFile(t, filepath.Join(dir, broken), "{\n  \"schema\": \"olm.package\",\n  \"name\": \"oth")
 			before := catalogtest.Snapshot(t, dir)
 			err := tt.write(t, dir)
 			if !errors.Is(err, ErrCatalogUnreadable) || !strings.Contains(err.Error(), dir+": "+broken+": ") {

@@ -330,8 +330,8 @@ func TestKilledWriterLeftovers(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	writeCatalogFile(t, filepath.Join(staging, ".catalog.yaml.tmp-1"), "schema: olm.package\nname: w\n---\nschema: olm.bun")
-	writeCatalogFile(t, filepath.Join(staging, "v.tmp-2", "catalog.yaml"), "schema: olm.package\nname: w\n")
+	catalogtest.WriteFile(t, filepath.Join(staging, ".catalog.yaml.tmp-1"), "schema: olm.package\nname: w\n---\nschema: olm.bun")
+	catalogtest.WriteFile(t, filepath.Join(staging, "v.tmp-2", "catalog.yaml"), "schema: olm.package\nname: w\n")
 	if err := validate.FS(t.Context(), dir, os.DirFS(dir)); err != nil {
 		t.Fatalf("the catalog with a killed writer's leftovers: %v", err)
 	}

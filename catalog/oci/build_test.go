@@ -1,21 +1,15 @@
 package oci
 
 import (
-	"bytes"
 	"io"
 	"log"
 	"net/http/httptest"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
+	"github.com/chartpilot/chartpilot/catalog/internal/catalogtest"
 	"github.com/google/go-containerregistry/pkg/registry"
-	"github.com/google/go-containerregistry/pkg/v1/empty"
-	"github.com/google/go-containerregistry/pkg/v1/mutate"
-	"github.com/google/go-containerregistry/pkg/v1/tarball"
-
-	"github.com/chartpilot/chartpilot/internal/ociimage"
 )
 
 // Build publishes the bundle images in order (a new package initialized
@@ -25,8 +19,8 @@ func TestBuild(t *testing.T) {
 	reg := httptest.NewServer(registry.New(registry.Logger(log.New(io.Discard, "", 0))))
 	t.Cleanup(reg.Close)
 	host := strings.TrimPrefix(reg.URL, "http://")
-	v1ref := pushBundleImage(t, host, bundleSpec{pkg: "w", version: "1.0.0", channels: "stable"})
-	v2ref := pushBundleImage(t, host, bundleSpec{pkg: "w", version: "2.0.0", channels: "stable"})
+	v1ref := catalogtest.PushBundleImage(t, host, catalogtest.BundleSpec{Pkg: "w", Version: "1.0.0", Channels: "stable"})
+	v2ref := catalogtest.PushBundleImage(t, host, catalogtest.BundleSpec{Pkg: "w", Version: "2.0.0", Channels: "stable"})
 
 	dir := filepath.Join(t.TempDir(), "catalog")
 	// Without the serving cache, whose layer differs between builds.

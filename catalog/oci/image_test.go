@@ -13,17 +13,12 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/google/go-containerregistry/pkg/name"
 	"github.com/google/go-containerregistry/pkg/registry"
 	v1 "github.com/google/go-containerregistry/pkg/v1"
-	"github.com/google/go-containerregistry/pkg/v1/empty"
-	"github.com/google/go-containerregistry/pkg/v1/layout"
-	"github.com/google/go-containerregistry/pkg/v1/mutate"
-	"github.com/google/go-containerregistry/pkg/v1/remote"
-	"github.com/google/go-containerregistry/pkg/v1/tarball"
 	"github.com/google/go-containerregistry/pkg/v1/types"
-	"github.com/operator-framework/operator-registry/pkg/api"
+	"github.com/operator-framework/operator-registry/alpha/declcfg"
 
+	"github.com/chartpilot/chartpilot/catalog/internal/catalogtest"
 	"github.com/chartpilot/chartpilot/internal/ociimage"
 )
 
@@ -55,8 +50,21 @@ func layerFiles(t *testing.T, l v1.Layer) map[string][]byte {
 	}
 }
 
+// twoPackages is a valid catalog of image-based packages w and img.
+func twoPackages(t *testing.T) string {
+	t.Helper()
+	var pkgs []declcfg.DeclarativeConfig
+	for _, p := range []string{"w", "img"} {
+		stable := declcfg.Channel{Name: "stable", Entries: []declcfg.ChannelEntry{
+			catalogtest.Entry(p+".v1.0.0", "", ""), catalogtest.Entry(p+".v2.0.0", p+".v1.0.0", ""),
+		}}
+		pkgs = append(pkgs, catalogtest.Package(p, "stable", []string{"1.0.0", "2.0.0"}, stable))
+	}
+	return catalogtest.WriteCatalog(t, pkgs...)
+}
+
 func TestBuildImage(t *testing.T) {
-	dir := serveTestCatalog(t)
+	dir := twoPackages(t)
 	tests := []struct {
 		name    string
 		opts    ImageOptions
@@ -65,7 +73,7 @@ func TestBuildImage(t *testing.T) {
 	}{
 		{name: "with the serving cache", opts: ImageOptions{Dir: dir, Labels: map[string]string{"org.opencontainers.image.source": "https://example.com/w"}}, layers: 2},
 		{name: "without the cache", opts: ImageOptions{Dir: dir, NoCache: true}, layers: 1},
-		{name: "an invalid catalog is refused", opts: ImageOptions{Dir: writeCatalog(t, testPackage("a", "stable", []string{"1.0.0"}))}, wantErr: "not found in any channel entries"},
+		{name: "an invalid catalog is refused", opts: ImageOptions{Dir: catalogtest.WriteCatalog(t, catalogtest.Package("a", "stable", []string{"1.0.0"}))}, wantErr: "not found in any channel entries"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -141,120 +149,6 @@ func TestBuildImage(t *testing.T) {
 	}
 }
 
-func TestImageOCILayoutPushPullServe(t *testing.T) {
-	dir := serveTestCatalog(t)
-	img, err := BuildImage(t.Context(), ImageOptions{Dir: dir})
-	if err != nil {
-		t.Fatal(err)
-	}
-	digest, err := img.Digest()
-	if err != nil {
-		t.Fatal(err)
-	}
-
-	// OCI layout: written, read back, same digest.
-	oci := filepath.Join(t.TempDir(), "oci")
-	if err := WriteOCILayout(img, oci, "v1"); err != nil {
-		t.Fatal(err)
-	}
-	p, err := layout.FromPath(oci)
-	if err != nil {
-		t.Fatal(err)
-	}
-	back, err := p.Image(digest)
-	if err != nil {
-		t.Fatal(err)
-	}
-	idx, _ := p.ImageIndex()
-	m, _ := idx.IndexManifest()
-	if len(m.Manifests) != 1 || m.Manifests[0].Annotations["org.opencontainers.image.ref.name"] != "v1" {
-		t.Errorf("index manifests = %+v", m.Manifests)
-	}
-
-	// A real registry on loopback.
-	reg := httptest.NewServer(registry.New(registry.Logger(log.New(io.Discard, "", 0))))
-	t.Cleanup(reg.Close)
-	host := strings.TrimPrefix(reg.URL, "http://")
-	ref := host + "/chartpilot/catalog:v1"
-	pushed, err := PushImage(t.Context(), back, ref)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if pushed != digest {
-		t.Errorf("pushed digest %s, want %s", pushed, digest)
-	}
-	r, _ := name.ParseReference(ref)
-	desc, err := remote.Head(r, remote.WithContext(t.Context()))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if desc.Digest != digest {
-		t.Errorf("registry holds %s, want %s", desc.Digest, digest)
-	}
-
-	// Pull it into a new directory: the same catalog, byte for byte.
-	pulled := filepath.Join(t.TempDir(), "pulled")
-	got, err := PullImage(t.Context(), ref, pulled)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if got != digest {
-		t.Errorf("pulled digest %s, want %s", got, digest)
-	}
-	if a, b := snapshotFiles(t, dir), snapshotFiles(t, pulled); a != b {
-		t.Errorf("pulled catalog differs:\n%s\nwant:\n%s", b, a)
-	}
-
-	// And it serves.
-	conn := serveCatalog(t, pulled)
-	b, err := api.NewRegistryClient(conn).GetBundleForChannel(t.Context(), &api.GetBundleInChannelRequest{PkgName: "w", ChannelName: "stable"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if b.CsvName != "w.v2.0.0" {
-		t.Errorf("head = %s", b.CsvName)
-	}
-
-	// Serving the image straight from the registry.
-	s, err := NewServer(t.Context(), ServeOptions{Image: ref, Address: "127.0.0.1:0"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if s.Digest != digest.String() {
-		t.Errorf("served digest %s, want %s", s.Digest, digest)
-	}
-	if err := s.Close(); err != nil {
-		t.Error(err)
-	}
-
-	// Pulling into an existing directory is refused; a non-catalog image too.
-	if _, err := PullImage(t.Context(), ref, pulled); !errors.Is(err, os.ErrExist) {
-		t.Errorf("pull into an existing directory: %v", err)
-	}
-	if _, err := PullImage(t.Context(), host+"/nothing:here", filepath.Join(t.TempDir(), "x")); err == nil || !strings.Contains(err.Error(), "NAME_UNKNOWN") {
-		t.Errorf("pulling a missing image: %v", err)
-	}
-}
-
-// snapshotFiles lists relative paths and contents of the regular files.
-func snapshotFiles(t *testing.T, dir string) string {
-	t.Helper()
-	var b strings.Builder
-	err := filepath.WalkDir(dir, func(p string, d os.DirEntry, err error) error {
-		if err != nil || d.IsDir() {
-			return err
-		}
-		data, err := os.ReadFile(p)
-		rel, _ := filepath.Rel(dir, p)
-		b.WriteString(rel + "\n" + string(data) + "\n")
-		return err
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return b.String()
-}
-
 func TestWriteDockerfile(t *testing.T) {
 	tests := []struct {
 		name string
@@ -280,56 +174,8 @@ func TestWriteDockerfile(t *testing.T) {
 			if err := WriteDockerfile(&buf, tt.opts); err != nil {
 				t.Fatal(err)
 			}
-			mustContain(t, buf.String(), tt.want...)
+			catalogtest.MustContain(t, buf.String(), tt.want...)
 		})
-	}
-}
-
-func TestAddBundleImage(t *testing.T) {
-	reg := httptest.NewServer(registry.New(registry.Logger(log.New(io.Discard, "", 0))))
-	t.Cleanup(reg.Close)
-	host := strings.TrimPrefix(reg.URL, "http://")
-
-	// A bundle image as operator-sdk builds it: manifests/ and metadata/ at the root.
-	data, err := ociimage.TarDir(os.DirFS(writeBundle(t, bundleSpec{pkg: "w", version: "1.0.0", channels: "stable"})), "")
-	if err != nil {
-		t.Fatal(err)
-	}
-	layer, err := tarball.LayerFromOpener(func() (io.ReadCloser, error) { return io.NopCloser(bytes.NewReader(data)), nil })
-	if err != nil {
-		t.Fatal(err)
-	}
-	img, err := mutate.AppendLayers(empty.Image, layer)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ref := host + "/w-bundle:v1.0.0"
-	if _, err := PushImage(t.Context(), img, ref); err != nil {
-		t.Fatal(err)
-	}
-
-	dir := initPackage(t, "w")
-	res, err := Add(t.Context(), AddOptions{Dir: dir, BundleImage: ref})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if res.Bundle != "w.v1.0.0" || res.Inline {
-		t.Errorf("result = %+v", res)
-	}
-	pf, err := loadPackage(dir, "w")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if got := pf.cfg.Bundles[0].Image; got != ref {
-		t.Errorf("bundle image = %q, want %q", got, ref)
-	}
-
-	before := snapshot(t, dir)
-	if _, err := Add(t.Context(), AddOptions{Dir: dir, BundleImage: host + "/missing:v1"}); err == nil || !strings.Contains(err.Error(), "NAME_UNKNOWN") {
-		t.Errorf("adding a missing image: %v", err)
-	}
-	if snapshot(t, dir) != before {
-		t.Error("a failed add changed the catalog")
 	}
 }
 
@@ -347,7 +193,7 @@ func TestBuildImageCacheOwnedByBaseUser(t *testing.T) {
 	if _, err := ociimage.Push(t.Context(), base, ref); err != nil {
 		t.Fatal(err)
 	}
-	img, err := BuildImage(t.Context(), ImageOptions{Dir: serveTestCatalog(t), Base: ref})
+	img, err := BuildImage(t.Context(), ImageOptions{Dir: twoPackages(t), Base: ref})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -9,10 +9,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"testing"
-	"testing/fstest"
 
-	"github.com/blang/semver/v4"
-	"github.com/operator-framework/operator-registry/alpha/declcfg"
 	"github.com/operator-framework/operator-registry/pkg/api"
 	"github.com/operator-framework/operator-registry/pkg/cache"
 	"github.com/operator-framework/operator-registry/pkg/server"
@@ -21,115 +18,18 @@ import (
 	health "google.golang.org/grpc/health/grpc_health_v1"
 	"google.golang.org/protobuf/proto"
 
+	"github.com/chartpilot/chartpilot/catalog/fbc"
 	"github.com/chartpilot/chartpilot/catalog/index"
+	"github.com/chartpilot/chartpilot/catalog/internal/catalogtest"
 )
-
-// The size of the generated benchmark catalog, as in issue 7.
-const (
-	benchPackages = 200
-	benchBundles  = 25
-)
-
-// benchBundleFS is an in-memory registry+v1 bundle.
-func benchBundleFS(pkg, version string) fstest.MapFS {
-	fsys := fstest.MapFS{}
-	for name, content := range bundleFiles(bundleSpec{pkg: pkg, version: version, channels: "stable"}) {
-		fsys[name] = &fstest.MapFile{Data: []byte(content), Mode: 0o644}
-	}
-	return fsys
-}
-
-// generateBenchCatalog writes benchPackages packages of benchBundles inline
-// bundles each (every manifest in olm.bundle.object properties), placed by
-// semver in a stable channel, the way Add would place them. With
-// CHARTPILOT_BENCH_CATALOG=DIR set, the catalog is written (and kept) there,
-// to run opm on the same catalog.
-func generateBenchCatalog(tb testing.TB) string {
-	tb.Helper()
-	dir := tb.TempDir()
-	if keep := os.Getenv("CHARTPILOT_BENCH_CATALOG"); keep != "" {
-		dir = keep
-	}
-	generateCatalog(tb, dir, benchPackages, benchBundles)
-	return dir
-}
-
-// generateCatalog writes packages packages of bundles inline bundles each
-// into dir.
-func generateCatalog(tb testing.TB, dir string, packages, bundles int) {
-	tb.Helper()
-	for p := range packages {
-		pkg := fmt.Sprintf("operator-%03d", p)
-		cfg := declcfg.DeclarativeConfig{Packages: []declcfg.Package{{Schema: declcfg.SchemaPackage, Name: pkg, DefaultChannel: "stable", Description: "Benchmark operator."}}}
-		ch := declcfg.Channel{Schema: declcfg.SchemaChannel, Name: "stable", Package: pkg}
-		versions := map[string]semver.Version{}
-		for v := range bundles {
-			version := fmt.Sprintf("%d.%d.0", v/10, v%10)
-			bundle, err := LoadBundleDir(benchBundleFS(pkg, version), BundleOptions{})
-			if err != nil {
-				tb.Fatal(err)
-			}
-			cfg.Bundles = append(cfg.Bundles, bundle.Declcfg)
-			ch.Entries = append(ch.Entries, declcfg.ChannelEntry{Name: bundle.Name})
-			versions[bundle.Name] = bundle.Version
-		}
-		placeEntries(ch.Entries, versions, nil)
-		cfg.Channels = []declcfg.Channel{ch}
-		data, err := encodePackage(cfg, FormatYAML)
-		if err != nil {
-			tb.Fatal(err)
-		}
-		if err := os.MkdirAll(filepath.Join(dir, pkg), 0o755); err != nil {
-			tb.Fatal(err)
-		}
-		if err := os.WriteFile(filepath.Join(dir, pkg, "catalog.yaml"), data, 0o644); err != nil {
-			tb.Fatal(err)
-		}
-	}
-}
-
-// reportCatalogSize records the catalog's size in bytes.
-func reportCatalogSize(b *testing.B, dir string) {
-	var size int64
-	filepath.WalkDir(dir, func(_ string, d os.DirEntry, err error) error {
-		if err == nil && !d.IsDir() {
-			if fi, err := d.Info(); err == nil {
-				size += fi.Size()
-			}
-		}
-		return nil
-	})
-	b.ReportMetric(float64(size)/(1<<20), "catalog-MiB")
-}
-
-func BenchmarkRender(b *testing.B) {
-	dir := generateBenchCatalog(b)
-	b.ReportAllocs()
-	for b.Loop() {
-		if err := Render(b.Context(), io.Discard, RenderOptions{Dir: dir}); err != nil {
-			b.Fatal(err)
-		}
-	}
-	reportCatalogSize(b, dir)
-}
-
-func BenchmarkValidate(b *testing.B) {
-	dir := generateBenchCatalog(b)
-	b.ReportAllocs()
-	for b.Loop() {
-		if err := Validate(b.Context(), ValidateOptions{Dir: dir}); err != nil {
-			b.Fatal(err)
-		}
-	}
-}
 
 // BenchmarkServeStartToHealthy measures from NewServer (cache build from
 // the directory) to the first SERVING health answer over gRPC.
 func BenchmarkServeStartToHealthy(b *testing.B) {
-	dir := generateBenchCatalog(b)
+	dir := catalogtest.BenchCatalog(b)
 	b.ReportAllocs()
 	for b.Loop() {
-		s, err := NewServer(b.Context(), ServeOptions{Dir: dir, Address: "127.0.0.1:0"})
+		s, err := NewServer(b.Context(), Options{Dir: dir, Address: "127.0.0.1:0"})
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -153,8 +53,8 @@ func BenchmarkServeStartToHealthy(b *testing.B) {
 
 // benchServer serves the generated catalog for the query benchmarks.
 func benchServer(b *testing.B) api.RegistryClient {
-	dir := generateBenchCatalog(b)
-	s, err := NewServer(b.Context(), ServeOptions{Dir: dir, Address: "127.0.0.1:0"})
+	dir := catalogtest.BenchCatalog(b)
+	s, err := NewServer(b.Context(), Options{Dir: dir, Address: "127.0.0.1:0"})
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -187,8 +87,8 @@ func BenchmarkListBundles(b *testing.B) {
 			}
 			n++
 		}
-		if n != benchPackages*benchBundles {
-			b.Fatalf("%d bundles, want %d", n, benchPackages*benchBundles)
+		if n != catalogtest.BenchPackages*catalogtest.BenchBundles {
+			b.Fatalf("%d bundles, want %d", n, catalogtest.BenchPackages*catalogtest.BenchBundles)
 		}
 	}
 }
@@ -203,7 +103,7 @@ func BenchmarkGetBundleForChannel(b *testing.B) {
 // catalog, the part of a server's start that is not reading the files, and
 // reports the memory the index holds once built.
 func BenchmarkIndex(b *testing.B) {
-	cfg, err := LoadDir(b.Context(), generateBenchCatalog(b))
+	cfg, err := fbc.LoadDir(b.Context(), catalogtest.BenchCatalog(b))
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -236,8 +136,8 @@ func BenchmarkIndex(b *testing.B) {
 // and encoding it. "opm" is operator-registry's pkg/server over its
 // pkg/cache, as `opm serve` answers; "chartpilot" is the index.
 func BenchmarkAnswerGetBundleForChannel(b *testing.B) {
-	dir := generateBenchCatalog(b)
-	cfg, err := LoadDir(b.Context(), dir)
+	dir := catalogtest.BenchCatalog(b)
+	cfg, err := fbc.LoadDir(b.Context(), dir)
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -262,7 +162,7 @@ func BenchmarkAnswerGetBundleForChannel(b *testing.B) {
 			b.ReportAllocs()
 			i := 0
 			for b.Loop() {
-				pkg := fmt.Sprintf("operator-%03d", i%benchPackages)
+				pkg := fmt.Sprintf("operator-%03d", i%catalogtest.BenchPackages)
 				i++
 				bundle, err := s.srv.GetBundleForChannel(b.Context(), &api.GetBundleInChannelRequest{PkgName: pkg, ChannelName: "stable"})
 				if err != nil {

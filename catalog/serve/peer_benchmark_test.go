@@ -19,6 +19,7 @@ import (
 	"google.golang.org/grpc/credentials/insecure"
 	health "google.golang.org/grpc/health/grpc_health_v1"
 
+	"github.com/chartpilot/chartpilot/catalog/internal/catalogtest"
 	"github.com/chartpilot/chartpilot/internal/testbin"
 )
 
@@ -66,7 +67,7 @@ type peerTool struct {
 //
 //	go test -run '^$' -bench SideBySide -benchtime 5x ./catalog/
 func BenchmarkSideBySide(b *testing.B) {
-	dir := generateBenchCatalog(b)
+	dir := catalogtest.BenchCatalog(b)
 	tools := []peerTool{{
 		name:     "chartpilot",
 		bin:      copyBinary(b, testbin.Chartpilot(b)),
@@ -75,7 +76,7 @@ func BenchmarkSideBySide(b *testing.B) {
 		serve:    func(dir, port string) []string { return []string{"catalog", "serve", dir, "--port", port} },
 	}, {
 		name:     "opm",
-		bin:      copyBinary(b, opmBinary(b)),
+		bin:      copyBinary(b, catalogtest.OpmBinary(b)),
 		render:   func(dir string) []string { return []string{"render", dir, "-o", "yaml"} },
 		validate: func(dir string) []string { return []string{"validate", dir} },
 		serve: func(dir, port string) []string {
@@ -118,7 +119,7 @@ func BenchmarkSideBySide(b *testing.B) {
 					}
 					n++
 				}
-				if n != benchPackages*benchBundles {
+				if n != catalogtest.BenchPackages*catalogtest.BenchBundles {
 					b.Fatalf("%d bundles", n)
 				}
 			}
@@ -167,7 +168,7 @@ func benchGetBundleForChannel(b *testing.B, client api.RegistryClient) {
 	i := 0
 	for b.Loop() {
 		for range callsPerIteration {
-			pkg := fmt.Sprintf("operator-%03d", i%benchPackages)
+			pkg := fmt.Sprintf("operator-%03d", i%catalogtest.BenchPackages)
 			i++
 			bundle, err := client.GetBundleForChannel(b.Context(), &api.GetBundleInChannelRequest{PkgName: pkg, ChannelName: "stable"})
 			if err != nil {
@@ -202,11 +203,11 @@ func benchProcess(b *testing.B, bin string, args []string) {
 // memory in KiB. pid is the process's.
 func startServeProcess(b *testing.B, bin string, args func(dir, port string) []string, dir string) (stop func() int64, conn *grpc.ClientConn, pid int) {
 	b.Helper()
-	port := freePort(b)
+	port := catalogtest.FreePort(b)
 	cmd := exec.Command(bin, args(dir, port)...)
 	var errOut bytes.Buffer
 	cmd.Stdout, cmd.Stderr = io.Discard, &errOut
-	cmd.SysProcAttr = serverProcAttr()
+	cmd.SysProcAttr = catalogtest.ServerProcAttr()
 	if err := cmd.Start(); err != nil {
 		b.Fatal(err)
 	}

@@ -20,10 +20,13 @@ import (
 
 	"github.com/chartpilot/chartpilot/catalog/httpapi"
 	"github.com/chartpilot/chartpilot/catalog/httpapi/httpapitest"
+	"github.com/chartpilot/chartpilot/catalog/internal/catalogtest"
+	"github.com/chartpilot/chartpilot/catalog/oci"
+	"github.com/chartpilot/chartpilot/internal/ociimage"
 )
 
 // serveBoth serves opts until the test ends and returns the server.
-func serveBoth(t *testing.T, opts ServeOptions) *Server {
+func serveBoth(t *testing.T, opts Options) *Server {
 	t.Helper()
 	s, err := NewServer(t.Context(), opts)
 	if err != nil {
@@ -85,7 +88,7 @@ func getBody(t *testing.T, e httpapitest.Endpoint, url string) (int, string) {
 func TestServeHTTPBesideGRPC(t *testing.T) {
 	dir := serveTestCatalog(t)
 	var logged strings.Builder
-	s := serveBoth(t, ServeOptions{
+	s := serveBoth(t, Options{
 		Dir: dir, Address: "127.0.0.1:0", CatalogName: "local", Log: &logged,
 		HTTP: &httpapi.ServerOptions{Address: "127.0.0.1:0"},
 	})
@@ -130,11 +133,11 @@ func dialServer(t *testing.T, s *Server) *grpc.ClientConn {
 // TestServeHTTPOnly: without the gRPC API, a catalog is served as catalogd
 // serves it, valid or not; the gRPC API would refuse it.
 func TestServeHTTPOnly(t *testing.T) {
-	dir := writeCatalog(t, testPackage("a", "stable", []string{"1.0.0", "1.1.0"}))
-	if _, err := NewServer(t.Context(), ServeOptions{Dir: dir, Address: "127.0.0.1:0"}); err == nil {
+	dir := catalogtest.WriteCatalog(t, catalogtest.Package("a", "stable", []string{"1.0.0", "1.1.0"}))
+	if _, err := NewServer(t.Context(), Options{Dir: dir, Address: "127.0.0.1:0"}); err == nil {
 		t.Fatal("the gRPC API served an invalid catalog")
 	}
-	s := serveBoth(t, ServeOptions{Dir: dir, NoGRPC: true, CatalogName: "invalid", HTTP: &httpapi.ServerOptions{Address: "127.0.0.1:0", PlainHTTP: true}})
+	s := serveBoth(t, Options{Dir: dir, NoGRPC: true, CatalogName: "invalid", HTTP: &httpapi.ServerOptions{Address: "127.0.0.1:0", PlainHTTP: true}})
 	if s.Addr() != "" {
 		t.Errorf("gRPC on %s", s.Addr())
 	}
@@ -148,15 +151,15 @@ func TestServeHTTPErrors(t *testing.T) {
 	dir := serveTestCatalog(t)
 	for _, tc := range []struct {
 		name string
-		opts ServeOptions
+		opts Options
 		want string
 	}{
-		{name: "nothing to serve", opts: ServeOptions{Dir: dir, NoGRPC: true}, want: "nothing to serve"},
-		{name: "a name that is no ClusterCatalog name", opts: ServeOptions{Dir: dir, CatalogName: "My_Catalog", HTTP: &httpapi.ServerOptions{Address: "127.0.0.1:0"}},
+		{name: "nothing to serve", opts: Options{Dir: dir, NoGRPC: true}, want: "nothing to serve"},
+		{name: "a name that is no ClusterCatalog name", opts: Options{Dir: dir, CatalogName: "My_Catalog", HTTP: &httpapi.ServerOptions{Address: "127.0.0.1:0"}},
 			want: `catalog name "My_Catalog" is not a ClusterCatalog name`},
-		{name: "a directory whose name is none", opts: ServeOptions{Dir: filepath.Join(t.TempDir(), "Bad_Dir"), HTTP: &httpapi.ServerOptions{Address: "127.0.0.1:0"}},
+		{name: "a directory whose name is none", opts: Options{Dir: filepath.Join(t.TempDir(), "Bad_Dir"), HTTP: &httpapi.ServerOptions{Address: "127.0.0.1:0"}},
 			want: `catalog name "Bad_Dir"`},
-		{name: "a file that does not load", opts: ServeOptions{Dir: badCatalog(t), NoGRPC: true, HTTP: &httpapi.ServerOptions{Address: "127.0.0.1:0"}},
+		{name: "a file that does not load", opts: Options{Dir: badCatalog(t), NoGRPC: true, HTTP: &httpapi.ServerOptions{Address: "127.0.0.1:0"}},
 			want: "over HTTP: loading catalog: p/catalog.yaml"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -175,7 +178,7 @@ func TestServeHTTPErrors(t *testing.T) {
 // badCatalog is a catalog directory whose one file is not YAML.
 func badCatalog(t *testing.T) string {
 	dir := filepath.Join(t.TempDir(), "bad")
-	writeCatalogFile(t, filepath.Join(dir, "p", "catalog.yaml"), "schema: [\n")
+	catalogtest.WriteFile(t, filepath.Join(dir, "p", "catalog.yaml"), "schema: [\n")
 	return dir
 }
 
@@ -204,22 +207,22 @@ func TestDefaultCatalogName(t *testing.T) {
 // answers, under its repository's name, what its directory answers.
 func TestServeHTTPImage(t *testing.T) {
 	dir := serveTestCatalog(t)
-	img, err := BuildImage(t.Context(), ImageOptions{Dir: dir})
+	img, err := oci.BuildImage(t.Context(), oci.ImageOptions{Dir: dir})
 	if err != nil {
 		t.Fatal(err)
 	}
 	reg := httptest.NewServer(registry.New(registry.Logger(log.New(io.Discard, "", 0))))
 	t.Cleanup(reg.Close)
 	ref := strings.TrimPrefix(reg.URL, "http://") + "/chartpilot/my-catalog:v1"
-	if _, err := PushImage(t.Context(), img, ref); err != nil {
+	if _, err := ociimage.Push(t.Context(), img, ref); err != nil {
 		t.Fatal(err)
 	}
 
-	fromImage := serveBoth(t, ServeOptions{Image: ref, NoGRPC: true, HTTP: &httpapi.ServerOptions{Address: "127.0.0.1:0"}})
+	fromImage := serveBoth(t, Options{Image: ref, NoGRPC: true, HTTP: &httpapi.ServerOptions{Address: "127.0.0.1:0"}})
 	if fromImage.CatalogName != "my-catalog" || fromImage.Digest == "" {
 		t.Errorf("catalog %q, digest %q", fromImage.CatalogName, fromImage.Digest)
 	}
-	fromDir := serveBoth(t, ServeOptions{Dir: dir, NoGRPC: true, CatalogName: "my-catalog", HTTP: &httpapi.ServerOptions{Address: "127.0.0.1:0", PlainHTTP: true}})
+	fromDir := serveBoth(t, Options{Dir: dir, NoGRPC: true, CatalogName: "my-catalog", HTTP: &httpapi.ServerOptions{Address: "127.0.0.1:0", PlainHTTP: true}})
 	want, err := httpapi.Load(t.Context(), os.DirFS(dir))
 	if err != nil {
 		t.Fatal(err)

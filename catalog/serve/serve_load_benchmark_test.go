@@ -18,6 +18,7 @@ import (
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/credentials/insecure"
 
+	"github.com/chartpilot/chartpilot/catalog/internal/catalogtest"
 	"github.com/chartpilot/chartpilot/internal/testbin"
 )
 
@@ -36,7 +37,7 @@ var loadCalls = []struct {
 	call func(ctx context.Context, c api.RegistryClient, i int) error
 }{
 	{"GetBundleForChannel", func(ctx context.Context, c api.RegistryClient, i int) error {
-		pkg := fmt.Sprintf("operator-%03d", i%benchPackages)
+		pkg := fmt.Sprintf("operator-%03d", i%catalogtest.BenchPackages)
 		b, err := c.GetBundleForChannel(ctx, &api.GetBundleInChannelRequest{PkgName: pkg, ChannelName: "stable"})
 		if err == nil && b.CsvName != pkg+".v2.4.0" {
 			err = fmt.Errorf("head of %s/stable is %s", pkg, b.CsvName)
@@ -57,13 +58,13 @@ var loadCalls = []struct {
 			}
 			n++
 		}
-		if n != benchPackages*benchBundles {
-			return fmt.Errorf("ListBundles streamed %d bundles, want %d", n, benchPackages*benchBundles)
+		if n != catalogtest.BenchPackages*catalogtest.BenchBundles {
+			return fmt.Errorf("ListBundles streamed %d bundles, want %d", n, catalogtest.BenchPackages*catalogtest.BenchBundles)
 		}
 		return nil
 	}},
 	{"GetBundle", func(ctx context.Context, c api.RegistryClient, i int) error {
-		pkg, v := fmt.Sprintf("operator-%03d", i%benchPackages), (i/benchPackages)%benchBundles
+		pkg, v := fmt.Sprintf("operator-%03d", i%catalogtest.BenchPackages), (i/catalogtest.BenchPackages)%catalogtest.BenchBundles
 		csv := fmt.Sprintf("%s.v%d.%d.0", pkg, v/10, v%10)
 		b, err := c.GetBundle(ctx, &api.GetBundleRequest{PkgName: pkg, ChannelName: "stable", CsvName: csv})
 		if err == nil && b.CsvName != csv {
@@ -95,19 +96,19 @@ func BenchmarkServeUnderLoad(b *testing.B) {
 	if v, err := time.ParseDuration(os.Getenv("CHARTPILOT_LOAD_DURATION")); err == nil {
 		duration = v
 	}
-	dir := generateBenchCatalog(b)
+	dir := catalogtest.BenchCatalog(b)
 	tools := []struct {
 		name  string
 		bin   string
 		serve func(dir, port string) []string
 	}{
 		{"chartpilot", copyBinary(b, testbin.Chartpilot(b)), func(dir, port string) []string { return []string{"catalog", "serve", dir, "--port", port} }},
-		{"opm", copyBinary(b, opmBinary(b)), func(dir, port string) []string {
+		{"opm", copyBinary(b, catalogtest.OpmBinary(b)), func(dir, port string) []string {
 			return []string{"serve", dir, "--port", port, "--pprof-addr", "127.0.0.1:0", "--termination-log", os.DevNull}
 		}},
 	}
 	var table strings.Builder
-	fmt.Fprintf(&table, "%d clients for %s each, %d packages x %d bundles\n", clients, duration, benchPackages, benchBundles)
+	fmt.Fprintf(&table, "%d clients for %s each, %d packages x %d bundles\n", clients, duration, catalogtest.BenchPackages, catalogtest.BenchBundles)
 	fmt.Fprintf(&table, "%-10s | %-19s | %7s | %9s | %9s | %6s\n", "tool", "call", "calls", "p50", "p99", "errors")
 	var mem strings.Builder
 	for _, tool := range tools {

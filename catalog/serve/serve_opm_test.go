@@ -11,6 +11,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/chartpilot/chartpilot/catalog/edit"
+	"github.com/chartpilot/chartpilot/catalog/internal/catalogtest"
 	"github.com/operator-framework/api/pkg/operators/v1alpha1"
 	"github.com/operator-framework/operator-registry/alpha/declcfg"
 	"github.com/operator-framework/operator-registry/alpha/property"
@@ -172,7 +174,7 @@ func TestServeAnswersEqualOpmServe(t *testing.T) {
 		name: "added",
 		dir: func(t *testing.T) string {
 			dir := serveTestCatalog(t)
-			if _, err := Add(t.Context(), AddOptions{Dir: dir, BundleDir: writeBundle(t, bundleSpec{pkg: "w", version: "2.0.1", channels: "stable,fast"})}); err != nil {
+			if _, err := edit.Add(t.Context(), edit.AddOptions{Dir: dir, BundleDir: catalogtest.WriteBundle(t, catalogtest.BundleSpec{Pkg: "w", Version: "2.0.1", Channels: "stable,fast"})}); err != nil {
 				t.Fatal(err)
 			}
 			return dir
@@ -195,7 +197,7 @@ func TestServeAnswersEqualOpmServe(t *testing.T) {
 // answers of every api.Registry call, and of the experimental custom
 // schema call. It returns how many custom schema blobs were compared.
 func compareWithOpm(t *testing.T, dir string) int {
-	opmAddr := startOpmServe(t, dir)
+	opmAddr := catalogtest.StartOpmServe(t, dir)
 	ours := serveCatalog(t, dir)
 	theirs, err := grpc.NewClient(opmAddr, grpc.WithTransportCredentials(insecure.NewCredentials()))
 	if err != nil {
@@ -330,12 +332,12 @@ func graphTestCatalog(t *testing.T) string {
 		}, props...)}
 	}
 	versions := []string{"1.0.0", "2.0.0", "2.1.0", "3.0.0", "4.0.0"}
-	etcd := testPackage("etcd", "stable", versions,
+	etcd := catalogtest.Package("etcd", "stable", versions,
 		declcfg.Channel{Name: "stable", Entries: []declcfg.ChannelEntry{
-			e("etcd.v1.0.0", "", ""), e("etcd.v2.0.0", "etcd.v1.0.0", ""), e("etcd.v2.1.0", "", ""),
-			e("etcd.v3.0.0", "etcd.v2.0.0", "<3.0.0", "etcd.v2.1.0", "etcd.v0.9.0"),
+			catalogtest.Entry("etcd.v1.0.0", "", ""), catalogtest.Entry("etcd.v2.0.0", "etcd.v1.0.0", ""), catalogtest.Entry("etcd.v2.1.0", "", ""),
+			catalogtest.Entry("etcd.v3.0.0", "etcd.v2.0.0", "<3.0.0", "etcd.v2.1.0", "etcd.v0.9.0"),
 		}},
-		declcfg.Channel{Name: "fast", Entries: []declcfg.ChannelEntry{e("etcd.v3.0.0", "", ""), e("etcd.v4.0.0", "etcd.v3.0.0", "")}})
+		declcfg.Channel{Name: "fast", Entries: []declcfg.ChannelEntry{catalogtest.Entry("etcd.v3.0.0", "", ""), catalogtest.Entry("etcd.v4.0.0", "etcd.v3.0.0", "")}})
 	etcd.Packages[0].Description = "A key-value store."
 	etcd.Packages[0].Icon = &declcfg.Icon{Data: []byte("<svg/>"), MediaType: "image/svg+xml"}
 	for i := range etcd.Bundles {
@@ -356,7 +358,7 @@ func graphTestCatalog(t *testing.T) string {
 	prom := declcfg.DeclarativeConfig{
 		Packages: []declcfg.Package{{Schema: declcfg.SchemaPackage, Name: "prom", DefaultChannel: "beta"}},
 		Channels: []declcfg.Channel{{Schema: declcfg.SchemaChannel, Package: "prom", Name: "beta", Entries: []declcfg.ChannelEntry{
-			e("prom.v1.0.0", "", ""), e("prom.v2.0.0", "prom.v1.0.0", "", "prom.v1.0.0"),
+			catalogtest.Entry("prom.v1.0.0", "", ""), catalogtest.Entry("prom.v2.0.0", "prom.v1.0.0", "", "prom.v1.0.0"),
 		}}},
 		Bundles: []declcfg.Bundle{
 			inline("prom", "prom.v1.0.0", "1.0.0", etcdCluster),
@@ -372,13 +374,13 @@ func graphTestCatalog(t *testing.T) string {
 	zetaPkg := declcfg.DeclarativeConfig{
 		Packages: []declcfg.Package{{Schema: declcfg.SchemaPackage, Name: "zeta", DefaultChannel: "a"}},
 		Channels: []declcfg.Channel{
-			{Schema: declcfg.SchemaChannel, Package: "zeta", Name: "a", Entries: []declcfg.ChannelEntry{e("zeta.v1.0.0", "", "")}},
-			{Schema: declcfg.SchemaChannel, Package: "zeta", Name: "b", Entries: []declcfg.ChannelEntry{e("zeta.v2.0.0", "", "")}},
+			{Schema: declcfg.SchemaChannel, Package: "zeta", Name: "a", Entries: []declcfg.ChannelEntry{catalogtest.Entry("zeta.v1.0.0", "", "")}},
+			{Schema: declcfg.SchemaChannel, Package: "zeta", Name: "b", Entries: []declcfg.ChannelEntry{catalogtest.Entry("zeta.v2.0.0", "", "")}},
 		},
 		Bundles: []declcfg.Bundle{inline("zeta", "zeta.v1.0.0", "1.0.0"), inline("zeta", "zeta.v2.0.0", "2.0.0", zeta)},
 		Others: []declcfg.Meta{
 			{Schema: "example.global", Name: "g", Blob: json.RawMessage(`{"schema":"example.global","name":"g"}`)},
 		},
 	}
-	return writeCatalog(t, etcd, prom, zetaPkg)
+	return catalogtest.WriteCatalog(t, etcd, prom, zetaPkg)
 }

@@ -5,12 +5,16 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"path/filepath"
 	"runtime"
 	"slices"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/chartpilot/chartpilot/catalog/edit"
+	"github.com/chartpilot/chartpilot/catalog/internal/catalogtest"
+	"github.com/chartpilot/chartpilot/catalog/validate"
 	"github.com/operator-framework/operator-registry/pkg/api"
 	"golang.org/x/sync/errgroup"
 	"google.golang.org/grpc"
@@ -22,7 +26,7 @@ import (
 // serveCatalog serves dir on a free loopback port and returns a connection.
 func serveCatalog(t testing.TB, dir string) *grpc.ClientConn {
 	t.Helper()
-	s, err := NewServer(t.Context(), ServeOptions{Dir: dir, Address: "127.0.0.1:0"})
+	s, err := NewServer(t.Context(), Options{Dir: dir, Address: "127.0.0.1:0"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -66,16 +70,23 @@ func recvAll[T any](t *testing.T, recv func() (T, error)) []T {
 // serveTestCatalog: package w (inline) with stable 1.0.0, 1.1.0, 2.0.0 and
 // fast 2.0.0, deprecated 1.0.0; package img (image-based) with stable 1.0.0.
 func serveTestCatalog(t *testing.T) string {
-	dir := initPackage(t, "w")
-	addVersions(t, dir, "w", "stable", "1.0.0", "1.1.0")
-	addVersions(t, dir, "w", "stable,fast", "2.0.0")
-	if err := Deprecate(DeprecateOptions{Dir: dir, Package: "w", Bundle: "1.0.0", Message: "upgrade to 2.0.0"}); err != nil {
+	dir := filepath.Join(t.TempDir(), "catalog")
+	if err := edit.Init(t.Context(), edit.InitOptions{Dir: dir, Package: "w", Description: "test package"}); err != nil {
 		t.Fatal(err)
 	}
-	if err := Init(InitOptions{Dir: dir, Package: "img"}); err != nil {
+	for _, v := range []struct{ version, channels string }{{"1.0.0", "stable"}, {"1.1.0", "stable"}, {"2.0.0", "stable,fast"}} {
+		bundle := catalogtest.WriteBundle(t, catalogtest.BundleSpec{Pkg: "w", Version: v.version, Channels: v.channels})
+		if _, err := edit.Add(t.Context(), edit.AddOptions{Dir: dir, BundleDir: bundle}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := edit.Deprecate(t.Context(), edit.DeprecateOptions{Dir: dir, Package: "w", Bundle: "1.0.0", Message: "upgrade to 2.0.0"}); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := Add(t.Context(), AddOptions{Dir: dir, BundleDir: writeBundle(t, bundleSpec{pkg: "img", version: "1.0.0", channels: "stable"}), Image: "registry.example.com/img-bundle:v1.0.0"}); err != nil {
+	if err := edit.Init(t.Context(), edit.InitOptions{Dir: dir, Package: "img"}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := edit.Add(t.Context(), edit.AddOptions{Dir: dir, BundleDir: catalogtest.WriteBundle(t, catalogtest.BundleSpec{Pkg: "img", Version: "1.0.0", Channels: "stable"}), Image: "registry.example.com/img-bundle:v1.0.0"}); err != nil {
 		t.Fatal(err)
 	}
 	return dir
@@ -262,15 +273,15 @@ func TestServe(t *testing.T) {
 // configs) is refused at start rather than served empty.
 func TestServeRefusesAnEmptyCatalog(t *testing.T) {
 	dir := t.TempDir()
-	_, err := NewServer(t.Context(), ServeOptions{Dir: dir, Address: "127.0.0.1:0"})
-	if !errors.Is(err, ErrNoBundles) || !strings.Contains(err.Error(), "serving catalog "+dir) {
+	_, err := NewServer(t.Context(), Options{Dir: dir, Address: "127.0.0.1:0"})
+	if !errors.Is(err, validate.ErrNoBundles) || !strings.Contains(err.Error(), "serving catalog "+dir) {
 		t.Fatalf("error = %v", err)
 	}
 }
 
 func TestServeRefusesAnInvalidCatalog(t *testing.T) {
-	dir := writeCatalog(t, testPackage("a", "stable", []string{"1.0.0", "1.1.0"}))
-	_, err := NewServer(t.Context(), ServeOptions{Dir: dir, Address: "127.0.0.1:0"})
+	dir := catalogtest.WriteCatalog(t, catalogtest.Package("a", "stable", []string{"1.0.0", "1.1.0"}))
+	_, err := NewServer(t.Context(), Options{Dir: dir, Address: "127.0.0.1:0"})
 	if err == nil || !strings.Contains(err.Error(), `not found in any channel entries`) {
 		t.Fatalf("error = %v", err)
 	}
@@ -329,8 +340,8 @@ func TestServeConcurrentListBundles(t *testing.T) {
 // the server's stop: after ShutdownGrace, its call is cut off.
 func TestServeStopsDespiteAStalledClient(t *testing.T) {
 	dir := t.TempDir()
-	generateCatalog(t, dir, 8, 25) // about 0.7 MiB of ListBundles, ten windows
-	s, err := NewServer(t.Context(), ServeOptions{Dir: dir, Address: "127.0.0.1:0", ShutdownGrace: 300 * time.Millisecond})
+	catalogtest.GenerateCatalog(t, dir, 8, 25) // about 0.7 MiB of ListBundles, ten windows
+	s, err := NewServer(t.Context(), Options{Dir: dir, Address: "127.0.0.1:0", ShutdownGrace: 300 * time.Millisecond})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -380,7 +391,7 @@ func TestServeProcs(t *testing.T) {
 		runtime.GOMAXPROCS(before + 1)
 		ctx, cancel := context.WithCancel(t.Context())
 		got := 0
-		err := Serve(ctx, ServeOptions{Dir: dir, Address: "127.0.0.1:0", Procs: tt.procs}, func(*Server) {
+		err := Serve(ctx, Options{Dir: dir, Address: "127.0.0.1:0", Procs: tt.procs}, func(*Server) {
 			got = runtime.GOMAXPROCS(0)
 			cancel()
 		})

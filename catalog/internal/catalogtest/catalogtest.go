@@ -303,3 +303,49 @@ func PushBundleImage(t testing.TB, host string, s BundleSpec) string {
 	}
 	return ref
 }
+
+// The size of the generated benchmark catalog, as in issue 7.
+const (
+	BenchPackages = 200
+	BenchBundles  = 25
+)
+
+// BenchCatalog writes BenchPackages packages of BenchBundles inline
+// bundles each (every manifest in olm.bundle.object properties), placed by
+// semver in a stable channel, the way Add would place them. With
+// CHARTPILOT_BENCH_CATALOG=DIR set, the catalog is written (and kept) there,
+// to run opm on the same catalog.
+func BenchCatalog(tb testing.TB) string {
+	tb.Helper()
+	dir := tb.TempDir()
+	if keep := os.Getenv("CHARTPILOT_BENCH_CATALOG"); keep != "" {
+		dir = keep
+	}
+	GenerateCatalog(tb, dir, BenchPackages, BenchBundles)
+	return dir
+}
+
+// ReportCatalogSize records the catalog's size in bytes.
+func ReportCatalogSize(b *testing.B, dir string) {
+	var size int64
+	filepath.WalkDir(dir, func(_ string, d os.DirEntry, err error) error {
+		if err == nil && !d.IsDir() {
+			if fi, err := d.Info(); err == nil {
+				size += fi.Size()
+			}
+		}
+		return nil
+	})
+	b.ReportMetric(float64(size)/(1<<20), "catalog-MiB")
+}
+
+// WriteFile writes content to path, its directory created.
+func WriteFile(t testing.TB, path, content string) {
+	t.Helper()
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, []byte(content), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}

@@ -1,4 +1,4 @@
-package fbc
+package render
 
 import (
 	"bytes"
@@ -9,13 +9,14 @@ import (
 	"github.com/operator-framework/operator-registry/alpha/declcfg"
 
 	"github.com/chartpilot/chartpilot/catalog/fbc"
+	"github.com/chartpilot/chartpilot/catalog/internal/catalogtest"
 )
 
 // loadBenchCatalog generates the benchmark catalog and loads it with
 // declcfg.
 func loadBenchCatalog(tb testing.TB) declcfg.DeclarativeConfig {
 	tb.Helper()
-	cfg, err := declcfg.LoadFS(tb.Context(), os.DirFS(generateBenchCatalog(tb)))
+	cfg, err := declcfg.LoadFS(tb.Context(), os.DirFS(catalogtest.BenchCatalog(tb)))
 	if err != nil {
 		tb.Fatal(err)
 	}
@@ -31,11 +32,11 @@ func TestWritersMatchDeclcfgOnBenchCatalog(t *testing.T) {
 	}
 	cfg := loadBenchCatalog(t)
 	for _, tc := range []struct {
-		format        Format
+		format        fbc.Format
 		fbcWrite, ref func(declcfg.DeclarativeConfig, io.Writer) error
 	}{
-		{FormatYAML, fbc.WriteYAML, declcfg.WriteYAML},
-		{FormatJSON, fbc.WriteJSON, declcfg.WriteJSON},
+		{fbc.FormatYAML, fbc.WriteYAML, declcfg.WriteYAML},
+		{fbc.FormatJSON, fbc.WriteJSON, declcfg.WriteJSON},
 	} {
 		t.Run(string(tc.format), func(t *testing.T) {
 			var want, got, concurrent bytes.Buffer
