@@ -7,10 +7,11 @@ import (
 	"slices"
 	"testing"
 
-	"github.com/chartpilot/chartpilot/catalog/bundledir"
-	"github.com/chartpilot/chartpilot/catalog/internal/catalogtest"
 	"github.com/operator-framework/operator-registry/alpha/declcfg"
 	"github.com/operator-framework/operator-registry/alpha/property"
+
+	"github.com/chartpilot/chartpilot/catalog/bundledir"
+	"github.com/chartpilot/chartpilot/catalog/internal/catalogtest"
 )
 
 func TestLoadBundleDir(t *testing.T) {

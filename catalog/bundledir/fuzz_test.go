@@ -8,10 +8,11 @@ import (
 	"testing"
 	"testing/fstest"
 
-	"github.com/chartpilot/chartpilot/catalog/bundledir"
-	"github.com/chartpilot/chartpilot/catalog/internal/catalogtest"
 	"github.com/operator-framework/operator-registry/alpha/declcfg"
 	"github.com/operator-framework/operator-registry/alpha/property"
+
+	"github.com/chartpilot/chartpilot/catalog/bundledir"
+	"github.com/chartpilot/chartpilot/catalog/internal/catalogtest"
 )
 
 // sameProperties compares properties by type and value as JSON: declcfg's

@@ -7,8 +7,9 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/chartpilot/chartpilot/catalog/internal/catalogtest"
 	"github.com/google/go-containerregistry/pkg/registry"
+
+	"github.com/chartpilot/chartpilot/catalog/internal/catalogtest"
 )
 
 func TestAddBundleImage(t *testing.T) {

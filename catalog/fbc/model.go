@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"slices"
 	"strings"
@@ -47,13 +48,22 @@ func (f Format) Write(cfg declcfg.DeclarativeConfig, w io.Writer) error {
 	return WriteYAML(cfg, w)
 }
 
-// LoadDir is Load of the directory dir, which must exist: a mistyped path
-// is named as such.
-func LoadDir(ctx context.Context, dir string) (*declcfg.DeclarativeConfig, error) {
+// DirFS is the catalog directory dir as a file system, for Load; dir must
+// exist: a mistyped path is named as such.
+func DirFS(dir string) (fs.FS, error) {
 	if _, err := os.Stat(dir); err != nil {
 		return nil, fmt.Errorf("reading catalog: %w", err)
 	}
-	cfg, err := Load(ctx, os.DirFS(dir))
+	return os.DirFS(dir), nil
+}
+
+// LoadDir is Load of the directory dir (DirFS).
+func LoadDir(ctx context.Context, dir string) (*declcfg.DeclarativeConfig, error) {
+	fsys, err := DirFS(dir)
+	if err != nil {
+		return nil, err
+	}
+	cfg, err := Load(ctx, fsys)
 	if err != nil {
 		return nil, fmt.Errorf("reading catalog %s: %w", dir, err)
 	}

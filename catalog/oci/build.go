@@ -4,8 +4,9 @@ import (
 	"context"
 	"fmt"
 
-	"github.com/chartpilot/chartpilot/catalog/edit"
 	v1 "github.com/google/go-containerregistry/pkg/v1"
+
+	"github.com/chartpilot/chartpilot/catalog/edit"
 )
 
 // BuildOptions configure Build: the bundles to publish, then the image.

@@ -8,8 +8,9 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/chartpilot/chartpilot/catalog/internal/catalogtest"
 	"github.com/google/go-containerregistry/pkg/registry"
+
+	"github.com/chartpilot/chartpilot/catalog/internal/catalogtest"
 )
 
 // Build publishes the bundle images in order (a new package initialized

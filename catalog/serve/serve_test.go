@@ -12,15 +12,16 @@ import (
 	"testing"
 	"time"
 
-	"github.com/chartpilot/chartpilot/catalog/edit"
-	"github.com/chartpilot/chartpilot/catalog/internal/catalogtest"
-	"github.com/chartpilot/chartpilot/catalog/validate"
 	"github.com/operator-framework/operator-registry/pkg/api"
 	"golang.org/x/sync/errgroup"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/credentials/insecure"
 	health "google.golang.org/grpc/health/grpc_health_v1"
 	"google.golang.org/protobuf/proto"
+
+	"github.com/chartpilot/chartpilot/catalog/edit"
+	"github.com/chartpilot/chartpilot/catalog/internal/catalogtest"
+	"github.com/chartpilot/chartpilot/catalog/validate"
 )
 
 // serveCatalog serves dir on a free loopback port and returns a connection.

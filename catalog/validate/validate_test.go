@@ -6,8 +6,9 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/chartpilot/chartpilot/catalog/internal/catalogtest"
 	"github.com/operator-framework/operator-registry/alpha/declcfg"
+
+	"github.com/chartpilot/chartpilot/catalog/internal/catalogtest"
 )
 
 // e is a channel entry: name, replaces, skipRange, skips.
