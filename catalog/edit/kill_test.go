@@ -40,7 +40,7 @@ const (
 
 // TestAddProcess is the `catalog add` that TestKillAdd kills: this test
 // binary re-run with the helper's environment adds one bundle, as the
-// command does (AddContext), and exits. Run without it, it skips.
+// command does (Add), and exits. Run without it, it skips.
 func TestAddProcess(t *testing.T) {
 	dir := os.Getenv(addProcessDirEnv)
 	if dir == "" {

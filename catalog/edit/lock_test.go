@@ -115,6 +115,6 @@ func TestLockWaitEndsWithContext(t *testing.T) {
 	defer cancel()
 	_, err = Add(ctx, AddOptions{Dir: dir, BundleDir: catalogtest.WriteBundle(t, catalogtest.BundleSpec{Pkg: "w", Version: "1.0.0", Channels: "stable"})})
 	if !errors.Is(err, context.DeadlineExceeded) || !strings.Contains(err.Error(), "waiting for another writer of catalog "+dir) {
-		t.Errorf("AddContext while locked = %v, want the wait to end with the context", err)
+		t.Errorf("Add while locked = %v, want the wait to end with the context", err)
 	}
 }
