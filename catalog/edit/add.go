@@ -164,7 +164,7 @@ func addLocked(ctx context.Context, opts AddOptions, b *bundledir.Bundle) (*AddR
 	if err != nil {
 		return nil, err
 	}
-	changes, warnings, err := checkAPIChanges(ctx, pf, b, opts)
+	changes, warnings, err := checkAPIChanges(ctx, pf, b, opts.AllowUnsafeAPIChanges)
 	if err != nil {
 		return nil, err
 	}

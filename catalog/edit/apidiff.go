@@ -30,10 +30,10 @@ type APIChange struct {
 // checkAPIChanges compares the added bundle's CRDs with those of every
 // bundle it upgrades in any channel (the one it replaces, the ones it
 // skips, those in its skipRange) by OLM v1's upgrade-safety rules. Unsafe
-// changes fail with crddiff.ErrUnsafe unless opts.AllowUnsafeAPIChanges.
+// changes fail with crddiff.ErrUnsafe unless allowUnsafe.
 // An image-based bundle whose image cannot be pulled (not pushed yet, no
 // network) is not compared: that is a warning, not a refusal.
-func checkAPIChanges(ctx context.Context, pf *packageFile, b *bundledir.Bundle, opts AddOptions) (changes []APIChange, warnings []string, err error) {
+func checkAPIChanges(ctx context.Context, pf *packageFile, b *bundledir.Bundle, allowUnsafe bool) (changes []APIChange, warnings []string, err error) {
 	crds, err := crddiff.FromObjects(b.CRDs)
 	if err != nil {
 		return nil, nil, fmt.Errorf("bundle %s: %w", b.Name, err)
@@ -56,7 +56,7 @@ func checkAPIChanges(ctx context.Context, pf *packageFile, b *bundledir.Bundle, 
 			out = append(out, APIChange{Previous: prev.Name, Change: c})
 		}
 	}
-	if len(out) > 0 && !opts.AllowUnsafeAPIChanges {
+	if len(out) > 0 && !allowUnsafe {
 		var sb strings.Builder
 		for _, c := range out {
 			fmt.Fprintf(&sb, "\n  since %s: %s", c.Previous, c.Change)
