@@ -2,14 +2,17 @@ package render
 
 import (
 	"bytes"
+	"context"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"sync"
 	"testing"
 
 	"github.com/chartpilot/chartpilot/catalog/edit"
 	"github.com/chartpilot/chartpilot/catalog/fbc"
 	"github.com/chartpilot/chartpilot/catalog/internal/catalogtest"
+	"github.com/chartpilot/chartpilot/cluster/toolchain"
 )
 
 // TestRenderEqualsOpmRender renders catalogs with chartpilot and with
@@ -17,7 +20,7 @@ import (
 // both formats: image bundles with deprecations and several channels, and
 // inline bundles.
 func TestRenderEqualsOpmRender(t *testing.T) {
-	opm := catalogtest.OpmBinary(t)
+	opm := opmBinary(t)
 	inline := filepath.Join(t.TempDir(), "inline")
 	for _, v := range []string{"0.1.0", "0.3.0", "0.2.0"} {
 		if _, err := edit.Add(t.Context(), edit.AddOptions{Dir: inline, BundleDir: catalogtest.WriteBundle(t, catalogtest.BundleSpec{Pkg: "inline", Version: v, Channels: "stable,fast"}), InitPackage: true}); err != nil {
@@ -44,4 +47,31 @@ func TestRenderEqualsOpmRender(t *testing.T) {
 			})
 		}
 	}
+}
+
+var (
+	opmOnce sync.Once
+	opmPath string
+	opmErr  error
+)
+
+// opmBinary returns opm (operator-registry v1.73.0) as the local cluster
+// builds it, one of its components (make test builds them before the
+// tests); CHARTPILOT_OPM names another opm instead.
+func opmBinary(t testing.TB) string {
+	t.Helper()
+	if p := os.Getenv("CHARTPILOT_OPM"); p != "" {
+		return p
+	}
+	opmOnce.Do(func() {
+		var inst *toolchain.Installation
+		inst, opmErr = toolchain.Ensure(context.Background(), toolchain.Options{Out: os.Stderr, Only: []string{"opm"}})
+		if opmErr == nil {
+			opmPath = inst.Binary("opm")
+		}
+	})
+	if opmErr != nil {
+		t.Fatalf("building opm: %v", opmErr)
+	}
+	return opmPath
 }

@@ -76,7 +76,7 @@ func BenchmarkSideBySide(b *testing.B) {
 		serve:    func(dir, port string) []string { return []string{"catalog", "serve", dir, "--port", port} },
 	}, {
 		name:     "opm",
-		bin:      copyBinary(b, catalogtest.OpmBinary(b)),
+		bin:      copyBinary(b, opmBinary(b)),
 		render:   func(dir string) []string { return []string{"render", dir, "-o", "yaml"} },
 		validate: func(dir string) []string { return []string{"validate", dir} },
 		serve: func(dir, port string) []string {

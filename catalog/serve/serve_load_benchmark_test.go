@@ -103,7 +103,7 @@ func BenchmarkServeUnderLoad(b *testing.B) {
 		serve func(dir, port string) []string
 	}{
 		{"chartpilot", copyBinary(b, testbin.Chartpilot(b)), func(dir, port string) []string { return []string{"catalog", "serve", dir, "--port", port} }},
-		{"opm", copyBinary(b, catalogtest.OpmBinary(b)), func(dir, port string) []string {
+		{"opm", copyBinary(b, opmBinary(b)), func(dir, port string) []string {
 			return []string{"serve", dir, "--port", port, "--pprof-addr", "127.0.0.1:0", "--termination-log", os.DevNull}
 		}},
 	}

@@ -7,8 +7,10 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/operator-framework/api/pkg/operators/v1alpha1"
@@ -26,6 +28,7 @@ import (
 
 	"github.com/chartpilot/chartpilot/catalog/edit"
 	"github.com/chartpilot/chartpilot/catalog/internal/catalogtest"
+	"github.com/chartpilot/chartpilot/cluster/toolchain"
 )
 
 // rpc is one registry call made to both servers.
@@ -198,7 +201,7 @@ func TestServeAnswersEqualOpmServe(t *testing.T) {
 // answers of every api.Registry call, and of the experimental custom
 // schema call. It returns how many custom schema blobs were compared.
 func compareWithOpm(t *testing.T, dir string) int {
-	opmAddr := catalogtest.StartOpmServe(t, dir)
+	opmAddr := catalogtest.StartOpmServe(t, opmBinary(t), dir)
 	ours := serveCatalog(t, dir)
 	theirs, err := grpc.NewClient(opmAddr, grpc.WithTransportCredentials(insecure.NewCredentials()))
 	if err != nil {
@@ -384,4 +387,31 @@ func graphTestCatalog(t *testing.T) string {
 		},
 	}
 	return catalogtest.WriteCatalog(t, etcd, prom, zetaPkg)
+}
+
+var (
+	opmOnce sync.Once
+	opmPath string
+	opmErr  error
+)
+
+// opmBinary returns opm (operator-registry v1.73.0) as the local cluster
+// builds it, one of its components (make test builds them before the
+// tests); CHARTPILOT_OPM names another opm instead.
+func opmBinary(t testing.TB) string {
+	t.Helper()
+	if p := os.Getenv("CHARTPILOT_OPM"); p != "" {
+		return p
+	}
+	opmOnce.Do(func() {
+		var inst *toolchain.Installation
+		inst, opmErr = toolchain.Ensure(context.Background(), toolchain.Options{Out: os.Stderr, Only: []string{"opm"}})
+		if opmErr == nil {
+			opmPath = inst.Binary("opm")
+		}
+	})
+	if opmErr != nil {
+		t.Fatalf("building opm: %v", opmErr)
+	}
+	return opmPath
 }

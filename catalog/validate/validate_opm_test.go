@@ -1,10 +1,12 @@
 package validate_test
 
 import (
+	"context"
 	"errors"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"sync"
 	"testing"
 
 	"github.com/operator-framework/operator-registry/alpha/declcfg"
@@ -13,13 +15,14 @@ import (
 	"github.com/chartpilot/chartpilot/catalog/edit"
 	"github.com/chartpilot/chartpilot/catalog/internal/catalogtest"
 	"github.com/chartpilot/chartpilot/catalog/validate"
+	"github.com/chartpilot/chartpilot/cluster/toolchain"
 )
 
 // TestValidateAgreesWithOpm: wherever `opm validate` refuses a catalog,
 // Validate reports ErrModel, and where opm accepts it, Validate does not;
 // inline bundles included, whose manifests Validate does not decode twice.
 func TestValidateAgreesWithOpm(t *testing.T) {
-	opm := catalogtest.OpmBinary(t)
+	opm := opmBinary(t)
 	inline := filepath.Join(t.TempDir(), "inline")
 	for _, v := range []string{"0.1.0", "0.2.0"} {
 		if _, err := edit.Add(t.Context(), edit.AddOptions{Dir: inline, BundleDir: catalogtest.WriteBundle(t, catalogtest.BundleSpec{Pkg: "inline", Version: v, Channels: "stable"}), InitPackage: true}); err != nil {
@@ -52,4 +55,31 @@ func TestValidateAgreesWithOpm(t *testing.T) {
 			}
 		})
 	}
+}
+
+var (
+	opmOnce sync.Once
+	opmPath string
+	opmErr  error
+)
+
+// opmBinary returns opm (operator-registry v1.73.0) as the local cluster
+// builds it, one of its components (make test builds them before the
+// tests); CHARTPILOT_OPM names another opm instead.
+func opmBinary(t testing.TB) string {
+	t.Helper()
+	if p := os.Getenv("CHARTPILOT_OPM"); p != "" {
+		return p
+	}
+	opmOnce.Do(func() {
+		var inst *toolchain.Installation
+		inst, opmErr = toolchain.Ensure(context.Background(), toolchain.Options{Out: os.Stderr, Only: []string{"opm"}})
+		if opmErr == nil {
+			opmPath = inst.Binary("opm")
+		}
+	})
+	if opmErr != nil {
+		t.Fatalf("building opm: %v", opmErr)
+	}
+	return opmPath
 }

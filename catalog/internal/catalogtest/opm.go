@@ -4,51 +4,19 @@ import (
 	"bytes"
 	"context"
 	"net"
-	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
-
-	"github.com/chartpilot/chartpilot/cluster/toolchain"
 )
 
-var (
-	opmOnce sync.Once
-	opmPath string
-	opmErr  error
-)
-
-// OpmBinary returns opm (operator-registry v1.73.0) as the local cluster
-// builds it, one of its components (make test builds them before the
-// tests); CHARTPILOT_OPM names another opm instead.
-func OpmBinary(t testing.TB) string {
-	t.Helper()
-	if p := os.Getenv("CHARTPILOT_OPM"); p != "" {
-		return p
-	}
-	opmOnce.Do(func() {
-		var inst *toolchain.Installation
-		inst, opmErr = toolchain.Ensure(context.Background(), toolchain.Options{Out: os.Stderr, Only: []string{"opm"}})
-		if opmErr == nil {
-			opmPath = inst.Binary("opm")
-		}
-	})
-	if opmErr != nil {
-		t.Fatalf("building opm: %v", opmErr)
-	}
-	return opmPath
-}
-
-// StartOpmServe runs `opm serve dir` until the test ends and returns its
+// StartOpmServe runs `bin serve dir` (bin is opm) until the test ends and returns its
 // gRPC address on loopback. opm listens on every interface (":PORT", not
 // configurable): acceptable for a test, and the reason chartpilot's own
 // server binds 127.0.0.1.
-func StartOpmServe(t testing.TB, dir string) string {
+func StartOpmServe(t testing.TB, bin, dir string) string {
 	t.Helper()
-	bin := OpmBinary(t)
 	port := FreePort(t)
 	work := t.TempDir()
 	var log bytes.Buffer
