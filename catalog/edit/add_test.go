@@ -211,13 +211,13 @@ func TestAddExistingVersion(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			dir := initPackage(t, "w")
 			addVersions(t, dir, "w", "stable", "1.0.0", "1.1.0", "2.0.0")
-			before := catalogtest.Snapshot(t, dir)
+			before := snapshot(t, dir)
 			res, err := Add(t.Context(), AddOptions{Dir: dir, BundleDir: catalogtest.WriteBundle(t, tt.spec), Replace: tt.replace, Image: tt.image})
 			if tt.wantErr != nil {
 				if !errors.Is(err, tt.wantErr) {
 					t.Fatalf("error = %v, want %v", err, tt.wantErr)
 				}
-				if after := catalogtest.Snapshot(t, dir); after != before {
+				if after := snapshot(t, dir); after != before {
 					t.Errorf("a refused add changed the catalog")
 				}
 				return
@@ -389,14 +389,14 @@ func TestFailedAddLeavesCatalogUntouched(t *testing.T) {
 			addVersions(t, dir, "w", "stable", "1.0.0", "1.1.0", "2.0.0")
 			opts := tt.setup(t, dir)
 			dir = opts.Dir
-			before := catalogtest.Snapshot(t, dir)
+			before := snapshot(t, dir)
 			_, err := Add(t.Context(), opts)
 			staging, _ := stagingPath(dir)
 			tt.wantErr = strings.NewReplacer("%DIR%", dir, "%PARENT%", filepath.Dir(dir), "%STAGING%", staging).Replace(tt.wantErr)
 			if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
 				t.Fatalf("error = %v, want one containing %q", err, tt.wantErr)
 			}
-			if after := catalogtest.Snapshot(t, dir); after != before {
+			if after := snapshot(t, dir); after != before {
 				t.Errorf("the failed add changed the catalog:\nbefore:\n%.2000s\nafter:\n%.2000s", before, after)
 			}
 		})
@@ -467,7 +467,7 @@ func TestInit(t *testing.T) {
 			opts := tt.opts(t, dir)
 			before := ""
 			if _, err := os.Stat(dir); err == nil {
-				before = catalogtest.Snapshot(t, dir)
+				before = snapshot(t, dir)
 			}
 			err := Init(t.Context(), opts)
 			if tt.wantErr != "" {
@@ -476,7 +476,7 @@ func TestInit(t *testing.T) {
 				}
 				after := ""
 				if _, err := os.Stat(dir); err == nil {
-					after = catalogtest.Snapshot(t, dir)
+					after = snapshot(t, dir)
 				}
 				if after != before {
 					t.Errorf("failed init changed the directory")
@@ -529,13 +529,13 @@ func TestRemove(t *testing.T) {
 			if err := Deprecate(t.Context(), DeprecateOptions{Dir: dir, Package: "w", Bundle: tt.remove, Message: "old"}); err != nil && tt.wantErr == nil {
 				t.Fatal(err)
 			}
-			before := catalogtest.Snapshot(t, dir)
+			before := snapshot(t, dir)
 			_, err := Remove(t.Context(), RemoveOptions{Dir: dir, Package: "w", Bundle: tt.remove})
 			if tt.wantErr != nil {
 				if !errors.Is(err, tt.wantErr) {
 					t.Fatalf("error = %v, want %v", err, tt.wantErr)
 				}
-				if catalogtest.Snapshot(t, dir) != before {
+				if snapshot(t, dir) != before {
 					t.Error("a failed remove changed the catalog")
 				}
 				return
@@ -613,13 +613,13 @@ func TestDeprecate(t *testing.T) {
 			addVersions(t, dir, "w", "stable", "1.0.0", "1.1.0")
 			opts := tt.opts
 			opts.Dir, opts.Package = dir, "w"
-			before := catalogtest.Snapshot(t, dir)
+			before := snapshot(t, dir)
 			err := Deprecate(t.Context(), opts)
 			if tt.wantErr != "" {
 				if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
 					t.Fatalf("error = %v, want %q", err, tt.wantErr)
 				}
-				if catalogtest.Snapshot(t, dir) != before {
+				if snapshot(t, dir) != before {
 					t.Error("a failed deprecate changed the catalog")
 				}
 				return
@@ -680,12 +680,12 @@ func TestWritersRefuseACatalogThatDoesNotLoad(t *testing.T) {
 			addVersions(t, dir, "w", "stable", "1.0.0", "1.1.0")
 			// A truncated JSON file.
 			catalogtest.WriteFile(t, filepath.Join(dir, broken), "{\n  \"schema\": \"olm.package\",\n  \"name\": \"oth")
-			before := catalogtest.Snapshot(t, dir)
+			before := snapshot(t, dir)
 			err := tt.write(t, dir)
 			if !errors.Is(err, ErrCatalogUnreadable) || !strings.Contains(err.Error(), dir+": "+broken+": ") {
 				t.Fatalf("error = %v, want ErrCatalogUnreadable naming %s", err, broken)
 			}
-			if after := catalogtest.Snapshot(t, dir); after != before {
+			if after := snapshot(t, dir); after != before {
 				t.Errorf("a refused %s changed the catalog", tt.name)
 			}
 		})

@@ -108,7 +108,7 @@ func TestAddRefusesUnsafeAPIChanges(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			dir := initPackage(t, "w")
 			for _, s := range tt.steps {
-				before := catalogtest.Snapshot(t, dir)
+				before := snapshot(t, dir)
 				res, err := Add(t.Context(), AddOptions{Dir: dir, AllowUnsafeAPIChanges: s.allow,
 					BundleDir: catalogtest.WriteBundle(t, catalogtest.BundleSpec{Pkg: "w", Version: s.version, Channels: s.channels, CRD: widgetCRD(s.props)})})
 				if s.wantErr == nil {
@@ -128,7 +128,7 @@ func TestAddRefusesUnsafeAPIChanges(t *testing.T) {
 						t.Errorf("adding %s: error %q lacks %q", s.version, err, want)
 					}
 				}
-				if after := catalogtest.Snapshot(t, dir); after != before {
+				if after := snapshot(t, dir); after != before {
 					t.Errorf("a refused add changed the catalog:\n%s\n---\n%s", before, after)
 				}
 			}
@@ -253,7 +253,7 @@ func TestAddKeepsClustersOffDroppedStoredVersions(t *testing.T) {
 				}
 			}
 			if tt.steps[len(tt.steps)-1].version == "0.4.0" {
-				if cat := catalogtest.Snapshot(t, dir); !strings.Contains(cat, "name: w.v0.3.0\n  replaces: w.v0.2.0\n  skipRange: '>=0.2.0 <0.3.0'") {
+				if cat := snapshot(t, dir); !strings.Contains(cat, "name: w.v0.3.0\n  replaces: w.v0.2.0\n  skipRange: '>=0.2.0 <0.3.0'") {
 					t.Errorf("0.3.0's entry after 0.4.0 was added:\n%s", cat)
 				}
 			}

@@ -1,6 +1,9 @@
 package edit
 
 import (
+	"bytes"
+	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
@@ -61,4 +64,34 @@ func pathOfLength(t testing.TB, n int) string {
 		t.Fatalf("made a path of %d bytes, want %d", len(p), n)
 	}
 	return p
+}
+
+// snapshot records every file, directory and mode under dir.
+func snapshot(t testing.TB, dir string) string {
+	t.Helper()
+	var b bytes.Buffer
+	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		fi, err := d.Info()
+		if err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(dir, p)
+		fmt.Fprintf(&b, "%s %v %s\n", rel, fi.Mode(), fi.ModTime().UTC().Format("15:04:05.000000000"))
+		if !d.IsDir() {
+			data, err := os.ReadFile(p)
+			if err != nil {
+				return err
+			}
+			b.Write(data)
+			b.WriteString("\n")
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b.String()
 }

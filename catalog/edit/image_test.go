@@ -36,11 +36,11 @@ func TestAddBundleImage(t *testing.T) {
 		t.Errorf("bundle image = %q, want %q", got, ref)
 	}
 
-	before := catalogtest.Snapshot(t, dir)
+	before := snapshot(t, dir)
 	if _, err := Add(t.Context(), AddOptions{Dir: dir, BundleImage: host + "/missing:v1"}); err == nil || !strings.Contains(err.Error(), "NAME_UNKNOWN") {
 		t.Errorf("adding a missing image: %v", err)
 	}
-	if catalogtest.Snapshot(t, dir) != before {
+	if snapshot(t, dir) != before {
 		t.Error("a failed add changed the catalog")
 	}
 }

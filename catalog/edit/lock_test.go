@@ -85,7 +85,7 @@ func TestAddWaitsForAnotherProcess(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	before := catalogtest.Snapshot(t, dir)
+	before := snapshot(t, dir)
 	cmd := exec.Command(os.Args[0], "-test.run=^TestAddWaitsForAnotherProcess$")
 	cmd.Env = append(os.Environ(), "CHARTPILOT_TEST_ADD_DIR="+dir, "CHARTPILOT_TEST_ADD_BUNDLE="+bundle)
 	var out strings.Builder
@@ -94,7 +94,7 @@ func TestAddWaitsForAnotherProcess(t *testing.T) {
 		t.Fatal(err)
 	}
 	time.Sleep(time.Second)
-	if catalogtest.Snapshot(t, dir) != before {
+	if snapshot(t, dir) != before {
 		t.Error("the other process changed the catalog while this one held the lock")
 	}
 	unlock()

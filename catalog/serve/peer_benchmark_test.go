@@ -203,11 +203,11 @@ func benchProcess(b *testing.B, bin string, args []string) {
 // memory in KiB. pid is the process's.
 func startServeProcess(b *testing.B, bin string, args func(dir, port string) []string, dir string) (stop func() int64, conn *grpc.ClientConn, pid int) {
 	b.Helper()
-	port := catalogtest.FreePort(b)
+	port := freePort(b)
 	cmd := exec.Command(bin, args(dir, port)...)
 	var errOut bytes.Buffer
 	cmd.Stdout, cmd.Stderr = io.Discard, &errOut
-	cmd.SysProcAttr = catalogtest.ServerProcAttr()
+	cmd.SysProcAttr = serverProcAttr()
 	if err := cmd.Start(); err != nil {
 		b.Fatal(err)
 	}

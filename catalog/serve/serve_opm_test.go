@@ -201,7 +201,7 @@ func TestServeAnswersEqualOpmServe(t *testing.T) {
 // answers of every api.Registry call, and of the experimental custom
 // schema call. It returns how many custom schema blobs were compared.
 func compareWithOpm(t *testing.T, dir string) int {
-	opmAddr := catalogtest.StartOpmServe(t, opmBinary(t), dir)
+	opmAddr := startOpmServe(t, opmBinary(t), dir)
 	ours := serveCatalog(t, dir)
 	theirs, err := grpc.NewClient(opmAddr, grpc.WithTransportCredentials(insecure.NewCredentials()))
 	if err != nil {

@@ -1,12 +1,9 @@
-// Package catalogtest builds catalogs, bundles and opm peers for the tests
-// of the catalog packages.
 package catalogtest
 
 import (
 	"bytes"
 	"fmt"
 	"io"
-	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
@@ -146,36 +143,6 @@ spec:
 	return files
 }
 
-// Snapshot records every file, directory and mode under dir.
-func Snapshot(t testing.TB, dir string) string {
-	t.Helper()
-	var b bytes.Buffer
-	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		fi, err := d.Info()
-		if err != nil {
-			return err
-		}
-		rel, _ := filepath.Rel(dir, p)
-		fmt.Fprintf(&b, "%s %v %s\n", rel, fi.Mode(), fi.ModTime().UTC().Format("15:04:05.000000000"))
-		if !d.IsDir() {
-			data, err := os.ReadFile(p)
-			if err != nil {
-				return err
-			}
-			b.Write(data)
-			b.WriteString("\n")
-		}
-		return nil
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return b.String()
-}
-
 // MustContain fails unless s contains every want.
 func MustContain(t testing.TB, s string, want ...string) {
 	t.Helper()
@@ -186,8 +153,8 @@ func MustContain(t testing.TB, s string, want ...string) {
 	}
 }
 
-// BundleFS is the bundle in memory.
-func BundleFS(s BundleSpec) fstest.MapFS {
+// bundleFS is the bundle in memory.
+func bundleFS(s BundleSpec) fstest.MapFS {
 	fsys := fstest.MapFS{}
 	for name, content := range BundleFiles(s) {
 		fsys[name] = &fstest.MapFile{Data: []byte(content), Mode: 0o644}
@@ -207,7 +174,7 @@ func GenerateCatalog(tb testing.TB, dir string, packages, bundles int) {
 		var first semver.Version
 		for v := range bundles {
 			version := fmt.Sprintf("%d.%d.0", v/10, v%10)
-			bundle, err := bundledir.Load(BundleFS(BundleSpec{Pkg: pkg, Version: version, Channels: "stable"}), bundledir.Options{})
+			bundle, err := bundledir.Load(bundleFS(BundleSpec{Pkg: pkg, Version: version, Channels: "stable"}), bundledir.Options{})
 			if err != nil {
 				tb.Fatal(err)
 			}
@@ -323,20 +290,6 @@ func BenchCatalog(tb testing.TB) string {
 	}
 	GenerateCatalog(tb, dir, BenchPackages, BenchBundles)
 	return dir
-}
-
-// ReportCatalogSize records the catalog's size in bytes.
-func ReportCatalogSize(b *testing.B, dir string) {
-	var size int64
-	filepath.WalkDir(dir, func(_ string, d os.DirEntry, err error) error {
-		if err == nil && !d.IsDir() {
-			if fi, err := d.Info(); err == nil {
-				size += fi.Size()
-			}
-		}
-		return nil
-	})
-	b.ReportMetric(float64(size)/(1<<20), "catalog-MiB")
 }
 
 // WriteFile writes content to path, its directory created.

@@ -1,4 +1,4 @@
-package catalogtest
+package serve
 
 import (
 	"bytes"
@@ -11,13 +11,13 @@ import (
 	"time"
 )
 
-// StartOpmServe runs `bin serve dir` (bin is opm) until the test ends and returns its
+// startOpmServe runs `bin serve dir` (bin is opm) until the test ends and returns its
 // gRPC address on loopback. opm listens on every interface (":PORT", not
 // configurable): acceptable for a test, and the reason chartpilot's own
 // server binds 127.0.0.1.
-func StartOpmServe(t testing.TB, bin, dir string) string {
+func startOpmServe(t testing.TB, bin, dir string) string {
 	t.Helper()
-	port := FreePort(t)
+	port := freePort(t)
 	work := t.TempDir()
 	var log bytes.Buffer
 	ctx, cancel := context.WithCancel(context.Background())
@@ -28,7 +28,7 @@ func StartOpmServe(t testing.TB, bin, dir string) string {
 		"--pprof-addr", "127.0.0.1:0",
 		"--termination-log", filepath.Join(work, "termination.log"))
 	cmd.Stdout, cmd.Stderr = &log, &log
-	cmd.SysProcAttr = ServerProcAttr()
+	cmd.SysProcAttr = serverProcAttr()
 	if err := cmd.Start(); err != nil {
 		cancel()
 		t.Fatalf("starting opm serve: %v", err)
@@ -61,8 +61,8 @@ func StartOpmServe(t testing.TB, bin, dir string) string {
 	}
 }
 
-// FreePort is a loopback port free a moment ago.
-func FreePort(t testing.TB) string {
+// freePort is a loopback port free a moment ago.
+func freePort(t testing.TB) string {
 	t.Helper()
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
