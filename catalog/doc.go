@@ -2,8 +2,8 @@
 // OLM reads packages, channels and bundles from, one package for each thing
 // a user does with a catalog; each imports only those listed after it:
 //
+//	serve      serve OLM's registry gRPC API and catalogd's HTTP API for it, or for its image
 //	oci        ship it as a catalog image: build (publishing bundles first), pull, Dockerfile
-//	serve      serve OLM's registry gRPC API and catalogd's HTTP API for it
 //	edit       change it: init a package, add, remove or deprecate a bundle
 //	render     write it out: one FBC stream, or the upgrade graphs (mermaid, SVG)
 //	validate   check it: operator-registry's validation and the upgrade-graph checks
