@@ -55,7 +55,7 @@ type AddOptions struct {
 	// docker credentials) and publish image-based under that reference.
 	BundleImage string
 	// Image is the bundle image's pull spec for image-based publishing of
-	// BundleDir. Empty means inline publishing (see BundleOptions.Image).
+	// BundleDir. Empty means inline publishing (see bundledir.Options.Image).
 	Image string
 	// Channels overrides the channels of the bundle's annotations.
 	Channels []string
@@ -113,7 +113,7 @@ type AddResult struct {
 // is validated before anything is written; a failure leaves the catalog
 // directory as it was.
 //
-// ctx bounds the pull of a bundle image.
+// ctx bounds the pull of a bundle image and the wait for the catalog's lock.
 func Add(ctx context.Context, opts AddOptions) (*AddResult, error) {
 	if (opts.BundleDir == "") == (opts.BundleImage == "") {
 		return nil, errors.New("set either a bundle directory or a bundle image")
