@@ -1,6 +1,7 @@
 package edit
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -130,11 +131,19 @@ func BundleCRDs(ctx context.Context, b *declcfg.Bundle) ([]*apiextensionsv1.Cust
 		}
 		return crddiff.FromObjects(loaded.CRDs)
 	}
+	return inlineCRDs(b.Name, props.BundleObjects)
+}
+
+// inlineCRDs are the CRDs among a bundle's olm.bundle.object properties.
+func inlineCRDs(bundle string, objects []property.BundleObject) ([]*apiextensionsv1.CustomResourceDefinition, error) {
 	var objs []*unstructured.Unstructured
-	for i, o := range props.BundleObjects {
+	for i, o := range objects {
+		if !bytes.Contains(o.Data, []byte(`"CustomResourceDefinition"`)) {
+			continue // the CSV and the rest: not worth decoding
+		}
 		u := &unstructured.Unstructured{}
 		if err := json.Unmarshal(o.Data, &u.Object); err != nil {
-			return nil, fmt.Errorf("bundle %s: %s #%d: %w", b.Name, property.TypeBundleObject, i, err)
+			return nil, fmt.Errorf("bundle %s: %s #%d: %w", bundle, property.TypeBundleObject, i, err)
 		}
 		objs = append(objs, u)
 	}

@@ -1,8 +1,6 @@
 package edit
 
 import (
-	"bytes"
-	"encoding/json"
 	"fmt"
 	"slices"
 	"strings"
@@ -10,7 +8,6 @@ import (
 	"github.com/operator-framework/operator-registry/alpha/declcfg"
 	"github.com/operator-framework/operator-registry/alpha/property"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/chartpilot/chartpilot/crddiff"
 )
@@ -93,21 +90,10 @@ func (g *storageGuard) inlineCRDs(name string) []*apiextensionsv1.CustomResource
 		return nil
 	}
 	props, err := property.Parse(b.Properties)
-	if err != nil || len(props.BundleObjects) == 0 {
+	if err != nil {
 		return nil
 	}
-	var objs []*unstructured.Unstructured
-	for _, o := range props.BundleObjects {
-		if !bytes.Contains(o.Data, []byte(`"CustomResourceDefinition"`)) {
-			continue // the CSV and the rest: not worth decoding
-		}
-		u := &unstructured.Unstructured{}
-		if json.Unmarshal(o.Data, &u.Object) != nil {
-			return nil
-		}
-		objs = append(objs, u)
-	}
-	crds, err := crddiff.FromObjects(objs)
+	crds, err := inlineCRDs(name, props.BundleObjects)
 	if err != nil || len(crds) == 0 {
 		return nil
 	}
