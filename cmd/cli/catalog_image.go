@@ -67,8 +67,12 @@ catalog-build does with opm.`,
 	return cmd
 }
 
-func (o *catalogBuildOptions) complete(*cobra.Command, []string) error {
+// complete takes catalog push's argument as --push.
+func (o *catalogBuildOptions) complete(_ *cobra.Command, args []string) error {
 	o.Dir = o.f.dir
+	if len(args) == 1 {
+		o.push = args[0]
+	}
 	return nil
 }
 
@@ -108,16 +112,10 @@ func (o *catalogBuildOptions) run(ctx context.Context) error {
 	return nil
 }
 
-// catalogPushOptions are catalog push's flags and arguments.
-type catalogPushOptions struct {
-	oci.ImageOptions
-	f       *catalogFlags
-	streams genericiooptions.IOStreams
-	ref     string
-}
-
+// newCatalogPushCommand is catalog build --push IMAGE, without bundles or
+// other destinations.
 func newCatalogPushCommand(streams genericiooptions.IOStreams, f *catalogFlags) *cobra.Command {
-	o := &catalogPushOptions{f: f, streams: streams}
+	o := &catalogBuildOptions{f: f, streams: streams}
 	cmd := &cobra.Command{
 		Use:     "push IMAGE",
 		Short:   "Build the catalog image without a container engine and push it (docker credentials)",
@@ -127,23 +125,6 @@ func newCatalogPushCommand(streams genericiooptions.IOStreams, f *catalogFlags) 
 	}
 	addImageFlags(cmd, &o.ImageOptions)
 	return cmd
-}
-
-func (o *catalogPushOptions) complete(_ *cobra.Command, args []string) error {
-	o.Dir, o.ref = o.f.dir, args[0]
-	return nil
-}
-
-func (o *catalogPushOptions) run(ctx context.Context) error {
-	res, err := oci.Build(ctx, oci.BuildOptions{ImageOptions: o.ImageOptions})
-	if err != nil {
-		return err
-	}
-	if _, err := ociimage.Push(ctx, res.Image, o.ref); err != nil {
-		return err
-	}
-	_, err = fmt.Fprintf(o.streams.Out, "pushed %s@%s\n", o.ref, res.Digest)
-	return err
 }
 
 // catalogDockerfileOptions are catalog dockerfile's flags.
