@@ -20,10 +20,12 @@ import (
 	"github.com/operator-framework/api/pkg/operators/v1alpha1"
 	"github.com/operator-framework/operator-registry/alpha/declcfg"
 	"github.com/operator-framework/operator-registry/alpha/property"
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
 	"sigs.k8s.io/yaml"
 
+	"github.com/chartpilot/chartpilot/crddiff"
 	"github.com/chartpilot/chartpilot/internal/ociimage"
 	"github.com/chartpilot/chartpilot/internal/registryv1"
 )
@@ -212,6 +214,41 @@ func Pull(ctx context.Context, ref string) (*Bundle, error) {
 		return nil, fmt.Errorf("bundle image %s: %w", ref, err)
 	}
 	return b, nil
+}
+
+// CRDs reads a catalog bundle's CRDs: from its olm.bundle.object
+// properties when it is inline, otherwise from its image, pulled with the
+// docker credentials; a failed pull wraps ErrPull.
+func CRDs(ctx context.Context, b *declcfg.Bundle) ([]*apiextensionsv1.CustomResourceDefinition, error) {
+	props, err := property.Parse(b.Properties)
+	if err != nil {
+		return nil, fmt.Errorf("bundle %s: %w", b.Name, err)
+	}
+	if len(props.BundleObjects) == 0 && b.Image != "" {
+		loaded, err := Pull(ctx, b.Image)
+		if err != nil {
+			return nil, err
+		}
+		return crddiff.FromObjects(loaded.CRDs)
+	}
+	return InlineCRDs(b.Name, props.BundleObjects)
+}
+
+// InlineCRDs are the CRDs among the olm.bundle.object properties of the
+// named bundle.
+func InlineCRDs(bundle string, objects []property.BundleObject) ([]*apiextensionsv1.CustomResourceDefinition, error) {
+	var objs []*unstructured.Unstructured
+	for i, o := range objects {
+		if !bytes.Contains(o.Data, []byte(`"CustomResourceDefinition"`)) {
+			continue // the CSV and the rest: not worth decoding
+		}
+		u := &unstructured.Unstructured{}
+		if err := json.Unmarshal(o.Data, &u.Object); err != nil {
+			return nil, fmt.Errorf("bundle %s: %s #%d: %w", bundle, property.TypeBundleObject, i, err)
+		}
+		objs = append(objs, u)
+	}
+	return crddiff.FromObjects(objs)
 }
 
 // bundleProperties builds the bundle's properties in a stable order: by

@@ -1,9 +1,7 @@
 package edit
 
 import (
-	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"maps"
@@ -12,9 +10,6 @@ import (
 
 	"github.com/blang/semver/v4"
 	"github.com/operator-framework/operator-registry/alpha/declcfg"
-	"github.com/operator-framework/operator-registry/alpha/property"
-	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/chartpilot/chartpilot/catalog/bundledir"
 	"github.com/chartpilot/chartpilot/catalog/fbc"
@@ -45,7 +40,7 @@ func checkAPIChanges(ctx context.Context, pf *packageFile, b *bundledir.Bundle, 
 	}
 	var out []APIChange
 	for _, prev := range prevs {
-		old, err := BundleCRDs(ctx, prev)
+		old, err := bundledir.CRDs(ctx, prev)
 		if errors.Is(err, bundledir.ErrPull) {
 			warnings = append(warnings, fmt.Sprintf("the CRDs of %s were not compared with those of %s, which it upgrades: %v", b.Name, prev.Name, err))
 			continue
@@ -114,38 +109,4 @@ func upgradedFrom(pf *packageFile, name string) ([]*declcfg.Bundle, error) {
 		}
 	}
 	return out, nil
-}
-
-// BundleCRDs reads a catalog bundle's CRDs: from its olm.bundle.object
-// properties when it is inline, otherwise from its image, pulled with the
-// docker credentials; a failed pull wraps bundledir.ErrPull.
-func BundleCRDs(ctx context.Context, b *declcfg.Bundle) ([]*apiextensionsv1.CustomResourceDefinition, error) {
-	props, err := property.Parse(b.Properties)
-	if err != nil {
-		return nil, fmt.Errorf("bundle %s: %w", b.Name, err)
-	}
-	if len(props.BundleObjects) == 0 && b.Image != "" {
-		loaded, err := bundledir.Pull(ctx, b.Image)
-		if err != nil {
-			return nil, err
-		}
-		return crddiff.FromObjects(loaded.CRDs)
-	}
-	return inlineCRDs(b.Name, props.BundleObjects)
-}
-
-// inlineCRDs are the CRDs among a bundle's olm.bundle.object properties.
-func inlineCRDs(bundle string, objects []property.BundleObject) ([]*apiextensionsv1.CustomResourceDefinition, error) {
-	var objs []*unstructured.Unstructured
-	for i, o := range objects {
-		if !bytes.Contains(o.Data, []byte(`"CustomResourceDefinition"`)) {
-			continue // the CSV and the rest: not worth decoding
-		}
-		u := &unstructured.Unstructured{}
-		if err := json.Unmarshal(o.Data, &u.Object); err != nil {
-			return nil, fmt.Errorf("bundle %s: %s #%d: %w", bundle, property.TypeBundleObject, i, err)
-		}
-		objs = append(objs, u)
-	}
-	return crddiff.FromObjects(objs)
 }

@@ -9,6 +9,7 @@ import (
 	"github.com/operator-framework/operator-registry/alpha/property"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 
+	"github.com/chartpilot/chartpilot/catalog/bundledir"
 	"github.com/chartpilot/chartpilot/crddiff"
 )
 
@@ -93,7 +94,7 @@ func (g *storageGuard) inlineCRDs(name string) []*apiextensionsv1.CustomResource
 	if err != nil {
 		return nil
 	}
-	crds, err := inlineCRDs(name, props.BundleObjects)
+	crds, err := bundledir.InlineCRDs(name, props.BundleObjects)
 	if err != nil || len(crds) == 0 {
 		return nil
 	}

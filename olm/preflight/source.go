@@ -11,7 +11,7 @@ import (
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 
 	"github.com/chartpilot/chartpilot/bundle"
-	"github.com/chartpilot/chartpilot/catalog/edit"
+	"github.com/chartpilot/chartpilot/catalog/bundledir"
 	"github.com/chartpilot/chartpilot/catalog/fbc"
 	"github.com/chartpilot/chartpilot/catalog/oci"
 	"github.com/chartpilot/chartpilot/internal/ociimage"
@@ -48,7 +48,7 @@ func LoadCRDs(ctx context.Context, src Source) ([]*apiextensionsv1.CustomResourc
 	}
 	for i := range cfg.Bundles {
 		if cfg.Bundles[i].Name == info.CSV {
-			crds, err := edit.BundleCRDs(ctx, &cfg.Bundles[i])
+			crds, err := bundledir.CRDs(ctx, &cfg.Bundles[i])
 			if err != nil {
 				return nil, fmt.Errorf("catalog %s: %w", src.Ref, err)
 			}
