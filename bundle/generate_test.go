@@ -20,7 +20,9 @@ import (
 	rbacv1 "k8s.io/api/rbac/v1"
 	"sigs.k8s.io/yaml"
 
-	"github.com/chartpilot/chartpilot/catalog"
+	"github.com/chartpilot/chartpilot/catalog/bundledir"
+	"github.com/chartpilot/chartpilot/catalog/edit"
+	"github.com/chartpilot/chartpilot/catalog/validate"
 	"github.com/chartpilot/chartpilot/internal/golden"
 	"github.com/chartpilot/chartpilot/internal/registryv1"
 	"github.com/chartpilot/chartpilot/operator/metricsauth"
@@ -418,11 +420,11 @@ func TestGenerateFromCatalog(t *testing.T) {
 	for i, v := range []string{"0.1.0", "0.1.1", "0.3.0"} {
 		mustGenerate(t, dir, GenerateOptions{Version: v})
 		if i == 0 {
-			if err := catalog.Init(catalog.InitOptions{Dir: cat, FromBundle: filepath.Join(dir, "bundle")}); err != nil {
+			if err := edit.Init(t.Context(), edit.InitOptions{Dir: cat, FromBundle: filepath.Join(dir, "bundle")}); err != nil {
 				t.Fatal(err)
 			}
 		}
-		if _, err := catalog.Add(t.Context(), catalog.AddOptions{Dir: cat, BundleDir: filepath.Join(dir, "bundle")}); err != nil {
+		if _, err := edit.Add(t.Context(), edit.AddOptions{Dir: cat, BundleDir: filepath.Join(dir, "bundle")}); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -445,7 +447,7 @@ func TestGenerateFromCatalog(t *testing.T) {
 // loads as an olm.bundle with its objects, and the catalog validates.
 func TestGeneratedBundleInInlineCatalog(t *testing.T) {
 	dir := generatedProject(t)
-	b, err := catalog.LoadBundleDir(os.DirFS(filepath.Join(dir, "bundle")), catalog.BundleOptions{})
+	b, err := bundledir.Load(os.DirFS(filepath.Join(dir, "bundle")), bundledir.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -462,13 +464,13 @@ func TestGeneratedBundleInInlineCatalog(t *testing.T) {
 		t.Errorf("%d olm.bundle.object properties, want one per manifest (%d)", objects, want)
 	}
 	cat := filepath.Join(t.TempDir(), "catalog")
-	if err := catalog.Init(catalog.InitOptions{Dir: cat, FromBundle: filepath.Join(dir, "bundle")}); err != nil {
+	if err := edit.Init(t.Context(), edit.InitOptions{Dir: cat, FromBundle: filepath.Join(dir, "bundle")}); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := catalog.Add(t.Context(), catalog.AddOptions{Dir: cat, BundleDir: filepath.Join(dir, "bundle")}); err != nil {
+	if _, err := edit.Add(t.Context(), edit.AddOptions{Dir: cat, BundleDir: filepath.Join(dir, "bundle")}); err != nil {
 		t.Fatal(err)
 	}
-	if err := catalog.Validate(context.Background(), catalog.ValidateOptions{Dir: cat}); err != nil {
+	if err := validate.FS(context.Background(), cat, os.DirFS(cat)); err != nil {
 		t.Fatal(err)
 	}
 }

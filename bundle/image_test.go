@@ -23,7 +23,8 @@ import (
 	"github.com/google/go-containerregistry/pkg/v1/remote"
 	"github.com/operator-framework/api/pkg/operators/v1alpha1"
 
-	"github.com/chartpilot/chartpilot/catalog"
+	"github.com/chartpilot/chartpilot/catalog/edit"
+	"github.com/chartpilot/chartpilot/catalog/validate"
 	"github.com/chartpilot/chartpilot/internal/golden"
 	"github.com/chartpilot/chartpilot/internal/ociimage"
 	"github.com/chartpilot/chartpilot/internal/registryv1"
@@ -151,13 +152,13 @@ func TestBundleImageRegistryRoundTrip(t *testing.T) {
 	}
 
 	cat := filepath.Join(t.TempDir(), "catalog")
-	if err := catalog.Init(catalog.InitOptions{Dir: cat, FromBundle: bundleDir}); err != nil {
+	if err := edit.Init(t.Context(), edit.InitOptions{Dir: cat, FromBundle: bundleDir}); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := catalog.Add(t.Context(), catalog.AddOptions{Dir: cat, BundleImage: ref}); err != nil {
+	if _, err := edit.Add(t.Context(), edit.AddOptions{Dir: cat, BundleImage: ref}); err != nil {
 		t.Fatal(err)
 	}
-	if err := catalog.Validate(t.Context(), catalog.ValidateOptions{Dir: cat}); err != nil {
+	if err := validate.FS(t.Context(), cat, os.DirFS(cat)); err != nil {
 		t.Fatal(err)
 	}
 

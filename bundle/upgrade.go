@@ -41,7 +41,7 @@ func (g *generation) findUpgradePath(ctx context.Context, pkg string, v semver.V
 	if g.opts.FromCatalog == "" {
 		return "", "", nil
 	}
-	// operator-registry's own loader, not package catalog's faster one:
+	// operator-registry's own loader, not package catalog/fbc's faster one:
 	// the bundle stage comes before the catalog's and never imports it.
 	cfg, err := declcfg.LoadFS(ctx, os.DirFS(g.opts.FromCatalog))
 	if err != nil {

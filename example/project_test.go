@@ -15,7 +15,9 @@ import (
 	"testing"
 
 	"github.com/chartpilot/chartpilot/bundle"
-	"github.com/chartpilot/chartpilot/catalog"
+	"github.com/chartpilot/chartpilot/catalog/oci"
+	"github.com/chartpilot/chartpilot/catalog/render"
+	"github.com/chartpilot/chartpilot/catalog/validate"
 	"github.com/chartpilot/chartpilot/cmd/version"
 	"github.com/chartpilot/chartpilot/internal/golden"
 	"github.com/chartpilot/chartpilot/internal/ociimage"
@@ -112,7 +114,7 @@ func TestRepositoryProject(t *testing.T) {
 	golden.File(t, filepath.Join(repoRoot, bundle.DockerfileName), bundleDockerfile, *update)
 
 	var catalogDF bytes.Buffer
-	if err := catalog.WriteDockerfile(&catalogDF, catalog.DockerfileOptions{CatalogDir: makeVar(t, "CATALOG_DIR")}); err != nil {
+	if err := oci.WriteDockerfile(&catalogDF, oci.DockerfileOptions{CatalogDir: makeVar(t, "CATALOG_DIR")}); err != nil {
 		t.Fatal(err)
 	}
 	golden.File(t, filepath.Join(repoRoot, catalogDockerfile), catalogDF.Bytes(), *update)
@@ -256,11 +258,12 @@ func TestMakeTargets(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(dir, makeVar(t, "BUNDLE_DIR"), "manifests", projectName+".clusterserviceversion.yaml")); err != nil {
 		t.Errorf("make bundle: %v", err)
 	}
-	if err := catalog.Validate(context.Background(), catalog.ValidateOptions{Dir: filepath.Join(dir, makeVar(t, "CATALOG_DIR"))}); err != nil {
+	catalogDir := filepath.Join(dir, makeVar(t, "CATALOG_DIR"))
+	if err := validate.FS(context.Background(), catalogDir, os.DirFS(catalogDir)); err != nil {
 		t.Errorf("make catalog-build left an invalid catalog: %v", err)
 	}
 	var rendered bytes.Buffer
-	if err := catalog.Render(context.Background(), &rendered, catalog.RenderOptions{Dir: filepath.Join(dir, makeVar(t, "CATALOG_DIR"))}); err != nil {
+	if err := render.Render(context.Background(), &rendered, os.DirFS(catalogDir), render.Options{}); err != nil {
 		t.Fatal(err)
 	}
 	if want := "image: " + makeVar(t, "IMAGE_TAG_BASE") + "-bundle:v" + makeVar(t, "VERSION"); !strings.Contains(rendered.String(), want) {
@@ -297,7 +300,7 @@ func TestScaffoldDockerignoreLetsInWhatDockerfilesCopy(t *testing.T) {
 		t.Fatal(err)
 	}
 	var catalogDF bytes.Buffer
-	if err := catalog.WriteDockerfile(&catalogDF, catalog.DockerfileOptions{}); err != nil {
+	if err := oci.WriteDockerfile(&catalogDF, oci.DockerfileOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	var allowed []string

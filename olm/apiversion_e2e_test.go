@@ -23,7 +23,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/yaml"
 
-	"github.com/chartpilot/chartpilot/catalog"
+	"github.com/chartpilot/chartpilot/catalog/serve"
 	"github.com/chartpilot/chartpilot/cluster/clustertest"
 	"github.com/chartpilot/chartpilot/internal/logtest"
 	"github.com/chartpilot/chartpilot/olm"
@@ -129,11 +129,11 @@ func (j *apiJourney) serve() {
 	if addr == "" {
 		addr = "127.0.0.1:0"
 	}
-	var s *catalog.Server
+	var s *serve.Server
 	var err error
 	// The port of the server just stopped may take a moment to be free.
 	for range 50 {
-		if s, err = catalog.NewServer(context.Background(), catalog.ServeOptions{Dir: j.catalogDir, Address: addr}); err == nil {
+		if s, err = serve.NewServer(context.Background(), serve.Options{Dir: j.catalogDir, Address: addr}); err == nil {
 			break
 		}
 		time.Sleep(100 * time.Millisecond)

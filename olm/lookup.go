@@ -17,7 +17,8 @@ import (
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/credentials/insecure"
 
-	"github.com/chartpilot/chartpilot/catalog"
+	"github.com/chartpilot/chartpilot/catalog/fbc"
+	"github.com/chartpilot/chartpilot/catalog/oci"
 )
 
 // BundleInfo is what the catalog says about the bundle a Subscription would
@@ -61,10 +62,10 @@ func LookupBundleInImage(ctx context.Context, image, pkg, channel, startingCSV s
 	}
 	defer os.RemoveAll(dir)
 	configs := filepath.Join(dir, "configs")
-	if _, err := catalog.PullImage(ctx, image, configs); err != nil {
+	if _, err := oci.PullImage(ctx, image, configs); err != nil {
 		return nil, err // it names the image
 	}
-	cfg, err := catalog.LoadDir(ctx, configs)
+	cfg, err := fbc.LoadDir(ctx, configs)
 	if err != nil {
 		return nil, fmt.Errorf("catalog image %s: %w", image, err)
 	}
@@ -110,7 +111,7 @@ func LookupBundle(ctx context.Context, address, pkg, channel, startingCSV string
 }
 
 // LookupBundleInConfig is LookupBundle on a loaded catalog (for example a
-// catalog image's, see catalog.PullImage and catalog.LoadDir).
+// catalog image's, see oci.PullImage and fbc.LoadDir).
 func LookupBundleInConfig(cfg *declcfg.DeclarativeConfig, pkg, channel, startingCSV string) (*BundleInfo, error) {
 	m, err := declcfg.ConvertToModel(*cfg)
 	if err != nil {

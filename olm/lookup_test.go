@@ -10,7 +10,9 @@ import (
 
 	"github.com/google/go-containerregistry/pkg/registry"
 
-	"github.com/chartpilot/chartpilot/catalog"
+	"github.com/chartpilot/chartpilot/catalog/fbc"
+	"github.com/chartpilot/chartpilot/catalog/oci"
+	"github.com/chartpilot/chartpilot/internal/ociimage"
 	"github.com/chartpilot/chartpilot/olm/olmtest"
 )
 
@@ -18,7 +20,7 @@ func TestLookupBundleInConfig(t *testing.T) {
 	dir := olmtest.Catalog(t,
 		olmtest.Bundle{Package: "look", Version: "0.1.0", InstallModes: []string{"OwnNamespace"}},
 		olmtest.Bundle{Package: "look", Version: "0.2.0", InstallModes: []string{"AllNamespaces", "SingleNamespace"}})
-	cfg, err := catalog.LoadDir(context.Background(), dir)
+	cfg, err := fbc.LoadDir(context.Background(), dir)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -61,14 +63,14 @@ func TestLookupSubscribed(t *testing.T) {
 	dir := olmtest.Catalog(t,
 		olmtest.Bundle{Package: "sub", Version: "0.1.0", InstallModes: []string{"OwnNamespace"}},
 		olmtest.Bundle{Package: "sub", Version: "0.2.0", InstallModes: []string{"AllNamespaces"}})
-	img, err := catalog.BuildImage(t.Context(), catalog.ImageOptions{Dir: dir})
+	img, err := oci.BuildImage(t.Context(), oci.ImageOptions{Dir: dir})
 	if err != nil {
 		t.Fatal(err)
 	}
 	reg := httptest.NewServer(registry.New(registry.Logger(log.New(io.Discard, "", 0))))
 	t.Cleanup(reg.Close)
 	image := strings.TrimPrefix(reg.URL, "http://") + "/sub/catalog:v1"
-	if _, err := catalog.PushImage(t.Context(), img, image); err != nil {
+	if _, err := ociimage.Push(t.Context(), img, image); err != nil {
 		t.Fatal(err)
 	}
 	address := olmtest.Serve(t, dir)

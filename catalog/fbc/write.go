@@ -86,7 +86,7 @@ func (e *yamlBlobEncoder) encode(v any) error {
 // its other blobs stably by schema and its deprecations; then the blobs
 // of no package in their order.
 func writeBlobs(cfg declcfg.DeclarativeConfig, enc *yamlBlobEncoder) error {
-	names, byPkg, rootOthers := splitByPackage(cfg)
+	names, byPkg, rootOthers := SplitByPackage(cfg)
 	for _, name := range sets.List(names) {
 		c := byPkg[name]
 		sort.Slice(c.Channels, func(i, j int) bool { return c.Channels[i].Name < c.Channels[j].Name })
@@ -126,11 +126,11 @@ func writeBlobs(cfg declcfg.DeclarativeConfig, enc *yamlBlobEncoder) error {
 	return nil
 }
 
-// splitByPackage groups the blobs of cfg by package name into fresh
+// SplitByPackage groups the blobs of cfg by package name into fresh
 // slices (the caller's are not reordered), skipping blobs with an empty
 // package name the way declcfg does, except other blobs, which go to the
 // root list.
-func splitByPackage(cfg declcfg.DeclarativeConfig) (sets.Set[string], map[string]*declcfg.DeclarativeConfig, []declcfg.Meta) {
+func SplitByPackage(cfg declcfg.DeclarativeConfig) (sets.Set[string], map[string]*declcfg.DeclarativeConfig, []declcfg.Meta) {
 	names := sets.New[string]()
 	byPkg := map[string]*declcfg.DeclarativeConfig{}
 	get := func(name string) *declcfg.DeclarativeConfig {

@@ -348,9 +348,9 @@ func TestWriteYAMLError(t *testing.T) {
 }
 
 // TestWriteTestdata compares the writers on the catalogs in
-// catalog/testdata.
+// catalog/render/testdata (render's golden output).
 func TestWriteTestdata(t *testing.T) {
-	files, err := filepath.Glob("../testdata/*")
+	files, err := filepath.Glob("../render/testdata/*")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -377,7 +377,7 @@ func TestWriteTestdata(t *testing.T) {
 		n++
 	}
 	if n == 0 {
-		t.Fatal("no catalogs in ../testdata")
+		t.Fatal("no catalogs in ../render/testdata")
 	}
 }
 

@@ -15,7 +15,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/chartpilot/chartpilot/catalog"
+	"github.com/chartpilot/chartpilot/catalog/edit"
 	"github.com/chartpilot/chartpilot/catalog/httpapi"
 	"github.com/chartpilot/chartpilot/catalog/httpapi/httpapitest"
 	"github.com/chartpilot/chartpilot/internal/peerbuild"
@@ -91,10 +91,10 @@ func startCatalogd(t *testing.T, dir, name string, metas bool) string {
 // olm.bundle.object), then deprecated.
 func inlineCatalog(t *testing.T) string {
 	dir := filepath.Join(t.TempDir(), "catalog")
-	if _, err := catalog.Add(t.Context(), catalog.AddOptions{Dir: dir, BundleDir: filepath.Join("..", "..", "bundle", "testdata", "golden", "webapp", "bundle"), InitPackage: true}); err != nil {
+	if _, err := edit.Add(t.Context(), edit.AddOptions{Dir: dir, BundleDir: filepath.Join("..", "..", "bundle", "testdata", "golden", "webapp", "bundle"), InitPackage: true}); err != nil {
 		t.Fatal(err)
 	}
-	if err := catalog.Deprecate(catalog.DeprecateOptions{Dir: dir, Package: "webapp-operator", Message: "a test"}); err != nil {
+	if err := edit.Deprecate(t.Context(), edit.DeprecateOptions{Dir: dir, Package: "webapp-operator", Message: "a test"}); err != nil {
 		t.Fatal(err)
 	}
 	return dir

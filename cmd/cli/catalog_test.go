@@ -2,10 +2,15 @@ package cli
 
 import (
 	"encoding/json"
+	"io"
+	"log"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/google/go-containerregistry/pkg/registry"
 )
 
 // writeTestBundle writes a minimal registry+v1 bundle directory.
@@ -50,6 +55,9 @@ spec:
 func TestCatalogCommands(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "catalog")
 	b1, b2, b15 := writeTestBundle(t, "demo", "0.1.0"), writeTestBundle(t, "demo", "0.2.0"), writeTestBundle(t, "demo", "0.1.5")
+	reg := httptest.NewServer(registry.New(registry.Logger(log.New(io.Discard, "", 0))))
+	t.Cleanup(reg.Close)
+	pushRef := strings.TrimPrefix(reg.URL, "http://") + "/demo-catalog:v1"
 	steps := []struct {
 		name    string
 		args    []string
@@ -80,6 +88,8 @@ func TestCatalogCommands(t *testing.T) {
 			wantOut: []string{"deprecated: use catalog remove demo --bundle 0.1.5", "removed demo.v0.1.5 from package demo"}},
 		{name: "build needs a destination", args: []string{"catalog", "build", "--dir", dir}, wantErr: "--oci-layout DIR and/or --push REF"},
 		{name: "build into an OCI layout", args: []string{"catalog", "build", "--dir", dir, "--oci-layout", filepath.Join(dir, "..", "oci"), "--tag", "v1"}, wantOut: []string{"wrote sha256:", "to OCI layout"}},
+		{name: "push", args: []string{"catalog", "push", pushRef, "--dir", dir, "--no-cache"}, wantOut: []string{"pushed " + pushRef + "@sha256:"}},
+		{name: "push takes no build flags", args: []string{"catalog", "push", pushRef, "--dir", dir, "--bundles", "x"}, wantErr: "unknown flag: --bundles"},
 		{name: "dockerfile", args: []string{"catalog", "dockerfile", "--dir", "build/catalog", "-f", "-"}, wantOut: []string{"ADD build/catalog /configs", "LABEL operators.operatorframework.io.index.configs.v1=/configs"}},
 		{name: "serve a missing directory", args: []string{"catalog", "serve", filepath.Join(dir, "nope"), "--port", "0"}, wantErr: "no such file or directory"},
 	}

@@ -16,9 +16,9 @@ import (
 	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	"github.com/chartpilot/chartpilot/catalog"
 	"github.com/chartpilot/chartpilot/catalog/httpapi"
 	"github.com/chartpilot/chartpilot/catalog/httpapi/httpapitest"
+	"github.com/chartpilot/chartpilot/catalog/oci"
 	"github.com/chartpilot/chartpilot/olm/extension"
 	"github.com/chartpilot/chartpilot/olm/olmtest"
 )
@@ -55,7 +55,7 @@ func TestCatalogdServesWhatHTTPAPIServes(t *testing.T) {
 	t.Logf("ClusterCatalog %s serving at %s in %s", name, base, time.Since(began).Round(10*time.Millisecond))
 
 	dir := filepath.Join(t.TempDir(), "configs")
-	if _, err := catalog.PullImage(ctx, image, dir); err != nil {
+	if _, err := oci.PullImage(ctx, image, dir); err != nil {
 		t.Fatal(err)
 	}
 	content, err := httpapi.Load(ctx, os.DirFS(dir))

@@ -16,7 +16,8 @@ import (
 	"github.com/operator-framework/operator-registry/alpha/declcfg"
 	"github.com/operator-framework/operator-registry/alpha/property"
 
-	"github.com/chartpilot/chartpilot/catalog"
+	"github.com/chartpilot/chartpilot/catalog/fbc"
+	"github.com/chartpilot/chartpilot/catalog/oci"
 	"github.com/chartpilot/chartpilot/internal/ociimage"
 
 	"github.com/chartpilot/chartpilot/olm"
@@ -257,10 +258,10 @@ func LoadCatalogImage(ctx context.Context, ref string) (*declcfg.DeclarativeConf
 	}
 	defer os.RemoveAll(dir)
 	configs := filepath.Join(dir, "configs")
-	if _, err := catalog.PullImage(ctx, ref, configs); err != nil {
+	if _, err := oci.PullImage(ctx, ref, configs); err != nil {
 		return nil, err // it names the image
 	}
-	cfg, err := catalog.LoadDir(ctx, configs)
+	cfg, err := fbc.LoadDir(ctx, configs)
 	if err != nil {
 		return nil, fmt.Errorf("catalog image %s: %w", ref, err)
 	}

@@ -12,7 +12,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	"github.com/chartpilot/chartpilot/catalog"
+	"github.com/chartpilot/chartpilot/catalog/edit"
 	"github.com/chartpilot/chartpilot/doctor"
 	"github.com/chartpilot/chartpilot/olm/extension"
 	"github.com/chartpilot/chartpilot/olm/olmtest"
@@ -29,7 +29,7 @@ func TestDeprecationSeen(t *testing.T) {
 	dir, ref := olmtest.PushBundle(t, reg, b, nil)
 	cat := olmtest.WriteCatalog(t, false, olmtest.ImageBundle{Dir: dir, Ref: ref})
 	const message = "v0.1.0 loses data on upgrade: use 0.2.0"
-	if err := catalog.Deprecate(catalog.DeprecateOptions{Dir: cat, Package: b.Package, Bundle: b.Version, Message: message}); err != nil {
+	if err := edit.Deprecate(t.Context(), edit.DeprecateOptions{Dir: cat, Package: b.Package, Bundle: b.Version, Message: message}); err != nil {
 		t.Fatal(err)
 	}
 	image := olmtest.PushCatalogDir(t, reg+"/"+b.Package+"-catalog:1", cat)

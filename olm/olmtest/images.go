@@ -12,7 +12,9 @@ import (
 	"github.com/google/go-containerregistry/pkg/registry"
 
 	"github.com/chartpilot/chartpilot/bundle"
-	"github.com/chartpilot/chartpilot/catalog"
+	"github.com/chartpilot/chartpilot/catalog/edit"
+	"github.com/chartpilot/chartpilot/catalog/oci"
+	"github.com/chartpilot/chartpilot/internal/ociimage"
 )
 
 // Registry starts an image registry on a loopback port for the rest of t
@@ -44,7 +46,7 @@ func PushBundle(t testing.TB, registry string, b Bundle, edit func(dir string)) 
 		t.Fatalf("building the bundle image of %s: %v", b.CSVName(), err)
 	}
 	ref = b.BundleRef(registry)
-	if _, err := catalog.PushImage(context.Background(), img, ref); err != nil {
+	if _, err := ociimage.Push(context.Background(), img, ref); err != nil {
 		t.Fatalf("pushing %s: %v", ref, err)
 	}
 	return dir, ref
@@ -71,11 +73,11 @@ func PushCatalog(t testing.TB, ref string, allowUnsafe bool, bundles ...ImageBun
 func WriteCatalog(t testing.TB, allowUnsafe bool, bundles ...ImageBundle) string {
 	t.Helper()
 	dir := filepath.Join(t.TempDir(), "catalog")
-	if err := catalog.Init(catalog.InitOptions{Dir: dir, FromBundle: bundles[0].Dir}); err != nil {
+	if err := edit.Init(t.Context(), edit.InitOptions{Dir: dir, FromBundle: bundles[0].Dir}); err != nil {
 		t.Fatal(err)
 	}
 	for _, b := range bundles {
-		if _, err := catalog.Add(t.Context(), catalog.AddOptions{Dir: dir, BundleDir: b.Dir, Image: b.Ref, AllowUnsafeAPIChanges: allowUnsafe}); err != nil {
+		if _, err := edit.Add(t.Context(), edit.AddOptions{Dir: dir, BundleDir: b.Dir, Image: b.Ref, AllowUnsafeAPIChanges: allowUnsafe}); err != nil {
 			t.Fatalf("adding %s to the catalog: %v", b.Ref, err)
 		}
 	}
@@ -86,11 +88,11 @@ func WriteCatalog(t testing.TB, allowUnsafe bool, bundles ...ImageBundle) string
 // pushes it as ref.
 func PushCatalogDir(t testing.TB, ref, dir string) string {
 	t.Helper()
-	img, err := catalog.BuildImage(context.Background(), catalog.ImageOptions{Dir: dir, NoCache: true})
+	img, err := oci.BuildImage(context.Background(), oci.ImageOptions{Dir: dir, NoCache: true})
 	if err != nil {
 		t.Fatalf("building the catalog image: %v", err)
 	}
-	if _, err := catalog.PushImage(context.Background(), img, ref); err != nil {
+	if _, err := ociimage.Push(context.Background(), img, ref); err != nil {
 		t.Fatalf("pushing %s: %v", ref, err)
 	}
 	return ref

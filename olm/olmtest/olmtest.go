@@ -8,7 +8,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/chartpilot/chartpilot/catalog"
+	"github.com/chartpilot/chartpilot/catalog/edit"
+	"github.com/chartpilot/chartpilot/catalog/serve"
 )
 
 // Bundle describes a test operator's bundle.
@@ -166,11 +167,11 @@ rules:
 func Catalog(t testing.TB, bundles ...Bundle) string {
 	t.Helper()
 	dir := filepath.Join(t.TempDir(), "catalog")
-	if err := catalog.Init(catalog.InitOptions{Dir: dir, FromBundle: bundles[0].Write(t)}); err != nil {
+	if err := edit.Init(t.Context(), edit.InitOptions{Dir: dir, FromBundle: bundles[0].Write(t)}); err != nil {
 		t.Fatal(err)
 	}
 	for _, b := range bundles {
-		if _, err := catalog.Add(t.Context(), catalog.AddOptions{Dir: dir, BundleDir: b.Write(t)}); err != nil {
+		if _, err := edit.Add(t.Context(), edit.AddOptions{Dir: dir, BundleDir: b.Write(t)}); err != nil {
 			t.Fatalf("adding %s to the catalog: %v", b.CSVName(), err)
 		}
 	}
@@ -181,7 +182,7 @@ func Catalog(t testing.TB, bundles ...Bundle) string {
 // ends and returns its address.
 func Serve(t testing.TB, dir string) string {
 	t.Helper()
-	s, err := catalog.NewServer(context.Background(), catalog.ServeOptions{Dir: dir, Address: "127.0.0.1:0"})
+	s, err := serve.NewServer(context.Background(), serve.Options{Dir: dir, Address: "127.0.0.1:0"})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -11,7 +11,9 @@ import (
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 
 	"github.com/chartpilot/chartpilot/bundle"
-	"github.com/chartpilot/chartpilot/catalog"
+	"github.com/chartpilot/chartpilot/catalog/bundledir"
+	"github.com/chartpilot/chartpilot/catalog/fbc"
+	"github.com/chartpilot/chartpilot/catalog/oci"
 	"github.com/chartpilot/chartpilot/internal/ociimage"
 	"github.com/chartpilot/chartpilot/olm"
 )
@@ -46,7 +48,7 @@ func LoadCRDs(ctx context.Context, src Source) ([]*apiextensionsv1.CustomResourc
 	}
 	for i := range cfg.Bundles {
 		if cfg.Bundles[i].Name == info.CSV {
-			crds, err := catalog.BundleCRDs(ctx, &cfg.Bundles[i])
+			crds, err := bundledir.CRDs(ctx, &cfg.Bundles[i])
 			if err != nil {
 				return nil, fmt.Errorf("catalog %s: %w", src.Ref, err)
 			}
@@ -65,11 +67,11 @@ func loadCatalog(ctx context.Context, ref string) (*declcfg.DeclarativeConfig, e
 		}
 		defer os.RemoveAll(tmp)
 		dir = filepath.Join(tmp, "configs")
-		if _, err := catalog.PullImage(ctx, ref, dir); err != nil {
+		if _, err := oci.PullImage(ctx, ref, dir); err != nil {
 			return nil, err
 		}
 	}
-	cfg, err := catalog.LoadDir(ctx, dir)
+	cfg, err := fbc.LoadDir(ctx, dir)
 	if err != nil {
 		return nil, fmt.Errorf("catalog %s: %w", ref, err)
 	}

@@ -5,7 +5,7 @@ import (
 	"path/filepath"
 	"testing"
 
-	"github.com/chartpilot/chartpilot/catalog"
+	"github.com/chartpilot/chartpilot/catalog/edit"
 )
 
 // bundleFiles is a minimal registry+v1 bundle of package w at version v
@@ -63,7 +63,7 @@ spec:
 func TestLoadCRDs(t *testing.T) {
 	cat := filepath.Join(t.TempDir(), "catalog")
 	for _, b := range []struct{ v, prop string }{{"0.1.0", "size"}, {"0.2.0", "color"}} {
-		if _, err := catalog.Add(t.Context(), catalog.AddOptions{Dir: cat, InitPackage: true, AllowUnsafeAPIChanges: true, BundleDir: writeBundle(t, b.v, b.prop)}); err != nil {
+		if _, err := edit.Add(t.Context(), edit.AddOptions{Dir: cat, InitPackage: true, AllowUnsafeAPIChanges: true, BundleDir: writeBundle(t, b.v, b.prop)}); err != nil {
 			t.Fatal(err)
 		}
 	}

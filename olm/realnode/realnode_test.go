@@ -16,7 +16,7 @@ import (
 	"github.com/google/go-containerregistry/pkg/v1/mutate"
 	"github.com/google/go-containerregistry/pkg/v1/types"
 
-	"github.com/chartpilot/chartpilot/catalog"
+	"github.com/chartpilot/chartpilot/catalog/oci"
 	"github.com/chartpilot/chartpilot/cluster/images"
 	"github.com/chartpilot/chartpilot/internal/ociimage"
 	"github.com/chartpilot/chartpilot/olm"
@@ -113,7 +113,7 @@ func emptyCatalogImage(t *testing.T, opm string) v1.Image {
 		t.Fatal(err)
 	}
 	data, err := ociimage.Tar([]ociimage.Entry{
-		{Name: strings.TrimPrefix(catalog.ImageConfigsDir, "/"), Dir: true},
+		{Name: strings.TrimPrefix(oci.ImageConfigsDir, "/"), Dir: true},
 		{Name: "tmp", Dir: true, Mode: 0o1777},
 	})
 	if err != nil {
@@ -143,11 +143,11 @@ func emptyCatalogImage(t *testing.T, opm string) v1.Image {
 	if cf.Config.Labels == nil {
 		cf.Config.Labels = map[string]string{}
 	}
-	cf.Config.Labels[catalog.ConfigsLabel] = catalog.ImageConfigsDir
+	cf.Config.Labels[oci.ConfigsLabel] = oci.ImageConfigsDir
 	cf.Config.Entrypoint = []string{"/bin/opm"}
 	// No pre-built cache (catalog.Dockerfile's `opm serve --cache-only`
 	// step): opm builds one in a temporary directory as it starts.
-	cf.Config.Cmd = []string{"serve", catalog.ImageConfigsDir}
+	cf.Config.Cmd = []string{"serve", oci.ImageConfigsDir}
 	if img, err = mutate.ConfigFile(img, cf); err != nil {
 		t.Fatal(err)
 	}

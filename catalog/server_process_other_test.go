@@ -1,8 +1,0 @@
-//go:build !linux
-
-package catalog
-
-import "syscall"
-
-// serverProcAttr: only Linux can tie a child's life to its parent's.
-func serverProcAttr() *syscall.SysProcAttr { return nil }
