@@ -11,19 +11,19 @@ import (
 // the chart besides its values.yaml (chartpilot's --values and --set):
 // they are what the user means to deploy, and Helm renders them. Each
 // place opened is a warning; where is the chart's name.
-func Admit(s *apiextensionsv1.JSONSchemaProps, values map[string]any, where string) []string {
+func Admit(s *apiextensionsv1.JSONSchemaProps, values map[string]any, where string) []Warning {
 	if len(values) == 0 {
 		return nil
 	}
-	var warnings []string
+	var warnings []Warning
 	admitMap(s, values, nil, &warnings)
 	for i, w := range warnings {
-		warnings[i] = fmt.Sprintf("chart %s: %s", where, w)
+		warnings[i] = w.prefixed(fmt.Sprintf("chart %s: ", where))
 	}
 	return warnings
 }
 
-func admitMap(s *apiextensionsv1.JSONSchemaProps, values map[string]any, path []string, warnings *[]string) {
+func admitMap(s *apiextensionsv1.JSONSchemaProps, values map[string]any, path []string, warnings *[]Warning) {
 	keys := make([]string, 0, len(values))
 	for k := range values {
 		keys = append(keys, k)
@@ -42,13 +42,13 @@ func admitMap(s *apiextensionsv1.JSONSchemaProps, values map[string]any, path []
 				s.Properties = map[string]apiextensionsv1.JSONSchemaProps{}
 			}
 			s.Properties[k] = *anyValue()
-			*warnings = append(*warnings, fmt.Sprintf("the values given set .Values.%s, which the chart does not declare: the CRD accepts any value there", dotted(append(path, k))))
+			*warnings = append(*warnings, warnf(Undeclared, ".Values."+dotted(append(path, k)), "the values given set .Values.%s, which the chart does not declare: the CRD accepts any value there", dotted(append(path, k))))
 		}
 	}
 }
 
 // admit opens s where v does not fit it.
-func admit(s *apiextensionsv1.JSONSchemaProps, v any, path []string, warnings *[]string) {
+func admit(s *apiextensionsv1.JSONSchemaProps, v any, path []string, warnings *[]Warning) {
 	if isOpen(s) {
 		return
 	}
@@ -82,7 +82,7 @@ func admit(s *apiextensionsv1.JSONSchemaProps, v any, path []string, warnings *[
 		was = "int-or-string"
 	}
 	reopen(s)
-	*warnings = append(*warnings, fmt.Sprintf("the values given set .Values.%s to %s, where the chart's values make it %s: the CRD accepts any value there",
+	*warnings = append(*warnings, warnf(Opened, ".Values."+dotted(path), "the values given set .Values.%s to %s, where the chart's values make it %s: the CRD accepts any value there",
 		dotted(path), article(jsonType(v)), article(was)))
 }
 

@@ -13,8 +13,8 @@ import (
 // addConditions declares the values paths of ch's dependencies' conditions
 // (Chart.yaml `condition: sub.enabled,other.enabled`, relative to ch's
 // values) that values.yaml leaves out: Helm honours only booleans there.
-func addConditions(s *apiextensionsv1.JSONSchemaProps, ch *helmchart.Chart, where string) []string {
-	var warnings []string
+func addConditions(s *apiextensionsv1.JSONSchemaProps, ch *helmchart.Chart, where string) []Warning {
+	var warnings []Warning
 	for _, dep := range ch.Metadata.Dependencies {
 		for _, c := range strings.Split(dep.Condition, ",") {
 			c = strings.TrimSpace(c)
@@ -23,7 +23,7 @@ func addConditions(s *apiextensionsv1.JSONSchemaProps, ch *helmchart.Chart, wher
 			}
 			desc := fmt.Sprintf("Whether the %s subchart is installed (its condition in Chart.yaml).", dep.Name)
 			if ensureBool(s, strings.Split(c, "."), desc) {
-				warnings = append(warnings, fmt.Sprintf("chart %s: Chart.yaml's condition of dependency %s reads .Values.%s, which values.yaml does not declare: the CRD accepts a boolean there", where, dep.Name, c))
+				warnings = append(warnings, warnf(Undeclared, ".Values."+c, "chart %s: Chart.yaml's condition of dependency %s reads .Values.%s, which values.yaml does not declare: the CRD accepts a boolean there", where, dep.Name, c))
 			}
 		}
 	}
@@ -33,7 +33,7 @@ func addConditions(s *apiextensionsv1.JSONSchemaProps, ch *helmchart.Chart, wher
 // addTags declares tags.<tag> for every tag of a dependency of ch or of its
 // subcharts, which Helm reads from the top-level values, when values.yaml
 // leaves them out.
-func addTags(s *apiextensionsv1.JSONSchemaProps, ch *helmchart.Chart, where string) []string {
+func addTags(s *apiextensionsv1.JSONSchemaProps, ch *helmchart.Chart, where string) []Warning {
 	tags := map[string]string{} // tag -> a dependency it is of
 	var collect func(c *helmchart.Chart)
 	collect = func(c *helmchart.Chart) {
@@ -54,11 +54,11 @@ func addTags(s *apiextensionsv1.JSONSchemaProps, ch *helmchart.Chart, where stri
 		names = append(names, t)
 	}
 	sort.Strings(names)
-	var warnings []string
+	var warnings []Warning
 	for _, t := range names {
 		desc := fmt.Sprintf("Whether the subcharts tagged %s are installed, unless their conditions say otherwise.", t)
 		if ensureBool(s, []string{"tags", t}, desc) {
-			warnings = append(warnings, fmt.Sprintf("chart %s: Chart.yaml's tag %s of dependency %s is read from .Values.tags.%s, which values.yaml does not declare: the CRD accepts a boolean there", where, t, tags[t], t))
+			warnings = append(warnings, warnf(Undeclared, ".Values.tags."+t, "chart %s: Chart.yaml's tag %s of dependency %s is read from .Values.tags.%s, which values.yaml does not declare: the CRD accepts a boolean there", where, t, tags[t], t))
 		}
 	}
 	return warnings

@@ -27,7 +27,7 @@ import (
 // widened to accept what its templates (and its subcharts') use: see
 // FromValuesYAML, TemplateUsage and Widen. Dependencies' conditions and
 // tags in Chart.yaml are booleans Helm reads from the values.
-func Spec(c *chart.Chart) (*apiextensionsv1.JSONSchemaProps, []string, error) {
+func Spec(c *chart.Chart) (*apiextensionsv1.JSONSchemaProps, []Warning, error) {
 	s, usage, warnings, err := specOf(c.Helm, c.Name())
 	if err != nil {
 		return nil, nil, err
@@ -90,7 +90,7 @@ func enumAsPattern(s *apiextensionsv1.JSONSchemaProps) bool {
 // specOf is the schema of ch's values, subcharts' under their keys, and
 // what the templates of ch and its subcharts (those without
 // values.schema.json) use, by path from ch's values and by file from ch.
-func specOf(ch *helmchart.Chart, where string) (*apiextensionsv1.JSONSchemaProps, Usage, []string, error) {
+func specOf(ch *helmchart.Chart, where string) (*apiextensionsv1.JSONSchemaProps, Usage, []Warning, error) {
 	s, usage, warnings, err := ownSpec(ch, where)
 	if err != nil {
 		return nil, nil, nil, err
@@ -143,15 +143,15 @@ func specOf(ch *helmchart.Chart, where string) (*apiextensionsv1.JSONSchemaProps
 // ownSpec is the schema of ch's own values: from values.schema.json, or
 // from values.yaml with what ch's templates use (which the caller widens
 // the schema with once every subchart is merged).
-func ownSpec(ch *helmchart.Chart, where string) (*apiextensionsv1.JSONSchemaProps, Usage, []string, error) {
+func ownSpec(ch *helmchart.Chart, where string) (*apiextensionsv1.JSONSchemaProps, Usage, []Warning, error) {
 	if ch.Schema != nil {
 		s, ws, err := FromJSONSchema(ch.Schema, ch.Values)
 		if err != nil {
 			return nil, nil, nil, fmt.Errorf("chart %s: %w", where, err)
 		}
-		var warnings []string
+		var warnings []Warning
 		for _, w := range ws {
-			warnings = append(warnings, fmt.Sprintf("chart %s: values.schema.json %s", where, w))
+			warnings = append(warnings, w.prefixed(fmt.Sprintf("chart %s: values.schema.json ", where)))
 		}
 		// Helm validates values against the chart's schema: what the schema
 		// closes, the chart refuses too. What it leaves open, values.yaml
@@ -310,7 +310,7 @@ func Plural(kind string) string {
 // CRD builds the CustomResourceDefinition of a chart's custom resource:
 // namespaced, one served and stored version, the status subresource, spec
 // from the chart's values and status for what the runtime writes.
-func CRD(c *chart.Chart, opts Options) (*apiextensionsv1.CustomResourceDefinition, []string, error) {
+func CRD(c *chart.Chart, opts Options) (*apiextensionsv1.CustomResourceDefinition, []Warning, error) {
 	if opts.Group == "" || opts.Version == "" || opts.Kind == "" {
 		return nil, nil, fmt.Errorf("CRD for chart %s: group, version and kind are required", c.Name())
 	}

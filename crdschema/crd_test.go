@@ -294,7 +294,7 @@ func TestFromJSONSchemaBounded(t *testing.T) {
 	if len(data) > 1<<20 {
 		t.Errorf("the schema is %d bytes", len(data))
 	}
-	if len(warnings) > 3 || !strings.Contains(strings.Join(warnings, "\n"), "is not inlined") {
+	if len(warnings) > 3 || !strings.Contains(strings.Join(texts(warnings), "\n"), "is not inlined") {
 		t.Errorf("warnings %q, want a few, one that says a $ref is not inlined", warnings)
 	}
 }
@@ -327,7 +327,7 @@ func localCRD(t *testing.T, name string) (apiextensionsv1.JSONSchemaProps, []str
 	if err != nil {
 		t.Fatal(err)
 	}
-	return prop(*crd.Spec.Versions[0].Schema.OpenAPIV3Schema, "spec"), warnings
+	return prop(*crd.Spec.Versions[0].Schema.OpenAPIV3Schema, "spec"), texts(warnings)
 }
 
 func TestUndeclaredValuesConditionsAndTags(t *testing.T) {
@@ -388,14 +388,14 @@ func TestLibraryHelpersReadTheParentsValues(t *testing.T) {
 		t.Errorf("nameOverride is not in the schema: %v", s.Properties)
 	}
 	want := "chart app: charts/common/templates/_names.tpl reads .Values.nameOverride, which values.yaml does not declare"
-	if len(warnings) != 1 || !strings.HasPrefix(warnings[0], want) {
+	if len(warnings) != 1 || !strings.HasPrefix(warnings[0].Text, want) {
 		t.Errorf("warnings = %q, want %q...", warnings, want)
 	}
 }
 
 // checkSchema compares a schema, as JSON, with want, and warnings with the
 // prefixes in wantWarnings, one to one.
-func checkSchema(t *testing.T, s any, want string, warnings, wantWarnings []string) {
+func checkSchema(t *testing.T, s any, want string, warnings []Warning, wantWarnings []string) {
 	t.Helper()
 	got, err := json.Marshal(s)
 	if err != nil {
@@ -407,9 +407,21 @@ func checkSchema(t *testing.T, s any, want string, warnings, wantWarnings []stri
 	if len(warnings) != len(wantWarnings) {
 		t.Fatalf("warnings = %q, want %q", warnings, wantWarnings)
 	}
-	for i := range warnings {
-		if !strings.HasPrefix(warnings[i], wantWarnings[i]) {
-			t.Errorf("warning %q, want %q...", warnings[i], wantWarnings[i])
+	for i, w := range warnings {
+		if !strings.HasPrefix(w.Text, wantWarnings[i]) {
+			t.Errorf("warning %q, want %q...", w.Text, wantWarnings[i])
+		}
+		if w.Kind == 0 || w.At == "" || !strings.Contains(w.Text, strings.TrimPrefix(w.At, ".Values.")) {
+			t.Errorf("warning %q: kind %d at %q, want its kind and the place it names", w.Text, w.Kind, w.At)
 		}
 	}
+}
+
+// texts are the warnings' texts.
+func texts(ws []Warning) []string {
+	out := make([]string, len(ws))
+	for i, w := range ws {
+		out[i] = w.Text
+	}
+	return out
 }

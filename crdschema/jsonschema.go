@@ -20,7 +20,7 @@ import (
 // noted in the returned warnings with its JSON pointer. Required fields that
 // defaults (the chart's values) provide are not required of the CR, since
 // Helm merges the defaults before validating.
-func FromJSONSchema(data []byte, defaults map[string]any) (*apiextensionsv1.JSONSchemaProps, []string, error) {
+func FromJSONSchema(data []byte, defaults map[string]any) (*apiextensionsv1.JSONSchemaProps, []Warning, error) {
 	var root map[string]any
 	if err := json.Unmarshal(data, &root); err != nil {
 		return nil, nil, fmt.Errorf("values.schema.json: %w", err)
@@ -34,14 +34,14 @@ func FromJSONSchema(data []byte, defaults map[string]any) (*apiextensionsv1.JSON
 		s.Type = "object"
 	}
 	if c.tooDeep > 1 {
-		c.warnings = append(c.warnings, fmt.Sprintf("recursive $refs stopped at 32 levels in %d more places", c.tooDeep-1))
+		c.warnings = append(c.warnings, warnf(SchemaLimit, "#", "recursive $refs stopped at 32 levels in %d more places", c.tooDeep-1))
 	}
 	return s, c.warnings, nil
 }
 
 type converter struct {
 	root     map[string]any
-	warnings []string
+	warnings []Warning
 	// nodes counts the schemas converted, to bound $ref expansion.
 	nodes int
 	// overBudget is set once a $ref was left free-form for maxNodes.
@@ -86,7 +86,7 @@ func (c *converter) convert(in map[string]any, pointer string, defaults any, dep
 	c.nodes++
 	if depth > maxDepth {
 		if c.tooDeep++; c.tooDeep == 1 {
-			c.warnings = append(c.warnings, pointer+": recursive $ref nested deeper than 32 levels: free-form below")
+			c.warnings = append(c.warnings, warnf(SchemaLimit, pointer, "%s: recursive $ref nested deeper than 32 levels: free-form below", pointer))
 		}
 		return anyValue(), nil
 	}
@@ -95,7 +95,7 @@ func (c *converter) convert(in map[string]any, pointer string, defaults any, dep
 	}
 	for _, k := range []string{"anyOf", "oneOf", "allOf", "not", "if", "then", "else", "patternProperties", "dependencies", "dependentSchemas"} {
 		if _, ok := in[k]; ok {
-			c.warnings = append(c.warnings, fmt.Sprintf("%s: %s is not carried into the CRD (a structural schema cannot hold it): this field accepts any value and Helm still validates it", pointer, k))
+			c.warnings = append(c.warnings, warnf(SchemaLimit, pointer, "%s: %s is not carried into the CRD (a structural schema cannot hold it): this field accepts any value and Helm still validates it", pointer, k))
 			s := anyValue()
 			s.Description, _ = in["description"].(string)
 			return s, nil
@@ -131,7 +131,7 @@ func (c *converter) convertRef(in map[string]any, ref, pointer string, defaults 
 	if c.nodes > maxNodes {
 		if !c.overBudget {
 			c.overBudget = true
-			c.warnings = append(c.warnings, fmt.Sprintf("%s: $ref %q is not inlined: with its $refs inlined the schema grows past %d schemas; this field and every $ref after it accept any value and Helm still validates them", pointer, ref, maxNodes))
+			c.warnings = append(c.warnings, warnf(SchemaLimit, pointer, "%s: $ref %q is not inlined: with its $refs inlined the schema grows past %d schemas; this field and every $ref after it accept any value and Helm still validates them", pointer, ref, maxNodes))
 		}
 		s := anyValue()
 		s.Description, _ = in["description"].(string)
@@ -171,13 +171,13 @@ func (c *converter) convertType(s *apiextensionsv1.JSONSchemaProps, in map[strin
 			len(types) == 2 && types[1] == "integer" && types[0] == "string":
 			s.XIntOrString = true
 		default:
-			c.warnings = append(c.warnings, fmt.Sprintf("%s: type %v cannot be expressed in a CRD: this field accepts any value", pointer, types))
+			c.warnings = append(c.warnings, warnf(SchemaLimit, pointer, "%s: type %v cannot be expressed in a CRD: this field accepts any value", pointer, types))
 			s.XPreserveUnknownFields = ptr.To(true)
 		}
 	}
 	if s.Type != "" && !crdTypes[s.Type] {
 		// Helm refuses such a schema; the API server refuses the CRD.
-		c.warnings = append(c.warnings, fmt.Sprintf("%s: type %q is not a JSON Schema type: this field accepts any value", pointer, s.Type))
+		c.warnings = append(c.warnings, warnf(SchemaLimit, pointer, "%s: type %q is not a JSON Schema type: this field accepts any value", pointer, s.Type))
 		s.Type, s.XPreserveUnknownFields = "", ptr.To(true)
 		return
 	}
@@ -227,7 +227,7 @@ func (c *converter) convertBounds(s *apiextensionsv1.JSONSchemaProps, in map[str
 			if v == math.Trunc(v) && v <= 1<<53 {
 				s.MultipleOf = &v
 			} else {
-				c.warnings = append(c.warnings, fmt.Sprintf("%s: multipleOf %v is not carried into the CRD (the API server's check is not exact for fractions): Helm still validates it", pointer, v))
+				c.warnings = append(c.warnings, warnf(SchemaLimit, pointer, "%s: multipleOf %v is not carried into the CRD (the API server's check is not exact for fractions): Helm still validates it", pointer, v))
 			}
 		}
 	case "string":
@@ -239,7 +239,7 @@ func (c *converter) convertBounds(s *apiextensionsv1.JSONSchemaProps, in map[str
 			if _, err := regexp.Compile(p); err == nil {
 				s.Pattern = p
 			} else {
-				c.warnings = append(c.warnings, fmt.Sprintf("%s: pattern %q is not carried into the CRD (Go's regexp cannot compile it): Helm still validates it", pointer, p))
+				c.warnings = append(c.warnings, warnf(SchemaLimit, pointer, "%s: pattern %q is not carried into the CRD (Go's regexp cannot compile it): Helm still validates it", pointer, p))
 			}
 		}
 	case "array":

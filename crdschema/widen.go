@@ -15,11 +15,11 @@ import (
 // keep unknown keys, and a path whose default contradicts its use accepts
 // any value. The warnings name the files and paths whose types the chart
 // does not prove; where is the chart's name for them.
-func Widen(s *apiextensionsv1.JSONSchemaProps, usage Usage, where string) []string {
-	var warnings []string
+func Widen(s *apiextensionsv1.JSONSchemaProps, usage Usage, where string) []Warning {
+	var warnings []Warning
 	for _, u := range usage.Sorted() {
-		if w := widenPath(s, u.Path, u, 0); w != "" {
-			warnings = append(warnings, fmt.Sprintf("chart %s: %s %s", where, filesOf(u.Files), w))
+		if w := widenPath(s, u.Path, u, 0); w.Kind != 0 {
+			warnings = append(warnings, w.prefixed(fmt.Sprintf("chart %s: %s ", where, filesOf(u.Files))))
 		}
 	}
 	return warnings
@@ -28,14 +28,14 @@ func Widen(s *apiextensionsv1.JSONSchemaProps, usage Usage, where string) []stri
 // EmptyNumbers warns of the values paths templates read as numbers whose
 // default in values (the chart's, subcharts' below their keys) is "":
 // the CRD leaves them open, since "" is no number but the chart accepts it.
-func EmptyNumbers(usage Usage, values map[string]any, where string) []string {
-	var warnings []string
+func EmptyNumbers(usage Usage, values map[string]any, where string) []Warning {
+	var warnings []Warning
 	for _, u := range usage.Sorted() {
 		if u.Use&UseNumber == 0 {
 			continue
 		}
 		if v, ok := lookup(values, u.Path); ok && v == "" {
-			warnings = append(warnings, fmt.Sprintf("chart %s: %s reads .Values.%s as a number, but its default is \"\": the CRD accepts any value there", where, filesOf(u.Files), u.Dotted()))
+			warnings = append(warnings, warnf(Opened, ".Values."+u.Dotted(), "chart %s: %s reads .Values.%s as a number, but its default is \"\": the CRD accepts any value there", where, filesOf(u.Files), u.Dotted()))
 		}
 	}
 	return warnings
@@ -74,13 +74,14 @@ func preserves(s *apiextensionsv1.JSONSchemaProps) bool {
 }
 
 // widenPath widens s for u below s's level depth of u.Path and returns a
-// warning when the chart does not prove the type of what it opened.
-func widenPath(s *apiextensionsv1.JSONSchemaProps, path []string, u *PathUse, depth int) string {
+// warning when the chart does not prove the type of what it opened (none:
+// Kind 0).
+func widenPath(s *apiextensionsv1.JSONSchemaProps, path []string, u *PathUse, depth int) Warning {
 	switch {
 	case len(path) == 1 && path[0] == AnyKeys:
 		return anyKey(s, u)
 	case isOpen(s) || s.XIntOrString:
-		return ""
+		return Warning{}
 	case len(path) == 0:
 		return widenLeaf(s, u, depth)
 	case s.Type == "array" && path[0] == Elem:
@@ -91,15 +92,15 @@ func widenPath(s *apiextensionsv1.JSONSchemaProps, path []string, u *PathUse, de
 	case s.Type != "object":
 		was := s.Type
 		reopen(s)
-		return fmt.Sprintf("reads .Values.%s, below %s in values.yaml: the CRD accepts any value at .Values.%s",
+		return warnf(Opened, ".Values."+dotted(u.Path[:depth]), "reads .Values.%s, below %s in values.yaml: the CRD accepts any value at .Values.%s",
 			u.Dotted(), article(was), dotted(u.Path[:depth]))
 	case path[0] == Elem:
-		return "" // an entry of a ranged map: its keys are open already
+		return Warning{} // an entry of a ranged map: its keys are open already
 	}
 	p, ok := s.Properties[path[0]]
 	if !ok {
 		if preserves(s) {
-			return ""
+			return Warning{}
 		}
 		if s.Properties == nil {
 			s.Properties = map[string]apiextensionsv1.JSONSchemaProps{}
@@ -107,7 +108,7 @@ func widenPath(s *apiextensionsv1.JSONSchemaProps, path []string, u *PathUse, de
 		// Its type is unknown: a map when fields are read below it, but
 		// what it holds is not, and a helper may test its kind.
 		s.Properties[path[0]] = *anyValue()
-		return fmt.Sprintf("reads .Values.%s, which values.yaml does not declare: the CRD accepts any value there",
+		return warnf(Undeclared, ".Values."+dotted(u.Path[:depth+1]), "reads .Values.%s, which values.yaml does not declare: the CRD accepts any value there",
 			dotted(u.Path[:depth+1]))
 	}
 	w := widenPath(&p, path[1:], u, depth+1)
@@ -123,7 +124,7 @@ func reopen(s *apiextensionsv1.JSONSchemaProps) {
 // widenLeaf applies the uses of the path s is the schema of. A use that
 // contradicts the default (fields read from a string, a range over a
 // number) wins: values.yaml's example is not the only value meant.
-func widenLeaf(s *apiextensionsv1.JSONSchemaProps, u *PathUse, depth int) string {
+func widenLeaf(s *apiextensionsv1.JSONSchemaProps, u *PathUse, depth int) Warning {
 	conflict := u.Use&UseObject != 0 && s.Type != "object" ||
 		u.Use&UseRange != 0 && s.Type != "object" && s.Type != "array"
 	switch {
@@ -134,7 +135,7 @@ func widenLeaf(s *apiextensionsv1.JSONSchemaProps, u *PathUse, depth int) string
 	case conflict:
 		was := s.Type
 		reopen(s)
-		return fmt.Sprintf("uses .Values.%s as a %s, which values.yaml makes %s: the CRD accepts any value there",
+		return warnf(Opened, ".Values."+u.Dotted(), "uses .Values.%s as a %s, which values.yaml makes %s: the CRD accepts any value there",
 			u.Dotted(), useName(u.Use), article(was))
 	case u.Use&UseFree != 0:
 		openBelow(s)
@@ -142,21 +143,21 @@ func widenLeaf(s *apiextensionsv1.JSONSchemaProps, u *PathUse, depth int) string
 		s.XPreserveUnknownFields = ptr.To(true)
 	}
 	widenScalar(s, u.Use)
-	return ""
+	return Warning{}
 }
 
 // anyKey keeps the unknown fields of a map whose keys templates written
 // in the values (tpl) may read.
-func anyKey(s *apiextensionsv1.JSONSchemaProps, u *PathUse) string {
+func anyKey(s *apiextensionsv1.JSONSchemaProps, u *PathUse) Warning {
 	if u.Use&UseAnyKey == 0 || s.Type != "object" || preserves(s) {
-		return ""
+		return Warning{}
 	}
 	s.XPreserveUnknownFields = ptr.To(true)
 	where := "spec"
 	if len(u.Path) > 1 {
 		where = ".Values." + dotted(u.Path[:len(u.Path)-1])
 	}
-	return fmt.Sprintf("renders values with tpl, whose templates may read values of any name: the CRD keeps fields values.yaml does not declare in %s", where)
+	return warnf(TplKeys, where, "renders values with tpl, whose templates may read values of any name: the CRD keeps fields values.yaml does not declare in %s", where)
 }
 
 // widenScalar widens a scalar's type to what the fields it lands in and

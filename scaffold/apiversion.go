@@ -65,9 +65,7 @@ func (g *generator) addVersion(i int, v string) error {
 	if err != nil {
 		return err
 	}
-	for _, msg := range warnings {
-		fmt.Fprintf(g.opts.Out, "warning: %s\n", msg)
-	}
+	g.schemaWarnings(c.Name(), warnings)
 	crd := withStorageVersion(old, gen.Spec.Versions[0])
 	if err := compatible(path, old, crd); err != nil {
 		return err

@@ -70,7 +70,10 @@ func Generate(opts GenerateOptions) error {
 		return fmt.Errorf("generate: %w", err)
 	}
 	maps.Copy(files, shards)
-	return g.writeFiles(files)
+	if err := g.writeFiles(files); err != nil {
+		return err
+	}
+	return g.writeWarnings()
 }
 
 // derived are the files a project derives from its charts: each CRD under

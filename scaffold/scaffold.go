@@ -194,6 +194,9 @@ func Init(opts Options) error {
 	if err := g.writeShared(); err != nil {
 		return fmt.Errorf("init: %w", err)
 	}
+	if err := g.writeWarnings(); err != nil {
+		return fmt.Errorf("init: %w", err)
+	}
 	return moveInto(tmp, opts.Dir)
 }
 
@@ -297,6 +300,9 @@ func CreateAPI(opts CreateAPIOptions) error {
 	if err := g.writeShared(); err != nil {
 		return fmt.Errorf("create api: %w", err)
 	}
+	if err := g.writeWarnings(); err != nil {
+		return fmt.Errorf("create api: %w", err)
+	}
 	return nil
 }
 
@@ -322,6 +328,8 @@ type generator struct {
 	config *rest.Config
 	// values replace, by ValuesFile, the values recorded for a chart.
 	values map[string]map[string]any
+	// warnings are this run's, for WarningsFile.
+	warnings []string
 }
 
 // loadChart loads a watch's chart with its values: those given to this
@@ -440,9 +448,7 @@ func (g *generator) crdFor(c *chart.Chart, rd resourceData) (*apiextensionsv1.Cu
 	if err != nil {
 		return nil, err
 	}
-	for _, w := range warnings {
-		fmt.Fprintf(g.opts.Out, "warning: %s\n", w)
-	}
+	g.schemaWarnings(c.Name(), warnings)
 	return crd, nil
 }
 
@@ -530,7 +536,7 @@ func (g *generator) writeStatic() error {
 		return err
 	}
 	for _, w := range warnings {
-		fmt.Fprintf(g.opts.Out, "warning: %s\n", w)
+		g.warn(w)
 	}
 	files[BaseCSVFile(g.project.ProjectName)] = csv
 	shards, err := g.shardFiles()
@@ -675,7 +681,7 @@ func (g *generator) deriveRBAC(pending map[string][]byte) (*rbac.Result, error) 
 			return nil, fmt.Errorf("chart %s: %w", c.Name(), err)
 		}
 		for _, w := range res.Warnings {
-			fmt.Fprintf(g.opts.Out, "warning: %s\n", w)
+			g.warn(w.String())
 		}
 		results = append(results, res)
 	}

@@ -19,6 +19,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/chartpilot/chartpilot/chart"
+	"github.com/chartpilot/chartpilot/crdschema"
 	"github.com/chartpilot/chartpilot/internal/golden"
 	"github.com/chartpilot/chartpilot/rbac"
 
@@ -36,6 +37,9 @@ func chartDir(name string) string { return filepath.Join("..", "chart", "testdat
 func projectFiles(t *testing.T, dir string) map[string][]byte {
 	t.Helper()
 	out := golden.Files(t, dir)
+	// The warnings are the run's (the golden init.out holds them), not
+	// the project's: its .gitignore leaves them out.
+	delete(out, WarningsFile)
 	for rel := range out {
 		if strings.HasSuffix(rel, ".tgz") {
 			out[rel] = []byte("(packaged chart)\n")
@@ -186,7 +190,7 @@ func TestInitRefusals(t *testing.T) {
 	}, {
 		name:       "an old target k8s version accepts the removed APIs' era",
 		opts:       Options{APIOptions: APIOptions{Chart: chartDir("legacy")}, KubeVersion: "1.15"},
-		leftBehind: []string{".dockerignore", ".gitignore", "Dockerfile", "Makefile", "PROJECT", "config", "helm-charts", "watches.yaml"},
+		leftBehind: []string{".chartpilot", ".dockerignore", ".gitignore", "Dockerfile", "Makefile", "PROJECT", "config", "helm-charts", "watches.yaml"},
 	}}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -365,7 +369,8 @@ func TestInitFromOCI(t *testing.T) {
 
 // TestInitKeepsValuesTheTemplatesRead: init of a chart whose helpers read
 // values values.yaml leaves out writes a CRD that declares them (any value)
-// and warns, naming the file and the path.
+// and warns: on screen one line for the kind (the chart has more than
+// three), in WarningsFile each, naming the file and the path, with its fix.
 func TestInitKeepsValuesTheTemplatesRead(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "helpers-operator")
 	var out bytes.Buffer
@@ -373,12 +378,21 @@ func TestInitKeepsValuesTheTemplatesRead(t *testing.T) {
 	if err := Init(Options{APIOptions: APIOptions{Chart: chart}, Dir: dir, Out: &out}); err != nil {
 		t.Fatal(err)
 	}
+	summary := crdschema.Undeclared.Summary()
+	if n := strings.Count(out.String(), summary); n != 1 || strings.Contains(out.String(), "reads .Values.nameOverride") {
+		t.Errorf("init's output has %d lines for the undeclared values (want 1, and none of them one by one):\n%s", n, out.String())
+	}
+	listed, err := os.ReadFile(filepath.Join(dir, filepath.FromSlash(WarningsFile)))
+	if err != nil {
+		t.Fatal(err)
+	}
 	for _, want := range []string{
-		"warning: chart helpers: templates/_helpers.tpl reads .Values.nameOverride, which values.yaml does not declare",
-		"warning: chart helpers: templates/deployment.yaml reads .Values.probe, which values.yaml does not declare",
+		"chart helpers: templates/_helpers.tpl reads .Values.nameOverride, which values.yaml does not declare",
+		"chart helpers: templates/deployment.yaml reads .Values.probe, which values.yaml does not declare",
+		"  fix: " + crdschema.Undeclared.Fix(),
 	} {
-		if !strings.Contains(out.String(), want) {
-			t.Errorf("init's output lacks %q:\n%s", want, out.String())
+		if !strings.Contains(string(listed), want) {
+			t.Errorf("%s lacks %q:\n%s", WarningsFile, want, listed)
 		}
 	}
 	matches, err := filepath.Glob(filepath.Join(dir, "config", "crd", "bases", "*_helperses.yaml"))
