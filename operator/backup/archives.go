@@ -178,24 +178,28 @@ func (r *BackupReconciler) deleteOnClaim(ctx context.Context, obj *unstructured.
 	case err != nil:
 		return archiveDeletion{err: fmt.Errorf("reading the target claim %s: %w", t.ClaimName, err)}
 	}
-	var v api.VolumeResult
 	name := shorten(obj.GetName(), "delete", "")
-	step, err := r.opts.stepMover(ctx, ns, name, "deleting the archives", &v, func(image string) error {
-		return r.createDeleter(ctx, obj, t, st, image, name)
-	})
+	l, err := r.opts.lookMover(ctx, ns, name, "deleting the archives")
+	if err == nil && l.missing {
+		var image string
+		if image, err = r.opts.moverImage(ctx); err != nil {
+			return archiveDeletion{err: err}
+		}
+		l, err = volumeLook{running: true}, r.createDeleter(ctx, obj, t, st, image, name)
+	}
 	switch {
 	case apierrors.HasStatusCause(err, corev1.NamespaceTerminatingCause):
 		return archiveDeletion{err: fmt.Errorf("%w: namespace %s is being deleted", errArchivesUnreachable, ns)}
 	case err != nil:
 		return archiveDeletion{err: err}
-	case step.pending:
+	case l.running:
 		return archiveDeletion{pending: true}
-	case step.reason != "":
+	case l.failed:
 		// The next attempt starts a new pod.
 		_ = r.opts.Client.Delete(ctx, &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name}})
-		return archiveDeletion{err: errors.New(step.message)}
+		return archiveDeletion{err: errors.New(l.why.message)}
 	}
-	return archiveDeletion{removed: v.Files}
+	return archiveDeletion{removed: l.files}
 }
 
 func (r *BackupReconciler) createDeleter(ctx context.Context, obj *unstructured.Unstructured, t *api.PVCTarget, st *api.BackupStatus, image, name string) error {

@@ -10,7 +10,6 @@ import (
 	"slices"
 
 	corev1 "k8s.io/api/core/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
@@ -279,46 +278,4 @@ func sortedKeys[V any](m map[string]V) []string {
 	}
 	slices.Sort(out)
 	return out
-}
-
-// moverStep is what one look at a claim's mover pod found.
-type moverStep struct {
-	// pending: the pod was created just now or still runs.
-	pending bool
-	// reason and message say why the copy failed; empty when it did not.
-	reason, message string
-}
-
-// stepMover looks at the mover pod name of the claim whose result is v,
-// creating it with create when missing, and records in v what the pod did.
-// what names the copy in a failure ("copying claim data").
-func (o *Options) stepMover(ctx context.Context, ns, name, what string, v *api.VolumeResult, create func(image string) error) (moverStep, error) {
-	pod := &corev1.Pod{}
-	err := o.Reader.Get(ctx, client.ObjectKey{Namespace: ns, Name: name}, pod)
-	if apierrors.IsNotFound(err) {
-		image, err := o.moverImage(ctx)
-		if err != nil {
-			return moverStep{reason: ReasonNoMoverImage, message: err.Error()}, nil
-		}
-		return moverStep{pending: true}, create(image)
-	}
-	if err != nil {
-		return moverStep{}, fmt.Errorf("reading mover pod %s: %w", name, err)
-	}
-	ps := moverState(pod)
-	switch {
-	case !ps.done:
-		v.Phase = api.PhaseRunning
-		return moverStep{pending: true}, nil
-	case ps.failed:
-		v.Phase, v.Message = api.PhaseFailed, moverMessage(ps.message)
-		return moverStep{reason: ReasonMoverFailed, message: fmt.Sprintf("%s (pod %s) failed: %s", what, name, v.Message)}, nil
-	}
-	res, err := mover.ParseResult(ps.message)
-	if err != nil {
-		v.Phase, v.Message = api.PhaseFailed, err.Error()
-		return moverStep{reason: ReasonMoverFailed, message: fmt.Sprintf("%s (pod %s): %v", what, name, err)}, nil
-	}
-	v.Phase, v.Size, v.Files, v.Message = api.PhaseCompleted, res.Size, res.Files, ""
-	return moverStep{}, nil
 }

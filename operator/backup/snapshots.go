@@ -3,7 +3,6 @@ package backup
 import (
 	"context"
 	"fmt"
-	"time"
 
 	snapv1 "github.com/kubernetes-csi/external-snapshotter/client/v8/apis/volumesnapshot/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -175,38 +174,6 @@ func (o *Options) getSnapshot(ctx context.Context, ns, name string) (*snapv1.Vol
 	return &vs, nil
 }
 
-// snapshotStep is what a look at one claim's snapshot found.
-type snapshotStep struct {
-	pending         bool
-	reason, message string
-}
-
-// stepSnapshot looks at a backup's snapshot of a claim: a missing one (an
-// operator restarted before it created it) is created, an error fails the
-// backup, a ready one completes the claim's result.
-func (o *Options) stepSnapshot(ctx context.Context, backup *unstructured.Unstructured, v *api.VolumeResult, class string, began time.Time) (snapshotStep, error) {
-	vs, err := o.getSnapshot(ctx, backup.GetNamespace(), v.Snapshot)
-	if err != nil {
-		return snapshotStep{}, err
-	}
-	switch {
-	case vs == nil:
-		return snapshotStep{pending: true}, o.createSnapshot(ctx, backup, v.ClaimName, class)
-	case vs.Status != nil && vs.Status.Error != nil && vs.Status.Error.Message != nil:
-		v.Phase, v.Message = api.PhaseFailed, *vs.Status.Error.Message
-		return snapshotStep{reason: ReasonSnapshotFailed, message: fmt.Sprintf("VolumeSnapshot %s of claim %s: %s", vs.Name, v.ClaimName, *vs.Status.Error.Message)}, nil
-	case vs.Status == nil || !ptr.Deref(vs.Status.ReadyToUse, false):
-		v.Phase = api.PhaseRunning
-		return snapshotStep{pending: true}, nil
-	}
-	v.Phase = api.PhaseCompleted
-	if vs.Status.RestoreSize != nil {
-		v.Size = vs.Status.RestoreSize.Value()
-	}
-	v.Duration = o.Now().Sub(began).Round(100 * time.Millisecond).String()
-	return snapshotStep{}, nil
-}
-
 // deleteSnapshots deletes a backup's VolumeSnapshots (their contents and
 // the driver's copies go with them, by the class's deletion policy).
 func (o *Options) deleteSnapshots(ctx context.Context, ns, backup string) error {
@@ -335,23 +302,4 @@ func (r *RestoreReconciler) deleteSnapshotCopies(ctx context.Context, run *resto
 		}
 	}
 	return nil
-}
-
-// stepRestoredClaim completes a claim made from a snapshot once it is bound
-// (the provisioner filled it).
-func (r *RestoreReconciler) stepRestoredClaim(ctx context.Context, run *restoreRun, v *api.VolumeResult) (pending bool, err error) {
-	var pvc corev1.PersistentVolumeClaim
-	if err := r.opts.Reader.Get(ctx, client.ObjectKey{Namespace: run.ns, Name: v.ClaimName}, &pvc); err != nil {
-		return false, fmt.Errorf("reading the restored claim %s/%s: %w", run.ns, v.ClaimName, err)
-	}
-	if pvc.Status.Phase != corev1.ClaimBound {
-		v.Phase = api.PhaseRunning
-		return true, nil
-	}
-	v.Phase = api.PhaseCompleted
-	if q, ok := pvc.Status.Capacity[corev1.ResourceStorage]; ok {
-		v.Size = q.Value()
-	}
-	v.Duration = r.opts.Now().Sub(run.st.StartTime.Time).Round(100 * time.Millisecond).String()
-	return false, nil
 }
