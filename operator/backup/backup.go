@@ -367,7 +367,7 @@ func (r *BackupReconciler) begin(ctx context.Context, obj *unstructured.Unstruct
 	if err != nil {
 		return reconcile.Result{}, err
 	}
-	running(st, seen.contents, seen.release.Name, targetName(spec.Target), r.opts.Now())
+	runningStatus(st, seen.contents, seen.release.Name, targetName(spec.Target), r.opts.Now())
 	st.ContentsDigest = digest
 	for _, v := range st.Volumes {
 		if err := r.create(ctx, obj, spec, seen, v); err != nil {
@@ -378,8 +378,8 @@ func (r *BackupReconciler) begin(ctx context.Context, obj *unstructured.Unstruct
 	return reconcile.Result{RequeueAfter: pollPeriod}, nil
 }
 
-// running is the status of a backup that starts to copy contents.
-func running(st *api.BackupStatus, c *Contents, release, target string, now time.Time) {
+// runningStatus is the status of a backup that starts to copy contents.
+func runningStatus(st *api.BackupStatus, c *Contents, release, target string, now time.Time) {
 	copies := len(c.Claims) - len(c.Snapshots)
 	st.Phase, st.Reason = api.PhaseRunning, ReasonCopying
 	if copies == 0 && len(c.Snapshots) > 0 {
