@@ -150,52 +150,19 @@ type backupSeen struct {
 	volumes []volumeLook
 }
 
-// backupAction is what a backup does next.
-type backupAction int
-
-const (
-	// backupFail: Failed, with plan.why.
-	backupFail backupAction = iota + 1
-	// backupWait: Pending while the release settles (plan.why.message says
-	// why); look again after plan.requeue.
-	backupWait
-	// backupStart: pre hooks, the contents Secret, then the snapshots and
-	// mover pods; Running.
-	backupStart
-	// backupPoll: make what is missing, look again.
-	backupPoll
-	// backupFinish: post hooks, then Completed.
-	backupFinish
-)
-
-type backupPlan struct {
-	action  backupAction
-	why     problem
-	requeue time.Duration
-	// create are the volumes to make (backupPoll).
-	create []int
-}
-
 // planBackup decides a backup's next action from what observe saw.
-func planBackup(s backupSeen) backupPlan {
+func planBackup(s backupSeen) plan {
 	switch {
 	case s.blocked != nil:
-		return backupPlan{action: backupFail, why: *s.blocked}
+		return plan{action: actFail, why: *s.blocked}
 	case s.notSettled != "" && s.waited >= s.timeout:
-		return backupPlan{action: backupFail, why: problem{ReasonReleaseNotSettled, fmt.Sprintf("waited %s for the release to settle, nothing copied: %s", s.timeout, s.notSettled)}}
+		return plan{action: actFail, why: problem{ReasonReleaseNotSettled, fmt.Sprintf("waited %s for the release to settle, nothing copied: %s", s.timeout, s.notSettled)}}
 	case s.notSettled != "":
-		return backupPlan{action: backupWait, why: problem{ReasonWaitingForRelease, s.notSettled}, requeue: min(pollPeriod*2, s.timeout-s.waited)}
+		return plan{action: actWait, why: problem{ReasonWaitingForRelease, s.notSettled}, requeue: min(pollPeriod*2, s.timeout-s.waited)}
 	case !s.running:
-		return backupPlan{action: backupStart}
+		return plan{action: actStart}
 	}
-	next := planVolumes(s.volumes)
-	switch {
-	case next.failed != nil:
-		return backupPlan{action: backupFail, why: *next.failed}
-	case next.pending > 0:
-		return backupPlan{action: backupPoll, create: next.create}
-	}
-	return backupPlan{action: backupFinish}
+	return planVolumes(s.volumes, actFinish)
 }
 
 // observe reads what planBackup decides from; it writes nothing.
@@ -323,26 +290,26 @@ func (r *BackupReconciler) observeRunning(ctx context.Context, obj *unstructured
 }
 
 // act carries out a plan: the writes, the hooks and the status.
-func (r *BackupReconciler) act(ctx context.Context, obj *unstructured.Unstructured, spec api.BackupSpec, st *api.BackupStatus, seen backupSeen, p backupPlan) (reconcile.Result, error) {
+func (r *BackupReconciler) act(ctx context.Context, obj *unstructured.Unstructured, spec api.BackupSpec, st *api.BackupStatus, seen backupSeen, p plan) (reconcile.Result, error) {
 	for i, l := range seen.volumes {
 		recordVolume(&st.Volumes[i], l, r.opts.Now().Sub(st.StartTime.Time))
 	}
 	switch p.action {
-	case backupFail:
+	case actFail:
 		r.fail(obj, st, p.why.reason, p.why.message)
-	case backupWait:
+	case actWait:
 		st.Phase, st.Reason, st.Message = api.PhasePending, p.why.reason, p.why.message
 		return reconcile.Result{RequeueAfter: p.requeue}, nil
-	case backupStart:
+	case actStart:
 		return r.begin(ctx, obj, spec, st, seen)
-	case backupPoll:
+	case actPoll:
 		for _, i := range p.create {
 			if err := r.create(ctx, obj, spec, seen, st.Volumes[i]); err != nil {
 				return reconcile.Result{}, err
 			}
 		}
 		return reconcile.Result{RequeueAfter: pollPeriod}, nil
-	case backupFinish:
+	case actFinish:
 		if err := r.opts.runHooks(ctx, seen.hooks, postBackup, hookTimeout(spec)); err != nil {
 			r.fail(obj, st, hookReason(err), err.Error())
 			return reconcile.Result{}, nil

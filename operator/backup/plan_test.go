@@ -28,23 +28,23 @@ func TestPlanBackup(t *testing.T) {
 	tests := []struct {
 		name string
 		seen backupSeen
-		want backupPlan
+		want plan
 	}{
-		{"a check failed (target, source, image, snapshot class)", backupSeen{blocked: blocked}, backupPlan{action: backupFail, why: *blocked}},
-		{"a blocked check wins over an unsettled release", backupSeen{blocked: blocked, notSettled: "upgrading", timeout: time.Minute}, backupPlan{action: backupFail, why: *blocked}},
+		{"a check failed (target, source, image, snapshot class)", backupSeen{blocked: blocked}, plan{action: actFail, why: *blocked}},
+		{"a blocked check wins over an unsettled release", backupSeen{blocked: blocked, notSettled: "upgrading", timeout: time.Minute}, plan{action: actFail, why: *blocked}},
 		{"the release is not settled: wait", backupSeen{notSettled: "Store web is not Deployed", waited: 10 * time.Second, timeout: time.Minute},
-			backupPlan{action: backupWait, why: problem{ReasonWaitingForRelease, "Store web is not Deployed"}, requeue: 2 * pollPeriod}},
+			plan{action: actWait, why: problem{ReasonWaitingForRelease, "Store web is not Deployed"}, requeue: 2 * pollPeriod}},
 		{"the wait ends at the timeout", backupSeen{notSettled: "x", waited: 59 * time.Second, timeout: time.Minute},
-			backupPlan{action: backupWait, why: problem{ReasonWaitingForRelease, "x"}, requeue: time.Second}},
+			plan{action: actWait, why: problem{ReasonWaitingForRelease, "x"}, requeue: time.Second}},
 		{"waited past the timeout: fail", backupSeen{notSettled: "x", waited: time.Minute, timeout: time.Minute},
-			backupPlan{action: backupFail, why: problem{ReasonReleaseNotSettled, "waited 1m0s for the release to settle, nothing copied: x"}}},
-		{"all checks pass: start", backupSeen{}, backupPlan{action: backupStart}},
-		{"running: a volume failed", backupSeen{running: true, volumes: []volumeLook{running, moverDied, snapError}}, backupPlan{action: backupFail, why: moverDied.why}},
-		{"running: make what is missing", backupSeen{running: true, volumes: []volumeLook{{}, missing, running, missing}}, backupPlan{action: backupPoll, create: []int{1, 3}}},
-		{"running: still copying", backupSeen{running: true, volumes: []volumeLook{running, {}}}, backupPlan{action: backupPoll}},
-		{"running: the contents are lost", backupSeen{running: true, blocked: &problem{ReasonContentsLost, "gone"}}, backupPlan{action: backupFail, why: problem{ReasonContentsLost, "gone"}}},
-		{"running: all done", backupSeen{running: true, volumes: []volumeLook{{}, {size: 3}}}, backupPlan{action: backupFinish}},
-		{"running: no volumes", backupSeen{running: true}, backupPlan{action: backupFinish}},
+			plan{action: actFail, why: problem{ReasonReleaseNotSettled, "waited 1m0s for the release to settle, nothing copied: x"}}},
+		{"all checks pass: start", backupSeen{}, plan{action: actStart}},
+		{"running: a volume failed", backupSeen{running: true, volumes: []volumeLook{running, moverDied, snapError}}, plan{action: actFail, why: moverDied.why}},
+		{"running: make what is missing", backupSeen{running: true, volumes: []volumeLook{{}, missing, running, missing}}, plan{action: actPoll, create: []int{1, 3}}},
+		{"running: still copying", backupSeen{running: true, volumes: []volumeLook{running, {}}}, plan{action: actPoll}},
+		{"running: the contents are lost", backupSeen{running: true, blocked: &problem{ReasonContentsLost, "gone"}}, plan{action: actFail, why: problem{ReasonContentsLost, "gone"}}},
+		{"running: all done", backupSeen{running: true, volumes: []volumeLook{{}, {size: 3}}}, plan{action: actFinish}},
+		{"running: no volumes", backupSeen{running: true}, plan{action: actFinish}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -62,20 +62,20 @@ func TestPlanRestore(t *testing.T) {
 	tests := []struct {
 		name string
 		seen restoreSeen
-		want restorePlan
+		want plan
 	}{
-		{"not granted, at any stage", restoreSeen{stage: stageRelease, blocked: granted, crReady: true}, restorePlan{action: restoreFail, why: *granted}},
-		{"a check before the start failed", restoreSeen{blocked: &problem{ReasonAlreadyExists, "Secret s exist(s)"}}, restorePlan{action: restoreFail, why: problem{ReasonAlreadyExists, "Secret s exist(s)"}}},
-		{"all checks pass: start", restoreSeen{}, restorePlan{action: restoreStart}},
-		{"volumes: one failed", restoreSeen{stage: stageVolumes, volumes: []volumeLook{missing, moverDied}}, restorePlan{action: restoreFail, why: moverDied.why}},
-		{"volumes: make the missing movers", restoreSeen{stage: stageVolumes, volumes: []volumeLook{missing, running}}, restorePlan{action: restorePoll, create: []int{0}}},
-		{"volumes: refilled, create the CR", restoreSeen{stage: stageVolumes, volumes: []volumeLook{{}, {}}}, restorePlan{action: restoreCreateCR}},
+		{"not granted, at any stage", restoreSeen{stage: stageRelease, blocked: granted, crReady: true}, plan{action: actFail, why: *granted}},
+		{"a check before the start failed", restoreSeen{blocked: &problem{ReasonAlreadyExists, "Secret s exist(s)"}}, plan{action: actFail, why: problem{ReasonAlreadyExists, "Secret s exist(s)"}}},
+		{"all checks pass: start", restoreSeen{}, plan{action: actStart}},
+		{"volumes: one failed", restoreSeen{stage: stageVolumes, volumes: []volumeLook{missing, moverDied}}, plan{action: actFail, why: moverDied.why}},
+		{"volumes: make the missing movers", restoreSeen{stage: stageVolumes, volumes: []volumeLook{missing, running}}, plan{action: actPoll, create: []int{0}}},
+		{"volumes: refilled, create the CR", restoreSeen{stage: stageVolumes, volumes: []volumeLook{{}, {}}}, plan{action: actCreateCR}},
 		{"release: failed", restoreSeen{stage: stageRelease, cr: "Store ns/web", crFailed: failedCond},
-			restorePlan{action: restoreFail, why: problem{ReasonReleaseFailed, "the release of Store ns/web: InstallError: boom"}}},
+			plan{action: actFail, why: problem{ReasonReleaseFailed, "the release of Store ns/web: InstallError: boom"}}},
 		{"release: not ready past the timeout", restoreSeen{stage: stageRelease, cr: "Store ns/web", crAge: DefaultReleaseTimeout + time.Second},
-			restorePlan{action: restoreFail, why: problem{ReasonReleaseFailed, "Store ns/web is not Deployed and Ready 5m0s after its creation"}}},
-		{"release: not ready yet", restoreSeen{stage: stageRelease, crAge: time.Minute}, restorePlan{action: restorePoll}},
-		{"release: ready", restoreSeen{stage: stageRelease, crReady: true, crAge: time.Hour}, restorePlan{action: restoreFinish}},
+			plan{action: actFail, why: problem{ReasonReleaseFailed, "Store ns/web is not Deployed and Ready 5m0s after its creation"}}},
+		{"release: not ready yet", restoreSeen{stage: stageRelease, crAge: time.Minute}, plan{action: actPoll}},
+		{"release: ready", restoreSeen{stage: stageRelease, crReady: true, crAge: time.Hour}, plan{action: actFinish}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

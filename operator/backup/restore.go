@@ -148,54 +148,23 @@ type restoreSeen struct {
 	hooks []corev1.Pod
 }
 
-// restoreAction is what a restore does next.
-type restoreAction int
-
-const (
-	// restoreFail: Failed, with plan.why.
-	restoreFail restoreAction = iota + 1
-	// restoreStart: the snapshots' copies, the objects, the credentials and
-	// the mover pods; Running.
-	restoreStart
-	// restorePoll: make what is missing, look again.
-	restorePoll
-	// restoreCreateCR: the volumes are refilled; create the CR.
-	restoreCreateCR
-	// restoreFinish: post-restore hooks, then Completed.
-	restoreFinish
-)
-
-type restorePlan struct {
-	action restoreAction
-	why    problem
-	// create are the volumes whose mover pod to make (restorePoll).
-	create []int
-}
-
 // planRestore decides a restore's next action from what observe saw.
-func planRestore(s restoreSeen) restorePlan {
+func planRestore(s restoreSeen) plan {
 	switch {
 	case s.blocked != nil:
-		return restorePlan{action: restoreFail, why: *s.blocked}
+		return plan{action: actFail, why: *s.blocked}
 	case s.stage == stageStart:
-		return restorePlan{action: restoreStart}
+		return plan{action: actStart}
 	case s.stage == stageVolumes:
-		next := planVolumes(s.volumes)
-		switch {
-		case next.failed != nil:
-			return restorePlan{action: restoreFail, why: *next.failed}
-		case next.pending > 0:
-			return restorePlan{action: restorePoll, create: next.create}
-		}
-		return restorePlan{action: restoreCreateCR}
+		return planVolumes(s.volumes, actCreateCR)
 	case s.crFailed != nil:
-		return restorePlan{action: restoreFail, why: problem{ReasonReleaseFailed, fmt.Sprintf("the release of %s: %s: %s", s.cr, s.crFailed.Reason, s.crFailed.Message)}}
+		return plan{action: actFail, why: problem{ReasonReleaseFailed, fmt.Sprintf("the release of %s: %s: %s", s.cr, s.crFailed.Reason, s.crFailed.Message)}}
 	case !s.crReady && s.crAge > DefaultReleaseTimeout:
-		return restorePlan{action: restoreFail, why: problem{ReasonReleaseFailed, fmt.Sprintf("%s is not Deployed and Ready %s after its creation", s.cr, DefaultReleaseTimeout)}}
+		return plan{action: actFail, why: problem{ReasonReleaseFailed, fmt.Sprintf("%s is not Deployed and Ready %s after its creation", s.cr, DefaultReleaseTimeout)}}
 	case !s.crReady:
-		return restorePlan{action: restorePoll}
+		return plan{action: actPoll}
 	}
-	return restorePlan{action: restoreFinish}
+	return plan{action: actFinish}
 }
 
 // observe reads what planRestore decides from; it writes nothing.
@@ -401,25 +370,25 @@ func (r *RestoreReconciler) observeRelease(ctx context.Context, run *restoreRun,
 }
 
 // act carries out a plan: the writes, the hooks and the status.
-func (r *RestoreReconciler) act(ctx context.Context, run *restoreRun, seen restoreSeen, p restorePlan) (reconcile.Result, error) {
+func (r *RestoreReconciler) act(ctx context.Context, run *restoreRun, seen restoreSeen, p plan) (reconcile.Result, error) {
 	for i, l := range seen.volumes {
 		recordVolume(&run.st.Volumes[i], l, r.opts.Now().Sub(run.st.StartTime.Time))
 	}
 	switch p.action {
-	case restoreFail:
+	case actFail:
 		r.fail(run, p.why.reason, p.why.message)
-	case restoreStart:
+	case actStart:
 		return r.begin(ctx, run, seen.image)
-	case restorePoll:
+	case actPoll:
 		for _, i := range p.create {
 			if err := r.createMover(ctx, run, seen.image, run.contents.Claims[i].Name); err != nil {
 				return reconcile.Result{}, err
 			}
 		}
 		return reconcile.Result{RequeueAfter: pollPeriod}, nil
-	case restoreCreateCR:
+	case actCreateCR:
 		return r.createRelease(ctx, run)
-	case restoreFinish:
+	case actFinish:
 		if err := r.opts.runHooks(ctx, seen.hooks, postRestore, DefaultHookTimeout); err != nil {
 			r.fail(run, hookReason(err), err.Error())
 			return reconcile.Result{}, nil

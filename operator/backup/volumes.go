@@ -42,32 +42,50 @@ type volumeLook struct {
 // done tells a look whose volume needs nothing more.
 func (l volumeLook) done() bool { return !l.missing && !l.running && !l.failed }
 
-// volumesNext is what the looks at a backup's or restore's volumes say.
-type volumesNext struct {
-	// failed is the first failure, in the volumes' order.
-	failed *problem
-	// create are the volumes whose work is missing.
+// action is what a backup or restore does next.
+type action int
+
+const (
+	// actFail: Failed, with plan.why.
+	actFail action = iota + 1
+	// actWait: a backup stays Pending while the release settles
+	// (plan.why), and looks again after plan.requeue.
+	actWait
+	// actStart: from Pending to Running, writing what it starts with.
+	actStart
+	// actPoll: make the volumes' missing work (plan.create), look again.
+	actPoll
+	// actCreateCR: a restore's volumes are refilled; create the CR.
+	actCreateCR
+	// actFinish: the post hooks, then Completed.
+	actFinish
+)
+
+// plan is what planBackup or planRestore decides.
+type plan struct {
+	action  action
+	why     problem
+	requeue time.Duration
+	// create are the indexes of the volumes whose work is missing.
 	create []int
-	// pending counts the volumes not done yet.
-	pending int
 }
 
 // planVolumes decides from the looks at the volumes not Completed yet
-// (the others' looks are zero: done).
-func planVolumes(looks []volumeLook) volumesNext {
-	var next volumesNext
+// (the others' looks are zero): fail with the first failure in order, poll
+// while any is not done, else then.
+func planVolumes(looks []volumeLook, then action) plan {
+	p := plan{action: then}
 	for i, l := range looks {
 		switch {
-		case l.failed && next.failed == nil:
-			next.failed = &l.why
+		case l.failed:
+			return plan{action: actFail, why: l.why}
 		case l.missing:
-			next.create = append(next.create, i)
-			next.pending++
+			p.action, p.create = actPoll, append(p.create, i)
 		case l.running:
-			next.pending++
+			p.action = actPoll
 		}
 	}
-	return next
+	return p
 }
 
 // recordVolume writes a look into the volume's result; took is the time
