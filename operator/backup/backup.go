@@ -18,6 +18,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
+	snapv1 "github.com/kubernetes-csi/external-snapshotter/client/v8/apis/volumesnapshot/v1"
+
 	"github.com/chartpilot/chartpilot/operator/backup/api"
 	"github.com/chartpilot/chartpilot/operator/backup/mover"
 	"github.com/chartpilot/chartpilot/operator/reconciler"
@@ -123,31 +125,18 @@ func (r *BackupReconciler) step(ctx context.Context, obj *unstructured.Unstructu
 	return r.act(ctx, obj, spec, st, seen, planBackup(seen))
 }
 
-// backupSeen is what observe read of a backup's world. A Pending
-// backup's look stops at the first finding that keeps it from starting:
-// what comes later depends on what came before.
+// backupSeen is what observe read of a backup's world.
 type backupSeen struct {
+	seen
 	running bool
 	// waited is the Backup's age, timeout its spec.waitTimeout.
 	waited, timeout time.Duration
-	// blocked is the check that failed: a Pending backup's target, source,
-	// mover image or snapshot classes; a Running one's contents.
-	blocked *problem
 	// notSettled says why the release cannot be copied now.
 	notSettled string
 	// release is the source's, contents what the backup copies (with the
 	// movers' users and the snapshots planned).
 	release  *helmrelease.Release
 	contents *Contents
-	// image is the movers' image: read before the start, and in Running
-	// when a mover pod is missing.
-	image string
-	// hooks are the source's pods: read before the start, and in Running
-	// once every volume is done.
-	hooks []corev1.Pod
-	// volumes are the looks at a Running backup's volumes, in the order of
-	// its status (zero for those Completed).
-	volumes []volumeLook
 }
 
 // planBackup decides a backup's next action from what observe saw.
@@ -248,41 +237,23 @@ func (r *BackupReconciler) observeRunning(ctx context.Context, obj *unstructured
 	}
 	seen.contents = c
 	seen.volumes = make([]volumeLook, len(st.Volumes))
-	moverMissing := false
 	for i, v := range st.Volumes {
 		switch {
 		case v.Phase == api.PhaseCompleted:
-			continue
 		case v.Method == api.VolumeMethodSnapshot:
-			vs, err := r.opts.getSnapshot(ctx, ns, v.Snapshot)
-			if err != nil {
-				return err
+			var vs *snapv1.VolumeSnapshot
+			if vs, err = r.opts.getSnapshot(ctx, ns, v.Snapshot); err == nil {
+				seen.volumes[i] = snapshotLook(vs, v.ClaimName)
 			}
-			seen.volumes[i] = snapshotLook(vs, v.ClaimName)
-			continue
+		default:
+			name := moverName(obj.GetName(), "backup", v.ClaimName)
+			seen.volumes[i], err = r.opts.lookMover(ctx, ns, name, "copying claim "+v.ClaimName)
 		}
-		name := moverName(obj.GetName(), "backup", v.ClaimName)
-		if seen.volumes[i], err = r.opts.lookMover(ctx, ns, name, "copying claim "+v.ClaimName); err != nil {
+		if err != nil {
 			return err
 		}
-		if seen.volumes[i].missing {
-			moverMissing = true
-			if c.Security[v.ClaimName] == nil {
-				if c.Security == nil {
-					c.Security = map[string]*corev1.PodSecurityContext{}
-				}
-				if c.Security[v.ClaimName], err = operandSecurity(ctx, r.opts.Reader, ns, v.ClaimName); err != nil {
-					return err
-				}
-			}
-		}
 	}
-	if moverMissing {
-		if seen.image, err = r.opts.moverImage(ctx); err != nil {
-			seen.blocked = &problem{ReasonNoMoverImage, err.Error()}
-		}
-		return nil
-	}
+	r.opts.needImage(ctx, &seen.seen, st.Volumes)
 	if !slices.ContainsFunc(seen.volumes, func(l volumeLook) bool { return !l.done() }) {
 		seen.hooks, err = r.opts.hookPods(ctx, ns, spec.Source)
 	}
@@ -371,7 +342,7 @@ func (r *BackupReconciler) create(ctx context.Context, obj *unstructured.Unstruc
 	if v.Method == api.VolumeMethodSnapshot {
 		return r.opts.createSnapshot(ctx, obj, v.ClaimName, seen.contents.Snapshots[v.ClaimName].Class)
 	}
-	return r.createMover(ctx, obj, spec, seen.image, v.ClaimName, seen.contents.Security[v.ClaimName])
+	return r.createMover(ctx, obj, spec, seen.image, v.ClaimName, seen.contents.security(v.ClaimName))
 }
 
 // settled returns the source's latest release when it is deployed from the

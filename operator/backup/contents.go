@@ -16,6 +16,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
+	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/chartpilot/chartpilot/internal/gunzip"
@@ -61,6 +62,15 @@ type SnapshotRef struct {
 const contentsKey = "contents.json.gz"
 
 // contentsSecretName is the name of a Backup's contents Secret.
+// security is the user and groups a claim's movers run as: the
+// operand's, as recorded when the backup started.
+func (c *Contents) security(claim string) *corev1.PodSecurityContext {
+	if sec := c.Security[claim]; sec != nil {
+		return sec
+	}
+	return &corev1.PodSecurityContext{RunAsUser: ptr.To[int64](DefaultMoverUser), RunAsGroup: ptr.To[int64](DefaultMoverUser)}
+}
+
 func contentsSecretName(backup string) string { return shorten(backup, "contents", "") }
 
 // instanceLabel is the label charts put on what a release creates outside

@@ -30,8 +30,8 @@ func TestPlanBackup(t *testing.T) {
 		seen backupSeen
 		want plan
 	}{
-		{"a check failed (target, source, image, snapshot class)", backupSeen{blocked: blocked}, plan{action: actFail, why: *blocked}},
-		{"a blocked check wins over an unsettled release", backupSeen{blocked: blocked, notSettled: "upgrading", timeout: time.Minute}, plan{action: actFail, why: *blocked}},
+		{"a check failed (target, source, image, snapshot class)", backupSeen{seen: seen{blocked: blocked}}, plan{action: actFail, why: *blocked}},
+		{"a blocked check wins over an unsettled release", backupSeen{seen: seen{blocked: blocked}, notSettled: "upgrading", timeout: time.Minute}, plan{action: actFail, why: *blocked}},
 		{"the release is not settled: wait", backupSeen{notSettled: "Store web is not Deployed", waited: 10 * time.Second, timeout: time.Minute},
 			plan{action: actWait, why: problem{ReasonWaitingForRelease, "Store web is not Deployed"}, requeue: 2 * pollPeriod}},
 		{"the wait ends at the timeout", backupSeen{notSettled: "x", waited: 59 * time.Second, timeout: time.Minute},
@@ -39,11 +39,11 @@ func TestPlanBackup(t *testing.T) {
 		{"waited past the timeout: fail", backupSeen{notSettled: "x", waited: time.Minute, timeout: time.Minute},
 			plan{action: actFail, why: problem{ReasonReleaseNotSettled, "waited 1m0s for the release to settle, nothing copied: x"}}},
 		{"all checks pass: start", backupSeen{}, plan{action: actStart}},
-		{"running: a volume failed", backupSeen{running: true, volumes: []volumeLook{running, moverDied, snapError}}, plan{action: actFail, why: moverDied.why}},
-		{"running: make what is missing", backupSeen{running: true, volumes: []volumeLook{{}, missing, running, missing}}, plan{action: actPoll, create: []int{1, 3}}},
-		{"running: still copying", backupSeen{running: true, volumes: []volumeLook{running, {}}}, plan{action: actPoll}},
-		{"running: the contents are lost", backupSeen{running: true, blocked: &problem{ReasonContentsLost, "gone"}}, plan{action: actFail, why: problem{ReasonContentsLost, "gone"}}},
-		{"running: all done", backupSeen{running: true, volumes: []volumeLook{{}, {size: 3}}}, plan{action: actFinish}},
+		{"running: a volume failed", backupSeen{running: true, seen: seen{volumes: []volumeLook{running, moverDied, snapError}}}, plan{action: actFail, why: moverDied.why}},
+		{"running: make what is missing", backupSeen{running: true, seen: seen{volumes: []volumeLook{{}, missing, running, missing}}}, plan{action: actPoll, create: []int{1, 3}}},
+		{"running: still copying", backupSeen{running: true, seen: seen{volumes: []volumeLook{running, {}}}}, plan{action: actPoll}},
+		{"running: the contents are lost", backupSeen{running: true, seen: seen{blocked: &problem{ReasonContentsLost, "gone"}}}, plan{action: actFail, why: problem{ReasonContentsLost, "gone"}}},
+		{"running: all done", backupSeen{running: true, seen: seen{volumes: []volumeLook{{}, {size: 3}}}}, plan{action: actFinish}},
 		{"running: no volumes", backupSeen{running: true}, plan{action: actFinish}},
 	}
 	for _, tt := range tests {
@@ -64,12 +64,12 @@ func TestPlanRestore(t *testing.T) {
 		seen restoreSeen
 		want plan
 	}{
-		{"not granted, at any stage", restoreSeen{stage: stageRelease, blocked: granted, crReady: true}, plan{action: actFail, why: *granted}},
-		{"a check before the start failed", restoreSeen{blocked: &problem{ReasonAlreadyExists, "Secret s exist(s)"}}, plan{action: actFail, why: problem{ReasonAlreadyExists, "Secret s exist(s)"}}},
+		{"not granted, at any stage", restoreSeen{stage: stageRelease, seen: seen{blocked: granted}, crReady: true}, plan{action: actFail, why: *granted}},
+		{"a check before the start failed", restoreSeen{seen: seen{blocked: &problem{ReasonAlreadyExists, "Secret s exist(s)"}}}, plan{action: actFail, why: problem{ReasonAlreadyExists, "Secret s exist(s)"}}},
 		{"all checks pass: start", restoreSeen{}, plan{action: actStart}},
-		{"volumes: one failed", restoreSeen{stage: stageVolumes, volumes: []volumeLook{missing, moverDied}}, plan{action: actFail, why: moverDied.why}},
-		{"volumes: make the missing movers", restoreSeen{stage: stageVolumes, volumes: []volumeLook{missing, running}}, plan{action: actPoll, create: []int{0}}},
-		{"volumes: refilled, create the CR", restoreSeen{stage: stageVolumes, volumes: []volumeLook{{}, {}}}, plan{action: actCreateCR}},
+		{"volumes: one failed", restoreSeen{stage: stageVolumes, seen: seen{volumes: []volumeLook{missing, moverDied}}}, plan{action: actFail, why: moverDied.why}},
+		{"volumes: make the missing movers", restoreSeen{stage: stageVolumes, seen: seen{volumes: []volumeLook{missing, running}}}, plan{action: actPoll, create: []int{0}}},
+		{"volumes: refilled, create the CR", restoreSeen{stage: stageVolumes, seen: seen{volumes: []volumeLook{{}, {}}}}, plan{action: actCreateCR}},
 		{"release: failed", restoreSeen{stage: stageRelease, cr: "Store ns/web", crFailed: failedCond},
 			plan{action: actFail, why: problem{ReasonReleaseFailed, "the release of Store ns/web: InstallError: boom"}}},
 		{"release: not ready past the timeout", restoreSeen{stage: stageRelease, cr: "Store ns/web", crAge: DefaultReleaseTimeout + time.Second},

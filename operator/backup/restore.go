@@ -125,18 +125,10 @@ const (
 	stageRelease
 )
 
-// restoreSeen is what observe read of a restore's world. The look stops
-// at the first finding that fails the restore: what comes later depends
-// on what came before.
+// restoreSeen is what observe read of a restore's world.
 type restoreSeen struct {
+	seen
 	stage restoreStage
-	// blocked is the check that failed.
-	blocked *problem
-	// image is the movers' image: read before the start, and later when a
-	// mover pod is missing.
-	image string
-	// volumes are the looks at the volumes (zero for those Completed).
-	volumes []volumeLook
 	// cr names the restored CR ("Kind ns/name"); crFailed is its condition
 	// that says its release failed, crReady whether it is Deployed and
 	// Ready, crAge how long it has existed.
@@ -144,8 +136,6 @@ type restoreSeen struct {
 	crFailed *metav1.Condition
 	crReady  bool
 	crAge    time.Duration
-	// hooks are the restored release's pods, read once it is Ready.
-	hooks []corev1.Pod
 }
 
 // planRestore decides a restore's next action from what observe saw.
@@ -308,36 +298,25 @@ func (r *RestoreReconciler) observeVolumes(ctx context.Context, run *restoreRun,
 		}
 	}
 	seen.volumes = make([]volumeLook, len(run.st.Volumes))
-	moverMissing := false
-	for i, c := range run.contents.Claims {
-		if i >= len(run.st.Volumes) {
-			break
-		}
-		v := run.st.Volumes[i]
+	for i, v := range run.st.Volumes {
+		var err error
 		switch {
-		case v.Phase == api.PhaseCompleted:
-			continue
+		case v.Phase == api.PhaseCompleted, i >= len(run.contents.Claims):
 		case v.Method == api.VolumeMethodSnapshot:
 			var pvc corev1.PersistentVolumeClaim
-			if err := r.opts.Reader.Get(ctx, client.ObjectKey{Namespace: run.ns, Name: v.ClaimName}, &pvc); err != nil {
+			if err = r.opts.Reader.Get(ctx, client.ObjectKey{Namespace: run.ns, Name: v.ClaimName}, &pvc); err != nil {
 				return fmt.Errorf("reading the restored claim %s/%s: %w", run.ns, v.ClaimName, err)
 			}
 			seen.volumes[i] = claimLook(&pvc)
-			continue
+		default:
+			name := moverName(run.obj.GetName(), "restore", run.contents.Claims[i].Name)
+			seen.volumes[i], err = r.opts.lookMover(ctx, run.ns, name, "refilling claim "+v.ClaimName)
 		}
-		var err error
-		name := moverName(run.obj.GetName(), "restore", c.Name)
-		if seen.volumes[i], err = r.opts.lookMover(ctx, run.ns, name, "refilling claim "+v.ClaimName); err != nil {
+		if err != nil {
 			return err
 		}
-		moverMissing = moverMissing || seen.volumes[i].missing
 	}
-	if moverMissing {
-		var err error
-		if seen.image, err = r.opts.moverImage(ctx); err != nil {
-			seen.blocked = &problem{ReasonNoMoverImage, err.Error()}
-		}
-	}
+	r.opts.needImage(ctx, &seen.seen, run.st.Volumes)
 	return nil
 }
 
@@ -555,7 +534,7 @@ func (r *RestoreReconciler) createMover(ctx context.Context, run *restoreRun, im
 		owner:  ownerRef(run.obj),
 		args:   append([]string{"restore", "--from", where, "--to", sourceMount}, flags...),
 		source: run.rename(claim), archive: archive, archiveRO: true,
-		security: run.security(claim), s3Secret: s3Secret, env: env,
+		security: run.contents.security(claim), s3Secret: s3Secret, env: env,
 	})
 	if run.ns != run.obj.GetNamespace() {
 		// An owner of another namespace would have the pod collected.

@@ -24,6 +24,34 @@ import (
 // problem is a status reason and the message that goes with it.
 type problem struct{ reason, message string }
 
+// seen is what a backup's or restore's observe read, whatever the step.
+// A look stops at the first finding that fails it (blocked): what comes
+// later depends on what came before.
+type seen struct {
+	blocked *problem
+	// image is the movers' image, read when a mover is to be made.
+	image string
+	// volumes are the looks at the volumes, in the order of the status
+	// (zero for those Completed).
+	volumes []volumeLook
+	// hooks are the release's pods, read when hooks are to run.
+	hooks []corev1.Pod
+}
+
+// needImage reads the movers' image when a look found a mover pod of vols
+// missing.
+func (o *Options) needImage(ctx context.Context, s *seen, vols []api.VolumeResult) {
+	for i, l := range s.volumes {
+		if l.missing && vols[i].Method != api.VolumeMethodSnapshot {
+			var err error
+			if s.image, err = o.moverImage(ctx); err != nil {
+				s.blocked = &problem{ReasonNoMoverImage, err.Error()}
+			}
+			return
+		}
+	}
+}
+
 // volumeLook is what one look at the work on a volume found.
 type volumeLook struct {
 	// missing: not made yet (an operator restarted before it made it).
