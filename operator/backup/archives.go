@@ -236,5 +236,5 @@ func (r *BackupReconciler) moverSecurity(ctx context.Context, ns, backup string,
 	if len(st.Volumes) > 0 {
 		claim = st.Volumes[0].ClaimName
 	}
-	return operandSecurity(ctx, r.opts.Reader, ns, claim)
+	return OperandSecurity(ctx, r.opts.Reader, ns, claim)
 }

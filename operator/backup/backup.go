@@ -211,7 +211,7 @@ func (r *BackupReconciler) observePending(ctx context.Context, obj *unstructured
 	}
 	c.Security = map[string]*corev1.PodSecurityContext{}
 	for _, claim := range c.Claims {
-		if c.Security[claim.Name], err = operandSecurity(ctx, r.opts.Reader, ns, claim.Name); err != nil {
+		if c.Security[claim.Name], err = OperandSecurity(ctx, r.opts.Reader, ns, claim.Name); err != nil {
 			return err
 		}
 		if class, ok := classes[claim.Name]; ok {

@@ -138,13 +138,12 @@ func (r *RestoreReconciler) serverFailed(ctx context.Context, run *restoreRun) (
 		if i < len(run.st.Volumes) && run.st.Volumes[i].Phase == api.PhaseCompleted {
 			continue
 		}
-		pod := &corev1.Pod{}
-		err := r.opts.Reader.Get(ctx, client.ObjectKey{Namespace: run.obj.GetNamespace(), Name: run.servePodName(c.Name)}, pod)
-		if apierrors.IsNotFound(err) {
-			continue
-		}
+		pod, err := r.opts.getPod(ctx, run.obj.GetNamespace(), run.servePodName(c.Name))
 		if err != nil {
-			return "", fmt.Errorf("reading pod %s serving the archive of claim %s: %w", pod.Name, c.Name, err)
+			return "", err
+		}
+		if pod == nil {
+			continue
 		}
 		if ps := moverState(pod); ps.done && ps.failed {
 			return fmt.Sprintf("serving the archive of claim %s to namespace %s (pod %s) failed: %s", c.Name, run.ns, pod.Name, moverMessage(ps.message)), nil

@@ -179,12 +179,6 @@ func ProbePod(namespace, name, image, claim, file, text string, write bool, sec 
 	return p
 }
 
-// OperandSecurity is the user and groups of the pods mounting a claim
-// (DefaultMoverUser when none says), which movers run as.
-func OperandSecurity(ctx context.Context, r client.Reader, namespace, claim string) (*corev1.PodSecurityContext, error) {
-	return operandSecurity(ctx, r, namespace, claim)
-}
-
 // MoverResult is the result a finished mover or probe pod reports, or why
 // it failed; done is false while it runs.
 func MoverResult(p *corev1.Pod) (res mover.Result, done bool, err error) {
@@ -199,10 +193,10 @@ func MoverResult(p *corev1.Pod) (res mover.Result, done bool, err error) {
 	return res, true, err
 }
 
-// operandSecurity is the user, group and fsGroup of the pods that mount a
-// claim, so that the mover reads (and writes back) their files as they
-// do; DefaultMoverUser when none says.
-func operandSecurity(ctx context.Context, r client.Reader, namespace, claim string) (*corev1.PodSecurityContext, error) {
+// OperandSecurity is the user, group and fsGroup of the pods that mount a
+// claim, so that a mover reads (and writes back) their files as they do;
+// DefaultMoverUser when none says.
+func OperandSecurity(ctx context.Context, r client.Reader, namespace, claim string) (*corev1.PodSecurityContext, error) {
 	var pods corev1.PodList
 	if err := r.List(ctx, &pods, client.InNamespace(namespace)); err != nil {
 		return nil, fmt.Errorf("listing the pods of namespace %s: %w", namespace, err)

@@ -97,11 +97,7 @@ func (r *ScheduleReconciler) step(ctx context.Context, obj *unstructured.Unstruc
 		r.setReason(obj, st, bad.reason, bad.message)
 		return reconcile.Result{}, nil
 	}
-	mine, err := r.backups(ctx, obj)
-	if err != nil {
-		return reconcile.Result{}, err
-	}
-	running, err := r.running(ctx, obj.GetNamespace(), spec.Template.Source)
+	mine, running, err := r.observe(ctx, obj, spec.Template.Source)
 	if err != nil {
 		return reconcile.Result{}, err
 	}
@@ -265,29 +261,33 @@ func report(next time.Time, mine []scheduled) (reason, msg string) {
 	return ReasonScheduled, fmt.Sprintf("backup %s is %s; next run at %s", newest.obj.GetName(), cmp.Or(newest.phase, api.PhasePending), at)
 }
 
-// backups are the Backups of the schedule's label, oldest first.
-func (r *ScheduleReconciler) backups(ctx context.Context, obj *unstructured.Unstructured) ([]scheduled, error) {
+// observe lists the namespace's Backups once: the schedule's (its
+// label), oldest first, and the first of its source that has not ended,
+// whoever created it: two copies of one CR never run at once.
+func (r *ScheduleReconciler) observe(ctx context.Context, obj *unstructured.Unstructured, source string) (mine []scheduled, running string, err error) {
 	list := &unstructured.UnstructuredList{}
 	list.SetGroupVersionKind(api.BackupKind(r.opts.Watched).GroupVersion().WithKind(api.BackupKind(r.opts.Watched).Kind + "List"))
-	err := r.opts.Client.List(ctx, list, client.InNamespace(obj.GetNamespace()), client.MatchingLabels{api.ScheduleLabel: obj.GetName()})
-	if err != nil {
-		return nil, fmt.Errorf("listing the backups of schedule %s: %w", obj.GetName(), err)
+	if err := r.opts.Client.List(ctx, list, client.InNamespace(obj.GetNamespace())); err != nil {
+		return nil, "", fmt.Errorf("listing the backups of namespace %s: %w", obj.GetNamespace(), err)
 	}
-	var out []scheduled
 	for i := range list.Items {
 		b := &list.Items[i]
+		var spec api.BackupSpec
 		var st api.BackupStatus
-		if m, ok := b.Object["status"].(map[string]any); ok {
-			_ = runtime.DefaultUnstructuredConverter.FromUnstructured(m, &st)
+		err := fromObject(b, &spec, &st)
+		if b.GetLabels()[api.ScheduleLabel] == obj.GetName() {
+			mine = append(mine, scheduled{obj: b, phase: st.Phase, reason: st.Reason, message: st.Message})
 		}
-		out = append(out, scheduled{obj: b, phase: st.Phase, reason: st.Reason, message: st.Message})
+		if err == nil && running == "" && spec.Source == source && !st.Phase.Done() && b.GetDeletionTimestamp() == nil {
+			running = b.GetName()
+		}
 	}
 	// The name holds the tick: it orders runs even within one second of
 	// creation.
-	slices.SortFunc(out, func(a, b scheduled) int {
+	slices.SortFunc(mine, func(a, b scheduled) int {
 		return cmp.Or(a.obj.GetCreationTimestamp().Compare(b.obj.GetCreationTimestamp().Time), cmp.Compare(a.obj.GetName(), b.obj.GetName()))
 	})
-	return out, nil
+	return mine, running, nil
 }
 
 // retention picks the schedule's Backups beyond spec.keep Completed and
@@ -312,27 +312,6 @@ func retention(spec api.ScheduleSpec, mine []scheduled) (prune []pruned, kept in
 		prune = append(prune, pruned{obj: b.obj, message: fmt.Sprintf("deleted %s backup %s: %d %s kept", b.phase, b.obj.GetName(), keep[b.phase], b.phase)})
 	}
 	return prune, kept, lastCompleted
-}
-
-// running names a Backup of source in the namespace that has not ended,
-// whoever created it: two copies of one CR never run at once.
-func (r *ScheduleReconciler) running(ctx context.Context, ns, source string) (string, error) {
-	list := &unstructured.UnstructuredList{}
-	list.SetGroupVersionKind(api.BackupKind(r.opts.Watched).GroupVersion().WithKind(api.BackupKind(r.opts.Watched).Kind + "List"))
-	if err := r.opts.Client.List(ctx, list, client.InNamespace(ns)); err != nil {
-		return "", fmt.Errorf("listing the backups of namespace %s: %w", ns, err)
-	}
-	for _, b := range list.Items {
-		var spec api.BackupSpec
-		var st api.BackupStatus
-		if err := fromObject(&b, &spec, &st); err != nil {
-			continue
-		}
-		if spec.Source == source && !st.Phase.Done() && b.GetDeletionTimestamp() == nil {
-			return b.GetName(), nil
-		}
-	}
-	return "", nil
 }
 
 // create makes the Backup of the tick due; one that exists already (the
