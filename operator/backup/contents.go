@@ -9,6 +9,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
+	"slices"
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
@@ -136,7 +138,7 @@ func collect(ctx context.Context, r client.Reader, cr *unstructured.Unstructured
 	for _, pvc := range labelled.Items {
 		claims[pvc.Name] = true
 	}
-	for _, name := range sortedKeys(claims) {
+	for _, name := range slices.Sorted(maps.Keys(claims)) {
 		var pvc corev1.PersistentVolumeClaim
 		if err := r.Get(ctx, client.ObjectKey{Namespace: ns, Name: name}, &pvc); err != nil {
 			return nil, fmt.Errorf("reading PersistentVolumeClaim %s of release %s: %w", name, rel.Name, err)

@@ -264,12 +264,3 @@ func moverState(p *corev1.Pod) podResult {
 	}
 	return podResult{}
 }
-
-func sortedKeys[V any](m map[string]V) []string {
-	out := make([]string, 0, len(m))
-	for k := range m {
-		out = append(out, k)
-	}
-	slices.Sort(out)
-	return out
-}

@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
+	"slices"
 	"strings"
 	"time"
 
@@ -259,7 +261,7 @@ func (r *RestoreReconciler) observeStart(ctx context.Context, run *restoreRun, s
 		}
 	} else {
 		// A snapshot fills a new claim only: one in place would be kept as it is.
-		for _, claim := range sortedKeys(run.contents.Snapshots) {
+		for _, claim := range slices.Sorted(maps.Keys(run.contents.Snapshots)) {
 			err := r.opts.Reader.Get(ctx, client.ObjectKey{Namespace: run.ns, Name: run.rename(claim)}, &corev1.PersistentVolumeClaim{})
 			if err == nil {
 				seen.blocked = &problem{ReasonAlreadyExists, fmt.Sprintf("PersistentVolumeClaim %s exists in namespace %s and backup %s holds its data as a VolumeSnapshot, which fills only a new claim: delete the claim first; nothing was changed", run.rename(claim), run.ns, run.spec.BackupName)}
@@ -384,7 +386,7 @@ func (r *RestoreReconciler) act(ctx context.Context, run *restoreRun, seen resto
 // begin copies the snapshots into another namespace, creates the objects
 // and the credentials, turns the restore Running and starts the movers.
 func (r *RestoreReconciler) begin(ctx context.Context, run *restoreRun, image string) (reconcile.Result, error) {
-	for _, claim := range sortedKeys(run.contents.Snapshots) {
+	for _, claim := range slices.Sorted(maps.Keys(run.contents.Snapshots)) {
 		if run.ns != run.obj.GetNamespace() {
 			if err := r.copySnapshot(ctx, run, claim); err != nil {
 				return reconcile.Result{}, err
@@ -419,38 +421,41 @@ func (r *RestoreReconciler) begin(ctx context.Context, run *restoreRun, image st
 
 // existing names what the restore would create that already exists.
 func (r *RestoreReconciler) existing(ctx context.Context, run *restoreRun) ([]string, error) {
-	var out []string
-	check := func(kind string, obj client.Object, name string) error {
-		err := r.opts.Reader.Get(ctx, client.ObjectKey{Namespace: run.ns, Name: name}, obj)
-		switch {
-		case err == nil:
-			out = append(out, kind+" "+name)
-		case !apierrors.IsNotFound(err):
-			return fmt.Errorf("looking for %s %s/%s: %w", kind, run.ns, name, err)
-		}
-		return nil
-	}
 	cr := &unstructured.Unstructured{}
 	cr.SetGroupVersionKind(r.opts.Watched)
-	if err := check(r.opts.Watched.Kind, cr, run.name); err != nil {
-		return nil, err
-	}
-	for _, c := range run.contents.Claims {
-		if err := check("PersistentVolumeClaim", &corev1.PersistentVolumeClaim{}, run.rename(c.Name)); err != nil {
-			return nil, err
-		}
-	}
-	for _, s := range run.contents.Secrets {
-		if err := check("Secret", &corev1.Secret{}, run.rename(s.Name)); err != nil {
-			return nil, err
-		}
-	}
-	for _, cm := range run.contents.ConfigMaps {
-		if err := check("ConfigMap", &corev1.ConfigMap{}, run.rename(cm.Name)); err != nil {
-			return nil, err
+	cr.SetName(run.name)
+	var out []string
+	for _, o := range append([]client.Object{cr}, run.objects()...) {
+		kind := o.GetObjectKind().GroupVersionKind().Kind
+		err := r.opts.Reader.Get(ctx, client.ObjectKey{Namespace: run.ns, Name: o.GetName()}, o.DeepCopyObject().(client.Object))
+		switch {
+		case err == nil:
+			out = append(out, kind+" "+o.GetName())
+		case !apierrors.IsNotFound(err):
+			return nil, fmt.Errorf("looking for %s %s/%s: %w", kind, run.ns, o.GetName(), err)
 		}
 	}
 	return out, nil
+}
+
+// objects are the claims, Secrets and ConfigMaps the restore creates, as
+// the restored release's.
+func (run *restoreRun) objects() []client.Object {
+	var objs []client.Object
+	for _, c := range run.contents.Claims {
+		pvc := &corev1.PersistentVolumeClaim{TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: "PersistentVolumeClaim"}, ObjectMeta: run.adopt(c.ObjectMeta), Spec: c.Spec}
+		if _, ok := run.contents.Snapshots[c.Name]; ok {
+			pvc.Spec.DataSource = dataSource(run.restoreSource(c.Name))
+		}
+		objs = append(objs, pvc)
+	}
+	for _, s := range run.contents.Secrets {
+		objs = append(objs, &corev1.Secret{TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: "Secret"}, ObjectMeta: run.adopt(s.ObjectMeta), Type: s.Type, Data: s.Data, Immutable: s.Immutable})
+	}
+	for _, cm := range run.contents.ConfigMaps {
+		objs = append(objs, &corev1.ConfigMap{TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: "ConfigMap"}, ObjectMeta: run.adopt(cm.ObjectMeta), Data: cm.Data, BinaryData: cm.BinaryData, Immutable: cm.Immutable})
+	}
+	return objs
 }
 
 // adopt gives meta the restored release's ownership, so that its install
@@ -476,24 +481,10 @@ func copyMap(m map[string]string) map[string]string {
 	return out
 }
 
-// createObjects creates (or, with overwrite, replaces) the Secrets,
-// ConfigMaps and claims of the backup.
+// createObjects creates (or, with overwrite, replaces) the claims,
+// Secrets and ConfigMaps of the backup.
 func (r *RestoreReconciler) createObjects(ctx context.Context, run *restoreRun) error {
-	var objs []client.Object
-	for _, s := range run.contents.Secrets {
-		objs = append(objs, &corev1.Secret{ObjectMeta: run.adopt(s.ObjectMeta), Type: s.Type, Data: s.Data, Immutable: s.Immutable})
-	}
-	for _, cm := range run.contents.ConfigMaps {
-		objs = append(objs, &corev1.ConfigMap{ObjectMeta: run.adopt(cm.ObjectMeta), Data: cm.Data, BinaryData: cm.BinaryData, Immutable: cm.Immutable})
-	}
-	for _, c := range run.contents.Claims {
-		pvc := &corev1.PersistentVolumeClaim{ObjectMeta: run.adopt(c.ObjectMeta), Spec: c.Spec}
-		if _, ok := run.contents.Snapshots[c.Name]; ok {
-			pvc.Spec.DataSource = dataSource(run.restoreSource(c.Name))
-		}
-		objs = append(objs, pvc)
-	}
-	for _, o := range objs {
+	for _, o := range run.objects() {
 		err := r.opts.Client.Create(ctx, o)
 		if apierrors.IsAlreadyExists(err) && run.spec.Overwrite {
 			if _, isClaim := o.(*corev1.PersistentVolumeClaim); isClaim {

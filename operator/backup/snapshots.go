@@ -3,6 +3,8 @@ package backup
 import (
 	"context"
 	"fmt"
+	"maps"
+	"slices"
 
 	snapv1 "github.com/kubernetes-csi/external-snapshotter/client/v8/apis/volumesnapshot/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -214,7 +216,7 @@ func dataSource(snapshot string) *corev1.TypedLocalObjectReference {
 // checkSnapshots says, changing nothing, why the backup's snapshots
 // cannot be restored ("" when they can): each exists and is ready.
 func (r *RestoreReconciler) checkSnapshots(ctx context.Context, run *restoreRun) (string, error) {
-	for _, claim := range sortedKeys(run.contents.Snapshots) {
+	for _, claim := range slices.Sorted(maps.Keys(run.contents.Snapshots)) {
 		ref := run.contents.Snapshots[claim]
 		vs, err := r.opts.getSnapshot(ctx, run.obj.GetNamespace(), ref.Name)
 		if err != nil {
@@ -287,7 +289,7 @@ func (r *RestoreReconciler) deleteSnapshotCopies(ctx context.Context, run *resto
 	if run.ns == run.obj.GetNamespace() {
 		return nil
 	}
-	for _, claim := range sortedKeys(run.contents.Snapshots) {
+	for _, claim := range slices.Sorted(maps.Keys(run.contents.Snapshots)) {
 		vs := &unstructured.Unstructured{}
 		vs.SetGroupVersionKind(snapshotGVK)
 		vs.SetNamespace(run.ns)
