@@ -475,9 +475,7 @@ func (run *restoreRun) adopt(m metav1.ObjectMeta) metav1.ObjectMeta {
 
 func copyMap(m map[string]string) map[string]string {
 	out := make(map[string]string, len(m)+2)
-	for k, v := range m {
-		out[k] = v
-	}
+	maps.Copy(out, m)
 	return out
 }
 
