@@ -12,7 +12,6 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
@@ -348,10 +347,7 @@ func (r *BackupReconciler) create(ctx context.Context, obj *unstructured.Unstruc
 // settled returns the source's latest release when it is deployed from the
 // CR's current spec, or says why not.
 func (r *BackupReconciler) settled(ctx context.Context, cr *unstructured.Unstructured) (*helmrelease.Release, string) {
-	var st reconciler.Status
-	if m, ok := cr.Object["status"].(map[string]any); ok {
-		_ = runtime.DefaultUnstructuredConverter.FromUnstructured(m, &st)
-	}
+	st := reconciler.StatusOf(cr)
 	deployed := meta.FindStatusCondition(st.Conditions, reconciler.TypeDeployed)
 	switch {
 	case deployed == nil || deployed.Status != metav1.ConditionTrue:

@@ -331,10 +331,7 @@ func (r *RestoreReconciler) observeRelease(ctx context.Context, run *restoreRun,
 	if err := r.opts.Reader.Get(ctx, client.ObjectKey{Namespace: run.ns, Name: run.name}, cr); err != nil {
 		return fmt.Errorf("reading the restored %s: %w", seen.cr, err)
 	}
-	var st reconciler.Status
-	if m, ok := cr.Object["status"].(map[string]any); ok {
-		_ = runtime.DefaultUnstructuredConverter.FromUnstructured(m, &st)
-	}
+	st := reconciler.StatusOf(cr)
 	for _, typ := range []string{reconciler.TypeIrreconcilable, reconciler.TypeReleaseFailed} {
 		if c := meta.FindStatusCondition(st.Conditions, typ); c != nil && c.Status == metav1.ConditionTrue && seen.crFailed == nil {
 			seen.crFailed = c
