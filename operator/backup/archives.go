@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"path"
+	"slices"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -110,12 +111,7 @@ func archivesPrefix(t *api.S3Target, ns, backup string) string {
 // copied says whether a backup copied any claim to its target (backups
 // from before volumeMethod existed name no method: they copied).
 func copied(st *api.BackupStatus) bool {
-	for _, v := range st.Volumes {
-		if v.Method != api.VolumeMethodSnapshot {
-			return true
-		}
-	}
-	return len(st.Volumes) == 0
+	return len(st.Volumes) == 0 || slices.ContainsFunc(st.Volumes, func(v api.VolumeResult) bool { return v.Method != api.VolumeMethodSnapshot })
 }
 
 // deleteArchives deletes what a backup wrote on its target, and its

@@ -631,12 +631,7 @@ func driftSummary(res release.Result) string {
 }
 
 func performed(res release.Result, action string) bool {
-	for _, a := range res.Actions {
-		if a.Action == action && a.Err == nil {
-			return true
-		}
-	}
-	return false
+	return slices.ContainsFunc(res.Actions, func(a release.Performed) bool { return a.Action == action && a.Err == nil })
 }
 
 func chartName(name, version string) string { return name + "-" + version }
