@@ -19,6 +19,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
+	snapv1 "github.com/kubernetes-csi/external-snapshotter/client/v8/apis/volumesnapshot/v1"
+
 	"github.com/chartpilot/chartpilot/operator/backup/api"
 	"github.com/chartpilot/chartpilot/operator/reconciler"
 )
@@ -136,8 +138,11 @@ type restoreSeen struct {
 	// Ready, crAge how long it has existed.
 	cr       string
 	crFailed *metav1.Condition
-	crReady  bool
-	crAge    time.Duration
+	// snapshotContents are, for a restore into another namespace, the
+	// contents of the backup's snapshots, by claim.
+	snapshotContents map[string]*snapv1.VolumeSnapshotContent
+	crReady          bool
+	crAge            time.Duration
 }
 
 // planRestore decides a restore's next action from what observe saw.
@@ -272,8 +277,9 @@ func (r *RestoreReconciler) observeStart(ctx context.Context, run *restoreRun, s
 			}
 		}
 	}
-	why, err := r.checkSnapshots(ctx, run)
-	if err != nil {
+	var why string
+	var err error
+	if seen.snapshotContents, why, err = r.snapshotContents(ctx, run); err != nil {
 		return err
 	}
 	if why != "" {
@@ -356,7 +362,7 @@ func (r *RestoreReconciler) act(ctx context.Context, run *restoreRun, seen resto
 	case actFail:
 		r.fail(run, p.why.reason, p.why.message)
 	case actStart:
-		return r.begin(ctx, run, seen.image)
+		return r.begin(ctx, run, seen.image, seen.snapshotContents)
 	case actPoll:
 		for _, i := range p.create {
 			if err := r.createMover(ctx, run, seen.image, run.contents.Claims[i].Name); err != nil {
@@ -380,14 +386,12 @@ func (r *RestoreReconciler) act(ctx context.Context, run *restoreRun, seen resto
 	return reconcile.Result{}, nil
 }
 
-// begin copies the snapshots into another namespace, creates the objects
+// begin copies the snapshots (their contents) into another namespace, creates the objects
 // and the credentials, turns the restore Running and starts the movers.
-func (r *RestoreReconciler) begin(ctx context.Context, run *restoreRun, image string) (reconcile.Result, error) {
-	for _, claim := range slices.Sorted(maps.Keys(run.contents.Snapshots)) {
-		if run.ns != run.obj.GetNamespace() {
-			if err := r.copySnapshot(ctx, run, claim); err != nil {
-				return reconcile.Result{}, err
-			}
+func (r *RestoreReconciler) begin(ctx context.Context, run *restoreRun, image string, contents map[string]*snapv1.VolumeSnapshotContent) (reconcile.Result, error) {
+	for _, claim := range slices.Sorted(maps.Keys(contents)) {
+		if err := r.copySnapshot(ctx, run, claim, contents[claim]); err != nil {
+			return reconcile.Result{}, err
 		}
 	}
 	if err := r.createObjects(ctx, run); err != nil {

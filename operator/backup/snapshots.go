@@ -213,46 +213,45 @@ func dataSource(snapshot string) *corev1.TypedLocalObjectReference {
 	return &corev1.TypedLocalObjectReference{APIGroup: ptr.To(snapv1.GroupName), Kind: snapshotGVK.Kind, Name: snapshot}
 }
 
-// checkSnapshots says, changing nothing, why the backup's snapshots
-// cannot be restored ("" when they can): each exists and is ready.
-func (r *RestoreReconciler) checkSnapshots(ctx context.Context, run *restoreRun) (string, error) {
+// snapshotContents reads, changing nothing, the backup's snapshots: why
+// they cannot be restored ("" when they can: each exists and is ready),
+// and for a restore into another namespace the content of each, whose
+// handle its copy there points at.
+func (r *RestoreReconciler) snapshotContents(ctx context.Context, run *restoreRun) (map[string]*snapv1.VolumeSnapshotContent, string, error) {
+	out := map[string]*snapv1.VolumeSnapshotContent{}
 	for _, claim := range slices.Sorted(maps.Keys(run.contents.Snapshots)) {
 		ref := run.contents.Snapshots[claim]
 		vs, err := r.opts.getSnapshot(ctx, run.obj.GetNamespace(), ref.Name)
 		if err != nil {
-			return "", err
+			return nil, "", err
 		}
 		if vs == nil || vs.Status == nil || !ptr.Deref(vs.Status.ReadyToUse, false) || vs.Status.BoundVolumeSnapshotContentName == nil {
-			return fmt.Sprintf("VolumeSnapshot %s/%s of claim %s is missing or not ready", run.obj.GetNamespace(), ref.Name, claim), nil
+			return nil, fmt.Sprintf("VolumeSnapshot %s/%s of claim %s is missing or not ready", run.obj.GetNamespace(), ref.Name, claim), nil
 		}
+		if run.ns == run.obj.GetNamespace() {
+			continue
+		}
+		cu := &unstructured.Unstructured{}
+		cu.SetGroupVersionKind(snapshotContentGVK)
+		if err := r.opts.Reader.Get(ctx, client.ObjectKey{Name: *vs.Status.BoundVolumeSnapshotContentName}, cu); err != nil {
+			return nil, "", fmt.Errorf("reading VolumeSnapshotContent %s of snapshot %s: %w", *vs.Status.BoundVolumeSnapshotContentName, ref.Name, err)
+		}
+		content := &snapv1.VolumeSnapshotContent{}
+		if err := runtime.DefaultUnstructuredConverter.FromUnstructured(cu.Object, content); err != nil {
+			return nil, "", err
+		}
+		if content.Status == nil || content.Status.SnapshotHandle == nil {
+			return nil, "", fmt.Errorf("VolumeSnapshotContent %s of snapshot %s has no snapshot handle", content.Name, ref.Name)
+		}
+		out[claim] = content
 	}
-	return "", nil
+	return out, "", nil
 }
 
 // copySnapshot makes the backup's snapshot of claim available in the
-// namespace restored into: a VolumeSnapshotContent with the same handle,
-// Retain, bound to a VolumeSnapshot there.
-func (r *RestoreReconciler) copySnapshot(ctx context.Context, run *restoreRun, claim string) error {
-	ref := run.contents.Snapshots[claim]
-	vs, err := r.opts.getSnapshot(ctx, run.obj.GetNamespace(), ref.Name)
-	if err != nil {
-		return err
-	}
-	if vs == nil || vs.Status == nil || vs.Status.BoundVolumeSnapshotContentName == nil {
-		return fmt.Errorf("VolumeSnapshot %s of claim %s is gone or unbound", ref.Name, claim)
-	}
-	cu := &unstructured.Unstructured{}
-	cu.SetGroupVersionKind(snapshotContentGVK)
-	if err := r.opts.Reader.Get(ctx, client.ObjectKey{Name: *vs.Status.BoundVolumeSnapshotContentName}, cu); err != nil {
-		return fmt.Errorf("reading VolumeSnapshotContent %s of snapshot %s: %w", *vs.Status.BoundVolumeSnapshotContentName, ref.Name, err)
-	}
-	var content snapv1.VolumeSnapshotContent
-	if err := runtime.DefaultUnstructuredConverter.FromUnstructured(cu.Object, &content); err != nil {
-		return err
-	}
-	if content.Status == nil || content.Status.SnapshotHandle == nil {
-		return fmt.Errorf("VolumeSnapshotContent %s of snapshot %s has no snapshot handle", content.Name, ref.Name)
-	}
+// namespace restored into: a VolumeSnapshotContent with the same handle
+// as content, Retain, bound to a VolumeSnapshot there.
+func (r *RestoreReconciler) copySnapshot(ctx context.Context, run *restoreRun, claim string, content *snapv1.VolumeSnapshotContent) error {
 	name, labels := run.restoreSource(claim), map[string]string{api.RestoreLabel: run.obj.GetName()}
 	copied := &snapv1.VolumeSnapshotContent{
 		ObjectMeta: metav1.ObjectMeta{Name: run.copyContentName(claim), Labels: labels},
