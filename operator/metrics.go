@@ -2,13 +2,13 @@ package operator
 
 import (
 	"context"
-	"errors"
 	"sync"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/chartpilot/chartpilot/operator/release"
+	"github.com/chartpilot/chartpilot/operator/releasemetrics"
 )
 
 // releaseMetrics exports what the releases do, beside controller-runtime's
@@ -26,31 +26,17 @@ type releaseMetrics struct {
 func newReleaseMetrics(kind string, reg prometheus.Registerer) *releaseMetrics {
 	m := &releaseMetrics{
 		kind: kind,
-		actions: register(reg, prometheus.NewCounterVec(prometheus.CounterOpts{
+		actions: releasemetrics.Register(reg, prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "chartpilot_release_actions_total",
 			Help: "Helm actions run on releases, by custom resource kind, action and result.",
 		}, []string{"kind", "action", "result"})),
-		states: register(reg, prometheus.NewGaugeVec(prometheus.GaugeOpts{
+		states: releasemetrics.Register(reg, prometheus.NewGaugeVec(prometheus.GaugeOpts{
 			Name: "chartpilot_releases",
 			Help: "Releases by custom resource kind and state (InSync, Drifted, Failed...) at their last reconcile.",
 		}, []string{"kind", "state"})),
 		last: map[types.NamespacedName]string{},
 	}
 	return m
-}
-
-// register registers c, or returns the collector already registered under
-// its name (several operators in one process share them).
-func register[C prometheus.Collector](reg prometheus.Registerer, c C) C {
-	if err := reg.Register(c); err != nil {
-		var are prometheus.AlreadyRegisteredError
-		if errors.As(err, &are) {
-			if existing, ok := are.ExistingCollector.(C); ok {
-				return existing
-			}
-		}
-	}
-	return c
 }
 
 // Observe records one reconcile of a CR.

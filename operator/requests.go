@@ -6,6 +6,8 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 	"k8s.io/client-go/rest"
+
+	"github.com/chartpilot/chartpilot/operator/releasemetrics"
 )
 
 // RequestsMetric counts the operator's requests to the API server by verb
@@ -20,7 +22,7 @@ const VerbWatch = "watch"
 
 // newRequestCounter registers RequestsMetric with reg.
 func newRequestCounter(reg prometheus.Registerer) *prometheus.CounterVec {
-	return register(reg, prometheus.NewCounterVec(prometheus.CounterOpts{
+	return releasemetrics.Register(reg, prometheus.NewCounterVec(prometheus.CounterOpts{
 		Name: RequestsMetric,
 		Help: "Requests sent to the API server, by verb; watch is a watch started (informers renew theirs every 5 to 10 minutes).",
 	}, []string{"verb"}))

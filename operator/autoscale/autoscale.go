@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -48,14 +49,7 @@ type Spec struct {
 var Targets = []schema.GroupKind{{Group: "apps", Kind: "Deployment"}, {Group: "apps", Kind: "StatefulSet"}}
 
 // IsTarget says whether an HPA may be added for gk.
-func IsTarget(gk schema.GroupKind) bool {
-	for _, t := range Targets {
-		if t == gk {
-			return true
-		}
-	}
-	return false
-}
+func IsTarget(gk schema.GroupKind) bool { return slices.Contains(Targets, gk) }
 
 // ChartOwns says whether the chart itself reads the autoscaling field: its
 // values.yaml has the key, or its values.schema.json declares it. Then the

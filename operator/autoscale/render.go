@@ -1,6 +1,7 @@
 package autoscale
 
 import (
+	"slices"
 	"strings"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -50,14 +51,7 @@ func isHPA(o *unstructured.Unstructured) bool {
 	return o.GroupVersionKind().GroupKind() == HPAKind
 }
 
-func hasHPA(objs []*unstructured.Unstructured) bool {
-	for _, o := range objs {
-		if isHPA(o) {
-			return true
-		}
-	}
-	return false
-}
+func hasHPA(objs []*unstructured.Unstructured) bool { return slices.ContainsFunc(objs, isHPA) }
 
 // scaleTarget is the workload an HPA scales (any version: v1 and v2 both
 // have spec.scaleTargetRef).

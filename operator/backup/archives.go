@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"path"
+	"slices"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -110,12 +111,7 @@ func archivesPrefix(t *api.S3Target, ns, backup string) string {
 // copied says whether a backup copied any claim to its target (backups
 // from before volumeMethod existed name no method: they copied).
 func copied(st *api.BackupStatus) bool {
-	for _, v := range st.Volumes {
-		if v.Method != api.VolumeMethodSnapshot {
-			return true
-		}
-	}
-	return len(st.Volumes) == 0
+	return len(st.Volumes) == 0 || slices.ContainsFunc(st.Volumes, func(v api.VolumeResult) bool { return v.Method != api.VolumeMethodSnapshot })
 }
 
 // deleteArchives deletes what a backup wrote on its target, and its
@@ -178,24 +174,28 @@ func (r *BackupReconciler) deleteOnClaim(ctx context.Context, obj *unstructured.
 	case err != nil:
 		return archiveDeletion{err: fmt.Errorf("reading the target claim %s: %w", t.ClaimName, err)}
 	}
-	var v api.VolumeResult
 	name := shorten(obj.GetName(), "delete", "")
-	step, err := r.opts.stepMover(ctx, ns, name, "deleting the archives", &v, func(image string) error {
-		return r.createDeleter(ctx, obj, t, st, image, name)
-	})
+	l, err := r.opts.lookMover(ctx, ns, name, "deleting the archives")
+	if err == nil && l.missing {
+		var image string
+		if image, err = r.opts.moverImage(ctx); err != nil {
+			return archiveDeletion{err: err}
+		}
+		l, err = volumeLook{running: true}, r.createDeleter(ctx, obj, t, st, image, name)
+	}
 	switch {
 	case apierrors.HasStatusCause(err, corev1.NamespaceTerminatingCause):
 		return archiveDeletion{err: fmt.Errorf("%w: namespace %s is being deleted", errArchivesUnreachable, ns)}
 	case err != nil:
 		return archiveDeletion{err: err}
-	case step.pending:
+	case l.running:
 		return archiveDeletion{pending: true}
-	case step.reason != "":
+	case l.failed:
 		// The next attempt starts a new pod.
 		_ = r.opts.Client.Delete(ctx, &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name}})
-		return archiveDeletion{err: errors.New(step.message)}
+		return archiveDeletion{err: errors.New(l.why.message)}
 	}
-	return archiveDeletion{removed: v.Files}
+	return archiveDeletion{removed: l.files}
 }
 
 func (r *BackupReconciler) createDeleter(ctx context.Context, obj *unstructured.Unstructured, t *api.PVCTarget, st *api.BackupStatus, image, name string) error {
@@ -232,5 +232,5 @@ func (r *BackupReconciler) moverSecurity(ctx context.Context, ns, backup string,
 	if len(st.Volumes) > 0 {
 		claim = st.Volumes[0].ClaimName
 	}
-	return operandSecurity(ctx, r.opts.Reader, ns, claim)
+	return OperandSecurity(ctx, r.opts.Reader, ns, claim)
 }

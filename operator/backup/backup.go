@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -11,11 +12,12 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+
+	snapv1 "github.com/kubernetes-csi/external-snapshotter/client/v8/apis/volumesnapshot/v1"
 
 	"github.com/chartpilot/chartpilot/operator/backup/api"
 	"github.com/chartpilot/chartpilot/operator/backup/mover"
@@ -112,111 +114,200 @@ func (r *BackupReconciler) Reconcile(ctx context.Context, req reconcile.Request)
 	return res, err
 }
 
-// step advances a backup by one state and says when to look again.
+// step advances a backup by one state and says when to look again:
+// observe reads, planBackup decides, act writes.
 func (r *BackupReconciler) step(ctx context.Context, obj *unstructured.Unstructured, spec api.BackupSpec, st *api.BackupStatus) (reconcile.Result, error) {
-	switch st.Phase {
-	case "", api.PhasePending:
-		return r.start(ctx, obj, spec, st)
-	case api.PhaseRunning:
-		return r.running(ctx, obj, spec, st)
+	seen, err := r.observe(ctx, obj, spec, st)
+	if err != nil {
+		return reconcile.Result{}, err
+	}
+	return r.act(ctx, obj, spec, st, seen, planBackup(seen))
+}
+
+// backupSeen is what observe read of a backup's world.
+type backupSeen struct {
+	seen
+	running bool
+	// waited is the Backup's age, timeout its spec.waitTimeout.
+	waited, timeout time.Duration
+	// notSettled says why the release cannot be copied now.
+	notSettled string
+	// release is the source's, contents what the backup copies (with the
+	// movers' users and the snapshots planned).
+	release  *helmrelease.Release
+	contents *Contents
+}
+
+// planBackup decides a backup's next action from what observe saw.
+func planBackup(s backupSeen) plan {
+	switch {
+	case s.blocked != nil:
+		return plan{action: actFail, why: *s.blocked}
+	case s.notSettled != "" && s.waited >= s.timeout:
+		return plan{action: actFail, why: problem{ReasonReleaseNotSettled, fmt.Sprintf("waited %s for the release to settle, nothing copied: %s", s.timeout, s.notSettled)}}
+	case s.notSettled != "":
+		return plan{action: actWait, why: problem{ReasonWaitingForRelease, s.notSettled}, requeue: min(pollPeriod*2, s.timeout-s.waited)}
+	case !s.running:
+		return plan{action: actStart}
+	}
+	return planVolumes(s.volumes, actFinish)
+}
+
+// observe reads what planBackup decides from; it writes nothing.
+func (r *BackupReconciler) observe(ctx context.Context, obj *unstructured.Unstructured, spec api.BackupSpec, st *api.BackupStatus) (backupSeen, error) {
+	seen := backupSeen{running: st.Phase == api.PhaseRunning, timeout: DefaultWaitTimeout, waited: r.opts.Now().Sub(obj.GetCreationTimestamp().Time)}
+	if spec.WaitTimeout != nil {
+		seen.timeout = spec.WaitTimeout.Duration
+	}
+	if seen.running {
+		return seen, r.observeRunning(ctx, obj, spec, st, &seen)
+	}
+	return seen, r.observePending(ctx, obj, spec, &seen)
+}
+
+// observePending reads, in order, the target, the source and its
+// release, the mover image, the contents and how each claim is kept, the
+// hooks' pods and the movers' users.
+func (r *BackupReconciler) observePending(ctx context.Context, obj *unstructured.Unstructured, spec api.BackupSpec, seen *backupSeen) error {
+	ns := obj.GetNamespace()
+	if reason, err := r.opts.checkTarget(ctx, ns, spec.Target); reason != "" {
+		seen.blocked = &problem{reason, err.Error()}
+		return nil
+	} else if err != nil {
+		return err
+	}
+	cr := &unstructured.Unstructured{}
+	cr.SetGroupVersionKind(r.opts.Watched)
+	if err := r.opts.Reader.Get(ctx, client.ObjectKey{Namespace: ns, Name: spec.Source}, cr); apierrors.IsNotFound(err) {
+		seen.blocked = &problem{ReasonSourceNotFound, fmt.Sprintf("%s %s/%s does not exist", r.opts.Watched.Kind, ns, spec.Source)}
+		return nil
+	} else if err != nil {
+		return fmt.Errorf("reading %s %s: %w", r.opts.Watched.Kind, spec.Source, err)
+	}
+	if seen.release, seen.notSettled = r.settled(ctx, cr); seen.notSettled != "" {
+		return nil
+	}
+	var err error
+	if seen.image, err = r.opts.moverImage(ctx); err != nil {
+		seen.blocked = &problem{ReasonNoMoverImage, err.Error()}
+		return nil
+	}
+	c, err := collect(ctx, r.opts.Reader, cr, seen.release, spec)
+	if errors.Is(err, errNotSettled) {
+		seen.notSettled = err.Error()
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	classes, reason, msg, err := r.opts.volumePlan(ctx, spec, c.Claims)
+	if err != nil {
+		return err
+	}
+	if reason != "" {
+		seen.blocked = &problem{reason, msg}
+		return nil
+	}
+	c.Security = map[string]*corev1.PodSecurityContext{}
+	for _, claim := range c.Claims {
+		if c.Security[claim.Name], err = OperandSecurity(ctx, r.opts.Reader, ns, claim.Name); err != nil {
+			return err
+		}
+		if class, ok := classes[claim.Name]; ok {
+			if c.Snapshots == nil {
+				c.Snapshots = map[string]SnapshotRef{}
+			}
+			c.Snapshots[claim.Name] = SnapshotRef{Name: snapshotName(obj.GetName(), claim.Name), Class: class}
+		}
+	}
+	seen.contents = c
+	seen.hooks, err = r.opts.hookPods(ctx, ns, cr.GetName())
+	return err
+}
+
+// observeRunning reads the contents, each volume's snapshot or mover pod,
+// the image when a mover is missing, and the hooks' pods once all are done.
+func (r *BackupReconciler) observeRunning(ctx context.Context, obj *unstructured.Unstructured, spec api.BackupSpec, st *api.BackupStatus, seen *backupSeen) error {
+	ns := obj.GetNamespace()
+	c, err := loadContents(ctx, r.opts.Reader, ns, obj.GetName())
+	if err != nil {
+		seen.blocked = &problem{ReasonContentsLost, err.Error()}
+		return nil
+	}
+	seen.contents = c
+	seen.volumes = make([]volumeLook, len(st.Volumes))
+	for i, v := range st.Volumes {
+		switch {
+		case v.Phase == api.PhaseCompleted:
+		case v.Method == api.VolumeMethodSnapshot:
+			var vs *snapv1.VolumeSnapshot
+			if vs, err = r.opts.getSnapshot(ctx, ns, v.Snapshot); err == nil {
+				seen.volumes[i] = snapshotLook(vs, v.ClaimName)
+			}
+		default:
+			name := moverName(obj.GetName(), "backup", v.ClaimName)
+			seen.volumes[i], err = r.opts.lookMover(ctx, ns, name, "copying claim "+v.ClaimName)
+		}
+		if err != nil {
+			return err
+		}
+	}
+	r.opts.needImage(ctx, &seen.seen, st.Volumes)
+	if !slices.ContainsFunc(seen.volumes, func(l volumeLook) bool { return !l.done() }) {
+		seen.hooks, err = r.opts.hookPods(ctx, ns, spec.Source)
+	}
+	return err
+}
+
+// act carries out a plan: the writes, the hooks and the status.
+func (r *BackupReconciler) act(ctx context.Context, obj *unstructured.Unstructured, spec api.BackupSpec, st *api.BackupStatus, seen backupSeen, p plan) (reconcile.Result, error) {
+	for i, l := range seen.volumes {
+		recordVolume(&st.Volumes[i], l, r.opts.Now().Sub(st.StartTime.Time))
+	}
+	switch p.action {
+	case actFail:
+		r.fail(obj, st, p.why.reason, p.why.message)
+	case actWait:
+		st.Phase, st.Reason, st.Message = api.PhasePending, p.why.reason, p.why.message
+		return reconcile.Result{RequeueAfter: p.requeue}, nil
+	case actStart:
+		return r.begin(ctx, obj, spec, st, seen)
+	case actPoll:
+		for _, i := range p.create {
+			if err := r.create(ctx, obj, spec, seen, st.Volumes[i]); err != nil {
+				return reconcile.Result{}, err
+			}
+		}
+		return reconcile.Result{RequeueAfter: pollPeriod}, nil
+	case actFinish:
+		if err := r.opts.runHooks(ctx, seen.hooks, postBackup, hookTimeout(spec)); err != nil {
+			r.fail(obj, st, hookReason(err), err.Error())
+			return reconcile.Result{}, nil
+		}
+		st.Size = 0
+		for _, v := range st.Volumes {
+			st.Size += v.Size
+		}
+		r.complete(obj, st, fmt.Sprintf("%d volume(s), %d bytes, and %d object(s) of release %s", len(st.Volumes), st.Size, st.Objects, spec.Source))
 	}
 	return reconcile.Result{}, nil
 }
 
-// start checks the spec, the target and the release, then runs the pre
-// hooks, writes the contents and turns Running.
-func (r *BackupReconciler) start(ctx context.Context, obj *unstructured.Unstructured, spec api.BackupSpec, st *api.BackupStatus) (reconcile.Result, error) {
-	ns := obj.GetNamespace()
-	if why, err := r.opts.checkTarget(ctx, ns, spec.Target); err != nil || why != "" {
-		if why != "" {
-			r.fail(obj, st, why, err.Error())
-			return reconcile.Result{}, nil
-		}
-		return reconcile.Result{}, err
-	}
-	cr := &unstructured.Unstructured{}
-	cr.SetGroupVersionKind(r.opts.Watched)
-	if err := r.opts.Reader.Get(ctx, client.ObjectKey{Namespace: ns, Name: spec.Source}, cr); err != nil {
-		if apierrors.IsNotFound(err) {
-			r.fail(obj, st, ReasonSourceNotFound, fmt.Sprintf("%s %s/%s does not exist", r.opts.Watched.Kind, ns, spec.Source))
-			return reconcile.Result{}, nil
-		}
-		return reconcile.Result{}, fmt.Errorf("reading %s %s: %w", r.opts.Watched.Kind, spec.Source, err)
-	}
-	rel, why := r.settled(ctx, cr)
-	if why != "" {
-		return r.wait(obj, spec, st, why), nil
-	}
-	image, err := r.opts.moverImage(ctx)
-	if err != nil {
-		r.fail(obj, st, ReasonNoMoverImage, err.Error())
-		return reconcile.Result{}, nil
-	}
-	contents, err := collect(ctx, r.opts.Reader, cr, rel, spec)
-	if errors.Is(err, errNotSettled) {
-		return r.wait(obj, spec, st, err.Error()), nil
-	}
-	if err != nil {
-		return reconcile.Result{}, err
-	}
-	// Before the hooks: a backup that cannot be taken quiesces nothing.
-	plan, reason, msg, err := r.opts.volumePlan(ctx, spec, contents.Claims)
-	if err != nil {
-		return reconcile.Result{}, err
-	}
-	if reason != "" {
-		r.fail(obj, st, reason, msg)
-		return reconcile.Result{}, nil
-	}
-	hooks, err := r.opts.hookPods(ctx, ns, cr.GetName())
-	if err != nil {
-		return reconcile.Result{}, err
-	}
-	if err := r.opts.runHooks(ctx, hooks, preBackup, hookTimeout(spec)); err != nil {
+// begin runs the pre hooks, writes the contents, turns the backup Running
+// and makes a snapshot or mover pod per claim.
+func (r *BackupReconciler) begin(ctx context.Context, obj *unstructured.Unstructured, spec api.BackupSpec, st *api.BackupStatus, seen backupSeen) (reconcile.Result, error) {
+	if err := r.opts.runHooks(ctx, seen.hooks, preBackup, hookTimeout(spec)); err != nil {
 		r.fail(obj, st, hookReason(err), err.Error())
 		return reconcile.Result{}, nil
 	}
-	contents.Security = map[string]*corev1.PodSecurityContext{}
-	for _, c := range contents.Claims {
-		if contents.Security[c.Name], err = operandSecurity(ctx, r.opts.Reader, ns, c.Name); err != nil {
-			return reconcile.Result{}, err
-		}
-		if class, ok := plan[c.Name]; ok {
-			if contents.Snapshots == nil {
-				contents.Snapshots = map[string]SnapshotRef{}
-			}
-			contents.Snapshots[c.Name] = SnapshotRef{Name: snapshotName(obj.GetName(), c.Name), Class: class}
-		}
-	}
-	digest, err := r.writeContents(ctx, obj, contents)
+	digest, err := r.writeContents(ctx, obj, seen.contents)
 	if err != nil {
 		return reconcile.Result{}, err
 	}
+	runningStatus(st, seen.contents, seen.release.Name, targetName(spec.Target), r.opts.Now())
 	st.ContentsDigest = digest
-	copies := len(contents.Claims) - len(contents.Snapshots)
-	st.Phase, st.Reason = api.PhaseRunning, ReasonCopying
-	if copies == 0 && len(contents.Snapshots) > 0 {
-		st.Reason = ReasonSnapshotting
-	}
-	st.Message = fmt.Sprintf("snapshotting %d and copying %d volume(s) of release %s to %s", len(contents.Snapshots), copies, rel.Name, targetName(spec.Target))
-	st.Chart, st.Revision = contents.Chart+"-"+contents.ChartVersion, contents.Revision
-	st.Objects = 1 + len(contents.Secrets) + len(contents.ConfigMaps) + len(contents.Claims)
-	st.StartTime = ptr.To(metav1.NewTime(r.opts.Now()))
-	st.Volumes = nil
-	for _, c := range contents.Claims {
-		v := api.VolumeResult{ClaimName: c.Name, Phase: api.PhasePending, Method: api.VolumeMethodCopy}
-		if snap, ok := contents.Snapshots[c.Name]; ok {
-			v.Method, v.Snapshot = api.VolumeMethodSnapshot, snap.Name
-		}
-		st.Volumes = append(st.Volumes, v)
-	}
-	for _, c := range contents.Claims {
-		if snap, ok := contents.Snapshots[c.Name]; ok {
-			err = r.opts.createSnapshot(ctx, obj, c.Name, snap.Class)
-		} else {
-			err = r.createMover(ctx, obj, spec, image, c.Name)
-		}
-		if err != nil {
+	for _, v := range st.Volumes {
+		if err := r.create(ctx, obj, spec, seen, v); err != nil {
 			return reconcile.Result{}, err
 		}
 	}
@@ -224,13 +315,39 @@ func (r *BackupReconciler) start(ctx context.Context, obj *unstructured.Unstruct
 	return reconcile.Result{RequeueAfter: pollPeriod}, nil
 }
 
+// runningStatus is the status of a backup that starts to copy contents.
+func runningStatus(st *api.BackupStatus, c *Contents, release, target string, now time.Time) {
+	copies := len(c.Claims) - len(c.Snapshots)
+	st.Phase, st.Reason = api.PhaseRunning, ReasonCopying
+	if copies == 0 && len(c.Snapshots) > 0 {
+		st.Reason = ReasonSnapshotting
+	}
+	st.Message = fmt.Sprintf("snapshotting %d and copying %d volume(s) of release %s to %s", len(c.Snapshots), copies, release, target)
+	st.Chart, st.Revision = c.Chart+"-"+c.ChartVersion, c.Revision
+	st.Objects = 1 + len(c.Secrets) + len(c.ConfigMaps) + len(c.Claims)
+	st.StartTime = ptr.To(metav1.NewTime(now))
+	st.Volumes = nil
+	for _, claim := range c.Claims {
+		v := api.VolumeResult{ClaimName: claim.Name, Phase: api.PhasePending, Method: api.VolumeMethodCopy}
+		if snap, ok := c.Snapshots[claim.Name]; ok {
+			v.Method, v.Snapshot = api.VolumeMethodSnapshot, snap.Name
+		}
+		st.Volumes = append(st.Volumes, v)
+	}
+}
+
+// create makes the snapshot or the mover pod of a volume.
+func (r *BackupReconciler) create(ctx context.Context, obj *unstructured.Unstructured, spec api.BackupSpec, seen backupSeen, v api.VolumeResult) error {
+	if v.Method == api.VolumeMethodSnapshot {
+		return r.opts.createSnapshot(ctx, obj, v.ClaimName, seen.contents.Snapshots[v.ClaimName].Class)
+	}
+	return r.createMover(ctx, obj, spec, seen.image, v.ClaimName, seen.contents.security(v.ClaimName))
+}
+
 // settled returns the source's latest release when it is deployed from the
 // CR's current spec, or says why not.
 func (r *BackupReconciler) settled(ctx context.Context, cr *unstructured.Unstructured) (*helmrelease.Release, string) {
-	var st reconciler.Status
-	if m, ok := cr.Object["status"].(map[string]any); ok {
-		_ = runtime.DefaultUnstructuredConverter.FromUnstructured(m, &st)
-	}
+	st := reconciler.StatusOf(cr)
 	deployed := meta.FindStatusCondition(st.Conditions, reconciler.TypeDeployed)
 	switch {
 	case deployed == nil || deployed.Status != metav1.ConditionTrue:
@@ -250,22 +367,6 @@ func (r *BackupReconciler) settled(ctx context.Context, cr *unstructured.Unstruc
 		return nil, fmt.Sprintf("release %s revision %d is %s", rel.Name, rel.Version, status)
 	}
 	return rel, ""
-}
-
-// wait keeps a backup Pending while the release settles, and fails it
-// once spec.waitTimeout has passed since the Backup was created.
-func (r *BackupReconciler) wait(obj *unstructured.Unstructured, spec api.BackupSpec, st *api.BackupStatus, why string) reconcile.Result {
-	timeout := DefaultWaitTimeout
-	if spec.WaitTimeout != nil {
-		timeout = spec.WaitTimeout.Duration
-	}
-	waited := r.opts.Now().Sub(obj.GetCreationTimestamp().Time)
-	if waited >= timeout {
-		r.fail(obj, st, ReasonReleaseNotSettled, fmt.Sprintf("waited %s for the release to settle, nothing copied: %s", timeout, why))
-		return reconcile.Result{}
-	}
-	st.Phase, st.Reason, st.Message = api.PhasePending, ReasonWaitingForRelease, why
-	return reconcile.Result{RequeueAfter: min(pollPeriod*2, timeout-waited)}
 }
 
 func hookTimeout(spec api.BackupSpec) time.Duration {
@@ -309,12 +410,8 @@ const ContentsSecretType corev1.SecretType = "backup.chartpilot.io/contents"
 // moverName is the deterministic name of the mover pod of a claim.
 func moverName(owner, kind, claim string) string { return shorten(owner, kind, claim) }
 
-func (r *BackupReconciler) createMover(ctx context.Context, obj *unstructured.Unstructured, spec api.BackupSpec, image, claim string) error {
+func (r *BackupReconciler) createMover(ctx context.Context, obj *unstructured.Unstructured, spec api.BackupSpec, image, claim string, sec *corev1.PodSecurityContext) error {
 	ns := obj.GetNamespace()
-	sec, err := operandSecurity(ctx, r.opts.Reader, ns, claim)
-	if err != nil {
-		return err
-	}
 	where, flags := archiveLocation(spec.Target, ns, obj.GetName(), claim)
 	var s3Secret string
 	if spec.Target.S3 != nil {
@@ -332,72 +429,6 @@ func (r *BackupReconciler) createMover(ctx context.Context, obj *unstructured.Un
 		return fmt.Errorf("creating mover pod %s for claim %s: %w", pod.Name, claim, err)
 	}
 	return nil
-}
-
-// running looks at the mover pods: a missing one (an operator restarted
-// before it created it) is created, a failed one fails the backup, and
-// when all succeeded the post hooks run and the backup completes.
-func (r *BackupReconciler) running(ctx context.Context, obj *unstructured.Unstructured, spec api.BackupSpec, st *api.BackupStatus) (reconcile.Result, error) {
-	ns := obj.GetNamespace()
-	contents, err := loadContents(ctx, r.opts.Reader, ns, obj.GetName())
-	if err != nil {
-		r.fail(obj, st, ReasonContentsLost, err.Error())
-		return reconcile.Result{}, nil
-	}
-	pending := 0
-	for i := range st.Volumes {
-		v := &st.Volumes[i]
-		if v.Phase == api.PhaseCompleted {
-			continue
-		}
-		if v.Method == api.VolumeMethodSnapshot {
-			step, err := r.opts.stepSnapshot(ctx, obj, v, contents.Snapshots[v.ClaimName].Class, st.StartTime.Time)
-			if err != nil {
-				return reconcile.Result{}, err
-			}
-			if step.reason != "" {
-				r.fail(obj, st, step.reason, step.message)
-				return reconcile.Result{}, nil
-			}
-			if step.pending {
-				pending++
-			}
-			continue
-		}
-		name := moverName(obj.GetName(), "backup", v.ClaimName)
-		step, err := r.opts.stepMover(ctx, ns, name, "copying claim "+v.ClaimName, v, func(image string) error {
-			return r.createMover(ctx, obj, spec, image, v.ClaimName)
-		})
-		if err != nil {
-			return reconcile.Result{}, err
-		}
-		if step.reason != "" {
-			r.fail(obj, st, step.reason, step.message)
-			return reconcile.Result{}, nil
-		}
-		if step.pending {
-			pending++
-		} else if v.Phase == api.PhaseCompleted {
-			v.Duration = r.opts.Now().Sub(st.StartTime.Time).Round(100 * time.Millisecond).String()
-		}
-	}
-	if pending > 0 {
-		return reconcile.Result{RequeueAfter: pollPeriod}, nil
-	}
-	hooks, err := r.opts.hookPods(ctx, ns, spec.Source)
-	if err != nil {
-		return reconcile.Result{}, err
-	}
-	if err := r.opts.runHooks(ctx, hooks, postBackup, hookTimeout(spec)); err != nil {
-		r.fail(obj, st, hookReason(err), err.Error())
-		return reconcile.Result{}, nil
-	}
-	st.Size = 0
-	for _, v := range st.Volumes {
-		st.Size += v.Size
-	}
-	r.complete(obj, st, fmt.Sprintf("%d volume(s), %d bytes, and %d object(s) of release %s", len(st.Volumes), st.Size, st.Objects, spec.Source))
-	return reconcile.Result{}, nil
 }
 
 // moverMessage is a mover's result error, or its raw termination message.

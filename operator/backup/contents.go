@@ -9,6 +9,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
+	"slices"
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
@@ -16,6 +18,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
+	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/chartpilot/chartpilot/internal/gunzip"
@@ -61,6 +64,15 @@ type SnapshotRef struct {
 const contentsKey = "contents.json.gz"
 
 // contentsSecretName is the name of a Backup's contents Secret.
+// security is the user and groups a claim's movers run as: the
+// operand's, as recorded when the backup started.
+func (c *Contents) security(claim string) *corev1.PodSecurityContext {
+	if sec := c.Security[claim]; sec != nil {
+		return sec
+	}
+	return &corev1.PodSecurityContext{RunAsUser: ptr.To[int64](DefaultMoverUser), RunAsGroup: ptr.To[int64](DefaultMoverUser)}
+}
+
 func contentsSecretName(backup string) string { return shorten(backup, "contents", "") }
 
 // instanceLabel is the label charts put on what a release creates outside
@@ -126,7 +138,7 @@ func collect(ctx context.Context, r client.Reader, cr *unstructured.Unstructured
 	for _, pvc := range labelled.Items {
 		claims[pvc.Name] = true
 	}
-	for _, name := range sortedKeys(claims) {
+	for _, name := range slices.Sorted(maps.Keys(claims)) {
 		var pvc corev1.PersistentVolumeClaim
 		if err := r.Get(ctx, client.ObjectKey{Namespace: ns, Name: name}, &pvc); err != nil {
 			return nil, fmt.Errorf("reading PersistentVolumeClaim %s of release %s: %w", name, rel.Name, err)

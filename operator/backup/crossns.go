@@ -11,7 +11,6 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/chartpilot/chartpilot/operator/backup/api"
@@ -55,15 +54,6 @@ func (run *restoreRun) tokenSecret() string { return shorten(run.obj.GetName(), 
 // servePodName is the serving pod of a claim's archive.
 func (run *restoreRun) servePodName(claim string) string {
 	return shorten(run.obj.GetName(), moverServe, claim)
-}
-
-// security is the user and groups a claim's movers run as: the
-// operand's, as the backup's movers did.
-func (run *restoreRun) security(claim string) *corev1.PodSecurityContext {
-	if sec := run.contents.Security[claim]; sec != nil {
-		return sec
-	}
-	return &corev1.PodSecurityContext{RunAsUser: ptr.To[int64](DefaultMoverUser), RunAsGroup: ptr.To[int64](DefaultMoverUser)}
 }
 
 // ensureToken creates the token's Secret in the backup's namespace (owned
@@ -111,7 +101,7 @@ func (run *restoreRun) servePod(image, claim string) *corev1.Pod {
 		owner:  ownerRef(run.obj),
 		// $(POD_IP) is expanded by the kubelet: the pod's own address only.
 		args:   []string{"serve", "--from", file, "--listen", "$(" + podIPEnv + "):" + strconv.Itoa(servePort), "--serve-timeout", serveTimeout},
-		source: t.ClaimName, sourceRO: true, security: run.security(claim), env: env,
+		source: t.ClaimName, sourceRO: true, security: run.contents.security(claim), env: env,
 	})
 	pod.Spec.Containers[0].Ports = []corev1.ContainerPort{{Name: "archive", ContainerPort: servePort, Protocol: corev1.ProtocolTCP}}
 	return pod
@@ -148,13 +138,12 @@ func (r *RestoreReconciler) serverFailed(ctx context.Context, run *restoreRun) (
 		if i < len(run.st.Volumes) && run.st.Volumes[i].Phase == api.PhaseCompleted {
 			continue
 		}
-		pod := &corev1.Pod{}
-		err := r.opts.Reader.Get(ctx, client.ObjectKey{Namespace: run.obj.GetNamespace(), Name: run.servePodName(c.Name)}, pod)
-		if apierrors.IsNotFound(err) {
-			continue
-		}
+		pod, err := r.opts.getPod(ctx, run.obj.GetNamespace(), run.servePodName(c.Name))
 		if err != nil {
-			return "", fmt.Errorf("reading pod %s serving the archive of claim %s: %w", pod.Name, c.Name, err)
+			return "", err
+		}
+		if pod == nil {
+			continue
 		}
 		if ps := moverState(pod); ps.done && ps.failed {
 			return fmt.Sprintf("serving the archive of claim %s to namespace %s (pod %s) failed: %s", c.Name, run.ns, pod.Name, moverMessage(ps.message)), nil

@@ -10,7 +10,6 @@ import (
 	"slices"
 
 	corev1 "k8s.io/api/core/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
@@ -180,12 +179,6 @@ func ProbePod(namespace, name, image, claim, file, text string, write bool, sec 
 	return p
 }
 
-// OperandSecurity is the user and groups of the pods mounting a claim
-// (DefaultMoverUser when none says), which movers run as.
-func OperandSecurity(ctx context.Context, r client.Reader, namespace, claim string) (*corev1.PodSecurityContext, error) {
-	return operandSecurity(ctx, r, namespace, claim)
-}
-
 // MoverResult is the result a finished mover or probe pod reports, or why
 // it failed; done is false while it runs.
 func MoverResult(p *corev1.Pod) (res mover.Result, done bool, err error) {
@@ -200,10 +193,10 @@ func MoverResult(p *corev1.Pod) (res mover.Result, done bool, err error) {
 	return res, true, err
 }
 
-// operandSecurity is the user, group and fsGroup of the pods that mount a
-// claim, so that the mover reads (and writes back) their files as they
-// do; DefaultMoverUser when none says.
-func operandSecurity(ctx context.Context, r client.Reader, namespace, claim string) (*corev1.PodSecurityContext, error) {
+// OperandSecurity is the user, group and fsGroup of the pods that mount a
+// claim, so that a mover reads (and writes back) their files as they do;
+// DefaultMoverUser when none says.
+func OperandSecurity(ctx context.Context, r client.Reader, namespace, claim string) (*corev1.PodSecurityContext, error) {
 	var pods corev1.PodList
 	if err := r.List(ctx, &pods, client.InNamespace(namespace)); err != nil {
 		return nil, fmt.Errorf("listing the pods of namespace %s: %w", namespace, err)
@@ -270,55 +263,4 @@ func moverState(p *corev1.Pod) podResult {
 		return podResult{done: true, failed: true, message: msg}
 	}
 	return podResult{}
-}
-
-func sortedKeys[V any](m map[string]V) []string {
-	out := make([]string, 0, len(m))
-	for k := range m {
-		out = append(out, k)
-	}
-	slices.Sort(out)
-	return out
-}
-
-// moverStep is what one look at a claim's mover pod found.
-type moverStep struct {
-	// pending: the pod was created just now or still runs.
-	pending bool
-	// reason and message say why the copy failed; empty when it did not.
-	reason, message string
-}
-
-// stepMover looks at the mover pod name of the claim whose result is v,
-// creating it with create when missing, and records in v what the pod did.
-// what names the copy in a failure ("copying claim data").
-func (o *Options) stepMover(ctx context.Context, ns, name, what string, v *api.VolumeResult, create func(image string) error) (moverStep, error) {
-	pod := &corev1.Pod{}
-	err := o.Reader.Get(ctx, client.ObjectKey{Namespace: ns, Name: name}, pod)
-	if apierrors.IsNotFound(err) {
-		image, err := o.moverImage(ctx)
-		if err != nil {
-			return moverStep{reason: ReasonNoMoverImage, message: err.Error()}, nil
-		}
-		return moverStep{pending: true}, create(image)
-	}
-	if err != nil {
-		return moverStep{}, fmt.Errorf("reading mover pod %s: %w", name, err)
-	}
-	ps := moverState(pod)
-	switch {
-	case !ps.done:
-		v.Phase = api.PhaseRunning
-		return moverStep{pending: true}, nil
-	case ps.failed:
-		v.Phase, v.Message = api.PhaseFailed, moverMessage(ps.message)
-		return moverStep{reason: ReasonMoverFailed, message: fmt.Sprintf("%s (pod %s) failed: %s", what, name, v.Message)}, nil
-	}
-	res, err := mover.ParseResult(ps.message)
-	if err != nil {
-		v.Phase, v.Message = api.PhaseFailed, err.Error()
-		return moverStep{reason: ReasonMoverFailed, message: fmt.Sprintf("%s (pod %s): %v", what, name, err)}, nil
-	}
-	v.Phase, v.Size, v.Files, v.Message = api.PhaseCompleted, res.Size, res.Files, ""
-	return moverStep{}, nil
 }

@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
+	"slices"
 	"strings"
 	"time"
 
@@ -16,6 +18,8 @@ import (
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+
+	snapv1 "github.com/kubernetes-csi/external-snapshotter/client/v8/apis/volumesnapshot/v1"
 
 	"github.com/chartpilot/chartpilot/operator/backup/api"
 	"github.com/chartpilot/chartpilot/operator/reconciler"
@@ -103,54 +107,120 @@ func (r *RestoreReconciler) Reconcile(ctx context.Context, req reconcile.Request
 	return res, err
 }
 
+// step advances a restore by one stage and says when to look again:
+// observe reads, planRestore decides, act writes.
 func (r *RestoreReconciler) step(ctx context.Context, run *restoreRun) (reconcile.Result, error) {
-	if failed, err := r.load(ctx, run); failed || err != nil {
+	seen, err := r.observe(ctx, run)
+	if err != nil {
 		return reconcile.Result{}, err
 	}
+	return r.act(ctx, run, seen, planRestore(seen))
+}
+
+// restoreStage is how far a restore got.
+type restoreStage int
+
+const (
+	// stageStart: Pending, nothing written yet.
+	stageStart restoreStage = iota
+	// stageVolumes: Running, the volumes being refilled.
+	stageVolumes
+	// stageRelease: the CR is created, its release awaited.
+	stageRelease
+)
+
+// restoreSeen is what observe read of a restore's world.
+type restoreSeen struct {
+	seen
+	stage restoreStage
+	// cr names the restored CR ("Kind ns/name"); crFailed is its condition
+	// that says its release failed, crReady whether it is Deployed and
+	// Ready, crAge how long it has existed.
+	cr       string
+	crFailed *metav1.Condition
+	// snapshotContents are, for a restore into another namespace, the
+	// contents of the backup's snapshots, by claim.
+	snapshotContents map[string]*snapv1.VolumeSnapshotContent
+	crReady          bool
+	crAge            time.Duration
+}
+
+// planRestore decides a restore's next action from what observe saw.
+func planRestore(s restoreSeen) plan {
+	switch {
+	case s.blocked != nil:
+		return plan{action: actFail, why: *s.blocked}
+	case s.stage == stageStart:
+		return plan{action: actStart}
+	case s.stage == stageVolumes:
+		return planVolumes(s.volumes, actCreateCR)
+	case s.crFailed != nil:
+		return plan{action: actFail, why: problem{ReasonReleaseFailed, fmt.Sprintf("the release of %s: %s: %s", s.cr, s.crFailed.Reason, s.crFailed.Message)}}
+	case !s.crReady && s.crAge > DefaultReleaseTimeout:
+		return plan{action: actFail, why: problem{ReasonReleaseFailed, fmt.Sprintf("%s is not Deployed and Ready %s after its creation", s.cr, DefaultReleaseTimeout)}}
+	case !s.crReady:
+		return plan{action: actPoll}
+	}
+	return plan{action: actFinish}
+}
+
+// observe reads what planRestore decides from; it writes nothing.
+func (r *RestoreReconciler) observe(ctx context.Context, run *restoreRun) (restoreSeen, error) {
+	var seen restoreSeen
 	switch {
 	case run.st.Phase == "" || run.st.Phase == api.PhasePending:
-		return r.start(ctx, run)
+		seen.stage = stageStart
 	case run.st.Restored == "":
-		return r.volumes(ctx, run)
+		seen.stage = stageVolumes
 	default:
-		return r.release(ctx, run)
+		seen.stage = stageRelease
 	}
+	blocked, err := r.load(ctx, run)
+	if err != nil || blocked != nil {
+		seen.blocked = blocked
+		return seen, err
+	}
+	switch seen.stage {
+	case stageStart:
+		err = r.observeStart(ctx, run, &seen)
+	case stageVolumes:
+		err = r.observeVolumes(ctx, run, &seen)
+	default:
+		err = r.observeRelease(ctx, run, &seen)
+	}
+	return seen, err
 }
 
 // load checks that the namespace restored into lets this one in, then
-// reads the Backup and its contents; failed says the restore failed. The
+// reads the Backup and its contents; a problem fails the restore. The
 // grant is checked at every step, before anything else: a grant deleted
 // mid-restore stops it.
-func (r *RestoreReconciler) load(ctx context.Context, run *restoreRun) (failed bool, err error) {
+func (r *RestoreReconciler) load(ctx context.Context, run *restoreRun) (*problem, error) {
 	ns := run.obj.GetNamespace()
 	why, err := r.checkGrant(ctx, ns, run.spec.TargetNamespace)
 	if err != nil {
-		return false, err
+		return nil, err
 	}
 	if why != "" {
-		r.fail(run, ReasonTargetNotGranted, why)
-		return true, nil
+		return &problem{ReasonTargetNotGranted, why}, nil
 	}
 	b := &unstructured.Unstructured{}
 	b.SetGroupVersionKind(api.BackupKind(r.opts.Watched))
 	if err := r.opts.Reader.Get(ctx, client.ObjectKey{Namespace: ns, Name: run.spec.BackupName}, b); err != nil {
 		if apierrors.IsNotFound(err) {
-			r.fail(run, ReasonBackupNotFound, fmt.Sprintf("%s %s/%s does not exist", b.GetKind(), ns, run.spec.BackupName))
-			return true, nil
+			return &problem{ReasonBackupNotFound, fmt.Sprintf("%s %s/%s does not exist", b.GetKind(), ns, run.spec.BackupName)}, nil
 		}
-		return false, fmt.Errorf("reading backup %s: %w", run.spec.BackupName, err)
+		return nil, fmt.Errorf("reading backup %s: %w", run.spec.BackupName, err)
 	}
 	var bst api.BackupStatus
 	if err := fromObject(b, &run.backup, &bst); err != nil {
-		return false, err
+		return nil, err
 	}
 	if notStartedFromDeleted(run, b) {
-		r.fail(run, ReasonBackupDeleting, fmt.Sprintf("backup %s is being deleted, with its archives", run.spec.BackupName))
-		return true, nil
+		return &problem{ReasonBackupDeleting, fmt.Sprintf("backup %s is being deleted, with its archives", run.spec.BackupName)}, nil
 	}
 	if bst.Phase != api.PhaseCompleted {
-		r.fail(run, ReasonBackupNotCompleted, fmt.Sprintf("backup %s is %q, not Completed", run.spec.BackupName, bst.Phase))
-		return true, nil
+		return &problem{ReasonBackupNotCompleted, fmt.Sprintf("backup %s is %q, not Completed", run.spec.BackupName, bst.Phase)}, nil
 	}
 	elsewhere := run.spec.TargetNamespace != "" && run.spec.TargetNamespace != ns
 	run.contents, err = loadCheckedContents(ctx, r.opts.Reader, ns, run.spec.BackupName, func(data []byte) error {
@@ -158,11 +228,9 @@ func (r *RestoreReconciler) load(ctx context.Context, run *restoreRun) (failed b
 	})
 	switch {
 	case errors.Is(err, ErrContentsTampered), errors.Is(err, ErrContentsUnverified):
-		r.fail(run, ReasonContentsTampered, err.Error())
-		return true, nil
+		return &problem{ReasonContentsTampered, err.Error()}, nil
 	case err != nil:
-		r.fail(run, ReasonContentsLost, err.Error())
-		return true, nil
+		return &problem{ReasonContentsLost, err.Error()}, nil
 	}
 	run.ns, run.name = ns, run.contents.Release
 	if run.spec.TargetNamespace != "" {
@@ -171,7 +239,7 @@ func (r *RestoreReconciler) load(ctx context.Context, run *restoreRun) (failed b
 	if run.spec.TargetName != "" {
 		run.name = run.spec.TargetName
 	}
-	return false, nil
+	return nil, nil
 }
 
 // rename maps a name of the backed-up release to the restored one's:
@@ -183,48 +251,147 @@ func (run *restoreRun) rename(name string) string {
 	return name
 }
 
-// start checks that nothing would be overwritten, then creates the
-// objects and the mover pods.
-func (r *RestoreReconciler) start(ctx context.Context, run *restoreRun) (reconcile.Result, error) {
+// observeStart reads, changing nothing, whether anything the restore
+// would create exists, whether the backup's snapshots can be restored,
+// and the movers' image.
+func (r *RestoreReconciler) observeStart(ctx context.Context, run *restoreRun, seen *restoreSeen) error {
 	if !run.spec.Overwrite {
 		existing, err := r.existing(ctx, run)
 		if err != nil {
-			return reconcile.Result{}, err
+			return err
 		}
 		if len(existing) > 0 {
-			r.fail(run, ReasonAlreadyExists, fmt.Sprintf("%s exist(s) in namespace %s; nothing was changed (set spec.overwrite to replace them)", strings.Join(existing, ", "), run.ns))
-			return reconcile.Result{}, nil
+			seen.blocked = &problem{ReasonAlreadyExists, fmt.Sprintf("%s exist(s) in namespace %s; nothing was changed (set spec.overwrite to replace them)", strings.Join(existing, ", "), run.ns)}
+			return nil
 		}
-	}
-	if run.spec.Overwrite {
+	} else {
 		// A snapshot fills a new claim only: one in place would be kept as it is.
-		for _, claim := range sortedKeys(run.contents.Snapshots) {
+		for _, claim := range slices.Sorted(maps.Keys(run.contents.Snapshots)) {
 			err := r.opts.Reader.Get(ctx, client.ObjectKey{Namespace: run.ns, Name: run.rename(claim)}, &corev1.PersistentVolumeClaim{})
 			if err == nil {
-				r.fail(run, ReasonAlreadyExists, fmt.Sprintf("PersistentVolumeClaim %s exists in namespace %s and backup %s holds its data as a VolumeSnapshot, which fills only a new claim: delete the claim first; nothing was changed", run.rename(claim), run.ns, run.spec.BackupName))
-				return reconcile.Result{}, nil
+				seen.blocked = &problem{ReasonAlreadyExists, fmt.Sprintf("PersistentVolumeClaim %s exists in namespace %s and backup %s holds its data as a VolumeSnapshot, which fills only a new claim: delete the claim first; nothing was changed", run.rename(claim), run.ns, run.spec.BackupName)}
+				return nil
 			}
 			if !apierrors.IsNotFound(err) {
-				return reconcile.Result{}, fmt.Errorf("looking for claim %s/%s: %w", run.ns, run.rename(claim), err)
+				return fmt.Errorf("looking for claim %s/%s: %w", run.ns, run.rename(claim), err)
 			}
 		}
 	}
-	if why, err := r.checkSnapshots(ctx, run); err != nil || why != "" {
-		if why != "" {
-			r.fail(run, ReasonSnapshotNotFound, why+"; nothing was changed")
+	var why string
+	var err error
+	if seen.snapshotContents, why, err = r.snapshotContents(ctx, run); err != nil {
+		return err
+	}
+	if why != "" {
+		seen.blocked = &problem{ReasonSnapshotNotFound, why + "; nothing was changed"}
+		return nil
+	}
+	if seen.image, err = r.opts.moverImage(ctx); err != nil {
+		seen.blocked = &problem{ReasonNoMoverImage, err.Error()}
+	}
+	return nil
+}
+
+// observeVolumes reads the serving pods, each volume's mover pod or
+// restored claim, and the image when a mover pod is missing.
+func (r *RestoreReconciler) observeVolumes(ctx context.Context, run *restoreRun, seen *restoreSeen) error {
+	if run.served() {
+		msg, err := r.serverFailed(ctx, run)
+		if err != nil {
+			return err
 		}
-		return reconcile.Result{}, err
+		if msg != "" {
+			seen.blocked = &problem{ReasonMoverFailed, msg}
+			return nil
+		}
 	}
-	image, err := r.opts.moverImage(ctx)
-	if err != nil {
-		r.fail(run, ReasonNoMoverImage, err.Error())
-		return reconcile.Result{}, nil
+	seen.volumes = make([]volumeLook, len(run.st.Volumes))
+	for i, v := range run.st.Volumes {
+		var err error
+		switch {
+		case v.Phase == api.PhaseCompleted, i >= len(run.contents.Claims):
+		case v.Method == api.VolumeMethodSnapshot:
+			var pvc corev1.PersistentVolumeClaim
+			if err = r.opts.Reader.Get(ctx, client.ObjectKey{Namespace: run.ns, Name: v.ClaimName}, &pvc); err != nil {
+				return fmt.Errorf("reading the restored claim %s/%s: %w", run.ns, v.ClaimName, err)
+			}
+			seen.volumes[i] = claimLook(&pvc)
+		default:
+			name := moverName(run.obj.GetName(), "restore", run.contents.Claims[i].Name)
+			seen.volumes[i], err = r.opts.lookMover(ctx, run.ns, name, "refilling claim "+v.ClaimName)
+		}
+		if err != nil {
+			return err
+		}
 	}
-	for _, claim := range sortedKeys(run.contents.Snapshots) {
-		if run.ns != run.obj.GetNamespace() {
-			if err := r.copySnapshot(ctx, run, claim); err != nil {
+	r.opts.needImage(ctx, &seen.seen, run.st.Volumes)
+	return nil
+}
+
+// observeRelease reads the restored CR's conditions, and its release's
+// pods once it is Deployed and Ready.
+func (r *RestoreReconciler) observeRelease(ctx context.Context, run *restoreRun, seen *restoreSeen) error {
+	cr := &unstructured.Unstructured{}
+	cr.SetGroupVersionKind(r.opts.Watched)
+	seen.cr = r.opts.Watched.Kind + " " + run.st.Restored
+	if err := r.opts.Reader.Get(ctx, client.ObjectKey{Namespace: run.ns, Name: run.name}, cr); err != nil {
+		return fmt.Errorf("reading the restored %s: %w", seen.cr, err)
+	}
+	st := reconciler.StatusOf(cr)
+	for _, typ := range []string{reconciler.TypeIrreconcilable, reconciler.TypeReleaseFailed} {
+		if c := meta.FindStatusCondition(st.Conditions, typ); c != nil && c.Status == metav1.ConditionTrue && seen.crFailed == nil {
+			seen.crFailed = c
+		}
+	}
+	seen.crReady = meta.IsStatusConditionTrue(st.Conditions, reconciler.TypeDeployed) && meta.IsStatusConditionTrue(st.Conditions, reconciler.TypeReady)
+	seen.crAge = r.opts.Now().Sub(cr.GetCreationTimestamp().Time)
+	if !seen.crReady || seen.crFailed != nil {
+		return nil
+	}
+	var err error
+	seen.hooks, err = r.opts.hookPods(ctx, run.ns, run.name)
+	return err
+}
+
+// act carries out a plan: the writes, the hooks and the status.
+func (r *RestoreReconciler) act(ctx context.Context, run *restoreRun, seen restoreSeen, p plan) (reconcile.Result, error) {
+	for i, l := range seen.volumes {
+		recordVolume(&run.st.Volumes[i], l, r.opts.Now().Sub(run.st.StartTime.Time))
+	}
+	switch p.action {
+	case actFail:
+		r.fail(run, p.why.reason, p.why.message)
+	case actStart:
+		return r.begin(ctx, run, seen.image, seen.snapshotContents)
+	case actPoll:
+		for _, i := range p.create {
+			if err := r.createMover(ctx, run, seen.image, run.contents.Claims[i].Name); err != nil {
 				return reconcile.Result{}, err
 			}
+		}
+		return reconcile.Result{RequeueAfter: pollPeriod}, nil
+	case actCreateCR:
+		return r.createRelease(ctx, run)
+	case actFinish:
+		if err := r.opts.runHooks(ctx, seen.hooks, postRestore, DefaultHookTimeout); err != nil {
+			r.fail(run, hookReason(err), err.Error())
+			return reconcile.Result{}, nil
+		}
+		run.st.Phase, run.st.Reason = api.PhaseCompleted, ReasonCompleted
+		run.st.CompletionTime = ptr.To(metav1.NewTime(r.opts.Now()))
+		run.st.Duration = elapsed(run.st.StartTime, run.st.CompletionTime)
+		run.st.Message = fmt.Sprintf("%s restored from backup %s with %d volume(s), Deployed and Ready", seen.cr, run.spec.BackupName, len(run.st.Volumes))
+		r.opts.event(run.obj, corev1.EventTypeNormal, "RestoreCompleted", run.st.Message+" in "+run.st.Duration)
+	}
+	return reconcile.Result{}, nil
+}
+
+// begin copies the snapshots (their contents) into another namespace, creates the objects
+// and the credentials, turns the restore Running and starts the movers.
+func (r *RestoreReconciler) begin(ctx context.Context, run *restoreRun, image string, contents map[string]*snapv1.VolumeSnapshotContent) (reconcile.Result, error) {
+	for _, claim := range slices.Sorted(maps.Keys(contents)) {
+		if err := r.copySnapshot(ctx, run, claim, contents[claim]); err != nil {
+			return reconcile.Result{}, err
 		}
 	}
 	if err := r.createObjects(ctx, run); err != nil {
@@ -255,38 +422,41 @@ func (r *RestoreReconciler) start(ctx context.Context, run *restoreRun) (reconci
 
 // existing names what the restore would create that already exists.
 func (r *RestoreReconciler) existing(ctx context.Context, run *restoreRun) ([]string, error) {
-	var out []string
-	check := func(kind string, obj client.Object, name string) error {
-		err := r.opts.Reader.Get(ctx, client.ObjectKey{Namespace: run.ns, Name: name}, obj)
-		switch {
-		case err == nil:
-			out = append(out, kind+" "+name)
-		case !apierrors.IsNotFound(err):
-			return fmt.Errorf("looking for %s %s/%s: %w", kind, run.ns, name, err)
-		}
-		return nil
-	}
 	cr := &unstructured.Unstructured{}
 	cr.SetGroupVersionKind(r.opts.Watched)
-	if err := check(r.opts.Watched.Kind, cr, run.name); err != nil {
-		return nil, err
-	}
-	for _, c := range run.contents.Claims {
-		if err := check("PersistentVolumeClaim", &corev1.PersistentVolumeClaim{}, run.rename(c.Name)); err != nil {
-			return nil, err
-		}
-	}
-	for _, s := range run.contents.Secrets {
-		if err := check("Secret", &corev1.Secret{}, run.rename(s.Name)); err != nil {
-			return nil, err
-		}
-	}
-	for _, cm := range run.contents.ConfigMaps {
-		if err := check("ConfigMap", &corev1.ConfigMap{}, run.rename(cm.Name)); err != nil {
-			return nil, err
+	cr.SetName(run.name)
+	var out []string
+	for _, o := range append([]client.Object{cr}, run.objects()...) {
+		kind := o.GetObjectKind().GroupVersionKind().Kind
+		err := r.opts.Reader.Get(ctx, client.ObjectKey{Namespace: run.ns, Name: o.GetName()}, o.DeepCopyObject().(client.Object))
+		switch {
+		case err == nil:
+			out = append(out, kind+" "+o.GetName())
+		case !apierrors.IsNotFound(err):
+			return nil, fmt.Errorf("looking for %s %s/%s: %w", kind, run.ns, o.GetName(), err)
 		}
 	}
 	return out, nil
+}
+
+// objects are the claims, Secrets and ConfigMaps the restore creates, as
+// the restored release's.
+func (run *restoreRun) objects() []client.Object {
+	var objs []client.Object
+	for _, c := range run.contents.Claims {
+		pvc := &corev1.PersistentVolumeClaim{TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: "PersistentVolumeClaim"}, ObjectMeta: run.adopt(c.ObjectMeta), Spec: c.Spec}
+		if _, ok := run.contents.Snapshots[c.Name]; ok {
+			pvc.Spec.DataSource = dataSource(run.restoreSource(c.Name))
+		}
+		objs = append(objs, pvc)
+	}
+	for _, s := range run.contents.Secrets {
+		objs = append(objs, &corev1.Secret{TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: "Secret"}, ObjectMeta: run.adopt(s.ObjectMeta), Type: s.Type, Data: s.Data, Immutable: s.Immutable})
+	}
+	for _, cm := range run.contents.ConfigMaps {
+		objs = append(objs, &corev1.ConfigMap{TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: "ConfigMap"}, ObjectMeta: run.adopt(cm.ObjectMeta), Data: cm.Data, BinaryData: cm.BinaryData, Immutable: cm.Immutable})
+	}
+	return objs
 }
 
 // adopt gives meta the restored release's ownership, so that its install
@@ -306,30 +476,14 @@ func (run *restoreRun) adopt(m metav1.ObjectMeta) metav1.ObjectMeta {
 
 func copyMap(m map[string]string) map[string]string {
 	out := make(map[string]string, len(m)+2)
-	for k, v := range m {
-		out[k] = v
-	}
+	maps.Copy(out, m)
 	return out
 }
 
-// createObjects creates (or, with overwrite, replaces) the Secrets,
-// ConfigMaps and claims of the backup.
+// createObjects creates (or, with overwrite, replaces) the claims,
+// Secrets and ConfigMaps of the backup.
 func (r *RestoreReconciler) createObjects(ctx context.Context, run *restoreRun) error {
-	var objs []client.Object
-	for _, s := range run.contents.Secrets {
-		objs = append(objs, &corev1.Secret{ObjectMeta: run.adopt(s.ObjectMeta), Type: s.Type, Data: s.Data, Immutable: s.Immutable})
-	}
-	for _, cm := range run.contents.ConfigMaps {
-		objs = append(objs, &corev1.ConfigMap{ObjectMeta: run.adopt(cm.ObjectMeta), Data: cm.Data, BinaryData: cm.BinaryData, Immutable: cm.Immutable})
-	}
-	for _, c := range run.contents.Claims {
-		pvc := &corev1.PersistentVolumeClaim{ObjectMeta: run.adopt(c.ObjectMeta), Spec: c.Spec}
-		if _, ok := run.contents.Snapshots[c.Name]; ok {
-			pvc.Spec.DataSource = dataSource(run.restoreSource(c.Name))
-		}
-		objs = append(objs, pvc)
-	}
-	for _, o := range objs {
+	for _, o := range run.objects() {
 		err := r.opts.Client.Create(ctx, o)
 		if apierrors.IsAlreadyExists(err) && run.spec.Overwrite {
 			if _, isClaim := o.(*corev1.PersistentVolumeClaim); isClaim {
@@ -370,7 +524,7 @@ func (r *RestoreReconciler) createMover(ctx context.Context, run *restoreRun, im
 		owner:  ownerRef(run.obj),
 		args:   append([]string{"restore", "--from", where, "--to", sourceMount}, flags...),
 		source: run.rename(claim), archive: archive, archiveRO: true,
-		security: run.security(claim), s3Secret: s3Secret, env: env,
+		security: run.contents.security(claim), s3Secret: s3Secret, env: env,
 	})
 	if run.ns != run.obj.GetNamespace() {
 		// An owner of another namespace would have the pod collected.
@@ -382,57 +536,9 @@ func (r *RestoreReconciler) createMover(ctx context.Context, run *restoreRun, im
 	return nil
 }
 
-// volumes waits for the mover pods, then creates the CR.
-func (r *RestoreReconciler) volumes(ctx context.Context, run *restoreRun) (reconcile.Result, error) {
-	if run.served() {
-		msg, err := r.serverFailed(ctx, run)
-		if err != nil {
-			return reconcile.Result{}, err
-		}
-		if msg != "" {
-			r.fail(run, ReasonMoverFailed, msg)
-			return reconcile.Result{}, nil
-		}
-	}
-	pending := 0
-	for i, c := range run.contents.Claims {
-		if i >= len(run.st.Volumes) {
-			break
-		}
-		v := &run.st.Volumes[i]
-		if v.Phase == api.PhaseCompleted {
-			continue
-		}
-		if v.Method == api.VolumeMethodSnapshot {
-			waiting, err := r.stepRestoredClaim(ctx, run, v)
-			if err != nil {
-				return reconcile.Result{}, err
-			}
-			if waiting {
-				pending++
-			}
-			continue
-		}
-		name := moverName(run.obj.GetName(), "restore", c.Name)
-		step, err := r.opts.stepMover(ctx, run.ns, name, "refilling claim "+v.ClaimName, v, func(image string) error {
-			return r.createMover(ctx, run, image, c.Name)
-		})
-		if err != nil {
-			return reconcile.Result{}, err
-		}
-		if step.reason != "" {
-			r.fail(run, step.reason, step.message)
-			return reconcile.Result{}, nil
-		}
-		if step.pending {
-			pending++
-		} else if v.Phase == api.PhaseCompleted {
-			v.Duration = r.opts.Now().Sub(run.st.StartTime.Time).Round(100 * time.Millisecond).String()
-		}
-	}
-	if pending > 0 {
-		return reconcile.Result{RequeueAfter: pollPeriod}, nil
-	}
+// createRelease deletes the snapshots' copies, creates the CR and
+// deletes the copy of the credentials: the volumes are refilled.
+func (r *RestoreReconciler) createRelease(ctx context.Context, run *restoreRun) (reconcile.Result, error) {
 	if err := r.deleteSnapshotCopies(ctx, run); err != nil {
 		return reconcile.Result{}, err
 	}
@@ -472,47 +578,6 @@ func (r *RestoreReconciler) createCR(ctx context.Context, run *restoreRun) error
 		return fmt.Errorf("creating %s %s/%s: %w", cr.GetKind(), run.ns, run.name, err)
 	}
 	return nil
-}
-
-// release waits until the restored CR is Deployed and Ready, then runs
-// the post-restore hooks.
-func (r *RestoreReconciler) release(ctx context.Context, run *restoreRun) (reconcile.Result, error) {
-	cr := &unstructured.Unstructured{}
-	cr.SetGroupVersionKind(r.opts.Watched)
-	if err := r.opts.Reader.Get(ctx, client.ObjectKey{Namespace: run.ns, Name: run.name}, cr); err != nil {
-		return reconcile.Result{}, fmt.Errorf("reading the restored %s %s: %w", r.opts.Watched.Kind, run.st.Restored, err)
-	}
-	var st reconciler.Status
-	if m, ok := cr.Object["status"].(map[string]any); ok {
-		_ = runtime.DefaultUnstructuredConverter.FromUnstructured(m, &st)
-	}
-	for _, typ := range []string{reconciler.TypeIrreconcilable, reconciler.TypeReleaseFailed} {
-		if c := meta.FindStatusCondition(st.Conditions, typ); c != nil && c.Status == metav1.ConditionTrue {
-			r.fail(run, ReasonReleaseFailed, fmt.Sprintf("the release of %s %s: %s: %s", r.opts.Watched.Kind, run.st.Restored, c.Reason, c.Message))
-			return reconcile.Result{}, nil
-		}
-	}
-	if !meta.IsStatusConditionTrue(st.Conditions, reconciler.TypeDeployed) || !meta.IsStatusConditionTrue(st.Conditions, reconciler.TypeReady) {
-		if r.opts.Now().Sub(cr.GetCreationTimestamp().Time) > DefaultReleaseTimeout {
-			r.fail(run, ReasonReleaseFailed, fmt.Sprintf("%s %s is not Deployed and Ready %s after its creation", r.opts.Watched.Kind, run.st.Restored, DefaultReleaseTimeout))
-			return reconcile.Result{}, nil
-		}
-		return reconcile.Result{RequeueAfter: pollPeriod}, nil
-	}
-	pods, err := r.opts.hookPods(ctx, run.ns, run.name)
-	if err != nil {
-		return reconcile.Result{}, err
-	}
-	if err := r.opts.runHooks(ctx, pods, postRestore, DefaultHookTimeout); err != nil {
-		r.fail(run, hookReason(err), err.Error())
-		return reconcile.Result{}, nil
-	}
-	run.st.Phase, run.st.Reason = api.PhaseCompleted, ReasonCompleted
-	run.st.CompletionTime = ptr.To(metav1.NewTime(r.opts.Now()))
-	run.st.Duration = elapsed(run.st.StartTime, run.st.CompletionTime)
-	run.st.Message = fmt.Sprintf("%s %s restored from backup %s with %d volume(s), Deployed and Ready", r.opts.Watched.Kind, run.st.Restored, run.spec.BackupName, len(run.st.Volumes))
-	r.opts.event(run.obj, corev1.EventTypeNormal, "RestoreCompleted", run.st.Message+" in "+run.st.Duration)
-	return reconcile.Result{}, nil
 }
 
 func (r *RestoreReconciler) fail(run *restoreRun, reason, msg string) {

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/robfig/cron/v3"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -86,64 +87,127 @@ type scheduled struct {
 	reason, message string
 }
 
-// step prunes, then runs the tick due, and says when to look again.
+// step checks the spec, then observes, plans and acts.
 func (r *ScheduleReconciler) step(ctx context.Context, obj *unstructured.Unstructured, spec api.ScheduleSpec, st *api.ScheduleStatus) (reconcile.Result, error) {
-	if errs := validation.IsValidLabelValue(obj.GetName()); len(errs) > 0 {
-		r.setReason(obj, st, ReasonInvalidSpec, fmt.Sprintf("the schedule's name labels its backups: %v", errs))
+	sched, bad := checkSchedule(obj.GetName(), spec)
+	if bad != nil {
+		if bad.reason == ReasonInvalidSchedule {
+			st.NextScheduleTime = nil
+		}
+		r.setReason(obj, st, bad.reason, bad.message)
 		return reconcile.Result{}, nil
+	}
+	mine, running, err := r.observe(ctx, obj, spec.Template.Source)
+	if err != nil {
+		return reconcile.Result{}, err
+	}
+	p := planSchedule(scheduleSeen{obj: obj, spec: spec, sched: sched, mine: mine, running: running, now: r.opts.Now()}, *st)
+	return r.act(ctx, obj, spec, st, p)
+}
+
+// checkSchedule parses the schedule, or says why it is invalid: before
+// anything is read, since the name is a label value to select by.
+func checkSchedule(name string, spec api.ScheduleSpec) (cron.Schedule, *problem) {
+	if errs := validation.IsValidLabelValue(name); len(errs) > 0 {
+		return nil, &problem{ReasonInvalidSpec, fmt.Sprintf("the schedule's name labels its backups: %v", errs)}
 	}
 	sched, err := parseCron(spec.Schedule)
 	if err != nil {
-		st.NextScheduleTime = nil
-		r.setReason(obj, st, ReasonInvalidSchedule, err.Error())
-		return reconcile.Result{}, nil
+		return nil, &problem{ReasonInvalidSchedule, err.Error()}
 	}
-	mine, err := r.backups(ctx, obj)
-	if err != nil {
-		return reconcile.Result{}, err
-	}
-	if err := r.prune(ctx, obj, spec, st, mine); err != nil {
-		r.setReason(obj, st, ReasonRetentionFailed, err.Error())
-		return reconcile.Result{}, err
-	}
-	now := r.opts.Now()
-	t := nextTick(sched, lastRun(obj, st, mine), now)
+	return sched, nil
+}
+
+// scheduleSeen is what a schedule is planned from: itself, its Backups
+// (oldest first), the Backup of its source that has not ended, and now.
+type scheduleSeen struct {
+	obj     *unstructured.Unstructured
+	spec    api.ScheduleSpec
+	sched   cron.Schedule
+	mine    []scheduled
+	running string
+	now     time.Time
+}
+
+// schedulePlan is what a schedule does next.
+type schedulePlan struct {
+	// status is the schedule's status once the plan is carried out.
+	status api.ScheduleStatus
+	// prune are the Backups beyond those kept, with the event of each.
+	prune []pruned
+	// due, when set, is the tick whose Backup to create.
+	due     time.Time
+	events  []problem
+	requeue time.Duration
+}
+
+type pruned struct {
+	obj     *unstructured.Unstructured
+	message string
+}
+
+// planSchedule prunes, then runs the tick due unless the schedule is
+// suspended, the tick missed its deadline or a Backup of the source runs.
+func planSchedule(s scheduleSeen, st api.ScheduleStatus) schedulePlan {
+	var p schedulePlan
+	p.prune, st.Kept, st.LastCompleted = retention(s.spec, s.mine)
+	t := nextTick(s.sched, lastRun(s.obj, &st, s.mine), s.now)
 	st.NextScheduleTime = ptr.To(metav1.NewTime(t.next))
-	wake := reconcile.Result{RequeueAfter: t.next.Sub(now)}
+	p.requeue = t.next.Sub(s.now)
+	due := t.due.UTC().Format(time.RFC3339)
 	switch {
-	case spec.Suspend:
-		st.NextScheduleTime = nil
-		r.setReason(obj, st, ReasonSuspended, "spec.suspend is set: no new backups")
-		return reconcile.Result{}, nil
+	case s.spec.Suspend:
+		st.NextScheduleTime, p.requeue = nil, 0
+		st.Reason, st.Message = ReasonSuspended, "spec.suspend is set: no new backups"
 	case t.due.IsZero():
-		r.report(obj, st, mine)
-		return wake, nil
-	case late(t.due, now, ptrDuration(spec.StartingDeadline)):
+		st.Reason, st.Message = report(st.NextScheduleTime.Time, s.mine)
+	case late(t.due, s.now, ptrDuration(s.spec.StartingDeadline)):
 		st.LastScheduleTime = ptr.To(metav1.NewTime(t.due))
-		r.setReason(obj, st, ReasonMissed, fmt.Sprintf("the run of %s (and %d before it) missed its starting deadline of %s: skipped", t.due.UTC().Format(time.RFC3339), t.missed, spec.StartingDeadline.Duration))
-		r.opts.event(obj, corev1.EventTypeWarning, ReasonMissed, st.Message)
-		return wake, nil
+		st.Reason, st.Message = ReasonMissed, fmt.Sprintf("the run of %s (and %d before it) missed its starting deadline of %s: skipped", due, t.missed, s.spec.StartingDeadline.Duration)
+		p.events = append(p.events, problem{ReasonMissed, st.Message})
+	case s.running != "":
+		st.Reason, st.Message = ReasonBackupRunning, fmt.Sprintf("the run of %s waits for backup %s of %s to end", due, s.running, s.spec.Template.Source)
+		p.requeue = pollPeriod
+	default:
+		p.due = t.due
+		st.LastScheduleTime, st.LastBackup = ptr.To(metav1.NewTime(t.due)), scheduledName(s.obj.GetName(), t.due)
+		st.Reason, st.Message = ReasonScheduled, fmt.Sprintf("created backup %s for the run of %s", st.LastBackup, due)
+		if t.missed > 0 {
+			st.Message += fmt.Sprintf(" (%d earlier run(s) skipped: at most one catch-up)", t.missed)
+		}
+		p.events = append(p.events, problem{"BackupCreated", st.Message})
 	}
-	running, err := r.running(ctx, obj.GetNamespace(), spec.Template.Source)
-	if err != nil {
-		return reconcile.Result{}, err
+	p.status = st
+	return p
+}
+
+// act deletes the Backups pruned, creates the one due, then takes the
+// planned status and tells the events.
+func (r *ScheduleReconciler) act(ctx context.Context, obj *unstructured.Unstructured, spec api.ScheduleSpec, st *api.ScheduleStatus, p schedulePlan) (reconcile.Result, error) {
+	for _, b := range p.prune {
+		err := r.opts.Client.Delete(ctx, b.obj, client.Preconditions{UID: ptr.To(b.obj.GetUID())})
+		if err != nil && !apierrors.IsNotFound(err) {
+			st.Kept, st.LastCompleted = p.status.Kept, p.status.LastCompleted
+			err = fmt.Errorf("deleting backup %s beyond the kept ones: %w", b.obj.GetName(), err)
+			r.setReason(obj, st, ReasonRetentionFailed, err.Error())
+			return reconcile.Result{}, err
+		}
+		r.opts.event(obj, corev1.EventTypeNormal, "BackupPruned", b.message)
 	}
-	if running != "" {
-		r.setReason(obj, st, ReasonBackupRunning, fmt.Sprintf("the run of %s waits for backup %s of %s to end", t.due.UTC().Format(time.RFC3339), running, spec.Template.Source))
-		return reconcile.Result{RequeueAfter: pollPeriod}, nil
+	if !p.due.IsZero() {
+		if err := r.create(ctx, obj, spec, p.due); err != nil {
+			return reconcile.Result{}, err
+		}
 	}
-	name, err := r.create(ctx, obj, spec, t.due)
-	if err != nil {
-		return reconcile.Result{}, err
+	*st = p.status
+	for _, e := range p.events {
+		typ := corev1.EventTypeNormal
+		if e.reason == ReasonMissed {
+			typ = corev1.EventTypeWarning
+		}
+		r.opts.event(obj, typ, e.reason, e.message)
 	}
-	st.LastScheduleTime, st.LastBackup = ptr.To(metav1.NewTime(t.due)), name
-	msg := fmt.Sprintf("created backup %s for the run of %s", name, t.due.UTC().Format(time.RFC3339))
-	if t.missed > 0 {
-		msg += fmt.Sprintf(" (%d earlier run(s) skipped: at most one catch-up)", t.missed)
-	}
-	r.setReason(obj, st, ReasonScheduled, msg)
-	r.opts.event(obj, corev1.EventTypeNormal, "BackupCreated", msg)
-	return wake, nil
+	return reconcile.Result{RequeueAfter: p.requeue}, nil
 }
 
 // lastRun is the tick last run: the status says, unless a reconcile
@@ -182,102 +246,80 @@ func (r *ScheduleReconciler) setReason(obj *unstructured.Unstructured, st *api.S
 }
 
 // report says how the last backup went, when no run is due.
-func (r *ScheduleReconciler) report(obj *unstructured.Unstructured, st *api.ScheduleStatus, mine []scheduled) {
+func report(next time.Time, mine []scheduled) (reason, msg string) {
+	at := next.UTC().Format(time.RFC3339)
 	if len(mine) == 0 {
-		r.setReason(obj, st, ReasonScheduled, "next run at "+st.NextScheduleTime.UTC().Format(time.RFC3339))
-		return
+		return ReasonScheduled, "next run at " + at
 	}
 	newest := mine[len(mine)-1]
 	switch newest.phase {
 	case api.PhaseFailed:
-		r.setReason(obj, st, ReasonLastBackupFailed, fmt.Sprintf("backup %s failed: %s: %s", newest.obj.GetName(), newest.reason, newest.message))
+		return ReasonLastBackupFailed, fmt.Sprintf("backup %s failed: %s: %s", newest.obj.GetName(), newest.reason, newest.message)
 	case api.PhaseCompleted:
-		r.setReason(obj, st, ReasonScheduled, fmt.Sprintf("backup %s completed; next run at %s", newest.obj.GetName(), st.NextScheduleTime.UTC().Format(time.RFC3339)))
-	default:
-		r.setReason(obj, st, ReasonScheduled, fmt.Sprintf("backup %s is %s; next run at %s", newest.obj.GetName(), cmp.Or(newest.phase, api.PhasePending), st.NextScheduleTime.UTC().Format(time.RFC3339)))
+		return ReasonScheduled, fmt.Sprintf("backup %s completed; next run at %s", newest.obj.GetName(), at)
 	}
+	return ReasonScheduled, fmt.Sprintf("backup %s is %s; next run at %s", newest.obj.GetName(), cmp.Or(newest.phase, api.PhasePending), at)
 }
 
-// backups are the Backups of the schedule's label, oldest first.
-func (r *ScheduleReconciler) backups(ctx context.Context, obj *unstructured.Unstructured) ([]scheduled, error) {
+// observe lists the namespace's Backups once: the schedule's (its
+// label), oldest first, and the first of its source that has not ended,
+// whoever created it: two copies of one CR never run at once.
+func (r *ScheduleReconciler) observe(ctx context.Context, obj *unstructured.Unstructured, source string) (mine []scheduled, running string, err error) {
 	list := &unstructured.UnstructuredList{}
 	list.SetGroupVersionKind(api.BackupKind(r.opts.Watched).GroupVersion().WithKind(api.BackupKind(r.opts.Watched).Kind + "List"))
-	err := r.opts.Client.List(ctx, list, client.InNamespace(obj.GetNamespace()), client.MatchingLabels{api.ScheduleLabel: obj.GetName()})
-	if err != nil {
-		return nil, fmt.Errorf("listing the backups of schedule %s: %w", obj.GetName(), err)
+	if err := r.opts.Client.List(ctx, list, client.InNamespace(obj.GetNamespace())); err != nil {
+		return nil, "", fmt.Errorf("listing the backups of namespace %s: %w", obj.GetNamespace(), err)
 	}
-	var out []scheduled
 	for i := range list.Items {
 		b := &list.Items[i]
+		var spec api.BackupSpec
 		var st api.BackupStatus
-		if m, ok := b.Object["status"].(map[string]any); ok {
-			_ = runtime.DefaultUnstructuredConverter.FromUnstructured(m, &st)
+		err := fromObject(b, &spec, &st)
+		if b.GetLabels()[api.ScheduleLabel] == obj.GetName() {
+			mine = append(mine, scheduled{obj: b, phase: st.Phase, reason: st.Reason, message: st.Message})
 		}
-		out = append(out, scheduled{obj: b, phase: st.Phase, reason: st.Reason, message: st.Message})
+		if err == nil && running == "" && spec.Source == source && !st.Phase.Done() && b.GetDeletionTimestamp() == nil {
+			running = b.GetName()
+		}
 	}
 	// The name holds the tick: it orders runs even within one second of
 	// creation.
-	slices.SortFunc(out, func(a, b scheduled) int {
+	slices.SortFunc(mine, func(a, b scheduled) int {
 		return cmp.Or(a.obj.GetCreationTimestamp().Compare(b.obj.GetCreationTimestamp().Time), cmp.Compare(a.obj.GetName(), b.obj.GetName()))
 	})
-	return out, nil
+	return mine, running, nil
 }
 
-// prune deletes the schedule's Backups beyond spec.keep Completed and
-// spec.keepFailed Failed ones, oldest first; those still running stay.
-func (r *ScheduleReconciler) prune(ctx context.Context, obj *unstructured.Unstructured, spec api.ScheduleSpec, st *api.ScheduleStatus, mine []scheduled) error {
+// retention picks the schedule's Backups beyond spec.keep Completed and
+// spec.keepFailed Failed ones, oldest first (those still running stay),
+// and counts those kept.
+func retention(spec api.ScheduleSpec, mine []scheduled) (prune []pruned, kept int, lastCompleted string) {
 	keep := map[api.Phase]int{api.PhaseCompleted: int(ptr.Deref(spec.Keep, api.DefaultKeep)), api.PhaseFailed: int(ptr.Deref(spec.KeepFailed, api.DefaultKeepFailed))}
 	seen := map[api.Phase]int{}
-	st.Kept, st.LastCompleted = 0, ""
 	for i := len(mine) - 1; i >= 0; i-- {
 		b := mine[i]
-		if b.phase == api.PhaseCompleted && st.LastCompleted == "" {
-			st.LastCompleted = b.obj.GetName()
+		if b.phase == api.PhaseCompleted && lastCompleted == "" {
+			lastCompleted = b.obj.GetName()
 		}
 		if !b.phase.Done() || b.obj.GetDeletionTimestamp() != nil {
-			st.Kept++
+			kept++
 			continue
 		}
 		if seen[b.phase]++; seen[b.phase] <= keep[b.phase] {
-			st.Kept++
+			kept++
 			continue
 		}
-		err := r.opts.Client.Delete(ctx, b.obj, client.Preconditions{UID: ptr.To(b.obj.GetUID())})
-		if err != nil && !apierrors.IsNotFound(err) {
-			return fmt.Errorf("deleting backup %s beyond the kept ones: %w", b.obj.GetName(), err)
-		}
-		r.opts.event(obj, corev1.EventTypeNormal, "BackupPruned", fmt.Sprintf("deleted %s backup %s: %d %s kept", b.phase, b.obj.GetName(), keep[b.phase], b.phase))
+		prune = append(prune, pruned{obj: b.obj, message: fmt.Sprintf("deleted %s backup %s: %d %s kept", b.phase, b.obj.GetName(), keep[b.phase], b.phase)})
 	}
-	return nil
-}
-
-// running names a Backup of source in the namespace that has not ended,
-// whoever created it: two copies of one CR never run at once.
-func (r *ScheduleReconciler) running(ctx context.Context, ns, source string) (string, error) {
-	list := &unstructured.UnstructuredList{}
-	list.SetGroupVersionKind(api.BackupKind(r.opts.Watched).GroupVersion().WithKind(api.BackupKind(r.opts.Watched).Kind + "List"))
-	if err := r.opts.Client.List(ctx, list, client.InNamespace(ns)); err != nil {
-		return "", fmt.Errorf("listing the backups of namespace %s: %w", ns, err)
-	}
-	for _, b := range list.Items {
-		var spec api.BackupSpec
-		var st api.BackupStatus
-		if err := fromObject(&b, &spec, &st); err != nil {
-			continue
-		}
-		if spec.Source == source && !st.Phase.Done() && b.GetDeletionTimestamp() == nil {
-			return b.GetName(), nil
-		}
-	}
-	return "", nil
+	return prune, kept, lastCompleted
 }
 
 // create makes the Backup of the tick due; one that exists already (the
 // status write of a previous reconcile failed) is the same run.
-func (r *ScheduleReconciler) create(ctx context.Context, obj *unstructured.Unstructured, spec api.ScheduleSpec, due time.Time) (string, error) {
+func (r *ScheduleReconciler) create(ctx context.Context, obj *unstructured.Unstructured, spec api.ScheduleSpec, due time.Time) error {
 	m, err := runtime.DefaultUnstructuredConverter.ToUnstructured(&spec.Template)
 	if err != nil {
-		return "", err
+		return err
 	}
 	b := &unstructured.Unstructured{Object: map[string]any{"spec": m}}
 	b.SetGroupVersionKind(api.BackupKind(r.opts.Watched))
@@ -285,9 +327,9 @@ func (r *ScheduleReconciler) create(ctx context.Context, obj *unstructured.Unstr
 	b.SetName(scheduledName(obj.GetName(), due))
 	b.SetLabels(map[string]string{api.ScheduleLabel: obj.GetName()})
 	if err := r.opts.Client.Create(ctx, b); err != nil && !apierrors.IsAlreadyExists(err) {
-		return "", fmt.Errorf("creating backup %s of schedule %s: %w", b.GetName(), obj.GetName(), err)
+		return fmt.Errorf("creating backup %s of schedule %s: %w", b.GetName(), obj.GetName(), err)
 	}
-	return b.GetName(), nil
+	return nil
 }
 
 // scheduledName is the name of the Backup of a schedule's tick.

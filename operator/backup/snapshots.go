@@ -3,7 +3,8 @@ package backup
 import (
 	"context"
 	"fmt"
-	"time"
+	"maps"
+	"slices"
 
 	snapv1 "github.com/kubernetes-csi/external-snapshotter/client/v8/apis/volumesnapshot/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -175,38 +176,6 @@ func (o *Options) getSnapshot(ctx context.Context, ns, name string) (*snapv1.Vol
 	return &vs, nil
 }
 
-// snapshotStep is what a look at one claim's snapshot found.
-type snapshotStep struct {
-	pending         bool
-	reason, message string
-}
-
-// stepSnapshot looks at a backup's snapshot of a claim: a missing one (an
-// operator restarted before it created it) is created, an error fails the
-// backup, a ready one completes the claim's result.
-func (o *Options) stepSnapshot(ctx context.Context, backup *unstructured.Unstructured, v *api.VolumeResult, class string, began time.Time) (snapshotStep, error) {
-	vs, err := o.getSnapshot(ctx, backup.GetNamespace(), v.Snapshot)
-	if err != nil {
-		return snapshotStep{}, err
-	}
-	switch {
-	case vs == nil:
-		return snapshotStep{pending: true}, o.createSnapshot(ctx, backup, v.ClaimName, class)
-	case vs.Status != nil && vs.Status.Error != nil && vs.Status.Error.Message != nil:
-		v.Phase, v.Message = api.PhaseFailed, *vs.Status.Error.Message
-		return snapshotStep{reason: ReasonSnapshotFailed, message: fmt.Sprintf("VolumeSnapshot %s of claim %s: %s", vs.Name, v.ClaimName, *vs.Status.Error.Message)}, nil
-	case vs.Status == nil || !ptr.Deref(vs.Status.ReadyToUse, false):
-		v.Phase = api.PhaseRunning
-		return snapshotStep{pending: true}, nil
-	}
-	v.Phase = api.PhaseCompleted
-	if vs.Status.RestoreSize != nil {
-		v.Size = vs.Status.RestoreSize.Value()
-	}
-	v.Duration = o.Now().Sub(began).Round(100 * time.Millisecond).String()
-	return snapshotStep{}, nil
-}
-
 // deleteSnapshots deletes a backup's VolumeSnapshots (their contents and
 // the driver's copies go with them, by the class's deletion policy).
 func (o *Options) deleteSnapshots(ctx context.Context, ns, backup string) error {
@@ -244,46 +213,45 @@ func dataSource(snapshot string) *corev1.TypedLocalObjectReference {
 	return &corev1.TypedLocalObjectReference{APIGroup: ptr.To(snapv1.GroupName), Kind: snapshotGVK.Kind, Name: snapshot}
 }
 
-// checkSnapshots says, changing nothing, why the backup's snapshots
-// cannot be restored ("" when they can): each exists and is ready.
-func (r *RestoreReconciler) checkSnapshots(ctx context.Context, run *restoreRun) (string, error) {
-	for _, claim := range sortedKeys(run.contents.Snapshots) {
+// snapshotContents reads, changing nothing, the backup's snapshots: why
+// they cannot be restored ("" when they can: each exists and is ready),
+// and for a restore into another namespace the content of each, whose
+// handle its copy there points at.
+func (r *RestoreReconciler) snapshotContents(ctx context.Context, run *restoreRun) (map[string]*snapv1.VolumeSnapshotContent, string, error) {
+	out := map[string]*snapv1.VolumeSnapshotContent{}
+	for _, claim := range slices.Sorted(maps.Keys(run.contents.Snapshots)) {
 		ref := run.contents.Snapshots[claim]
 		vs, err := r.opts.getSnapshot(ctx, run.obj.GetNamespace(), ref.Name)
 		if err != nil {
-			return "", err
+			return nil, "", err
 		}
 		if vs == nil || vs.Status == nil || !ptr.Deref(vs.Status.ReadyToUse, false) || vs.Status.BoundVolumeSnapshotContentName == nil {
-			return fmt.Sprintf("VolumeSnapshot %s/%s of claim %s is missing or not ready", run.obj.GetNamespace(), ref.Name, claim), nil
+			return nil, fmt.Sprintf("VolumeSnapshot %s/%s of claim %s is missing or not ready", run.obj.GetNamespace(), ref.Name, claim), nil
 		}
+		if run.ns == run.obj.GetNamespace() {
+			continue
+		}
+		cu := &unstructured.Unstructured{}
+		cu.SetGroupVersionKind(snapshotContentGVK)
+		if err := r.opts.Reader.Get(ctx, client.ObjectKey{Name: *vs.Status.BoundVolumeSnapshotContentName}, cu); err != nil {
+			return nil, "", fmt.Errorf("reading VolumeSnapshotContent %s of snapshot %s: %w", *vs.Status.BoundVolumeSnapshotContentName, ref.Name, err)
+		}
+		content := &snapv1.VolumeSnapshotContent{}
+		if err := runtime.DefaultUnstructuredConverter.FromUnstructured(cu.Object, content); err != nil {
+			return nil, "", err
+		}
+		if content.Status == nil || content.Status.SnapshotHandle == nil {
+			return nil, "", fmt.Errorf("VolumeSnapshotContent %s of snapshot %s has no snapshot handle", content.Name, ref.Name)
+		}
+		out[claim] = content
 	}
-	return "", nil
+	return out, "", nil
 }
 
 // copySnapshot makes the backup's snapshot of claim available in the
-// namespace restored into: a VolumeSnapshotContent with the same handle,
-// Retain, bound to a VolumeSnapshot there.
-func (r *RestoreReconciler) copySnapshot(ctx context.Context, run *restoreRun, claim string) error {
-	ref := run.contents.Snapshots[claim]
-	vs, err := r.opts.getSnapshot(ctx, run.obj.GetNamespace(), ref.Name)
-	if err != nil {
-		return err
-	}
-	if vs == nil || vs.Status == nil || vs.Status.BoundVolumeSnapshotContentName == nil {
-		return fmt.Errorf("VolumeSnapshot %s of claim %s is gone or unbound", ref.Name, claim)
-	}
-	cu := &unstructured.Unstructured{}
-	cu.SetGroupVersionKind(snapshotContentGVK)
-	if err := r.opts.Reader.Get(ctx, client.ObjectKey{Name: *vs.Status.BoundVolumeSnapshotContentName}, cu); err != nil {
-		return fmt.Errorf("reading VolumeSnapshotContent %s of snapshot %s: %w", *vs.Status.BoundVolumeSnapshotContentName, ref.Name, err)
-	}
-	var content snapv1.VolumeSnapshotContent
-	if err := runtime.DefaultUnstructuredConverter.FromUnstructured(cu.Object, &content); err != nil {
-		return err
-	}
-	if content.Status == nil || content.Status.SnapshotHandle == nil {
-		return fmt.Errorf("VolumeSnapshotContent %s of snapshot %s has no snapshot handle", content.Name, ref.Name)
-	}
+// namespace restored into: a VolumeSnapshotContent with the same handle
+// as content, Retain, bound to a VolumeSnapshot there.
+func (r *RestoreReconciler) copySnapshot(ctx context.Context, run *restoreRun, claim string, content *snapv1.VolumeSnapshotContent) error {
 	name, labels := run.restoreSource(claim), map[string]string{api.RestoreLabel: run.obj.GetName()}
 	copied := &snapv1.VolumeSnapshotContent{
 		ObjectMeta: metav1.ObjectMeta{Name: run.copyContentName(claim), Labels: labels},
@@ -320,7 +288,7 @@ func (r *RestoreReconciler) deleteSnapshotCopies(ctx context.Context, run *resto
 	if run.ns == run.obj.GetNamespace() {
 		return nil
 	}
-	for _, claim := range sortedKeys(run.contents.Snapshots) {
+	for _, claim := range slices.Sorted(maps.Keys(run.contents.Snapshots)) {
 		vs := &unstructured.Unstructured{}
 		vs.SetGroupVersionKind(snapshotGVK)
 		vs.SetNamespace(run.ns)
@@ -335,23 +303,4 @@ func (r *RestoreReconciler) deleteSnapshotCopies(ctx context.Context, run *resto
 		}
 	}
 	return nil
-}
-
-// stepRestoredClaim completes a claim made from a snapshot once it is bound
-// (the provisioner filled it).
-func (r *RestoreReconciler) stepRestoredClaim(ctx context.Context, run *restoreRun, v *api.VolumeResult) (pending bool, err error) {
-	var pvc corev1.PersistentVolumeClaim
-	if err := r.opts.Reader.Get(ctx, client.ObjectKey{Namespace: run.ns, Name: v.ClaimName}, &pvc); err != nil {
-		return false, fmt.Errorf("reading the restored claim %s/%s: %w", run.ns, v.ClaimName, err)
-	}
-	if pvc.Status.Phase != corev1.ClaimBound {
-		v.Phase = api.PhaseRunning
-		return true, nil
-	}
-	v.Phase = api.PhaseCompleted
-	if q, ok := pvc.Status.Capacity[corev1.ResourceStorage]; ok {
-		v.Size = q.Value()
-	}
-	v.Duration = r.opts.Now().Sub(run.st.StartTime.Time).Round(100 * time.Millisecond).String()
-	return false, nil
 }

@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	authorizationv1 "k8s.io/api/authorization/v1"
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -164,7 +165,19 @@ func (w *world) namespaceAdmin(user string) *tenant {
 	}
 	cfg := rest.CopyConfig(restConfig)
 	cfg.Impersonate = rest.ImpersonationConfig{UserName: user}
-	return &tenant{t: w.t, cs: kubernetes.NewForConfigOrDie(cfg), dyn: dynamic.NewForConfigOrDie(cfg)}
+	c := &tenant{t: w.t, cs: kubernetes.NewForConfigOrDie(cfg), dyn: dynamic.NewForConfigOrDie(cfg)}
+	// The authorizer learns of the binding from its informers: wait until
+	// it lets the user in, or a busy API server fails the test's first read.
+	review := &authorizationv1.SelfSubjectAccessReview{Spec: authorizationv1.SelfSubjectAccessReviewSpec{ResourceAttributes: &authorizationv1.ResourceAttributes{
+		Namespace: w.ns, Verb: "get", Group: backupGVK.Group, Resource: api.Plural(backupGVK.Kind)}}}
+	err := wait.PollUntilContextTimeout(w.ctx, 50*time.Millisecond, 10*time.Second, true, func(ctx context.Context) (bool, error) {
+		got, err := c.cs.AuthorizationV1().SelfSubjectAccessReviews().Create(ctx, review, metav1.CreateOptions{})
+		return err == nil && got.Status.Allowed, nil
+	})
+	if err != nil {
+		w.t.Fatalf("the binding of %s did not take effect: %v", user, err)
+	}
+	return c
 }
 
 func (c *tenant) res(gvk schema.GroupVersionKind, ns string) dynamic.ResourceInterface {

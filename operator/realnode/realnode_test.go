@@ -18,7 +18,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/labels"
-	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/wait"
@@ -116,7 +115,7 @@ func imageThatExits(t *testing.T, ctx context.Context, c *cluster.Cluster, cfg *
 		if err != nil {
 			return false, nil
 		}
-		st = statusOf(u)
+		st = reconciler.StatusOf(u)
 		c := meta.FindStatusCondition(st.Conditions, reconciler.TypeReleaseFailed)
 		return c != nil && c.Reason == reconciler.ReasonUpgradeUnhealthy, nil
 	})
@@ -140,7 +139,7 @@ func imageThatExits(t *testing.T, ctx context.Context, c *cluster.Cluster, cfg *
 		if err != nil {
 			return false, nil
 		}
-		st = statusOf(u)
+		st = reconciler.StatusOf(u)
 		return meta.IsStatusConditionTrue(st.Conditions, reconciler.TypeReady), nil
 	})
 	if err != nil {
@@ -153,14 +152,6 @@ func imageThatExits(t *testing.T, ctx context.Context, c *cluster.Cluster, cfg *
 func repository(ref string) string {
 	repo, _, _ := strings.Cut(ref, "@")
 	return repo
-}
-
-func statusOf(u *unstructured.Unstructured) reconciler.Status {
-	var st reconciler.Status
-	if m, ok := u.Object["status"].(map[string]any); ok {
-		_ = runtime.DefaultUnstructuredConverter.FromUnstructured(m, &st)
-	}
-	return st
 }
 
 func waitEvent(t *testing.T, ctx context.Context, cs kubernetes.Interface, reason string, timeout time.Duration) {

@@ -3,6 +3,7 @@ package reconciler
 import (
 	"crypto/sha256"
 	"encoding/hex"
+	"maps"
 	"math/rand/v2"
 	"slices"
 	"time"
@@ -98,11 +99,7 @@ func unreachable(err error) bool {
 func attemptKey(digest string, annotations map[string]string) string {
 	h := sha256.New()
 	h.Write([]byte(digest))
-	keys := make([]string, 0, len(annotations))
-	for k := range annotations {
-		keys = append(keys, k)
-	}
-	slices.Sort(keys)
+	keys := slices.Sorted(maps.Keys(annotations))
 	for _, k := range keys {
 		h.Write([]byte("\x00" + k + "\x00" + annotations[k]))
 	}

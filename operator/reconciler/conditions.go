@@ -97,8 +97,8 @@ type DeployedRelease struct {
 	Digest string `json:"digest"`
 }
 
-// statusOf reads the status of a CR; whatever is not ours is dropped.
-func statusOf(obj *unstructured.Unstructured) Status {
+// StatusOf reads the status of a CR; whatever is not ours is dropped.
+func StatusOf(obj *unstructured.Unstructured) Status {
 	var st Status
 	if m, ok := obj.Object["status"].(map[string]any); ok {
 		_ = runtime.DefaultUnstructuredConverter.FromUnstructured(m, &st)

@@ -262,7 +262,7 @@ func (r *Reconciler) ensureFinalizer(ctx context.Context, obj *unstructured.Unst
 // begin starts the status this reconcile makes from the CR's.
 func (r *Reconciler) begin(obj *unstructured.Unstructured, began time.Time) *pass {
 	p := &pass{obj: obj, key: client.ObjectKeyFromObject(obj), gen: obj.GetGeneration(), began: began, log: r.logFor(obj)}
-	p.before = statusOf(obj)
+	p.before = StatusOf(obj)
 	p.st = p.before
 	p.st.Conditions = append([]metav1.Condition(nil), p.before.Conditions...)
 	p.st.set(p.gen, TypeInitialized, metav1.ConditionTrue, "Initialized", "")
@@ -451,7 +451,7 @@ func (r *Reconciler) finalize(ctx context.Context, obj *unstructured.Unstructure
 		return nil
 	}
 	if err := r.opts.Helm.Uninstall(ctx, req); err != nil {
-		before := statusOf(obj)
+		before := StatusOf(obj)
 		st := before
 		st.Conditions = append([]metav1.Condition(nil), before.Conditions...)
 		st.set(obj.GetGeneration(), TypeReleaseFailed, metav1.ConditionTrue, ReasonUninstallError, err.Error())
@@ -504,7 +504,7 @@ func (r *Reconciler) writeStatus(ctx context.Context, obj *unstructured.Unstruct
 		if gerr := r.apiReader().Get(ctx, client.ObjectKeyFromObject(obj), fresh); gerr != nil {
 			return client.IgnoreNotFound(gerr)
 		}
-		theirs := statusOf(fresh)
+		theirs := StatusOf(fresh)
 		next := rebase(before, st, theirs)
 		if equality.Semantic.DeepEqual(next, theirs) {
 			return nil
@@ -631,12 +631,7 @@ func driftSummary(res release.Result) string {
 }
 
 func performed(res release.Result, action string) bool {
-	for _, a := range res.Actions {
-		if a.Action == action && a.Err == nil {
-			return true
-		}
-	}
-	return false
+	return slices.ContainsFunc(res.Actions, func(a release.Performed) bool { return a.Action == action && a.Err == nil })
 }
 
 func chartName(name, version string) string { return name + "-" + version }

@@ -106,7 +106,7 @@ type requestView struct {
 	UninstallWait                    bool
 	InstallHooksOff, UpgradeHooksOff bool
 	UninstallHooksOff                bool
-	DryRun                           string
+	DryRun                           watches.DryRun
 	ServerSideApply                  bool
 	HealthDeadline                   time.Duration
 	Generation                       int64
@@ -130,7 +130,7 @@ func viewOf(q *release.Request) requestView {
 func TestNewRequest(t *testing.T) {
 	ch := &chart.Chart{Metadata: &chart.Metadata{Name: "app", Version: "1.0.0"}, Values: map[string]any{"message": "hi"}}
 	base := requestMapping{watch: watches.Watch{LoadedChart: ch, DryRunOption: watches.DryRunServer}, chartDigest: "chart"}
-	def := requestView{Name: "web", Namespace: "ns", Values: map[string]any{}, RollbackForce: true, DryRun: "server",
+	def := requestView{Name: "web", Namespace: "ns", Values: map[string]any{}, RollbackForce: true, DryRun: watches.DryRunServer,
 		HealthDeadline: watches.DefaultHealthDeadline, Generation: 4}
 	scaling := map[string]any{"enabled": true, "maxReplicas": 3}
 	tests := []struct {

@@ -63,7 +63,7 @@ func (m requestMapping) newRequest(obj *unstructured.Unstructured) (*release.Req
 		InstallDisableHooks:   isTrue(ann[AnnotationInstallNoHooks]),
 		UpgradeDisableHooks:   isTrue(ann[AnnotationUpgradeNoHooks]),
 		UninstallDisableHooks: isTrue(ann[AnnotationUninstallNoHooks]),
-		DryRun:                string(m.watch.DryRunOption),
+		DryRun:                m.watch.DryRunOption,
 		ServerSideApply:       m.watch.ServerSideApply,
 		HealthDeadline:        deadline,
 		Generation:            obj.GetGeneration(),

@@ -4,9 +4,9 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"maps"
 	"reflect"
 	"slices"
-	"sort"
 	"strings"
 	"sync"
 
@@ -471,11 +471,7 @@ func firstDifference(desired, live any, path string) string {
 			}
 			return path
 		}
-		keys := make([]string, 0, len(d))
-		for k := range d {
-			keys = append(keys, k)
-		}
-		sort.Strings(keys)
+		keys := slices.Sorted(maps.Keys(d))
 		for _, k := range keys {
 			if p := firstDifference(d[k], l[k], path+"."+k); p != "" {
 				return p

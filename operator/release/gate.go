@@ -2,6 +2,7 @@ package release
 
 import (
 	"fmt"
+	"maps"
 	"strconv"
 	"strings"
 	"time"
@@ -179,9 +180,7 @@ func (c *Client) relabel(req *Request, version int, set map[string]string, descr
 	if rel.Labels == nil {
 		rel.Labels = map[string]string{}
 	}
-	for k, v := range set {
-		rel.Labels[k] = v
-	}
+	maps.Copy(rel.Labels, set)
 	if description != "" && rel.Info != nil {
 		rel.Info.Description = description
 	}

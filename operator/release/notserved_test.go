@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/chartpilot/chartpilot/cluster/clustertest"
+	"github.com/chartpilot/chartpilot/operator/watches"
 )
 
 // An install or upgrade whose values turn on an API the cluster does not
@@ -20,7 +21,7 @@ func TestAPINotServed(t *testing.T) {
 		// installed first, when not nil: the release then upgrades.
 		installed map[string]any
 		vals      map[string]any
-		dryRun    string
+		dryRun    watches.DryRun
 		sentinel  error
 		want      []string
 	}{{
@@ -31,7 +32,7 @@ func TestAPINotServed(t *testing.T) {
 	}, {
 		name:     "install with a server dry run",
 		vals:     map[string]any{"legacyPDB": true},
-		dryRun:   "server",
+		dryRun:   watches.DryRunServer,
 		sentinel: ErrInstallFailed,
 		want:     []string{"policy/v1beta1 PodDisruptionBudget app-legacy", "only as policy/v1"},
 	}, {

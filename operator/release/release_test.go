@@ -20,6 +20,7 @@ import (
 	"k8s.io/client-go/rest"
 
 	"github.com/chartpilot/chartpilot/cluster/clustertest"
+	"github.com/chartpilot/chartpilot/operator/watches"
 
 	helmcommon "helm.sh/helm/v4/pkg/chart/common"
 	chart "helm.sh/helm/v4/pkg/chart/v2"
@@ -269,7 +270,7 @@ func TestFailedUpgradeRollsBack(t *testing.T) {
 	f.mustReconcile(f.request(map[string]any{"greeting": "good"}), ActionInstall)
 
 	bad := f.request(map[string]any{"greeting": "bad", "broken": true})
-	bad.DryRun = "none" // let Helm start the upgrade so that it fails half way
+	bad.DryRun = watches.DryRunNone // let Helm start the upgrade so that it fails half way
 	res, err := f.reconcile(bad)
 	if !errors.Is(err, ErrUpgradeFailed) {
 		t.Fatalf("err = %v, want ErrUpgradeFailed", err)
@@ -297,8 +298,8 @@ func TestRenderErrorsChangeNothing(t *testing.T) {
 	clustertest.SkipIfShort(t)
 	broken := *appChart
 	broken.Templates = append(slices.Clone(appChart.Templates), &helmcommon.File{Name: "templates/bad.yaml", Data: []byte(`{{ required "values.mandatory is required" .Values.mandatory }}`)})
-	for _, dryRun := range []string{"client", "none", "server"} {
-		t.Run("upgrade, dry run "+dryRun, func(t *testing.T) {
+	for _, dryRun := range []watches.DryRun{watches.DryRunClient, watches.DryRunNone, watches.DryRunServer} {
+		t.Run("upgrade, dry run "+string(dryRun), func(t *testing.T) {
 			f := newFixture(t)
 			f.mustReconcile(f.request(map[string]any{"greeting": "good"}), ActionInstall)
 			req := f.request(map[string]any{"greeting": "good"})
@@ -315,7 +316,7 @@ func TestRenderErrorsChangeNothing(t *testing.T) {
 				t.Errorf("latest revision %d: the failed upgrade touched the release", st.Latest.Version)
 			}
 		})
-		t.Run("install, dry run "+dryRun, func(t *testing.T) {
+		t.Run("install, dry run "+string(dryRun), func(t *testing.T) {
 			f := newFixture(t)
 			req := f.request(map[string]any{"greeting": "good"})
 			req.Chart, req.DryRun = &broken, dryRun
@@ -334,7 +335,7 @@ func TestFailedInstallIsUninstalled(t *testing.T) {
 	clustertest.SkipIfShort(t)
 	f := newFixture(t)
 	req := f.request(map[string]any{"broken": true})
-	req.DryRun = "none"
+	req.DryRun = watches.DryRunNone
 	res, err := f.reconcile(req)
 	if !errors.Is(err, ErrInstallFailed) {
 		t.Fatalf("err = %v, want ErrInstallFailed", err)
@@ -442,7 +443,7 @@ func TestCrashAfterSupersedeThenFailedUpgrade(t *testing.T) {
 	f.crashAfterSupersede(releasecommon.StatusPendingUpgrade)
 
 	bad := f.request(map[string]any{"greeting": "bad", "broken": true})
-	bad.DryRun = "none"
+	bad.DryRun = watches.DryRunNone
 	res, err := f.reconcile(bad)
 	if !errors.Is(err, ErrUpgradeFailed) {
 		t.Fatalf("err = %v (%v), want ErrUpgradeFailed", err, actionNames(res))

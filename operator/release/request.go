@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/chartpilot/chartpilot/operator/values"
+	"github.com/chartpilot/chartpilot/operator/watches"
 
 	chart "helm.sh/helm/v4/pkg/chart/v2"
 	"helm.sh/helm/v4/pkg/postrenderer"
@@ -49,8 +50,9 @@ type Request struct {
 	UninstallWait bool
 	// DisableHooks per action.
 	InstallDisableHooks, UpgradeDisableHooks, UninstallDisableHooks bool
-	// DryRun is "none", "client" or "server": how a change is tried first.
-	DryRun string
+	// DryRun is how a change is tried first; only a server one is run apart
+	// (Helm renders and builds every object before it writes anything).
+	DryRun watches.DryRun
 	// LeaveDrift reports drift (Reconcile returns with the state Drifted)
 	// instead of repairing it: the caller decided that something else
 	// keeps editing the objects.

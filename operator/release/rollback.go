@@ -3,9 +3,6 @@ package release
 import (
 	"context"
 	"fmt"
-
-	"helm.sh/helm/v4/pkg/action"
-	"helm.sh/helm/v4/pkg/kube"
 )
 
 // rollback returns a release whose upgrade failed to its last good revision
@@ -35,15 +32,7 @@ func (a rollback) Run(ctx context.Context, req *Request, st State) error {
 // revision it rolls back from.
 func (c *Client) rollbackTo(req *Request, version int) error {
 	run := func(force bool) error {
-		rb := action.NewRollback(c.actionConfig(req.Namespace))
-		rb.Version = version
-		rb.ForceReplace = force
-		rb.ServerSideApply = applyMethod
-		rb.WaitStrategy = kube.HookOnlyStrategy
-		rb.DisableHooks = req.UpgradeDisableHooks
-		rb.Timeout = req.timeout()
-		rb.MaxHistory = MaxHistory
-		return rb.Run(req.Name)
+		return newRollback(c.actionConfig(req.Namespace), req, version, force).Run(req.Name)
 	}
 	err := run(req.RollbackForce)
 	if err == nil || !req.RollbackForce {

@@ -316,12 +316,8 @@ func (d *secretsDriver) write(key string, rls *helmrelease.Release, stamp string
 		return err
 	}
 	lbls := map[string]string{}
-	for k, v := range rls.Labels {
-		lbls[k] = v
-	}
-	for k, v := range d.labels {
-		lbls[k] = v
-	}
+	maps.Copy(lbls, rls.Labels)
+	maps.Copy(lbls, d.labels)
 	lbls["name"], lbls["owner"] = rls.Name, "helm"
 	lbls["status"], lbls["version"] = rls.Info.Status.String(), strconv.Itoa(rls.Version)
 	lbls[stamp] = strconv.FormatInt(time.Now().Unix(), 10)

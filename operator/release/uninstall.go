@@ -7,8 +7,6 @@ import (
 
 	"k8s.io/apimachinery/pkg/types"
 
-	"helm.sh/helm/v4/pkg/action"
-	"helm.sh/helm/v4/pkg/kube"
 	"helm.sh/helm/v4/pkg/storage/driver"
 )
 
@@ -22,16 +20,7 @@ type uninstallAction struct {
 func (a uninstallAction) Name() string { return ActionUninstall }
 
 func (a uninstallAction) Run(_ context.Context, req *Request, _ State) error {
-	un := action.NewUninstall(a.c.actionConfig(req.Namespace))
-	un.DisableHooks = req.UninstallDisableHooks
-	un.WaitStrategy = kube.HookOnlyStrategy
-	if req.UninstallWait {
-		// Helm 4's watcher: kstatus follows each object until it is gone.
-		un.WaitStrategy = kube.StatusWatcherStrategy
-	}
-	un.Timeout = req.timeout()
-	un.Description = "uninstalled by chartpilot"
-	_, err := un.Run(req.Name)
+	_, err := newUninstall(a.c.actionConfig(req.Namespace), req).Run(req.Name)
 	a.c.forget(types.NamespacedName{Namespace: req.Namespace, Name: req.Name})
 	switch {
 	case err == nil, errors.Is(err, driver.ErrReleaseNotFound):

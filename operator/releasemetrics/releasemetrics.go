@@ -147,16 +147,16 @@ func New(opts Options) *Recorder {
 	if limit == 0 {
 		limit = DefaultSeriesLimit
 	}
-	c := register(opts.Registerer, newCollector())
+	c := Register(opts.Registerer, newCollector())
 	c.mu.Lock()
 	c.limit = limit
 	c.mu.Unlock()
 	return &Recorder{kind: opts.Kind, repairName: opts.RepairAction, c: c}
 }
 
-// register registers c, or returns the collector already registered under
-// its names.
-func register[C prometheus.Collector](reg prometheus.Registerer, c C) C {
+// Register registers c, or returns the collector already registered under
+// its names (several operators in one process share them).
+func Register[C prometheus.Collector](reg prometheus.Registerer, c C) C {
 	if err := reg.Register(c); err != nil {
 		var are prometheus.AlreadyRegisteredError
 		if errors.As(err, &are) {

@@ -6,7 +6,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"sort"
+	"maps"
+	"slices"
 	"strings"
 
 	valuesutil "helm.sh/helm/v4/pkg/chart/common/util"
@@ -41,11 +42,7 @@ func Compose(ch *chart.Chart, spec any, overrides map[string]string) (map[string
 	default:
 		return nil, fmt.Errorf("%w: spec is a %T, not an object", ErrInvalid, spec)
 	}
-	keys := make([]string, 0, len(overrides))
-	for k := range overrides {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
+	keys := slices.Sorted(maps.Keys(overrides))
 	for _, k := range keys {
 		// Helm 4 drops some malformed keys ("a[") without an error: a key
 		// that sets nothing on its own is refused too.

@@ -1,6 +1,9 @@
 package api
 
-import "strings"
+import (
+	"slices"
+	"strings"
+)
 
 // HookPhase is the prefix of Velero's hook annotations for one moment of
 // a backup or restore: a pod that carries the phase's command annotation
@@ -53,21 +56,11 @@ func HookAnnotations() []string {
 
 // IsHookAnnotation says whether key is a hook's command annotation.
 func IsHookAnnotation(key string) bool {
-	for _, p := range HookPhases {
-		if key == p.CommandAnnotation() {
-			return true
-		}
-	}
-	return false
+	return slices.ContainsFunc(HookPhases, func(p HookPhase) bool { return key == p.CommandAnnotation() })
 }
 
 // MentionsHook says whether text (a template, a values file) holds a
 // hook's command annotation: a pod it makes may carry a hook.
 func MentionsHook(text string) bool {
-	for _, a := range HookAnnotations() {
-		if strings.Contains(text, a) {
-			return true
-		}
-	}
-	return false
+	return slices.ContainsFunc(HookAnnotations(), func(a string) bool { return strings.Contains(text, a) })
 }

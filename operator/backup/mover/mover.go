@@ -33,24 +33,20 @@ func ParseResult(msg string) (Result, error) {
 	return r, nil
 }
 
-// countingWriter counts the bytes that pass.
-type countingWriter struct {
-	w io.Writer
-	n int64
-}
+// byteCounter counts the bytes written to it: those of an archive, teed.
+type byteCounter int64
 
-func (c *countingWriter) Write(p []byte) (int, error) {
-	n, err := c.w.Write(p)
-	c.n += int64(n)
-	return n, err
+func (c *byteCounter) Write(p []byte) (int, error) {
+	*c += byteCounter(len(p))
+	return len(p), nil
 }
 
 // Archive writes the files under dir to w as tar+gzip: directories, regular
 // files, symlinks, with their modes, owners and times. Sockets, devices and
 // pipes are skipped: they hold no data.
 func Archive(dir string, w io.Writer) (Result, error) {
-	cw := &countingWriter{w: w}
-	zw, _ := gzip.NewWriterLevel(cw, gzip.BestSpeed)
+	var size byteCounter
+	zw, _ := gzip.NewWriterLevel(io.MultiWriter(w, &size), gzip.BestSpeed)
 	tw := tar.NewWriter(zw)
 	var res Result
 	err := filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
@@ -102,7 +98,7 @@ func Archive(dir string, w io.Writer) (Result, error) {
 	if err := zw.Close(); err != nil {
 		return res, err
 	}
-	res.Size = cw.n
+	res.Size = int64(size)
 	return res, nil
 }
 
@@ -148,7 +144,8 @@ func ArchiveFile(dir, file string) (Result, error) {
 // Entries that would land outside dir are refused. Owners are kept only
 // when running as root (otherwise the files are the mover's user's).
 func Extract(r io.Reader, dir string) (Result, error) {
-	cr := &countingReader{r: r}
+	var size byteCounter
+	cr := io.TeeReader(r, &size)
 	zr, err := gzip.NewReader(cr)
 	if err != nil {
 		return Result{}, fmt.Errorf("reading the archive: %w", err)
@@ -195,7 +192,7 @@ func Extract(r io.Reader, dir string) (Result, error) {
 	if _, err := io.Copy(io.Discard, cr); err != nil {
 		return res, fmt.Errorf("reading the archive: %w", err)
 	}
-	res.Size = cr.n
+	res.Size = int64(size)
 	return res, nil
 }
 
@@ -244,17 +241,6 @@ func setAttributes(root *os.Root, hdr *tar.Header, name string) error {
 		return err
 	}
 	return root.Chtimes(name, hdr.ModTime, hdr.ModTime)
-}
-
-type countingReader struct {
-	r io.Reader
-	n int64
-}
-
-func (c *countingReader) Read(p []byte) (int, error) {
-	n, err := c.r.Read(p)
-	c.n += int64(n)
-	return n, err
 }
 
 // deniedWait is how long a volume that refuses to be written is given:
