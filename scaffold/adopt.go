@@ -188,14 +188,20 @@ func (g *generator) adoptedFiles() (files map[string][]byte, why map[string]stri
 	why[rbacKustomizationFile] = "lists " + filepath.Base(AllNamespacesRoleFile)
 	why[AlertsFile] = "alerts on the releases' metrics (list it in config/prometheus/kustomization.yaml to ship it)"
 	why[DashboardFile] = "a Grafana dashboard of the releases (list it in config/prometheus/kustomization.yaml to ship it)"
-	ours, err := render(staticFiles["Makefile"], g.data())
+	// The targets of operator.mk go into the author's Makefile, which
+	// does not include it; a project without a Makefile gets init's two.
+	ours, err := render(staticFiles[OperatorMakefile], g.data())
 	if err != nil {
 		return nil, nil, nil, err
 	}
 	user, err := os.ReadFile(filepath.Join(g.dir, "Makefile"))
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
-		files["Makefile"], why["Makefile"] = ours, "chartpilot's Makefile"
+		if files["Makefile"], err = render(staticFiles["Makefile"], g.data()); err != nil {
+			return nil, nil, nil, err
+		}
+		files[OperatorMakefile] = ours
+		why["Makefile"], why[OperatorMakefile] = "chartpilot's Makefile", "the operator's targets, which the Makefile includes"
 	case err != nil:
 		return nil, nil, nil, err
 	default:

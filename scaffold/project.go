@@ -19,6 +19,11 @@ const ProjectFile = "PROJECT"
 // WatchesFile is the name of the runtime's watches file.
 const WatchesFile = "watches.yaml"
 
+// OperatorMakefile holds the operator's Makefile targets (build, bundle,
+// catalog, deploy) and their variables: chartpilot writes it and the
+// project's Makefile, the author's, includes it.
+const OperatorMakefile = "operator.mk"
+
 // Where the operator image keeps its files: the Dockerfile init writes and
 // the image `chartpilot image build` builds agree on them.
 const (
