@@ -102,8 +102,9 @@ generate: ## Refresh generated files (the embedded copy of the tools module, the
 	$(GO) generate ./...
 
 .PHONY: docs
-docs: ## Write the command reference (docs/reference) from the commands themselves
+docs: ## Write the command reference (docs/reference) from the commands themselves, and docs/development.md's package and version tables
 	$(GO) run ./cmd/chartpilot-docs docs/reference
+	$(GO) test ./internal/layers -run TestDevelopmentDoc -update
 
 ##@ The example operator
 # This repository's top level is also the example operator's project, exactly
