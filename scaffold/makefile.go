@@ -57,6 +57,11 @@ func parseMakefile(data []byte) *makefile {
 	return m
 }
 
+// includes tells whether a Makefile includes the file name.
+func includes(makefile []byte, name string) bool {
+	return regexp.MustCompile(`(?m)^-?include\s+` + regexp.QuoteMeta(name) + `\s*$`).Match(makefile)
+}
+
 func (m *makefile) bytes() []byte {
 	var b bytes.Buffer
 	for _, p := range m.parts {

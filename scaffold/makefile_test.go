@@ -89,3 +89,22 @@ func TestRewireMakefile(t *testing.T) {
 		})
 	}
 }
+
+func TestIncludes(t *testing.T) {
+	tests := []struct {
+		makefile string
+		want     bool
+	}{
+		{"all: x\ninclude operator.mk\n", true},
+		{"-include operator.mk\n", true},
+		{"include  operator.mk  \n", true},
+		{"# include operator.mk\n", false},
+		{"include operator.mk.bak\n", false},
+		{"include other.mk\n", false},
+	}
+	for _, tt := range tests {
+		if got := includes([]byte(tt.makefile), OperatorMakefile); got != tt.want {
+			t.Errorf("includes(%q) = %v, want %v", tt.makefile, got, tt.want)
+		}
+	}
+}
