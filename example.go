@@ -24,9 +24,7 @@ func WriteExampleChart(dir string) error { return copyTree("helm-charts/"+Exampl
 
 // WriteExampleUpgrade writes the files of the chart's version 0.2.0 over a
 // copy of version 0.1.0 in dir.
-func WriteExampleUpgrade(dir string) error {
-	return copyTree("example/"+ExampleChart+"-0.2.0", dir)
-}
+func WriteExampleUpgrade(dir string) error { return copyTree("example/hello-0.2.0", dir) }
 
 func copyTree(root, dir string) error {
 	return fs.WalkDir(files, root, func(path string, d fs.DirEntry, err error) error {
