@@ -219,8 +219,8 @@ func TestCopySources(t *testing.T) {
 // TestMakeTargets runs the operator's targets with the top-level Makefile
 // on a copy of the project files, as a user who cloned the repository would
 // (without a container engine), against a registry: the bundle validates,
-// both images are built and pushed, the catalog publishes the pushed bundle,
-// and no committed file changes.
+// the operator, bundle and catalog images are built and pushed, the catalog
+// publishes the pushed bundle, and no committed file changes.
 func TestMakeTargets(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds chartpilot")
@@ -255,8 +255,9 @@ func TestMakeTargets(t *testing.T) {
 	base, v := host+"/"+projectName, makeVar(t, "VERSION")
 	cache := filepath.Join(tmp, "cache")
 	// -o build: the binary is built; the copy has no Go sources.
-	for _, targets := range [][]string{{"bundle", "bundle-build", "bundle-push", "catalog-build", "catalog-push"}, {"catalog-build"}} {
-		args := append([]string{"-o", "build", "CHARTPILOT=" + bin, "IMAGE_TAG_BASE=" + base, "OPM_IMG=" + opm}, targets...)
+	img := base + ":v" + v
+	for _, targets := range [][]string{{"docker-build", "docker-push", "bundle", "bundle-build", "bundle-push", "catalog-build", "catalog-push"}, {"catalog-build"}} {
+		args := append([]string{"-o", "build", "CHARTPILOT=" + bin, "IMAGE_TAG_BASE=" + base, "IMG=" + img, "OPM_IMG=" + opm}, targets...)
 		cmd := exec.Command("make", args...)
 		cmd.Dir = dir
 		// Not the jobs of a make that runs this test (make test).
@@ -288,7 +289,7 @@ func TestMakeTargets(t *testing.T) {
 	if want := "image: " + base + "-bundle:v" + v; !strings.Contains(rendered.String(), want) {
 		t.Errorf("the catalog does not publish the bundle as %q:\n%s", want, rendered.String())
 	}
-	for _, ref := range []string{base + "-bundle:v" + v, base + "-catalog:v" + v} {
+	for _, ref := range []string{img, base + "-bundle:v" + v, base + "-catalog:v" + v} {
 		if _, err := ociimage.Resolve(context.Background(), ref); err != nil {
 			t.Errorf("image %s was not pushed: %v", ref, err)
 		}
