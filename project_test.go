@@ -49,9 +49,6 @@ var (
 	initFiles = []string{"Dockerfile", scaffold.ProjectFile, scaffold.WatchesFile, scaffold.OperatorMakefile}
 )
 
-// dockerfiles are the Dockerfiles whose build context .dockerignore limits.
-var dockerfiles = []string{"Dockerfile", bundle.DockerfileName, catalogDockerfile}
-
 const (
 	catalogDockerfile = "catalog.Dockerfile"
 	dockerignore      = ".dockerignore"
@@ -101,11 +98,7 @@ func TestRepositoryProject(t *testing.T) {
 		golden.Check(t, filepath.Join(repoRoot, tree), golden.Files(t, filepath.Join(dir, tree)), *update)
 	}
 	for _, name := range initFiles {
-		data, err := os.ReadFile(filepath.Join(dir, name))
-		if err != nil {
-			t.Fatal(err)
-		}
-		golden.File(t, filepath.Join(repoRoot, name), data, *update)
+		golden.File(t, filepath.Join(repoRoot, name), readFile(t, filepath.Join(dir, name)), *update)
 	}
 
 	// What `make bundle` writes beside the bundle, with the Makefile's defaults.
@@ -115,10 +108,7 @@ func TestRepositoryProject(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	bundleDockerfile, err := os.ReadFile(filepath.Join(dir, bundle.DockerfileName))
-	if err != nil {
-		t.Fatal(err)
-	}
+	bundleDockerfile := readFile(t, filepath.Join(dir, bundle.DockerfileName))
 	golden.File(t, filepath.Join(repoRoot, bundle.DockerfileName), bundleDockerfile, *update)
 
 	var catalogDF bytes.Buffer
