@@ -66,6 +66,28 @@ func TestDevelopmentDoc(t *testing.T) {
 	}
 }
 
+// The folders and files development.md names beside the packages are
+// there: the first cell of each row of the table after the packages'.
+func TestDevelopmentDocPaths(t *testing.T) {
+	page, err := os.ReadFile(developmentDoc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, end := blocks[0].markers()
+	_, rest, _ := bytes.Cut(page, []byte(end))
+	table, _, _ := bytes.Cut(rest, []byte("\n## "))
+	for _, row := range strings.Split(string(table), "\n") {
+		first, _, _ := strings.Cut(strings.TrimPrefix(row, "| "), " | ")
+		for _, m := range codeSpan.FindAllStringSubmatch(first, -1) {
+			if _, err := os.Stat(filepath.Join(repoRoot, m[1])); err != nil {
+				t.Errorf("%s names %s: %v", developmentDoc, m[1], err)
+			}
+		}
+	}
+}
+
+var codeSpan = regexp.MustCompile("`([^`]+)`")
+
 // packageTable is a row per package: its folder and the first sentence of
 // its doc.go.
 func packageTable(t *testing.T) []byte {
