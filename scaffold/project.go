@@ -19,9 +19,7 @@ const ProjectFile = "PROJECT"
 // WatchesFile is the name of the runtime's watches file.
 const WatchesFile = "watches.yaml"
 
-// OperatorMakefile holds the operator's Makefile targets (build, bundle,
-// catalog, deploy) and their variables: chartpilot writes it and the
-// project's Makefile, the author's, includes it.
+// OperatorMakefile holds the operator's targets, which the Makefile includes.
 const OperatorMakefile = "operator.mk"
 
 // Where the operator image keeps its files: the Dockerfile init writes and

@@ -497,13 +497,11 @@ var sharedFiles = map[string]string{
 }
 
 type projectData struct {
-	ProjectName, Domain, KubeVersion, ChartpilotVersion, Description string
-	Resources                                                        []resourceData
+	ProjectName, Domain, KubeVersion, ChartpilotVersion, Description, OperatorMakefile string
+	Resources                                                                          []resourceData
 	// The operator image's layout, for the Dockerfile.
 	OperatorHome, OperatorBinary, WatchesFile string
 	OperatorUser                              int
-	// OperatorMakefile is the file the Makefile includes.
-	OperatorMakefile string
 	// The downward-API variables the runtime finds its image with.
 	PodNameEnv, PodNamespaceEnv string
 }
