@@ -102,42 +102,23 @@ generate: ## Refresh generated files (the embedded copy of the tools module, the
 	$(GO) generate ./...
 
 .PHONY: docs
-docs: ## Write the command reference (docs/reference) from the commands themselves
+docs: ## Write the command reference (docs/reference) from the commands themselves, and docs/development.md's package and version tables
 	$(GO) run ./cmd/chartpilot-docs docs/reference
+	$(GO) test ./internal/layers -run TestDevelopmentDoc -update
 
-##@ The example operator (example/hello)
-# This repository is the example operator's project, as `chartpilot init` writes
-# it from example/hello: PROJECT, watches.yaml, helm-charts/, config/, Dockerfile
-# (the operator image, for those with a container engine). `make generate`
-# rewrites them; a test in ./example keeps them equal to what init makes. The
-# targets build without a container engine, as a scaffolded project's do;
-# bundle.Dockerfile and catalog.Dockerfile build the same images with one.
-VERSION ?= 0.1.0
-IMAGE_TAG_BASE ?= example.com/hello-operator
-IMG ?= $(IMAGE_TAG_BASE):v$(VERSION)
-BUNDLE_IMG ?= $(IMAGE_TAG_BASE)-bundle:v$(VERSION)
-CATALOG_IMG ?= $(IMAGE_TAG_BASE)-catalog:v$(VERSION)
+##@ The example operator
+# This repository's top level is also the example operator's project, exactly
+# as `chartpilot init` writes it from helm-charts/hello: PROJECT, watches.yaml,
+# helm-charts/, config/, Dockerfile and operator.mk, whose targets (make help)
+# work here as in any scaffolded project. `make generate` rewrites them; a
+# test in the top-level package keeps them equal to what init writes.
 # The bundle and the catalog go under build/: bundle/ and catalog/ are Go packages here.
 BUNDLE_DIR ?= build/bundle
 CATALOG_DIR ?= build/catalog
-# e.g. BUNDLE_METADATA_OPTS="--channels=stable --default-channel=stable"
-BUNDLE_METADATA_OPTS ?=
+include operator.mk
 
-.PHONY: bundle
-bundle: build ## The example operator's bundle (CSV, CRDs, RBAC, metadata) in BUNDLE_DIR and bundle.Dockerfile, validated
-	$(CHARTPILOT) bundle generate --version $(VERSION) --image controller=$(IMG) --output-dir $(BUNDLE_DIR) $(BUNDLE_METADATA_OPTS)
-	$(CHARTPILOT) bundle validate $(BUNDLE_DIR)
-
-.PHONY: bundle-build
-bundle-build: build ## The bundle image BUNDLE_IMG (daemonless; push with bin/chartpilot image push)
-	$(CHARTPILOT) bundle build --tag $(BUNDLE_IMG) $(BUNDLE_DIR)
-
-# The bundle is published under BUNDLE_IMG from BUNDLE_DIR: nothing is pulled,
-# so no registry is needed until the images are pushed.
-.PHONY: catalog-build
-catalog-build: build ## The catalog image CATALOG_IMG (daemonless) from CATALOG_DIR, with the bundle published by semver
-	$(CHARTPILOT) catalog add --dir $(CATALOG_DIR) --init-package --replace --image $(BUNDLE_IMG) $(BUNDLE_DIR)
-	$(CHARTPILOT) catalog build --dir $(CATALOG_DIR) --image $(CATALOG_IMG)
+# operator.mk's targets run the chartpilot built here.
+rbac run docker-build docker-push install uninstall deploy undeploy bundle bundle-build bundle-push catalog-build catalog-push scorecard: build
 
 .PHONY: help
 help:

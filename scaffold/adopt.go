@@ -188,16 +188,24 @@ func (g *generator) adoptedFiles() (files map[string][]byte, why map[string]stri
 	why[rbacKustomizationFile] = "lists " + filepath.Base(AllNamespacesRoleFile)
 	why[AlertsFile] = "alerts on the releases' metrics (list it in config/prometheus/kustomization.yaml to ship it)"
 	why[DashboardFile] = "a Grafana dashboard of the releases (list it in config/prometheus/kustomization.yaml to ship it)"
-	ours, err := render(staticFiles["Makefile"], g.data())
+	// The targets of operator.mk go into the author's Makefile unless it
+	// includes operator.mk; a project without a Makefile gets init's two.
+	ours, err := render(staticFiles[OperatorMakefile], g.data())
 	if err != nil {
 		return nil, nil, nil, err
 	}
+	why[OperatorMakefile] = "the operator's targets, which the Makefile includes"
 	user, err := os.ReadFile(filepath.Join(g.dir, "Makefile"))
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
-		files["Makefile"], why["Makefile"] = ours, "chartpilot's Makefile"
+		if files["Makefile"], err = render(staticFiles["Makefile"], g.data()); err != nil {
+			return nil, nil, nil, err
+		}
+		files[OperatorMakefile], why["Makefile"] = ours, "chartpilot's Makefile"
 	case err != nil:
 		return nil, nil, nil, err
+	case includes(user, OperatorMakefile):
+		files[OperatorMakefile] = ours
 	default:
 		r := rewireMakefile(user, ours)
 		files["Makefile"], why["Makefile"] = r.out, r.why()

@@ -1,6 +1,7 @@
 // Package scaffold writes a Helm operator project from a chart in the layout
 // operator-sdk's helm plugin writes (PROJECT, watches.yaml, helm-charts/,
-// config/ kustomize directories, Dockerfile, Makefile), with what
+// config/ kustomize directories, Dockerfile, a Makefile that includes the
+// targets of operator.mk), with what
 // operator-sdk leaves to the author derived from the chart: least-privilege
 // RBAC (package rbac) split by scope into a Role and a ClusterRole
 // (RoleFile), a CRD with a real schema (package crdschema), and a base CSV

@@ -57,6 +57,11 @@ func parseMakefile(data []byte) *makefile {
 	return m
 }
 
+// includes tells whether a Makefile includes the file name.
+func includes(makefile []byte, name string) bool {
+	return regexp.MustCompile(`(?m)^-?include\s+` + regexp.QuoteMeta(name) + `\s*$`).Match(makefile)
+}
+
 func (m *makefile) bytes() []byte {
 	var b bytes.Buffer
 	for _, p := range m.parts {
@@ -112,9 +117,6 @@ func (m *makefile) definition(name string) []string {
 var toolTargets = []string{"kustomize", "helm-operator", "operator-sdk", "opm", "controller-gen", "manifests",
 	"$(KUSTOMIZE)", "$(HELM_OPERATOR)", "$(OPERATOR_SDK)", "$(OPM)"}
 
-// notRewired are the chartpilot Makefile's targets that stay the user's.
-var notRewired = []string{"all", "help"}
-
 // rewiring is what rewireMakefile made of a user's Makefile.
 type rewiring struct {
 	out []byte
@@ -157,7 +159,7 @@ func rewireMakefile(user, ours []byte) rewiring {
 	var appended []mkPart
 	replaced := u.recipeVariables(o)
 	for _, op := range o.parts {
-		if op.target == "" || slices.Contains(notRewired, op.target) {
+		if op.target == "" {
 			continue
 		}
 		for _, l := range op.lines[1:] {

@@ -7,8 +7,8 @@ import (
 )
 
 func TestRewireMakefile(t *testing.T) {
+	// ours is an operator.mk: variables and the operator's targets.
 	ours := []byte("VERSION ?= 0.0.1\nIMG ?= controller:latest\nCHARTPILOT ?= bin/chartpilot\nifneq ($(origin CHANNELS), undefined)\nBUNDLE_CHANNELS := --channels=$(CHANNELS)\nendif\n\n" +
-		".PHONY: help\nhelp: ## Help.\n\t@echo help\n\n" +
 		".PHONY: deploy\ndeploy: ## Deploy.\n\t$(CHARTPILOT) apply --kustomize config/default --image controller=$(IMG)\n\n" +
 		".PHONY: rbac\nrbac: ## Regenerate RBAC.\n\t$(CHARTPILOT) generate $(BUNDLE_CHANNELS)\n")
 	tests := []struct {
@@ -28,7 +28,7 @@ func TestRewireMakefile(t *testing.T) {
 			"# Added by chartpilot adopt: the variables of the chartpilot targets below.\nCHARTPILOT ?= bin/chartpilot\n\n.PHONY: deploy\n",
 			"##@ chartpilot\n\n.PHONY: rbac\nrbac: ## Regenerate RBAC.\n",
 		},
-		notWant:     []string{"KUSTOMIZE", "IMG ?= controller:latest", "BUNDLE_CHANNELS :=", "help:"},
+		notWant:     []string{"KUSTOMIZE", "IMG ?= controller:latest", "BUNDLE_CHANNELS :="},
 		wantRewired: []string{"deploy"}, wantAdded: []string{"rbac"},
 	}, {
 		name:      "a Makefile without rules gets the targets at the end",
@@ -87,5 +87,24 @@ func TestRewireMakefile(t *testing.T) {
 				t.Errorf("rewiring again changed the result (rewired %v, added %v, removed %v):\n%s", again.rewired, again.added, again.removed, again.out)
 			}
 		})
+	}
+}
+
+func TestIncludes(t *testing.T) {
+	tests := []struct {
+		makefile string
+		want     bool
+	}{
+		{"all: x\ninclude operator.mk\n", true},
+		{"-include operator.mk\n", true},
+		{"include  operator.mk  \n", true},
+		{"# include operator.mk\n", false},
+		{"include operator.mk.bak\n", false},
+		{"include other.mk\n", false},
+	}
+	for _, tt := range tests {
+		if got := includes([]byte(tt.makefile), OperatorMakefile); got != tt.want {
+			t.Errorf("includes(%q) = %v, want %v", tt.makefile, got, tt.want)
+		}
 	}
 }

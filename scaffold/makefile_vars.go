@@ -56,7 +56,7 @@ func (m *makefile) recipeVariables(ours *makefile) []string {
 		}
 	}
 	for _, op := range ours.parts {
-		if op.target == "" || slices.Contains(notRewired, op.target) {
+		if op.target == "" {
 			continue
 		}
 		if up := m.rule(op.target); up != nil {

@@ -19,6 +19,9 @@ const ProjectFile = "PROJECT"
 // WatchesFile is the name of the runtime's watches file.
 const WatchesFile = "watches.yaml"
 
+// OperatorMakefile holds the operator's targets, which the Makefile includes.
+const OperatorMakefile = "operator.mk"
+
 // Where the operator image keeps its files: the Dockerfile init writes and
 // the image `chartpilot image build` builds agree on them.
 const (

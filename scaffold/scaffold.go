@@ -459,6 +459,7 @@ func lower(s string) string { return strings.ToLower(s) }
 var staticFiles = map[string]string{
 	"Dockerfile":                                       "Dockerfile.tmpl",
 	"Makefile":                                         "Makefile.tmpl",
+	OperatorMakefile:                                   "operator.mk.tmpl",
 	".gitignore":                                       "gitignore.tmpl",
 	".dockerignore":                                    "dockerignore.tmpl",
 	"config/default/kustomization.yaml":                "config_default_kustomization.yaml.tmpl",
@@ -496,8 +497,8 @@ var sharedFiles = map[string]string{
 }
 
 type projectData struct {
-	ProjectName, Domain, KubeVersion, ChartpilotVersion, Description string
-	Resources                                                        []resourceData
+	ProjectName, Domain, KubeVersion, ChartpilotVersion, Description, OperatorMakefile string
+	Resources                                                                          []resourceData
 	// The operator image's layout, for the Dockerfile.
 	OperatorHome, OperatorBinary, WatchesFile string
 	OperatorUser                              int
@@ -513,7 +514,7 @@ func (g *generator) data() projectData {
 	return projectData{ProjectName: g.project.ProjectName, Domain: g.project.Domain, KubeVersion: g.opts.KubeVersion,
 		ChartpilotVersion: g.opts.ChartpilotVersion, Resources: g.resources(),
 		OperatorHome: OperatorHome, OperatorBinary: OperatorBinary, WatchesFile: WatchesFile, OperatorUser: OperatorUser,
-		PodNameEnv: backup.PodNameEnv, PodNamespaceEnv: backup.PodNamespaceEnv,
+		OperatorMakefile: OperatorMakefile, PodNameEnv: backup.PodNameEnv, PodNamespaceEnv: backup.PodNamespaceEnv,
 		Description: fmt.Sprintf("%s runs the Helm chart(s) %s as an operator.", g.project.ProjectName, strings.Join(charts, ", "))}
 }
 

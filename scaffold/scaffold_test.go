@@ -190,7 +190,7 @@ func TestInitRefusals(t *testing.T) {
 	}, {
 		name:       "an old target k8s version accepts the removed APIs' era",
 		opts:       Options{APIOptions: APIOptions{Chart: chartDir("legacy")}, KubeVersion: "1.15"},
-		leftBehind: []string{".chartpilot", ".dockerignore", ".gitignore", "Dockerfile", "Makefile", "PROJECT", "config", "helm-charts", "watches.yaml"},
+		leftBehind: []string{".chartpilot", ".dockerignore", ".gitignore", "Dockerfile", "Makefile", "PROJECT", "config", "helm-charts", OperatorMakefile, "watches.yaml"},
 	}}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

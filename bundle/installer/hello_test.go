@@ -13,9 +13,9 @@ import (
 	rbacv1 "k8s.io/api/rbac/v1"
 	"k8s.io/client-go/dynamic"
 
+	"github.com/chartpilot/chartpilot"
 	"github.com/chartpilot/chartpilot/bundle"
 	"github.com/chartpilot/chartpilot/bundle/olmv1"
-	"github.com/chartpilot/chartpilot/example"
 	"github.com/chartpilot/chartpilot/scaffold"
 )
 
@@ -44,7 +44,7 @@ func helloBundles(t *testing.T) (v1, v2 *olmv1.Bundle) {
 		return b
 	}
 	v1 = gen("0.1.0")
-	if err := example.WriteUpgrade(filepath.Join(dir, "helm-charts", example.ChartName)); err != nil {
+	if err := chartpilot.WriteExampleUpgrade(filepath.Join(dir, "helm-charts", chartpilot.ExampleChart)); err != nil {
 		t.Fatal(err)
 	}
 	if err := scaffold.Generate(scaffold.GenerateOptions{Dir: dir}); err != nil {

@@ -45,12 +45,12 @@ func newInitCommand(streams genericiooptions.IOStreams) *cobra.Command {
 		Use:   "init [DIR]",
 		Short: "Scaffold a Helm operator project from a chart, with least-privilege RBAC and a CRD schema",
 		Long: `init writes a Helm operator project in the layout operator-sdk's helm plugin
-writes (PROJECT, watches.yaml, helm-charts/, config/, Dockerfile, Makefile) into
-DIR (default: the current directory), and derives from the chart what
-operator-sdk leaves to you: config/rbac/role.yaml with exactly the permissions a
-Helm install, upgrade and uninstall of the chart needs (value-gated kinds
-included, each rule commented), and a CRD whose spec schema comes from
-values.schema.json or values.yaml.
+writes (PROJECT, watches.yaml, helm-charts/, config/, Dockerfile, and a Makefile
+including operator.mk, which holds the targets) into DIR (default: the current
+directory), and derives from the chart what operator-sdk leaves to you:
+config/rbac/role.yaml with exactly the permissions a Helm install, upgrade and
+uninstall of the chart needs (value-gated kinds included, each rule commented),
+and a CRD whose spec schema comes from values.schema.json or values.yaml.
 
 The chart's apiVersions are checked against --k8s-version: removed APIs fail the
 init, deprecated ones are warnings. A failed init leaves nothing behind; a

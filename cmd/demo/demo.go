@@ -22,10 +22,10 @@ import (
 	"k8s.io/client-go/tools/clientcmd"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/chartpilot/chartpilot"
 	"github.com/chartpilot/chartpilot/cluster"
 	"github.com/chartpilot/chartpilot/cluster/images"
 	"github.com/chartpilot/chartpilot/cluster/toolchain"
-	"github.com/chartpilot/chartpilot/example"
 	"github.com/chartpilot/chartpilot/olm"
 	"github.com/chartpilot/chartpilot/olm/extension"
 )
@@ -639,11 +639,11 @@ func (d *demo) startCluster(ctx context.Context) (string, error) {
 }
 
 func (d *demo) scaffold(ctx context.Context) (string, error) {
-	chartDir := filepath.Join(d.opts.Dir, "chart", example.ChartName)
+	chartDir := filepath.Join(d.opts.Dir, "chart", chartpilot.ExampleChart)
 	if err := os.MkdirAll(chartDir, 0o755); err != nil {
 		return "", err
 	}
-	if err := example.WriteChart(chartDir); err != nil {
+	if err := chartpilot.WriteExampleChart(chartDir); err != nil {
 		return "", err
 	}
 	if _, err := d.r.run(ctx, d.opts.Dir, d.opts.Binary, "init", d.projectDir, "--chart", chartDir, "--domain", "example.com"); err != nil {

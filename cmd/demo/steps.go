@@ -22,8 +22,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/yaml"
 
+	"github.com/chartpilot/chartpilot"
 	"github.com/chartpilot/chartpilot/cluster"
-	"github.com/chartpilot/chartpilot/example"
 	"github.com/chartpilot/chartpilot/internal/scorecardtests"
 	"github.com/chartpilot/chartpilot/olm"
 )
@@ -484,7 +484,7 @@ func (d *demo) changeChart(ctx context.Context) (previous string, err error) {
 		return "", err
 	}
 	d.previous = previous
-	if err := example.WriteUpgrade(filepath.Join(d.projectDir, "helm-charts", example.ChartName)); err != nil {
+	if err := chartpilot.WriteExampleUpgrade(filepath.Join(d.projectDir, "helm-charts", chartpilot.ExampleChart)); err != nil {
 		return "", err
 	}
 	_, err = d.chartpilot(ctx, "generate")

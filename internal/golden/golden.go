@@ -8,6 +8,8 @@ import (
 	"path/filepath"
 	"sort"
 	"testing"
+
+	"github.com/pmezard/go-difflib/difflib"
 )
 
 // Files reads every file under dir, by slash-separated path relative to
@@ -72,7 +74,7 @@ func Check(t testing.TB, dir string, files map[string][]byte, update bool) {
 		case !wok:
 			t.Errorf("%s: generated, not in the golden files in %s (run go test -update)", rel, dir)
 		case !bytes.Equal(got, w):
-			t.Errorf("%s differs from %s (run go test -update and review the diff):\n%s", rel, filepath.Join(dir, rel), got)
+			t.Errorf("%s differs from %s (run go test -update and review the diff):\n%s", rel, filepath.Join(dir, rel), diff(w, got, filepath.Join(dir, rel)))
 		}
 	}
 }
@@ -95,6 +97,13 @@ func File(t testing.TB, path string, got []byte, update bool) {
 		t.Fatalf("%v (run go test -update to create it)", err)
 	}
 	if !bytes.Equal(got, want) {
-		t.Errorf("%s differs (run go test -update and review the diff); got:\n%s", path, got)
+		t.Errorf("%s differs (run go test -update and review the diff):\n%s", path, diff(want, got, path))
 	}
+}
+
+// diff is the unified diff from the golden file at path (want) to what was
+// generated (got). It cannot fail: it writes to a strings.Builder.
+func diff(want, got []byte, path string) string {
+	d, _ := difflib.GetUnifiedDiffString(difflib.UnifiedDiff{A: difflib.SplitLines(string(want)), B: difflib.SplitLines(string(got)), FromFile: path, ToFile: "generated", Context: 3})
+	return d
 }

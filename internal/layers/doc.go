@@ -4,7 +4,9 @@
 // doctor -> cmd) above the runtime (operator/) and the helpers (internal/).
 // A package imports only its own stage and those before it; the runtime
 // imports no build-time package; internal/ imports nothing above it; only
-// commands import cmd/. Every package has a doc.go saying so.
+// commands import cmd/. Every package has a doc.go saying so; its first
+// sentence is the package's row in docs/development.md, whose tables, and
+// the relative links of the README and docs/, its tests check too.
 //
 // It has no code: it imports nothing, and nothing imports it.
 package layers

@@ -27,7 +27,7 @@ var stages = []struct {
 }{
 	{"internal: helpers and contracts", []string{"internal"}},
 	{"runtime", []string{"operator"}},
-	{"chart", []string{"chart", "crdschema", "crddiff", "example"}},
+	{"chart", []string{"chart", "crdschema", "crddiff", topLevel}},
 	{"scaffold", []string{"rbac", "scaffold"}},
 	{"bundle", []string{"bundle", "scorecard"}},
 	{"catalog", []string{"catalog"}},
@@ -115,9 +115,16 @@ func touchSources(dir string) error {
 	return nil
 }
 
+// topLevel is the module's own package, the example operator's chart, as
+// rel names it.
+const topLevel = "."
+
 // rel is an import path inside the module, and whether it is the
 // module's.
 func rel(path string) (string, bool) {
+	if path == module {
+		return topLevel, true
+	}
 	return strings.CutPrefix(path, module+"/")
 }
 

@@ -55,7 +55,7 @@ func TestMetricsAuthOnRealNode(t *testing.T) {
 	// test): make test runs the realnode packages two at a time, so this
 	// overlaps another one's turn.
 	dir := filepath.Join(t.TempDir(), "hello-operator")
-	if err := scaffold.Init(scaffold.Options{Dir: dir, APIOptions: scaffold.APIOptions{Chart: filepath.Join("..", "..", "example", "hello")}}); err != nil {
+	if err := scaffold.Init(scaffold.Options{Dir: dir, APIOptions: scaffold.APIOptions{Chart: filepath.Join("..", "..", "helm-charts", "hello")}}); err != nil {
 		t.Fatal(err)
 	}
 	img, err := bundle.BuildOperatorImage(ctx, bundle.OperatorImageOptions{Dir: dir, Self: testbin.Chartpilot(t)})

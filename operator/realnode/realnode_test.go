@@ -181,7 +181,7 @@ func waitEvent(t *testing.T, ctx context.Context, cs kubernetes.Interface, reaso
 // for the example project whose sample runs the registry's operand.
 func scorecardAutorollback(t *testing.T, ctx context.Context, c *cluster.Cluster, cfg *rest.Config) {
 	dir := filepath.Join(t.TempDir(), "hello-operator")
-	if err := scaffold.Init(scaffold.Options{Dir: dir, APIOptions: scaffold.APIOptions{Chart: filepath.Join("..", "..", "example", "hello")}}); err != nil {
+	if err := scaffold.Init(scaffold.Options{Dir: dir, APIOptions: scaffold.APIOptions{Chart: filepath.Join("..", "..", "helm-charts", "hello")}}); err != nil {
 		t.Fatal(err)
 	}
 	sample := filepath.Join(dir, "config", "samples", "charts.example.com_v1alpha1_hello.yaml")
@@ -286,7 +286,7 @@ func deleteCR(t *testing.T, ri dynamic.ResourceInterface, name string) {
 // startOperator runs the runtime on the example chart until the test ends.
 func startOperator(t *testing.T, cfg *rest.Config) {
 	t.Helper()
-	path := filepath.Join("..", "..", "example", "hello")
+	path := filepath.Join("..", "..", "helm-charts", "hello")
 	ch, err := loader.Load(path)
 	if err != nil {
 		t.Fatal(err)

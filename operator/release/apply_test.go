@@ -18,7 +18,7 @@ import (
 // does not force conflicts) and the upgrade fails. And a
 // release keeps the method it was installed with: an upgrade asking for
 // server-side apply of a client-side release stays client-side. See
-// docs/server-side-apply.md.
+// docs/design/server-side-apply.md.
 func TestApplyMethodsMeetAnotherManager(t *testing.T) {
 	tests := []struct {
 		name       string

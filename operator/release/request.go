@@ -40,7 +40,7 @@ type Request struct {
 	// otherwise Helm's three-way merge patch applies it (client-side). An
 	// existing release keeps the method its latest revision records
 	// (Helm 3's records, which record none, are client-side): see
-	// docs/server-side-apply.md for why the default is client-side.
+	// docs/design/server-side-apply.md for why the default is client-side.
 	ServerSideApply bool
 	// UpgradeForce replaces objects that cannot be patched.
 	UpgradeForce bool

@@ -59,7 +59,7 @@ type Watch struct {
 	// ServerSideApply installs new releases with server-side apply (Helm 4's
 	// default) instead of Helm's three-way merge patch; a release keeps the
 	// method it was installed with. Default false: see
-	// docs/server-side-apply.md.
+	// docs/design/server-side-apply.md.
 	ServerSideApply bool `json:"serverSideApply,omitempty"`
 	// HealthDeadline is how long a new revision of a release has to become
 	// healthy: one whose objects regress before (CrashLoopBackOff,

@@ -46,7 +46,7 @@ func TestMain(m *testing.M) {
 // a Deployment and no autoscaling of its own.
 var (
 	webapp = filepath.Join("..", "..", "chart", "testdata", "charts", "webapp")
-	hello  = filepath.Join("..", "..", "example", "hello")
+	hello  = filepath.Join("..", "..", "helm-charts", "hello")
 )
 
 // project scaffolds the operator of the chart at chartDir (its name is the

@@ -1,7 +1,8 @@
-package example
+package chartpilot
 
 // The repository's top level is this operator's project: rewrite its files
-// (config/, helm-charts/, Dockerfile, bundle.Dockerfile...) from hello/.
+// (config/, helm-charts/, operator.mk, Dockerfile, bundle.Dockerfile...) as
+// chartpilot writes them from the chart.
 //go:generate go test -run TestRepositoryProject -update .
 
 import (
@@ -12,18 +13,18 @@ import (
 	"path/filepath"
 )
 
-//go:embed all:hello all:hello-0.2.0
+//go:embed all:helm-charts/hello all:example/hello-0.2.0
 var files embed.FS
 
-// ChartName is the example chart's name.
-const ChartName = "hello"
+// ExampleChart is the example chart's name.
+const ExampleChart = "hello"
 
-// WriteChart writes the example chart, version 0.1.0, into dir.
-func WriteChart(dir string) error { return copyTree("hello", dir) }
+// WriteExampleChart writes the example chart, version 0.1.0, into dir.
+func WriteExampleChart(dir string) error { return copyTree("helm-charts/"+ExampleChart, dir) }
 
-// WriteUpgrade writes the files of the chart's version 0.2.0 over a copy of
-// version 0.1.0 in dir.
-func WriteUpgrade(dir string) error { return copyTree("hello-0.2.0", dir) }
+// WriteExampleUpgrade writes the files of the chart's version 0.2.0 over a
+// copy of version 0.1.0 in dir.
+func WriteExampleUpgrade(dir string) error { return copyTree("example/hello-0.2.0", dir) }
 
 func copyTree(root, dir string) error {
 	return fs.WalkDir(files, root, func(path string, d fs.DirEntry, err error) error {

@@ -1,4 +1,4 @@
-package example
+package chartpilot
 
 import (
 	"slices"
@@ -37,14 +37,14 @@ func kinds(t *testing.T, dir string) (string, []string) {
 // a kind that needs a new RBAC rule, and bumps the chart version.
 func TestChartAndUpgrade(t *testing.T) {
 	dir := t.TempDir()
-	if err := WriteChart(dir); err != nil {
+	if err := WriteExampleChart(dir); err != nil {
 		t.Fatal(err)
 	}
 	v, got := kinds(t, dir)
 	if want := []string{"ConfigMap", "PersistentVolumeClaim", "Service", "Deployment"}; v != "0.1.0" || !sameSet(got, want) {
 		t.Fatalf("version %s kinds %v, want 0.1.0 %v", v, got, want)
 	}
-	if err := WriteUpgrade(dir); err != nil {
+	if err := WriteExampleUpgrade(dir); err != nil {
 		t.Fatal(err)
 	}
 	v, got = kinds(t, dir)
