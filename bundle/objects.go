@@ -10,6 +10,27 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 )
 
+// CSV annotations chartpilot writes.
+const (
+	AnnotationCapabilities   = "capabilities"
+	AnnotationALMExamples    = "alm-examples"
+	AnnotationContainerImage = "containerImage"
+	AnnotationCreatedAt      = "createdAt"
+	AnnotationSkipRange      = "olm.skipRange"
+	AnnotationBuilder        = "operators.operatorframework.io/builder"
+	AnnotationProjectLayout  = "operators.operatorframework.io/project_layout"
+	// ProjectLayout is operator-sdk's layout name for Helm projects.
+	ProjectLayout = "helm.sdk.operatorframework.io/v1"
+	// targetNamespacesFieldPath is where OLM puts the OperatorGroup's
+	// namespaces on the operator's pods.
+	targetNamespacesFieldPath = "metadata.annotations['olm.targetNamespaces']"
+	// DefaultMinKubeVersion is the minKubeVersion of a CSV when neither the
+	// base CSV nor a chart's kubeVersion says: the first Kubernetes release
+	// serving every API the chartpilot runtime uses at GA (CRD v1,
+	// coordination v1 leases, autoscaling/v2, policy/v1).
+	DefaultMinKubeVersion = "1.25.0"
+)
+
 // fromUnstructured converts o into a typed object, naming o on failure.
 func fromUnstructured(o *unstructured.Unstructured, into any) error {
 	if err := runtime.DefaultUnstructuredConverter.FromUnstructured(o.Object, into); err != nil {

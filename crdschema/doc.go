@@ -17,7 +17,12 @@
 //     a resource quantity (cpu, memory, requests, limits) any scalar; ""
 //     read as a number stays open, with a warning (EmptyNumbers);
 //   - a chart rendering values with tpl keeps unknown keys: the templates
-//     written in the values may read any value;
+//     written in the values may read any value; global keeps unknown keys
+//     always (Helm hands it to every subchart, and charts put anything there);
+//   - a string the templates only print as text (within a longer string, or
+//     formatted with quote, printf...) is int-or-string: the integers users
+//     write (tag: 15) print the same; one printed bare as a field's whole
+//     value, or handed to a string function or eq, stays a string;
 //   - values given besides values.yaml (--values, --set) are accepted
 //     wherever the schema would refuse or prune them (Admit);
 //   - in the CRD every field is nullable, a null being Helm's way to delete
