@@ -5,8 +5,10 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"os"
 	"path/filepath"
+	"strconv"
 	"time"
 
 	"k8s.io/client-go/dynamic"
@@ -322,3 +324,78 @@ func (c *Cluster) checkNodeKind() error {
 // RealNodePossible says why this host cannot run a real node, if it cannot:
 // everything missing at once, and the command that provides it.
 func RealNodePossible() error { return node.Host{}.Preflight() }
+
+// OLMVersions says which OLM a cluster runs.
+type OLMVersions string
+
+const (
+	// OLMv0 is the OLM of Subscriptions and ClusterServiceVersions: the olm
+	// and catalog operators. The default.
+	OLMv0 OLMVersions = "v0"
+	// OLMv1 is the OLM of ClusterCatalogs and ClusterExtensions: catalogd
+	// and operator-controller.
+	OLMv1 OLMVersions = "v1"
+	// OLMBoth runs both side by side, as clusters moving to OLM v1 do.
+	OLMBoth OLMVersions = "both"
+)
+
+// ParseOLMVersions reads a --olm value: v0, v1, both, or (as the flag was
+// a boolean before) true for v0 and false for none.
+func ParseOLMVersions(s string) (v OLMVersions, without bool, err error) {
+	switch s {
+	case string(OLMv0), string(OLMv1), string(OLMBoth):
+		return OLMVersions(s), false, nil
+	case "true":
+		return OLMv0, false, nil
+	case "false", "none":
+		return "", true, nil
+	}
+	return "", false, fmt.Errorf("unknown OLM %q: want v0, v1, both or none", s)
+}
+
+// runsV0 and runsV1 say whether the versions include OLM v0 and OLM v1.
+func (v OLMVersions) runsV0() bool { return v == OLMv0 || v == OLMBoth || v == "" }
+func (v OLMVersions) runsV1() bool { return v == OLMv1 || v == OLMBoth }
+
+// CSIPorts are the CSI components' loopback ports (metrics, health).
+type CSIPorts struct {
+	Provisioner        int `json:"provisioner,omitempty"`
+	Snapshotter        int `json:"snapshotter,omitempty"`
+	SnapshotController int `json:"snapshotController,omitempty"`
+}
+
+// OLMv1Ports are OLM v1's ports on 127.0.0.1 when it runs on the host.
+type OLMv1Ports struct {
+	// Catalogs is where catalogd serves the catalogs' content over HTTPS.
+	Catalogs int `json:"catalogs,omitempty"`
+	// Webhook is catalogd's admission webhook (it listens on every
+	// interface: controller-runtime's webhook server takes a port only).
+	Webhook          int `json:"webhook,omitempty"`
+	CatalogdHealth   int `json:"catalogdHealth,omitempty"`
+	CatalogdMetrics  int `json:"catalogdMetrics,omitempty"`
+	ControllerHealth int `json:"controllerHealth,omitempty"`
+}
+
+// apiHost is the address the API server listens on: loopback, or on a real
+// node the host's address on the node's link, which pods reach through the
+// kubernetes Service.
+func (c *Cluster) apiHost() string {
+	if c.state.Node == NodeReal {
+		return node.HostIP
+	}
+	return "127.0.0.1"
+}
+
+// apiAddr is the API server's host:port.
+func (c *Cluster) apiAddr() string {
+	return net.JoinHostPort(c.apiHost(), strconv.Itoa(c.state.Ports.APIServer))
+}
+
+func (c *Cluster) componentKubeconfig(name string) string {
+	return c.path("kubeconfigs", name+".kubeconfig")
+}
+
+func (c *Cluster) pidFile(name string) string { return c.path("run", name+".pid") }
+
+// LogFile is where a component's output goes.
+func (c *Cluster) LogFile(name string) string { return c.path("logs", name+".log") }

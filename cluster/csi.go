@@ -56,13 +56,6 @@ const (
 	csiRole  = "chartpilot:csi"
 )
 
-// CSIPorts are the CSI components' loopback ports (metrics, health).
-type CSIPorts struct {
-	Provisioner        int `json:"provisioner,omitempty"`
-	Snapshotter        int `json:"snapshotter,omitempty"`
-	SnapshotController int `json:"snapshotController,omitempty"`
-}
-
 // csiTimeout bounds one CSI call of a sidecar: a snapshot or a restore
 // copies the volume, a gibibyte takes seconds.
 const csiTimeout = "5m"

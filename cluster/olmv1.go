@@ -25,38 +25,6 @@ import (
 	"github.com/chartpilot/chartpilot/internal/atomicfile"
 )
 
-// OLMVersions says which OLM a cluster runs.
-type OLMVersions string
-
-const (
-	// OLMv0 is the OLM of Subscriptions and ClusterServiceVersions: the olm
-	// and catalog operators. The default.
-	OLMv0 OLMVersions = "v0"
-	// OLMv1 is the OLM of ClusterCatalogs and ClusterExtensions: catalogd
-	// and operator-controller.
-	OLMv1 OLMVersions = "v1"
-	// OLMBoth runs both side by side, as clusters moving to OLM v1 do.
-	OLMBoth OLMVersions = "both"
-)
-
-// ParseOLMVersions reads a --olm value: v0, v1, both, or (as the flag was
-// a boolean before) true for v0 and false for none.
-func ParseOLMVersions(s string) (v OLMVersions, without bool, err error) {
-	switch s {
-	case string(OLMv0), string(OLMv1), string(OLMBoth):
-		return OLMVersions(s), false, nil
-	case "true":
-		return OLMv0, false, nil
-	case "false", "none":
-		return "", true, nil
-	}
-	return "", false, fmt.Errorf("unknown OLM %q: want v0, v1, both or none", s)
-}
-
-// runsV0 and runsV1 say whether the versions include OLM v0 and OLM v1.
-func (v OLMVersions) runsV0() bool { return v == OLMv0 || v == OLMBoth || v == "" }
-func (v OLMVersions) runsV1() bool { return v == OLMv1 || v == OLMBoth }
-
 // OLM v1's components, as its upstream manifests name them.
 const (
 	Catalogd           = "catalogd"
@@ -87,18 +55,6 @@ const (
 // then refused up front ("certificate provider is nil") rather than half
 // installed without its certificates.
 const operatorControllerGates = "--feature-gates=SingleOwnNamespaceInstallSupport=true,WebhookProviderCertManager=false,WebhookProviderOpenshiftServiceCA=false"
-
-// OLMv1Ports are OLM v1's ports on 127.0.0.1 when it runs on the host.
-type OLMv1Ports struct {
-	// Catalogs is where catalogd serves the catalogs' content over HTTPS.
-	Catalogs int `json:"catalogs,omitempty"`
-	// Webhook is catalogd's admission webhook (it listens on every
-	// interface: controller-runtime's webhook server takes a port only).
-	Webhook          int `json:"webhook,omitempty"`
-	CatalogdHealth   int `json:"catalogdHealth,omitempty"`
-	CatalogdMetrics  int `json:"catalogdMetrics,omitempty"`
-	ControllerHealth int `json:"controllerHealth,omitempty"`
-}
 
 // olmv1Components are OLM v1's processes on the host: catalogd, then
 // operator-controller, which reads the catalogs catalogd serves.

@@ -53,6 +53,10 @@ const (
 	// cluster does not serve (removed from Kubernetes, or a CRD not
 	// installed); the message names it and what the cluster serves instead.
 	ReasonAPINotServed = "APINotServed"
+	// ReasonRulesNotHeld (ReleaseFailed): the values make the chart grant
+	// rules the operator does not hold, which Kubernetes refuses; the
+	// message names each and how to derive the RBAC with these values.
+	ReasonRulesNotHeld = "RulesNotHeld"
 )
 
 // Event reasons of Helm actions; a failed action's reason ends in "Failed"

@@ -600,6 +600,8 @@ func failureReason(err error) string {
 	switch {
 	case errors.Is(err, release.ErrAPINotServed):
 		return ReasonAPINotServed
+	case errors.Is(err, release.ErrRulesNotHeld):
+		return ReasonRulesNotHeld
 	case errors.Is(err, release.ErrInstallFailed):
 		return ReasonInstallError
 	case errors.Is(err, release.ErrUpgradeFailed):

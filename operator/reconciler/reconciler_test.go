@@ -229,6 +229,7 @@ func TestFailureReason(t *testing.T) {
 		fmt.Errorf("x: %w", release.ErrNotConverged):                            ReasonReconcileError,
 		fmt.Errorf("%w: %w", release.ErrInstallFailed, release.ErrAPINotServed): ReasonAPINotServed,
 		fmt.Errorf("%w: %w", release.ErrUpgradeFailed, release.ErrAPINotServed): ReasonAPINotServed,
+		fmt.Errorf("%w: %w", release.ErrInstallFailed, release.ErrRulesNotHeld): ReasonRulesNotHeld,
 		errors.New("api server gone"):                                           ReasonReconcileError,
 	}
 	for err, want := range tests {

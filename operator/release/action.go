@@ -68,8 +68,18 @@ func (c *Client) failed(sentinel error, req *Request, before State, err error) e
 		latest = before.Latest.Version
 	}
 	history, herr := c.driver(req.Namespace).query(labels.Set{"owner": "helm", "name": req.Name})
-	if herr == nil && !slices.ContainsFunc(history, func(r *helmrelease.Release) bool { return r.Version > latest }) {
+	i := slices.IndexFunc(history, func(r *helmrelease.Release) bool { return r.Version > latest })
+	if herr == nil && i < 0 {
 		return fmt.Errorf("%w: %w: %w", sentinel, ErrNothingChanged, err)
+	}
+	if i >= 0 {
+		manifest := history[i].Manifest
+		if manifest == "" { // a release stored in parts: its summary
+			if whole, rerr := c.record(req.Namespace, req.Name, history[i].Version); rerr == nil {
+				manifest = whole.Manifest
+			}
+		}
+		err = c.explainRulesNotHeld(context.Background(), req.Namespace, manifest, err)
 	}
 	return fmt.Errorf("%w: %w", sentinel, err)
 }
