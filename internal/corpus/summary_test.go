@@ -4,9 +4,11 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"strings"
 	"testing"
+	"time"
 )
 
 // summarize logs the corpus table, holds the values sets to the goal, and
@@ -48,7 +50,9 @@ func summarize(t *testing.T, rows []*result) {
 	}
 	if *update {
 		doc := filepath.Join("..", "..", "docs", "corpus.md")
-		head := "# The chart corpus\n\n`go test ./internal/corpus` (part of `make test`) takes each chart of `../shared/charts` (21\nreal-world charts, SOURCES.md there) through what a user does: `chartpilot init`, `make bundle`\n(validated) and the static scorecard; then each values set the chart ships (its `ci/` files and its\ndefaults) as the spec of a custom resource on a real API server (accepted, nothing pruned), and the\nchart rendered from it created object by object as the operator's ServiceAccount, with the RBAC OLM\ngrants from the CSV, in every install mode the CSV supports (OwnNamespace, SingleNamespace and\nAllNamespaces). The test fails on any failure not listed as known in it, and below 95% of the\nvalues sets. `go test ./internal/corpus -update` rewrites this table;\ninit times include the process start.\n\n"
+		head := "# The chart corpus\n\n`go test ./internal/corpus` (part of `make test`) takes each chart of `../shared/charts` (21\nreal-world charts, SOURCES.md there) through what a user does: `chartpilot init`, `make bundle`\n(validated) and the static scorecard; then each values set the chart ships (its `ci/` files and its\ndefaults) as the spec of a custom resource on a real API server (accepted, nothing pruned), and the\nchart rendered from it created object by object as the operator's ServiceAccount, with the RBAC OLM\ngrants from the CSV, in every install mode the CSV supports (OwnNamespace, SingleNamespace and\nAllNamespaces). The test fails on any failure not listed as known in it, and below 95% of the\nvalues sets. `go test ./internal/corpus -update` rewrites this table; this one is from " +
+			time.Now().UTC().Format(time.DateOnly) + fmt.Sprintf(", on a %d-core %s/%s machine", runtime.NumCPU(), runtime.GOOS, runtime.GOARCH) +
+			" (init times include the process start).\n\n"
 		if err := os.WriteFile(doc, []byte(head+b.String()), 0o644); err != nil {
 			t.Fatal(err)
 		}
