@@ -224,8 +224,8 @@ func mergeCRDDescription(base, derived v1alpha1.CRDDescription) v1alpha1.CRDDesc
 	out.DisplayName = cmp.Or(base.DisplayName, derived.DisplayName)
 	out.Description = cmp.Or(base.Description, derived.Description)
 	out.ActionDescriptor = base.ActionDescriptor
-	out.SpecDescriptors = mergeDescriptors(base.SpecDescriptors, derived.SpecDescriptors)
-	out.StatusDescriptors = mergeStatusDescriptors(base.StatusDescriptors, derived.StatusDescriptors)
+	out.SpecDescriptors = mergeByPath(base.SpecDescriptors, derived.SpecDescriptors, func(d v1alpha1.SpecDescriptor) string { return d.Path })
+	out.StatusDescriptors = mergeByPath(base.StatusDescriptors, derived.StatusDescriptors, func(d v1alpha1.StatusDescriptor) string { return d.Path })
 	seen := map[string]bool{}
 	out.Resources = nil
 	for _, r := range append(slices.Clone(base.Resources), derived.Resources...) {
@@ -237,25 +237,16 @@ func mergeCRDDescription(base, derived v1alpha1.CRDDescription) v1alpha1.CRDDesc
 	return out
 }
 
-func mergeDescriptors(base, derived []v1alpha1.SpecDescriptor) []v1alpha1.SpecDescriptor {
+// mergeByPath keeps base's descriptors and adds derived ones of other
+// paths, sorted by path.
+func mergeByPath[D any](base, derived []D, path func(D) string) []D {
 	out := slices.Clone(base)
 	for _, d := range derived {
-		if !slices.ContainsFunc(base, func(b v1alpha1.SpecDescriptor) bool { return b.Path == d.Path }) {
+		if !slices.ContainsFunc(base, func(b D) bool { return path(b) == path(d) }) {
 			out = append(out, d)
 		}
 	}
-	slices.SortStableFunc(out, func(a, b v1alpha1.SpecDescriptor) int { return strings.Compare(a.Path, b.Path) })
-	return out
-}
-
-func mergeStatusDescriptors(base, derived []v1alpha1.StatusDescriptor) []v1alpha1.StatusDescriptor {
-	out := slices.Clone(base)
-	for _, d := range derived {
-		if !slices.ContainsFunc(base, func(b v1alpha1.StatusDescriptor) bool { return b.Path == d.Path }) {
-			out = append(out, d)
-		}
-	}
-	slices.SortStableFunc(out, func(a, b v1alpha1.StatusDescriptor) int { return strings.Compare(a.Path, b.Path) })
+	slices.SortStableFunc(out, func(a, b D) int { return strings.Compare(path(a), path(b)) })
 	return out
 }
 
