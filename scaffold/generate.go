@@ -26,6 +26,8 @@ type GenerateOptions struct {
 	Config *rest.Config
 	// Out receives warnings (default io.Discard).
 	Out io.Writer
+	// WarningsFile: see Options.
+	WarningsFile string
 	// Values, when not nil, replace the values recorded for the chart of
 	// Kind (ValuesFile): generate derives with them and records them.
 	Values map[string]any
@@ -54,6 +56,7 @@ func Generate(opts GenerateOptions) error {
 	if err != nil {
 		return fmt.Errorf("generate: %w", err)
 	}
+	g.warningsFile = opts.WarningsFile
 	var valuesFiles map[string][]byte
 	if opts.Values != nil {
 		if valuesFiles, err = g.replaceValues(opts.Kind, opts.Values); err != nil {

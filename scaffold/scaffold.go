@@ -90,6 +90,9 @@ type Options struct {
 	KubeVersion string
 	// Out receives warnings (default io.Discard).
 	Out io.Writer
+	// WarningsFile lists every warning with its fix (default
+	// WarningsFile in the project).
+	WarningsFile string
 	// ChartpilotVersion tags the runtime image in the Dockerfile (default "latest").
 	ChartpilotVersion string
 	// Config, when set, resolves the chart's kinds through this cluster's
@@ -184,7 +187,7 @@ func Init(opts Options) error {
 	defer os.RemoveAll(tmp) // no-op once renamed
 
 	proj := newProject(opts.ProjectName, opts.Domain)
-	g := &generator{dir: tmp, staging: true, opts: opts, project: proj, config: opts.Config}
+	g := &generator{dir: tmp, staging: true, opts: opts, project: proj, config: opts.Config, warningsFile: opts.WarningsFile}
 	if err := g.addAPI(opts.APIOptions); err != nil {
 		return fmt.Errorf("init: %w", err)
 	}
@@ -257,6 +260,8 @@ type CreateAPIOptions struct {
 	KubeVersion string
 	// Out receives warnings (default io.Discard).
 	Out io.Writer
+	// WarningsFile: see Options.
+	WarningsFile string
 	// Config, when set, resolves kinds through this cluster's discovery.
 	Config *rest.Config
 }
@@ -277,6 +282,7 @@ func CreateAPI(opts CreateAPIOptions) error {
 	if err != nil {
 		return fmt.Errorf("create api: %w", err)
 	}
+	g.warningsFile = opts.WarningsFile
 	i, err := g.existingKind(opts.APIOptions)
 	if err != nil {
 		return fmt.Errorf("create api: %w", err)
@@ -328,8 +334,10 @@ type generator struct {
 	config *rest.Config
 	// values replace, by ValuesFile, the values recorded for a chart.
 	values map[string]map[string]any
-	// warnings are this run's, for WarningsFile.
-	warnings []string
+	// warnings are this run's, for warningsFile (default WarningsFile in
+	// the project).
+	warnings     []string
+	warningsFile string
 }
 
 // loadChart loads a watch's chart with its values: those given to this

@@ -386,6 +386,18 @@ func TestInitKeepsValuesTheTemplatesRead(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// --warnings-file elsewhere: the list goes there, none into the project.
+	elsewhere := filepath.Join(t.TempDir(), "w", "warnings.txt")
+	other := filepath.Join(t.TempDir(), "other")
+	if err := Init(Options{APIOptions: APIOptions{Chart: chart}, Dir: other, WarningsFile: elsewhere}); err != nil {
+		t.Fatal(err)
+	}
+	if got, err := os.ReadFile(elsewhere); err != nil || !bytes.Equal(got, listed) {
+		t.Errorf("--warnings-file %s holds %q (%v), want the list the project's default holds", elsewhere, got, err)
+	}
+	if _, err := os.Stat(filepath.Join(other, filepath.FromSlash(WarningsFile))); !os.IsNotExist(err) {
+		t.Errorf("with --warnings-file, %s was written in the project too (%v)", WarningsFile, err)
+	}
 	for _, want := range []string{
 		"chart helpers: templates/_helpers.tpl reads .Values.nameOverride, which values.yaml does not declare",
 		"chart helpers: templates/deployment.yaml reads .Values.probe, which values.yaml does not declare",

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/chartpilot/chartpilot/crdschema"
+	"github.com/chartpilot/chartpilot/internal/atomicfile"
 )
 
 // WarningsFile lists, in the project, every warning of the last init,
@@ -52,14 +53,25 @@ func (g *generator) schemaWarnings(chart string, ws []crdschema.Warning) {
 	}
 }
 
-// writeWarnings writes WarningsFile with this run's warnings, or removes
-// the last run's when there are none.
+// writeWarnings writes the warnings file with this run's warnings, or
+// removes the last run's when there are none.
 func (g *generator) writeWarnings() error {
+	path := filepath.Join(g.dir, filepath.FromSlash(WarningsFile))
+	if g.warningsFile != "" {
+		path = g.warningsFile
+	}
 	if len(g.warnings) == 0 {
-		if err := os.Remove(filepath.Join(g.dir, filepath.FromSlash(WarningsFile))); err != nil && !os.IsNotExist(err) {
+		if err := os.Remove(path); err != nil && !os.IsNotExist(err) {
 			return err
 		}
 		return nil
 	}
-	return g.writeFiles(map[string][]byte{WarningsFile: []byte(strings.Join(g.warnings, "\n") + "\n")})
+	data := []byte(strings.Join(g.warnings, "\n") + "\n")
+	if g.warningsFile != "" {
+		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+			return err
+		}
+		return atomicfile.WriteFile(path, data, 0o644)
+	}
+	return g.writeFiles(map[string][]byte{WarningsFile: data})
 }

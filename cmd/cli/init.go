@@ -78,6 +78,7 @@ generate reads.`,
 	fl.StringVar(&opts.KubeVersion, "k8s-version", rbac.DefaultKubeVersion, "the Kubernetes version the chart's APIs are checked against")
 	o.discovery.add(cmd)
 	valuesFlags(cmd, &o.vals)
+	warningsFileFlag(cmd, &opts.WarningsFile)
 	return cmd
 }
 
@@ -156,6 +157,7 @@ chartpilot generate.`,
 	cmd.Flags().StringVar(&opts.Dir, "project-dir", ".", "the project's directory")
 	cmd.Flags().StringVar(&opts.KubeVersion, "k8s-version", rbac.DefaultKubeVersion, "the Kubernetes version the chart's APIs are checked against")
 	valuesFlags(cmd, &o.vals)
+	warningsFileFlag(cmd, &opts.WarningsFile)
 	return cmd
 }
 
@@ -245,6 +247,7 @@ may be left out when the project has one kind), and are recorded in turn.`,
 	cmd.Flags().StringVar(&opts.Kind, "kind", "", "the kind whose chart --values and --set are for (default: the project's only kind)")
 	o.discovery.add(cmd)
 	valuesFlags(cmd, &o.vals)
+	warningsFileFlag(cmd, &opts.WarningsFile)
 	return cmd
 }
 
@@ -331,4 +334,10 @@ func dirName(dir string) string {
 		return "the current directory"
 	}
 	return dir
+}
+
+// warningsFileFlag adds --warnings-file, where init, create api and
+// generate list every warning with its fix.
+func warningsFileFlag(cmd *cobra.Command, file *string) {
+	cmd.Flags().StringVar(file, "warnings-file", "", "list every warning there, each with its fix; the screen shows a kind with more than three as one line (default "+scaffold.WarningsFile+" in the project)")
 }
