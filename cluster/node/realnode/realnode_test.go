@@ -475,7 +475,10 @@ func assertNothingLeft(t *testing.T, stateDir string) {
 	if strings.Contains(string(mounts), stateDir+"/") {
 		t.Errorf("mounts under %s remain after down", stateDir)
 	}
+	// A cgroup v1 host has the node's cgroup in each hierarchy, a v2 host
+	// once in its single one.
 	left, _ := filepath.Glob("/sys/fs/cgroup/*" + node.CgroupRoot)
+	left = append(left, "/sys/fs/cgroup"+node.CgroupRoot)
 	for _, p := range append(left, "/sys/class/net/"+node.HostLink, "/sys/class/net/"+node.Bridge, node.NetNSPath()) {
 		if _, err := os.Stat(p); err == nil {
 			t.Errorf("%s remains after down", p)
