@@ -181,7 +181,10 @@ type Decoys struct {
 	proc     *exec.Cmd
 	cgroups  []string
 	iptables string
-	bridge   string
+	// ip6tables is the IPv6 tables': the node's rules live in its own
+	// network namespace, for both families.
+	ip6tables string
+	bridge    string
 	// madeBridge and madeChain: this test made them, and removes them. A
 	// bridge or chain of that name already there (the host's own
 	// Kubernetes, or a run that was killed) is the decoy as it is: checked,
@@ -239,7 +242,8 @@ func PlantDecoys(t testing.TB) *Decoys {
 	if !inDecoyCgroup(d.proc.Process.Pid) {
 		t.Fatalf("the decoy process is in no %s cgroup", decoyCgroup)
 	}
-	d.iptables = iptablesState(t)
+	d.iptables = tablesState(t, "iptables-save")
+	d.ip6tables = tablesState(t, "ip6tables-save")
 	d.bridge = linkState(t, decoyBridge)
 	if !strings.Contains(d.iptables, ":"+decoyChain+" ") || d.bridge == "" {
 		t.Fatalf("decoys not in place:\n%s\n%s", d.iptables, d.bridge)
@@ -255,8 +259,11 @@ func (d *Decoys) Check(t testing.TB, when string) {
 	if syscall.Kill(pid, 0) != nil || !inDecoyCgroup(pid) {
 		t.Errorf("after %s: the decoy process %d in %s is gone", when, pid, decoyCgroup)
 	}
-	if got := iptablesState(t); got != d.iptables {
+	if got := tablesState(t, "iptables-save"); got != d.iptables {
 		t.Errorf("after %s: the host's iptables changed:\nbefore:\n%s\nafter:\n%s", when, d.iptables, got)
+	}
+	if got := tablesState(t, "ip6tables-save"); got != d.ip6tables {
+		t.Errorf("after %s: the host's ip6tables changed:\nbefore:\n%s\nafter:\n%s", when, d.ip6tables, got)
 	}
 	if got := linkState(t, decoyBridge); got != d.bridge {
 		t.Errorf("after %s: bridge %s changed: was %q, is %q", when, decoyBridge, d.bridge, got)
@@ -301,13 +308,14 @@ func inDecoyCgroup(pid int) bool {
 // counters are iptables-save's packet and byte counts, which traffic moves.
 var counters = regexp.MustCompile(`\[\d+:\d+\]`)
 
-// iptablesState is the host's rules in every table, without counters and
+// tablesState is what save (iptables-save, ip6tables-save) prints of the
+// host's rules in every table, without counters and
 // comment lines.
-func iptablesState(t testing.TB) string {
+func tablesState(t testing.TB, save string) string {
 	t.Helper()
-	out, err := exec.Command("iptables-save").Output()
+	out, err := exec.Command(save).Output()
 	if err != nil {
-		t.Fatalf("iptables-save: %v", err)
+		t.Fatalf("%s: %v", save, err)
 	}
 	var b bytes.Buffer
 	for _, line := range strings.Split(string(out), "\n") {
