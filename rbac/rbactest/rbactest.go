@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"testing"
 	"time"
@@ -15,6 +16,7 @@ import (
 	rbacv1 "k8s.io/api/rbac/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
@@ -107,7 +109,39 @@ func (s *APIServer) Bind(t *testing.T, ns string, clusterRole *rbacv1.ClusterRol
 	user := "system:serviceaccount:" + ns + ":operator"
 	cfg := rest.CopyConfig(s.Admin)
 	cfg.Impersonate = rest.ImpersonationConfig{UserName: user}
+	// The authorizer learns of new bindings from its informers, moments
+	// after they are created: a check made at once may be refused.
+	waitAuthorized(t, cfg, "", cr.Rules)
+	if role != nil {
+		waitAuthorized(t, cfg, ns, filter(role.Rules))
+	}
 	return &Operator{Namespace: ns, User: user, Config: cfg}
+}
+
+// waitAuthorized waits until the first resource rule of rules is allowed
+// to cfg's user in ns ("" for the cluster), as a SelfSubjectAccessReview.
+func waitAuthorized(t *testing.T, cfg *rest.Config, ns string, rules []rbacv1.PolicyRule) {
+	t.Helper()
+	i := slices.IndexFunc(rules, func(r rbacv1.PolicyRule) bool {
+		return len(r.APIGroups) > 0 && len(r.Resources) > 0 && len(r.Verbs) > 0
+	})
+	if i < 0 {
+		return
+	}
+	r := rules[i]
+	attrs := &authorizationv1.ResourceAttributes{Namespace: ns, Group: r.APIGroups[0], Resource: r.Resources[0], Verb: r.Verbs[0]}
+	if len(r.ResourceNames) > 0 {
+		attrs.Name = r.ResourceNames[0]
+	}
+	cs := kubernetes.NewForConfigOrDie(cfg)
+	err := wait.PollUntilContextTimeout(context.Background(), 50*time.Millisecond, 30*time.Second, true, func(ctx context.Context) (bool, error) {
+		review, err := cs.AuthorizationV1().SelfSubjectAccessReviews().Create(ctx,
+			&authorizationv1.SelfSubjectAccessReview{Spec: authorizationv1.SelfSubjectAccessReviewSpec{ResourceAttributes: attrs}}, metav1.CreateOptions{})
+		return err == nil && review.Status.Allowed, nil
+	})
+	if err != nil {
+		t.Fatalf("the operator's binding was not in force within 30s (%+v): %v", *attrs, err)
+	}
 }
 
 // Drift is an object deleted behind Helm's back, which the runtime must recreate.
