@@ -67,6 +67,13 @@ func (f *fixture) operator(rules []rbacv1.PolicyRule) *Client {
 	if err != nil {
 		f.t.Fatal(err)
 	}
+	// The authorizer learns of the binding moments after it is made.
+	first := authorizationv1.ResourceAttributes{Namespace: f.ns, Group: rules[0].APIGroups[0], Resource: rules[0].Resources[0], Verb: rules[0].Verbs[0]}
+	if err := wait.PollUntilContextTimeout(ctx, 50*time.Millisecond, 30*time.Second, true, func(ctx context.Context) (bool, error) {
+		return c.allowed(ctx, first)
+	}); err != nil {
+		f.t.Fatalf("the operator's binding was not in force within 30s: %v", err)
+	}
 	return c
 }
 
